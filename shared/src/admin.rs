@@ -1,0 +1,237 @@
+//! Application management and company administration: the operations behind `tokenctl` and the
+//! local demo data. They validate input, keep secrets hashed, and return what was created.
+
+use std::collections::BTreeSet;
+
+use crate::context::Context;
+use crate::domain::{
+    Client, ClientId, Company, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType,
+    LegacyApp, Login, PrincipalId, Scopes, User, UserStatus,
+};
+use crate::random::RandomExt;
+use crate::secrets::{PasswordHash, Secret};
+use crate::store::{Inserted, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    #[error("{what} {id} not found")]
+    NotFound { what: &'static str, id: String },
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+fn not_found(what: &'static str, id: impl ToString) -> AdminError {
+    AdminError::NotFound {
+        what,
+        id: id.to_string(),
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct NewClient {
+    pub name: String,
+    pub scopes: Scopes,
+    pub grants: BTreeSet<GrantType>,
+    pub connect_url: Option<String>,
+    pub refresh_allowed: bool,
+}
+
+impl NewClient {
+    /// A client with every grant, refresh allowed, and no Connect URL.
+    pub fn named(name: impl Into<String>, scopes: Scopes) -> Self {
+        Self {
+            name: name.into(),
+            scopes,
+            grants: GrantType::ALL.into_iter().collect(),
+            connect_url: None,
+            refresh_allowed: true,
+        }
+    }
+}
+
+/// The secret is returned once, here, and never stored in clear.
+#[derive(Debug)]
+pub struct CreatedClient {
+    pub client: Client,
+    pub secret: Secret,
+}
+
+pub async fn create_client(ctx: &Context, new: NewClient) -> Result<CreatedClient, AdminError> {
+    let name = new.name.trim();
+    if name.is_empty() {
+        return Err(AdminError::Invalid("client name must not be empty".into()));
+    }
+    if new.grants.is_empty() {
+        return Err(AdminError::Invalid(
+            "a client needs at least one grant".into(),
+        ));
+    }
+    if let Some(url) = &new.connect_url {
+        validate_connect_url(url)?;
+    }
+    // The specification types client_secret as a UUID.
+    let secret = Secret::new(ctx.random.uuid().hyphenated().to_string());
+    let client = Client {
+        id: ClientId::new(ctx.random.uuid()),
+        name: name.to_owned(),
+        secret_hash: secret.hash(),
+        allowed_scopes: new.scopes,
+        grants: new.grants,
+        connect_url: new.connect_url,
+        refresh_allowed: new.refresh_allowed,
+        enabled: true,
+        created_at: ctx.clock.now(),
+    };
+    ctx.store.put_client(&client).await?;
+    Ok(CreatedClient { client, secret })
+}
+
+fn validate_connect_url(url: &str) -> Result<(), AdminError> {
+    match url::Url::parse(url) {
+        Ok(parsed)
+            if matches!(parsed.scheme(), "http" | "https") && parsed.fragment().is_none() =>
+        {
+            Ok(())
+        }
+        _ => Err(AdminError::Invalid(format!(
+            "connect URL must be an absolute http(s) URL without fragment: {url}"
+        ))),
+    }
+}
+
+pub async fn disable_client(ctx: &Context, id: &ClientId) -> Result<Client, AdminError> {
+    let mut client = ctx
+        .store
+        .get_client(id)
+        .await?
+        .ok_or_else(|| not_found("client", id))?;
+    client.enabled = false;
+    ctx.store.put_client(&client).await?;
+    Ok(client)
+}
+
+pub async fn create_company(
+    ctx: &Context,
+    name: &str,
+    geolocation: Geolocation,
+) -> Result<Company, AdminError> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(AdminError::Invalid("company name must not be empty".into()));
+    }
+    let company = Company {
+        id: PrincipalId::new(ctx.random.uuid()),
+        name: name.to_owned(),
+        geolocation,
+        status: CompanyStatus::Active,
+        created_at: ctx.clock.now(),
+    };
+    ctx.store.put_company(&company).await?;
+    Ok(company)
+}
+
+pub async fn enable_company_for_client(
+    ctx: &Context,
+    company: &PrincipalId,
+    client: &ClientId,
+) -> Result<(), AdminError> {
+    ctx.store
+        .get_company(company)
+        .await?
+        .ok_or_else(|| not_found("company", company))?;
+    ctx.store
+        .get_client(client)
+        .await?
+        .ok_or_else(|| not_found("client", client))?;
+    ctx.store.enable_company_for_client(company, client).await?;
+    Ok(())
+}
+
+pub async fn set_company_status(
+    ctx: &Context,
+    id: &PrincipalId,
+    status: CompanyStatus,
+) -> Result<Company, AdminError> {
+    let mut company = ctx
+        .store
+        .get_company(id)
+        .await?
+        .ok_or_else(|| not_found("company", id))?;
+    company.status = status;
+    ctx.store.put_company(&company).await?;
+    Ok(company)
+}
+
+#[derive(Debug, Clone)]
+pub struct NewUser {
+    pub login: Login,
+    pub password: Secret,
+    pub company_id: Option<PrincipalId>,
+    pub is_admin: bool,
+    pub geolocation: Geolocation,
+    pub status: UserStatus,
+}
+
+pub async fn create_user(ctx: &Context, new: NewUser) -> Result<User, AdminError> {
+    if new.password.is_empty() {
+        return Err(AdminError::Invalid("password must not be empty".into()));
+    }
+    if new.is_admin && new.company_id.is_none() {
+        return Err(AdminError::Invalid(
+            "an administrator must belong to a company (--company)".into(),
+        ));
+    }
+    if let Some(company) = &new.company_id {
+        ctx.store
+            .get_company(company)
+            .await?
+            .ok_or_else(|| not_found("company", company))?;
+    }
+    let user = User {
+        id: PrincipalId::new(ctx.random.uuid()),
+        login: new.login,
+        password_hash: PasswordHash::new(new.password.expose(), ctx.random.as_ref()),
+        company_id: new.company_id,
+        is_admin: new.is_admin,
+        geolocation: new.geolocation,
+        status: new.status,
+        created_at: ctx.clock.now(),
+    };
+    match ctx.store.insert_user(&user).await? {
+        Inserted::Inserted => Ok(user),
+        Inserted::AlreadyExists => Err(AdminError::Conflict(format!(
+            "login {} is already taken",
+            user.login
+        ))),
+    }
+}
+
+pub async fn link_legacy_app(
+    ctx: &Context,
+    consumer_key: ConsumerKey,
+    client: &ClientId,
+) -> Result<LegacyApp, AdminError> {
+    ctx.store
+        .get_client(client)
+        .await?
+        .ok_or_else(|| not_found("client", client))?;
+    let app = LegacyApp {
+        consumer_key,
+        client_id: *client,
+        linked_at: ctx.clock.now(),
+    };
+    ctx.store.put_legacy_app(&app).await?;
+    Ok(app)
+}
+
+pub async fn revoke_family(ctx: &Context, id: &FamilyId) -> Result<(), AdminError> {
+    if ctx.store.revoke_family(id, ctx.clock.now()).await? {
+        Ok(())
+    } else {
+        Err(not_found("token family", id))
+    }
+}

@@ -1,0 +1,169 @@
+//! Configuration from the environment (contract part 5), shared by every binary.
+
+use std::path::PathBuf;
+
+use crate::domain::{Geolocation, InvalidGeolocation};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    Sqlite,
+    DynamoDb,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    pub refresh_token_ttl_seconds: i64,
+    /// A rotated refresh token replayed within this many seconds of its rotation is refused
+    /// without revoking the family (a client's retry racing its own rotation).
+    pub refresh_grace_seconds: i64,
+    /// Failed passwords within `lockout_window_seconds` that lock an account (code 14).
+    pub lockout_threshold: u32,
+    pub lockout_window_seconds: i64,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            refresh_token_ttl_seconds: 180 * 86_400,
+            refresh_grace_seconds: 0,
+            lockout_threshold: 5,
+            lockout_window_seconds: 15 * 60,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub store: StoreKind,
+    pub data_dir: PathBuf,
+    pub table_name: String,
+    pub dynamodb_endpoint: Option<String>,
+    pub geolocation: Geolocation,
+    pub port: u16,
+    pub policy: Policy,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{name} must be {expected}, got {value:?}")]
+    Invalid {
+        name: &'static str,
+        expected: &'static str,
+        value: String,
+    },
+    #[error("GEOLOCATION: {0}")]
+    Geolocation(#[from] InvalidGeolocation),
+}
+
+impl Config {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads configuration through `lookup`, so tests need not touch the process environment.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+
+        let store = match get("STORE").as_deref().map(str::trim) {
+            None | Some("sqlite") => StoreKind::Sqlite,
+            Some("dynamodb") => StoreKind::DynamoDb,
+            Some(other) => {
+                return Err(ConfigError::Invalid {
+                    name: "STORE",
+                    expected: "sqlite or dynamodb",
+                    value: other.to_owned(),
+                })
+            }
+        };
+        let port: u16 = parse_number(&get, "PORT", 8080)?;
+        let geolocation = match get("GEOLOCATION") {
+            Some(url) => Geolocation::parse(&url)?,
+            None => Geolocation::parse(&format!("http://127.0.0.1:{port}"))?,
+        };
+        let defaults = Policy::default();
+        let ttl_days: i64 = parse_number(&get, "REFRESH_TOKEN_TTL_DAYS", 180)?;
+        if ttl_days <= 0 {
+            return Err(ConfigError::Invalid {
+                name: "REFRESH_TOKEN_TTL_DAYS",
+                expected: "a positive number of days",
+                value: ttl_days.to_string(),
+            });
+        }
+        let policy = Policy {
+            refresh_token_ttl_seconds: ttl_days * 86_400,
+            refresh_grace_seconds: parse_number(&get, "REFRESH_GRACE_SECONDS", 0)?,
+            lockout_threshold: parse_number(&get, "LOCKOUT_THRESHOLD", defaults.lockout_threshold)?,
+            lockout_window_seconds: defaults.lockout_window_seconds,
+        };
+        Ok(Self {
+            store,
+            data_dir: PathBuf::from(get("DATA_DIR").unwrap_or_else(|| ".data".to_owned())),
+            table_name: get("TABLE_NAME").unwrap_or_else(|| "tokens".to_owned()),
+            dynamodb_endpoint: get("DYNAMODB_ENDPOINT"),
+            geolocation,
+            port,
+            policy,
+        })
+    }
+}
+
+fn parse_number<T: std::str::FromStr>(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: T,
+) -> Result<T, ConfigError> {
+    match get(name) {
+        None => Ok(default),
+        Some(value) => value.trim().parse().map_err(|_| ConfigError::Invalid {
+            name,
+            expected: "a non-negative whole number",
+            value,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let env: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|k| env.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_match_the_contract() {
+        let c = config(&[]).unwrap();
+        assert_eq!(c.store, StoreKind::Sqlite);
+        assert_eq!(c.data_dir, PathBuf::from(".data"));
+        assert_eq!(c.table_name, "tokens");
+        assert_eq!(c.dynamodb_endpoint, None);
+        assert_eq!(c.geolocation.as_str(), "http://127.0.0.1:8080");
+        assert_eq!(c.policy, Policy::default());
+        assert_eq!(c.policy.refresh_token_ttl_seconds, 15_552_000);
+    }
+
+    #[test]
+    fn geolocation_defaults_to_the_port() {
+        assert_eq!(
+            config(&[("PORT", "9999")]).unwrap().geolocation.as_str(),
+            "http://127.0.0.1:9999"
+        );
+    }
+
+    #[test]
+    fn rejects_bad_values_by_name() {
+        let err = config(&[("STORE", "postgres")]).unwrap_err().to_string();
+        assert!(err.contains("STORE"), "{err}");
+        let err = config(&[("LOCKOUT_THRESHOLD", "many")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("LOCKOUT_THRESHOLD"), "{err}");
+        assert!(config(&[("REFRESH_TOKEN_TTL_DAYS", "0")]).is_err());
+        assert!(config(&[("GEOLOCATION", "not a url")]).is_err());
+    }
+}

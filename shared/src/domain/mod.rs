@@ -1,0 +1,23 @@
+//! The domain model: identifiers, scopes, and the records the grants read and write.
+
+mod client;
+mod geolocation;
+mod ids;
+mod legacy;
+mod principal;
+mod scopes;
+mod tokens;
+
+pub use client::{Client, GrantType};
+pub use geolocation::{Geolocation, InvalidGeolocation};
+pub use ids::{
+    ClientId, ConsumerKey, FamilyId, InvalidConsumerKey, InvalidId, InvalidLogin, Login,
+    PrincipalId, TokenId,
+};
+pub use legacy::{LegacyApp, LegacyExchange, LegacyToken};
+pub use principal::{Company, CompanyStatus, PrincipalType, User, UserStatus};
+pub use scopes::{InvalidScope, Scopes};
+pub use tokens::{
+    AccessTokenRecord, AuthToken, Family, RefreshTokenRecord, ACCESS_TOKEN_TTL_SECONDS,
+    AUTH_TOKEN_TTL_SECONDS,
+};

@@ -1,0 +1,130 @@
+//! Principals: users and companies (spec part 1.4: a company is a top-level principal).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use super::{Geolocation, Login, PrincipalId};
+use crate::clock::UnixTime;
+use crate::secrets::PasswordHash;
+
+/// Whom a token speaks for. `Application` is the subject of a `client_credentials` token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrincipalType {
+    User,
+    Company,
+    Application,
+}
+
+impl PrincipalType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Company => "company",
+            Self::Application => "application",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "user" => Some(Self::User),
+            "company" => Some(Self::Company),
+            "application" => Some(Self::Application),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for PrincipalType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UserStatus {
+    Active,
+    /// Password grant: code 10. Refresh of an existing family: code 123.
+    Disabled,
+    /// Password grant: code 12.
+    LogonDenied,
+}
+
+impl UserStatus {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "active" => Some(Self::Active),
+            "disabled" => Some(Self::Disabled),
+            "logon-denied" => Some(Self::LogonDenied),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Disabled => "disabled",
+            Self::LogonDenied => "logon-denied",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompanyStatus {
+    Active,
+    /// Code 123.
+    Disabled,
+    /// Code 134.
+    Maintenance,
+}
+
+impl CompanyStatus {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "active" => Some(Self::Active),
+            "disabled" => Some(Self::Disabled),
+            "maintenance" => Some(Self::Maintenance),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Disabled => "disabled",
+            Self::Maintenance => "maintenance",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct User {
+    pub id: PrincipalId,
+    pub login: Login,
+    pub password_hash: PasswordHash,
+    /// The company the user belongs to, if any.
+    pub company_id: Option<PrincipalId>,
+    /// An administrator of `company_id` may obtain company auth tokens for it.
+    pub is_admin: bool,
+    /// The user's home deployment: the password and refresh grants only work there.
+    pub geolocation: Geolocation,
+    pub status: UserStatus,
+    pub created_at: UnixTime,
+}
+
+impl User {
+    pub fn administers(&self, company: &PrincipalId) -> bool {
+        self.is_admin && self.company_id.as_ref() == Some(company)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Company {
+    pub id: PrincipalId,
+    pub name: String,
+    pub geolocation: Geolocation,
+    pub status: CompanyStatus,
+    pub created_at: UnixTime,
+}

@@ -1,0 +1,83 @@
+//! Issued credentials: token families with their refresh tokens, access-token records, and
+//! company auth tokens.
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::{ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType, Scopes, TokenId};
+use crate::clock::UnixTime;
+use crate::secrets::TokenHash;
+
+/// Access tokens live one hour (spec part 8).
+pub const ACCESS_TOKEN_TTL_SECONDS: i64 = 3600;
+/// Company auth tokens live 24 hours and may be reused within them (spec part 8).
+pub const AUTH_TOKEN_TTL_SECONDS: i64 = 86_400;
+
+/// Everything that descends from one grant. Exactly one refresh token, `current_token`, is live
+/// at a time; rotation replaces it under a condition on its old value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Family {
+    pub id: FamilyId,
+    pub client_id: ClientId,
+    pub principal_type: PrincipalType,
+    pub principal_id: PrincipalId,
+    pub scopes: Scopes,
+    /// The principal's home deployment; refreshing elsewhere answers code 16.
+    pub geolocation: Geolocation,
+    pub current_token: TokenHash,
+    /// 0 for the first refresh token, +1 per rotation.
+    pub generation: u32,
+    pub created_at: UnixTime,
+    /// Expiry of the current refresh token; rotation renews it.
+    pub expires_at: UnixTime,
+    pub revoked_at: Option<UnixTime>,
+}
+
+impl Family {
+    pub fn is_live(&self, now: UnixTime) -> bool {
+        self.revoked_at.is_none() && self.expires_at > now
+    }
+}
+
+/// One refresh token ever issued in a family. Kept after rotation so that a replay of a rotated
+/// token is recognised (RFC 9700 §4.14.2) rather than looking unknown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefreshTokenRecord {
+    pub token_hash: TokenHash,
+    pub family_id: FamilyId,
+    pub client_id: ClientId,
+    pub generation: u32,
+    pub issued_at: UnixTime,
+    pub expires_at: UnixTime,
+    /// Set when this token was rotated away.
+    pub rotated_at: Option<UnixTime>,
+}
+
+/// The persisted side of an access token (its `jti`), for revocation and introspection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccessTokenRecord {
+    pub jti: TokenId,
+    pub client_id: ClientId,
+    pub principal_type: PrincipalType,
+    /// The `sub` claim: the principal, or the client itself for application tokens.
+    pub subject: Uuid,
+    /// `None` for application tokens, which belong to no family.
+    pub family_id: Option<FamilyId>,
+    pub scopes: Scopes,
+    pub issued_at: UnixTime,
+    pub expires_at: UnixTime,
+    /// Set by the store on read when the token or its family has been revoked.
+    pub revoked: bool,
+}
+
+/// A company auth token (spec 4.4, 5.4): bound to one company and one client, reusable for 24 h.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuthToken {
+    pub token_hash: TokenHash,
+    pub company_id: PrincipalId,
+    pub client_id: ClientId,
+    /// The administrator who obtained it.
+    pub issued_by: PrincipalId,
+    pub issued_at: UnixTime,
+    pub expires_at: UnixTime,
+}

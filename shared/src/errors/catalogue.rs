@@ -1,0 +1,200 @@
+//! The token endpoint's error catalogue (spec part 7) as data: each entry has its numeric
+//! `code`, its RFC 6749 `error` and its `error_description`, exactly as the specification
+//! spells them. The HTTP status follows from `error` (contract part 2).
+
+use http::StatusCode;
+use serde::Serialize;
+
+/// The RFC 6749 §5.2 `error` values the catalogue uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OAuthError {
+    InvalidRequest,
+    InvalidGrant,
+    InvalidClient,
+    InvalidScope,
+    AccessDenied,
+}
+
+impl OAuthError {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidRequest => "invalid_request",
+            Self::InvalidGrant => "invalid_grant",
+            Self::InvalidClient => "invalid_client",
+            Self::InvalidScope => "invalid_scope",
+            Self::AccessDenied => "access_denied",
+        }
+    }
+
+    /// 400 for request, grant and scope errors; 401 for client authentication; 403 for a denied
+    /// client (contract part 2).
+    pub fn status(self) -> StatusCode {
+        match self {
+            Self::InvalidClient => StatusCode::UNAUTHORIZED,
+            Self::AccessDenied => StatusCode::FORBIDDEN,
+            Self::InvalidRequest | Self::InvalidGrant | Self::InvalidScope => {
+                StatusCode::BAD_REQUEST
+            }
+        }
+    }
+}
+
+macro_rules! catalogue {
+    ($($(#[$doc:meta])* $variant:ident = ($code:literal, $error:ident, $description:literal),)*) => {
+        /// One entry of the catalogue. Variants are named for the situation; a numeric code may
+        /// appear twice (119) where the specification gives two descriptions.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum ErrorCode {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl ErrorCode {
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)*];
+
+            pub fn code(self) -> u16 {
+                match self { $(ErrorCode::$variant => $code,)* }
+            }
+
+            pub fn error(self) -> OAuthError {
+                match self { $(ErrorCode::$variant => OAuthError::$error,)* }
+            }
+
+            pub fn description(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $description,)* }
+            }
+        }
+    };
+}
+
+catalogue! {
+    IncorrectCredentials = (5, InvalidGrant, "Incorrect credentials. Please Retry"),
+    AccountDisabled = (10, InvalidGrant, "Account is disabled. Please contact support"),
+    AccountDisabledAlt = (11, InvalidGrant, "Account is disabled. Please contact support"),
+    LogonDenied = (12, InvalidGrant, "Logon Denied. Please contact support"),
+    LogonDeniedAlt = (13, InvalidGrant, "Logon Denied. Please contact support"),
+    AccountLocked = (14, InvalidGrant, "Account Locked. Please contact support"),
+    /// Carries the `geolocation` of the principal's home deployment.
+    UserLivesElsewhere = (16, InvalidRequest, "user lives elsewhere"),
+    /// The company auth token is unknown, expired or does not match the company.
+    IncorrectAuthToken = (19, InvalidGrant, "Incorrect credentials. Please Retry"),
+    LogonDeniedIpRestriction = (20, InvalidGrant, "Logon Denied. Please contact support (typically due to IP restriction)"),
+    UsernameMissing = (51, InvalidRequest, "username was not supplied"),
+    PasswordMissing = (52, InvalidRequest, "password was not supplied"),
+    CompanyNotEnabledForClient = (53, InvalidClient, "company is not enabled for this client"),
+    ScopeExceedsGrant = (54, InvalidScope, "requested scope exceeds granted scope"),
+    UnknownEmail = (55, InvalidRequest, "we don't know this email"),
+    OtpMissing = (56, InvalidRequest, "otp was not supplied"),
+    ChannelTypeMissing = (57, InvalidRequest, "channel_type missing"),
+    ChannelHandleMissing = (58, InvalidRequest, "channel_handle missing"),
+    ClientDisabled = (59, AccessDenied, "client disabled"),
+    UnsupportedGrant = (60, InvalidGrant, "these are not the grants you are looking for"),
+    ClientNotFound = (61, InvalidClient, "client not found"),
+    ClientIdMissing = (62, InvalidRequest, "client_id was not supplied"),
+    ClientSecretMissing = (63, InvalidRequest, "client_secret was not supplied"),
+    IncorrectClientSecret = (64, InvalidClient, "Incorrect credentials. Please Retry"),
+    GrantTypeMissing = (65, InvalidRequest, "grant_type was not supplied"),
+    InvalidChannelType = (80, InvalidRequest, "invalid channel type"),
+    BadChannelHandle = (81, InvalidRequest, "bad channel handle"),
+    OtpNotFound = (83, InvalidRequest, "otp not found"),
+    FactVerificationFailed = (84, InvalidRequest, "fact verification failed"),
+    OtpVerificationFailed = (85, InvalidRequest, "otp verification failed"),
+    UnknownBackendUsername = (100, InvalidRequest, "backend does not know about this username"),
+    CodeMissing = (101, InvalidRequest, "code was not supplied"),
+    RedirectUriMissing = (102, InvalidRequest, "redirect_uri was not supplied"),
+    CodeBadOrExpired = (103, InvalidRequest, "code is bad or expired"),
+    RedirectUriMismatch = (104, InvalidGrant, "redirect_uri does not match the previous grant"),
+    /// An auth token or refresh token presented by a client it was not issued to.
+    GrantNotIssuedToClient = (105, InvalidGrant, "this grant was not issued to you!"),
+    RefreshTokenMissing = (106, InvalidRequest, "refresh_token was not supplied"),
+    RefreshDisallowed = (107, InvalidRequest, "refresh disallowed for app"),
+    BadRefreshToken = (108, InvalidGrant, "bad or expired refresh token"),
+    LoginIdMissing = (109, InvalidRequest, "loginid was not supplied"),
+    UnauthenticatedClient = (115, InvalidRequest, "unauthenticated client will not be issued token!"),
+    NonceMandatory = (117, InvalidRequest, "nonce is mandatory for this response_type"),
+    DisplayInvalid = (118, InvalidRequest, "display is invalid"),
+    PromptInvalid = (119, InvalidRequest, "prompt is invalid"),
+    PromptConsentRequiredForOffline = (119, InvalidRequest, "prompt must be set to consent for offline_access"),
+    CredtypeInvalid = (120, InvalidRequest, "credtype is invalid"),
+    LoginTypeInvalid = (121, InvalidRequest, "login_type is invalid"),
+    ProxiesInvalid = (122, InvalidRequest, "proxies supplied are invalid"),
+    PrincipalDisabled = (123, InvalidRequest, "principal is disabled"),
+    CompanyMaintenance = (134, InvalidRequest, "Company undergoing scheduled maintenance."),
+    /// Contract part 2: a body that is neither form-encoded nor JSON.
+    UnsupportedRequestFormat = (135, InvalidRequest, "unsupported request format"),
+}
+
+impl ErrorCode {
+    pub fn status(self) -> StatusCode {
+        self.error().status()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_rows_are_spelled_exactly() {
+        let rows = [
+            (5, "invalid_grant", "Incorrect credentials. Please Retry"),
+            (16, "invalid_request", "user lives elsewhere"),
+            (
+                53,
+                "invalid_client",
+                "company is not enabled for this client",
+            ),
+            (59, "access_denied", "client disabled"),
+            (
+                60,
+                "invalid_grant",
+                "these are not the grants you are looking for",
+            ),
+            (105, "invalid_grant", "this grant was not issued to you!"),
+            (
+                134,
+                "invalid_request",
+                "Company undergoing scheduled maintenance.",
+            ),
+        ];
+        for (code, error, description) in rows {
+            let entry = ErrorCode::ALL
+                .iter()
+                .find(|e| e.code() == code)
+                .unwrap_or_else(|| panic!("code {code} missing"));
+            assert_eq!(entry.error().as_str(), error, "code {code}");
+            assert_eq!(entry.description(), description, "code {code}");
+        }
+    }
+
+    #[test]
+    fn every_spec_code_is_present() {
+        let expected = [
+            5, 10, 11, 12, 13, 14, 16, 19, 20, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
+            64, 65, 80, 81, 83, 84, 85, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 115, 117,
+            118, 119, 120, 121, 122, 123, 134, 135,
+        ];
+        for code in expected {
+            assert!(
+                ErrorCode::ALL.iter().any(|e| e.code() == code),
+                "code {code}"
+            );
+        }
+        assert_eq!(
+            ErrorCode::ALL.iter().filter(|e| e.code() == 119).count(),
+            2,
+            "119 has two descriptions"
+        );
+    }
+
+    #[test]
+    fn statuses_follow_the_error() {
+        assert_eq!(ErrorCode::ClientNotFound.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(ErrorCode::ClientDisabled.status(), StatusCode::FORBIDDEN);
+        assert_eq!(
+            ErrorCode::ScopeExceedsGrant.status(),
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(ErrorCode::BadRefreshToken.status(), StatusCode::BAD_REQUEST);
+    }
+}

@@ -1,0 +1,12 @@
+//! The OAuth 2.0 token service's domain crate: grants, tokens, errors, the storage trait and its
+//! backends, and the HTTP routers that the three Lambda functions and the local server serve.
+
+pub mod admin;
+pub mod clock;
+pub mod config;
+pub mod context;
+pub mod domain;
+pub mod errors;
+pub mod random;
+pub mod secrets;
+pub mod store;
