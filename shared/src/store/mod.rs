@@ -22,6 +22,11 @@ use crate::secrets::TokenHash;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
+#[cfg(feature = "conformance")]
+pub mod conformance;
+pub mod dynamodb;
+pub mod sqlite;
+
 pub type StoreResult<T> = Result<T, StoreError>;
 
 #[derive(Debug, thiserror::Error)]

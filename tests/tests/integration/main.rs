@@ -1,2 +1,5 @@
-#[test]
-fn placeholder() {}
+//! The one integration test binary: every suite is a module here, so the workspace links one
+//! test executable instead of one per file.
+
+mod conformance_dynamodb;
+mod conformance_sqlite;

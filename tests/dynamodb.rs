@@ -1,0 +1,1 @@
+//! DynamoDB Local test stores: a fresh table per test on the emulator the test command started.
