@@ -21,9 +21,6 @@ use crate::secrets::TokenHash;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
-
-#[cfg(feature = "conformance")]
-pub mod conformance;
 pub mod dynamodb;
 pub mod sqlite;
 
