@@ -9,4 +9,5 @@ pub mod domain;
 pub mod errors;
 pub mod random;
 pub mod secrets;
+pub mod signing;
 pub mod store;

@@ -1,0 +1,370 @@
+//! The ES256 key ring that signs access tokens, and its public JWK Set.
+//!
+//! The ring is a JSON document (`KeyRingDocument`): a list of P-256 private keys in PKCS#8 PEM,
+//! oldest first; the last one signs. Older keys stay so that tokens they signed still verify
+//! and their public halves stay in the JWK Set after a rotation. At most [`MAX_KEYS`] are kept.
+//!
+//! Where the document lives:
+//! - in the cloud, in an AWS Secrets Manager secret named by `SIGNING_KEYS_SECRET_ARN`, read at
+//!   cold start (never in the repository, the template, or an environment variable);
+//! - locally, in `DATA_DIR/signing-keys.json` (mode 0600), generated on first start.
+
+use std::path::{Path, PathBuf};
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use jsonwebtoken::{DecodingKey, EncodingKey};
+use p256::elliptic_curve::sec1::ToEncodedPoint;
+use p256::pkcs8::{DecodePrivateKey, EncodePrivateKey, LineEnding};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::clock::{Clock, UnixTime};
+use crate::random::RandomSource;
+
+/// The signing key and the previous ones still published for verification.
+pub const MAX_KEYS: usize = 3;
+
+pub const LOCAL_KEY_FILE: &str = "signing-keys.json";
+
+#[derive(Clone, Serialize, Deserialize)]
+pub struct StoredKey {
+    pub kid: String,
+    pub private_key_pem: String,
+    pub created_at: UnixTime,
+}
+
+impl std::fmt::Debug for StoredKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoredKey")
+            .field("kid", &self.kid)
+            .field("created_at", &self.created_at)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct KeyRingDocument {
+    pub keys: Vec<StoredKey>,
+}
+
+impl KeyRingDocument {
+    /// Appends a fresh key, which becomes the signing key, and drops the oldest beyond
+    /// [`MAX_KEYS`]. Returns the new key's `kid`.
+    pub fn rotate(&mut self, random: &dyn RandomSource, clock: &dyn Clock) -> String {
+        let key = generate_key(random, clock.now());
+        let kid = key.kid.clone();
+        self.keys.push(key);
+        let excess = self.keys.len().saturating_sub(MAX_KEYS);
+        self.keys.drain(..excess);
+        kid
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("signing key ring is empty")]
+    Empty,
+    #[error("signing key {kid} is not a P-256 PKCS#8 key")]
+    BadKey { kid: String },
+    #[error("signing key ring is not valid JSON: {0}")]
+    BadDocument(#[from] serde_json::Error),
+    #[error("signing key file {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("signing key secret could not be read: {0}")]
+    Secret(String),
+}
+
+struct LoadedKey {
+    kid: String,
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    x: String,
+    y: String,
+}
+
+/// The parsed key ring. Cheap to share behind an `Arc`.
+pub struct KeyRing {
+    /// Oldest first; the last signs.
+    keys: Vec<LoadedKey>,
+}
+
+impl std::fmt::Debug for KeyRing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kids: Vec<&str> = self.keys.iter().map(|k| k.kid.as_str()).collect();
+        f.debug_struct("KeyRing").field("kids", &kids).finish()
+    }
+}
+
+impl KeyRing {
+    pub fn from_document(document: &KeyRingDocument) -> Result<Self, KeyError> {
+        if document.keys.is_empty() {
+            return Err(KeyError::Empty);
+        }
+        let keys = document
+            .keys
+            .iter()
+            .map(load_key)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { keys })
+    }
+
+    pub fn from_json(json: &str) -> Result<Self, KeyError> {
+        Self::from_document(&serde_json::from_str(json)?)
+    }
+
+    /// A ring with one freshly generated key, for tests.
+    pub fn generate(random: &dyn RandomSource, clock: &dyn Clock) -> Self {
+        let mut document = KeyRingDocument::default();
+        document.rotate(random, clock);
+        Self::from_document(&document).expect("a freshly generated key loads")
+    }
+
+    /// The `kid` and key that sign new tokens.
+    pub fn signing_key(&self) -> (&str, &EncodingKey) {
+        let key = self.keys.last().expect("a key ring is never empty");
+        (&key.kid, &key.encoding)
+    }
+
+    pub fn verification_key(&self, kid: &str) -> Option<&DecodingKey> {
+        self.keys.iter().find(|k| k.kid == kid).map(|k| &k.decoding)
+    }
+
+    /// The public JWK Set (RFC 7517), newest key first.
+    pub fn jwks(&self) -> serde_json::Value {
+        let keys: Vec<serde_json::Value> = self
+            .keys
+            .iter()
+            .rev()
+            .map(|k| {
+                serde_json::json!({
+                    "kty": "EC",
+                    "crv": "P-256",
+                    "x": k.x,
+                    "y": k.y,
+                    "kid": k.kid,
+                    "use": "sig",
+                    "alg": "ES256",
+                })
+            })
+            .collect();
+        serde_json::json!({ "keys": keys })
+    }
+
+    /// Loads the ring from Secrets Manager when `secret_arn` is given, otherwise from the local
+    /// key file under `data_dir`, creating it on first use.
+    pub async fn load(secret_arn: Option<&str>, data_dir: &Path) -> Result<Self, KeyError> {
+        match secret_arn {
+            Some(arn) => Self::from_json(&fetch_secret(arn).await?),
+            None => Self::load_or_create_local(
+                data_dir,
+                &crate::random::OsRandom,
+                &crate::clock::SystemClock,
+            ),
+        }
+    }
+
+    pub fn load_or_create_local(
+        data_dir: &Path,
+        random: &dyn RandomSource,
+        clock: &dyn Clock,
+    ) -> Result<Self, KeyError> {
+        let path = data_dir.join(LOCAL_KEY_FILE);
+        let document = match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let mut document = KeyRingDocument::default();
+                document.rotate(random, clock);
+                write_key_file(&path, &document)?;
+                document
+            }
+            Err(source) => return Err(KeyError::Io { path, source }),
+        };
+        Self::from_document(&document)
+    }
+}
+
+/// Adds a new signing key to the local key file (creating it if needed); the previous public
+/// keys stay published. Returns the new `kid`. Running servers pick it up when restarted.
+pub fn rotate_local(
+    data_dir: &Path,
+    random: &dyn RandomSource,
+    clock: &dyn Clock,
+) -> Result<String, KeyError> {
+    let path = data_dir.join(LOCAL_KEY_FILE);
+    let mut document = match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => KeyRingDocument::default(),
+        Err(source) => return Err(KeyError::Io { path, source }),
+    };
+    let kid = document.rotate(random, clock);
+    write_key_file(&path, &document)?;
+    Ok(kid)
+}
+
+fn write_key_file(path: &Path, document: &KeyRingDocument) -> Result<(), KeyError> {
+    let io = |source| KeyError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let json = serde_json::to_string_pretty(document)?;
+    // Written beside and renamed, so a reader never sees half a file; private to the owner.
+    let tmp = path.with_extension("json.tmp");
+    {
+        use std::io::Write;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let mut file = options.open(&tmp).map_err(io)?;
+        file.write_all(json.as_bytes()).map_err(io)?;
+        file.sync_all().map_err(io)?;
+    }
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+fn generate_key(random: &dyn RandomSource, now: UnixTime) -> StoredKey {
+    // Drawn from the injected source; a 32-byte string is a valid P-256 scalar except with
+    // negligible probability, and then we draw again.
+    let secret = loop {
+        let mut bytes = [0u8; 32];
+        random.fill(&mut bytes);
+        if let Ok(secret) = p256::SecretKey::from_slice(&bytes) {
+            break secret;
+        }
+    };
+    let (x, y) = public_coordinates(&secret);
+    let pem = secret
+        .to_pkcs8_pem(LineEnding::LF)
+        .expect("a P-256 key encodes as PKCS#8");
+    StoredKey {
+        kid: thumbprint(&x, &y),
+        private_key_pem: pem.to_string(),
+        created_at: now,
+    }
+}
+
+fn load_key(stored: &StoredKey) -> Result<LoadedKey, KeyError> {
+    let bad = || KeyError::BadKey {
+        kid: stored.kid.clone(),
+    };
+    let secret = p256::SecretKey::from_pkcs8_pem(&stored.private_key_pem).map_err(|_| bad())?;
+    let (x, y) = public_coordinates(&secret);
+    let encoding =
+        EncodingKey::from_ec_pem(stored.private_key_pem.as_bytes()).map_err(|_| bad())?;
+    let decoding = DecodingKey::from_ec_components(&x, &y).map_err(|_| bad())?;
+    Ok(LoadedKey {
+        kid: stored.kid.clone(),
+        encoding,
+        decoding,
+        x,
+        y,
+    })
+}
+
+fn public_coordinates(secret: &p256::SecretKey) -> (String, String) {
+    let point = secret.public_key().to_encoded_point(false);
+    let x = point.x().expect("uncompressed point has x");
+    let y = point.y().expect("uncompressed point has y");
+    (URL_SAFE_NO_PAD.encode(x), URL_SAFE_NO_PAD.encode(y))
+}
+
+/// RFC 7638 JWK thumbprint: stable, and derived from the public key alone.
+fn thumbprint(x: &str, y: &str) -> String {
+    let canonical = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
+    URL_SAFE_NO_PAD.encode(Sha256::digest(canonical.as_bytes()))
+}
+
+async fn fetch_secret(arn: &str) -> Result<String, KeyError> {
+    let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    let client = aws_sdk_secretsmanager::Client::new(&config);
+    let output = client
+        .get_secret_value()
+        .secret_id(arn)
+        .send()
+        .await
+        .map_err(|e| {
+            KeyError::Secret(aws_sdk_secretsmanager::error::DisplayErrorContext(e).to_string())
+        })?;
+    output
+        .secret_string
+        .ok_or_else(|| KeyError::Secret("the secret has no string value".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::random::OsRandom;
+
+    #[test]
+    fn rotation_keeps_previous_public_keys_and_caps_the_ring() {
+        let clock = ManualClock::new(1_700_000_000);
+        let mut document = KeyRingDocument::default();
+        let first = document.rotate(&OsRandom, &clock);
+        let second = document.rotate(&OsRandom, &clock);
+        let ring = KeyRing::from_document(&document).unwrap();
+        assert_eq!(ring.signing_key().0, second);
+        let kids: Vec<String> = ring.jwks()["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["kid"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(kids, vec![second.clone(), first.clone()]);
+        assert!(ring.verification_key(&first).is_some());
+
+        document.rotate(&OsRandom, &clock);
+        document.rotate(&OsRandom, &clock);
+        assert_eq!(document.keys.len(), MAX_KEYS);
+        assert!(
+            !document.keys.iter().any(|k| k.kid == first),
+            "oldest dropped"
+        );
+    }
+
+    #[test]
+    fn jwks_never_contains_private_material() {
+        let ring = KeyRing::generate(&OsRandom, &ManualClock::new(0));
+        let jwks = ring.jwks().to_string();
+        assert!(!jwks.contains("\"d\""));
+        assert!(!jwks.contains("PRIVATE"));
+        assert!(!format!("{ring:?}").contains("PRIVATE"));
+    }
+
+    #[test]
+    fn local_file_is_created_once_and_rotated_in_place() {
+        let dir = std::env::temp_dir().join(format!("keys-{}", uuid::Uuid::new_v4()));
+        let clock = ManualClock::new(0);
+        let a = KeyRing::load_or_create_local(&dir, &OsRandom, &clock).unwrap();
+        let b = KeyRing::load_or_create_local(&dir, &OsRandom, &clock).unwrap();
+        assert_eq!(
+            a.signing_key().0,
+            b.signing_key().0,
+            "kept, not regenerated"
+        );
+        let new_kid = rotate_local(&dir, &OsRandom, &clock).unwrap();
+        let c = KeyRing::load_or_create_local(&dir, &OsRandom, &clock).unwrap();
+        assert_eq!(c.signing_key().0, new_kid);
+        assert!(c.verification_key(a.signing_key().0).is_some());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.join(LOCAL_KEY_FILE))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
