@@ -41,6 +41,9 @@ pub struct Config {
     pub geolocation: Geolocation,
     pub port: u16,
     pub policy: Policy,
+    /// Secrets Manager secret holding the signing key ring (cloud); unset: the local key file
+    /// under `data_dir`.
+    pub signing_keys_secret_arn: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -103,6 +106,7 @@ impl Config {
             geolocation,
             port,
             policy,
+            signing_keys_secret_arn: get("SIGNING_KEYS_SECRET_ARN"),
         })
     }
 }
