@@ -7,6 +7,7 @@ pub mod config;
 pub mod context;
 pub mod domain;
 pub mod errors;
+pub mod import;
 pub mod random;
 pub mod secrets;
 pub mod signing;
