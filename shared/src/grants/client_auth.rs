@@ -1,0 +1,159 @@
+//! Client authentication at the token endpoint (RFC 6749 §2.3.1): `client_id` and
+//! `client_secret` in the body, or HTTP Basic. Both at once must agree.
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+
+use super::error::{Denial, GrantError};
+use super::params::TokenParams;
+use crate::domain::{Client, ClientId};
+use crate::errors::ErrorCode;
+use crate::secrets::Secret;
+use crate::services::Services;
+
+/// The credentials a request presents, before they are checked.
+#[derive(Debug)]
+struct Presented {
+    id: Option<String>,
+    secret: Option<Secret>,
+    via_basic: bool,
+}
+
+/// Authenticates the calling client, or says why not.
+pub async fn authenticate_client(
+    services: &Services,
+    params: &TokenParams,
+    authorization: Option<&str>,
+) -> Result<Client, GrantError> {
+    let presented = presented_credentials(params, authorization)?;
+    let deny = |code: ErrorCode| {
+        GrantError::Denied(Denial {
+            code,
+            geolocation: None,
+            basic_challenge: presented.via_basic && code.status() == http::StatusCode::UNAUTHORIZED,
+        })
+    };
+    let id = presented
+        .id
+        .as_deref()
+        .ok_or_else(|| deny(ErrorCode::ClientIdMissing))?;
+    let secret = presented
+        .secret
+        .as_ref()
+        .ok_or_else(|| deny(ErrorCode::ClientSecretMissing))?;
+    let id = ClientId::parse(id).map_err(|_| deny(ErrorCode::ClientNotFound))?;
+    let client = services
+        .ctx
+        .store
+        .get_client(&id)
+        .await?
+        .ok_or_else(|| deny(ErrorCode::ClientNotFound))?;
+    if !client.secret_hash.verify(secret.expose()) {
+        return Err(deny(ErrorCode::IncorrectClientSecret));
+    }
+    // Only an authenticated client learns that it is disabled.
+    if !client.enabled {
+        return Err(deny(ErrorCode::ClientDisabled));
+    }
+    Ok(client)
+}
+
+fn presented_credentials(
+    params: &TokenParams,
+    authorization: Option<&str>,
+) -> Result<Presented, GrantError> {
+    let body = Presented {
+        id: params.get("client_id").map(str::to_owned),
+        secret: params.secret("client_secret"),
+        via_basic: false,
+    };
+    let Some(basic) = authorization.and_then(basic_credentials) else {
+        return Ok(body);
+    };
+    let (id, secret) = basic.map_err(|code| {
+        GrantError::Denied(Denial {
+            code,
+            geolocation: None,
+            basic_challenge: true,
+        })
+    })?;
+    let conflicting = body.id.as_deref().is_some_and(|b| b != id)
+        || body
+            .secret
+            .as_ref()
+            .is_some_and(|b| b.expose() != secret.expose());
+    if conflicting {
+        return Err(ErrorCode::UnauthenticatedClient.into());
+    }
+    Ok(Presented {
+        id: Some(id),
+        secret: Some(secret),
+        via_basic: true,
+    })
+}
+
+/// `None` when the header is not Basic at all; `Some(Err)` when it is Basic but malformed.
+fn basic_credentials(header: &str) -> Option<Result<(String, Secret), ErrorCode>> {
+    let (scheme, value) = header.trim().split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    Some(decode_basic(value.trim()).ok_or(ErrorCode::IncorrectClientSecret))
+}
+
+fn decode_basic(value: &str) -> Option<(String, Secret)> {
+    let decoded = String::from_utf8(STANDARD.decode(value).ok()?).ok()?;
+    let (id, secret) = decoded.split_once(':')?;
+    // RFC 6749 §2.3.1: both halves are form-urlencoded before being joined.
+    let id = form_decode(id)?;
+    let secret = form_decode(secret)?;
+    if id.is_empty() {
+        return None;
+    }
+    Some((id, Secret::new(secret)))
+}
+
+fn form_decode(text: &str) -> Option<String> {
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(&format!("v={text}")).ok()?;
+    pairs
+        .into_iter()
+        .next()
+        .map(|(_, v)| v)
+        .or(Some(String::new()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn basic(id: &str, secret: &str) -> String {
+        format!("Basic {}", STANDARD.encode(format!("{id}:{secret}")))
+    }
+
+    #[test]
+    fn basic_is_decoded_with_form_encoding() {
+        let header = basic("my%20id", "s%3Acret+x");
+        let (id, secret) = basic_credentials(&header).unwrap().unwrap();
+        assert_eq!(id, "my id");
+        assert_eq!(secret.expose(), "s:cret x");
+    }
+
+    #[test]
+    fn other_schemes_are_ignored_and_garbage_is_refused() {
+        assert!(basic_credentials("Bearer abc").is_none());
+        assert_eq!(
+            basic_credentials("Basic !!!").unwrap().unwrap_err(),
+            ErrorCode::IncorrectClientSecret
+        );
+    }
+
+    #[test]
+    fn body_and_basic_must_agree() {
+        let params = TokenParams::from_form(b"client_id=a").unwrap();
+        let err = presented_credentials(&params, Some(&basic("b", "s"))).unwrap_err();
+        assert_eq!(err.code(), Some(ErrorCode::UnauthenticatedClient));
+        let params = TokenParams::from_form(b"client_id=a").unwrap();
+        let ok = presented_credentials(&params, Some(&basic("a", "s"))).unwrap();
+        assert!(ok.via_basic);
+    }
+}

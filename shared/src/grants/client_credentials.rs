@@ -1,0 +1,18 @@
+//! `grant_type=client_credentials`: the application token.
+
+use super::{requested_scopes, GrantError, IssuedTokens, TokenParams};
+use crate::domain::{Client, GrantType};
+use crate::errors::ErrorCode;
+use crate::services::Services;
+
+pub(super) async fn grant(
+    services: &Services,
+    client: &Client,
+    params: &TokenParams,
+) -> Result<IssuedTokens, GrantError> {
+    if !client.may_use(GrantType::ClientCredentials) {
+        return Err(ErrorCode::UnsupportedGrant.into());
+    }
+    let scopes = requested_scopes(params, &client.allowed_scopes)?;
+    Ok(services.issue_application_token(client, scopes).await?)
+}

@@ -1,0 +1,70 @@
+//! `grant_type=password&credtype=authtoken`: a company's tokens, with the 24-hour auth token an
+//! administrator obtained standing in for a password (spec 4.6, 5.4). The auth token is not
+//! consumed: it may be used again within its window (a retry after a network failure).
+
+use super::{requested_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
+use crate::domain::{Client, Company, CompanyStatus, PrincipalId, PrincipalType};
+use crate::errors::ErrorCode;
+use crate::secrets::TokenHash;
+use crate::services::Services;
+use crate::store::StoreResult;
+
+pub(super) async fn grant(
+    services: &Services,
+    client: &Client,
+    params: &TokenParams,
+    company_id: &str,
+    auth_token: &str,
+) -> Result<IssuedTokens, GrantError> {
+    let scopes = requested_scopes(params, &client.allowed_scopes)?;
+    let company_id = PrincipalId::parse(company_id).map_err(|_| ErrorCode::IncorrectAuthToken)?;
+    let store = &services.ctx.store;
+    let token = store
+        .get_auth_token(&TokenHash::of(auth_token), services.ctx.clock.now())
+        .await?
+        .filter(|t| t.company_id == company_id)
+        .ok_or(ErrorCode::IncorrectAuthToken)?;
+    if token.client_id != client.id {
+        return Err(ErrorCode::GrantNotIssuedToClient.into());
+    }
+    let company = store
+        .get_company(&company_id)
+        .await?
+        .ok_or(ErrorCode::IncorrectAuthToken)?;
+    check_company_may_sign_in(services, &company, client).await??;
+    let issued = services
+        .start_family(FamilyStart {
+            client_id: client.id,
+            principal_type: PrincipalType::Company,
+            principal_id: company.id,
+            scopes,
+            geolocation: company.geolocation,
+            legacy_exchange: None,
+        })
+        .await?;
+    Ok(issued.expect("a family without a legacy link cannot race"))
+}
+
+/// The company states that stop its tokens (codes 123, 134, 53), checked when an auth token is
+/// issued, when it is exchanged, and when a company family is refreshed.
+pub async fn check_company_may_sign_in(
+    services: &Services,
+    company: &Company,
+    client: &Client,
+) -> StoreResult<Result<(), ErrorCode>> {
+    match company.status {
+        CompanyStatus::Active => {}
+        CompanyStatus::Disabled => return Ok(Err(ErrorCode::PrincipalDisabled)),
+        CompanyStatus::Maintenance => return Ok(Err(ErrorCode::CompanyMaintenance)),
+    }
+    let enabled = services
+        .ctx
+        .store
+        .is_company_enabled_for_client(&company.id, &client.id)
+        .await?;
+    Ok(if enabled {
+        Ok(())
+    } else {
+        Err(ErrorCode::CompanyNotEnabledForClient)
+    })
+}

@@ -1,0 +1,48 @@
+//! The token endpoint's grants (contract part 2), independent of HTTP.
+//!
+//! Order of checks, chosen so that nothing is revealed to a caller that has not earned it:
+//! the request's shape (`grant_type`), then client authentication, then whether the client may
+//! use the grant, then the grant's own parameters and credentials, and only after the
+//! credentials are proven, the principal's state and home geolocation.
+
+mod client_auth;
+mod client_credentials;
+pub mod company;
+mod error;
+mod issue;
+mod params;
+mod password;
+mod refresh;
+mod scope;
+
+pub use client_auth::authenticate_client;
+pub use error::{Denial, GrantError};
+pub use issue::{FamilyStart, IssuedRefresh, IssuedTokens};
+pub use params::TokenParams;
+pub use scope::requested_scopes;
+
+use crate::domain::GrantType;
+use crate::errors::ErrorCode;
+use crate::services::Services;
+
+/// Runs the grant a token request asks for. Records `grant_type` and `client_id` on the current
+/// tracing span for the request log.
+pub async fn token_grant(
+    services: &Services,
+    params: &TokenParams,
+    authorization: Option<&str>,
+) -> Result<IssuedTokens, GrantError> {
+    let span = tracing::Span::current();
+    let grant_type = params.require("grant_type", ErrorCode::GrantTypeMissing)?;
+    let grant = GrantType::parse(grant_type).ok_or(ErrorCode::UnsupportedGrant)?;
+    span.record("grant_type", grant.as_str());
+
+    let client = authenticate_client(services, params, authorization).await?;
+    span.record("client_id", tracing::field::display(client.id));
+
+    match grant {
+        GrantType::ClientCredentials => client_credentials::grant(services, &client, params).await,
+        GrantType::Password => password::grant(services, &client, params).await,
+        GrantType::RefreshToken => refresh::grant(services, &client, params).await,
+    }
+}

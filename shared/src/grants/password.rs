@@ -1,0 +1,97 @@
+//! `grant_type=password`: a user's login and password (`credtype=password`, the default), or a
+//! company's id and auth token (`credtype=authtoken`, see `company.rs`).
+
+use super::{company, requested_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
+use crate::domain::{Client, GrantType, Login, PrincipalType, User, UserStatus};
+use crate::errors::ErrorCode;
+use crate::secrets::PasswordHash;
+use crate::services::Services;
+use crate::store::StoreError;
+
+pub(super) async fn grant(
+    services: &Services,
+    client: &Client,
+    params: &TokenParams,
+) -> Result<IssuedTokens, GrantError> {
+    if !client.may_use(GrantType::Password) {
+        return Err(ErrorCode::UnsupportedGrant.into());
+    }
+    let username = params.require("username", ErrorCode::UsernameMissing)?;
+    let password = params.require("password", ErrorCode::PasswordMissing)?;
+    match params.get("credtype").unwrap_or("password") {
+        "password" => user_grant(services, client, params, username, password).await,
+        "authtoken" => company::grant(services, client, params, username, password).await,
+        _ => Err(ErrorCode::CredtypeInvalid.into()),
+    }
+}
+
+async fn user_grant(
+    services: &Services,
+    client: &Client,
+    params: &TokenParams,
+    username: &str,
+    password: &str,
+) -> Result<IssuedTokens, GrantError> {
+    let scopes = requested_scopes(params, &client.allowed_scopes)?;
+    let user = verify_password(services, username, password).await?;
+    match user.status {
+        UserStatus::Active => {}
+        UserStatus::Disabled => return Err(ErrorCode::AccountDisabled.into()),
+        UserStatus::LogonDenied => return Err(ErrorCode::LogonDenied.into()),
+    }
+    if &user.geolocation != services.geolocation() {
+        return Err(GrantError::lives_elsewhere(user.geolocation));
+    }
+    let issued = services
+        .start_family(FamilyStart {
+            client_id: client.id,
+            principal_type: PrincipalType::User,
+            principal_id: user.id,
+            scopes,
+            geolocation: user.geolocation,
+            legacy_exchange: None,
+        })
+        .await?;
+    Ok(issued.expect("a family without a legacy link cannot race"))
+}
+
+/// Proves the password or answers code 5, never saying whether the login exists: an unknown
+/// login is verified against a decoy hash (same cost) and counts towards the same lockout.
+async fn verify_password(
+    services: &Services,
+    username: &str,
+    password: &str,
+) -> Result<User, GrantError> {
+    let Ok(login) = Login::parse(username) else {
+        return Err(ErrorCode::IncorrectCredentials.into());
+    };
+    let store = &services.ctx.store;
+    let now = services.ctx.clock.now();
+    let policy = &services.policy;
+    let window_start = now - policy.lockout_window_seconds;
+    if policy.lockout_threshold > 0
+        && store.count_failed_logins(&login, window_start).await? >= policy.lockout_threshold
+    {
+        return Err(ErrorCode::AccountLocked.into());
+    }
+
+    let user = store.get_user_by_login(&login).await?;
+    let hash = match &user {
+        Some(u) => u.password_hash.clone(),
+        None => PasswordHash::decoy().clone(),
+    };
+    let password = password.to_owned();
+    // Argon2 takes tens of milliseconds of CPU: keep it off the async workers.
+    let verified = tokio::task::spawn_blocking(move || hash.verify(&password))
+        .await
+        .map_err(|e| StoreError::Internal(format!("password verification task failed: {e}")))?;
+    match user {
+        Some(user) if verified => Ok(user),
+        _ => {
+            store
+                .record_failed_login(&login, now, now + policy.lockout_window_seconds)
+                .await?;
+            Err(ErrorCode::IncorrectCredentials.into())
+        }
+    }
+}

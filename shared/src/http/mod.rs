@@ -1,0 +1,68 @@
+//! The HTTP routers. Each Lambda function serves one; the local server serves them all.
+
+mod body;
+mod company;
+pub mod error_response;
+mod exchange;
+mod observability;
+pub mod token;
+
+use std::sync::Arc;
+
+use axum::routing::{get, post};
+use axum::Router;
+use http::StatusCode;
+
+use crate::services::Services;
+use error_response::http_error_response;
+
+pub use observability::CORRELATION_ID;
+
+/// The token function: `/v0/token`, its alias `/oauth2/v0/token`, and the JWK Set.
+pub fn token_router(services: Arc<Services>) -> Router {
+    finish(token_routes(services))
+}
+
+/// The exchange function: the old-token exchange.
+pub fn exchange_router(services: Arc<Services>) -> Router {
+    finish(exchange::routes(services))
+}
+
+/// The company-authtoken function: company auth tokens and the Connect redirect.
+pub fn company_router(services: Arc<Services>) -> Router {
+    finish(company::routes(services))
+}
+
+/// Every route of every function, for the local all-in-one server.
+pub fn local_router(services: Arc<Services>) -> Router {
+    finish(
+        token_routes(services.clone())
+            .merge(exchange::routes(services.clone()))
+            .merge(company::routes(services)),
+    )
+}
+
+fn token_routes(services: Arc<Services>) -> Router {
+    Router::new()
+        .route("/v0/token", post(token::token))
+        .route("/oauth2/v0/token", post(token::token))
+        .route("/v0/token/jwks", get(token::jwks))
+        .with_state(services)
+}
+
+/// The parts every router shares: JSON 404/405 bodies and the request middleware. Routes are
+/// built without them so that the local server can merge all functions' routes first.
+fn finish(router: Router) -> Router {
+    router
+        .fallback(|| async {
+            http_error_response(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+        })
+        .method_not_allowed_fallback(|| async {
+            http_error_response(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "invalid_request",
+                "method not allowed",
+            )
+        })
+        .layer(axum::middleware::from_fn(observability::request_context))
+}

@@ -1,0 +1,59 @@
+//! One log line per request, a correlation id, and the cache headers every response carries.
+
+use std::time::Instant;
+
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::Response;
+use http::{header, HeaderName, HeaderValue};
+use tracing::Instrument;
+use uuid::Uuid;
+
+pub static CORRELATION_ID: HeaderName = HeaderName::from_static("x-correlation-id");
+
+/// Wraps every route. The request span has empty `grant_type`, `client_id` and `code` fields
+/// that handlers fill in; the one log line is written when the response is ready. Headers,
+/// bodies and query strings are never logged: they carry credentials.
+pub async fn request_context(request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let correlation_id = request
+        .headers()
+        .get(&CORRELATION_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| is_acceptable_correlation_id(v))
+        .map(str::to_owned)
+        .unwrap_or_else(|| Uuid::new_v4().to_string());
+    let span = tracing::info_span!(
+        "request",
+        method = %request.method(),
+        path = %request.uri().path(),
+        correlation_id = %correlation_id,
+        grant_type = tracing::field::Empty,
+        client_id = tracing::field::Empty,
+        code = tracing::field::Empty,
+    );
+    let mut response = next.run(request).instrument(span.clone()).await;
+    span.in_scope(|| {
+        tracing::info!(
+            status = response.status().as_u16(),
+            latency_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "request completed"
+        );
+    });
+
+    let headers = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&correlation_id) {
+        headers.insert(CORRELATION_ID.clone(), value);
+    }
+    // Token responses must not be cached (RFC 6749 §5.1); a handler serving something public
+    // (the JWK Set) sets its own Cache-Control.
+    if !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    }
+    response
+}
+
+fn is_acceptable_correlation_id(value: &str) -> bool {
+    !value.is_empty() && value.len() <= 128 && value.bytes().all(|b| b.is_ascii_graphic())
+}
