@@ -56,6 +56,10 @@ use crate::domain::{
 };
 use crate::secrets::TokenHash;
 
+/// The SDK, so that users of [`DynamoStore::client`] can name its types without depending on
+/// the same version themselves.
+pub use aws_sdk_dynamodb as sdk;
+
 type Item = HashMap<String, AttributeValue>;
 
 const PK: &str = "pk";

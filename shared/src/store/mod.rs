@@ -22,7 +22,10 @@ use crate::secrets::TokenHash;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod dynamodb;
+mod open;
 pub mod sqlite;
+
+pub use open::open;
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
