@@ -1,4 +1,5 @@
-//! Test support shared by the integration test binary: store factories and app spawners.
+//! Test support shared by the integration test binary: store factories and the app spawner.
 
+pub mod app;
 pub mod dynamodb;
 pub mod sqlite;
