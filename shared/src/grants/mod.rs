@@ -5,6 +5,7 @@
 //! use the grant, then the grant's own parameters and credentials, and only after the
 //! credentials are proven, the principal's state and home geolocation.
 
+mod bearer;
 mod client_auth;
 mod client_credentials;
 pub mod company;
@@ -15,6 +16,7 @@ mod password;
 mod refresh;
 mod scope;
 
+pub use bearer::{authenticate_bearer, bearer_credential, BearerRejection, BearerToken};
 pub use client_auth::authenticate_client;
 pub use error::{Denial, GrantError};
 pub use issue::{FamilyStart, IssuedRefresh, IssuedTokens};

@@ -1,0 +1,313 @@
+//! Bearer authentication (RFC 6750 §2.1) with our own access tokens, for the endpoints that are
+//! called with one: the old-token exchange (an application token) and the company auth-token
+//! endpoint (a user's token).
+//!
+//! A token is accepted when its signature, `typ`, issuer, audience and expiry verify against the
+//! injected clock, and its `jti` is still in the store and not revoked. Which principal type the
+//! endpoint needs is the caller's check ([`BearerToken::principal_type`]).
+
+use crate::domain::{AccessTokenRecord, ClientId, PrincipalType, TokenId};
+use crate::jwt::{AccessTokenClaims, InvalidAccessToken};
+use crate::services::Services;
+use crate::store::StoreError;
+
+/// A verified, live access token. Holds no credential: the token itself is not kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BearerToken {
+    pub claims: AccessTokenClaims,
+    /// The persisted side, as the store has it now.
+    pub record: AccessTokenRecord,
+}
+
+impl BearerToken {
+    /// The client the token was issued to (for an application token: the calling app).
+    pub fn client_id(&self) -> ClientId {
+        self.record.client_id
+    }
+
+    pub fn principal_type(&self) -> PrincipalType {
+        self.record.principal_type
+    }
+
+    /// The `sub`: the principal, or the client itself for application tokens.
+    pub fn subject(&self) -> uuid::Uuid {
+        self.record.subject
+    }
+}
+
+/// Why a request is not authenticated. Every variant means "no, bad or expired token" to the
+/// caller; the variants exist for the log (they never contain the token).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BearerRejection {
+    /// No `Authorization` header, or another scheme (Basic).
+    #[error("no bearer token")]
+    Missing,
+    /// `Bearer` with an empty or malformed credential.
+    #[error("malformed Authorization header")]
+    MalformedHeader,
+    /// Signature, `typ`, issuer, audience or expiry did not verify.
+    #[error("invalid access token: {0}")]
+    Invalid(InvalidAccessToken),
+    /// The `jti` is not in the store (its record expired or was never written), or the record
+    /// does not match the token's claims.
+    #[error("access token unknown to the store")]
+    Unknown,
+    /// The token, or its family, was revoked.
+    #[error("access token revoked")]
+    Revoked,
+}
+
+/// The token of an `Authorization: Bearer <token>` header value. The scheme is
+/// case-insensitive (RFC 9110 §11.1). `Err(Missing)` for another scheme or no credentials.
+pub fn bearer_credential(authorization: &str) -> Result<&str, BearerRejection> {
+    let value = authorization.trim();
+    let (scheme, rest) = value.split_once(' ').unwrap_or((value, ""));
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(BearerRejection::Missing);
+    }
+    let token = rest.trim_start_matches(' ');
+    // RFC 6750 b64token: one run of visible characters.
+    if token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(BearerRejection::MalformedHeader);
+    }
+    Ok(token)
+}
+
+/// Authenticates the `Authorization` header value. The outer `Err` is only for the store
+/// failing (the caller answers 5xx); a refused token is `Ok(Err(..))`.
+pub async fn authenticate_bearer(
+    services: &Services,
+    authorization: Option<&str>,
+) -> Result<Result<BearerToken, BearerRejection>, StoreError> {
+    let token = match authorization.ok_or(BearerRejection::Missing) {
+        Ok(header) => match bearer_credential(header) {
+            Ok(token) => token,
+            Err(rejection) => return Ok(Err(rejection)),
+        },
+        Err(rejection) => return Ok(Err(rejection)),
+    };
+    let now = services.ctx.clock.now();
+    let claims = match services.codec.decode(token, now) {
+        Ok(claims) => claims,
+        Err(invalid) => return Ok(Err(BearerRejection::Invalid(invalid))),
+    };
+    let Ok(jti) = TokenId::parse(&claims.jti) else {
+        return Ok(Err(BearerRejection::Unknown));
+    };
+    let Some(record) = services.ctx.store.get_access_token(&jti, now).await? else {
+        return Ok(Err(BearerRejection::Unknown));
+    };
+    // Signed by us, so these agree unless a record was overwritten; refuse rather than guess.
+    let consistent = record.client_id.to_string() == claims.client_id
+        && record.subject.hyphenated().to_string() == claims.sub
+        && record.principal_type == claims.principal_type;
+    if !consistent {
+        return Ok(Err(BearerRejection::Unknown));
+    }
+    if record.revoked {
+        return Ok(Err(BearerRejection::Revoked));
+    }
+    Ok(Ok(BearerToken { claims, record }))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::context::Context;
+    use crate::domain::{Client, Geolocation, GrantType, PrincipalId, Scopes};
+    use crate::grants::FamilyStart;
+    use crate::jwt::AccessTokenCodec;
+    use crate::random::{OsRandom, RandomExt};
+    use crate::secrets::TokenHash;
+    use crate::signing::KeyRing;
+    use crate::store::sqlite::SqliteStore;
+
+    const NOW: i64 = 1_700_000_000;
+
+    struct Fixture {
+        services: Services,
+        clock: Arc<ManualClock>,
+        client: Client,
+        dir: PathBuf,
+    }
+
+    impl Drop for Fixture {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    fn geolocation() -> Geolocation {
+        Geolocation::parse("https://us.api.example.com").unwrap()
+    }
+
+    fn codec(clock: &ManualClock) -> AccessTokenCodec {
+        AccessTokenCodec::new(Arc::new(KeyRing::generate(&OsRandom, clock)), geolocation())
+    }
+
+    fn fixture() -> Fixture {
+        let dir = std::env::temp_dir().join(format!("bearer-test-{}", OsRandom.uuid()));
+        let store = SqliteStore::open_in_dir(&dir).unwrap();
+        let clock = Arc::new(ManualClock::new(NOW));
+        let ctx = Context::new(Arc::new(store)).with_clock(clock.clone());
+        let services = Services::new(ctx, codec(&clock), Default::default());
+        let client = Client {
+            id: ClientId::new(OsRandom.uuid()),
+            name: "app".into(),
+            secret_hash: TokenHash::of("secret"),
+            allowed_scopes: Scopes::parse("read").unwrap(),
+            grants: BTreeSet::from(GrantType::ALL),
+            connect_url: None,
+            refresh_allowed: true,
+            enabled: true,
+            created_at: NOW,
+        };
+        Fixture {
+            services,
+            clock,
+            client,
+            dir,
+        }
+    }
+
+    async fn application_token(f: &Fixture) -> String {
+        f.services
+            .issue_application_token(&f.client, Scopes::parse("read").unwrap())
+            .await
+            .unwrap()
+            .access_token
+    }
+
+    async fn auth(f: &Fixture, header: &str) -> Result<BearerToken, BearerRejection> {
+        authenticate_bearer(&f.services, Some(header))
+            .await
+            .unwrap()
+    }
+
+    #[test]
+    fn header_parsing() {
+        assert_eq!(bearer_credential("Bearer abc.def"), Ok("abc.def"));
+        assert_eq!(bearer_credential("bEaReR  abc"), Ok("abc"));
+        assert_eq!(
+            bearer_credential("Basic abc"),
+            Err(BearerRejection::Missing)
+        );
+        assert_eq!(
+            bearer_credential("Bearerabc"),
+            Err(BearerRejection::Missing)
+        );
+        assert_eq!(
+            bearer_credential("Bearer"),
+            Err(BearerRejection::MalformedHeader)
+        );
+        assert_eq!(
+            bearer_credential("Bearer a b"),
+            Err(BearerRejection::MalformedHeader)
+        );
+    }
+
+    #[tokio::test]
+    async fn accepts_a_live_token_and_returns_its_record() {
+        let f = fixture();
+        let token = application_token(&f).await;
+        let bearer = auth(&f, &format!("Bearer {token}")).await.unwrap();
+        assert_eq!(bearer.client_id(), f.client.id);
+        assert_eq!(bearer.principal_type(), PrincipalType::Application);
+        assert_eq!(bearer.subject(), *f.client.id.as_uuid());
+        assert_eq!(bearer.claims.client_id, f.client.id.to_string());
+        assert!(!bearer.record.revoked);
+        let lower = auth(&f, &format!("bearer {token}")).await;
+        assert!(lower.is_ok());
+    }
+
+    #[tokio::test]
+    async fn refuses_missing_and_foreign_credentials() {
+        let f = fixture();
+        assert_eq!(
+            authenticate_bearer(&f.services, None).await.unwrap(),
+            Err(BearerRejection::Missing)
+        );
+        assert_eq!(auth(&f, "Basic dTpw").await, Err(BearerRejection::Missing));
+        assert_eq!(
+            auth(&f, "Bearer not-a-jwt").await,
+            Err(BearerRejection::Invalid(InvalidAccessToken::Malformed))
+        );
+        // Signed with a key this deployment does not have.
+        let record = f
+            .services
+            .issue_application_token(&f.client, Scopes::empty())
+            .await
+            .unwrap()
+            .access;
+        let foreign = codec(&f.clock).encode(&record);
+        assert_eq!(
+            auth(&f, &format!("Bearer {foreign}")).await,
+            Err(BearerRejection::Invalid(InvalidAccessToken::UnknownKey))
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_an_expired_token_by_the_injected_clock() {
+        let f = fixture();
+        let token = application_token(&f).await;
+        f.clock.advance(3599);
+        assert!(auth(&f, &format!("Bearer {token}")).await.is_ok());
+        f.clock.advance(1);
+        assert_eq!(
+            auth(&f, &format!("Bearer {token}")).await,
+            Err(BearerRejection::Invalid(InvalidAccessToken::Expired))
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_a_signed_token_whose_jti_was_never_stored() {
+        let f = fixture();
+        let mut record = f
+            .services
+            .issue_application_token(&f.client, Scopes::empty())
+            .await
+            .unwrap()
+            .access;
+        record.jti = TokenId::new(OsRandom.uuid());
+        let unstored = f.services.codec.encode(&record);
+        assert_eq!(
+            auth(&f, &format!("Bearer {unstored}")).await,
+            Err(BearerRejection::Unknown)
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_a_token_of_a_revoked_family() {
+        let f = fixture();
+        let issued = f
+            .services
+            .start_family(FamilyStart {
+                client_id: f.client.id,
+                principal_type: PrincipalType::User,
+                principal_id: PrincipalId::new(OsRandom.uuid()),
+                scopes: Scopes::parse("read").unwrap(),
+                geolocation: geolocation(),
+                legacy_exchange: None,
+            })
+            .await
+            .unwrap()
+            .unwrap();
+        let header = format!("Bearer {}", issued.access_token);
+        let bearer = auth(&f, &header).await.unwrap();
+        assert_eq!(bearer.principal_type(), PrincipalType::User);
+        let family = issued.refresh.as_ref().unwrap().family_id;
+        assert!(f
+            .services
+            .ctx
+            .store
+            .revoke_family(&family, NOW)
+            .await
+            .unwrap());
+        assert_eq!(auth(&f, &header).await, Err(BearerRejection::Revoked));
+    }
+}
