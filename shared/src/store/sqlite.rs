@@ -128,6 +128,10 @@ impl std::fmt::Debug for SqliteStore {
 impl SqliteStore {
     /// Opens (creating if needed) the database at `path`, its parent directory and its schema.
     pub fn open(path: &Path) -> StoreResult<Self> {
+        Self::open_with_busy_timeout(path, BUSY_TIMEOUT)
+    }
+
+    fn open_with_busy_timeout(path: &Path, busy_timeout: Duration) -> StoreResult<Self> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| {
                 StoreError::Internal(format!("cannot create {}: {e}", parent.display()))
@@ -136,7 +140,7 @@ impl SqliteStore {
         let conn = Connection::open(path).map_err(map_err)?;
         // Set first, so that the pragmas and the schema below already wait for a concurrent
         // opener instead of failing.
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(map_err)?;
+        conn.busy_timeout(busy_timeout).map_err(map_err)?;
         let mode: String = conn
             .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
             .map_err(map_err)?;
@@ -806,5 +810,92 @@ impl Store for SqliteStore {
                 .map_err(map_err)
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::TokenId;
+
+    /// A directory removed when dropped (the crate has no tempfile dependency).
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new() -> Self {
+            use crate::random::{OsRandom, RandomExt};
+            let dir = std::env::temp_dir().join(format!("sqlite-store-{}", OsRandom.uuid()));
+            std::fs::create_dir_all(&dir).unwrap();
+            Self(dir)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn opens_in_wal_mode_and_reopens() {
+        let dir = TempDir::new();
+        let store = SqliteStore::open_in_dir(&dir.0).unwrap();
+        SqliteStore::open_in_dir(&dir.0).expect("the schema is created idempotently");
+        let raw = Connection::open(store.path()).unwrap();
+        let mode: String = raw
+            .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        assert!(!format!("{store:?}").contains("Connection"));
+    }
+
+    /// Another process holding the write lock past the busy timeout is a 503, not a 500; and
+    /// WAL keeps reads working meanwhile.
+    #[tokio::test]
+    async fn a_write_lock_held_too_long_is_unavailable() {
+        let dir = TempDir::new();
+        let path = dir.0.join(FILE_NAME);
+        let store = SqliteStore::open_with_busy_timeout(&path, Duration::from_millis(50)).unwrap();
+        let other = Connection::open(&path).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+
+        let login = Login::parse("someone").unwrap();
+        let outcome = store.record_failed_login(&login, 10, 20).await;
+        assert!(
+            matches!(outcome, Err(StoreError::Unavailable(_))),
+            "transaction: {outcome:?}"
+        );
+        let company = PrincipalId::new(uuid::Uuid::nil());
+        let client = ClientId::new(uuid::Uuid::nil());
+        let outcome = store.enable_company_for_client(&company, &client).await;
+        assert!(
+            matches!(outcome, Err(StoreError::Unavailable(_))),
+            "single statement: {outcome:?}"
+        );
+        assert_eq!(store.count_failed_logins(&login, 0).await.unwrap(), 0);
+
+        other.execute_batch("COMMIT").unwrap();
+        store.record_failed_login(&login, 10, 20).await.unwrap();
+        assert_eq!(store.count_failed_logins(&login, 0).await.unwrap(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_malformed_row_is_internal_and_not_echoed() {
+        let dir = TempDir::new();
+        let store = SqliteStore::open_in_dir(&dir.0).unwrap();
+        let jti = TokenId::new(uuid::Uuid::nil());
+        Connection::open(store.path())
+            .unwrap()
+            .execute(
+                "INSERT INTO access_tokens (jti, expires_at, body) VALUES (?1, ?2, ?3)",
+                params![jti.to_string(), i64::MAX, r#"{"jti": "hunter2-secret"}"#],
+            )
+            .unwrap();
+        match store.get_access_token(&jti, 0).await {
+            Err(StoreError::Internal(message)) => {
+                assert!(!message.contains("hunter2"), "{message}")
+            }
+            other => panic!("expected an internal error, got {other:?}"),
+        }
     }
 }
