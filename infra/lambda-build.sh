@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Cross-compiles the three Lambda functions with cargo-lambda, as `sam build` does, into
+# target/lambda/<name>/bootstrap, and reports each binary's size and architecture.
+#
+# cargo-lambda (and the zig linker it brings) is installed from PyPI into the ignored virtualenv
+# .cache/venv on first use. The architecture is arm64 (Graviton), the one template.yaml declares
+# under Globals.Function.Architectures; change both together.
+#
+# Usage: infra/lambda-build.sh [extra `cargo lambda build` flags]
+#   CARGO_BUILD_JOBS=1 infra/lambda-build.sh     on a busy machine
+#
+# A release build of the whole dependency tree (AWS SDK, ring, bundled SQLite) takes a long time
+# on two cores; run it in the background with a log.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+VENV="$ROOT/.cache/venv"
+CARGO_LAMBDA_SPEC='cargo-lambda>=1.9,<2'
+TARGET_TRIPLE=aarch64-unknown-linux-gnu
+ELF_MACHINE='ARM aarch64'
+FUNCTIONS=(token exchange company-authtoken)
+
+if [[ ! -x "$VENV/bin/python" ]]; then
+    echo "lambda-build: creating $VENV" >&2
+    python3 -m venv "$VENV"
+fi
+if [[ ! -x "$VENV/bin/cargo-lambda" ]]; then
+    echo "lambda-build: installing $CARGO_LAMBDA_SPEC (with zig)" >&2
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check "$CARGO_LAMBDA_SPEC"
+fi
+# cargo finds its `lambda` subcommand, and cargo-lambda its zig, on PATH.
+export PATH="$VENV/bin:$PATH"
+echo "lambda-build: $(cargo lambda --version)" >&2
+
+# cargo-lambda adds a missing Rust target through rustup by itself; check first so that a
+# machine that cannot download it fails with a clear message instead of deep in the build.
+if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx "$TARGET_TRIPLE"; then
+    echo "lambda-build: adding the Rust standard library for $TARGET_TRIPLE" >&2
+    if ! rustup target add "$TARGET_TRIPLE"; then
+        echo "lambda-build: cannot install the $TARGET_TRIPLE target (rustup could not download it)." >&2
+        echo "lambda-build: run 'rustup target add $TARGET_TRIPLE' where the Rust dist server is reachable." >&2
+        exit 1
+    fi
+fi
+
+packages=()
+for name in "${FUNCTIONS[@]}"; do
+    packages+=(--package "$name")
+done
+
+# --locked: build exactly the committed Cargo.lock, as a deployment must.
+echo "lambda-build: cargo lambda build --release --arm64 --locked ${packages[*]} $*" >&2
+cargo lambda build --release --arm64 --locked "${packages[@]}" "$@"
+
+status=0
+for name in "${FUNCTIONS[@]}"; do
+    binary="target/lambda/$name/bootstrap"
+    if [[ ! -f "$binary" ]]; then
+        echo "lambda-build: missing $binary" >&2
+        status=1
+        continue
+    fi
+    description="$(file -b "$binary" 2>/dev/null || true)"
+    if [[ -n "$description" && "$description" != *"$ELF_MACHINE"* ]]; then
+        echo "lambda-build: $binary is not an $ELF_MACHINE executable: $description" >&2
+        status=1
+    fi
+    size="$(stat -c %s "$binary")"
+    printf '%-32s %10d bytes (%s MiB)\n' "$binary" "$size" \
+        "$(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1048576 }')"
+done
+exit "$status"
