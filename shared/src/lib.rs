@@ -2,6 +2,7 @@
 //! backends, and the HTTP routers that the three Lambda functions and the local server serve.
 
 pub mod admin;
+pub mod bootstrap;
 pub mod clock;
 pub mod config;
 pub mod context;

@@ -1,1 +1,11 @@
-fn main() {}
+//! AWS Lambda function serving the company auth-token endpoint. Thin by design: configuration, store, router, run.
+
+use token_service::{bootstrap, config::Config, http, telemetry};
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    telemetry::init();
+    let config = Config::from_env()?;
+    let services = bootstrap::services(&config).await?;
+    lambda_http::run(http::company_router(services)).await
+}
