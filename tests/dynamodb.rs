@@ -1,1 +1,82 @@
 //! DynamoDB Local test stores: a fresh table per test on the emulator the test command started.
+//!
+//! `infra/test.sh` starts DynamoDB Local and sets `DYNAMODB_ENDPOINT`. Without it these suites
+//! fail, so that a missing emulator can never pass for a green run; a developer without Java may
+//! opt out explicitly with `SKIP_DYNAMODB=1`, which is refused in CI.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use token_service::store::dynamodb::DynamoStore;
+use token_service::store::Store;
+
+pub const ENDPOINT_VAR: &str = "DYNAMODB_ENDPOINT";
+pub const SKIPPED: &str = "SKIPPED: DynamoDB suite (SKIP_DYNAMODB=1)";
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The DynamoDB Local endpoint, or `None` when the developer opted out (after saying so on
+/// stderr, which the test harness shows). Panics when neither, and always in CI.
+pub fn endpoint() -> Option<String> {
+    if let Some(endpoint) = env(ENDPOINT_VAR) {
+        return Some(endpoint);
+    }
+    let in_ci = env("CI").is_some_and(|v| v != "false" && v != "0");
+    if !in_ci && env("SKIP_DYNAMODB").as_deref() == Some("1") {
+        eprintln!("{SKIPPED}");
+        return None;
+    }
+    panic!(
+        "{ENDPOINT_VAR} is not set, so there is no DynamoDB Local to test against.\n\
+         Run the project's test command, which starts one:  infra/test.sh\n\
+         or start one yourself:  export {ENDPOINT_VAR}=$(infra/dynamodb-local.sh start)\n\
+         (to leave the DynamoDB suites out locally: SKIP_DYNAMODB=1; never honoured in CI)"
+    );
+}
+
+/// A table name no other test (or earlier run on the same emulator) uses.
+pub fn unique_table_name() -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!(
+        "test-{}-{nanos}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A store on a new table on DynamoDB Local, created as production creates it
+/// (`create_table_if_missing`, TTL included). `None` when the suite is skipped.
+///
+/// The concrete type gives access to the raw client (`client()`, `table_name()`) for checks on
+/// stored items; `token_service::store::dynamodb::sdk` names the SDK's types.
+pub async fn fresh_table() -> Option<DynamoStore> {
+    let endpoint = endpoint()?;
+    let store = DynamoStore::connect(&unique_table_name(), Some(&endpoint)).await;
+    store
+        .create_table_if_missing()
+        .await
+        .unwrap_or_else(|e| panic!("create a test table on DynamoDB Local at {endpoint}: {e}"));
+    Some(store)
+}
+
+/// The conformance suite's factory: a fresh table per test.
+///
+/// `conformance_suite!` calls every suite function with the store this returns, so there is no
+/// way to return early from here: with `SKIP_DYNAMODB=1` these tests fail after printing the
+/// skip line; leave them out with `cargo test -- --skip conformance_dynamodb`.
+pub async fn make_store() -> Arc<dyn Store> {
+    match fresh_table().await {
+        Some(store) => Arc::new(store),
+        None => panic!(
+            "{SKIPPED}, but the conformance suite cannot skip a test: \
+             run `cargo test -- --skip conformance_dynamodb` to leave it out"
+        ),
+    }
+}
