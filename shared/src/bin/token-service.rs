@@ -1,1 +1,33 @@
-fn main() {}
+//! The local all-in-one server: every route of the three Lambda functions on
+//! `127.0.0.1:$PORT`, over the embedded SQLite store by default, with demo data.
+//! Not deployed; the functions under `functions/` are.
+
+use anyhow::Context as _;
+use token_service::{bootstrap, config::Config, demo, http, telemetry};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    telemetry::init();
+    let config = Config::from_env().context("configuration")?;
+    let services = bootstrap::services(&config).await.context("start-up")?;
+    let demo = demo::ensure(&services.ctx, services.geolocation(), &config.data_dir)
+        .await
+        .context("demo data")?;
+
+    let address = std::net::SocketAddr::from(([127, 0, 0, 1], config.port));
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .with_context(|| format!("bind {address} (set PORT to use another port)"))?;
+    println!("{}", demo.instructions(&format!("http://{address}")));
+    println!(
+        "Token service listening on http://{address} (geolocation {}); Ctrl-C stops it.",
+        services.geolocation()
+    );
+
+    axum::serve(listener, http::local_router(services))
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}
