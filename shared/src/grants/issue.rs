@@ -36,7 +36,8 @@ pub struct FamilyStart {
     pub principal_id: PrincipalId,
     pub scopes: Scopes,
     pub geolocation: Geolocation,
-    /// The legacy exchange's link update, written with the family.
+    /// The legacy exchange's link update, written with the family. Its `exchange.family_id`
+    /// is set by [`Services::start_family`] to the new family's id.
     pub legacy_exchange: Option<LegacyExchangeUpdate>,
 }
 
@@ -140,7 +141,11 @@ impl Services {
                 family: &family,
                 refresh_token: &refresh,
                 access_token: &access,
-                legacy_exchange: start.legacy_exchange,
+                // The link must name the family created here, whose id the caller cannot know.
+                legacy_exchange: start.legacy_exchange.map(|mut update| {
+                    update.exchange.family_id = family_id;
+                    update
+                }),
             })
             .await?;
         if created == FamilyCreated::LegacyExchangeRaced {
