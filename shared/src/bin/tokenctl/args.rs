@@ -1,0 +1,353 @@
+//! The command line (contract part 6). Verbs, argument names and value spellings are fixed there
+//! because operators script them; only global flags may be added.
+//!
+//! No `Debug` derives: `users create --password` must never end up in a debug print.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use token_service::domain::{
+    ClientId, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType, Login, PrincipalId,
+    Scopes, UserStatus,
+};
+
+#[derive(Parser)]
+#[command(
+    name = "tokenctl",
+    version,
+    about = "Administration of the OAuth 2.0 token service: applications, companies, users, \
+             the legacy-token migration, token families, the table and the signing keys",
+    after_help = "Configuration comes from the same environment as the services (STORE, DATA_DIR, \
+                  TABLE_NAME, DYNAMODB_ENDPOINT, GEOLOCATION, ...); the global flags override it.\n\
+                  Exit status: 0 success, 1 failure, 2 invalid arguments or configuration, \
+                  3 not found, 4 conflict, 5 store unavailable."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Args)]
+pub struct GlobalArgs {
+    /// Print one JSON object on stdout instead of readable text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Which store to use (overrides STORE).
+    #[arg(long, global = true, value_enum, value_name = "KIND")]
+    pub store: Option<StoreArg>,
+    /// Directory of the embedded store and the local signing key (overrides DATA_DIR).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// DynamoDB table (overrides TABLE_NAME).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub table_name: Option<String>,
+    /// A local DynamoDB endpoint (overrides DYNAMODB_ENDPOINT).
+    #[arg(long, global = true, value_name = "URL")]
+    pub dynamodb_endpoint: Option<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StoreArg {
+    Sqlite,
+    Dynamodb,
+}
+
+impl StoreArg {
+    /// The value of the `STORE` variable this flag stands for.
+    pub fn env_value(self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Dynamodb => "dynamodb",
+        }
+    }
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Applications (OAuth clients).
+    #[command(subcommand)]
+    Clients(ClientsCommand),
+    /// Companies (top-level principals).
+    #[command(subcommand)]
+    Companies(CompaniesCommand),
+    /// Users.
+    #[command(subcommand)]
+    Users(UsersCommand),
+    /// Consumer keys of the deprecated framework.
+    #[command(subcommand)]
+    LegacyApps(LegacyAppsCommand),
+    /// Old refresh tokens to migrate.
+    #[command(subcommand)]
+    LegacyTokens(LegacyTokensCommand),
+    /// Issued token families.
+    #[command(subcommand)]
+    Tokens(TokensCommand),
+    /// The DynamoDB table.
+    #[command(subcommand)]
+    Table(TableCommand),
+    /// The ES256 signing keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+#[derive(Subcommand)]
+pub enum ClientsCommand {
+    /// Register an application; prints its client_id and client_secret (shown only this once).
+    Create(ClientsCreate),
+    /// Disable an application: its credentials stop working (code 59).
+    Disable {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+    },
+}
+
+#[derive(Args)]
+pub struct ClientsCreate {
+    #[arg(long)]
+    pub name: String,
+    /// Allowed scopes, space separated.
+    #[arg(long, value_parser = parse_scopes, default_value = "")]
+    pub scopes: Scopes,
+    /// Allowed grants, comma separated [default: all three].
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_parser = parse_grant,
+        value_name = "client_credentials,refresh_token,password"
+    )]
+    pub grants: Vec<GrantType>,
+    /// Where the company auth-token flow redirects (absolute http(s) URL).
+    #[arg(long, value_name = "URL")]
+    pub connect_url: Option<String>,
+    /// Refuse the refresh grant for this application (code 107).
+    #[arg(long)]
+    pub no_refresh: bool,
+}
+
+#[derive(Subcommand)]
+pub enum CompaniesCommand {
+    /// Create a company; prints its company_id.
+    Create {
+        #[arg(long)]
+        name: String,
+        /// The company's home deployment [default: GEOLOCATION].
+        #[arg(long, value_parser = parse_geolocation, value_name = "URL")]
+        geolocation: Option<Geolocation>,
+    },
+    /// Allow an application to obtain tokens for a company.
+    EnableClient {
+        #[arg(value_name = "COMPANY_ID")]
+        company_id: PrincipalId,
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+    },
+    /// Set a company's status.
+    SetStatus {
+        #[arg(value_name = "COMPANY_ID")]
+        company_id: PrincipalId,
+        #[arg(value_enum)]
+        status: CompanyStatusArg,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum CompanyStatusArg {
+    Active,
+    Disabled,
+    Maintenance,
+}
+
+impl From<CompanyStatusArg> for CompanyStatus {
+    fn from(value: CompanyStatusArg) -> Self {
+        match value {
+            CompanyStatusArg::Active => Self::Active,
+            CompanyStatusArg::Disabled => Self::Disabled,
+            CompanyStatusArg::Maintenance => Self::Maintenance,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+pub enum UsersCommand {
+    /// Create a user; prints its user_id.
+    Create(UsersCreate),
+}
+
+#[derive(Args)]
+pub struct UsersCreate {
+    #[arg(long, value_parser = parse_login)]
+    pub login: Login,
+    /// The user's password (visible to other local users in the process list; prefer
+    /// --password-stdin on shared machines).
+    #[arg(long, value_name = "PW", required_unless_present = "password_stdin")]
+    pub password: Option<String>,
+    /// Read the password from the first line of standard input.
+    #[arg(long, conflicts_with = "password")]
+    pub password_stdin: bool,
+    /// The company the user belongs to.
+    #[arg(long, value_name = "ID")]
+    pub company: Option<PrincipalId>,
+    /// Make the user an administrator of --company.
+    #[arg(long)]
+    pub admin: bool,
+    /// The user's home deployment [default: GEOLOCATION].
+    #[arg(long, value_parser = parse_geolocation, value_name = "URL")]
+    pub geolocation: Option<Geolocation>,
+    #[arg(long, value_enum, default_value = "active")]
+    pub status: UserStatusArg,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum UserStatusArg {
+    Active,
+    Disabled,
+    LogonDenied,
+}
+
+impl From<UserStatusArg> for UserStatus {
+    fn from(value: UserStatusArg) -> Self {
+        match value {
+            UserStatusArg::Active => Self::Active,
+            UserStatusArg::Disabled => Self::Disabled,
+            UserStatusArg::LogonDenied => Self::LogonDenied,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+pub enum LegacyAppsCommand {
+    /// Link an old application's consumer key to the application that replaces it.
+    Link {
+        #[arg(value_name = "CONSUMER_KEY", value_parser = parse_consumer_key)]
+        consumer_key: ConsumerKey,
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum LegacyTokensCommand {
+    /// Import old refresh tokens from a JSON Lines file (`-` reads standard input). Invalid lines
+    /// are skipped and listed; re-running the same file creates no duplicates.
+    Import {
+        #[arg(value_name = "FILE.jsonl")]
+        file: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum TokensCommand {
+    /// Revoke a token family: its refresh and access tokens stop working.
+    RevokeFamily {
+        #[arg(value_name = "FAMILY_ID")]
+        family_id: FamilyId,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum TableCommand {
+    /// Create the DynamoDB table with TTL on `expires_at` if it does not exist (SQLite: create
+    /// the schema). Idempotent.
+    Create,
+}
+
+#[derive(Subcommand)]
+pub enum KeysCommand {
+    /// Add a new signing key (previous public keys stay published); prints the new kid.
+    Rotate {
+        /// Rotate this key-ring JSON document (created if absent) instead of the local key file
+        /// under DATA_DIR, e.g. to upload it to Secrets Manager afterwards.
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
+    },
+}
+
+fn parse_scopes(text: &str) -> Result<Scopes, String> {
+    Scopes::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_grant(text: &str) -> Result<GrantType, String> {
+    GrantType::parse(text.trim()).ok_or_else(|| {
+        format!("unknown grant {text:?}: expected client_credentials, refresh_token or password")
+    })
+}
+
+fn parse_geolocation(text: &str) -> Result<Geolocation, String> {
+    Geolocation::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_login(text: &str) -> Result<Login, String> {
+    Login::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_consumer_key(text: &str) -> Result<ConsumerKey, String> {
+    ConsumerKey::parse(text).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("tokenctl").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn contract_spellings_parse() {
+        let cli = parse(&[
+            "clients",
+            "create",
+            "--name",
+            "App",
+            "--scopes",
+            "a b",
+            "--grants",
+            "client_credentials,refresh_token",
+            "--no-refresh",
+            "--json",
+        ])
+        .unwrap();
+        assert!(cli.global.json);
+        match cli.command {
+            Command::Clients(ClientsCommand::Create(c)) => {
+                assert_eq!(c.scopes.to_string(), "a b");
+                assert_eq!(
+                    c.grants,
+                    vec![GrantType::ClientCredentials, GrantType::RefreshToken]
+                );
+                assert!(c.no_refresh);
+            }
+            _ => panic!("wrong verb"),
+        }
+        let id = "0e8f3c4a-1b2c-4d5e-8f90-a1b2c3d4e5f6";
+        assert!(parse(&["companies", "set-status", id, "maintenance"]).is_ok());
+        assert!(parse(&["companies", "set-status", id, "paused"]).is_err());
+        assert!(parse(&["companies", "enable-client", id, id]).is_ok());
+        assert!(parse(&[
+            "users",
+            "create",
+            "--login",
+            "a",
+            "--password",
+            "p",
+            "--status",
+            "logon-denied"
+        ])
+        .is_ok());
+        assert!(parse(&["users", "create", "--login", "a"]).is_err());
+        assert!(parse(&["legacy-apps", "link", "qyprd-OLD", id]).is_ok());
+        assert!(parse(&["legacy-tokens", "import", "f.jsonl"]).is_ok());
+        assert!(parse(&["tokens", "revoke-family", id]).is_ok());
+        assert!(parse(&["tokens", "revoke-family", "nope"]).is_err());
+        assert!(parse(&["--store", "dynamodb", "table", "create"]).is_ok());
+        assert!(parse(&["keys", "rotate", "--file", "ring.json"]).is_ok());
+    }
+}

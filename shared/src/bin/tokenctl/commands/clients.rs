@@ -1,0 +1,63 @@
+//! `clients create`, `clients disable`.
+
+use serde_json::json;
+use token_service::admin::{self, NewClient};
+use token_service::context::Context;
+use token_service::domain::{Client, GrantType};
+
+use crate::args::{ClientsCommand, ClientsCreate};
+use crate::error::CliError;
+use crate::output::Output;
+
+pub async fn run(command: ClientsCommand, ctx: &Context) -> Result<Output, CliError> {
+    match command {
+        ClientsCommand::Create(args) => create(args, ctx).await,
+        ClientsCommand::Disable { client_id } => {
+            let client = admin::disable_client(ctx, &client_id).await?;
+            Ok(Output::new(
+                json!({ "client_id": client.id, "enabled": client.enabled }),
+                format!("Client {} ({}) is disabled.", client.id, client.name),
+            ))
+        }
+    }
+}
+
+async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> {
+    let mut new = NewClient::named(args.name, args.scopes);
+    if !args.grants.is_empty() {
+        new.grants = args.grants.into_iter().collect();
+    }
+    new.connect_url = args.connect_url;
+    new.refresh_allowed = !args.no_refresh;
+    let created = admin::create_client(ctx, new).await?;
+    let client = &created.client;
+    // The only place a secret is ever printed: once, at creation. Only its hash is stored.
+    let secret = created.secret.expose();
+    Ok(Output::new(
+        json!({
+            "client_id": client.id,
+            "client_secret": secret,
+            "name": client.name,
+            "scopes": client.allowed_scopes,
+            "grants": grant_names(client),
+            "connect_url": client.connect_url,
+            "refresh_allowed": client.refresh_allowed,
+        }),
+        format!(
+            "Created client {:?}.\n\
+             client_id:     {}\n\
+             client_secret: {secret}\n\
+             The secret is shown only this once and only its hash is stored: keep it now.",
+            client.name, client.id
+        ),
+    ))
+}
+
+fn grant_names(client: &Client) -> Vec<&'static str> {
+    client
+        .grants
+        .iter()
+        .copied()
+        .map(GrantType::as_str)
+        .collect()
+}

@@ -1,0 +1,57 @@
+//! `companies create`, `companies enable-client`, `companies set-status`.
+
+use serde_json::json;
+use token_service::admin;
+use token_service::config::Config;
+use token_service::context::Context;
+
+use crate::args::CompaniesCommand;
+use crate::error::CliError;
+use crate::output::Output;
+
+pub async fn run(
+    command: CompaniesCommand,
+    ctx: &Context,
+    config: &Config,
+) -> Result<Output, CliError> {
+    match command {
+        CompaniesCommand::Create { name, geolocation } => {
+            let geolocation = geolocation.unwrap_or_else(|| config.geolocation.clone());
+            let company = admin::create_company(ctx, &name, geolocation).await?;
+            Ok(Output::new(
+                json!({
+                    "company_id": company.id,
+                    "name": company.name,
+                    "geolocation": company.geolocation,
+                    "status": company.status.as_str(),
+                }),
+                format!(
+                    "Created company {:?}.\ncompany_id:  {}\ngeolocation: {}",
+                    company.name, company.id, company.geolocation
+                ),
+            ))
+        }
+        CompaniesCommand::EnableClient {
+            company_id,
+            client_id,
+        } => {
+            admin::enable_company_for_client(ctx, &company_id, &client_id).await?;
+            Ok(Output::new(
+                json!({ "company_id": company_id, "client_id": client_id, "enabled": true }),
+                format!("Company {company_id} is enabled for client {client_id}."),
+            ))
+        }
+        CompaniesCommand::SetStatus { company_id, status } => {
+            let company = admin::set_company_status(ctx, &company_id, status.into()).await?;
+            Ok(Output::new(
+                json!({ "company_id": company.id, "status": company.status.as_str() }),
+                format!(
+                    "Company {} ({}) is now {}.",
+                    company.id,
+                    company.name,
+                    company.status.as_str()
+                ),
+            ))
+        }
+    }
+}

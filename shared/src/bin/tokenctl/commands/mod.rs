@@ -1,0 +1,36 @@
+//! One module per noun; each verb returns what to print or why it failed.
+
+mod clients;
+mod companies;
+mod keys;
+mod legacy;
+mod table;
+mod tokens;
+mod users;
+
+use token_service::config::Config;
+
+use crate::args::{Cli, Command};
+use crate::error::CliError;
+use crate::output::Output;
+use crate::setup;
+
+pub async fn run(cli: Cli, config: Config) -> Result<Output, CliError> {
+    match cli.command {
+        // These two work on the configuration itself, not through the admin operations.
+        Command::Table(command) => table::run(command, &config).await,
+        Command::Keys(command) => keys::run(command, &config),
+        command => {
+            let ctx = setup::context(&config).await?;
+            match command {
+                Command::Clients(command) => clients::run(command, &ctx).await,
+                Command::Companies(command) => companies::run(command, &ctx, &config).await,
+                Command::Users(command) => users::run(command, &ctx, &config).await,
+                Command::LegacyApps(command) => legacy::run_apps(command, &ctx).await,
+                Command::LegacyTokens(command) => legacy::run_tokens(command, &ctx).await,
+                Command::Tokens(command) => tokens::run(command, &ctx).await,
+                Command::Table(_) | Command::Keys(_) => unreachable!("handled above"),
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! `users create`.
+
+use std::io::BufRead;
+
+use serde_json::json;
+use token_service::admin::{self, NewUser};
+use token_service::config::Config;
+use token_service::context::Context;
+use token_service::secrets::Secret;
+
+use crate::args::{UsersCommand, UsersCreate};
+use crate::error::CliError;
+use crate::output::Output;
+
+pub async fn run(
+    command: UsersCommand,
+    ctx: &Context,
+    config: &Config,
+) -> Result<Output, CliError> {
+    match command {
+        UsersCommand::Create(args) => create(args, ctx, config).await,
+    }
+}
+
+async fn create(args: UsersCreate, ctx: &Context, config: &Config) -> Result<Output, CliError> {
+    let password = match args.password {
+        Some(password) => Secret::new(password),
+        None => read_password_line()?,
+    };
+    let new = NewUser {
+        login: args.login,
+        password,
+        company_id: args.company,
+        is_admin: args.admin,
+        geolocation: args
+            .geolocation
+            .unwrap_or_else(|| config.geolocation.clone()),
+        status: args.status.into(),
+    };
+    let user = admin::create_user(ctx, new).await?;
+    let role = match (&user.company_id, user.is_admin) {
+        (Some(company), true) => format!(", administrator of company {company}"),
+        (Some(company), false) => format!(", member of company {company}"),
+        (None, _) => String::new(),
+    };
+    Ok(Output::new(
+        json!({
+            "user_id": user.id,
+            "login": user.login,
+            "company_id": user.company_id,
+            "admin": user.is_admin,
+            "geolocation": user.geolocation,
+            "status": user.status.as_str(),
+        }),
+        format!(
+            "Created user {} ({}{role}).\nuser_id: {}",
+            user.login,
+            user.status.as_str(),
+            user.id
+        ),
+    ))
+}
+
+/// `--password-stdin`: the first line of standard input, without its line ending.
+fn read_password_line() -> Result<Secret, CliError> {
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| CliError::other(format!("reading the password from standard input: {e}")))?;
+    let password = line.strip_suffix('\n').unwrap_or(&line);
+    let password = password.strip_suffix('\r').unwrap_or(password);
+    Ok(Secret::new(password))
+}

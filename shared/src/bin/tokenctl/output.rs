@@ -1,0 +1,35 @@
+//! What a verb prints on success: one JSON object (`--json`) or readable text.
+
+use std::io::Write;
+
+use serde_json::Value;
+
+pub struct Output {
+    json: Value,
+    text: String,
+}
+
+impl Output {
+    /// `json` must be an object; `text` is what a person reads (one or a few lines).
+    pub fn new(json: Value, text: impl Into<String>) -> Self {
+        debug_assert!(json.is_object());
+        Self {
+            json,
+            text: text.into(),
+        }
+    }
+
+    pub fn print(&self, as_json: bool) -> std::io::Result<()> {
+        let mut stdout = std::io::stdout().lock();
+        if as_json {
+            serde_json::to_writer(&mut stdout, &self.json)?;
+            stdout.write_all(b"\n")?;
+        } else {
+            stdout.write_all(self.text.as_bytes())?;
+            if !self.text.ends_with('\n') {
+                stdout.write_all(b"\n")?;
+            }
+        }
+        stdout.flush()
+    }
+}
