@@ -140,11 +140,10 @@ async fn two_stores_on_one_file_read_and_write_concurrently() {
     let families: Vec<_> = join_all(grants)
         .await
         .into_iter()
-        .map(|task| {
+        .flat_map(|task| {
             task.expect("grant task")
                 .expect("server writes during an import")
         })
-        .flatten()
         .collect();
     import
         .await
