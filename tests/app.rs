@@ -96,6 +96,12 @@ impl TestApp {
         Some(Self::serve(store, clock, backend, options.policy).await)
     }
 
+    /// An app over a store the test built itself (e.g. one pointed at a dead endpoint).
+    pub async fn with_store(store: Arc<dyn Store>, backend: Backend, options: AppOptions) -> Self {
+        let clock = Arc::new(ManualClock::starting_now());
+        Self::serve(store, clock, backend, options.policy).await
+    }
+
     /// A second deployment (another region) over the same store and clock, as a global table
     /// would give it: same data, its own geolocation and signing keys.
     pub async fn spawn_other_region(&self) -> Self {

@@ -1,5 +1,7 @@
 //! The one integration test binary: every suite is a module here, so the workspace links one
 //! test executable instead of one per file.
 
+mod company;
 mod conformance_dynamodb;
 mod conformance_sqlite;
+mod token_endpoint;
