@@ -4,4 +4,5 @@
 mod company;
 mod conformance_dynamodb;
 mod conformance_sqlite;
+mod exchange;
 mod token_endpoint;

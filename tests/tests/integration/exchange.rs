@@ -1,0 +1,865 @@
+//! `POST /appmgmt/v0/legacyApps/{OLDConsumerKey}/exchangeRefreshToken/me` over real HTTP, on
+//! SQLite and on DynamoDB Local (contract part 3).
+
+use integration_tests::app::{assert_error, json_of, TestApp, TestClient};
+use integration_tests::on_both_stores;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use token_service::admin;
+use token_service::clock::Clock;
+use token_service::domain::{
+    ClientId, CompanyStatus, ConsumerKey, Geolocation, PrincipalId, Scopes, TokenId, UserStatus,
+};
+use token_service::import::import_legacy_tokens;
+use token_service::secrets::TokenHash;
+use uuid::Uuid;
+
+on_both_stores!(
+    user_token_is_exchanged_and_the_new_refresh_token_works,
+    form_and_json_bodies_are_accepted,
+    wsadmin_token_yields_the_admin_family_or_the_company_family,
+    company_token_needs_a_wsadmin_token,
+    family_lives_at_the_principals_home,
+    repeated_exchange_revokes_the_previous_family,
+    concurrent_exchanges_leave_one_live_family,
+    bearer_token_must_be_a_live_application_token,
+    secret_must_be_the_calling_apps,
+    app_must_be_enabled_and_linked_to_the_consumer_key,
+    unknown_consumer_key_is_404,
+    old_token_must_be_known_live_and_of_this_consumer_key,
+    disabled_principal_is_refused,
+    old_scopes_must_be_within_the_apps,
+    bad_return_type_and_body_formats,
+);
+
+const PATH_PREFIX: &str = "/appmgmt/v0/legacyApps/";
+const PATH_SUFFIX: &str = "/exchangeRefreshToken/me";
+
+fn exchange_path(consumer_key: &str, query: &str) -> String {
+    format!("{PATH_PREFIX}{consumer_key}{PATH_SUFFIX}{query}")
+}
+
+/// A request body, in either accepted encoding.
+enum Body<'a> {
+    Form(&'a [(&'a str, &'a str)]),
+    Json(Value),
+}
+
+/// The new app, with the old app's consumer key linked to it.
+struct Migration {
+    client: TestClient,
+    consumer_key: String,
+    app_token: String,
+}
+
+impl Migration {
+    async fn new(app: &TestApp, scopes: &str) -> Self {
+        let client = app.create_client(scopes).await;
+        let consumer_key = format!("old-app-{}", Uuid::new_v4().simple());
+        link(app, &consumer_key, &client).await;
+        let app_token = app.app_token(&client).await;
+        Self {
+            client,
+            consumer_key,
+            app_token,
+        }
+    }
+
+    /// Exchanges `token` with the right bearer token and secret, as a form.
+    async fn exchange(&self, app: &TestApp, token: &str) -> (StatusCode, Value) {
+        self.exchange_with(app, "", token).await
+    }
+
+    async fn exchange_with(&self, app: &TestApp, query: &str, token: &str) -> (StatusCode, Value) {
+        exchange(
+            app,
+            &exchange_path(&self.consumer_key, query),
+            Some(&format!("Bearer {}", self.app_token)),
+            Body::Form(&[("token", token), ("secret", &self.client.secret)]),
+        )
+        .await
+    }
+}
+
+async fn link(app: &TestApp, consumer_key: &str, client: &TestClient) {
+    admin::link_legacy_app(
+        app.ctx(),
+        ConsumerKey::parse(consumer_key).unwrap(),
+        &ClientId::parse(&client.id).unwrap(),
+    )
+    .await
+    .unwrap();
+}
+
+async fn exchange(
+    app: &TestApp,
+    path: &str,
+    authorization: Option<&str>,
+    body: Body<'_>,
+) -> (StatusCode, Value) {
+    let mut request = app.http.post(app.url(path));
+    if let Some(authorization) = authorization {
+        request = request.header("authorization", authorization);
+    }
+    request = match body {
+        Body::Form(form) => request
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(serde_urlencoded::to_string(form).unwrap()),
+        Body::Json(value) => request.json(&value),
+    };
+    json_of(request.send().await.unwrap()).await
+}
+
+/// Imports old tokens through the migration import (JSON Lines), as `tokenctl legacy-tokens
+/// import` does.
+async fn import(app: &TestApp, lines: &[Value]) {
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    let report = import_legacy_tokens(app.ctx(), text.as_bytes(), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(
+        report.imported,
+        lines.len() as u64,
+        "{:?}",
+        report.skipped_lines
+    );
+}
+
+fn old_token() -> String {
+    format!("old-{}", Uuid::new_v4())
+}
+
+/// One import line for a user's old token.
+fn user_line(token: &str, consumer_key: &str, user: &PrincipalId, scopes: &[&str]) -> Value {
+    json!({
+        "token": token,
+        "consumer_key": consumer_key,
+        "principal_type": "user",
+        "principal_id": user.to_string(),
+        "scopes": scopes,
+        "wsadmin": false,
+    })
+}
+
+#[track_caller]
+fn assert_refused(actual: &(StatusCode, Value), status: u16, code: &str, error: &str) {
+    let (got, body) = actual;
+    assert_eq!(got.as_u16(), status, "status; body: {body}");
+    assert_eq!(body["code"], code, "code; body: {body}");
+    assert_eq!(body["error"], error, "error; body: {body}");
+    assert!(
+        body["error_description"]
+            .as_str()
+            .is_some_and(|d| !d.is_empty()),
+        "error_description; body: {body}"
+    );
+    for field in ["accessToken", "refreshToken"] {
+        assert!(body.get(field).is_none(), "{field} in a refusal: {body}");
+    }
+}
+
+#[track_caller]
+fn assert_ok(actual: &(StatusCode, Value)) -> &Value {
+    let (status, body) = actual;
+    assert_eq!(*status, StatusCode::OK, "body: {body}");
+    assert_eq!(body["code"], "OK", "{body}");
+    body
+}
+
+/// The refresh grant with an exchanged refresh token, as the new app.
+async fn refresh(app: &TestApp, client: &TestClient, refresh_token: &str) -> (StatusCode, Value) {
+    app.token(&[
+        ("grant_type", "refresh_token"),
+        ("client_id", &client.id),
+        ("client_secret", &client.secret),
+        ("refresh_token", refresh_token),
+    ])
+    .await
+}
+
+fn jti_of(app: &TestApp, access_token: &str) -> TokenId {
+    let claims = app
+        .services
+        .codec
+        .decode(access_token, app.clock.now())
+        .expect("an access token this deployment signed");
+    TokenId::parse(&claims.jti).unwrap()
+}
+
+async fn user_id(app: &TestApp, login: &str) -> PrincipalId {
+    app.create_user(login, "pw-irrelevant").await.id
+}
+
+async fn user_token_is_exchanged_and_the_new_refresh_token_works(app: TestApp) {
+    let m = Migration::new(&app, "read write profile").await;
+    let user = user_id(&app, "alice").await;
+    let old = old_token();
+    import(
+        &app,
+        &[user_line(&old, &m.consumer_key, &user, &["read", "write"])],
+    )
+    .await;
+
+    let response = app
+        .http
+        .post(app.url(&exchange_path(&m.consumer_key, "")))
+        .bearer_auth(&m.app_token)
+        .form(&[("token", old.as_str()), ("secret", &m.client.secret)])
+        .send()
+        .await
+        .unwrap();
+    let headers = response.headers().clone();
+    assert_eq!(headers["cache-control"], "no-store");
+    assert_eq!(headers["pragma"], "no-cache");
+    assert!(headers["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("application/json"));
+    let answer = json_of(response).await;
+    let body = assert_ok(&answer);
+    assert_eq!(body["principalType"], "user");
+    assert_eq!(body["id"], user.to_string());
+    assert_eq!(body["scope"], "read write");
+    assert_eq!(body["expiresIn"], 3600);
+    assert_eq!(body["refreshExpiresIn"], 180 * 86_400);
+    assert_eq!(body["geolocation"], app.address);
+    let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
+    assert_eq!(keys.len(), 9, "exactly the contract's fields: {keys:?}");
+
+    // The access token is one of ours, for the user, issued to the new app.
+    let access = body["accessToken"].as_str().unwrap();
+    let claims = app.services.codec.decode(access, app.clock.now()).unwrap();
+    assert_eq!(claims.sub, user.to_string());
+    assert_eq!(claims.client_id, m.client.id);
+    assert_eq!(claims.scope, "read write");
+
+    // The old token now points at the family the new refresh token belongs to.
+    let refresh_token = body["refreshToken"].as_str().unwrap().to_owned();
+    let now = app.clock.now();
+    let record = app
+        .store
+        .get_refresh_token(&TokenHash::of(&refresh_token), now)
+        .await
+        .unwrap()
+        .expect("refresh token stored by its hash");
+    let link = app
+        .store
+        .get_legacy_exchange(&TokenHash::of(&old))
+        .await
+        .unwrap()
+        .expect("old token linked");
+    assert_eq!(link.family_id, record.family_id);
+    let family = app
+        .store
+        .get_family(&record.family_id, now)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(family.principal_id, user);
+    assert_eq!(family.client_id.to_string(), m.client.id);
+    assert_eq!(family.scopes, Scopes::parse("read write").unwrap());
+
+    // The new app refreshes with it at the token endpoint.
+    let refreshed = refresh(&app, &m.client, &refresh_token).await;
+    assert_eq!(refreshed.0, StatusCode::OK, "{}", refreshed.1);
+    assert_eq!(refreshed.1["principal_type"], "user");
+    assert_eq!(refreshed.1["id"], user.to_string());
+    assert_eq!(refreshed.1["scope"], "read write");
+    assert_ne!(refreshed.1["refresh_token"], refresh_token.as_str());
+}
+
+async fn form_and_json_bodies_are_accepted(app: TestApp) {
+    let m = Migration::new(&app, "read").await;
+    let user = user_id(&app, "bob").await;
+    let (form_token, json_token) = (old_token(), old_token());
+    import(
+        &app,
+        &[
+            user_line(&form_token, &m.consumer_key, &user, &["read"]),
+            user_line(&json_token, &m.consumer_key, &user, &["read"]),
+        ],
+    )
+    .await;
+    let path = exchange_path(&m.consumer_key, "");
+    let bearer = format!("Bearer {}", m.app_token);
+
+    let by_form = exchange(
+        &app,
+        &path,
+        Some(&bearer),
+        Body::Form(&[("token", &form_token), ("secret", &m.client.secret)]),
+    )
+    .await;
+    assert_eq!(assert_ok(&by_form)["id"], user.to_string());
+
+    let by_json = exchange(
+        &app,
+        &path,
+        Some(&bearer),
+        Body::Json(json!({"token": json_token, "secret": m.client.secret})),
+    )
+    .await;
+    assert_eq!(assert_ok(&by_json)["id"], user.to_string());
+
+    // The scheme is case-insensitive (RFC 9110 §11.1).
+    let lower = exchange(
+        &app,
+        &path,
+        Some(&format!("bearer {}", m.app_token)),
+        Body::Json(json!({"token": json_token, "secret": m.client.secret})),
+    )
+    .await;
+    assert_ok(&lower);
+}
+
+async fn wsadmin_token_yields_the_admin_family_or_the_company_family(app: TestApp) {
+    let m = Migration::new(&app, "read admin").await;
+    let company = app.create_company("Acme").await;
+    let admin_user = app
+        .create_user_with("admin@acme", "pw", |u| {
+            u.company_id = Some(company.id);
+            u.is_admin = true;
+        })
+        .await;
+    let wsadmin = old_token();
+    let line = json!({
+        "token": wsadmin,
+        "consumer_key": m.consumer_key,
+        "principal_type": "user",
+        "principal_id": admin_user.id.to_string(),
+        "scopes": ["admin", "read"],
+        "wsadmin": true,
+        "company_id": company.id.to_string(),
+    });
+    import(&app, &[line]).await;
+
+    // Without returnType: the administrator's own family.
+    let as_user = m.exchange(&app, &wsadmin).await;
+    let user_body = assert_ok(&as_user).clone();
+    assert_eq!(user_body["principalType"], "user");
+    assert_eq!(user_body["id"], admin_user.id.to_string());
+    assert_eq!(user_body["scope"], "admin read");
+    let refreshed = refresh(&app, &m.client, user_body["refreshToken"].as_str().unwrap()).await;
+    assert_eq!(refreshed.0, StatusCode::OK, "{}", refreshed.1);
+    assert_eq!(refreshed.1["principal_type"], "user");
+
+    // With returnType=companyToken: the company's family. Same old token, so this replaces the
+    // administrator's family (one live family per old token).
+    let as_company = m
+        .exchange_with(&app, "?returnType=companyToken", &wsadmin)
+        .await;
+    let company_body = assert_ok(&as_company).clone();
+    assert_eq!(company_body["principalType"], "company");
+    assert_eq!(company_body["id"], company.id.to_string());
+    assert_eq!(company_body["geolocation"], company.geolocation.as_str());
+    let claims = app
+        .services
+        .codec
+        .decode(
+            company_body["accessToken"].as_str().unwrap(),
+            app.clock.now(),
+        )
+        .unwrap();
+    assert_eq!(claims.sub, company.id.to_string());
+    assert_eq!(claims.principal_type.as_str(), "company");
+    let replaced = refresh(
+        &app,
+        &m.client,
+        refreshed.1["refresh_token"].as_str().unwrap(),
+    )
+    .await;
+    assert_error(&replaced, 400, "invalid_grant", 108);
+
+    // A company family refreshes like one from the company password grant: the company has to
+    // be enabled for the app (code 53 until it is).
+    let company_refresh = company_body["refreshToken"].as_str().unwrap();
+    admin::enable_company_for_client(
+        app.ctx(),
+        &company.id,
+        &ClientId::parse(&m.client.id).unwrap(),
+    )
+    .await
+    .unwrap();
+    let refreshed = refresh(&app, &m.client, company_refresh).await;
+    assert_eq!(refreshed.0, StatusCode::OK, "{}", refreshed.1);
+    assert_eq!(refreshed.1["principal_type"], "company");
+    assert_eq!(refreshed.1["id"], company.id.to_string());
+}
+
+async fn company_token_needs_a_wsadmin_token(app: TestApp) {
+    let m = Migration::new(&app, "read").await;
+    let user = user_id(&app, "carol").await;
+    let plain = old_token();
+    import(
+        &app,
+        &[user_line(&plain, &m.consumer_key, &user, &["read"])],
+    )
+    .await;
+    let refused = m
+        .exchange_with(&app, "?returnType=companyToken", &plain)
+        .await;
+    assert_refused(&refused, 400, "INVALIDTOKEN", "invalid_grant");
+    assert_eq!(refused.1["error_description"], "Bad or expired token");
+    // Nothing was linked: the token is still exchangeable for the user.
+    assert!(app
+        .store
+        .get_legacy_exchange(&TokenHash::of(&plain))
+        .await
+        .unwrap()
+        .is_none());
+    assert_ok(&m.exchange(&app, &plain).await);
+}
+
+async fn family_lives_at_the_principals_home(app: TestApp) {
+    let m = Migration::new(&app, "read").await;
+    let elsewhere = Geolocation::parse("https://eu.api.example.com").unwrap();
+    let abroad = app
+        .create_user_with("dave", "pw", |u| u.geolocation = elsewhere.clone())
+        .await;
+    let stranger = PrincipalId::new(Uuid::new_v4());
+    let (abroad_token, stranger_token) = (old_token(), old_token());
+    import(
+        &app,
+        &[
+            user_line(&abroad_token, &m.consumer_key, &abroad.id, &["read"]),
+            user_line(&stranger_token, &m.consumer_key, &stranger, &["read"]),
+        ],
+    )
+    .await;
+
+    let home = m.exchange(&app, &abroad_token).await;
+    assert_eq!(assert_ok(&home)["geolocation"], elsewhere.as_str());
+    // Refreshing here sends the app to the user's home deployment (code 16).
+    let refreshed = refresh(&app, &m.client, home.1["refreshToken"].as_str().unwrap()).await;
+    assert_error(&refreshed, 400, "invalid_request", 16);
+    assert_eq!(refreshed.1["geolocation"], elsewhere.as_str());
+
+    // A principal this store does not know gets this deployment.
+    let unknown = m.exchange(&app, &stranger_token).await;
+    assert_eq!(assert_ok(&unknown)["geolocation"], app.address);
+    assert_eq!(unknown.1["id"], stranger.to_string());
+}
+
+async fn repeated_exchange_revokes_the_previous_family(app: TestApp) {
+    let m = Migration::new(&app, "read").await;
+    let user = user_id(&app, "erin").await;
+    let old = old_token();
+    import(&app, &[user_line(&old, &m.consumer_key, &user, &["read"])]).await;
+
+    let first = m.exchange(&app, &old).await;
+    let first = assert_ok(&first).clone();
+    let first_jti = jti_of(&app, first["accessToken"].as_str().unwrap());
+    let first_record = app
+        .store
+        .get_access_token(&first_jti, app.clock.now())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!first_record.revoked);
+    let first_family = first_record.family_id.unwrap();
+
+    // A retry after a lost response: succeeds again, with new tokens.
+    app.clock.advance(5);
+    let second = m.exchange(&app, &old).await;
+    let second = assert_ok(&second).clone();
+    assert_ne!(first["refreshToken"], second["refreshToken"]);
+    assert_ne!(first["accessToken"], second["accessToken"]);
+
+    // The first family is revoked: its refresh token gets 108, its access token reads revoked.
+    let stale = refresh(&app, &m.client, first["refreshToken"].as_str().unwrap()).await;
+    assert_error(&stale, 400, "invalid_grant", 108);
+    let now = app.clock.now();
+    let first_record = app
+        .store
+        .get_access_token(&first_jti, now)
+        .await
+        .unwrap()
+        .expect("still within its hour");
+    assert!(first_record.revoked, "first family's access token revoked");
+    let family = app
+        .store
+        .get_family(&first_family, now)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(family.revoked_at.is_some());
+
+    // The old token points at the second family, which works.
+    let second_jti = jti_of(&app, second["accessToken"].as_str().unwrap());
+    let second_record = app
+        .store
+        .get_access_token(&second_jti, now)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!second_record.revoked);
+    let link = app
+        .store
+        .get_legacy_exchange(&TokenHash::of(&old))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(Some(link.family_id), second_record.family_id);
+    let fresh = refresh(&app, &m.client, second["refreshToken"].as_str().unwrap()).await;
+    assert_eq!(fresh.0, StatusCode::OK, "{}", fresh.1);
+}
+
+async fn concurrent_exchanges_leave_one_live_family(app: TestApp) {
+    let m = Migration::new(&app, "read").await;
+    let user = user_id(&app, "frank").await;
+    let old = old_token();
+    import(&app, &[user_line(&old, &m.consumer_key, &user, &["read"])]).await;
+
+    let answers = futures::future::join_all((0..6).map(|_| m.exchange(&app, &old))).await;
+    let mut refresh_tokens = Vec::new();
+    for (status, body) in &answers {
+        match status.as_u16() {
+            200 => refresh_tokens.push(body["refreshToken"].as_str().unwrap().to_owned()),
+            // Lost twice to a concurrent exchange: a retryable 503, nothing written.
+            503 => assert_eq!(body["error"], "temporarily_unavailable", "{body}"),
+            _ => panic!("unexpected answer {status}: {body}"),
+        }
+    }
+    assert!(!refresh_tokens.is_empty());
+    let mut live = 0;
+    for token in &refresh_tokens {
+        let (status, body) = refresh(&app, &m.client, token).await;
+        match status.as_u16() {
+            200 => live += 1,
+            _ => assert_error(&(status, body), 400, "invalid_grant", 108),
+        }
+    }
+    assert_eq!(live, 1, "exactly one family survives");
+}
+
+async fn bearer_token_must_be_a_live_application_token(app: TestApp) {
+    let m = Migration::new(&app, "read").await;
+    let user = app.create_user("gina", "gina-pw").await;
+    let old = old_token();
+    import(
+        &app,
+        &[user_line(&old, &m.consumer_key, &user.id, &["read"])],
+    )
+    .await;
+    let path = exchange_path(&m.consumer_key, "");
+    let body = || Body::Form(&[]);
+    let form = [
+        ("token", old.as_str()),
+        ("secret", m.client.secret.as_str()),
+    ];
+
+    // No header, another scheme, garbage, a token signed elsewhere.
+    let other_region = app.spawn_other_region().await;
+    let foreign = other_region.app_token(&m.client).await;
+    let basic = format!(
+        "Basic {}",
+        base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            format!("{}:{}", m.client.id, m.client.secret)
+        )
+    );
+    let foreign = format!("Bearer {foreign}");
+    for authorization in [
+        None,
+        Some(basic.as_str()),
+        Some("Bearer"),
+        Some("Bearer not.a.jwt"),
+        Some(foreign.as_str()),
+        // The token without its scheme.
+        Some(m.app_token.as_str()),
+    ] {
+        let refused = exchange(&app, &path, authorization, Body::Form(&form)).await;
+        assert_refused(&refused, 400, "UNAUTHORIZED", "invalid_client");
+        assert_eq!(refused.1["error_description"], "Invalid credentials");
+    }
+    // Without a body either: authentication comes first.
+    let refused = exchange(&app, &path, None, body()).await;
+    assert_refused(&refused, 400, "UNAUTHORIZED", "invalid_client");
+
+    // A user's access token is not an application token.
+    let user_tokens = app.user_tokens(&m.client, "gina", "gina-pw").await;
+    let as_user = exchange(
+        &app,
+        &path,
+        Some(&format!(
+            "Bearer {}",
+            user_tokens["access_token"].as_str().unwrap()
+        )),
+        Body::Form(&form),
+    )
+    .await;
+    assert_refused(&as_user, 400, "UNAUTHORIZED", "invalid_client");
+
+    // An application token past its hour, by the clock the service uses.
+    app.clock.advance(3600);
+    let expired = m.exchange(&app, &old).await;
+    assert_refused(&expired, 400, "UNAUTHORIZED", "invalid_client");
+
+    // None of this linked the old token; a fresh application token exchanges it.
+    assert!(app
+        .store
+        .get_legacy_exchange(&TokenHash::of(&old))
+        .await
+        .unwrap()
+        .is_none());
+    let app_token = app.app_token(&m.client).await;
+    let fresh = Migration { app_token, ..m };
+    assert_ok(&fresh.exchange(&app, &old).await);
+}
+
+async fn secret_must_be_the_calling_apps(app: TestApp) {
+    let m = Migration::new(&app, "read").await;
+    let other = app.create_client("read").await;
+    let user = user_id(&app, "hank").await;
+    let old = old_token();
+    import(&app, &[user_line(&old, &m.consumer_key, &user, &["read"])]).await;
+    let path = exchange_path(&m.consumer_key, "");
+    let bearer = format!("Bearer {}", m.app_token);
+
+    for form in [
+        vec![("token", old.as_str())],
+        vec![("token", old.as_str()), ("secret", "")],
+        vec![("token", old.as_str()), ("secret", other.secret.as_str())],
+        vec![("token", old.as_str()), ("secret", "not-the-secret")],
+        vec![],
+    ] {
+        let refused = exchange(&app, &path, Some(&bearer), Body::Form(&form)).await;
+        assert_refused(&refused, 400, "UNAUTHORIZED", "invalid_client");
+    }
+    // The other app's token with its own secret names the other app: not linked to this key.
+    let other_token = app.app_token(&other).await;
+    let refused = exchange(
+        &app,
+        &path,
+        Some(&format!("Bearer {other_token}")),
+        Body::Form(&[("token", &old), ("secret", &other.secret)]),
+    )
+    .await;
+    assert_refused(&refused, 400, "INVALIDAPP", "invalid_client");
+
+    // `token` missing, with the right secret.
+    let refused = exchange(
+        &app,
+        &path,
+        Some(&bearer),
+        Body::Json(json!({"secret": m.client.secret})),
+    )
+    .await;
+    assert_refused(&refused, 400, "INVALIDTOKEN", "invalid_grant");
+}
+
+async fn app_must_be_enabled_and_linked_to_the_consumer_key(app: TestApp) {
+    let m = Migration::new(&app, "read").await;
+    let user = user_id(&app, "iris").await;
+    let old = old_token();
+    import(&app, &[user_line(&old, &m.consumer_key, &user, &["read"])]).await;
+
+    // The consumer key moves to another app: this one may no longer use it.
+    let successor = app.create_client("read").await;
+    link(&app, &m.consumer_key, &successor).await;
+    let refused = m.exchange(&app, &old).await;
+    assert_refused(&refused, 400, "INVALIDAPP", "invalid_client");
+    assert_eq!(refused.1["error_description"], "Application is invalid");
+    link(&app, &m.consumer_key, &m.client).await;
+    assert_ok(&m.exchange(&app, &old).await);
+
+    // A disabled app, with an application token obtained before it was disabled.
+    admin::disable_client(app.ctx(), &ClientId::parse(&m.client.id).unwrap())
+        .await
+        .unwrap();
+    let refused = m.exchange(&app, &old).await;
+    assert_refused(&refused, 400, "INVALIDAPP", "invalid_client");
+}
+
+async fn unknown_consumer_key_is_404(app: TestApp) {
+    let m = Migration::new(&app, "read").await;
+    let user = user_id(&app, "jack").await;
+    let old = old_token();
+    import(&app, &[user_line(&old, &m.consumer_key, &user, &["read"])]).await;
+    let refused = exchange(
+        &app,
+        &exchange_path("never-linked", ""),
+        Some(&format!("Bearer {}", m.app_token)),
+        Body::Form(&[("token", &old), ("secret", &m.client.secret)]),
+    )
+    .await;
+    assert_refused(&refused, 404, "INVALIDAPP", "invalid_client");
+}
+
+async fn old_token_must_be_known_live_and_of_this_consumer_key(app: TestApp) {
+    let m = Migration::new(&app, "read").await;
+    let user = user_id(&app, "kate").await;
+    // A second old app of the same new app: its tokens are not exchangeable under the first key.
+    let second_key = format!("old-app-{}", Uuid::new_v4().simple());
+    link(&app, &second_key, &m.client).await;
+    let (expiring, of_second, live) = (old_token(), old_token(), old_token());
+    let mut expiring_line = user_line(&expiring, &m.consumer_key, &user, &["read"]);
+    expiring_line["expires_at"] = json!(app.clock.now() + 100);
+    import(
+        &app,
+        &[
+            expiring_line,
+            user_line(&of_second, &second_key, &user, &["read"]),
+            user_line(&live, &m.consumer_key, &user, &["read"]),
+        ],
+    )
+    .await;
+
+    let unknown = m.exchange(&app, "never-imported").await;
+    assert_refused(&unknown, 400, "INVALIDTOKEN", "invalid_grant");
+    assert_eq!(unknown.1["error_description"], "Bad or expired token");
+
+    let mismatched = m.exchange(&app, &of_second).await;
+    assert_refused(&mismatched, 400, "INVALIDTOKEN", "invalid_grant");
+    let under_its_own_key = exchange(
+        &app,
+        &exchange_path(&second_key, ""),
+        Some(&format!("Bearer {}", m.app_token)),
+        Body::Form(&[("token", &of_second), ("secret", &m.client.secret)]),
+    )
+    .await;
+    assert_ok(&under_its_own_key);
+
+    // Still valid one second before its expiry, refused from it on.
+    app.clock.advance(99);
+    let before = m.exchange(&app, &expiring).await;
+    assert_ok(&before);
+    app.clock.advance(1);
+    let expired = m.exchange(&app, &expiring).await;
+    assert_refused(&expired, 400, "INVALIDTOKEN", "invalid_grant");
+    // The refusal changed nothing: the family of the earlier exchange is still live.
+    let still = refresh(&app, &m.client, before.1["refreshToken"].as_str().unwrap()).await;
+    assert_eq!(still.0, StatusCode::OK, "{}", still.1);
+
+    assert_ok(&m.exchange(&app, &live).await);
+}
+
+async fn disabled_principal_is_refused(app: TestApp) {
+    let m = Migration::new(&app, "read").await;
+    let disabled = app
+        .create_user_with("liam", "pw", |u| u.status = UserStatus::Disabled)
+        .await;
+    let company = app.create_company("Closed Inc").await;
+    let admin_user = app
+        .create_user_with("admin@closed", "pw", |u| {
+            u.company_id = Some(company.id);
+            u.is_admin = true;
+        })
+        .await;
+    admin::set_company_status(app.ctx(), &company.id, CompanyStatus::Disabled)
+        .await
+        .unwrap();
+    let (user_token, wsadmin) = (old_token(), old_token());
+    import(
+        &app,
+        &[
+            user_line(&user_token, &m.consumer_key, &disabled.id, &["read"]),
+            json!({
+                "token": wsadmin,
+                "consumer_key": m.consumer_key,
+                "principal_type": "user",
+                "principal_id": admin_user.id.to_string(),
+                "scopes": ["read"],
+                "wsadmin": true,
+                "company_id": company.id.to_string(),
+            }),
+        ],
+    )
+    .await;
+    let refused = m.exchange(&app, &user_token).await;
+    assert_refused(&refused, 400, "INVALIDTOKEN", "invalid_grant");
+    let refused = m
+        .exchange_with(&app, "?returnType=companyToken", &wsadmin)
+        .await;
+    assert_refused(&refused, 400, "INVALIDTOKEN", "invalid_grant");
+    // The administrator is active: the admin's own family is issued.
+    assert_eq!(
+        assert_ok(&m.exchange(&app, &wsadmin).await)["principalType"],
+        "user"
+    );
+}
+
+async fn old_scopes_must_be_within_the_apps(app: TestApp) {
+    let m = Migration::new(&app, "read profile").await;
+    let user = user_id(&app, "mia").await;
+    let (wide, narrow) = (old_token(), old_token());
+    import(
+        &app,
+        &[
+            user_line(&wide, &m.consumer_key, &user, &["read", "payroll"]),
+            user_line(&narrow, &m.consumer_key, &user, &["profile"]),
+        ],
+    )
+    .await;
+    let refused = m.exchange(&app, &wide).await;
+    assert_refused(&refused, 400, "INVALIDSCOPES", "invalid_scope");
+    assert_eq!(
+        refused.1["error_description"],
+        "Requested scopes are not a subset of the allowed scopes"
+    );
+    assert!(app
+        .store
+        .get_legacy_exchange(&TokenHash::of(&wide))
+        .await
+        .unwrap()
+        .is_none());
+    assert_eq!(
+        assert_ok(&m.exchange(&app, &narrow).await)["scope"],
+        "profile"
+    );
+}
+
+async fn bad_return_type_and_body_formats(app: TestApp) {
+    let m = Migration::new(&app, "read").await;
+    let user = user_id(&app, "noah").await;
+    let old = old_token();
+    import(&app, &[user_line(&old, &m.consumer_key, &user, &["read"])]).await;
+
+    let refused = m.exchange_with(&app, "?returnType=userToken", &old).await;
+    assert_refused(&refused, 400, "INVALIDTOKEN", "invalid_request");
+
+    let bearer = format!("Bearer {}", m.app_token);
+    let path = exchange_path(&m.consumer_key, "");
+    let text = app
+        .http
+        .post(app.url(&path))
+        .header("authorization", &bearer)
+        .header("content-type", "text/plain")
+        .body(format!("token={old}&secret={}", m.client.secret))
+        .send()
+        .await
+        .unwrap();
+    // Unreadable bodies answer as at the token endpoint.
+    assert_error(&json_of(text).await, 400, "invalid_request", 135);
+
+    let oversized = app
+        .http
+        .post(app.url(&path))
+        .header("authorization", &bearer)
+        .form(&[
+            ("token", "x".repeat(17 * 1024)),
+            ("secret", m.client.secret.clone()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(oversized.status(), StatusCode::PAYLOAD_TOO_LARGE);
+
+    let get = app
+        .http
+        .get(app.url(&path))
+        .header("authorization", &bearer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status(), StatusCode::METHOD_NOT_ALLOWED);
+
+    // None of it linked the old token.
+    assert!(app
+        .store
+        .get_legacy_exchange(&TokenHash::of(&old))
+        .await
+        .unwrap()
+        .is_none());
+    assert_ok(&m.exchange(&app, &old).await);
+}
