@@ -1,7 +1,8 @@
 //! `spawn_app()`: the real local router on a loopback port, over a real store, with a manual
 //! clock so tests can move past expiries. Plus fixtures and request helpers.
 
-use std::sync::Arc;
+use std::io::Write;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -120,6 +121,7 @@ impl TestApp {
         backend: Backend,
         policy: Policy,
     ) -> Self {
+        install_log_capture();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind a loopback port");
@@ -277,4 +279,43 @@ pub fn assert_error(actual: &(StatusCode, Value), status: u16, error: &str, code
             .is_some_and(|d| !d.is_empty()),
         "error_description; body: {body}"
     );
+}
+
+/// Everything the test servers logged so far in this test binary, as JSON lines.
+///
+/// One global subscriber, installed by the first app: tracing caches per-callsite interest
+/// process-wide, so a thread-local subscriber misses events once other tests have run. Tests
+/// find their own lines by values unique to them (a fresh client id, fresh secrets).
+pub fn captured_logs() -> String {
+    String::from_utf8_lossy(&log_buffer().lock().unwrap()).into_owned()
+}
+
+fn log_buffer() -> &'static Arc<Mutex<Vec<u8>>> {
+    static BUFFER: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    BUFFER.get_or_init(Default::default)
+}
+
+fn install_log_capture() {
+    static INSTALLED: OnceLock<()> = OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_current_span(true)
+            .with_max_level(tracing::Level::INFO)
+            .with_writer(|| LogSink(log_buffer().clone()))
+            .finish();
+        let _ = tracing::subscriber::set_global_default(subscriber);
+    });
+}
+
+struct LogSink(Arc<Mutex<Vec<u8>>>);
+
+impl Write for LogSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }

@@ -5,4 +5,6 @@ mod company;
 mod conformance_dynamodb;
 mod conformance_sqlite;
 mod exchange;
+mod interop;
 mod token_endpoint;
+mod tokenctl;

@@ -1,0 +1,186 @@
+//! Interoperability: a widely used OAuth client library against our endpoint, and our access
+//! tokens verified against the served JWK Set without our JWT library. Plus the promise that
+//! logs never carry credentials.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use integration_tests::app::{captured_logs, Backend, TestApp};
+use oauth2::basic::BasicClient;
+use oauth2::{
+    AuthType, ClientId, ClientSecret, RefreshToken, ResourceOwnerPassword, ResourceOwnerUsername,
+    Scope, TokenResponse, TokenUrl,
+};
+use p256::ecdsa::signature::Verifier;
+use p256::ecdsa::{Signature, VerifyingKey};
+use serde_json::Value;
+
+const PASSWORD: &str = "interop password 1";
+
+integration_tests::on_both_stores!(
+    oauth2_crate_runs_every_grant,
+    access_tokens_verify_against_the_jwk_set
+);
+
+async fn oauth2_crate_runs_every_grant(app: TestApp) {
+    let client = app.create_client("read write").await;
+    app.create_user("olivia", PASSWORD).await;
+    let token_url = TokenUrl::new(app.url("/v0/token")).unwrap();
+    for auth_type in [AuthType::BasicAuth, AuthType::RequestBody] {
+        let oauth = BasicClient::new(ClientId::new(client.id.clone()))
+            .set_client_secret(ClientSecret::new(client.secret.clone()))
+            .set_auth_type(auth_type.clone())
+            .set_token_uri(token_url.clone());
+
+        let app_token = oauth
+            .exchange_client_credentials()
+            .add_scope(Scope::new("read".into()))
+            .request_async(&app.http)
+            .await
+            .unwrap_or_else(|e| panic!("client_credentials with {auth_type:?}: {e:?}"));
+        assert_eq!(app_token.expires_in().unwrap().as_secs(), 3600);
+        assert!(app_token.refresh_token().is_none());
+
+        let user_tokens = oauth
+            .exchange_password(
+                &ResourceOwnerUsername::new("olivia".into()),
+                &ResourceOwnerPassword::new(PASSWORD.into()),
+            )
+            .request_async(&app.http)
+            .await
+            .unwrap_or_else(|e| panic!("password with {auth_type:?}: {e:?}"));
+        let refresh = user_tokens
+            .refresh_token()
+            .expect("a refresh token")
+            .clone();
+
+        let refreshed = oauth
+            .exchange_refresh_token(&refresh)
+            .request_async(&app.http)
+            .await
+            .unwrap_or_else(|e| panic!("refresh_token with {auth_type:?}: {e:?}"));
+        assert_ne!(
+            refreshed.refresh_token().unwrap().secret(),
+            refresh.secret(),
+            "rotated"
+        );
+
+        // The library surfaces our catalogued error for the rotated token.
+        let replay = oauth
+            .exchange_refresh_token(&RefreshToken::new(refresh.secret().clone()))
+            .request_async(&app.http)
+            .await;
+        let message = format!("{:?}", replay.expect_err("a rotated token is refused"));
+        assert!(message.contains("invalid_grant"), "{message}");
+    }
+}
+
+async fn access_tokens_verify_against_the_jwk_set(app: TestApp) {
+    let client = app.create_client("read").await;
+    app.create_user("peggy", PASSWORD).await;
+    let tokens = app.user_tokens(&client, "peggy", PASSWORD).await;
+    let token = tokens["access_token"].as_str().unwrap();
+
+    let jwks_response = app
+        .http
+        .get(app.url("/v0/token/jwks"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(jwks_response.status(), 200);
+    let jwks: Value = jwks_response.json().await.unwrap();
+    let parts: Vec<&str> = token.split('.').collect();
+    assert_eq!(parts.len(), 3);
+    let header: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts[0]).unwrap()).unwrap();
+    assert_eq!(header["typ"], "at+jwt");
+    assert_eq!(header["alg"], "ES256");
+    let jwk = jwks["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kid"] == header["kid"])
+        .expect("the signing key is published");
+    assert_eq!(jwk["kty"], "EC");
+    assert_eq!(jwk["crv"], "P-256");
+    assert!(jwk.get("d").is_none(), "no private part");
+
+    // Verify with p256's ECDSA directly: independent of the library that signed.
+    let mut point = vec![0x04];
+    point.extend(URL_SAFE_NO_PAD.decode(jwk["x"].as_str().unwrap()).unwrap());
+    point.extend(URL_SAFE_NO_PAD.decode(jwk["y"].as_str().unwrap()).unwrap());
+    let key = VerifyingKey::from_sec1_bytes(&point).unwrap();
+    let signature = Signature::from_slice(&URL_SAFE_NO_PAD.decode(parts[2]).unwrap()).unwrap();
+    let signing_input = format!("{}.{}", parts[0], parts[1]);
+    key.verify(signing_input.as_bytes(), &signature)
+        .expect("the signature verifies against the JWK Set");
+    let mut tampered = signing_input.clone();
+    tampered.push(' ');
+    assert!(key.verify(tampered.as_bytes(), &signature).is_err());
+
+    let claims: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts[1]).unwrap()).unwrap();
+    for claim in [
+        "iss",
+        "sub",
+        "client_id",
+        "aud",
+        "scope",
+        "iat",
+        "exp",
+        "jti",
+        "principal_type",
+        "geolocation",
+    ] {
+        assert!(claims.get(claim).is_some(), "claim {claim} in {claims}");
+    }
+    assert_eq!(
+        claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap(),
+        3600
+    );
+    assert_eq!(claims["iss"], app.address.as_str());
+    assert_eq!(claims["sub"], tokens["id"]);
+    assert_eq!(claims["client_id"], client.id.as_str());
+    assert_eq!(claims["principal_type"], "user");
+}
+
+#[tokio::test]
+async fn logs_carry_request_facts_but_no_credentials() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let client = app.create_client("read").await;
+    app.create_user("quentin", PASSWORD).await;
+    let tokens = app.user_tokens(&client, "quentin", PASSWORD).await;
+    let refresh = tokens["refresh_token"].as_str().unwrap();
+    let form = [
+        ("grant_type", "refresh_token"),
+        ("client_id", client.id.as_str()),
+        ("client_secret", client.secret.as_str()),
+        ("refresh_token", refresh),
+    ];
+    let (_, refreshed) = app.token(&form).await;
+    // A replay, so the revocation path logs too.
+    app.token(&form).await;
+
+    let logs = captured_logs();
+    let ours: Vec<&str> = logs.lines().filter(|l| l.contains(&client.id)).collect();
+    assert!(
+        ours.iter()
+            .any(|l| l.contains("request completed") && l.contains("\"grant_type\":\"password\"")),
+        "one line per request with the grant type: {ours:?}"
+    );
+    assert!(
+        ours.iter()
+            .any(|l| l.contains("\"code\":108") && l.contains("\"status\":400")),
+        "the outcome code is logged: {ours:?}"
+    );
+    assert!(ours
+        .iter()
+        .all(|l| l.contains("correlation_id") && l.contains("latency_ms")));
+    for secret in [
+        PASSWORD,
+        client.secret.as_str(),
+        refresh,
+        tokens["access_token"].as_str().unwrap(),
+        refreshed["refresh_token"].as_str().unwrap(),
+        refreshed["access_token"].as_str().unwrap(),
+    ] {
+        assert!(!logs.contains(secret), "a credential leaked into the logs");
+    }
+}
