@@ -1,0 +1,128 @@
+//! Throughput and latency of the token endpoint over real HTTP, per grant and per store.
+//!
+//! `infra/bench.sh` (or `cargo bench -p integration-tests --bench token_endpoint`). Runs on
+//! SQLite, and on DynamoDB Local too when `DYNAMODB_ENDPOINT` is set. Request loops are bounded
+//! and only target the loopback server this process starts.
+
+use std::time::{Duration, Instant};
+
+use futures::stream::{self, StreamExt};
+use integration_tests::app::{Backend, TestApp};
+
+const REQUESTS: usize = 400;
+const CONCURRENCY: usize = 16;
+const PASSWORD: &str = "benchmark password";
+
+#[tokio::main]
+async fn main() {
+    let mut backends = vec![Backend::Sqlite];
+    if std::env::var_os("DYNAMODB_ENDPOINT").is_some() {
+        backends.push(Backend::DynamoDb);
+    } else {
+        println!("(DYNAMODB_ENDPOINT unset: SQLite only)");
+    }
+    println!("{REQUESTS} requests per case, {CONCURRENCY} in flight\n");
+    println!(
+        "{:<10} {:<20} {:>9} {:>9} {:>9} {:>9}",
+        "store", "case", "req/s", "p50 ms", "p99 ms", "max ms"
+    );
+    for backend in backends {
+        let app = TestApp::spawn(backend).await.expect("store available");
+        let client = app.create_client("read write").await;
+        app.create_user("bench", PASSWORD).await;
+        let label = format!("{backend:?}");
+
+        let report = run(&app, |_| {
+            vec![
+                ("grant_type", "client_credentials".to_owned()),
+                ("client_id", client.id.clone()),
+                ("client_secret", client.secret.clone()),
+            ]
+        })
+        .await;
+        print_row(&label, "client_credentials", &report);
+
+        // Password grants are dominated by Argon2id, by design.
+        let report = run(&app, |_| {
+            vec![
+                ("grant_type", "password".to_owned()),
+                ("client_id", client.id.clone()),
+                ("client_secret", client.secret.clone()),
+                ("username", "bench".to_owned()),
+                ("password", PASSWORD.to_owned()),
+            ]
+        })
+        .await;
+        print_row(&label, "password", &report);
+
+        // Each refresh needs its own live token: mint them first, outside the measurement.
+        let mut refresh_tokens = Vec::with_capacity(REQUESTS);
+        for _ in 0..REQUESTS {
+            let tokens = app.user_tokens(&client, "bench", PASSWORD).await;
+            refresh_tokens.push(tokens["refresh_token"].as_str().unwrap().to_owned());
+        }
+        let report = run(&app, |i| {
+            vec![
+                ("grant_type", "refresh_token".to_owned()),
+                ("client_id", client.id.clone()),
+                ("client_secret", client.secret.clone()),
+                ("refresh_token", refresh_tokens[i].clone()),
+            ]
+        })
+        .await;
+        print_row(&label, "refresh_token", &report);
+    }
+}
+
+struct Report {
+    elapsed: Duration,
+    latencies: Vec<Duration>,
+}
+
+async fn run(app: &TestApp, form: impl Fn(usize) -> Vec<(&'static str, String)>) -> Report {
+    let started = Instant::now();
+    let mut latencies: Vec<Duration> = stream::iter(0..REQUESTS)
+        .map(|i| {
+            let form = form(i);
+            async move {
+                let sent = Instant::now();
+                let response = app
+                    .http
+                    .post(app.url("/v0/token"))
+                    .form(&form)
+                    .send()
+                    .await
+                    .expect("loopback request");
+                assert_eq!(
+                    response.status(),
+                    200,
+                    "{}",
+                    response.text().await.unwrap_or_default()
+                );
+                sent.elapsed()
+            }
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    latencies.sort();
+    Report {
+        elapsed: started.elapsed(),
+        latencies,
+    }
+}
+
+fn print_row(store: &str, case: &str, report: &Report) {
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let pct = |p: f64| {
+        report.latencies
+            [((report.latencies.len() as f64 * p) as usize).min(report.latencies.len() - 1)]
+    };
+    println!(
+        "{store:<10} {case:<20} {:>9.0} {:>9.1} {:>9.1} {:>9.1}",
+        REQUESTS as f64 / report.elapsed.as_secs_f64(),
+        ms(pct(0.50)),
+        ms(pct(0.99)),
+        ms(*report.latencies.last().unwrap()),
+    );
+}
