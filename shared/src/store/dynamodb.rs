@@ -226,6 +226,17 @@ where
     }
 }
 
+/// Bulk writes (the legacy import) are an administrator's batch job, not a request a client
+/// waits on: a slow batch is better waited for than failed and resubmitted.
+fn bulk_timeouts() -> aws_sdk_dynamodb::config::Builder {
+    aws_sdk_dynamodb::config::Builder::default().timeout_config(
+        TimeoutConfig::builder()
+            .operation_attempt_timeout(Duration::from_secs(10))
+            .operation_timeout(Duration::from_secs(30))
+            .build(),
+    )
+}
+
 /// Exponential backoff with full jitter, so that concurrent retriers spread out.
 fn backoff(attempt: u32, base: Duration, cap: Duration) -> Duration {
     let ceiling = base.saturating_mul(1 << attempt.min(16)).min(cap);
@@ -566,6 +577,8 @@ impl DynamoStore {
                 .client
                 .batch_write_item()
                 .request_items(self.table.clone(), pending)
+                .customize()
+                .config_override(bulk_timeouts())
                 .send()
                 .await
                 .map_err(|e| store_error("BatchWriteItem", e))?;

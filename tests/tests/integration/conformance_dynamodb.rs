@@ -13,6 +13,7 @@ use token_service::domain::{
     ACCESS_TOKEN_TTL_SECONDS, AUTH_TOKEN_TTL_SECONDS,
 };
 use token_service::secrets::TokenHash;
+use token_service::store::dynamodb::sdk;
 use token_service::store::dynamodb::sdk::types::{AttributeValue, TimeToLiveStatus};
 use token_service::store::dynamodb::{DynamoStore, TTL_ATTRIBUTE};
 use token_service::store::{NewFamily, Rotated, Rotation, Store, StoreError};
@@ -407,4 +408,63 @@ async fn hung_endpoint_is_unavailable_within_seconds() {
     let port = listener.local_addr().expect("local addr").port();
     assert_unavailable_within(&format!("http://127.0.0.1:{port}"), Duration::from_secs(8)).await;
     drop(listener);
+}
+
+/// The migration's size: 100,000 tokens in one call. Minutes on DynamoDB Local (a single-threaded
+/// emulator on this machine), so run on demand: `cargo test conformance_dynamodb -- --ignored`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow on DynamoDB Local; run on demand"]
+async fn legacy_import_of_100000_tokens() {
+    let Some(store) = fresh_table().await else {
+        return;
+    };
+    let tokens: Vec<LegacyToken> = (0..100_000)
+        .map(|i| LegacyToken {
+            token_hash: TokenHash::of(&format!("bulk-{i}-{}", Uuid::new_v4())),
+            consumer_key: ConsumerKey::parse("old-app").unwrap(),
+            principal_type: PrincipalType::User,
+            principal_id: PrincipalId::new(Uuid::new_v4()),
+            scopes: Scopes::parse("read").unwrap(),
+            wsadmin: false,
+            company_id: None,
+            expires_at: None,
+        })
+        .collect();
+    let started = Instant::now();
+    store
+        .put_legacy_tokens(&tokens)
+        .await
+        .expect("put_legacy_tokens");
+    eprintln!(
+        "imported {} legacy tokens in {:?}",
+        tokens.len(),
+        started.elapsed()
+    );
+    // Counted with a generous timeout: a full scan is slow on the emulator.
+    let patient = sdk::config::Builder::default().timeout_config(
+        sdk::config::timeout::TimeoutConfig::builder()
+            .operation_attempt_timeout(Duration::from_secs(60))
+            .operation_timeout(Duration::from_secs(120))
+            .build(),
+    );
+    let (mut count, mut start) = (0, None);
+    loop {
+        let page = store
+            .client()
+            .scan()
+            .table_name(store.table_name())
+            .select(sdk::types::Select::Count)
+            .set_exclusive_start_key(start)
+            .customize()
+            .config_override(patient.clone())
+            .send()
+            .await
+            .expect("Scan");
+        count += page.count;
+        match page.last_evaluated_key {
+            Some(next) if !next.is_empty() => start = Some(next),
+            _ => break,
+        }
+    }
+    assert_eq!(count, 100_000, "every token is stored once");
 }
