@@ -149,7 +149,8 @@ enum Refusal {
 
 #[derive(Debug)]
 enum Unauthenticated {
-    /// No credentials at all: RFC 6750 §3.1 says the challenge then carries no error.
+    /// No bearer credentials (no header, or another scheme such as Basic): RFC 6750 §3.1 says
+    /// the challenge then carries no error.
     NoToken,
     Bearer(BearerRejection),
     NotAUserToken(PrincipalType),
@@ -160,7 +161,7 @@ enum Unauthenticated {
 impl std::fmt::Display for Unauthenticated {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::NoToken => f.write_str("no Authorization header"),
+            Self::NoToken => f.write_str("no bearer token"),
             Self::Bearer(rejection) => rejection.fmt(f),
             Self::NotAUserToken(kind) => write!(f, "a {kind} token, not a user's"),
             Self::UserGone => f.write_str("the token's user no longer exists"),
@@ -261,7 +262,7 @@ async fn issue(services: &Services, request: Request<'_>) -> Result<Issued, Refu
         .await?
         .map_err(|rejection| {
             Refusal::Unauthenticated(match rejection {
-                BearerRejection::Missing if authorization.is_none() => Unauthenticated::NoToken,
+                BearerRejection::Missing => Unauthenticated::NoToken,
                 other => Unauthenticated::Bearer(other),
             })
         })?;

@@ -412,6 +412,10 @@ async fn unauthenticated_callers_get_401(app: TestApp) {
         .send()
         .await
         .unwrap();
+    assert_eq!(
+        response.headers()["www-authenticate"],
+        "Bearer realm=\"company-authtoken\""
+    );
     assert_fail(&json_of(response).await, 401, "invalid_token", 401);
 
     // An application token (client_credentials) is not a user's.
@@ -605,6 +609,36 @@ async fn client_id_problems(app: TestApp) {
     assert!(response.headers().get("location").is_none());
     assert_fail(&json_of(response).await, 400, "invalid_request", 400);
     assert_pass(&w.issue(&headless).await);
+
+    // Bodies the endpoint cannot read, and a redirect flag that is neither true nor false.
+    let response = w
+        .post(&company, Some(&w.admin_token), &[])
+        .header("content-type", "text/plain")
+        .body(format!("client_id={}", w.crm.id))
+        .send()
+        .await
+        .unwrap();
+    assert_fail(&json_of(response).await, 400, "invalid_request", 135);
+    let response = w
+        .post(&company, Some(&w.admin_token), &[])
+        .form(&[
+            ("client_id", w.crm.id.as_str()),
+            ("pad", &"x".repeat(17 * 1024)),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_fail(&json_of(response).await, 413, "invalid_request", 413);
+    let response = w
+        .post(
+            &company,
+            Some(&w.admin_token),
+            &[("redirect", "maybe"), ("client_id", &w.crm.id)],
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_fail(&json_of(response).await, 400, "invalid_request", 400);
 
     // A disabled app.
     admin::disable_client(w.app.ctx(), &ClientId::parse(&headless.id).unwrap())
