@@ -6,5 +6,6 @@ mod conformance_dynamodb;
 mod conformance_sqlite;
 mod exchange;
 mod interop;
+mod lambda_events;
 mod token_endpoint;
 mod tokenctl;

@@ -1,0 +1,238 @@
+//! Each Lambda function's handler, driven in-process by API Gateway HTTP API (payload 2.0)
+//! fixture events, exactly as `lambda_http::run` hands them over: the event JSON is parsed by
+//! `lambda_http` and the resulting request goes through the function's own router.
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use http_body_util::BodyExt;
+use integration_tests::app::{Backend, TestApp};
+use serde_json::Value;
+use token_service::admin;
+use token_service::domain::{ClientId, ConsumerKey, LegacyToken, PrincipalType, Scopes};
+use token_service::http::{company_router, exchange_router, token_router};
+use token_service::secrets::TokenHash;
+use tower::ServiceExt;
+
+/// A fixture from `tests/fixtures/apigw/` with its `{{PLACEHOLDERS}}` filled in.
+fn fixture(name: &str, values: &[(&str, &str)]) -> lambda_http::Request {
+    let path = format!("{}/fixtures/apigw/{name}", env!("CARGO_MANIFEST_DIR"));
+    let mut text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    for (key, value) in values {
+        text = text.replace(&format!("{{{{{key}}}}}"), value);
+    }
+    assert!(!text.contains("{{"), "unfilled placeholder in {name}");
+    lambda_http::request::from_str(&text)
+        .unwrap_or_else(|e| panic!("{name} is not an API Gateway event: {e}"))
+}
+
+/// Runs the event through `router` and returns status, headers and body.
+async fn handle(
+    router: axum::Router,
+    request: lambda_http::Request,
+) -> (u16, http::HeaderMap, Vec<u8>) {
+    let response = router.oneshot(request).await.unwrap();
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .unwrap()
+        .to_bytes()
+        .to_vec();
+    (status, headers, body)
+}
+
+fn json(body: &[u8]) -> Value {
+    serde_json::from_slice(body)
+        .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(body)))
+}
+
+async fn app() -> TestApp {
+    TestApp::spawn(Backend::Sqlite).await.unwrap()
+}
+
+#[tokio::test]
+async fn token_function_accepts_a_base64_encoded_form_body() {
+    let app = app().await;
+    let client = app.create_client("read").await;
+    let form = format!(
+        "grant_type=client_credentials&client_id={}&client_secret={}",
+        client.id, client.secret
+    );
+    let event = fixture(
+        "token_client_credentials_base64_form.json",
+        &[("BODY_BASE64", &STANDARD.encode(form))],
+    );
+    let (status, headers, body) = handle(token_router(app.services.clone()), event).await;
+    let body = json(&body);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(headers["cache-control"], "no-store");
+    assert_eq!(headers["pragma"], "no-cache");
+    assert_eq!(headers["content-type"], "application/json");
+    assert_eq!(body["token_type"], "Bearer");
+    assert_eq!(body["principal_type"], "application");
+    assert_eq!(body["id"], client.id.as_str());
+}
+
+#[tokio::test]
+async fn token_function_serves_the_alias_path_with_json() {
+    let app = app().await;
+    let client = app.create_client("read").await;
+    let event = fixture(
+        "token_alias_json.json",
+        &[("CLIENT_ID", &client.id), ("CLIENT_SECRET", &client.secret)],
+    );
+    let (status, _, body) = handle(token_router(app.services.clone()), event).await;
+    assert_eq!(status, 200, "{}", json(&body));
+    assert_eq!(json(&body)["expires_in"], 3600);
+}
+
+#[tokio::test]
+async fn token_function_answers_catalogued_errors_and_serves_the_jwk_set() {
+    let app = app().await;
+    let basic = STANDARD.encode(format!("{}:whatever", uuid::Uuid::new_v4()));
+    let (status, headers, body) = handle(
+        token_router(app.services.clone()),
+        fixture("token_unknown_client.json", &[("BASIC", &basic)]),
+    )
+    .await;
+    assert_eq!(status, 401);
+    assert!(headers["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .starts_with("Basic"));
+    let body = json(&body);
+    assert_eq!(
+        (body["error"].as_str(), body["code"].as_u64()),
+        (Some("invalid_client"), Some(61))
+    );
+
+    let (status, headers, body) = handle(
+        token_router(app.services.clone()),
+        fixture("token_jwks.json", &[]),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(headers["cache-control"]
+        .to_str()
+        .unwrap()
+        .contains("max-age"));
+    assert_eq!(json(&body)["keys"][0]["alg"], "ES256");
+
+    // The token function serves only its own routes.
+    let (status, _, body) = handle(
+        token_router(app.services.clone()),
+        fixture(
+            "exchange_form.json",
+            &[
+                ("CONSUMER_KEY", "k"),
+                ("APP_TOKEN", "t"),
+                ("OLD_TOKEN", "o"),
+                ("CLIENT_SECRET", "s"),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_eq!(json(&body)["error"], "not_found");
+}
+
+#[tokio::test]
+async fn exchange_function_exchanges_an_old_token() {
+    let app = app().await;
+    let client = app.create_client("read write").await;
+    let user = app.create_user("lambda-user", "a password").await;
+    let key = ConsumerKey::parse("old-lambda-app").unwrap();
+    admin::link_legacy_app(
+        app.ctx(),
+        key.clone(),
+        &ClientId::parse(&client.id).unwrap(),
+    )
+    .await
+    .unwrap();
+    let old_token = "old-refresh-token-for-the-lambda-fixture";
+    app.store
+        .put_legacy_tokens(&[LegacyToken {
+            token_hash: TokenHash::of(old_token),
+            consumer_key: key.clone(),
+            principal_type: PrincipalType::User,
+            principal_id: user.id,
+            scopes: Scopes::parse("read").unwrap(),
+            wsadmin: false,
+            company_id: None,
+            expires_at: None,
+        }])
+        .await
+        .unwrap();
+    let app_token = app.app_token(&client).await;
+    let event = fixture(
+        "exchange_form.json",
+        &[
+            ("CONSUMER_KEY", key.as_str()),
+            ("APP_TOKEN", &app_token),
+            ("OLD_TOKEN", old_token),
+            ("CLIENT_SECRET", &client.secret),
+        ],
+    );
+    let (status, headers, body) = handle(exchange_router(app.services.clone()), event).await;
+    let body = json(&body);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(headers["cache-control"], "no-store");
+    assert_eq!(body["code"], "OK");
+    assert_eq!(body["principalType"], "user");
+    assert_eq!(body["id"], user.id.to_string());
+    assert!(body["refreshToken"].as_str().is_some_and(|t| !t.is_empty()));
+}
+
+#[tokio::test]
+async fn company_function_redirects_to_the_connect_url_on_the_trailing_slash_path() {
+    let app = app().await;
+    let mut new_client = admin::NewClient::named("connect app", Scopes::parse("read").unwrap());
+    new_client.connect_url = Some("https://app.example.com/connect?tenant=42".into());
+    let client = app.create_client_with(new_client).await;
+    let company = app.create_company("Lambda Co").await;
+    admin::enable_company_for_client(
+        app.ctx(),
+        &company.id,
+        &ClientId::parse(&client.id).unwrap(),
+    )
+    .await
+    .unwrap();
+    let admin_user = app
+        .create_user_with("lambda-admin", "admin password", |u| {
+            u.company_id = Some(company.id);
+            u.is_admin = true;
+        })
+        .await;
+    let tokens = app
+        .user_tokens(&client, "lambda-admin", "admin password")
+        .await;
+    let event = fixture(
+        "company_authtoken_redirect.json",
+        &[
+            ("COMPANY_ID", &company.id.to_string()),
+            ("CLIENT_ID", &client.id),
+            ("ADMIN_TOKEN", tokens["access_token"].as_str().unwrap()),
+        ],
+    );
+    let (status, headers, _) = handle(company_router(app.services.clone()), event).await;
+    assert_eq!(status, 301);
+    let location = url::Url::parse(headers["location"].to_str().unwrap()).unwrap();
+    assert_eq!(location.host_str(), Some("app.example.com"));
+    let query: std::collections::HashMap<_, _> = location.query_pairs().into_owned().collect();
+    assert_eq!(query["tenant"], "42");
+    assert_eq!(query["id"], company.id.to_string());
+    assert_eq!(query["userID"], admin_user.id.to_string());
+    let auth_token = &query["requestToken"];
+    let stored = app
+        .store
+        .get_auth_token(
+            &TokenHash::of(auth_token),
+            token_service::clock::Clock::now(app.clock.as_ref()),
+        )
+        .await
+        .unwrap()
+        .expect("the auth token in the redirect is stored (as a hash)");
+    assert_eq!(stored.company_id, company.id);
+}
