@@ -20,6 +20,8 @@ VENV="$ROOT/.cache/venv"
 CARGO_LAMBDA_SPEC='cargo-lambda>=1.9,<2'
 TARGET_TRIPLE=aarch64-unknown-linux-gnu
 ELF_MACHINE='ARM aarch64'
+# provided.al2023 has glibc 2.34: the binaries must not need a newer symbol version.
+MAX_GLIBC=2.34
 FUNCTIONS=(token exchange company-authtoken)
 
 if [[ ! -x "$VENV/bin/python" ]]; then
@@ -67,8 +69,17 @@ for name in "${FUNCTIONS[@]}"; do
         echo "lambda-build: $binary is not an $ELF_MACHINE executable: $description" >&2
         status=1
     fi
+    glibc=""
+    if command -v objdump >/dev/null; then
+        glibc="$(objdump -T "$binary" 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -n1 || true)"
+        if [[ -n "$glibc" && "$(printf '%s\n%s\n' "$glibc" "$MAX_GLIBC" | sort -V | tail -n1)" != "$MAX_GLIBC" ]]; then
+            echo "lambda-build: $binary needs glibc $glibc, newer than the runtime's $MAX_GLIBC" >&2
+            status=1
+        fi
+    fi
     size="$(stat -c %s "$binary")"
-    printf '%-32s %10d bytes (%s MiB)\n' "$binary" "$size" \
-        "$(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1048576 }')"
+    printf '%-42s %10d bytes (%s MiB)%s\n' "$binary" "$size" \
+        "$(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1048576 }')" \
+        "${glibc:+, needs glibc $glibc}"
 done
 exit "$status"
