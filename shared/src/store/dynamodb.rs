@@ -89,6 +89,8 @@ const THROTTLING_CODES: &[&str] = &[
     "RequestLimitExceeded",
     "Throttling",
     "TooManyRequestsException",
+    // The SDK's retry of a transaction that is still running: it will finish either way.
+    "TransactionInProgressException",
 ];
 
 mod keys {
@@ -166,7 +168,7 @@ fn key(pk: String, sk: impl Into<String>) -> Item {
 
 fn to_item<T: Serialize>(value: &T, (pk, sk): (String, impl Into<String>)) -> StoreResult<Item> {
     let mut item: Item = serde_dynamo::aws_sdk_dynamodb_1::to_item(value)
-        .map_err(|e| StoreError::Internal(format!("cannot encode item: {e}")))?;
+        .map_err(|e| StoreError::Internal(sanitize(&format!("cannot encode item: {e}"))))?;
     // serde_dynamo writes `None` as NULL; leaving the attribute out instead keeps conditions
     // like `attribute_not_exists(revoked_at)` meaningful and omits the TTL on records that have
     // no expiry.
@@ -179,24 +181,48 @@ fn to_item<T: Serialize>(value: &T, (pk, sk): (String, impl Into<String>)) -> St
 fn from_item<T: DeserializeOwned>(item: Item) -> StoreResult<T> {
     // Unknown attributes (pk, sk) are ignored by the derived Deserialize impls.
     serde_dynamo::aws_sdk_dynamodb_1::from_item(item)
-        .map_err(|e| StoreError::Internal(format!("malformed item: {e}")))
+        .map_err(|e| StoreError::Internal(sanitize(&format!("malformed item: {e}"))))
 }
 
 fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> StoreError {
     StoreError::Internal(format!("cannot build request: {e}"))
 }
 
-/// Keeps error text short and free of anything the service might echo back.
-fn truncate(text: &str) -> String {
+/// Error text for logs and 500 bodies: short, and with every long hex run (a token hash that a
+/// decoding error or the service might echo back) cut to a prefix, so no lookup key leaks.
+fn sanitize(text: &str) -> String {
     const MAX: usize = 300;
-    if text.len() <= MAX {
-        return text.to_owned();
+    const HEX_KEEP: usize = 8;
+    const HEX_RUN: usize = 16;
+    let mut out = String::with_capacity(text.len().min(MAX + 4));
+    let mut hex_run = String::new();
+    let flush = |out: &mut String, run: &mut String| {
+        if run.len() >= HEX_RUN {
+            out.push_str(&run[..HEX_KEEP]);
+            out.push('…');
+        } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_hexdigit() {
+            hex_run.push(c);
+            continue;
+        }
+        flush(&mut out, &mut hex_run);
+        out.push(c);
     }
-    let mut end = MAX;
-    while !text.is_char_boundary(end) {
-        end -= 1;
+    flush(&mut out, &mut hex_run);
+    if out.len() > MAX {
+        let mut end = MAX;
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.truncate(end);
+        out.push('…');
     }
-    format!("{}…", &text[..end])
+    out
 }
 
 /// Timeouts, throttling and unreachable endpoints are `Unavailable` (503, retry later); the
@@ -208,21 +234,21 @@ where
     match &err {
         SdkError::TimeoutError(_) => StoreError::Unavailable(format!("{op}: timed out")),
         SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
-            StoreError::Unavailable(truncate(&format!(
+            StoreError::Unavailable(sanitize(&format!(
                 "{op}: cannot reach DynamoDB: {}",
                 DisplayErrorContext(&err)
             )))
         }
         SdkError::ServiceError(service) => {
             let code = err.code().unwrap_or("unknown error");
-            let message = truncate(&format!("{op}: {code}: {}", err.message().unwrap_or("")));
+            let message = sanitize(&format!("{op}: {code}: {}", err.message().unwrap_or("")));
             if THROTTLING_CODES.contains(&code) || service.raw().status().is_server_error() {
                 StoreError::Unavailable(message)
             } else {
                 StoreError::Internal(message)
             }
         }
-        _ => StoreError::Internal(truncate(&format!("{op}: {}", DisplayErrorContext(&err)))),
+        _ => StoreError::Internal(sanitize(&format!("{op}: {}", DisplayErrorContext(&err)))),
     }
 }
 
@@ -427,14 +453,22 @@ impl DynamoStore {
             .send()
             .await
             .map_err(|e| store_error("DescribeTimeToLive", e))?;
-        let status = described
+        let (status, attribute) = described
             .time_to_live_description
-            .and_then(|d| d.time_to_live_status);
+            .map(|d| (d.time_to_live_status, d.attribute_name))
+            .unwrap_or_default();
         if matches!(
             status,
             Some(TimeToLiveStatus::Enabled | TimeToLiveStatus::Enabling)
         ) {
-            return Ok(());
+            // A TTL on another attribute would silently keep every expired item forever.
+            return match attribute.as_deref() {
+                Some(TTL_ATTRIBUTE) | None => Ok(()),
+                Some(other) => Err(StoreError::Internal(format!(
+                    "table {} has TTL on `{other}`, expected `{TTL_ATTRIBUTE}`",
+                    self.table
+                ))),
+            };
         }
         let specification = TimeToLiveSpecification::builder()
             .enabled(true)
@@ -1028,5 +1062,33 @@ impl Store for DynamoStore {
                 _ => return Ok(total),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitize_cuts_hashes_to_a_prefix_and_bounds_length() {
+        let hash = TokenHash::of("secret").to_hex();
+        let cleaned = sanitize(&format!(
+            "invalid value: string \"{hash}\" in REFRESH#{hash}"
+        ));
+        assert!(!cleaned.contains(&hash), "{cleaned}");
+        assert!(cleaned.contains(&format!("{}…", &hash[..8])), "{cleaned}");
+        assert!(sanitize(&"x".repeat(1000)).chars().count() <= 301);
+        assert_eq!(sanitize("GetItem: timed out"), "GetItem: timed out");
+    }
+
+    #[test]
+    fn cancellation_codes_fall_back_to_the_message() {
+        let cancelled = aws_sdk_dynamodb::types::error::TransactionCanceledException::builder()
+            .message("Transaction cancelled, please refer cancellation reasons for specific reasons [None, ConditionalCheckFailed]")
+            .build();
+        assert_eq!(
+            cancellation_codes(&cancelled),
+            ["None", "ConditionalCheckFailed"]
+        );
     }
 }
