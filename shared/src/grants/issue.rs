@@ -151,16 +151,12 @@ impl Services {
         if created == FamilyCreated::LegacyExchangeRaced {
             return Ok(None);
         }
-        Ok(Some(IssuedTokens {
-            access_token: self.codec.encode(&access),
+        Ok(Some(self.family_tokens(
             access,
-            refresh: Some(IssuedRefresh {
-                token: refresh_token,
-                family_id,
-                expires_in: self.policy.refresh_token_ttl_seconds,
-                geolocation: start.geolocation,
-            }),
-        }))
+            refresh_token,
+            family_id,
+            start.geolocation,
+        )))
     }
 
     /// Rotates `presented` to a new refresh token and mints an access token with `scopes`
@@ -194,15 +190,31 @@ impl Services {
         if outcome == Rotated::NotCurrent {
             return Ok(None);
         }
-        Ok(Some(IssuedTokens {
+        Ok(Some(self.family_tokens(
+            access,
+            refresh_token,
+            family.id,
+            family.geolocation.clone(),
+        )))
+    }
+
+    /// What a grant answers once a family's write has succeeded.
+    fn family_tokens(
+        &self,
+        access: AccessTokenRecord,
+        refresh_token: Secret,
+        family_id: FamilyId,
+        geolocation: Geolocation,
+    ) -> IssuedTokens {
+        IssuedTokens {
             access_token: self.codec.encode(&access),
             access,
             refresh: Some(IssuedRefresh {
                 token: refresh_token,
-                family_id: family.id,
+                family_id,
                 expires_in: self.policy.refresh_token_ttl_seconds,
-                geolocation: family.geolocation.clone(),
+                geolocation,
             }),
-        }))
+        }
     }
 }
