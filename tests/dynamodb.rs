@@ -4,6 +4,7 @@
 //! fail, so that a missing emulator can never pass for a green run; a developer without Java may
 //! opt out explicitly with `SKIP_DYNAMODB=1`, which is refused in CI.
 
+use std::io::Write;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -26,7 +27,12 @@ pub fn endpoint() -> Option<String> {
     }
     let in_ci = env("CI").is_some_and(|v| v != "false" && v != "0");
     if !in_ci && env("SKIP_DYNAMODB").as_deref() == Some("1") {
-        eprintln!("{SKIPPED}");
+        // Straight to the stderr handle, not `eprintln!`, which the test harness captures and
+        // hides for passing tests; once per run is loud enough.
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            let _ = writeln!(std::io::stderr(), "\n{SKIPPED}\n");
+        });
         return None;
     }
     panic!(
