@@ -13,13 +13,13 @@ pub async fn run(command: TableCommand, config: &Config) -> Result<Output, CliEr
         TableCommand::Create => match Backend::open(config).await? {
             // Opening the embedded store has created its schema.
             Backend::Sqlite(store) => Ok(Output::new(
-                json!({ "store": "sqlite", "path": store.path().display().to_string(), "created": true }),
+                json!({ "store": "sqlite", "path": store.path().display().to_string(), "ready": true }),
                 format!("Embedded store ready at {}.", store.path().display()),
             )),
             Backend::Dynamo(store) => {
                 store.create_table_if_missing().await?;
                 Ok(Output::new(
-                    json!({ "store": "dynamodb", "table_name": store.table_name(), "created": true, "ttl_attribute": "expires_at" }),
+                    json!({ "store": "dynamodb", "table_name": store.table_name(), "ready": true, "ttl_attribute": "expires_at" }),
                     format!(
                         "DynamoDB table {} is ready (TTL on expires_at).",
                         store.table_name()
