@@ -3,8 +3,9 @@
 # target/lambda/<name>/bootstrap, and reports each binary's size and architecture.
 #
 # cargo-lambda (and the zig linker it brings) is installed from PyPI into the ignored virtualenv
-# .cache/venv on first use. The architecture is arm64 (Graviton), the one template.yaml declares
-# under Globals.Function.Architectures; change both together.
+# .cache/venv on first use (infra/lib/cargo-lambda.sh, shared with infra/lambda-local.sh). The
+# architecture is arm64 (Graviton), the one template.yaml declares under
+# Globals.Function.Architectures; change both together.
 #
 # Usage: infra/lambda-build.sh [extra `cargo lambda build` flags]
 #   CARGO_BUILD_JOBS=1 infra/lambda-build.sh     on a busy machine
@@ -16,24 +17,17 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-VENV="$ROOT/.cache/venv"
-CARGO_LAMBDA_SPEC='cargo-lambda>=1.9,<2'
+# shellcheck source=infra/lib/cargo-lambda.sh
+source "$ROOT/infra/lib/cargo-lambda.sh"
+
 TARGET_TRIPLE=aarch64-unknown-linux-gnu
 ELF_MACHINE='ARM aarch64'
 # provided.al2023 has glibc 2.34: the binaries must not need a newer symbol version.
 MAX_GLIBC=2.34
 FUNCTIONS=(token exchange company-authtoken)
 
-if [[ ! -x "$VENV/bin/python" ]]; then
-    echo "lambda-build: creating $VENV" >&2
-    python3 -m venv "$VENV"
-fi
-if [[ ! -x "$VENV/bin/cargo-lambda" ]]; then
-    echo "lambda-build: installing $CARGO_LAMBDA_SPEC (with zig)" >&2
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "$CARGO_LAMBDA_SPEC"
-fi
-# cargo finds its `lambda` subcommand, and cargo-lambda its zig, on PATH.
-export PATH="$VENV/bin:$PATH"
+# Installs cargo-lambda if missing and puts .cache/venv/bin first on PATH.
+ensure_cargo_lambda "$ROOT" lambda-build
 echo "lambda-build: $(cargo lambda --version)" >&2
 
 # cargo-lambda adds a missing Rust target through rustup by itself; check first so that a
