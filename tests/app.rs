@@ -29,9 +29,7 @@ pub enum Backend {
 pub async fn fresh_store(backend: Backend) -> Option<Arc<dyn Store>> {
     match backend {
         Backend::Sqlite => Some(crate::sqlite::make_store().await),
-        Backend::DynamoDb => crate::dynamodb::fresh_table()
-            .await
-            .map(|store| Arc::new(store) as Arc<dyn Store>),
+        Backend::DynamoDb => crate::dynamodb::make_store().await,
     }
 }
 
