@@ -173,15 +173,14 @@ impl KeyRing {
         clock: &dyn Clock,
     ) -> Result<Self, KeyError> {
         let path = data_dir.join(LOCAL_KEY_FILE);
-        let document = match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text)?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        let document = match read_key_file(&path)? {
+            Some(document) => document,
+            None => {
                 let mut document = KeyRingDocument::default();
                 document.rotate(random, clock);
                 write_key_file(&path, &document)?;
                 document
             }
-            Err(source) => return Err(KeyError::Io { path, source }),
         };
         Self::from_document(&document)
     }
@@ -195,14 +194,22 @@ pub fn rotate_local(
     clock: &dyn Clock,
 ) -> Result<String, KeyError> {
     let path = data_dir.join(LOCAL_KEY_FILE);
-    let mut document = match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text)?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => KeyRingDocument::default(),
-        Err(source) => return Err(KeyError::Io { path, source }),
-    };
+    let mut document = read_key_file(&path)?.unwrap_or_default();
     let kid = document.rotate(random, clock);
     write_key_file(&path, &document)?;
     Ok(kid)
+}
+
+/// `None` when there is no key file yet.
+fn read_key_file(path: &Path) -> Result<Option<KeyRingDocument>, KeyError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(serde_json::from_str(&text)?)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(KeyError::Io {
+            path: path.to_owned(),
+            source,
+        }),
+    }
 }
 
 fn write_key_file(path: &Path, document: &KeyRingDocument) -> Result<(), KeyError> {
