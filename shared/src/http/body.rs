@@ -1,7 +1,7 @@
 //! Reading request bodies: bounded size, form-encoded or JSON.
 
-use axum::body::Body;
-use axum::response::Response;
+use axum::body::{Body, Bytes};
+use axum::response::{IntoResponse, Response};
 use http::{header, HeaderMap, StatusCode};
 
 use super::error_response::{catalogue_response, http_error_response};
@@ -11,23 +11,61 @@ use crate::grants::TokenParams;
 /// Contract part 2: larger bodies get 413.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
-/// The body's parameters, or the response that refuses it.
-pub async fn read_params(headers: &HeaderMap, body: Body) -> Result<TokenParams, Response> {
-    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
-        .await
-        .map_err(|_| {
-            http_error_response(
+/// Why a body was not read. Each endpoint answers it in its own error shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyRefusal {
+    /// Over [`MAX_BODY_BYTES`]: 413.
+    TooLarge,
+    /// Neither a form nor a JSON object of strings, or a repeated parameter (code 135).
+    Format(ErrorCode),
+}
+
+/// The token endpoint's answers: 413 or the catalogue's 135.
+impl IntoResponse for BodyRefusal {
+    fn into_response(self) -> Response {
+        match self {
+            Self::TooLarge => http_error_response(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "invalid_request",
                 "request body exceeds 16 KiB",
-            )
-        })?;
-    let parsed = match media_type(headers).as_deref() {
-        Some("application/x-www-form-urlencoded") => TokenParams::from_form(&bytes),
-        Some("application/json") => TokenParams::from_json(&bytes),
+            ),
+            Self::Format(code) => catalogue_response(code),
+        }
+    }
+}
+
+/// The token endpoint's body: it must be a form or JSON, even when empty.
+pub async fn read_params(headers: &HeaderMap, body: Body) -> Result<TokenParams, BodyRefusal> {
+    parse(headers, &read_bounded(body).await?)
+}
+
+/// The body of the endpoints whose parameters may all be elsewhere (header, path, query): an
+/// empty body, whatever its content type, carries no parameters; any other must be a form or
+/// JSON.
+pub async fn read_optional_params(
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<TokenParams, BodyRefusal> {
+    let bytes = read_bounded(body).await?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(TokenParams::default());
+    }
+    parse(headers, &bytes)
+}
+
+async fn read_bounded(body: Body) -> Result<Bytes, BodyRefusal> {
+    axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|_| BodyRefusal::TooLarge)
+}
+
+fn parse(headers: &HeaderMap, bytes: &[u8]) -> Result<TokenParams, BodyRefusal> {
+    match media_type(headers).as_deref() {
+        Some("application/x-www-form-urlencoded") => TokenParams::from_form(bytes),
+        Some("application/json") => TokenParams::from_json(bytes),
         _ => Err(ErrorCode::UnsupportedRequestFormat),
-    };
-    parsed.map_err(catalogue_response)
+    }
+    .map_err(BodyRefusal::Format)
 }
 
 fn media_type(headers: &HeaderMap) -> Option<String> {

@@ -47,7 +47,7 @@ use http::{header, HeaderMap, HeaderValue, StatusCode};
 use serde_json::json;
 use url::Url;
 
-use super::body::MAX_BODY_BYTES;
+use super::body::{read_optional_params, BodyRefusal};
 use super::error_response::store_error_response;
 use crate::domain::{
     AuthToken, Client, ClientId, CompanyStatus, PrincipalId, PrincipalType, User, UserStatus,
@@ -363,18 +363,12 @@ async fn read_params(
     body: Body,
 ) -> Result<Params, Refusal> {
     let query = TokenParams::from_form(query.unwrap_or_default().as_bytes())?;
-    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
+    let body = read_optional_params(headers, body)
         .await
-        .map_err(|_| Refusal::TooLarge)?;
-    let body = if bytes.iter().all(u8::is_ascii_whitespace) {
-        TokenParams::default()
-    } else {
-        match media_type(headers).as_deref() {
-            Some("application/x-www-form-urlencoded") => TokenParams::from_form(&bytes)?,
-            Some("application/json") => TokenParams::from_json(&bytes)?,
-            _ => return Err(ErrorCode::UnsupportedRequestFormat.into()),
-        }
-    };
+        .map_err(|refusal| match refusal {
+            BodyRefusal::TooLarge => Refusal::TooLarge,
+            BodyRefusal::Format(code) => Refusal::Catalogue(code),
+        })?;
     let client_id = match (query.get("client_id"), body.get("client_id")) {
         (Some(q), Some(b)) if q != b => {
             return Err(Refusal::BadRequest(
@@ -393,11 +387,6 @@ async fn read_params(
         client_id,
         redirect,
     })
-}
-
-fn media_type(headers: &HeaderMap) -> Option<String> {
-    let value = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
-    Some(value.split(';').next()?.trim().to_ascii_lowercase())
 }
 
 /// The app named by `client_id`: missing 62, not a UUID or unknown 61, disabled 59 (an auth

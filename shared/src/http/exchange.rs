@@ -19,7 +19,7 @@
 
 use std::sync::Arc;
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -28,8 +28,8 @@ use http::{header, HeaderMap, StatusCode};
 use serde::Serialize;
 use serde_json::json;
 
-use super::body::{read_params, MAX_BODY_BYTES};
-use super::error_response::{http_error_response, store_error_response};
+use super::body::read_optional_params;
+use super::error_response::store_error_response;
 use uuid::Uuid;
 
 use crate::domain::{
@@ -273,25 +273,13 @@ async fn run(
     .await
 }
 
-/// The body's parameters. An empty body has none (so a bare request is refused for its missing
-/// `secret`, not its missing content type); otherwise the token endpoint's reader applies: form
-/// or JSON, at most 16 KiB.
+/// The body's parameters. An empty body has none, so a bare request is refused for its missing
+/// `secret`, not its missing content type; any other body is a form or JSON of at most 16 KiB,
+/// refused in the token endpoint's shape (413, or code 135).
 async fn read_body(headers: &HeaderMap, body: Body) -> Result<TokenParams, Failure> {
-    let bytes: Bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
+    read_optional_params(headers, body)
         .await
-        .map_err(|_| {
-            Failure::Response(Box::new(http_error_response(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "invalid_request",
-                "request body exceeds 16 KiB",
-            )))
-        })?;
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(TokenParams::default());
-    }
-    read_params(headers, Body::from(bytes))
-        .await
-        .map_err(|refusal| Failure::Response(Box::new(refusal)))
+        .map_err(|refusal| Failure::Response(Box::new(refusal.into_response())))
 }
 
 /// `returnType`: absent (or empty) or `companyToken`; anything else is a bad request.

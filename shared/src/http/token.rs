@@ -57,7 +57,7 @@ pub async fn token(
 ) -> Response {
     let params = match read_params(&headers, body).await {
         Ok(params) => params,
-        Err(refusal) => return refusal,
+        Err(refusal) => return refusal.into_response(),
     };
     let authorization = headers
         .get(header::AUTHORIZATION)
