@@ -5,6 +5,8 @@
 #   1. cfn-lint on the templates as written (template.yaml, infra/global-table.yaml);
 #   2. the SAM transform (aws-sam-translator, offline) of template.yaml, then cfn-lint on the
 #      CloudFormation it expands to (Lambda functions, HTTP API routes and stage, permissions).
+# Then infra/check-iam.py checks, on both forms of template.yaml, that every DynamoDB write a
+# role allows is limited by `dynamodb:LeadingKeys` to the item kinds its function owns.
 #
 # Tools live in an ignored virtualenv, .cache/venv, created on first use (PyPI only).
 # Usage: infra/lint-template.sh            (from anywhere inside the repository)
@@ -87,6 +89,11 @@ PY
 
 if ! lint "$transformed"; then
     echo "lint-template: cfn-lint found errors in the SAM-transformed template.yaml" >&2
+    exit 1
+fi
+
+if ! "$VENV/bin/python" infra/check-iam.py template.yaml "$transformed"; then
+    echo "lint-template: a function role may write more than the items it owns" >&2
     exit 1
 fi
 
