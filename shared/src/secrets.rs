@@ -66,6 +66,11 @@ impl From<TokenHash> for String {
 #[error("stored hash is malformed")]
 pub struct InvalidHash;
 
+/// The decoy: Argon2id with the default parameters (so that verifying it costs what verifying a
+/// user's hash costs; a test pins this) of a random password that was thrown away.
+const DECOY_PHC: &str =
+    "$argon2id$v=19$m=19456,t=2,p=1$6gSREyEsaUCzOM7Y8TxhPg$TslVutrl64JAzjfQTlsEfXh8bAKd6ytuwPDA6wgccUs";
+
 /// An Argon2id hash in PHC string format (`$argon2id$v=19$m=…`), parameters included.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -102,10 +107,13 @@ impl PasswordHash {
     }
 
     /// A fixed hash to verify against when the login is unknown, so that an unknown login costs
-    /// the same time as a wrong password and the two cannot be told apart.
+    /// the same time as a wrong password and the two cannot be told apart. Precomputed (see
+    /// [`DECOY_PHC`]): building it on first use would make the first unknown login slower than
+    /// every other answer, and run Argon2 on an async worker.
     pub fn decoy() -> &'static PasswordHash {
-        static DECOY: std::sync::OnceLock<PasswordHash> = std::sync::OnceLock::new();
-        DECOY.get_or_init(|| PasswordHash::new("decoy password", &crate::random::OsRandom))
+        static DECOY: std::sync::LazyLock<PasswordHash> =
+            std::sync::LazyLock::new(|| PasswordHash(DECOY_PHC.to_owned()));
+        &DECOY
     }
 }
 
@@ -170,6 +178,27 @@ mod tests {
         );
         let h = TokenHash::of("abc");
         assert!(!format!("{h:?}").contains(&h.to_hex()));
+    }
+
+    /// The decoy is ready before any request (no hashing on first use), and it costs what a
+    /// real user's hash costs: same algorithm, version, parameters, salt and output lengths.
+    #[test]
+    fn the_decoy_is_precomputed_with_the_parameters_of_new_hashes() {
+        assert_eq!(PasswordHash::decoy().as_phc(), DECOY_PHC);
+        let shape = |phc: &str| {
+            let parsed = argon2::password_hash::PasswordHash::new(phc).unwrap();
+            let params = argon2::Params::try_from(&parsed).unwrap();
+            (
+                parsed.algorithm.to_string(),
+                parsed.version,
+                (params.m_cost(), params.t_cost(), params.p_cost()),
+                parsed.salt.map(|s| s.as_str().len()),
+                parsed.hash.map(|h| h.len()),
+            )
+        };
+        let user = PasswordHash::new("correct horse", &OsRandom);
+        assert_eq!(shape(DECOY_PHC), shape(user.as_phc()));
+        assert!(!PasswordHash::decoy().verify("decoy password"));
     }
 
     #[test]
