@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use crate::context::Context;
 use crate::domain::{
-    Client, ClientId, Company, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType,
-    LegacyApp, Login, PrincipalId, Scopes, User, UserStatus,
+    check_connect_url, Client, ClientId, Company, CompanyStatus, ConsumerKey, FamilyId,
+    Geolocation, GrantType, LegacyApp, Login, PrincipalId, Scopes, User, UserStatus,
 };
 use crate::random::RandomExt;
 use crate::secrets::{PasswordHash, Secret};
@@ -71,7 +71,7 @@ pub async fn create_client(ctx: &Context, new: NewClient) -> Result<CreatedClien
         ));
     }
     if let Some(url) = &new.connect_url {
-        validate_connect_url(url)?;
+        check_connect_url(url).map_err(|e| AdminError::Invalid(e.to_string()))?;
     }
     // The specification types client_secret as a UUID.
     let secret = Secret::new(ctx.random.uuid().hyphenated().to_string());
@@ -88,19 +88,6 @@ pub async fn create_client(ctx: &Context, new: NewClient) -> Result<CreatedClien
     };
     ctx.store.put_client(&client).await?;
     Ok(CreatedClient { client, secret })
-}
-
-fn validate_connect_url(url: &str) -> Result<(), AdminError> {
-    match url::Url::parse(url) {
-        Ok(parsed)
-            if matches!(parsed.scheme(), "http" | "https") && parsed.fragment().is_none() =>
-        {
-            Ok(())
-        }
-        _ => Err(AdminError::Invalid(format!(
-            "connect URL must be an absolute http(s) URL without fragment: {url}"
-        ))),
-    }
 }
 
 pub async fn disable_client(ctx: &Context, id: &ClientId) -> Result<Client, AdminError> {

@@ -8,7 +8,7 @@ mod principal;
 mod scopes;
 mod tokens;
 
-pub use client::{Client, GrantType};
+pub use client::{check_connect_url, Client, GrantType, InvalidConnectUrl};
 pub use geolocation::{Geolocation, InvalidGeolocation};
 pub use ids::{
     ClientId, ConsumerKey, FamilyId, InvalidConsumerKey, InvalidId, InvalidLogin, Login,
