@@ -104,7 +104,7 @@ pub enum ImportError {
 /// A line as it appears in the file, before validation. Unknown fields are ignored.
 #[derive(Deserialize)]
 struct RawLine {
-    token: String,
+    token: TokenField,
     consumer_key: String,
     principal_type: String,
     principal_id: String,
@@ -116,6 +116,15 @@ struct RawLine {
     expires_at: Option<i64>,
 }
 
+/// The `token` field, read so that a wrong type is reported without its value: serde's own
+/// "invalid type" message would quote a number or other scalar given as the token.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum TokenField {
+    Text(String),
+    NotText(serde::de::IgnoredAny),
+}
+
 /// Parses and validates one non-blank line. The error is the skip reason; it never contains the
 /// token.
 pub fn parse_line(line: &[u8], now: UnixTime) -> Result<LegacyToken, String> {
@@ -124,7 +133,9 @@ pub fn parse_line(line: &[u8], now: UnixTime) -> Result<LegacyToken, String> {
 }
 
 fn validate(raw: RawLine, now: UnixTime) -> Result<LegacyToken, String> {
-    let token = raw.token;
+    let TokenField::Text(token) = raw.token else {
+        return Err("token must be a string".into());
+    };
     if token.is_empty() {
         return Err("token is empty".into());
     }
@@ -539,6 +550,32 @@ mod tests {
         assert!(!reason(&text).contains(secret));
         let text = line(secret).replace("\"user\"", "\"robot\"");
         assert!(!reason(&text).contains(secret));
+    }
+
+    #[test]
+    fn a_token_of_another_type_is_refused_without_echoing_it() {
+        let valid: serde_json::Value = serde_json::from_str(&line("tok")).unwrap();
+        for (secret, token) in [
+            (
+                "918273645546372819",
+                serde_json::json!(918273645546372819_u64),
+            ),
+            ("-918273645546", serde_json::json!(-918273645546_i64)),
+            ("3.14159265", serde_json::json!(3.14159265)),
+            ("true", serde_json::json!(true)),
+            ("hidden-in-array", serde_json::json!(["hidden-in-array"])),
+            (
+                "hidden-in-object",
+                serde_json::json!({"value": "hidden-in-object"}),
+            ),
+        ] {
+            let mut value = valid.clone();
+            value["token"] = token;
+            let reason = reason(&value.to_string());
+            assert_eq!(reason, "token must be a string", "{secret}");
+            assert!(!reason.contains(secret), "{reason}");
+        }
+        assert!(reason(&line("tok").replace("\"tok\"", "null")).contains("must be a string"));
     }
 
     #[test]
