@@ -561,7 +561,7 @@ mod tests {
                 serde_json::json!(918273645546372819_u64),
             ),
             ("-918273645546", serde_json::json!(-918273645546_i64)),
-            ("3.14159265", serde_json::json!(3.14159265)),
+            ("1234.5678", serde_json::json!(1234.5678)),
             ("true", serde_json::json!(true)),
             ("hidden-in-array", serde_json::json!(["hidden-in-array"])),
             (
