@@ -9,6 +9,7 @@ pub mod context;
 pub mod demo;
 pub mod domain;
 pub mod errors;
+pub mod flows;
 pub mod grants;
 pub mod http;
 pub mod import;
