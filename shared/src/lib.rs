@@ -1,5 +1,6 @@
-//! The OAuth 2.0 token service's domain crate: grants, tokens, errors, the storage trait and its
-//! backends, and the HTTP routers that the three Lambda functions and the local server serve.
+//! The OAuth 2.0 token service's domain crate: grants and the other flows (no HTTP in them),
+//! tokens, errors, the storage trait and its backends, and the HTTP routers that the three Lambda
+//! functions and the local server serve.
 
 pub mod admin;
 pub mod bootstrap;
@@ -9,6 +10,7 @@ pub mod context;
 pub mod demo;
 pub mod domain;
 pub mod errors;
+pub mod flows;
 pub mod grants;
 pub mod http;
 pub mod import;

@@ -7,6 +7,7 @@
 //! endpoint needs is the caller's check ([`BearerToken::principal_type`]).
 
 use crate::domain::{AccessTokenRecord, ClientId, PrincipalType, TokenId};
+use crate::errors::ServerError;
 use crate::jwt::{AccessTokenClaims, InvalidAccessToken};
 use crate::services::Services;
 use crate::store::StoreError;
@@ -38,7 +39,7 @@ impl BearerToken {
 /// Why a request is not authenticated. Every variant means "no, bad or expired token" to the
 /// caller; the variants exist for the log (they never contain the token).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum BearerRejection {
+pub enum BearerDenial {
     /// No `Authorization` header, or another scheme (Basic).
     #[error("no bearer token")]
     Missing,
@@ -59,55 +60,68 @@ pub enum BearerRejection {
 
 /// The token of an `Authorization: Bearer <token>` header value. The scheme is
 /// case-insensitive (RFC 9110 §11.1). `Err(Missing)` for another scheme or no credentials.
-pub fn bearer_credential(authorization: &str) -> Result<&str, BearerRejection> {
+pub fn bearer_credential(authorization: &str) -> Result<&str, BearerDenial> {
     let value = authorization.trim();
     let (scheme, rest) = value.split_once(' ').unwrap_or((value, ""));
     if !scheme.eq_ignore_ascii_case("bearer") {
-        return Err(BearerRejection::Missing);
+        return Err(BearerDenial::Missing);
     }
     let token = rest.trim_start_matches(' ');
     // RFC 6750 b64token: one run of visible characters.
     if token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(BearerRejection::MalformedHeader);
+        return Err(BearerDenial::MalformedHeader);
     }
     Ok(token)
 }
 
-/// Authenticates the `Authorization` header value. The outer `Err` is only for the store
-/// failing (the caller answers 5xx); a refused token is `Ok(Err(..))`.
+/// Why a bearer token did not authenticate the request.
+#[derive(Debug)]
+pub enum BearerError {
+    Denied(BearerDenial),
+    Server(ServerError),
+}
+
+impl From<BearerDenial> for BearerError {
+    fn from(denial: BearerDenial) -> Self {
+        Self::Denied(denial)
+    }
+}
+
+impl From<StoreError> for BearerError {
+    fn from(e: StoreError) -> Self {
+        Self::Server(e.into())
+    }
+}
+
+/// Authenticates the `Authorization` header value.
 pub async fn authenticate_bearer(
     services: &Services,
     authorization: Option<&str>,
-) -> Result<Result<BearerToken, BearerRejection>, StoreError> {
-    let token = match authorization.ok_or(BearerRejection::Missing) {
-        Ok(header) => match bearer_credential(header) {
-            Ok(token) => token,
-            Err(rejection) => return Ok(Err(rejection)),
-        },
-        Err(rejection) => return Ok(Err(rejection)),
-    };
+) -> Result<BearerToken, BearerError> {
+    let token = bearer_credential(authorization.ok_or(BearerDenial::Missing)?)?;
     let now = services.ctx.clock.now();
-    let claims = match services.codec.decode(token, now) {
-        Ok(claims) => claims,
-        Err(invalid) => return Ok(Err(BearerRejection::Invalid(invalid))),
-    };
-    let Ok(jti) = TokenId::parse(&claims.jti) else {
-        return Ok(Err(BearerRejection::Unknown));
-    };
-    let Some(record) = services.ctx.store.get_access_token(&jti, now).await? else {
-        return Ok(Err(BearerRejection::Unknown));
-    };
+    let claims = services
+        .codec
+        .decode(token, now)
+        .map_err(BearerDenial::Invalid)?;
+    let jti = TokenId::parse(&claims.jti).map_err(|_| BearerDenial::Unknown)?;
+    let record = services
+        .ctx
+        .store
+        .get_access_token(&jti, now)
+        .await?
+        .ok_or(BearerDenial::Unknown)?;
     // Signed by us, so these agree unless a record was overwritten; refuse rather than guess.
     let consistent = record.client_id.to_string() == claims.client_id
         && record.subject.hyphenated().to_string() == claims.sub
         && record.principal_type == claims.principal_type;
     if !consistent {
-        return Ok(Err(BearerRejection::Unknown));
+        return Err(BearerDenial::Unknown.into());
     }
     if record.revoked {
-        return Ok(Err(BearerRejection::Revoked));
+        return Err(BearerDenial::Revoked.into());
     }
-    Ok(Ok(BearerToken { claims, record }))
+    Ok(BearerToken { claims, record })
 }
 
 #[cfg(test)]
@@ -183,31 +197,32 @@ mod tests {
             .access_token
     }
 
-    async fn auth(f: &Fixture, header: &str) -> Result<BearerToken, BearerRejection> {
-        authenticate_bearer(&f.services, Some(header))
+    async fn authenticate(f: &Fixture, header: Option<&str>) -> Result<BearerToken, BearerDenial> {
+        authenticate_bearer(&f.services, header)
             .await
-            .unwrap()
+            .map_err(|error| match error {
+                BearerError::Denied(denial) => denial,
+                BearerError::Server(e) => panic!("store failed: {e}"),
+            })
+    }
+
+    async fn auth(f: &Fixture, header: &str) -> Result<BearerToken, BearerDenial> {
+        authenticate(f, Some(header)).await
     }
 
     #[test]
     fn header_parsing() {
         assert_eq!(bearer_credential("Bearer abc.def"), Ok("abc.def"));
         assert_eq!(bearer_credential("bEaReR  abc"), Ok("abc"));
-        assert_eq!(
-            bearer_credential("Basic abc"),
-            Err(BearerRejection::Missing)
-        );
-        assert_eq!(
-            bearer_credential("Bearerabc"),
-            Err(BearerRejection::Missing)
-        );
+        assert_eq!(bearer_credential("Basic abc"), Err(BearerDenial::Missing));
+        assert_eq!(bearer_credential("Bearerabc"), Err(BearerDenial::Missing));
         assert_eq!(
             bearer_credential("Bearer"),
-            Err(BearerRejection::MalformedHeader)
+            Err(BearerDenial::MalformedHeader)
         );
         assert_eq!(
             bearer_credential("Bearer a b"),
-            Err(BearerRejection::MalformedHeader)
+            Err(BearerDenial::MalformedHeader)
         );
     }
 
@@ -228,14 +243,11 @@ mod tests {
     #[tokio::test]
     async fn refuses_missing_and_foreign_credentials() {
         let f = fixture();
-        assert_eq!(
-            authenticate_bearer(&f.services, None).await.unwrap(),
-            Err(BearerRejection::Missing)
-        );
-        assert_eq!(auth(&f, "Basic dTpw").await, Err(BearerRejection::Missing));
+        assert_eq!(authenticate(&f, None).await, Err(BearerDenial::Missing));
+        assert_eq!(auth(&f, "Basic dTpw").await, Err(BearerDenial::Missing));
         assert_eq!(
             auth(&f, "Bearer not-a-jwt").await,
-            Err(BearerRejection::Invalid(InvalidAccessToken::Malformed))
+            Err(BearerDenial::Invalid(InvalidAccessToken::Malformed))
         );
         // Signed with a key this deployment does not have.
         let record = f
@@ -247,7 +259,7 @@ mod tests {
         let foreign = codec(&f.clock).encode(&record);
         assert_eq!(
             auth(&f, &format!("Bearer {foreign}")).await,
-            Err(BearerRejection::Invalid(InvalidAccessToken::UnknownKey))
+            Err(BearerDenial::Invalid(InvalidAccessToken::UnknownKey))
         );
     }
 
@@ -260,7 +272,7 @@ mod tests {
         f.clock.advance(1);
         assert_eq!(
             auth(&f, &format!("Bearer {token}")).await,
-            Err(BearerRejection::Invalid(InvalidAccessToken::Expired))
+            Err(BearerDenial::Invalid(InvalidAccessToken::Expired))
         );
     }
 
@@ -277,7 +289,7 @@ mod tests {
         let unstored = f.services.codec.encode(&record);
         assert_eq!(
             auth(&f, &format!("Bearer {unstored}")).await,
-            Err(BearerRejection::Unknown)
+            Err(BearerDenial::Unknown)
         );
     }
 
@@ -308,6 +320,6 @@ mod tests {
             .revoke_family(&family, NOW)
             .await
             .unwrap());
-        assert_eq!(auth(&f, &header).await, Err(BearerRejection::Revoked));
+        assert_eq!(auth(&f, &header).await, Err(BearerDenial::Revoked));
     }
 }

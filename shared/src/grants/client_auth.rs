@@ -4,10 +4,10 @@
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
-use super::error::{Denial, GrantError};
+use super::error::{GrantDenial, GrantError};
 use super::params::TokenParams;
 use crate::domain::{Client, ClientId};
-use crate::errors::ErrorCode;
+use crate::errors::{ErrorCode, OAuthError};
 use crate::secrets::Secret;
 use crate::services::Services;
 
@@ -27,10 +27,9 @@ pub async fn authenticate_client(
 ) -> Result<Client, GrantError> {
     let presented = presented_credentials(params, authorization)?;
     let deny = |code: ErrorCode| {
-        GrantError::Denied(Denial {
-            code,
-            geolocation: None,
-            basic_challenge: presented.via_basic && code.status() == http::StatusCode::UNAUTHORIZED,
+        GrantError::Denied(GrantDenial {
+            basic_challenge: presented.via_basic && code.error() == OAuthError::InvalidClient,
+            ..GrantDenial::new(code)
         })
     };
     let id = presented
@@ -71,10 +70,9 @@ fn presented_credentials(
         return Ok(body);
     };
     let (id, secret) = basic.map_err(|code| {
-        GrantError::Denied(Denial {
-            code,
-            geolocation: None,
+        GrantError::Denied(GrantDenial {
             basic_challenge: true,
+            ..GrantDenial::new(code)
         })
     })?;
     let conflicting = body.id.as_deref().is_some_and(|b| b != id)

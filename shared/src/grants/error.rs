@@ -1,19 +1,19 @@
 //! What a grant answers instead of tokens.
 
 use crate::domain::Geolocation;
-use crate::errors::ErrorCode;
+use crate::errors::{ErrorCode, ServerError};
 use crate::store::StoreError;
 
 #[derive(Debug)]
 pub enum GrantError {
     /// A catalogued refusal (4xx).
-    Denied(Denial),
-    /// The store failed; nothing was issued (5xx).
-    Store(StoreError),
+    Denied(GrantDenial),
+    /// Our failure; nothing was issued (5xx).
+    Server(ServerError),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Denial {
+pub struct GrantDenial {
     pub code: ErrorCode,
     /// Code 16 names the deployment where the principal lives.
     pub geolocation: Option<Geolocation>,
@@ -21,12 +21,21 @@ pub struct Denial {
     pub basic_challenge: bool,
 }
 
+impl GrantDenial {
+    pub fn new(code: ErrorCode) -> Self {
+        Self {
+            code,
+            geolocation: None,
+            basic_challenge: false,
+        }
+    }
+}
+
 impl GrantError {
     pub fn lives_elsewhere(home: Geolocation) -> Self {
-        Self::Denied(Denial {
-            code: ErrorCode::UserLivesElsewhere,
+        Self::Denied(GrantDenial {
             geolocation: Some(home),
-            basic_challenge: false,
+            ..GrantDenial::new(ErrorCode::UserLivesElsewhere)
         })
     }
 
@@ -34,23 +43,25 @@ impl GrantError {
     pub fn code(&self) -> Option<ErrorCode> {
         match self {
             Self::Denied(d) => Some(d.code),
-            Self::Store(_) => None,
+            Self::Server(_) => None,
         }
     }
 }
 
 impl From<ErrorCode> for GrantError {
     fn from(code: ErrorCode) -> Self {
-        Self::Denied(Denial {
-            code,
-            geolocation: None,
-            basic_challenge: false,
-        })
+        Self::Denied(GrantDenial::new(code))
+    }
+}
+
+impl From<ServerError> for GrantError {
+    fn from(e: ServerError) -> Self {
+        Self::Server(e)
     }
 }
 
 impl From<StoreError> for GrantError {
     fn from(e: StoreError) -> Self {
-        Self::Store(e)
+        Self::Server(e.into())
     }
 }

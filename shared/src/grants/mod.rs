@@ -8,19 +8,19 @@
 mod bearer;
 mod client_auth;
 mod client_credentials;
-pub mod company;
 mod error;
 mod issue;
 mod params;
 mod password;
+pub mod principal;
 mod refresh;
 mod scope;
 
-pub use bearer::{authenticate_bearer, bearer_credential, BearerRejection, BearerToken};
+pub use bearer::{authenticate_bearer, bearer_credential, BearerDenial, BearerError, BearerToken};
 pub use client_auth::authenticate_client;
-pub use error::{Denial, GrantError};
+pub use error::{GrantDenial, GrantError};
 pub use issue::{FamilyStart, IssuedRefresh, IssuedTokens};
-pub use params::TokenParams;
+pub use params::{BodyDenial, TokenParams};
 pub use scope::requested_scopes;
 
 use crate::domain::GrantType;

@@ -68,6 +68,16 @@ impl TokenParams {
     }
 }
 
+/// Why a request body yielded no parameters. Each endpoint answers it in its own error shape,
+/// at its own step of the order of checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyDenial {
+    /// Over the size limit (contract part 2: 413).
+    TooLarge,
+    /// Neither a form nor a JSON object of strings, or a repeated parameter (code 135).
+    Format(ErrorCode),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

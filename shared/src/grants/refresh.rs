@@ -5,8 +5,9 @@
 //! whole family. Of concurrent refreshes with one token the store lets exactly one rotate; the
 //! others get code 108 without revoking, since a client retrying its own request looks the same.
 
-use super::{company, requested_scopes, GrantError, IssuedTokens, TokenParams};
-use crate::domain::{Client, Family, PrincipalType, UserStatus};
+use super::principal::check_principal_may_refresh;
+use super::{requested_scopes, GrantError, IssuedTokens, TokenParams};
+use crate::domain::Client;
 use crate::errors::ErrorCode;
 use crate::services::Services;
 
@@ -46,40 +47,17 @@ pub(super) async fn grant(
     if &family.geolocation != services.geolocation() {
         return Err(GrantError::lives_elsewhere(family.geolocation));
     }
-    check_principal(services, &family, client).await?;
+    // A principal disabled since the family was created stops being refreshed.
+    check_principal_may_refresh(
+        services,
+        family.principal_type,
+        &family.principal_id,
+        client,
+    )
+    .await?;
     let scopes = requested_scopes(params, &family.scopes)?;
     services
         .rotate_family(&family, &hash, scopes)
         .await?
         .ok_or_else(|| ErrorCode::BadRefreshToken.into())
-}
-
-/// A principal disabled since the family was created stops being refreshed.
-async fn check_principal(
-    services: &Services,
-    family: &Family,
-    client: &Client,
-) -> Result<(), GrantError> {
-    let store = &services.ctx.store;
-    match family.principal_type {
-        PrincipalType::User => {
-            let user = store
-                .get_user(&family.principal_id)
-                .await?
-                .ok_or(ErrorCode::BadRefreshToken)?;
-            match user.status {
-                UserStatus::Active => Ok(()),
-                UserStatus::Disabled => Err(ErrorCode::PrincipalDisabled.into()),
-                UserStatus::LogonDenied => Err(ErrorCode::LogonDenied.into()),
-            }
-        }
-        PrincipalType::Company => {
-            let company = store
-                .get_company(&family.principal_id)
-                .await?
-                .ok_or(ErrorCode::BadRefreshToken)?;
-            Ok(company::check_company_may_sign_in(services, &company, client).await??)
-        }
-        PrincipalType::Application => Err(ErrorCode::BadRefreshToken.into()),
-    }
 }

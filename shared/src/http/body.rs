@@ -6,22 +6,13 @@ use http::{header, HeaderMap, StatusCode};
 
 use super::error_response::{catalogue_response, http_error_response};
 use crate::errors::ErrorCode;
-use crate::grants::TokenParams;
+use crate::grants::{BodyDenial, TokenParams};
 
-/// Contract part 2: larger bodies get 413.
+/// Contract part 2: larger bodies are refused ([`BodyDenial::TooLarge`]).
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
-/// Why a body was not read. Each endpoint answers it in its own error shape.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyRefusal {
-    /// Over [`MAX_BODY_BYTES`]: 413.
-    TooLarge,
-    /// Neither a form nor a JSON object of strings, or a repeated parameter (code 135).
-    Format(ErrorCode),
-}
-
 /// The token endpoint's answers: 413 or the catalogue's 135.
-impl IntoResponse for BodyRefusal {
+impl IntoResponse for BodyDenial {
     fn into_response(self) -> Response {
         match self {
             Self::TooLarge => http_error_response(
@@ -35,7 +26,7 @@ impl IntoResponse for BodyRefusal {
 }
 
 /// The token endpoint's body: it must be a form or JSON, even when empty.
-pub async fn read_params(headers: &HeaderMap, body: Body) -> Result<TokenParams, BodyRefusal> {
+pub async fn read_params(headers: &HeaderMap, body: Body) -> Result<TokenParams, BodyDenial> {
     parse(headers, &read_bounded(body).await?)
 }
 
@@ -45,7 +36,7 @@ pub async fn read_params(headers: &HeaderMap, body: Body) -> Result<TokenParams,
 pub async fn read_optional_params(
     headers: &HeaderMap,
     body: Body,
-) -> Result<TokenParams, BodyRefusal> {
+) -> Result<TokenParams, BodyDenial> {
     let bytes = read_bounded(body).await?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(TokenParams::default());
@@ -53,19 +44,19 @@ pub async fn read_optional_params(
     parse(headers, &bytes)
 }
 
-async fn read_bounded(body: Body) -> Result<Bytes, BodyRefusal> {
+async fn read_bounded(body: Body) -> Result<Bytes, BodyDenial> {
     axum::body::to_bytes(body, MAX_BODY_BYTES)
         .await
-        .map_err(|_| BodyRefusal::TooLarge)
+        .map_err(|_| BodyDenial::TooLarge)
 }
 
-fn parse(headers: &HeaderMap, bytes: &[u8]) -> Result<TokenParams, BodyRefusal> {
+fn parse(headers: &HeaderMap, bytes: &[u8]) -> Result<TokenParams, BodyDenial> {
     match media_type(headers).as_deref() {
         Some("application/x-www-form-urlencoded") => TokenParams::from_form(bytes),
         Some("application/json") => TokenParams::from_json(bytes),
         _ => Err(ErrorCode::UnsupportedRequestFormat),
     }
-    .map_err(BodyRefusal::Format)
+    .map_err(BodyDenial::Format)
 }
 
 fn media_type(headers: &HeaderMap) -> Option<String> {

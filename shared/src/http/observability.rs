@@ -11,8 +11,34 @@ use uuid::Uuid;
 
 pub static CORRELATION_ID: HeaderName = HeaderName::from_static("x-correlation-id");
 
-/// Wraps every route. The request span has empty `grant_type`, `client_id` and `code` fields
-/// that handlers fill in; the one log line is written when the response is ready. Headers,
+/// The outcome code of a response, for the request log's `code` field: a numeric catalogue code
+/// or status, or the exchange's named code. Each route's responses carry it as an extension,
+/// and [`request_context`] records it; responses without one (5xx, the JWK Set, token
+/// endpoint successes) leave the field empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Code(u16),
+    Name(&'static str),
+}
+
+impl Outcome {
+    /// Attaches the outcome to a response.
+    pub fn attach(self, mut response: Response) -> Response {
+        response.extensions_mut().insert(self);
+        response
+    }
+
+    fn record(self, span: &tracing::Span) {
+        match self {
+            Self::Code(code) => span.record("code", code),
+            Self::Name(name) => span.record("code", name),
+        };
+    }
+}
+
+/// Wraps every route. The request span has empty `grant_type` and `client_id` fields that
+/// handlers fill in, and a `code` field filled from the response's [`Outcome`]; the one log
+/// line is written when the response is ready. Headers,
 /// bodies and query strings are never logged: they carry credentials.
 pub async fn request_context(request: Request, next: Next) -> Response {
     let started = Instant::now();
@@ -33,6 +59,9 @@ pub async fn request_context(request: Request, next: Next) -> Response {
         code = tracing::field::Empty,
     );
     let mut response = next.run(request).instrument(span.clone()).await;
+    if let Some(outcome) = response.extensions().get::<Outcome>() {
+        outcome.record(&span);
+    }
     span.in_scope(|| {
         tracing::info!(
             status = response.status().as_u16(),

@@ -10,8 +10,7 @@ use http::{header, HeaderMap, HeaderValue};
 use serde::Serialize;
 
 use super::body::read_params;
-use super::error_response::grant_error_response;
-use crate::grants::{self, IssuedTokens};
+use crate::grants::{self, BodyDenial, GrantError, IssuedTokens};
 use crate::services::Services;
 
 /// The success body of contract part 2.
@@ -50,22 +49,48 @@ impl TokenResponse {
     }
 }
 
+/// What the token endpoint answers instead of tokens.
+#[derive(Debug)]
+pub enum TokenEndpointError {
+    /// The body is not a readable set of parameters.
+    Body(BodyDenial),
+    /// The grant refused, or the server failed.
+    Grant(GrantError),
+}
+
+impl From<BodyDenial> for TokenEndpointError {
+    fn from(denial: BodyDenial) -> Self {
+        Self::Body(denial)
+    }
+}
+
+impl From<GrantError> for TokenEndpointError {
+    fn from(error: GrantError) -> Self {
+        Self::Grant(error)
+    }
+}
+
+impl IntoResponse for TokenEndpointError {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Body(denial) => denial.into_response(),
+            Self::Grant(GrantError::Denied(denial)) => denial.into_response(),
+            Self::Grant(GrantError::Server(error)) => error.into_response(),
+        }
+    }
+}
+
 pub async fn token(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
     body: Body,
-) -> Response {
-    let params = match read_params(&headers, body).await {
-        Ok(params) => params,
-        Err(refusal) => return refusal.into_response(),
-    };
+) -> Result<Json<TokenResponse>, TokenEndpointError> {
+    let params = read_params(&headers, body).await?;
     let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    match grants::token_grant(&services, &params, authorization).await {
-        Ok(issued) => Json(TokenResponse::new(issued, &services)).into_response(),
-        Err(error) => grant_error_response(&error),
-    }
+    let issued = grants::token_grant(&services, &params, authorization).await?;
+    Ok(Json(TokenResponse::new(issued, &services)))
 }
 
 /// Public keys change rarely and are safe to cache for a few minutes.

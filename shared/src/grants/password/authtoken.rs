@@ -2,12 +2,12 @@
 //! administrator obtained standing in for a password (spec 4.6, 5.4). The auth token is not
 //! consumed: it may be used again within its window (a retry after a network failure).
 
-use super::{requested_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
-use crate::domain::{Client, Company, CompanyStatus, PrincipalId, PrincipalType};
+use crate::domain::{Client, PrincipalId, PrincipalType};
 use crate::errors::ErrorCode;
+use crate::grants::principal::check_company_may_sign_in;
+use crate::grants::{requested_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
 use crate::secrets::TokenHash;
 use crate::services::Services;
-use crate::store::StoreResult;
 
 pub(super) async fn grant(
     services: &Services,
@@ -31,7 +31,7 @@ pub(super) async fn grant(
         .get_company(&company_id)
         .await?
         .ok_or(ErrorCode::IncorrectAuthToken)?;
-    check_company_may_sign_in(services, &company, client).await??;
+    check_company_may_sign_in(services, &company, client).await?;
     let issued = services
         .start_family(FamilyStart {
             client_id: client.id,
@@ -43,28 +43,4 @@ pub(super) async fn grant(
         })
         .await?;
     Ok(issued.expect("a family without a legacy link cannot race"))
-}
-
-/// The company states that stop its tokens (codes 123, 134, 53), checked when an auth token is
-/// issued, when it is exchanged, and when a company family is refreshed.
-pub async fn check_company_may_sign_in(
-    services: &Services,
-    company: &Company,
-    client: &Client,
-) -> StoreResult<Result<(), ErrorCode>> {
-    match company.status {
-        CompanyStatus::Active => {}
-        CompanyStatus::Disabled => return Ok(Err(ErrorCode::PrincipalDisabled)),
-        CompanyStatus::Maintenance => return Ok(Err(ErrorCode::CompanyMaintenance)),
-    }
-    let enabled = services
-        .ctx
-        .store
-        .is_company_enabled_for_client(&company.id, &client.id)
-        .await?;
-    Ok(if enabled {
-        Ok(())
-    } else {
-        Err(ErrorCode::CompanyNotEnabledForClient)
-    })
 }

@@ -1,31 +1,12 @@
-//! `grant_type=password`: a user's login and password (`credtype=password`, the default), or a
-//! company's id and auth token (`credtype=authtoken`, see `company.rs`).
+//! `credtype=password`: a user's login and password, with lockout after repeated failures.
 
-use super::{company, requested_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
-use crate::domain::{Client, GrantType, Login, PrincipalType, User, UserStatus};
-use crate::errors::ErrorCode;
+use crate::domain::{Client, Login, PrincipalType, User, UserStatus};
+use crate::errors::{ErrorCode, ServerError};
+use crate::grants::{requested_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
 use crate::secrets::PasswordHash;
 use crate::services::Services;
-use crate::store::StoreError;
 
 pub(super) async fn grant(
-    services: &Services,
-    client: &Client,
-    params: &TokenParams,
-) -> Result<IssuedTokens, GrantError> {
-    if !client.may_use(GrantType::Password) {
-        return Err(ErrorCode::UnsupportedGrant.into());
-    }
-    let username = params.require("username", ErrorCode::UsernameMissing)?;
-    let password = params.require("password", ErrorCode::PasswordMissing)?;
-    match params.get("credtype").unwrap_or("password") {
-        "password" => user_grant(services, client, params, username, password).await,
-        "authtoken" => company::grant(services, client, params, username, password).await,
-        _ => Err(ErrorCode::CredtypeInvalid.into()),
-    }
-}
-
-async fn user_grant(
     services: &Services,
     client: &Client,
     params: &TokenParams,
@@ -84,7 +65,7 @@ async fn verify_password(
     // Argon2 takes tens of milliseconds of CPU: keep it off the async workers.
     let verified = tokio::task::spawn_blocking(move || hash.verify(&password))
         .await
-        .map_err(|e| StoreError::Internal(format!("password verification task failed: {e}")))?;
+        .map_err(|e| ServerError::Internal(format!("password verification task failed: {e}")))?;
     match user {
         Some(user) if verified => Ok(user),
         _ => {

@@ -1,0 +1,278 @@
+//! The old-token exchange (contract part 3): an old refresh token of the deprecated framework
+//! in, a new token family out. No HTTP here: `http::exchange` reads the request and answers.
+//!
+//! Order of checks, so that nothing is revealed to a caller that has not earned it:
+//!
+//! 1. the application token (`Authorization: Bearer`, from `client_credentials`): `UNAUTHORIZED`;
+//! 2. the calling app exists (`INVALIDAPP`); the body was readable (16 KiB, form or JSON);
+//! 3. `secret` is the calling app's client secret, compared in constant time: `UNAUTHORIZED`;
+//! 4. the app is enabled (`INVALIDAPP`), `token` is present (`INVALIDTOKEN`), `returnType` is
+//!    absent or `companyToken` (`INVALIDTOKEN` with `invalid_request`);
+//! 5. the consumer key: unknown answers 404 `INVALIDAPP`, linked to another app 400 `INVALIDAPP`;
+//! 6. the old token: unknown, expired, issued to another old app, or not WSAdmin when a company
+//!    token is asked: `INVALIDTOKEN`; its scopes within the app's: `INVALIDSCOPES`;
+//! 7. the principal, if we know it, is not disabled (`INVALIDTOKEN`);
+//! 8. the family is created together with the old token's link, revoking the family a previous
+//!    exchange of the same old token created, in one conditional write.
+//!
+//! Nothing is written before step 8, and step 8 is all or nothing.
+
+use uuid::Uuid;
+
+use crate::domain::{
+    Client, ConsumerKey, FamilyId, Geolocation, LegacyExchange, LegacyToken, PrincipalId,
+    PrincipalType,
+};
+use crate::errors::{ExchangeCode, ServerError};
+use crate::grants::principal::find_principal;
+use crate::grants::{
+    authenticate_bearer, BearerError, BodyDenial, FamilyStart, IssuedTokens, TokenParams,
+};
+use crate::secrets::TokenHash;
+use crate::services::Services;
+use crate::store::{LegacyExchangeUpdate, StoreError};
+
+/// One exchange request, as read from HTTP.
+pub struct ExchangeRequest<'a> {
+    /// The path's `OLDConsumerKey`, as sent.
+    pub consumer_key: &'a str,
+    /// The `Authorization` header's value, if any.
+    pub authorization: Option<&'a str>,
+    /// The body's parameters, or why there are none (answered at step 2).
+    pub params: Result<TokenParams, BodyDenial>,
+    /// `returnType` (answered at step 4 if invalid).
+    pub return_type: Result<ReturnType, InvalidReturnType>,
+}
+
+/// What the caller asked for with `returnType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReturnType {
+    /// The old token's own principal (a WSAdmin token: the admin user).
+    Principal,
+    /// `companyToken`: the company a WSAdmin token administers.
+    Company,
+}
+
+/// `returnType` with a value other than `companyToken`, or given twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvalidReturnType;
+
+/// What the exchange answers instead of tokens.
+#[derive(Debug)]
+pub enum ExchangeError {
+    Denied(ExchangeDenial),
+    Server(ServerError),
+}
+
+/// Why the exchange was refused. Every variant is answered before anything is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExchangeDenial {
+    /// A failure code of the exchange's catalogue, with its own `error` and description.
+    Code(ExchangeCode),
+    /// The consumer key names no old app (`INVALIDAPP`, but not found rather than bad).
+    UnknownConsumerKey,
+    /// `returnType` is neither absent nor `companyToken` (`INVALIDTOKEN`, a malformed request).
+    InvalidReturnType,
+    /// The body was oversized or unreadable: answered in the token endpoint's shape.
+    Body(BodyDenial),
+}
+
+impl From<ExchangeCode> for ExchangeError {
+    fn from(code: ExchangeCode) -> Self {
+        Self::Denied(ExchangeDenial::Code(code))
+    }
+}
+
+impl From<ExchangeDenial> for ExchangeError {
+    fn from(denial: ExchangeDenial) -> Self {
+        Self::Denied(denial)
+    }
+}
+
+impl From<ServerError> for ExchangeError {
+    fn from(error: ServerError) -> Self {
+        Self::Server(error)
+    }
+}
+
+impl From<StoreError> for ExchangeError {
+    fn from(error: StoreError) -> Self {
+        Self::Server(error.into())
+    }
+}
+
+/// Runs the exchange. See the module documentation for the order of checks.
+pub async fn exchange(
+    services: &Services,
+    request: ExchangeRequest<'_>,
+) -> Result<IssuedTokens, ExchangeError> {
+    let store = &services.ctx.store;
+
+    // 1. The application token.
+    let bearer = match authenticate_bearer(services, request.authorization).await {
+        Ok(bearer) => bearer,
+        Err(BearerError::Server(error)) => return Err(error.into()),
+        Err(BearerError::Denied(denial)) => {
+            tracing::info!(reason = %denial, "exchange: bearer token refused");
+            return Err(ExchangeCode::Unauthorized.into());
+        }
+    };
+    tracing::Span::current().record("client_id", tracing::field::display(bearer.client_id()));
+    if bearer.principal_type() != PrincipalType::Application {
+        tracing::info!(
+            principal_type = %bearer.principal_type(),
+            "exchange: bearer token is not an application token"
+        );
+        return Err(ExchangeCode::Unauthorized.into());
+    }
+
+    // 2. The calling app, and the body.
+    let client = store
+        .get_client(&bearer.client_id())
+        .await?
+        .ok_or(ExchangeCode::InvalidApp)?;
+    let params = request.params.map_err(ExchangeDenial::Body)?;
+
+    // 3. The app's own secret proves the caller holds more than a (possibly leaked) token.
+    let secret_ok = params
+        .get("secret")
+        .is_some_and(|secret| client.secret_hash.verify(secret));
+    if !secret_ok {
+        return Err(ExchangeCode::Unauthorized.into());
+    }
+
+    // 4. The app's state and the request's shape.
+    if !client.enabled {
+        return Err(ExchangeCode::InvalidApp.into());
+    }
+    // Only the digest is kept: the old token is looked up by it, like every stored credential.
+    let hash = params
+        .get("token")
+        .map(TokenHash::of)
+        .ok_or(ExchangeCode::InvalidToken)?;
+    let return_type = request
+        .return_type
+        .map_err(|InvalidReturnType| ExchangeDenial::InvalidReturnType)?;
+
+    // 5. The consumer key.
+    let legacy_app = match ConsumerKey::parse(request.consumer_key) {
+        Ok(key) => store.get_legacy_app(&key).await?,
+        Err(_) => None,
+    };
+    let legacy_app = legacy_app.ok_or(ExchangeDenial::UnknownConsumerKey)?;
+    if legacy_app.client_id != client.id {
+        return Err(ExchangeCode::InvalidApp.into());
+    }
+
+    // 6. The old token.
+    let now = services.ctx.clock.now();
+    let legacy = store
+        .get_legacy_token(&hash, now)
+        .await?
+        .filter(|t| !t.is_expired(now) && t.consumer_key == legacy_app.consumer_key)
+        .ok_or(ExchangeCode::InvalidToken)?;
+    let (principal_type, principal_id) = principal(&legacy, return_type)?;
+    if !legacy.scopes.is_subset_of(&client.allowed_scopes) {
+        return Err(ExchangeCode::InvalidScopes.into());
+    }
+
+    // 7. The principal's state and home.
+    let geolocation = principal_home(services, principal_type, &principal_id)
+        .await?
+        .ok_or(ExchangeCode::InvalidToken)?;
+
+    // 8. One family per old token: this one replaces the previous exchange's.
+    let family = NewExchangeFamily {
+        client: &client,
+        legacy: &legacy,
+        hash,
+        principal_type,
+        principal_id,
+        geolocation,
+    };
+    start_family(services, family).await
+}
+
+/// Whom the new family is for.
+fn principal(
+    legacy: &LegacyToken,
+    return_type: ReturnType,
+) -> Result<(PrincipalType, PrincipalId), ExchangeCode> {
+    match return_type {
+        ReturnType::Principal => Ok((legacy.principal_type, legacy.principal_id)),
+        ReturnType::Company => match (legacy.wsadmin, legacy.company_id) {
+            (true, Some(company)) => Ok((PrincipalType::Company, company)),
+            _ => Err(ExchangeCode::InvalidToken),
+        },
+    }
+}
+
+/// The principal's home deployment if we know the principal, this deployment's otherwise;
+/// `None` if the principal is disabled (its family would be refused at the first refresh).
+async fn principal_home(
+    services: &Services,
+    principal_type: PrincipalType,
+    id: &PrincipalId,
+) -> Result<Option<Geolocation>, ServerError> {
+    // The import accepts only users and companies.
+    if principal_type == PrincipalType::Application {
+        return Ok(None);
+    }
+    Ok(match find_principal(services, principal_type, id).await? {
+        Some(principal) if principal.is_disabled() => None,
+        Some(principal) => Some(principal.geolocation().clone()),
+        None => Some(services.geolocation().clone()),
+    })
+}
+
+/// The family step 8 writes.
+struct NewExchangeFamily<'a> {
+    client: &'a Client,
+    legacy: &'a LegacyToken,
+    hash: TokenHash,
+    principal_type: PrincipalType,
+    principal_id: PrincipalId,
+    geolocation: Geolocation,
+}
+
+/// Creates the family and moves the old token's link to it, revoking the previous exchange's
+/// family in the same write. A concurrent exchange of the same old token that moved the link
+/// first makes the write fail without effect; it is retried once against the fresh link (this
+/// request then supersedes the concurrent one, as a later retry would), and a second loss
+/// answers "unavailable" so that the client retries.
+async fn start_family(
+    services: &Services,
+    family: NewExchangeFamily<'_>,
+) -> Result<IssuedTokens, ExchangeError> {
+    const ATTEMPTS: usize = 2;
+    for _ in 0..ATTEMPTS {
+        let previous = services.ctx.store.get_legacy_exchange(&family.hash).await?;
+        let start = FamilyStart {
+            client_id: family.client.id,
+            principal_type: family.principal_type,
+            principal_id: family.principal_id,
+            scopes: family.legacy.scopes.clone(),
+            geolocation: family.geolocation.clone(),
+            legacy_exchange: Some(LegacyExchangeUpdate {
+                exchange: LegacyExchange {
+                    token_hash: family.hash.clone(),
+                    // Set to the new family's id by `Services::start_family`.
+                    family_id: FamilyId::new(Uuid::nil()),
+                    exchanged_at: services.ctx.clock.now(),
+                },
+                previous_family: previous.as_ref().map(|p| p.family_id),
+            }),
+        };
+        if let Some(issued) = services.start_family(start).await? {
+            if let Some(previous) = previous {
+                tracing::info!(
+                    revoked_family_id = %previous.family_id,
+                    "exchange: old token exchanged again; previous family revoked"
+                );
+            }
+            return Ok(issued);
+        }
+        tracing::warn!("exchange: concurrent exchange of the same old token; retrying");
+    }
+    Err(ServerError::Unavailable("concurrent exchanges of one old token".into()).into())
+}

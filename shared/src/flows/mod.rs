@@ -1,0 +1,6 @@
+//! The flows besides the token endpoint's grants, independent of HTTP like the grants: each
+//! takes the request's plain values and answers tokens or a domain error that its HTTP module
+//! turns into the endpoint's response.
+
+pub mod company_auth_token;
+pub mod legacy_exchange;
