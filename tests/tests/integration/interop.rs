@@ -4,7 +4,8 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use integration_tests::app::{captured_logs, Backend, TestApp};
+use integration_tests::app::{Backend, TestApp};
+use integration_tests::logs::captured_logs;
 use oauth2::basic::BasicClient;
 use oauth2::{
     AuthType, ClientId, ClientSecret, RefreshToken, ResourceOwnerPassword, ResourceOwnerUsername,
