@@ -8,4 +8,5 @@ mod exchange;
 mod interop;
 mod lambda_events;
 mod token_endpoint;
+mod token_policy;
 mod tokenctl;
