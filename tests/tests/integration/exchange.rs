@@ -467,17 +467,20 @@ async fn concurrent_exchanges_leave_one_live_family(app: TestApp) {
     let old = old_token();
     import(&app, &[user_line(&old, &m.consumer_key, &user, &["read"])]).await;
 
-    let answers = futures::future::join_all((0..6).map(|_| m.exchange(&app, &old))).await;
+    // Two racers at a time: the loser's one retry meets a finished winner, so both answer 200
+    // (with more racers a loser can lose twice and get a retryable 503, which proves nothing).
     let mut refresh_tokens = Vec::new();
-    for (status, body) in &answers {
-        match status.as_u16() {
-            200 => refresh_tokens.push(body["refreshToken"].as_str().unwrap().to_owned()),
-            // Lost twice to a concurrent exchange: a retryable 503, nothing written.
-            503 => assert_eq!(body["error"], "temporarily_unavailable", "{body}"),
-            _ => panic!("unexpected answer {status}: {body}"),
+    for _round in 0..3 {
+        let answers = futures::future::join(m.exchange(&app, &old), m.exchange(&app, &old)).await;
+        for answer in [answers.0, answers.1] {
+            refresh_tokens.push(
+                assert_ok(&answer)["refreshToken"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            );
         }
     }
-    assert!(!refresh_tokens.is_empty());
     let mut live = 0;
     for token in &refresh_tokens {
         let (status, body) = refresh(&app, &m.client, token).await;
