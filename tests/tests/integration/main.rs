@@ -4,6 +4,8 @@
 mod company;
 mod conformance_dynamodb;
 mod conformance_sqlite;
+mod cross_cutting;
+mod error_catalogue;
 mod exchange;
 mod interop;
 mod lambda_events;
