@@ -1,8 +1,7 @@
 //! `spawn_app()`: the real local router on a loopback port, over a real store, with a manual
 //! clock so tests can move past expiries. Plus fixtures and request helpers.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -15,7 +14,11 @@ use token_service::jwt::AccessTokenCodec;
 use token_service::secrets::Secret;
 use token_service::services::Services;
 use token_service::signing::KeyRing;
+use token_service::store::dynamodb::DynamoStore;
+use token_service::store::sqlite::SqliteStore;
 use token_service::store::Store;
+
+use crate::stored_data::StoredData;
 
 /// Which store a test runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,25 +27,39 @@ pub enum Backend {
     DynamoDb,
 }
 
-/// A fresh, empty store of the given kind; `None` only when the DynamoDB suite is explicitly
-/// opted out (`SKIP_DYNAMODB=1`) — the factory says so loudly.
-pub async fn fresh_store(backend: Backend) -> Option<Arc<dyn Store>> {
-    match backend {
-        Backend::Sqlite => Some(crate::sqlite::make_store().await),
-        Backend::DynamoDb => crate::dynamodb::make_store().await,
-    }
+/// A fresh, empty store of the given kind, with a raw handle on its data; `None` only when the
+/// DynamoDB suite is explicitly opted out (`SKIP_DYNAMODB=1`): the factory says so loudly.
+pub async fn fresh_store(backend: Backend) -> Option<(Arc<dyn Store>, StoredData)> {
+    Some(match backend {
+        Backend::Sqlite => {
+            let dir = crate::sqlite::temp_dir();
+            let store = SqliteStore::open_in_dir(dir.path()).expect("open the SQLite store");
+            (Arc::new(store) as Arc<dyn Store>, StoredData::Sqlite(dir))
+        }
+        Backend::DynamoDb => {
+            let store = crate::dynamodb::fresh_table().await?;
+            let raw = DynamoStore::from_client(store.client().clone(), store.table_name());
+            (Arc::new(store) as Arc<dyn Store>, StoredData::Dynamo(raw))
+        }
+    })
 }
 
 /// Runs each listed `async fn(TestApp)` once on SQLite and once on DynamoDB Local, as tests
-/// named `sqlite::<name>` and `dynamodb::<name>` in the calling module.
+/// named `sqlite::<name>` and `dynamodb::<name>` in the calling module. With `SKIP_DYNAMODB=1`
+/// the DynamoDB ones are built `#[ignore]`d (see `build.rs`): listed as ignored, never as passed.
 #[macro_export]
 macro_rules! on_both_stores {
     ($($test:ident),* $(,)?) => {
+        $crate::on_both_stores!(with $crate::app::AppOptions::default(); $($test),*);
+    };
+    // `with options; tests`: the apps run with these options (a policy), e.g. in a submodule.
+    (with $options:expr; $($test:ident),* $(,)?) => {
         mod sqlite {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $test() {
-                    let app = $crate::app::TestApp::spawn($crate::app::Backend::Sqlite).await
+                    let app = $crate::app::TestApp::spawn_with($crate::app::Backend::Sqlite, $options)
+                        .await
                         .expect("SQLite is always available");
                     super::$test(app).await;
                 }
@@ -51,14 +68,36 @@ macro_rules! on_both_stores {
         mod dynamodb {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                #[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
                 async fn $test() {
-                    if let Some(app) = $crate::app::TestApp::spawn($crate::app::Backend::DynamoDb).await {
+                    if let Some(app) =
+                        $crate::app::TestApp::spawn_with($crate::app::Backend::DynamoDb, $options).await
+                    {
                         super::$test(app).await;
                     }
                 }
             )*
         }
     };
+}
+
+/// A request body in one of the encodings the endpoints accept, or none at all.
+pub enum RequestBody<'a> {
+    Empty,
+    Form(&'a [(&'a str, &'a str)]),
+    Json(Value),
+}
+
+impl RequestBody<'_> {
+    fn attach(self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match self {
+            Self::Empty => request,
+            Self::Form(form) => request
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(serde_urlencoded::to_string(form).unwrap()),
+            Self::Json(value) => request.json(&value),
+        }
+    }
 }
 
 /// Options for [`TestApp::spawn_with`].
@@ -75,6 +114,8 @@ pub struct TestApp {
     pub clock: Arc<ManualClock>,
     pub store: Arc<dyn Store>,
     pub backend: Backend,
+    /// The store's raw data, for "stored only as a hash" checks.
+    pub data: Arc<StoredData>,
 }
 
 /// A client as the tests know it: its id and the secret shown once at creation.
@@ -90,9 +131,11 @@ impl TestApp {
     }
 
     pub async fn spawn_with(backend: Backend, options: AppOptions) -> Option<Self> {
-        let store = fresh_store(backend).await?;
+        let (store, data) = fresh_store(backend).await?;
         let clock = Arc::new(ManualClock::starting_now());
-        Some(Self::serve(store, clock, backend, options.policy).await)
+        let mut app = Self::serve(store, clock, backend, options.policy).await;
+        app.data = Arc::new(data);
+        Some(app)
     }
 
     /// An app over a store the test built itself (e.g. one pointed at a dead endpoint).
@@ -104,13 +147,15 @@ impl TestApp {
     /// A second deployment (another region) over the same store and clock, as a global table
     /// would give it: same data, its own geolocation and signing keys.
     pub async fn spawn_other_region(&self) -> Self {
-        Self::serve(
+        let mut other = Self::serve(
             self.store.clone(),
             self.clock.clone(),
             self.backend,
             self.services.policy.clone(),
         )
-        .await
+        .await;
+        other.data = self.data.clone();
+        other
     }
 
     async fn serve(
@@ -119,7 +164,7 @@ impl TestApp {
         backend: Backend,
         policy: Policy,
     ) -> Self {
-        install_log_capture();
+        crate::logs::install_log_capture();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind a loopback port");
@@ -143,6 +188,7 @@ impl TestApp {
             clock,
             store,
             backend,
+            data: Arc::new(StoredData::Opaque),
         }
     }
 
@@ -180,6 +226,72 @@ impl TestApp {
     /// `POST /v0/token` with a form body; the status and the JSON body.
     pub async fn token(&self, form: &[(&str, &str)]) -> (StatusCode, Value) {
         json_of(self.post_form("/v0/token", form).await).await
+    }
+
+    /// `POST /appmgmt/v0/legacyApps/{consumer_key}/exchangeRefreshToken/me{query}`, not yet
+    /// sent: for tests that look at headers. `query` is empty or starts with `?`.
+    pub fn exchange_request(&self, consumer_key: &str, query: &str) -> reqwest::RequestBuilder {
+        self.http.post(self.exchange_url(consumer_key, query))
+    }
+
+    pub fn exchange_url(&self, consumer_key: &str, query: &str) -> String {
+        self.url(&format!(
+            "/appmgmt/v0/legacyApps/{consumer_key}/exchangeRefreshToken/me{query}"
+        ))
+    }
+
+    /// The old-token exchange with an optional `Authorization` header; status and JSON body.
+    pub async fn exchange(
+        &self,
+        consumer_key: &str,
+        query: &str,
+        authorization: Option<&str>,
+        body: RequestBody<'_>,
+    ) -> (StatusCode, Value) {
+        let mut request = self.exchange_request(consumer_key, query);
+        if let Some(authorization) = authorization {
+            request = request.header("authorization", authorization);
+        }
+        json_of(
+            body.attach(request)
+                .send()
+                .await
+                .expect("request reaches the test server"),
+        )
+        .await
+    }
+
+    /// `POST /profile-service/v1/keys/principals/{company}/authtoken/?{query}`, not yet sent.
+    pub fn company_auth_token_request(
+        &self,
+        company: &str,
+        bearer: Option<&str>,
+        query: &[(&str, &str)],
+    ) -> reqwest::RequestBuilder {
+        let path = format!("/profile-service/v1/keys/principals/{company}/authtoken/");
+        let request = self.http.post(self.url(&path)).query(query);
+        match bearer {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    }
+
+    /// The company auth-token endpoint (JSON answer); status and JSON body.
+    pub async fn company_auth_token(
+        &self,
+        company: &str,
+        bearer: Option<&str>,
+        query: &[(&str, &str)],
+        body: RequestBody<'_>,
+    ) -> (StatusCode, Value) {
+        let request = self.company_auth_token_request(company, bearer, query);
+        json_of(
+            body.attach(request)
+                .send()
+                .await
+                .expect("request reaches the test server"),
+        )
+        .await
     }
 
     // Fixtures.
@@ -262,58 +374,4 @@ pub async fn json_of(response: reqwest::Response) -> (StatusCode, Value) {
     let body = serde_json::from_str(&text)
         .unwrap_or_else(|_| panic!("status {status}: body is not JSON: {text:?}"));
     (status, body)
-}
-
-/// Asserts a token-endpoint error: status, `error`, `code`.
-#[track_caller]
-pub fn assert_error(actual: &(StatusCode, Value), status: u16, error: &str, code: u64) {
-    let (got_status, body) = actual;
-    assert_eq!(got_status.as_u16(), status, "status; body: {body}");
-    assert_eq!(body["error"], error, "error; body: {body}");
-    assert_eq!(body["code"], code, "code; body: {body}");
-    assert!(
-        body["error_description"]
-            .as_str()
-            .is_some_and(|d| !d.is_empty()),
-        "error_description; body: {body}"
-    );
-}
-
-/// Everything the test servers logged so far in this test binary, as JSON lines.
-///
-/// One global subscriber, installed by the first app: tracing caches per-callsite interest
-/// process-wide, so a thread-local subscriber misses events once other tests have run. Tests
-/// find their own lines by values unique to them (a fresh client id, fresh secrets).
-pub fn captured_logs() -> String {
-    String::from_utf8_lossy(&log_buffer().lock().unwrap()).into_owned()
-}
-
-fn log_buffer() -> &'static Arc<Mutex<Vec<u8>>> {
-    static BUFFER: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    BUFFER.get_or_init(Default::default)
-}
-
-fn install_log_capture() {
-    static INSTALLED: OnceLock<()> = OnceLock::new();
-    INSTALLED.get_or_init(|| {
-        let subscriber = tracing_subscriber::fmt()
-            .json()
-            .with_current_span(true)
-            .with_max_level(tracing::Level::INFO)
-            .with_writer(|| LogSink(log_buffer().clone()))
-            .finish();
-        let _ = tracing::subscriber::set_global_default(subscriber);
-    });
-}
-
-struct LogSink(Arc<Mutex<Vec<u8>>>);
-
-impl Write for LogSink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }

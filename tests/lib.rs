@@ -1,5 +1,9 @@
-//! Test support shared by the integration test binary: store factories and the app spawner.
+//! Test support shared by the integration test binary: store factories, the app spawner with a
+//! method per endpoint, one assertion per error body shape, and the captured logs.
 
 pub mod app;
+pub mod assertions;
 pub mod dynamodb;
+pub mod logs;
 pub mod sqlite;
+pub mod stored_data;

@@ -4,11 +4,13 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use integration_tests::app::{captured_logs, Backend, TestApp};
-use oauth2::basic::BasicClient;
+use integration_tests::app::{Backend, TestApp};
+use integration_tests::assertions::catalogue_rows;
+use integration_tests::logs::captured_logs;
+use oauth2::basic::{BasicClient, BasicErrorResponseType};
 use oauth2::{
-    AuthType, ClientId, ClientSecret, RefreshToken, ResourceOwnerPassword, ResourceOwnerUsername,
-    Scope, TokenResponse, TokenUrl,
+    AuthType, ClientId, ClientSecret, RefreshToken, RequestTokenError, ResourceOwnerPassword,
+    ResourceOwnerUsername, Scope, TokenResponse, TokenUrl,
 };
 use p256::ecdsa::signature::Verifier;
 use p256::ecdsa::{Signature, VerifyingKey};
@@ -69,8 +71,19 @@ async fn oauth2_crate_runs_every_grant(app: TestApp) {
             .exchange_refresh_token(&RefreshToken::new(refresh.secret().clone()))
             .request_async(&app.http)
             .await;
-        let message = format!("{:?}", replay.expect_err("a rotated token is refused"));
-        assert!(message.contains("invalid_grant"), "{message}");
+        // The library keeps RFC 6749's fields; the description is code 108's, the catalogue's
+        // only "bad or expired refresh token".
+        match replay.expect_err("a rotated token is refused") {
+            RequestTokenError::ServerResponse(refusal) => {
+                assert_eq!(*refusal.error(), BasicErrorResponseType::InvalidGrant);
+                assert_eq!(
+                    refusal.error_description().map(String::as_str),
+                    Some(catalogue_rows(108)[0].1),
+                    "{refusal:?}"
+                );
+            }
+            other => panic!("not the server's refusal: {other:?}"),
+        }
     }
 }
 

@@ -4,9 +4,12 @@
 mod company;
 mod conformance_dynamodb;
 mod conformance_sqlite;
+mod cross_cutting;
+mod error_catalogue;
 mod exchange;
 mod interop;
 mod lambda_events;
 mod security;
 mod token_endpoint;
+mod token_policy;
 mod tokenctl;

@@ -3,7 +3,8 @@
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use integration_tests::app::{assert_error, json_of, AppOptions, Backend, TestApp, TestClient};
+use integration_tests::app::{json_of, AppOptions, Backend, TestApp, TestClient};
+use integration_tests::assertions::assert_token_error as assert_error;
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_service::admin::{self, NewClient};
@@ -140,7 +141,18 @@ async fn basic_authentication_is_accepted_and_its_failures_challenge(app: TestAp
     )
     .await
     .unwrap();
-    assert_eq!(ok.status(), StatusCode::OK);
+    let (status, body) = json_of(ok).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["principal_type"], "application");
+    assert_eq!(body["id"], client.id.as_str());
+    assert_eq!(body["token_type"], "Bearer");
+    assert_eq!(body["scope"], "read");
+    let claims = app
+        .services
+        .codec
+        .decode(str_of(&body, "access_token"), app.clock.now())
+        .expect("an access token this deployment signed");
+    assert_eq!(claims.sub, client.id, "issued to the client named by Basic");
 
     let wrong = send(
         basic(&client.id, "wrong"),
@@ -155,14 +167,22 @@ async fn basic_authentication_is_accepted_and_its_failures_challenge(app: TestAp
     assert_error(&json_of(wrong).await, 401, "invalid_client", 64);
 
     // Body credentials that fail get no Basic challenge.
-    let (status, body) = app
-        .token(&[
-            ("grant_type", "client_credentials"),
-            ("client_id", &client.id),
-            ("client_secret", "wrong"),
-        ])
+    let in_body = app
+        .post_form(
+            "/v0/token",
+            &[
+                ("grant_type", "client_credentials"),
+                ("client_id", &client.id),
+                ("client_secret", "wrong"),
+            ],
+        )
         .await;
-    assert_error(&(status, body), 401, "invalid_client", 64);
+    assert!(
+        in_body.headers().get("www-authenticate").is_none(),
+        "{:?}",
+        in_body.headers()
+    );
+    assert_error(&json_of(in_body).await, 401, "invalid_client", 64);
 
     let conflicting = send(
         basic(&client.id, &client.secret),
@@ -173,8 +193,7 @@ async fn basic_authentication_is_accepted_and_its_failures_challenge(app: TestAp
     )
     .await
     .unwrap();
-    assert_eq!(conflicting.status(), StatusCode::BAD_REQUEST);
-    assert_eq!(json_of(conflicting).await.1["error"], "invalid_request");
+    assert_error(&json_of(conflicting).await, 400, "invalid_request", 115);
 }
 
 async fn json_bodies_and_the_oauth2_alias_path_work(app: TestApp) {
@@ -586,6 +605,21 @@ async fn lockout_after_repeated_failures(app: TestApp) {
     }
     // Locked even with the right password, and an unknown login locks the same way.
     assert_error(&attempt(PASSWORD).await, 400, "invalid_grant", 14);
+    let unknown = |password: &'static str| {
+        let form = client_form(
+            &client,
+            &[
+                ("grant_type", "password"),
+                ("username", "nobody-at-all"),
+                ("password", password),
+            ],
+        );
+        async move { app.token(&form).await }
+    };
+    for _ in 0..5 {
+        assert_error(&unknown("wrong").await, 400, "invalid_grant", 5);
+    }
+    assert_error(&unknown(PASSWORD).await, 400, "invalid_grant", 14);
     // The window is 15 minutes.
     app.clock.advance(15 * 60 + 1);
     let (status, body) = attempt(PASSWORD).await;

@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use futures::stream::{self, StreamExt};
 use integration_tests::dynamodb as ddb;
@@ -33,6 +33,35 @@ use token_service::store::dynamodb::DynamoStore;
 use token_service::store::sqlite::SqliteStore;
 use token_service::store::{NewFamily, Store};
 use uuid::Uuid;
+
+/// Runs each listed `async fn(Target)` on a SQLite file and on a DynamoDB Local table, as
+/// `sqlite::<name>` and `dynamodb::<name>`; with `SKIP_DYNAMODB=1` the DynamoDB ones are listed
+/// as ignored (see `tests/build.rs`).
+macro_rules! on_both_targets {
+    ($($test:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $test() {
+                    super::$test(super::Target::sqlite().await).await;
+                }
+            )*
+        }
+        mod dynamodb {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                #[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+                async fn $test() {
+                    if let Some(target) = super::Target::dynamodb().await {
+                        super::$test(target).await;
+                    }
+                }
+            )*
+        }
+    };
+}
+
+on_both_targets!(every_admin_verb, legacy_token_import);
 
 /// The deployment's own geolocation, as the tool is configured in these tests.
 const HOME: &str = "https://us.api.example.com";
@@ -101,6 +130,9 @@ struct Target {
     store: Arc<dyn Store>,
     /// DATA_DIR (SQLite's file, the local signing key) and scratch files.
     dir: TempDir,
+    /// Everything the tool printed (stdout and stderr), one entry per run, for the check that
+    /// secrets are printed only where they are meant to be.
+    transcript: Mutex<Vec<String>>,
 }
 
 impl Target {
@@ -121,6 +153,7 @@ impl Target {
             env,
             store,
             dir,
+            transcript: Mutex::default(),
         }
     }
 
@@ -143,6 +176,7 @@ impl Target {
             env,
             store: Arc::new(DynamoStore::connect(&table, Some(&endpoint)).await),
             dir,
+            transcript: Mutex::default(),
         };
         // The operator's first step on a new table; run twice: it is idempotent.
         for _ in 0..2 {
@@ -178,7 +212,27 @@ impl Target {
     }
 
     fn output(&self, args: &[&str]) -> Output {
-        self.command().args(args).output().unwrap()
+        self.recorded(self.command().args(args).output().unwrap())
+    }
+
+    /// Adds a run's output to the transcript.
+    fn recorded(&self, out: Output) -> Output {
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.transcript.lock().unwrap().push(printed);
+        out
+    }
+
+    /// How many runs so far printed `needle`.
+    fn runs_that_printed(&self, needle: &str) -> usize {
+        let transcript = self.transcript.lock().unwrap();
+        transcript
+            .iter()
+            .filter(|printed| printed.contains(needle))
+            .count()
     }
 
     /// Runs with `--json`, expects success, and returns the one JSON object printed.
@@ -332,7 +386,7 @@ const UNKNOWN: &str = "00000000-0000-4000-8000-000000000000";
 // ---------------------------------------------------------------------------------------------
 // Applications, companies, users, legacy apps, token families.
 
-async fn admin_verbs(t: Target) {
+async fn every_admin_verb(t: Target) {
     let store = &t.store;
 
     // clients create: the secret is printed once, verifies against the stored hash, and is
@@ -352,8 +406,16 @@ async fn admin_verbs(t: Target) {
     let client_id = ClientId::parse(str_field(&created, "client_id")).unwrap();
     let secret = str_field(&created, "client_secret").to_owned();
     assert!(Uuid::parse_str(&secret).is_ok(), "client_secret is a UUID");
-    assert_eq!(str_field(&created, "client_id"), client_id.to_string());
     let client = store.get_client(&client_id).await.unwrap().unwrap();
+    assert_eq!(
+        client.id, client_id,
+        "the printed id is the stored client's own"
+    );
+    assert_eq!(
+        client_id.as_uuid().get_version(),
+        Some(uuid::Version::Random),
+        "a random (v4) id"
+    );
     assert!(client.secret_hash.verify(&secret));
     assert!(!t.stored_anywhere(&secret).await, "secret stored in clear");
     assert!(
@@ -558,6 +620,7 @@ async fn admin_verbs(t: Target) {
         .write_stdin("s3cret pass\n")
         .output()
         .unwrap();
+    let out = t.recorded(out);
     let bob = success_json(&out, &["users", "create", "--password-stdin"]);
     let bob = store
         .get_user(&PrincipalId::parse(str_field(&bob, "user_id")).unwrap())
@@ -669,8 +732,23 @@ async fn admin_verbs(t: Target) {
     t.fails(&["clients", "disable", UNKNOWN], 3);
     t.fails(&["clients", "disable", "not-a-uuid"], 2);
 
-    // Nothing the tool printed along the way leaked a secret other than at creation.
+    // Nothing the tool printed along the way leaked a secret other than at creation: each
+    // client secret was printed by exactly one run (its `clients create`), the passwords by none.
     t.fails(&["no-such-verb"], 2);
+    assert!(
+        t.transcript.lock().unwrap().len() > 30,
+        "every run is in the transcript"
+    );
+    for client_secret in [&secret, &other_secret] {
+        assert_eq!(
+            t.runs_that_printed(client_secret),
+            1,
+            "a client secret reprinted"
+        );
+    }
+    for user_password in [password, "s3cret pass"] {
+        assert_eq!(t.runs_that_printed(user_password), 0, "a password printed");
+    }
 }
 
 /// A family with its first refresh token and access token, as a password grant writes them.
@@ -727,18 +805,6 @@ async fn issue_family(
         .await
         .unwrap();
     (family_id, jti)
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_every_admin_verb() {
-    admin_verbs(Target::sqlite().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dynamodb_every_admin_verb() {
-    if let Some(target) = Target::dynamodb().await {
-        admin_verbs(target).await;
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -836,20 +902,27 @@ fn valid_line_numbers() -> impl Iterator<Item = usize> {
     (1..=IMPORT_LINES).filter(|line| special_line(*line).is_none())
 }
 
-async fn legacy_import(t: Target) {
+async fn legacy_token_import(t: Target) {
     let expires_at = now() + 30 * 86_400;
     let path = t.dir.path().join("legacy-tokens.jsonl");
     write_import_file(&path, expires_at);
     let file = path.display().to_string();
     let imported = (IMPORT_LINES - SKIPPED_LINES.len()) as u64 - BLANK_LINES;
 
+    let started = std::time::Instant::now();
     let report = t.json(&["legacy-tokens", "import", &file]);
+    let wall_clock = started.elapsed().as_secs_f64();
     assert_eq!(report["lines_read"], IMPORT_LINES as u64);
     assert_eq!(report["imported"], imported);
     assert_eq!(report["skipped"], SKIPPED_LINES.len() as u64);
     assert_eq!(report["blank"], BLANK_LINES);
     assert_eq!(report["skipped_lines_truncated"], false);
-    assert!(report["elapsed_seconds"].as_f64().unwrap() >= 0.0);
+    // The tool times its own work: something, and no more than the run took from outside.
+    let elapsed = report["elapsed_seconds"].as_f64().expect("elapsed_seconds");
+    assert!(
+        elapsed > 0.0 && elapsed <= wall_clock,
+        "elapsed_seconds {elapsed} outside (0, {wall_clock}]"
+    );
     let skipped = report["skipped_lines"].as_array().unwrap();
     let numbers: Vec<u64> = skipped
         .iter()
@@ -1006,18 +1079,6 @@ async fn check_imported(t: &Target, expires_at: UnixTime, step: usize) {
         .collect()
         .await;
     assert!(missing.is_empty(), "not imported: lines {missing:?}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_legacy_token_import() {
-    legacy_import(Target::sqlite().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dynamodb_legacy_token_import() {
-    if let Some(target) = Target::dynamodb().await {
-        legacy_import(target).await;
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

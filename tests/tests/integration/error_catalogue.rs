@@ -1,0 +1,149 @@
+//! The token endpoint's error catalogue pinned to the specification (seed spec part 7, "Token
+//! endpoint error codes"), row by row, and the cache headers every error response carries.
+
+use std::collections::BTreeSet;
+
+use integration_tests::app::{Backend, TestApp};
+use integration_tests::assertions::assert_not_cached;
+use token_service::errors::ErrorCode;
+
+/// The specification's table, verbatim: `code | error | error_description`, 49 rows for 48
+/// codes (119 has two descriptions). Copied here rather than read from the spec file, so that the
+/// test stands inside the repository.
+const SPEC_TABLE: &str = "\
+5 | invalid_grant | Incorrect credentials. Please Retry
+10 | invalid_grant | Account is disabled. Please contact support
+11 | invalid_grant | Account is disabled. Please contact support
+12 | invalid_grant | Logon Denied. Please contact support
+13 | invalid_grant | Logon Denied. Please contact support
+14 | invalid_grant | Account Locked. Please contact support
+16 | invalid_request | user lives elsewhere
+19 | invalid_grant | Incorrect credentials. Please Retry
+20 | invalid_grant | Logon Denied. Please contact support (typically due to IP restriction)
+51 | invalid_request | username was not supplied
+52 | invalid_request | password was not supplied
+53 | invalid_client | company is not enabled for this client
+54 | invalid_scope | requested scope exceeds granted scope
+55 | invalid_request | we don't know this email
+56 | invalid_request | otp was not supplied
+57 | invalid_request | channel_type missing
+58 | invalid_request | channel_handle missing
+59 | access_denied | client disabled
+60 | invalid_grant | these are not the grants you are looking for
+61 | invalid_client | client not found
+62 | invalid_request | client_id was not supplied
+63 | invalid_request | client_secret was not supplied
+64 | invalid_client | Incorrect credentials. Please Retry
+65 | invalid_request | grant_type was not supplied
+80 | invalid_request | invalid channel type
+81 | invalid_request | bad channel handle
+83 | invalid_request | otp not found
+84 | invalid_request | fact verification failed
+85 | invalid_request | otp verification failed
+100 | invalid_request | backend does not know about this username
+101 | invalid_request | code was not supplied
+102 | invalid_request | redirect_uri was not supplied
+103 | invalid_request | code is bad or expired
+104 | invalid_grant | redirect_uri does not match the previous grant
+105 | invalid_grant | this grant was not issued to you!
+106 | invalid_request | refresh_token was not supplied
+107 | invalid_request | refresh disallowed for app
+108 | invalid_grant | bad or expired refresh token
+109 | invalid_request | loginid was not supplied
+115 | invalid_request | unauthenticated client will not be issued token!
+117 | invalid_request | nonce is mandatory for this response_type
+118 | invalid_request | display is invalid
+119 | invalid_request | prompt is invalid
+119 | invalid_request | prompt must be set to consent for offline_access
+120 | invalid_request | credtype is invalid
+121 | invalid_request | login_type is invalid
+122 | invalid_request | proxies supplied are invalid
+123 | invalid_request | principal is disabled
+134 | invalid_request | Company undergoing scheduled maintenance.
+";
+
+/// Codes the service adds beyond the specification's table, each with its reason.
+const SERVICE_CODES: &[(u16, &str)] = &[(135, "contract part 2: a body neither form nor JSON")];
+
+fn spec_rows() -> Vec<(u16, &'static str, &'static str)> {
+    SPEC_TABLE
+        .lines()
+        .map(|line| {
+            let mut cells = line.splitn(3, " | ");
+            let (code, error, description) = (
+                cells.next().unwrap(),
+                cells.next().unwrap(),
+                cells.next().unwrap(),
+            );
+            (code.parse().unwrap(), error, description)
+        })
+        .collect()
+}
+
+#[test]
+fn every_spec_row_is_in_the_catalogue() {
+    let spec = spec_rows();
+    assert_eq!(spec.len(), 49, "the specification's table has 49 rows");
+    let codes: BTreeSet<u16> = spec.iter().map(|row| row.0).collect();
+    assert_eq!(codes.len(), 48, "for 48 codes");
+    let catalogue: BTreeSet<(u16, &str, &str)> = ErrorCode::ALL
+        .iter()
+        .map(|entry| (entry.code(), entry.error().as_str(), entry.description()))
+        .collect();
+    for row in &spec {
+        assert!(
+            catalogue.contains(row),
+            "spec row {row:?} missing or misspelt in the catalogue"
+        );
+    }
+    let spec: BTreeSet<(u16, &str, &str)> = spec.into_iter().collect();
+    for entry in &catalogue {
+        assert!(
+            spec.contains(entry) || SERVICE_CODES.iter().any(|(code, _)| *code == entry.0),
+            "catalogue entry {entry:?} is not in the specification"
+        );
+    }
+    assert_eq!(
+        ErrorCode::ALL.len(),
+        catalogue.len(),
+        "no entry listed twice"
+    );
+}
+
+/// Error answers are as uncacheable as token answers, on every endpoint and for every kind of
+/// refusal (catalogue, 404, 405, 413).
+#[tokio::test]
+async fn error_responses_are_not_cached() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let refused_token = app.post_form("/v0/token", &[]).await;
+    let too_large = app
+        .post_form("/v0/token", &[("pad", &"x".repeat(17 * 1024))])
+        .await;
+    let unknown_path = app.http.post(app.url("/v0/nothing")).send().await.unwrap();
+    let wrong_method = app.http.get(app.url("/v0/token")).send().await.unwrap();
+    let exchange = app
+        .exchange_request("never-linked", "")
+        .send()
+        .await
+        .unwrap();
+    let company = app
+        .company_auth_token_request(&uuid::Uuid::new_v4().to_string(), None, &[])
+        .send()
+        .await
+        .unwrap();
+    for (what, response) in [
+        ("token 400", refused_token),
+        ("token 413", too_large),
+        ("404", unknown_path),
+        ("405", wrong_method),
+        ("exchange", exchange),
+        ("company", company),
+    ] {
+        assert!(
+            response.status().is_client_error(),
+            "{what}: {}",
+            response.status()
+        );
+        assert_not_cached(response.headers());
+    }
+}

@@ -1,0 +1,380 @@
+//! Policies of the token endpoint that hold across requests, clients and configuration: lockout
+//! (per login, whatever the client; unknown logins too; `LOCKOUT_THRESHOLD=0`), the principal's
+//! later state at refresh, `REFRESH_TOKEN_TTL_DAYS`, scopes at the password and company grants,
+//! and a revoked family's access token at the company endpoint. On both stores.
+
+use integration_tests::app::{AppOptions, RequestBody, TestApp, TestClient};
+use integration_tests::assertions::{assert_company_error, assert_token_error};
+use reqwest::StatusCode;
+use serde_json::Value;
+use token_service::admin;
+use token_service::clock::Clock;
+use token_service::config::Config;
+use token_service::domain::{ClientId, CompanyStatus, TokenId, UserStatus};
+use token_service::secrets::TokenHash;
+
+integration_tests::on_both_stores!(
+    lockout_is_per_login_whatever_the_client,
+    refresh_refusals_follow_the_principals_later_state,
+    revoked_familys_access_token_is_refused_at_the_company_endpoint,
+    scope_beyond_the_clients_is_54_at_password_and_company_grants,
+);
+
+const PASSWORD: &str = "policy password 1";
+
+/// The policy the service would run with under these environment variables (and defaults).
+fn policy_from_env(vars: &[(&str, &str)]) -> AppOptions {
+    let config = Config::from_lookup(|name| {
+        vars.iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| (*value).to_owned())
+    })
+    .expect("a valid configuration");
+    AppOptions {
+        policy: config.policy,
+    }
+}
+
+async fn password(
+    app: &TestApp,
+    client: &TestClient,
+    login: &str,
+    pw: &str,
+) -> (StatusCode, Value) {
+    password_with(app, client, login, pw, &[]).await
+}
+
+async fn password_with(
+    app: &TestApp,
+    client: &TestClient,
+    login: &str,
+    pw: &str,
+    extra: &[(&str, &str)],
+) -> (StatusCode, Value) {
+    let mut form = vec![
+        ("grant_type", "password"),
+        ("client_id", client.id.as_str()),
+        ("client_secret", client.secret.as_str()),
+        ("username", login),
+        ("password", pw),
+    ];
+    form.extend_from_slice(extra);
+    app.token(&form).await
+}
+
+async fn refresh(app: &TestApp, client: &TestClient, refresh_token: &str) -> (StatusCode, Value) {
+    app.token(&[
+        ("grant_type", "refresh_token"),
+        ("client_id", &client.id),
+        ("client_secret", &client.secret),
+        ("refresh_token", refresh_token),
+    ])
+    .await
+}
+
+fn field<'a>(body: &'a Value, name: &str) -> &'a str {
+    body[name]
+        .as_str()
+        .unwrap_or_else(|| panic!("{name} missing in {body}"))
+}
+
+async fn lockout_is_per_login_whatever_the_client(app: TestApp) {
+    let (a, b) = (
+        app.create_client("read").await,
+        app.create_client("read").await,
+    );
+    app.create_user("olga", PASSWORD).await;
+    for _ in 0..5 {
+        assert_token_error(
+            &password(&app, &a, "olga", "wrong").await,
+            400,
+            "invalid_grant",
+            5,
+        );
+    }
+    // Locked through client A: locked for client B too, right password or not.
+    assert_token_error(
+        &password(&app, &b, "olga", PASSWORD).await,
+        400,
+        "invalid_grant",
+        14,
+    );
+    assert_token_error(
+        &password(&app, &b, "olga", "wrong").await,
+        400,
+        "invalid_grant",
+        14,
+    );
+
+    // Failures spread over clients add up the same way, for a login nobody has.
+    for client in [&a, &b, &a, &b, &a] {
+        assert_token_error(
+            &password(&app, client, "ghost", "x").await,
+            400,
+            "invalid_grant",
+            5,
+        );
+    }
+    assert_token_error(
+        &password(&app, &b, "ghost", "x").await,
+        400,
+        "invalid_grant",
+        14,
+    );
+}
+
+async fn refresh_refusals_follow_the_principals_later_state(app: TestApp) {
+    let client = app.create_client("read").await;
+    let user = app.create_user("pavel", PASSWORD).await;
+    let tokens = app.user_tokens(&client, "pavel", PASSWORD).await;
+    let rt = field(&tokens, "refresh_token").to_owned();
+
+    // The user's logons are denied after sign-in: 12; disabled: 123; active again: refreshes.
+    let mut changed = user.clone();
+    changed.status = UserStatus::LogonDenied;
+    app.store.put_user(&changed).await.unwrap();
+    assert_token_error(&refresh(&app, &client, &rt).await, 400, "invalid_grant", 12);
+    changed.status = UserStatus::Disabled;
+    app.store.put_user(&changed).await.unwrap();
+    assert_token_error(
+        &refresh(&app, &client, &rt).await,
+        400,
+        "invalid_request",
+        123,
+    );
+    app.store.put_user(&user).await.unwrap();
+    let (status, body) = refresh(&app, &client, &rt).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "the refusals rotated nothing: {body}"
+    );
+
+    // A company's family: maintenance after issue is 134, disabled 123, active again refreshes.
+    let company = app.create_company("Later Inc").await;
+    admin::enable_company_for_client(
+        app.ctx(),
+        &company.id,
+        &ClientId::parse(&client.id).unwrap(),
+    )
+    .await
+    .unwrap();
+    let company_rt = company_refresh_token(&app, &client, &company).await;
+    let set = |status| admin::set_company_status(app.ctx(), &company.id, status);
+    set(CompanyStatus::Maintenance).await.unwrap();
+    assert_token_error(
+        &refresh(&app, &client, &company_rt).await,
+        400,
+        "invalid_request",
+        134,
+    );
+    set(CompanyStatus::Disabled).await.unwrap();
+    assert_token_error(
+        &refresh(&app, &client, &company_rt).await,
+        400,
+        "invalid_request",
+        123,
+    );
+    set(CompanyStatus::Active).await.unwrap();
+    let (status, body) = refresh(&app, &client, &company_rt).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["principal_type"], "company");
+    // Code 53 at refresh (a company family the app is not enabled for) only arises from the
+    // old-token exchange: see exchange::wsadmin_token_yields_the_admin_family_or_the_company_family.
+}
+
+/// A company family for `client`, through an auth token the company's administrator issued.
+async fn company_refresh_token(
+    app: &TestApp,
+    client: &TestClient,
+    company: &token_service::domain::Company,
+) -> String {
+    let login = format!("admin-{}", company.id);
+    app.create_user_with(&login, PASSWORD, |u| {
+        u.company_id = Some(company.id);
+        u.is_admin = true;
+    })
+    .await;
+    let portal = app.create_client("profile").await;
+    let admin_tokens = app.user_tokens(&portal, &login, PASSWORD).await;
+    let (status, issued) = app
+        .company_auth_token(
+            &company.id.to_string(),
+            Some(field(&admin_tokens, "access_token")),
+            &[("client_id", &client.id)],
+            RequestBody::Empty,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{issued}");
+    let (status, tokens) = password_with(
+        app,
+        client,
+        &company.id.to_string(),
+        field(&issued, "token"),
+        &[("credtype", "authtoken")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{tokens}");
+    field(&tokens, "refresh_token").to_owned()
+}
+
+async fn revoked_familys_access_token_is_refused_at_the_company_endpoint(app: TestApp) {
+    let company = app.create_company("Revoked Co").await;
+    let crm = app.create_client("read").await;
+    admin::enable_company_for_client(app.ctx(), &company.id, &ClientId::parse(&crm.id).unwrap())
+        .await
+        .unwrap();
+    app.create_user_with("root@revoked", PASSWORD, |u| {
+        u.company_id = Some(company.id);
+        u.is_admin = true;
+    })
+    .await;
+    let portal = app.create_client("profile").await;
+    let tokens = app.user_tokens(&portal, "root@revoked", PASSWORD).await;
+    let access = field(&tokens, "access_token");
+    let company_id = company.id.to_string();
+    let query = [("client_id", crm.id.as_str())];
+    let issue = || app.company_auth_token(&company_id, Some(access), &query, RequestBody::Empty);
+    assert_eq!(issue().await.0, StatusCode::OK, "the token works before");
+
+    let claims = app.services.codec.decode(access, app.clock.now()).unwrap();
+    let record = app
+        .store
+        .get_access_token(&TokenId::parse(&claims.jti).unwrap(), app.clock.now())
+        .await
+        .unwrap()
+        .unwrap();
+    admin::revoke_family(
+        app.ctx(),
+        &record.family_id.expect("a user's token has a family"),
+    )
+    .await
+    .unwrap();
+    // Still inside its hour and correctly signed: refused because its family is revoked.
+    assert_company_error(&issue().await, 401, "invalid_token", 401);
+}
+
+async fn scope_beyond_the_clients_is_54_at_password_and_company_grants(app: TestApp) {
+    let client = app.create_client("read").await;
+    app.create_user("quinn", PASSWORD).await;
+    let too_wide = [("scope", "read admin")];
+    assert_token_error(
+        &password_with(&app, &client, "quinn", PASSWORD, &too_wide).await,
+        400,
+        "invalid_scope",
+        54,
+    );
+
+    let company = app.create_company("Scoped Co").await;
+    admin::enable_company_for_client(
+        app.ctx(),
+        &company.id,
+        &ClientId::parse(&client.id).unwrap(),
+    )
+    .await
+    .unwrap();
+    let login = "boss@scoped";
+    app.create_user_with(login, PASSWORD, |u| {
+        u.company_id = Some(company.id);
+        u.is_admin = true;
+    })
+    .await;
+    let admin_tokens = app.user_tokens(&client, login, PASSWORD).await;
+    let (status, issued) = app
+        .company_auth_token(
+            &company.id.to_string(),
+            Some(field(&admin_tokens, "access_token")),
+            &[("client_id", &client.id)],
+            RequestBody::Empty,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{issued}");
+    let auth_token = field(&issued, "token");
+    let company_id = company.id.to_string();
+    let grant = |extra: Vec<(&'static str, &'static str)>| {
+        let mut extra = extra;
+        extra.push(("credtype", "authtoken"));
+        let (app, client, company_id) = (&app, &client, company_id.clone());
+        async move { password_with(app, client, &company_id, auth_token, &extra).await }
+    };
+    assert_token_error(&grant(too_wide.to_vec()).await, 400, "invalid_scope", 54);
+    // The refusal did not use the auth token up; within the client's scopes it is granted.
+    let (status, body) = grant(vec![("scope", "read")]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["scope"], "read");
+}
+
+/// `LOCKOUT_THRESHOLD=0`: failures never lock, on either store.
+mod lockout_disabled {
+    use super::*;
+
+    integration_tests::on_both_stores!(with super::policy_from_env(&[("LOCKOUT_THRESHOLD", "0")]); never_locks);
+
+    async fn never_locks(app: TestApp) {
+        let client = app.create_client("read").await;
+        app.create_user("rosa", PASSWORD).await;
+        for _ in 0..12 {
+            assert_token_error(
+                &password(&app, &client, "rosa", "wrong").await,
+                400,
+                "invalid_grant",
+                5,
+            );
+        }
+        let (status, body) = password(&app, &client, "rosa", PASSWORD).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+}
+
+/// `REFRESH_TOKEN_TTL_DAYS=7`: in the answers and in the stored expiries, at issue and rotation.
+mod refresh_ttl {
+    use super::*;
+
+    const WEEK: i64 = 7 * 86_400;
+
+    integration_tests::on_both_stores!(with super::policy_from_env(&[("REFRESH_TOKEN_TTL_DAYS", "7")]); a_week);
+
+    async fn a_week(app: TestApp) {
+        let client = app.create_client("read").await;
+        app.create_user("sam", PASSWORD).await;
+        let issued_at = app.clock.now();
+        let first = app.user_tokens(&client, "sam", PASSWORD).await;
+        assert_eq!(first["refresh_expires_in"], WEEK);
+        let record = app
+            .store
+            .get_refresh_token(&TokenHash::of(field(&first, "refresh_token")), issued_at)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(record.expires_at, issued_at + WEEK);
+        let family = app
+            .store
+            .get_family(&record.family_id, issued_at)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(family.expires_at, issued_at + WEEK);
+
+        app.clock.advance(WEEK - 60);
+        let rotated_at = app.clock.now();
+        let (status, second) = refresh(&app, &client, field(&first, "refresh_token")).await;
+        assert_eq!(status, StatusCode::OK, "{second}");
+        assert_eq!(second["refresh_expires_in"], WEEK);
+        let record = app
+            .store
+            .get_refresh_token(&TokenHash::of(field(&second, "refresh_token")), rotated_at)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(record.expires_at, rotated_at + WEEK, "renewed on rotation");
+
+        // A week after the rotation it has expired.
+        app.clock.advance(WEEK);
+        assert_token_error(
+            &refresh(&app, &client, field(&second, "refresh_token")).await,
+            400,
+            "invalid_grant",
+            108,
+        );
+    }
+}
