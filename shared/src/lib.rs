@@ -2,6 +2,7 @@
 //! backends, and the HTTP routers that the three Lambda functions and the local server serve.
 
 pub mod admin;
+pub mod authorize;
 pub mod bootstrap;
 pub mod clock;
 pub mod config;
@@ -13,6 +14,7 @@ pub mod grants;
 pub mod http;
 pub mod import;
 pub mod jwt;
+pub mod pages;
 pub mod random;
 pub mod secrets;
 pub mod services;

@@ -1,5 +1,6 @@
 //! The domain model: identifiers, scopes, and the records the grants read and write.
 
+mod authorization_code;
 mod client;
 mod geolocation;
 mod ids;
@@ -8,6 +9,7 @@ mod principal;
 mod scopes;
 mod tokens;
 
+pub use authorization_code::{AuthorizationCode, AUTHORIZATION_CODE_TTL_SECONDS};
 pub use client::{Client, GrantType};
 pub use geolocation::{Geolocation, InvalidGeolocation};
 pub use ids::{
