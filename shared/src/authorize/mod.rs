@@ -20,7 +20,7 @@ pub use pending::{
     PENDING_COOKIE_NAME, PENDING_COOKIE_PATH, PENDING_TTL_SECONDS,
 };
 pub use pkce::{s256_challenge, verify_s256, S256};
-pub use redirect::{code_location, ErrorRedirect, ACCESS_DENIED};
+pub use redirect::{code_location, ErrorRedirect};
 pub use request::{
     AuthorizeParams, AuthorizeRejection, Prompt, RegisteredClient, UntrustedRedirect,
     ValidatedAuthorization, OFFLINE_ACCESS,

@@ -16,9 +16,6 @@ pub struct ErrorRedirect {
     description: &'static str,
 }
 
-/// RFC 6749 §4.1.2.1's `error` for a user who pressed "Deny".
-pub const ACCESS_DENIED: &str = "access_denied";
-
 impl ErrorRedirect {
     pub fn from_code(redirect_uri: &str, state: Option<&str>, code: ErrorCode) -> Self {
         Self {
@@ -30,7 +27,7 @@ impl ErrorRedirect {
         }
     }
 
-    /// The user denied consent: `error=access_denied`. The catalogue has no number for this
+    /// The user pressed "Deny": RFC 6749 §4.1.2.1's `error=access_denied`. The catalogue has no number for this
     /// situation yet, so `error_code` is left out until one is assigned.
     pub fn denied(redirect_uri: &str, state: Option<&str>) -> Self {
         Self {
