@@ -3,6 +3,7 @@
 //! functions and the local server serve.
 
 pub mod admin;
+pub mod authorize;
 pub mod bootstrap;
 pub mod clock;
 pub mod config;
@@ -15,6 +16,7 @@ pub mod grants;
 pub mod http;
 pub mod import;
 pub mod jwt;
+pub mod pages;
 pub mod random;
 pub mod secrets;
 pub mod services;

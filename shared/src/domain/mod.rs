@@ -1,5 +1,6 @@
 //! The domain model: identifiers, scopes, and the records the grants read and write.
 
+mod authorization_code;
 mod client;
 mod geolocation;
 mod ids;
@@ -8,7 +9,12 @@ mod principal;
 mod scopes;
 mod tokens;
 
+<<<<<<< HEAD
 pub use client::{check_connect_url, Client, GrantType, InvalidConnectUrl};
+=======
+pub use authorization_code::{AuthorizationCode, AUTHORIZATION_CODE_TTL_SECONDS};
+pub use client::{Client, GrantType};
+>>>>>>> authcode
 pub use geolocation::{Geolocation, InvalidGeolocation};
 pub use ids::{
     ClientId, ConsumerKey, FamilyId, InvalidConsumerKey, InvalidId, InvalidLogin, Login,

@@ -1,0 +1,228 @@
+//! The pending authorization between the first GET and the consent, kept in the browser as an
+//! encrypted and authenticated cookie.
+//!
+//! Why a cookie and not the store: on Lambda each call may reach another instance, and the
+//! cookie needs nothing but the shared secret to be read back anywhere; an unauthenticated GET
+//! writes nothing server-side, so nobody can fill the store by opening the page in a loop; and
+//! the record is only ever needed by the browser that started it. AES-256-GCM keeps its content
+//! (state, nonce, PKCE challenge, who signed in) unreadable and unforgeable; the expiry inside
+//! bounds a stolen cookie's use to [`PENDING_TTL_SECONDS`].
+
+use aes_gcm::aead::{Aead, KeyInit, Payload};
+use aes_gcm::{Aes256Gcm, Nonce};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+
+use super::keys::AuthorizeKeys;
+use super::request::ValidatedAuthorization;
+use crate::clock::UnixTime;
+use crate::domain::PrincipalId;
+use crate::random::RandomSource;
+
+/// Time to read the page and type a password.
+pub const PENDING_TTL_SECONDS: i64 = 600;
+
+pub const PENDING_COOKIE_NAME: &str = "authorize_pending";
+
+/// The path the cookie is sent to: only the authorize endpoint reads it.
+pub const PENDING_COOKIE_PATH: &str = "/oauth2/v0/authorize";
+
+/// Browsers keep cookies up to 4096 bytes; refusing earlier keeps a long `state` from making
+/// the flow fail silently.
+const MAX_COOKIE_VALUE_BYTES: usize = 3_800;
+
+const NONCE_BYTES: usize = 12;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingAuthorization {
+    /// Random, unique per authorize request; the CSRF tokens are bound to it.
+    pub id: String,
+    pub request: ValidatedAuthorization,
+    pub expires_at: UnixTime,
+    /// Set once the sign-in form succeeded; the consent form requires it.
+    pub signed_in_user: Option<PrincipalId>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PendingCookieError {
+    #[error("the pending authorization no longer fits in a cookie")]
+    TooLarge,
+    #[error("the pending authorization cookie is malformed or was not sealed by this service")]
+    Invalid,
+    #[error("the pending authorization has expired")]
+    Expired,
+}
+
+impl PendingAuthorization {
+    pub fn new(request: ValidatedAuthorization, random: &dyn RandomSource, now: UnixTime) -> Self {
+        let mut id = [0u8; 16];
+        random.fill(&mut id);
+        Self {
+            id: URL_SAFE_NO_PAD.encode(id),
+            request,
+            expires_at: now + PENDING_TTL_SECONDS,
+            signed_in_user: None,
+        }
+    }
+
+    /// The cookie value: base64url(nonce ‖ AES-256-GCM ciphertext), the cookie name as
+    /// associated data so the value cannot be replayed under another cookie.
+    pub fn seal(
+        &self,
+        keys: &AuthorizeKeys,
+        random: &dyn RandomSource,
+    ) -> Result<String, PendingCookieError> {
+        let plaintext = serde_json::to_vec(self).expect("the pending record serialises");
+        let mut nonce = [0u8; NONCE_BYTES];
+        random.fill(&mut nonce);
+        let ciphertext = cipher(keys)
+            .encrypt(
+                &Nonce::from(nonce),
+                Payload {
+                    msg: &plaintext,
+                    aad: PENDING_COOKIE_NAME.as_bytes(),
+                },
+            )
+            .expect("AES-GCM encrypts any message of this size");
+        let mut sealed = nonce.to_vec();
+        sealed.extend_from_slice(&ciphertext);
+        let value = URL_SAFE_NO_PAD.encode(sealed);
+        if value.len() > MAX_COOKIE_VALUE_BYTES {
+            return Err(PendingCookieError::TooLarge);
+        }
+        Ok(value)
+    }
+
+    /// Decrypts, authenticates and checks the expiry against `now`.
+    pub fn open(
+        value: &str,
+        keys: &AuthorizeKeys,
+        now: UnixTime,
+    ) -> Result<Self, PendingCookieError> {
+        let sealed = URL_SAFE_NO_PAD
+            .decode(value)
+            .map_err(|_| PendingCookieError::Invalid)?;
+        if sealed.len() <= NONCE_BYTES {
+            return Err(PendingCookieError::Invalid);
+        }
+        let (nonce, ciphertext) = sealed.split_at(NONCE_BYTES);
+        let nonce: [u8; NONCE_BYTES] = nonce.try_into().expect("split at NONCE_BYTES");
+        let plaintext = cipher(keys)
+            .decrypt(
+                &Nonce::from(nonce),
+                Payload {
+                    msg: ciphertext,
+                    aad: PENDING_COOKIE_NAME.as_bytes(),
+                },
+            )
+            .map_err(|_| PendingCookieError::Invalid)?;
+        let pending: Self =
+            serde_json::from_slice(&plaintext).map_err(|_| PendingCookieError::Invalid)?;
+        if pending.expires_at <= now {
+            return Err(PendingCookieError::Expired);
+        }
+        Ok(pending)
+    }
+}
+
+fn cipher(keys: &AuthorizeKeys) -> Aes256Gcm {
+    Aes256Gcm::new_from_slice(&keys.cookie).expect("a 32-byte key")
+}
+
+/// The `Set-Cookie` value that stores `sealed`. `secure` is false only for the local server
+/// on plain-HTTP loopback. `SameSite=Lax` keeps it off cross-site POSTs; the CSRF token is
+/// the real protection.
+pub fn set_pending_cookie(sealed: &str, secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    format!(
+        "{PENDING_COOKIE_NAME}={sealed}; Path={PENDING_COOKIE_PATH}; Max-Age={PENDING_TTL_SECONDS}; HttpOnly; SameSite=Lax{secure}"
+    )
+}
+
+/// The `Set-Cookie` value that removes the cookie once the flow is over (approve or deny).
+pub fn clear_pending_cookie(secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    format!(
+        "{PENDING_COOKIE_NAME}=; Path={PENDING_COOKIE_PATH}; Max-Age=0; HttpOnly; SameSite=Lax{secure}"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::authorize::request::Prompt;
+    use crate::domain::{ClientId, Scopes};
+    use crate::random::{OsRandom, RandomExt};
+
+    fn pending(state: &str) -> PendingAuthorization {
+        let request = ValidatedAuthorization {
+            client_id: ClientId::new(OsRandom.uuid()),
+            redirect_uri: "https://app.example/cb".into(),
+            scopes: Scopes::parse("openid read").unwrap(),
+            state: Some(state.into()),
+            nonce: Some("n-1".into()),
+            prompt: Prompt::default(),
+            code_challenge: None,
+        };
+        PendingAuthorization::new(request, &OsRandom, 1_000)
+    }
+
+    fn keys(byte: u8) -> AuthorizeKeys {
+        AuthorizeKeys::derive(&[byte; 32]).unwrap()
+    }
+
+    #[test]
+    fn round_trip_hides_the_content() {
+        let pending = pending("visible-state");
+        let sealed = pending.seal(&keys(1), &OsRandom).unwrap();
+        assert!(!sealed.contains("visible"));
+        let decoded = URL_SAFE_NO_PAD.decode(&sealed).unwrap();
+        assert!(!String::from_utf8_lossy(&decoded).contains("visible-state"));
+        assert_eq!(
+            PendingAuthorization::open(&sealed, &keys(1), 1_001),
+            Ok(pending)
+        );
+    }
+
+    #[test]
+    fn other_keys_tampering_and_expiry_are_refused() {
+        let sealed = pending("s").seal(&keys(1), &OsRandom).unwrap();
+        let invalid = Err(PendingCookieError::Invalid);
+        assert_eq!(
+            PendingAuthorization::open(&sealed, &keys(2), 1_001),
+            invalid
+        );
+        let mut bytes = URL_SAFE_NO_PAD.decode(&sealed).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        let tampered = URL_SAFE_NO_PAD.encode(bytes);
+        assert_eq!(
+            PendingAuthorization::open(&tampered, &keys(1), 1_001),
+            invalid
+        );
+        assert_eq!(PendingAuthorization::open("", &keys(1), 1_001), invalid);
+        assert_eq!(
+            PendingAuthorization::open(&sealed, &keys(1), 1_000 + PENDING_TTL_SECONDS),
+            Err(PendingCookieError::Expired)
+        );
+    }
+
+    #[test]
+    fn an_oversized_state_is_refused_rather_than_dropped_by_the_browser() {
+        let huge = "x".repeat(4_000);
+        assert_eq!(
+            pending(&huge).seal(&keys(1), &OsRandom),
+            Err(PendingCookieError::TooLarge)
+        );
+    }
+
+    #[test]
+    fn cookie_attributes() {
+        let header = set_pending_cookie("v", true);
+        assert!(header.starts_with("authorize_pending=v; Path=/oauth2/v0/authorize;"));
+        assert!(header.contains("HttpOnly") && header.contains("SameSite=Lax"));
+        assert!(header.ends_with("; Secure"));
+        assert!(clear_pending_cookie(false).contains("Max-Age=0"));
+    }
+}

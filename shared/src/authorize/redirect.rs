@@ -1,0 +1,143 @@
+//! The redirects back to the client's registered `redirect_uri`: an error (contract part 8:
+//! `error_code`, `error_description`, `state`, plus RFC 6749's own `error`) or a code.
+
+use url::Url;
+
+use crate::domain::Geolocation;
+use crate::errors::{ErrorCode, OAuthError};
+
+/// An error sent back to an address already matched against the client's registration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorRedirect {
+    redirect_uri: String,
+    state: Option<String>,
+    error: &'static str,
+    error_code: Option<u16>,
+    description: &'static str,
+}
+
+impl ErrorRedirect {
+    pub fn from_code(redirect_uri: &str, state: Option<&str>, code: ErrorCode) -> Self {
+        Self {
+            redirect_uri: redirect_uri.to_owned(),
+            state: state.map(str::to_owned),
+            error: code.error().as_str(),
+            error_code: Some(code.code()),
+            description: code.description(),
+        }
+    }
+
+    /// The user pressed "Deny": RFC 6749 §4.1.2.1's `error=access_denied`. The catalogue has no number for this
+    /// situation yet, so `error_code` is left out until one is assigned.
+    pub fn denied(redirect_uri: &str, state: Option<&str>) -> Self {
+        Self {
+            redirect_uri: redirect_uri.to_owned(),
+            state: state.map(str::to_owned),
+            error: OAuthError::AccessDenied.as_str(),
+            error_code: None,
+            description: "the user denied the request",
+        }
+    }
+
+    pub fn error_code(&self) -> Option<u16> {
+        self.error_code
+    }
+
+    /// The `Location` header value.
+    pub fn location(&self) -> String {
+        let code = self.error_code.map(|c| c.to_string());
+        let mut pairs = vec![
+            ("error", self.error),
+            ("error_description", self.description),
+        ];
+        if let Some(code) = code.as_deref() {
+            pairs.push(("error_code", code));
+        }
+        if let Some(state) = self.state.as_deref() {
+            pairs.push(("state", state));
+        }
+        append_query(&self.redirect_uri, &pairs)
+    }
+}
+
+/// The success redirect: `redirect_uri?code=...&geolocation=<base URL>&state=...`.
+pub fn code_location(
+    redirect_uri: &str,
+    code: &str,
+    geolocation: &Geolocation,
+    state: Option<&str>,
+) -> String {
+    let mut pairs = vec![("code", code), ("geolocation", geolocation.as_str())];
+    if let Some(state) = state {
+        pairs.push(("state", state));
+    }
+    append_query(redirect_uri, &pairs)
+}
+
+/// Adds to the registered URI's own query, which RFC 6749 §3.1.2 says must be kept.
+fn append_query(redirect_uri: &str, pairs: &[(&str, &str)]) -> String {
+    match Url::parse(redirect_uri) {
+        Ok(mut url) => {
+            url.query_pairs_mut().extend_pairs(pairs);
+            url.to_string()
+        }
+        // Registered URIs are validated at registration; this only keeps a bad one from
+        // panicking the page.
+        Err(_) => {
+            let separator = if redirect_uri.contains('?') { '&' } else { '?' };
+            let query = serde_urlencoded::to_string(pairs).unwrap_or_default();
+            format!("{redirect_uri}{separator}{query}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(location: &str) -> Vec<(String, String)> {
+        Url::parse(location)
+            .unwrap()
+            .query_pairs()
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn error_redirect_carries_code_description_and_state() {
+        let redirect = ErrorRedirect::from_code(
+            "https://app.example/cb?keep=1",
+            Some("xyz"),
+            ErrorCode::DisplayInvalid,
+        );
+        let pairs = query(&redirect.location());
+        let get = |k: &str| {
+            pairs
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(get("keep"), Some("1"));
+        assert_eq!(get("error"), Some("invalid_request"));
+        assert_eq!(get("error_code"), Some("118"));
+        assert_eq!(get("error_description"), Some("display is invalid"));
+        assert_eq!(get("state"), Some("xyz"));
+    }
+
+    #[test]
+    fn denial_says_access_denied() {
+        let location = ErrorRedirect::denied("https://app.example/cb", None).location();
+        assert!(location.starts_with("https://app.example/cb?error=access_denied&"));
+        assert!(!location.contains("state="));
+    }
+
+    #[test]
+    fn code_redirect() {
+        let geo = Geolocation::parse("https://us.api.example.com").unwrap();
+        let location = code_location("http://127.0.0.1:8080/cb", "abc", &geo, Some("s t"));
+        assert_eq!(
+            location,
+            "http://127.0.0.1:8080/cb?code=abc&geolocation=https%3A%2F%2Fus.api.example.com&state=s+t"
+        );
+    }
+}

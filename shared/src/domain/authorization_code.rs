@@ -1,0 +1,41 @@
+//! Authorization codes (RFC 6749 §4.1, contract part 8): what the consent screen hands the
+//! browser and the `authorization_code` grant redeems once.
+
+use serde::{Deserialize, Serialize};
+
+use super::{ClientId, PrincipalId, Scopes};
+use crate::clock::UnixTime;
+use crate::secrets::TokenHash;
+
+/// A code is good for five minutes (contract part 8); the token request follows the redirect
+/// within seconds, so a short window only costs a retry to a very slow client.
+pub const AUTHORIZATION_CODE_TTL_SECONDS: i64 = 300;
+
+/// The stored side of an authorization code. The code itself (256 random bits, URL-safe) is
+/// shown once in the redirect; only its digest is kept, and it doubles as the lookup key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuthorizationCode {
+    pub code_hash: TokenHash,
+    pub client_id: ClientId,
+    /// The exact `redirect_uri` of the authorize request; the token request must repeat it (104).
+    pub redirect_uri: String,
+    /// The user who signed in and approved.
+    pub user_id: PrincipalId,
+    pub scopes: Scopes,
+    /// RFC 7636 S256 challenge (base64url of SHA-256 of the verifier), when one was sent.
+    pub code_challenge: Option<String>,
+    /// OpenID Connect `nonce`, copied into the ID token.
+    pub nonce: Option<String>,
+    pub issued_at: UnixTime,
+    pub expires_at: UnixTime,
+    /// Set when the code is redeemed. The record stays until its TTL so that a second use is
+    /// recognised and can revoke the family the first use created (RFC 6749 §4.1.2).
+    pub redeemed_at: Option<UnixTime>,
+}
+
+impl AuthorizationCode {
+    /// Unredeemed and unexpired. Expiry is checked on read: DynamoDB's TTL deletes late.
+    pub fn is_redeemable(&self, now: UnixTime) -> bool {
+        self.redeemed_at.is_none() && self.expires_at > now
+    }
+}

@@ -1,0 +1,45 @@
+//! What the sign-in page says when the password check refuses: the same checks and codes as
+//! the password grant, in words a person can act on.
+
+use crate::errors::ErrorCode;
+
+/// The sentence for a refused sign-in. Unknown login and wrong password read the same, as at
+/// the token endpoint, so the page does not reveal which logins exist.
+pub fn sign_in_message(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::IncorrectCredentials | ErrorCode::UsernameMissing | ErrorCode::PasswordMissing => {
+            "The login or password is not correct. Please try again."
+        }
+        ErrorCode::AccountLocked => {
+            "This account is locked after too many failed sign-ins. Please try again later or contact support."
+        }
+        ErrorCode::AccountDisabled | ErrorCode::AccountDisabledAlt | ErrorCode::PrincipalDisabled => {
+            "This account is disabled. Please contact support."
+        }
+        ErrorCode::LogonDenied | ErrorCode::LogonDeniedAlt | ErrorCode::LogonDeniedIpRestriction => {
+            "Sign-in is not allowed for this account. Please contact support."
+        }
+        ErrorCode::UserLivesElsewhere => {
+            "This account is managed in another region. Please sign in through that region's address."
+        }
+        _ => "Sign-in did not succeed. Please try again.",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_never_show_a_code() {
+        for code in ErrorCode::ALL {
+            let message = sign_in_message(*code);
+            assert!(!message.contains(&code.code().to_string()), "{message}");
+            assert!(message.ends_with('.'), "{message}");
+        }
+        assert_eq!(
+            sign_in_message(ErrorCode::IncorrectCredentials),
+            sign_in_message(ErrorCode::PasswordMissing)
+        );
+    }
+}

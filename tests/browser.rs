@@ -1,0 +1,232 @@
+//! A real browser for the page tests: headless Chromium driven over WebDriver (`chromedriver`
+//! from Debian's `chromium-driver`, started here on a free loopback port) with `fantoccini`.
+//!
+//! Pages are driven the way a person uses them: fields are found by their visible label,
+//! buttons by their text. Screenshots go to `target/screenshots/` for review.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use url::Url;
+
+/// Overridable for machines where the binaries live elsewhere.
+fn chromedriver_path() -> String {
+    std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into())
+}
+
+fn chromium_path() -> String {
+    std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into())
+}
+
+/// Flags for a quiet, sandbox-free headless run that touches no network but loopback.
+const CHROMIUM_ARGS: &[&str] = &[
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    // A phone-sized window: the pages must read well there.
+    "--window-size=414,896",
+];
+
+const DRIVER_START_TIMEOUT: Duration = Duration::from_secs(20);
+const NAVIGATION_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub struct Browser {
+    client: Client,
+    driver: Child,
+    /// A fresh profile per browser, removed on drop.
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    /// Starts `chromedriver` and opens a headless Chromium session.
+    pub async fn start() -> anyhow::Result<Self> {
+        let port = free_loopback_port()?;
+        let mut command = Command::new(chromedriver_path());
+        command
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        #[cfg(unix)]
+        {
+            // Its own process group, so drop can end chromedriver and the browser it started.
+            use std::os::unix::process::CommandExt;
+            command.process_group(0);
+        }
+        let driver = command
+            .spawn()
+            .with_context(|| format!("starting {}", chromedriver_path()))?;
+        let profile = tempfile::tempdir()?;
+        // From here `Browser`'s drop ends the driver if the session cannot be opened.
+        let mut guard = DriverGuard(Some(driver));
+        let webdriver = format!("http://127.0.0.1:{port}");
+        wait_until_listening(port).await?;
+
+        let mut args: Vec<String> = CHROMIUM_ARGS.iter().map(|a| a.to_string()).collect();
+        args.push(format!("--user-data-dir={}", profile.path().display()));
+        let mut capabilities = serde_json::Map::new();
+        capabilities.insert(
+            "goog:chromeOptions".into(),
+            serde_json::json!({ "binary": chromium_path(), "args": args }),
+        );
+        let client = ClientBuilder::new(HttpConnector::new())
+            .capabilities(capabilities)
+            .connect(&webdriver)
+            .await
+            .context("opening a WebDriver session")?;
+        Ok(Self {
+            client,
+            driver: guard.0.take().expect("driver still owned"),
+            _profile: profile,
+        })
+    }
+
+    pub async fn goto(&self, url: &str) -> anyhow::Result<()> {
+        Ok(self.client.goto(url).await?)
+    }
+
+    pub async fn current_url(&self) -> anyhow::Result<Url> {
+        Ok(self.client.current_url().await?)
+    }
+
+    /// The page's visible text.
+    pub async fn text(&self) -> anyhow::Result<String> {
+        Ok(self.client.find(Locator::Css("body")).await?.text().await?)
+    }
+
+    /// Types `value` into the field whose `<label>` reads `label`, as a person would find it.
+    pub async fn fill_by_label(&self, label: &str, value: &str) -> anyhow::Result<()> {
+        let label_element = self
+            .client
+            .find(Locator::XPath(&format!(
+                "//label[normalize-space(.)={}]",
+                xpath_literal(label)
+            )))
+            .await
+            .with_context(|| format!("no label {label:?}"))?;
+        let Some(id) = label_element.attr("for").await? else {
+            bail!("label {label:?} names no field");
+        };
+        let field = self.client.find(Locator::Id(&id)).await?;
+        field.clear().await?;
+        field.send_keys(value).await?;
+        Ok(())
+    }
+
+    /// Clicks the button that reads `text`, and waits until the page it was on is gone (the
+    /// form's answer may be on the same URL, so the URL alone cannot tell).
+    pub async fn click_button(&self, text: &str) -> anyhow::Result<()> {
+        let button = self
+            .client
+            .find(Locator::XPath(&format!(
+                "//button[normalize-space(.)={}]",
+                xpath_literal(text)
+            )))
+            .await
+            .with_context(|| format!("no button {text:?}"))?;
+        button.clone().click().await?;
+        let deadline = Instant::now() + NAVIGATION_TIMEOUT;
+        // A button of the old page reads as stale once the next page replaced it.
+        while button.tag_name().await.is_ok() {
+            if Instant::now() > deadline {
+                bail!("clicking {text:?} did not leave the page within {NAVIGATION_TIMEOUT:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(())
+    }
+
+    /// Saves a PNG of the viewport as `target/screenshots/<name>.png` and returns the path.
+    pub async fn screenshot(&self, name: &str) -> anyhow::Result<PathBuf> {
+        let png = self.client.screenshot().await?;
+        let dir = screenshot_dir();
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join(format!("{name}.png"));
+        std::fs::write(&path, png)?;
+        Ok(path)
+    }
+
+    /// Ends the session (and so the browser) cleanly; drop then stops the driver.
+    pub async fn close(self) -> anyhow::Result<()> {
+        self.client.clone().close().await?;
+        Ok(())
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        stop_driver(&mut self.driver);
+    }
+}
+
+/// Stops the driver if `Browser::start` fails half-way.
+struct DriverGuard(Option<Child>);
+
+impl Drop for DriverGuard {
+    fn drop(&mut self) {
+        if let Some(driver) = self.0.as_mut() {
+            stop_driver(driver);
+        }
+    }
+}
+
+/// Kills the driver's process group (the driver and any browser it left behind), then reaps.
+fn stop_driver(driver: &mut Child) {
+    #[cfg(unix)]
+    {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", driver.id())])
+            .stderr(Stdio::null())
+            .status();
+    }
+    let _ = driver.kill();
+    let _ = driver.wait();
+}
+
+/// `target/screenshots/` of this workspace (or of `CARGO_TARGET_DIR`).
+pub fn screenshot_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    target.join("screenshots")
+}
+
+fn free_loopback_port() -> anyhow::Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(listener.local_addr()?.port())
+}
+
+async fn wait_until_listening(port: u16) -> anyhow::Result<()> {
+    let deadline = Instant::now() + DRIVER_START_TIMEOUT;
+    while Instant::now() < deadline {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    bail!("chromedriver did not listen on port {port} within {DRIVER_START_TIMEOUT:?}")
+}
+
+/// An XPath string literal for any text (XPath 1.0 has no escapes, hence `concat`).
+fn xpath_literal(text: &str) -> String {
+    if !text.contains('\'') {
+        format!("'{text}'")
+    } else if !text.contains('"') {
+        format!("\"{text}\"")
+    } else {
+        let parts: Vec<String> = text.split('\'').map(|p| format!("'{p}'")).collect();
+        format!("concat({})", parts.join(", \"'\", "))
+    }
+}
