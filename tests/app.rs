@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use reqwest::StatusCode;
 use serde_json::Value;
+use tempfile::TempDir;
 use token_service::admin::{self, NewClient, NewUser};
 use token_service::clock::ManualClock;
 use token_service::config::Policy;
@@ -26,10 +27,16 @@ pub enum Backend {
 
 /// A fresh, empty store of the given kind; `None` only when the DynamoDB suite is explicitly
 /// opted out (`SKIP_DYNAMODB=1`) — the factory says so loudly.
-pub async fn fresh_store(backend: Backend) -> Option<Arc<dyn Store>> {
+/// A SQLite store comes with its temporary directory, which must outlive it.
+pub async fn fresh_store(backend: Backend) -> Option<(Arc<dyn Store>, Option<Arc<TempDir>>)> {
     match backend {
-        Backend::Sqlite => Some(crate::sqlite::make_store().await),
-        Backend::DynamoDb => crate::dynamodb::make_store().await,
+        Backend::Sqlite => {
+            let (store, dir) = crate::sqlite::fresh_store();
+            Some((Arc::new(store), Some(Arc::new(dir))))
+        }
+        Backend::DynamoDb => crate::dynamodb::make_store()
+            .await
+            .map(|store| (store, None)),
     }
 }
 
@@ -75,6 +82,8 @@ pub struct TestApp {
     pub clock: Arc<ManualClock>,
     pub store: Arc<dyn Store>,
     pub backend: Backend,
+    /// The SQLite store's directory, kept as long as the app (and any other region's) lives.
+    data_dir: Option<Arc<TempDir>>,
 }
 
 /// A client as the tests know it: its id and the secret shown once at creation.
@@ -90,9 +99,10 @@ impl TestApp {
     }
 
     pub async fn spawn_with(backend: Backend, options: AppOptions) -> Option<Self> {
-        let store = fresh_store(backend).await?;
+        let (store, data_dir) = fresh_store(backend).await?;
         let clock = Arc::new(ManualClock::starting_now());
-        Some(Self::serve(store, clock, backend, options.policy).await)
+        let app = Self::serve(store, clock, backend, options.policy).await;
+        Some(Self { data_dir, ..app })
     }
 
     /// An app over a store the test built itself (e.g. one pointed at a dead endpoint).
@@ -104,13 +114,17 @@ impl TestApp {
     /// A second deployment (another region) over the same store and clock, as a global table
     /// would give it: same data, its own geolocation and signing keys.
     pub async fn spawn_other_region(&self) -> Self {
-        Self::serve(
+        let app = Self::serve(
             self.store.clone(),
             self.clock.clone(),
             self.backend,
             self.services.policy.clone(),
         )
-        .await
+        .await;
+        Self {
+            data_dir: self.data_dir.clone(),
+            ..app
+        }
     }
 
     async fn serve(
@@ -143,6 +157,7 @@ impl TestApp {
             clock,
             store,
             backend,
+            data_dir: None,
         }
     }
 

@@ -50,6 +50,14 @@ pub use aws_sdk_dynamodb as sdk;
 /// The table's TTL attribute.
 pub const TTL_ATTRIBUTE: &str = "expires_at";
 
+/// How long a request waits for a TCP connection to DynamoDB.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long one attempt of a request may take, retries excluded.
+pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a request may take, all retries included: then the store is `Unavailable` (503),
+/// well within the functions' 10 s timeout.
+pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(5);
+
 pub struct DynamoStore {
     client: Client,
     table: String,
@@ -72,9 +80,9 @@ impl DynamoStore {
         // A hung or unreachable store must turn into a 503 within a few seconds, not hold a
         // Lambda invocation until its own timeout: bounded attempts, each bounded in time.
         let timeouts = TimeoutConfig::builder()
-            .connect_timeout(Duration::from_secs(1))
-            .operation_attempt_timeout(Duration::from_secs(2))
-            .operation_timeout(Duration::from_secs(5))
+            .connect_timeout(CONNECT_TIMEOUT)
+            .operation_attempt_timeout(ATTEMPT_TIMEOUT)
+            .operation_timeout(OPERATION_TIMEOUT)
             .build();
         let retries = RetryConfig::standard()
             .with_max_attempts(3)
