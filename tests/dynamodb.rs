@@ -72,8 +72,8 @@ pub async fn fresh_table() -> Option<DynamoStore> {
     Some(store)
 }
 
-/// The conformance suite's factory: a fresh table per test, or `None` (after the skip line)
-/// when the developer opted out with `SKIP_DYNAMODB=1`.
+/// A fresh table per test as the app's store, or `None` (after the skip line) when the
+/// developer opted out with `SKIP_DYNAMODB=1`. The conformance suite takes [`fresh_table`].
 pub async fn make_store() -> Option<Arc<dyn Store>> {
     fresh_table()
         .await

@@ -14,14 +14,15 @@
 //!   soon as the line is parsed, and never appears in a skip reason.
 //! - An invalid line is skipped and reported with its line number and reason; the import goes on.
 //!   Blank lines are ignored. Tokens that already expired are skipped too.
-//! - Records are written [`BATCH_SIZE`] at a time through [`Store::put_legacy_tokens`], which
+//! - Records are written [`BATCH_SIZE`] at a time through [`LegacyStore::put_legacy_tokens`], which
 //!   upserts by hash, so running the same file again creates no duplicates. While one batch is
 //!   being written the next one is parsed.
 //!
-//! [`Store::put_legacy_tokens`]: crate::store::Store::put_legacy_tokens
+//! [`LegacyStore::put_legacy_tokens`]: crate::store::LegacyStore::put_legacy_tokens
 
 use std::collections::HashMap;
 use std::io::BufRead;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -30,7 +31,7 @@ use crate::clock::UnixTime;
 use crate::context::Context;
 use crate::domain::{ConsumerKey, LegacyToken, PrincipalId, PrincipalType, Scopes};
 use crate::secrets::TokenHash;
-use crate::store::StoreError;
+use crate::store::{LegacyStore, StoreError};
 
 /// Records handed to the store per call; the backends split further as they need.
 pub const BATCH_SIZE: usize = 1_000;
@@ -202,6 +203,21 @@ fn describe_json_error(error: serde_json::Error) -> String {
 /// the returned [`ImportReport`].
 pub async fn import_legacy_tokens<R, F>(
     ctx: &Context,
+    reader: R,
+    progress: F,
+) -> Result<ImportReport, ImportError>
+where
+    R: BufRead,
+    F: FnMut(ImportProgress),
+{
+    import_legacy_tokens_into(ctx.store.clone(), ctx.clock.now(), reader, progress).await
+}
+
+/// [`import_legacy_tokens`] on the legacy aggregate alone, with tokens expired at `now` skipped:
+/// the import needs nothing else from the store.
+pub async fn import_legacy_tokens_into<R, F>(
+    store: Arc<dyn LegacyStore>,
+    now: UnixTime,
     mut reader: R,
     mut progress: F,
 ) -> Result<ImportReport, ImportError>
@@ -210,12 +226,11 @@ where
     F: FnMut(ImportProgress),
 {
     let started = Instant::now();
-    let now = ctx.clock.now();
     let mut report = ImportReport::default();
     let mut bytes_read: u64 = 0;
     let mut line = Vec::with_capacity(1024);
     let mut batch = Batch::default();
-    let mut writer = Writer::new(ctx);
+    let mut writer = Writer::new(store);
 
     loop {
         line.clear();
@@ -322,17 +337,17 @@ type WriteTask = tokio::task::JoinHandle<(Result<(), StoreError>, u64)>;
 
 /// Writes batches in the background, one at a time, so that parsing the next batch overlaps
 /// the store's write of the previous one.
-struct Writer<'a> {
-    ctx: &'a Context,
+struct Writer {
+    store: Arc<dyn LegacyStore>,
     in_flight: Option<WriteTask>,
     /// Lines of batches confirmed written.
     written: u64,
 }
 
-impl<'a> Writer<'a> {
-    fn new(ctx: &'a Context) -> Self {
+impl Writer {
+    fn new(store: Arc<dyn LegacyStore>) -> Self {
         Self {
-            ctx,
+            store,
             in_flight: None,
             written: 0,
         }
@@ -343,7 +358,7 @@ impl<'a> Writer<'a> {
         (tokens, lines): (Vec<LegacyToken>, u64),
     ) -> Result<(), ImportError> {
         self.wait().await?;
-        let store = self.ctx.store.clone();
+        let store = Arc::clone(&self.store);
         self.in_flight = Some(tokio::spawn(async move {
             (store.put_legacy_tokens(&tokens).await, lines)
         }));
@@ -448,12 +463,8 @@ mod tests {
 
     use async_trait::async_trait;
 
-    use crate::clock::ManualClock;
-    use crate::domain::{
-        AccessTokenRecord, AuthToken, Client, ClientId, Company, Family, FamilyId, LegacyApp,
-        LegacyExchange, Login, RefreshTokenRecord, TokenId, User,
-    };
-    use crate::store::{FamilyCreated, Inserted, NewFamily, Rotated, Rotation, Store, StoreResult};
+    use crate::domain::{LegacyApp, LegacyExchange};
+    use crate::store::StoreResult;
 
     const NOW: UnixTime = 1_700_000_000;
     const USER: &str = "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b";
@@ -616,7 +627,7 @@ mod tests {
     }
 
     #[async_trait]
-    impl Store for RecordingStore {
+    impl LegacyStore for RecordingStore {
         async fn put_legacy_tokens(&self, tokens: &[LegacyToken]) -> StoreResult<()> {
             let mut calls = self.calls.lock().unwrap();
             if self.fail_after_calls == Some(calls.len()) {
@@ -636,44 +647,6 @@ mod tests {
         ) -> StoreResult<Option<LegacyToken>> {
             Ok(self.tokens.lock().unwrap().get(hash).cloned())
         }
-        async fn put_client(&self, _: &Client) -> StoreResult<()> {
-            unimplemented!()
-        }
-        async fn get_client(&self, _: &ClientId) -> StoreResult<Option<Client>> {
-            unimplemented!()
-        }
-        async fn insert_user(&self, _: &User) -> StoreResult<Inserted> {
-            unimplemented!()
-        }
-        async fn put_user(&self, _: &User) -> StoreResult<()> {
-            unimplemented!()
-        }
-        async fn get_user(&self, _: &PrincipalId) -> StoreResult<Option<User>> {
-            unimplemented!()
-        }
-        async fn get_user_by_login(&self, _: &Login) -> StoreResult<Option<User>> {
-            unimplemented!()
-        }
-        async fn put_company(&self, _: &Company) -> StoreResult<()> {
-            unimplemented!()
-        }
-        async fn get_company(&self, _: &PrincipalId) -> StoreResult<Option<Company>> {
-            unimplemented!()
-        }
-        async fn enable_company_for_client(
-            &self,
-            _: &PrincipalId,
-            _: &ClientId,
-        ) -> StoreResult<()> {
-            unimplemented!()
-        }
-        async fn is_company_enabled_for_client(
-            &self,
-            _: &PrincipalId,
-            _: &ClientId,
-        ) -> StoreResult<bool> {
-            unimplemented!()
-        }
         async fn put_legacy_app(&self, _: &LegacyApp) -> StoreResult<()> {
             unimplemented!()
         }
@@ -683,60 +656,15 @@ mod tests {
         async fn get_legacy_exchange(&self, _: &TokenHash) -> StoreResult<Option<LegacyExchange>> {
             unimplemented!()
         }
-        async fn put_auth_token(&self, _: &AuthToken) -> StoreResult<()> {
-            unimplemented!()
-        }
-        async fn get_auth_token(
-            &self,
-            _: &TokenHash,
-            _: UnixTime,
-        ) -> StoreResult<Option<AuthToken>> {
-            unimplemented!()
-        }
-        async fn create_family(&self, _: NewFamily<'_>) -> StoreResult<FamilyCreated> {
-            unimplemented!()
-        }
-        async fn get_family(&self, _: &FamilyId, _: UnixTime) -> StoreResult<Option<Family>> {
-            unimplemented!()
-        }
-        async fn get_refresh_token(
-            &self,
-            _: &TokenHash,
-            _: UnixTime,
-        ) -> StoreResult<Option<RefreshTokenRecord>> {
-            unimplemented!()
-        }
-        async fn rotate_refresh_token(&self, _: Rotation<'_>) -> StoreResult<Rotated> {
-            unimplemented!()
-        }
-        async fn revoke_family(&self, _: &FamilyId, _: UnixTime) -> StoreResult<bool> {
-            unimplemented!()
-        }
-        async fn put_access_token(&self, _: &AccessTokenRecord) -> StoreResult<()> {
-            unimplemented!()
-        }
-        async fn get_access_token(
-            &self,
-            _: &TokenId,
-            _: UnixTime,
-        ) -> StoreResult<Option<AccessTokenRecord>> {
-            unimplemented!()
-        }
-        async fn record_failed_login(
-            &self,
-            _: &Login,
-            _: UnixTime,
-            _: UnixTime,
-        ) -> StoreResult<()> {
-            unimplemented!()
-        }
-        async fn count_failed_logins(&self, _: &Login, _: UnixTime) -> StoreResult<u32> {
-            unimplemented!()
-        }
     }
 
-    fn context(store: Arc<RecordingStore>) -> Context {
-        Context::new(store).with_clock(Arc::new(ManualClock::new(NOW)))
+    /// The import at [`NOW`] into `store`.
+    async fn import<R: BufRead, F: FnMut(ImportProgress)>(
+        store: &Arc<RecordingStore>,
+        reader: R,
+        progress: F,
+    ) -> Result<ImportReport, ImportError> {
+        import_legacy_tokens_into(store.clone(), NOW, reader, progress).await
     }
 
     fn file(lines: usize, bad_every: usize) -> String {
@@ -759,10 +687,9 @@ mod tests {
         let store = Arc::new(RecordingStore::default());
         let input = file(2_500, 100);
         let mut seen = Vec::new();
-        let report =
-            import_legacy_tokens(&context(store.clone()), input.as_bytes(), |p| seen.push(p))
-                .await
-                .unwrap();
+        let report = import(&store, input.as_bytes(), |p| seen.push(p))
+            .await
+            .unwrap();
 
         let bad = 2_500 / 100;
         let blank = (1..=2_500).filter(|i| i % 7 == 0 && i % 100 != 0).count() as u64;
@@ -799,13 +726,8 @@ mod tests {
     async fn reimport_and_repeated_tokens_leave_one_record_each() {
         let store = Arc::new(RecordingStore::default());
         let input = format!("{}\n{}\n\n{}\n", line("a"), line("b"), line("a"));
-        let ctx = context(store.clone());
-        let first = import_legacy_tokens(&ctx, input.as_bytes(), |_| {})
-            .await
-            .unwrap();
-        let second = import_legacy_tokens(&ctx, input.as_bytes(), |_| {})
-            .await
-            .unwrap();
+        let first = import(&store, input.as_bytes(), |_| {}).await.unwrap();
+        let second = import(&store, input.as_bytes(), |_| {}).await.unwrap();
         assert_eq!((first.imported, first.blank, first.skipped), (3, 1, 0));
         assert_eq!(
             (first.lines_read, first.imported, first.skipped),
@@ -820,9 +742,7 @@ mod tests {
     async fn skip_reasons_are_capped_but_counted() {
         let store = Arc::new(RecordingStore::default());
         let input = "nope\n".repeat(MAX_REPORTED_SKIPS + 5);
-        let report = import_legacy_tokens(&context(store), input.as_bytes(), |_| {})
-            .await
-            .unwrap();
+        let report = import(&store, input.as_bytes(), |_| {}).await.unwrap();
         assert_eq!(report.skipped, (MAX_REPORTED_SKIPS + 5) as u64);
         assert_eq!(report.skipped_lines.len(), MAX_REPORTED_SKIPS);
         assert!(!report.all_skips_listed());
@@ -836,9 +756,7 @@ mod tests {
             ..Default::default()
         });
         let input = file(2_500, 0);
-        let err = import_legacy_tokens(&context(store), input.as_bytes(), |_| {})
-            .await
-            .unwrap_err();
+        let err = import(&store, input.as_bytes(), |_| {}).await.unwrap_err();
         match err {
             ImportError::Store { imported, .. } => assert_eq!(imported, BATCH_SIZE as u64),
             other => panic!("{other:?}"),
@@ -857,9 +775,7 @@ mod tests {
         let store = Arc::new(RecordingStore::default());
         let first = format!("{}\n", line("a"));
         let reader = std::io::BufReader::new(first.as_bytes().chain(Broken));
-        let err = import_legacy_tokens(&context(store), reader, |_| {})
-            .await
-            .unwrap_err();
+        let err = import(&store, reader, |_| {}).await.unwrap_err();
         assert!(matches!(err, ImportError::Read { line: 2, .. }), "{err:?}");
     }
 }

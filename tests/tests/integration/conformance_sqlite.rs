@@ -6,84 +6,31 @@ use std::time::Instant;
 
 use futures::future::join_all;
 use integration_tests::sqlite::temp_dir;
-use token_service::clock::{Clock, SystemClock};
-use token_service::domain::{
-    AccessTokenRecord, ClientId, Family, FamilyId, GrantType, LegacyToken, Login, PrincipalId,
-    PrincipalType, RefreshTokenRecord, Scopes, TokenId,
-};
-use token_service::random::{OsRandom, RandomExt};
-use token_service::secrets::TokenHash;
+use token_service::clock::{Clock, SystemClock, UnixTime};
+use token_service::domain::{AccessTokenRecord, LegacyToken, Login, RefreshTokenRecord};
+use token_service::store::conformance::records::{self, Bundle};
+use token_service::store::prelude::*;
 use token_service::store::sqlite::SqliteStore;
-use token_service::store::{NewFamily, Rotated, Rotation, Store};
-
-token_service::conformance_suite!(integration_tests::sqlite::make_store);
+use token_service::store::{Rotated, Rotation};
 
 fn legacy_tokens(count: usize) -> Vec<LegacyToken> {
-    (0..count)
-        .map(|_| LegacyToken {
-            token_hash: TokenHash::of(&OsRandom.opaque_token()),
-            consumer_key: token_service::domain::ConsumerKey::parse("qyprd-local").unwrap(),
-            principal_type: PrincipalType::User,
-            principal_id: PrincipalId::new(OsRandom.uuid()),
-            scopes: Scopes::parse("accounting").unwrap(),
-            wsadmin: false,
-            company_id: None,
-            expires_at: None,
-        })
-        .collect()
+    (0..count).map(|_| records::legacy_token(None)).collect()
 }
 
-/// A family with its first refresh and access token, as the password grant writes it.
-fn new_family(now: i64) -> (Family, RefreshTokenRecord, AccessTokenRecord) {
-    let client_id = ClientId::new(OsRandom.uuid());
-    let id = FamilyId::new(OsRandom.uuid());
-    let refresh = new_successor(id, client_id, 0, now);
-    let family = Family {
-        id,
-        client_id,
-        principal_type: PrincipalType::User,
-        principal_id: PrincipalId::new(OsRandom.uuid()),
-        scopes: Scopes::parse("read").unwrap(),
-        geolocation: token_service::domain::Geolocation::parse("http://127.0.0.1:8080").unwrap(),
-        current_token: refresh.token_hash.clone(),
-        generation: 0,
-        created_at: now,
-        expires_at: refresh.expires_at,
-        revoked_at: None,
-    };
-    let access = new_access(id, client_id, now);
-    (family, refresh, access)
-}
-
-fn new_successor(
-    family_id: FamilyId,
-    client_id: ClientId,
-    generation: u32,
-    now: i64,
-) -> RefreshTokenRecord {
-    RefreshTokenRecord {
-        token_hash: TokenHash::of(&OsRandom.opaque_token()),
-        family_id,
-        client_id,
-        generation,
-        issued_at: now,
-        expires_at: now + 86_400,
-        rotated_at: None,
-    }
-}
-
-fn new_access(family_id: FamilyId, client_id: ClientId, now: i64) -> AccessTokenRecord {
-    AccessTokenRecord {
-        jti: TokenId::new(OsRandom.uuid()),
-        client_id,
-        principal_type: PrincipalType::User,
-        subject: OsRandom.uuid(),
-        family_id: Some(family_id),
-        scopes: Scopes::parse("read").unwrap(),
-        issued_at: now,
-        expires_at: now + 3600,
-        revoked: false,
-    }
+/// A successor of the bundle's current refresh token, and the access token minted with it, as
+/// [`Rotation`] takes them.
+fn rotation_of<'a>(
+    bundle: &'a Bundle,
+    successor: &'a (RefreshTokenRecord, AccessTokenRecord),
+    now: UnixTime,
+) -> Rotation<'a> {
+    records::rotation(
+        bundle.family.id,
+        &bundle.refresh.token_hash,
+        &successor.0,
+        &successor.1,
+        now,
+    )
 }
 
 /// The local server and `tokenctl` each open the file; a large import by one must not make the
@@ -108,31 +55,17 @@ async fn two_stores_on_one_file_read_and_write_concurrently() {
         tokio::spawn(async move {
             let mut families = Vec::new();
             for _ in 0..10 {
-                let (family, refresh, access) = new_family(now);
-                server
-                    .create_family(NewFamily {
-                        family: &family,
-                        refresh_token: &refresh,
-                        access_token: &access,
-                        legacy_exchange: None,
-                    })
-                    .await?;
-                let next = new_successor(family.id, family.client_id, 1, now);
-                let next_access = new_access(family.id, family.client_id, now);
+                let bundle = Bundle::live(now);
+                server.create_family(bundle.new_family()).await?;
+                let next = bundle.successor(now, 1);
                 let rotated = server
-                    .rotate_refresh_token(Rotation {
-                        family_id: family.id,
-                        presented: &refresh.token_hash,
-                        successor: &next,
-                        access_token: &next_access,
-                        now,
-                    })
+                    .rotate_refresh_token(rotation_of(&bundle, &next, now))
                     .await?;
                 assert_eq!(rotated, Rotated::Rotated);
                 let login = Login::parse("someone@example.com").unwrap();
                 server.record_failed_login(&login, now, now + 900).await?;
                 server.count_failed_logins(&login, now - 900).await?;
-                families.push((family.id, next.token_hash));
+                families.push((bundle.family.id, next.0.token_hash));
             }
             Ok::<_, token_service::store::StoreError>(families)
         })
@@ -190,34 +123,17 @@ async fn rotations_through_two_stores_on_one_file_have_one_winner() {
         .collect();
     let now = SystemClock.now();
     for _ in 0..5 {
-        let (family, refresh, first_access) = new_family(now);
-        stores[0]
-            .create_family(NewFamily {
-                family: &family,
-                refresh_token: &refresh,
-                access_token: &first_access,
-                legacy_exchange: None,
-            })
-            .await
-            .unwrap();
-        let family = Arc::new(family);
-        let refresh = Arc::new(refresh);
+        let bundle = Arc::new(Bundle::live(now));
+        stores[0].create_family(bundle.new_family()).await.unwrap();
         let barrier = Arc::new(tokio::sync::Barrier::new(20));
         let tasks = (0..20).map(|i| {
             let store = Arc::clone(&stores[i % 2]);
-            let (family, refresh, barrier) = (family.clone(), refresh.clone(), barrier.clone());
+            let (bundle, barrier) = (bundle.clone(), barrier.clone());
             tokio::spawn(async move {
-                let next = new_successor(family.id, family.client_id, 1, now);
-                let next_access = new_access(family.id, family.client_id, now);
+                let next = bundle.successor(now, 1);
                 barrier.wait().await;
                 store
-                    .rotate_refresh_token(Rotation {
-                        family_id: family.id,
-                        presented: &refresh.token_hash,
-                        successor: &next,
-                        access_token: &next_access,
-                        now,
-                    })
+                    .rotate_refresh_token(rotation_of(&bundle, &next, now))
                     .await
                     .expect("rotation through either store")
             })
@@ -240,17 +156,7 @@ async fn reopening_keeps_data_and_creates_missing_directories() {
     let dir = temp_dir();
     let data_dir = dir.path().join("nested").join("data");
     let now = SystemClock.now();
-    let client = token_service::domain::Client {
-        id: ClientId::new(OsRandom.uuid()),
-        name: "reopened".into(),
-        secret_hash: TokenHash::of("secret"),
-        allowed_scopes: Scopes::parse("read").unwrap(),
-        grants: [GrantType::ClientCredentials].into_iter().collect(),
-        connect_url: None,
-        refresh_allowed: false,
-        enabled: true,
-        created_at: now,
-    };
+    let client = records::client(now);
     {
         let store = SqliteStore::open_in_dir(&data_dir).expect("open creates DATA_DIR");
         store.put_client(&client).await.unwrap();
@@ -263,20 +169,20 @@ async fn reopening_keeps_data_and_creates_missing_directories() {
     assert_eq!(reopened.get_client(&client.id).await.unwrap(), Some(client));
 }
 
-/// The migration imports hundreds of thousands of old tokens; batching keeps that quick.
+/// The migration imports hundreds of thousands of old tokens in batches; all of them must
+/// land. How long it takes is printed, not asserted: a debug build on a busy machine proves
+/// nothing about speed, so the figure is for the reader, not a pass condition.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn import_of_100000_legacy_tokens_is_quick() {
+async fn import_of_100000_legacy_tokens_keeps_every_token() {
     let dir = temp_dir();
     let store = SqliteStore::open_in_dir(dir.path()).unwrap();
     let tokens = legacy_tokens(100_000);
     let started = Instant::now();
     store.put_legacy_tokens(&tokens).await.unwrap();
-    let elapsed = started.elapsed();
-    // Generous for an unoptimised build on a busy CI machine; row-at-a-time autocommit would
-    // take minutes.
-    assert!(
-        elapsed.as_secs() < 60,
-        "importing 100,000 tokens took {elapsed:?}"
+    eprintln!(
+        "imported {} legacy tokens into SQLite in {:?}",
+        tokens.len(),
+        started.elapsed()
     );
     let now = SystemClock.now();
     for token in [&tokens[0], &tokens[49_999], &tokens[99_999]] {

@@ -1,0 +1,187 @@
+//! Legacy apps and imported legacy tokens.
+
+use futures::stream::{self, StreamExt};
+
+use super::records::*;
+use crate::clock::UnixTime;
+use crate::domain::{ClientId, LegacyApp, LegacyToken, PrincipalType};
+use crate::random::{OsRandom, RandomExt};
+use crate::store::prelude::*;
+
+pub async fn legacy_app_round_trip_and_relink(store: &dyn Store) {
+    let now = now();
+    let mut app = LegacyApp {
+        consumer_key: consumer_key(),
+        client_id: ClientId::new(OsRandom.uuid()),
+        linked_at: now,
+    };
+    store.put_legacy_app(&app).await.expect("put_legacy_app");
+    assert_eq!(
+        store
+            .get_legacy_app(&app.consumer_key)
+            .await
+            .expect("get_legacy_app"),
+        Some(app.clone()),
+        "a legacy app reads back as written"
+    );
+    app.client_id = ClientId::new(OsRandom.uuid());
+    app.linked_at = now + 1;
+    store
+        .put_legacy_app(&app)
+        .await
+        .expect("put_legacy_app again");
+    assert_eq!(
+        store
+            .get_legacy_app(&app.consumer_key)
+            .await
+            .expect("get_legacy_app"),
+        Some(app),
+        "re-linking a consumer key moves it to the new client"
+    );
+    assert_eq!(
+        store
+            .get_legacy_app(&consumer_key())
+            .await
+            .expect("get_legacy_app"),
+        None,
+        "an unknown consumer key is absent"
+    );
+}
+
+pub async fn legacy_token_round_trip_and_replace(store: &dyn Store) {
+    let now = now();
+    let forever = legacy_token(None);
+    let mut expiring = legacy_token(Some(now + 3600));
+    expiring.principal_type = PrincipalType::User;
+    expiring.wsadmin = false;
+    expiring.company_id = None;
+    store
+        .put_legacy_tokens(&[forever.clone(), expiring.clone()])
+        .await
+        .expect("put_legacy_tokens");
+    for token in [&forever, &expiring] {
+        assert_eq!(
+            store
+                .get_legacy_token(&token.token_hash, now)
+                .await
+                .expect("get_legacy_token"),
+            Some(token.clone()),
+            "a legacy token reads back as written"
+        );
+    }
+    assert_eq!(
+        store
+            .get_legacy_token(&forever.token_hash, now + 10 * 365 * 86_400)
+            .await
+            .expect("get_legacy_token"),
+        Some(forever.clone()),
+        "a legacy token without expires_at never expires"
+    );
+
+    let mut replaced = forever.clone();
+    replaced.scopes = scopes("accounting");
+    store
+        .put_legacy_tokens(std::slice::from_ref(&replaced))
+        .await
+        .expect("put_legacy_tokens again");
+    assert_eq!(
+        store
+            .get_legacy_token(&forever.token_hash, now)
+            .await
+            .expect("get_legacy_token"),
+        Some(replaced),
+        "importing a token again replaces it"
+    );
+    assert_eq!(
+        store
+            .get_legacy_token(&random_hash(), now)
+            .await
+            .expect("get_legacy_token"),
+        None,
+        "an unknown legacy token is absent"
+    );
+    assert_eq!(
+        store
+            .get_legacy_exchange(&forever.token_hash)
+            .await
+            .expect("get_legacy_exchange"),
+        None,
+        "a token never exchanged has no exchange link"
+    );
+    store
+        .put_legacy_tokens(&[])
+        .await
+        .expect("importing nothing succeeds");
+}
+
+/// An import file may list a token twice; the import must neither fail nor duplicate it (a
+/// DynamoDB batch write refuses two writes of one key in one request).
+pub async fn legacy_tokens_repeated_within_one_import_are_written_once(store: &dyn Store) {
+    let now = now();
+    let tokens: Vec<LegacyToken> = (0..30).map(|_| legacy_token(None)).collect();
+    let mut batch = tokens.clone();
+    batch.extend(tokens.iter().take(10).cloned());
+    batch.push(tokens[0].clone());
+    store
+        .put_legacy_tokens(&batch)
+        .await
+        .expect("put_legacy_tokens with repeated tokens");
+    for token in &tokens {
+        assert_eq!(
+            store
+                .get_legacy_token(&token.token_hash, now)
+                .await
+                .expect("get_legacy_token"),
+            Some(token.clone()),
+            "a token listed twice in one import is written"
+        );
+    }
+}
+
+pub async fn legacy_tokens_batch_import_of_10000_loses_nothing(store: &dyn Store) {
+    const COUNT: usize = 10_000;
+    let now = now();
+    let tokens: Vec<LegacyToken> = (0..COUNT)
+        .map(|i| legacy_token((i % 3 == 0).then_some(now + 86_400 + i as i64)))
+        .collect();
+
+    store
+        .put_legacy_tokens(&tokens)
+        .await
+        .expect("put_legacy_tokens of 10,000 tokens");
+    assert_all_readable(store, &tokens, now, "after the import").await;
+
+    // A re-run of the same import: no failure, no change, nothing lost.
+    store
+        .put_legacy_tokens(&tokens)
+        .await
+        .expect("put_legacy_tokens re-import");
+    assert_all_readable(store, &tokens, now, "after the re-import").await;
+}
+
+async fn assert_all_readable(store: &dyn Store, tokens: &[LegacyToken], now: UnixTime, when: &str) {
+    // Concurrent reads: the trait has no batch get, and one by one is slow on DynamoDB.
+    let wrong: Vec<String> = stream::iter(tokens)
+        .map(|token| async move {
+            let read = store
+                .get_legacy_token(&token.token_hash, now)
+                .await
+                .expect("get_legacy_token");
+            match read {
+                Some(read) if &read == token => None,
+                Some(_) => Some(format!("{:?} differs", token.token_hash)),
+                None => Some(format!("{:?} missing", token.token_hash)),
+            }
+        })
+        .buffer_unordered(32)
+        .filter_map(|outcome| async move { outcome })
+        .collect()
+        .await;
+    assert!(
+        wrong.is_empty(),
+        "{} of {} imported legacy tokens are missing or differ {when}; first: {:?}",
+        wrong.len(),
+        tokens.len(),
+        wrong.iter().take(5).collect::<Vec<_>>()
+    );
+}

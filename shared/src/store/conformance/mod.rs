@@ -1,0 +1,164 @@
+//! The conformance suite every backend must pass.
+//!
+//! Plain async functions over a borrowed store (`&dyn Store`), each panicking with a message that
+//! says which rule of the [`Store`] contract was broken. A backend's tests run them all with
+//! [`conformance_suite!`](crate::conformance_suite), so every backend is held to the same list;
+//! the library's own tests run it against SQLite, so the suite itself is tested by
+//! `cargo test -p token-service`.
+//!
+//! Timestamps are real (`SystemClock`) and expiries are relative to them, because DynamoDB Local
+//! may look at TTL attributes; ids are random, so the functions never depend on a store being
+//! empty. The records come from [`records`], which other tests may use as well.
+
+use super::Store;
+
+mod auth_tokens;
+mod clients;
+mod families;
+mod legacy;
+mod legacy_exchange;
+mod lockout;
+mod principals;
+pub mod records;
+mod rotation;
+
+pub use auth_tokens::*;
+pub use clients::*;
+pub use families::*;
+pub use legacy::*;
+pub use legacy_exchange::*;
+pub use lockout::*;
+pub use principals::*;
+pub use rotation::*;
+
+/// What a backend's factory hands the suite: the store under test, together with whatever must
+/// outlive it (the temporary directory of a SQLite file), dropped after the test.
+pub trait Fixture {
+    fn store(&self) -> &dyn Store;
+}
+
+impl<S: Store> Fixture for S {
+    fn store(&self) -> &dyn Store {
+        self
+    }
+}
+
+/// A store and what it lives in, e.g. `(SqliteStore, TempDir)`: fields drop in order, so the
+/// store is closed before its directory is removed.
+impl<S: Store, KeepAlive> Fixture for (S, KeepAlive) {
+    fn store(&self) -> &dyn Store {
+        &self.0
+    }
+}
+
+/// Expands to one `#[tokio::test]` per suite function, named after it, each calling the suite
+/// function with a store from `$factory`: a path to an `async fn` returning
+/// `Option<impl Fixture>`, where `None` means the backend was explicitly opted out (and the
+/// factory has said so).
+///
+/// Every `pub async fn` of the suite must be listed here; the unit test
+/// `every_suite_function_is_registered` enforces it.
+#[macro_export]
+macro_rules! conformance_suite {
+    ($factory:path) => {
+        $crate::conformance_suite!(@tests $factory;
+            client_round_trip_and_replace,
+            user_round_trip_and_case_insensitive_login,
+            duplicate_user_id_or_login_is_rejected,
+            company_round_trip_and_client_enablement,
+            legacy_app_round_trip_and_relink,
+            legacy_token_round_trip_and_replace,
+            legacy_tokens_repeated_within_one_import_are_written_once,
+            legacy_tokens_batch_import_of_10000_loses_nothing,
+            auth_token_is_reusable_for_24_hours,
+            family_refresh_and_access_records_round_trip,
+            application_access_token_round_trip,
+            expired_items_read_as_absent,
+            rotation_replaces_current_token,
+            rotation_with_non_current_token_writes_nothing,
+            rotation_of_revoked_or_expired_family_is_refused,
+            rotation_has_exactly_one_winner_of_20,
+            revoke_family_revokes_its_tokens,
+            legacy_exchange_link_moves_only_from_the_seen_family,
+            concurrent_first_legacy_exchanges_have_one_winner,
+            failed_logins_are_counted_within_the_window,
+        );
+    };
+    (@tests $factory:path; $($name:ident),+ $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $name() {
+                if let ::std::option::Option::Some(fixture) = $factory().await {
+                    let store = $crate::store::conformance::Fixture::store(&fixture);
+                    $crate::store::conformance::$name(store).await;
+                }
+            }
+        )+
+    };
+}
+
+/// The suite against SQLite, a fresh database file in a temporary directory per function.
+#[cfg(test)]
+mod sqlite {
+    use crate::store::sqlite::SqliteStore;
+
+    async fn fixture() -> Option<(SqliteStore, tempfile::TempDir)> {
+        let dir = tempfile::Builder::new()
+            .prefix("conformance-")
+            .tempdir()
+            .expect("create a temporary directory");
+        let store = SqliteStore::open_in_dir(dir.path()).expect("open the SQLite store");
+        Some((store, dir))
+    }
+
+    crate::conformance_suite!(fixture);
+}
+
+#[cfg(test)]
+mod tests {
+    /// The macro's list and the suite's functions must not drift apart: a suite function
+    /// missing from the macro would silently never run.
+    #[test]
+    fn every_suite_function_is_registered() {
+        let (_, macro_part) = include_str!("mod.rs")
+            .split_once("macro_rules! conformance_suite")
+            .expect("the macro is defined here");
+        let (macro_part, _) = macro_part
+            .split_once("(@tests $factory:path;")
+            .expect("the macro lists the functions before its second rule");
+        let listed: Vec<&str> = macro_part
+            .lines()
+            .map(str::trim)
+            .filter_map(|line| line.strip_suffix(','))
+            .filter(|name| {
+                !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            })
+            .collect();
+        let sources = [
+            include_str!("auth_tokens.rs"),
+            include_str!("clients.rs"),
+            include_str!("families.rs"),
+            include_str!("legacy.rs"),
+            include_str!("legacy_exchange.rs"),
+            include_str!("lockout.rs"),
+            include_str!("principals.rs"),
+            include_str!("rotation.rs"),
+        ];
+        let defined: Vec<&str> = sources
+            .iter()
+            .flat_map(|source| source.lines())
+            .filter_map(|line| line.strip_prefix("pub async fn "))
+            .filter_map(|rest| rest.split('(').next())
+            .collect();
+        assert_eq!(defined.len(), 20, "the suite's functions: {defined:?}");
+        for name in &defined {
+            assert!(listed.contains(name), "{name} is not in conformance_suite!");
+        }
+        for name in &listed {
+            assert!(defined.contains(name), "{name} is listed but not defined");
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! Record builders: one valid record of each kind, with random ids and credentials, so that
+//! tests may share a store without colliding. The conformance suite builds everything from
+//! these; other tests should too, rather than spelling out every field again.
+
+use crate::clock::{Clock, SystemClock, UnixTime};
+use crate::domain::{
+    AccessTokenRecord, Client, ClientId, Company, CompanyStatus, ConsumerKey, Family, FamilyId,
+    Geolocation, GrantType, LegacyExchange, LegacyToken, Login, PrincipalId, PrincipalType,
+    RefreshTokenRecord, Scopes, TokenId, User, UserStatus, ACCESS_TOKEN_TTL_SECONDS,
+};
+use crate::random::{OsRandom, RandomExt};
+use crate::secrets::{PasswordHash, TokenHash};
+use crate::store::{FamilyCreated, FamilyStore, LegacyExchangeUpdate, NewFamily, Rotation};
+
+pub fn now() -> UnixTime {
+    SystemClock.now()
+}
+
+pub fn geolocation() -> Geolocation {
+    Geolocation::parse("https://us.api.example.com").expect("valid geolocation")
+}
+
+pub fn scopes(text: &str) -> Scopes {
+    Scopes::parse(text).expect("valid scopes")
+}
+
+pub fn random_hash() -> TokenHash {
+    TokenHash::of(&OsRandom.opaque_token())
+}
+
+pub fn client(now: UnixTime) -> Client {
+    Client {
+        id: ClientId::new(OsRandom.uuid()),
+        name: "conformance client".into(),
+        secret_hash: random_hash(),
+        allowed_scopes: scopes("read write"),
+        grants: GrantType::ALL.into_iter().collect(),
+        connect_url: Some("https://app.example.com/connect".into()),
+        refresh_allowed: true,
+        enabled: true,
+        created_at: now,
+    }
+}
+
+pub fn user(now: UnixTime, login: &str) -> User {
+    User {
+        id: PrincipalId::new(OsRandom.uuid()),
+        login: Login::parse(login).expect("valid login"),
+        // A fixed PHC string: hashing a real password would only slow the suite down.
+        password_hash: PasswordHash::from_phc(
+            "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA".into(),
+        ),
+        company_id: None,
+        is_admin: false,
+        geolocation: geolocation(),
+        status: UserStatus::Active,
+        created_at: now,
+    }
+}
+
+/// A login no other call of the suite uses, in mixed case.
+pub fn unique_login() -> String {
+    format!("Conformance.User-{}@Example.COM", OsRandom.uuid().simple())
+}
+
+pub fn company(now: UnixTime) -> Company {
+    Company {
+        id: PrincipalId::new(OsRandom.uuid()),
+        name: "Conformance Inc.".into(),
+        geolocation: geolocation(),
+        status: CompanyStatus::Active,
+        created_at: now,
+    }
+}
+
+pub fn consumer_key() -> ConsumerKey {
+    ConsumerKey::parse(&format!("qyprd-{}", OsRandom.uuid().simple())).expect("valid key")
+}
+
+pub fn legacy_token(expires_at: Option<UnixTime>) -> LegacyToken {
+    LegacyToken {
+        token_hash: random_hash(),
+        consumer_key: consumer_key(),
+        principal_type: PrincipalType::Company,
+        principal_id: PrincipalId::new(OsRandom.uuid()),
+        scopes: scopes("accounting payroll"),
+        wsadmin: true,
+        company_id: Some(PrincipalId::new(OsRandom.uuid())),
+        expires_at,
+    }
+}
+
+pub fn access_token(
+    now: UnixTime,
+    client_id: ClientId,
+    family_id: Option<FamilyId>,
+    expires_at: UnixTime,
+) -> AccessTokenRecord {
+    AccessTokenRecord {
+        jti: TokenId::new(OsRandom.uuid()),
+        client_id,
+        principal_type: if family_id.is_some() {
+            PrincipalType::User
+        } else {
+            PrincipalType::Application
+        },
+        subject: OsRandom.uuid(),
+        family_id,
+        scopes: scopes("read"),
+        issued_at: now,
+        expires_at,
+        revoked: false,
+    }
+}
+
+/// A family with its first refresh token and first access token, none of them written yet.
+pub struct Bundle {
+    pub family: Family,
+    pub refresh: RefreshTokenRecord,
+    pub access: AccessTokenRecord,
+}
+
+impl Bundle {
+    /// The family and its refresh token expire at `expires_at`; the access token in an hour
+    /// or at `expires_at`, whichever is first.
+    pub fn new(now: UnixTime, expires_at: UnixTime) -> Self {
+        let client_id = ClientId::new(OsRandom.uuid());
+        let family_id = FamilyId::new(OsRandom.uuid());
+        let refresh = RefreshTokenRecord {
+            token_hash: random_hash(),
+            family_id,
+            client_id,
+            generation: 0,
+            issued_at: now,
+            expires_at,
+            rotated_at: None,
+        };
+        let family = Family {
+            id: family_id,
+            client_id,
+            principal_type: PrincipalType::User,
+            principal_id: PrincipalId::new(OsRandom.uuid()),
+            scopes: scopes("read write"),
+            geolocation: geolocation(),
+            current_token: refresh.token_hash.clone(),
+            generation: 0,
+            created_at: now,
+            expires_at,
+            revoked_at: None,
+        };
+        let access = access_token(
+            now,
+            client_id,
+            Some(family_id),
+            expires_at.min(now + ACCESS_TOKEN_TTL_SECONDS),
+        );
+        Self {
+            family,
+            refresh,
+            access,
+        }
+    }
+
+    pub fn live(now: UnixTime) -> Self {
+        Self::new(now, now + 180 * 86_400)
+    }
+
+    pub fn new_family(&self) -> NewFamily<'_> {
+        NewFamily {
+            family: &self.family,
+            refresh_token: &self.refresh,
+            access_token: &self.access,
+            legacy_exchange: None,
+        }
+    }
+
+    pub async fn create(&self, store: &dyn FamilyStore) {
+        let created = store
+            .create_family(self.new_family())
+            .await
+            .expect("create_family");
+        assert_eq!(
+            created,
+            FamilyCreated::Created,
+            "create_family without a legacy exchange always creates"
+        );
+    }
+
+    /// The successor of the family's current token at `now`, and the access token minted with
+    /// it, neither written yet.
+    pub fn successor(
+        &self,
+        now: UnixTime,
+        generation: u32,
+    ) -> (RefreshTokenRecord, AccessTokenRecord) {
+        let expires_at = now + 180 * 86_400;
+        let successor = RefreshTokenRecord {
+            token_hash: random_hash(),
+            family_id: self.family.id,
+            client_id: self.family.client_id,
+            generation,
+            issued_at: now,
+            expires_at,
+            rotated_at: None,
+        };
+        let access = access_token(
+            now,
+            self.family.client_id,
+            Some(self.family.id),
+            now + ACCESS_TOKEN_TTL_SECONDS,
+        );
+        (successor, access)
+    }
+}
+
+pub fn rotation<'a>(
+    family_id: FamilyId,
+    presented: &'a TokenHash,
+    successor: &'a RefreshTokenRecord,
+    access_token: &'a AccessTokenRecord,
+    now: UnixTime,
+) -> Rotation<'a> {
+    Rotation {
+        family_id,
+        presented,
+        successor,
+        access_token,
+        now,
+    }
+}
+
+pub fn exchange_of<'a>(
+    bundle: &'a Bundle,
+    token_hash: &TokenHash,
+    previous_family: Option<FamilyId>,
+    now: UnixTime,
+) -> NewFamily<'a> {
+    NewFamily {
+        legacy_exchange: Some(LegacyExchangeUpdate {
+            exchange: LegacyExchange {
+                token_hash: token_hash.clone(),
+                family_id: bundle.family.id,
+                exchanged_at: now,
+            },
+            previous_family,
+        }),
+        ..bundle.new_family()
+    }
+}

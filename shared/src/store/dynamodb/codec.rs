@@ -1,0 +1,113 @@
+//! The table's layout: each entity's key, and items to and from entities.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::errors::sanitize;
+use crate::clock::UnixTime;
+use crate::domain::PrincipalId;
+use crate::store::{StoreError, StoreResult};
+
+pub(super) type Item = HashMap<String, AttributeValue>;
+
+pub(super) const PK: &str = "pk";
+pub(super) const SK: &str = "sk";
+
+pub(super) mod keys {
+    use crate::clock::UnixTime;
+    use crate::domain::{ClientId, ConsumerKey, FamilyId, Login, PrincipalId, TokenId};
+    use crate::secrets::TokenHash;
+
+    pub fn client(id: &ClientId) -> (String, &'static str) {
+        (format!("CLIENT#{id}"), "CLIENT")
+    }
+    pub fn user(id: &PrincipalId) -> (String, &'static str) {
+        (format!("USER#{id}"), "USER")
+    }
+    pub fn login(login: &Login) -> (String, &'static str) {
+        (format!("LOGIN#{login}"), "LOGIN")
+    }
+    pub fn company(id: &PrincipalId) -> (String, &'static str) {
+        (format!("COMPANY#{id}"), "COMPANY")
+    }
+    pub fn enablement(company: &PrincipalId, client: &ClientId) -> (String, String) {
+        (format!("COMPANY#{company}"), format!("CLIENT#{client}"))
+    }
+    pub fn legacy_app(key: &ConsumerKey) -> (String, &'static str) {
+        (format!("LEGACYAPP#{key}"), "LEGACYAPP")
+    }
+    pub fn legacy_token(hash: &TokenHash) -> (String, &'static str) {
+        (format!("LEGACY#{}", hash.to_hex()), "LEGACY")
+    }
+    pub fn legacy_exchange(hash: &TokenHash) -> (String, &'static str) {
+        (format!("LEGACY#{}", hash.to_hex()), "EXCHANGE")
+    }
+    pub fn family(id: &FamilyId) -> (String, &'static str) {
+        (format!("FAMILY#{id}"), "FAMILY")
+    }
+    pub fn refresh(hash: &TokenHash) -> (String, &'static str) {
+        (format!("REFRESH#{}", hash.to_hex()), "REFRESH")
+    }
+    pub fn access(jti: &TokenId) -> (String, &'static str) {
+        (format!("ACCESS#{jti}"), "ACCESS")
+    }
+    pub fn auth_token(hash: &TokenHash) -> (String, &'static str) {
+        (format!("AUTHTOKEN#{}", hash.to_hex()), "AUTHTOKEN")
+    }
+    pub fn failed_logins(login: &Login) -> String {
+        format!("FAILEDLOGIN#{login}")
+    }
+    /// Zero-padded so that string order is time order and `sk >= since` is a time range.
+    pub fn failed_login_time(at: UnixTime) -> String {
+        format!("{:020}", at.max(0))
+    }
+}
+
+/// The login uniqueness item: which user holds a login.
+#[derive(Serialize, Deserialize)]
+pub(super) struct LoginOwner {
+    pub(super) user_id: PrincipalId,
+}
+
+/// A failed password attempt; only counted, never read back.
+#[derive(Serialize)]
+pub(super) struct FailedLogin {
+    pub(super) at: UnixTime,
+    pub(super) expires_at: UnixTime,
+}
+
+pub(super) fn s(value: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(value.into())
+}
+
+pub(super) fn n(value: impl ToString) -> AttributeValue {
+    AttributeValue::N(value.to_string())
+}
+
+pub(super) fn key(pk: String, sk: impl Into<String>) -> Item {
+    HashMap::from([(PK.to_owned(), s(pk)), (SK.to_owned(), s(sk))])
+}
+
+pub(super) fn to_item<T: Serialize>(
+    value: &T,
+    (pk, sk): (String, impl Into<String>),
+) -> StoreResult<Item> {
+    let mut item: Item = serde_dynamo::aws_sdk_dynamodb_1::to_item(value)
+        .map_err(|e| StoreError::Internal(sanitize(&format!("cannot encode item: {e}"))))?;
+    // serde_dynamo writes `None` as NULL; leaving the attribute out instead keeps conditions
+    // like `attribute_not_exists(revoked_at)` meaningful and omits the TTL on records that have
+    // no expiry.
+    item.retain(|_, value| !matches!(value, AttributeValue::Null(_)));
+    item.insert(PK.to_owned(), s(pk));
+    item.insert(SK.to_owned(), s(sk));
+    Ok(item)
+}
+
+pub(super) fn from_item<T: DeserializeOwned>(item: Item) -> StoreResult<T> {
+    // Unknown attributes (pk, sk) are ignored by the derived Deserialize impls.
+    serde_dynamo::aws_sdk_dynamodb_1::from_item(item)
+        .map_err(|e| StoreError::Internal(sanitize(&format!("malformed item: {e}"))))
+}

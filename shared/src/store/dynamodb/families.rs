@@ -1,0 +1,224 @@
+//! Token families, refresh tokens (rotation as one transaction) and access tokens on DynamoDB.
+
+use async_trait::async_trait;
+
+use super::DynamoStore;
+use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
+
+use super::codec::{key, keys, n, s, to_item};
+use super::errors::{build_error, store_error};
+use super::requests::Transaction;
+use crate::clock::UnixTime;
+use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, TokenId};
+use crate::secrets::TokenHash;
+use crate::store::{
+    FamilyCreated, FamilyStore, NewFamily, Rotated, Rotation, StoreError, StoreResult,
+};
+
+#[async_trait]
+impl FamilyStore for DynamoStore {
+    async fn create_family(&self, new: NewFamily<'_>) -> StoreResult<FamilyCreated> {
+        let mut common = vec![
+            self.put_new(to_item(new.family, keys::family(&new.family.id))?)?,
+            self.put_new(to_item(
+                new.refresh_token,
+                keys::refresh(&new.refresh_token.token_hash),
+            )?)?,
+            self.put_new(to_item(
+                new.access_token,
+                keys::access(&new.access_token.jti),
+            )?)?,
+        ];
+        let Some(update) = new.legacy_exchange else {
+            return match self.transact("CreateFamily", common).await? {
+                Transaction::Committed => Ok(FamilyCreated::Created),
+                Transaction::ConditionsFailed(_) => Err(StoreError::Internal(
+                    "CreateFamily: family, refresh token or access token id already taken"
+                        .to_owned(),
+                )),
+            };
+        };
+
+        // The link moves only if it still points where the caller saw it: of two concurrent
+        // exchanges of one legacy token, one wins and the other writes nothing.
+        let link_index = common.len();
+        let mut link = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(to_item(
+                &update.exchange,
+                keys::legacy_exchange(&update.exchange.token_hash),
+            )?));
+        link = match &update.previous_family {
+            None => link.condition_expression("attribute_not_exists(pk)"),
+            Some(previous) => link
+                .condition_expression("family_id = :previous")
+                .expression_attribute_values(":previous", s(previous.to_string())),
+        };
+        common.push(
+            TransactWriteItem::builder()
+                .put(link.build().map_err(build_error)?)
+                .build(),
+        );
+
+        let revoke_previous = match &update.previous_family {
+            None => None,
+            Some(previous) => {
+                let (pk, sk) = keys::family(previous);
+                // Conditional on existence, so that an Update never creates a stub family.
+                let revoke = Update::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(key(pk, sk)))
+                    .update_expression("SET revoked_at = if_not_exists(revoked_at, :now)")
+                    .condition_expression("attribute_exists(pk)")
+                    .expression_attribute_values(":now", n(update.exchange.exchanged_at))
+                    .build()
+                    .map_err(build_error)?;
+                Some(TransactWriteItem::builder().update(revoke).build())
+            }
+        };
+        let revoke_index = link_index + 1;
+
+        let mut items = common.clone();
+        items.extend(revoke_previous);
+        let mut outcome = self.transact("CreateFamily", items).await?;
+        if let Transaction::ConditionsFailed(failed) = &outcome {
+            if failed == &[revoke_index] {
+                // The previous family is gone (expired and deleted by TTL): nothing left to
+                // revoke, the rest still has to happen.
+                outcome = self.transact("CreateFamily", common).await?;
+            }
+        }
+        match outcome {
+            Transaction::Committed => Ok(FamilyCreated::Created),
+            Transaction::ConditionsFailed(failed) if failed.contains(&link_index) => {
+                Ok(FamilyCreated::LegacyExchangeRaced)
+            }
+            Transaction::ConditionsFailed(_) => Err(StoreError::Internal(
+                "CreateFamily: family, refresh token or access token id already taken".to_owned(),
+            )),
+        }
+    }
+
+    async fn get_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<Option<Family>> {
+        Ok(self
+            .get::<Family>("GetFamily", keys::family(id))
+            .await?
+            .filter(|family| family.expires_at > now))
+    }
+
+    async fn get_refresh_token(
+        &self,
+        hash: &TokenHash,
+        now: UnixTime,
+    ) -> StoreResult<Option<RefreshTokenRecord>> {
+        Ok(self
+            .get::<RefreshTokenRecord>("GetRefreshToken", keys::refresh(hash))
+            .await?
+            .filter(|record| record.expires_at > now))
+    }
+
+    async fn rotate_refresh_token(&self, rotation: Rotation<'_>) -> StoreResult<Rotated> {
+        let successor = rotation.successor;
+        let (pk, sk) = keys::family(&rotation.family_id);
+        // The compare-and-swap on `current_token` is what guarantees at most one successor per
+        // refresh token: of concurrent rotations only one transaction can see its condition hold.
+        let family = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .update_expression(
+                "SET current_token = :next, generation = :generation, expires_at = :expires_at",
+            )
+            .condition_expression(
+                "current_token = :presented AND attribute_not_exists(revoked_at) \
+                 AND expires_at > :now",
+            )
+            .expression_attribute_values(":next", s(successor.token_hash.to_hex()))
+            .expression_attribute_values(":generation", n(successor.generation))
+            .expression_attribute_values(":expires_at", n(successor.expires_at))
+            .expression_attribute_values(":presented", s(rotation.presented.to_hex()))
+            .expression_attribute_values(":now", n(rotation.now))
+            .build()
+            .map_err(build_error)?;
+        let (pk, sk) = keys::refresh(rotation.presented);
+        let presented = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .update_expression("SET rotated_at = :now")
+            .condition_expression("attribute_exists(pk)")
+            .expression_attribute_values(":now", n(rotation.now))
+            .build()
+            .map_err(build_error)?;
+        let items = vec![
+            TransactWriteItem::builder().update(family).build(),
+            TransactWriteItem::builder().update(presented).build(),
+            self.put_new(to_item(successor, keys::refresh(&successor.token_hash))?)?,
+            self.put_new(to_item(
+                rotation.access_token,
+                keys::access(&rotation.access_token.jti),
+            )?)?,
+        ];
+        match self.transact("RotateRefreshToken", items).await? {
+            Transaction::Committed => Ok(Rotated::Rotated),
+            Transaction::ConditionsFailed(failed) if failed.contains(&0) => Ok(Rotated::NotCurrent),
+            Transaction::ConditionsFailed(failed) => Err(StoreError::Internal(format!(
+                "RotateRefreshToken: integrity condition failed on item(s) {failed:?}"
+            ))),
+        }
+    }
+
+    async fn revoke_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<bool> {
+        let (pk, sk) = keys::family(id);
+        // `if_not_exists` keeps the first revocation time, so revoking again changes nothing.
+        let result = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .update_expression("SET revoked_at = if_not_exists(revoked_at, :now)")
+            .condition_expression("attribute_exists(pk)")
+            .expression_attribute_values(":now", n(now))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(store_error("RevokeFamily", e)),
+        }
+    }
+
+    async fn put_access_token(&self, record: &AccessTokenRecord) -> StoreResult<()> {
+        self.put(
+            "PutAccessToken",
+            to_item(record, keys::access(&record.jti))?,
+        )
+        .await
+    }
+
+    async fn get_access_token(
+        &self,
+        jti: &TokenId,
+        now: UnixTime,
+    ) -> StoreResult<Option<AccessTokenRecord>> {
+        let Some(mut record) = self
+            .get::<AccessTokenRecord>("GetAccessToken", keys::access(jti))
+            .await?
+            .filter(|record| record.expires_at > now)
+        else {
+            return Ok(None);
+        };
+        if let (false, Some(family_id)) = (record.revoked, record.family_id) {
+            // Revocation lives on the family only, so that revoking is one write however many
+            // access tokens the family minted. Read regardless of the family's own expiry.
+            let family = self
+                .get::<Family>("GetAccessTokenFamily", keys::family(&family_id))
+                .await?;
+            record.revoked = family.is_some_and(|f| f.revoked_at.is_some());
+        }
+        Ok(Some(record))
+    }
+}

@@ -1,0 +1,85 @@
+//! Token families: a family, its refresh tokens (rotation, revocation) and the access tokens
+//! minted with them, plus application access tokens, which belong to no family.
+
+use async_trait::async_trait;
+
+use super::StoreResult;
+use crate::clock::UnixTime;
+use crate::domain::{
+    AccessTokenRecord, Family, FamilyId, LegacyExchange, RefreshTokenRecord, TokenId,
+};
+use crate::secrets::TokenHash;
+
+/// A new token family with its first refresh token and first access token, written at once.
+#[derive(Debug, Clone)]
+pub struct NewFamily<'a> {
+    pub family: &'a Family,
+    pub refresh_token: &'a RefreshTokenRecord,
+    pub access_token: &'a AccessTokenRecord,
+    /// Set by the legacy exchange: in the same write, point the old token at this family and
+    /// revoke the family the previous exchange created.
+    pub legacy_exchange: Option<LegacyExchangeUpdate>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LegacyExchangeUpdate {
+    pub exchange: LegacyExchange,
+    /// The family the caller saw linked (`None`: never exchanged). The write succeeds only if
+    /// this is still the link, so two concurrent exchanges cannot both leave a live family.
+    pub previous_family: Option<FamilyId>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FamilyCreated {
+    Created,
+    /// Another exchange of the same legacy token changed the link first; nothing was written.
+    LegacyExchangeRaced,
+}
+
+/// Replace a family's current refresh token by its successor and record the access token
+/// minted with it, at once.
+#[derive(Debug, Clone)]
+pub struct Rotation<'a> {
+    pub family_id: FamilyId,
+    /// The refresh token being rotated away; it must be the family's current one.
+    pub presented: &'a TokenHash,
+    /// Its successor; `successor.expires_at` becomes the family's new expiry.
+    pub successor: &'a RefreshTokenRecord,
+    pub access_token: &'a AccessTokenRecord,
+    pub now: UnixTime,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rotated {
+    Rotated,
+    /// The presented token is no longer current, or the family is revoked or expired: nothing
+    /// was written. Of many concurrent rotations of one token, all but one end here.
+    NotCurrent,
+}
+
+#[async_trait]
+pub trait FamilyStore: Send + Sync {
+    async fn create_family(&self, new: NewFamily<'_>) -> StoreResult<FamilyCreated>;
+    /// Returns revoked families too (reuse detection needs them); expired ones are absent.
+    async fn get_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<Option<Family>>;
+    /// Returns rotated tokens too (with `rotated_at`); expired ones are absent.
+    async fn get_refresh_token(
+        &self,
+        hash: &TokenHash,
+        now: UnixTime,
+    ) -> StoreResult<Option<RefreshTokenRecord>>;
+    async fn rotate_refresh_token(&self, rotation: Rotation<'_>) -> StoreResult<Rotated>;
+    /// Marks the family revoked: its refresh tokens stop working and its access tokens read as
+    /// revoked. Returns `false` if there is no such family. Idempotent.
+    async fn revoke_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<bool>;
+
+    // Access tokens.
+    /// For application tokens; the other grants write theirs with the family.
+    async fn put_access_token(&self, record: &AccessTokenRecord) -> StoreResult<()>;
+    /// `revoked` is true in the result if the token's family has been revoked.
+    async fn get_access_token(
+        &self,
+        jti: &TokenId,
+        now: UnixTime,
+    ) -> StoreResult<Option<AccessTokenRecord>>;
+}

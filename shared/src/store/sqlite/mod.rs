@@ -1,0 +1,280 @@
+//! The embedded SQLite backend (local default).
+//!
+//! One database file under `DATA_DIR`, shared by the local server and `tokenctl` running at the
+//! same time: WAL lets readers and a writer proceed together, the busy timeout makes a writer
+//! wait for the other process instead of failing, and every read-then-write runs in a
+//! `BEGIN IMMEDIATE` transaction so that two writers serialise rather than deadlock.
+//!
+//! Keys, the fields conditions look at, and every `expires_at` are real columns; the rest of an
+//! entity is a JSON `body`. Where a field can change after insert (a family's current token, a
+//! refresh token's `rotated_at`, ...) the column is authoritative and is laid over the body on
+//! read, so a single `UPDATE` of the column is the whole write.
+//!
+//! rusqlite is synchronous, so each operation runs on the blocking pool with the connection
+//! behind a mutex; the async runtime is never blocked on disk or on the other process's lock.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::{StoreError, StoreResult};
+use crate::secrets::TokenHash;
+
+mod auth_tokens;
+mod clients;
+mod families;
+mod legacy;
+mod lockout;
+mod principals;
+#[cfg(test)]
+mod tests;
+
+/// The database file's name under `DATA_DIR`.
+pub const FILE_NAME: &str = "tokens.sqlite3";
+
+/// How long a write waits for the other process's write lock before giving up (→ 503).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS clients (
+    id TEXT PRIMARY KEY,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS users (
+    id TEXT PRIMARY KEY,
+    login TEXT NOT NULL UNIQUE,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS companies (
+    id TEXT PRIMARY KEY,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS company_clients (
+    company_id TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    PRIMARY KEY (company_id, client_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS legacy_apps (
+    consumer_key TEXT PRIMARY KEY,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS legacy_tokens (
+    token_hash TEXT PRIMARY KEY,
+    expires_at INTEGER,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS legacy_exchanges (
+    token_hash TEXT PRIMARY KEY,
+    family_id TEXT NOT NULL,
+    exchanged_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS auth_tokens (
+    token_hash TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS families (
+    id TEXT PRIMARY KEY,
+    current_token TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    revoked_at INTEGER,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS refresh_tokens (
+    token_hash TEXT PRIMARY KEY,
+    family_id TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    rotated_at INTEGER,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS access_tokens (
+    jti TEXT PRIMARY KEY,
+    family_id TEXT,
+    expires_at INTEGER NOT NULL,
+    revoked INTEGER NOT NULL DEFAULT 0,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS failed_logins (
+    login TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS failed_logins_by_login ON failed_logins (login, at);
+";
+
+/// The embedded store. Cheap to clone; clones share one connection.
+#[derive(Clone)]
+pub struct SqliteStore {
+    conn: Arc<Mutex<Connection>>,
+    path: Arc<PathBuf>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path`, its parent directory and its schema.
+    pub fn open(path: &Path) -> StoreResult<Self> {
+        Self::open_with_busy_timeout(path, BUSY_TIMEOUT)
+    }
+
+    fn open_with_busy_timeout(path: &Path, busy_timeout: Duration) -> StoreResult<Self> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                StoreError::Internal(format!("cannot create {}: {e}", parent.display()))
+            })?;
+        }
+        let conn = Connection::open(path).map_err(map_err)?;
+        // Set first, so that the pragmas and the schema below already wait for a concurrent
+        // opener instead of failing.
+        conn.busy_timeout(busy_timeout).map_err(map_err)?;
+        let mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+            .map_err(map_err)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Internal(format!(
+                "{} cannot use WAL journaling (got {mode})",
+                path.display()
+            )));
+        }
+        // NORMAL is durable across application crashes in WAL mode; only an OS crash may lose
+        // the last commits, which is acceptable for a local development store.
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(map_err)?;
+        // No foreign keys: DynamoDB has none, and the backends must behave alike (an access
+        // token may name a family the store never saw).
+        conn.pragma_update(None, "foreign_keys", false)
+            .map_err(map_err)?;
+        conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA}COMMIT;"))
+            .map_err(map_err)?;
+        Ok(Self {
+            conn: Arc::new(Mutex::new(conn)),
+            path: Arc::new(path.to_owned()),
+        })
+    }
+
+    /// Opens `DATA_DIR/tokens.sqlite3`.
+    pub fn open_in_dir(data_dir: &Path) -> StoreResult<Self> {
+        Self::open(&data_dir.join(FILE_NAME))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `op` with the connection on the blocking pool.
+    async fn with_conn<T, F>(&self, op: F) -> StoreResult<T>
+    where
+        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let conn = Arc::clone(&self.conn);
+        tokio::task::spawn_blocking(move || {
+            // A panic while holding the lock leaves no half-done transaction behind (rusqlite
+            // rolls back on drop), so a poisoned connection is still usable.
+            let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+            op(&mut conn)
+        })
+        .await
+        .map_err(|e| StoreError::Internal(format!("SQLite task failed: {e}")))?
+    }
+
+    /// Runs `op` in a `BEGIN IMMEDIATE` transaction: the write lock is taken up front, so a
+    /// transaction that reads before it writes never fails to upgrade its lock mid-way.
+    async fn write_tx<T, F>(&self, op: F) -> StoreResult<T>
+    where
+        F: FnOnce(&rusqlite::Transaction<'_>) -> StoreResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.with_conn(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(map_err)?;
+            let value = op(&tx)?;
+            tx.commit().map_err(map_err)?;
+            Ok(value)
+        })
+        .await
+    }
+
+    /// Reads one JSON body by key, `None` if there is no row.
+    async fn get_body<T, P>(&self, sql: &'static str, params: P) -> StoreResult<Option<T>>
+    where
+        T: DeserializeOwned + Send + 'static,
+        P: rusqlite::Params + Send + 'static,
+    {
+        self.with_conn(move |conn| {
+            let body: Option<String> = conn
+                .prepare_cached(sql)
+                .and_then(|mut stmt| stmt.query_row(params, |row| row.get(0)).optional())
+                .map_err(map_err)?;
+            body.map(|b| from_json(&b)).transpose()
+        })
+        .await
+    }
+
+    /// Executes one statement (autocommit: a single statement is atomic by itself).
+    async fn execute<P>(&self, sql: &'static str, params: P) -> StoreResult<usize>
+    where
+        P: rusqlite::Params + Send + 'static,
+    {
+        self.with_conn(move |conn| {
+            conn.prepare_cached(sql)
+                .and_then(|mut stmt| stmt.execute(params))
+                .map_err(map_err)
+        })
+        .await
+    }
+}
+
+/// Busy or locked after the busy timeout means the other process held the lock too long: the
+/// request may succeed later (503). Everything else is a 500. Messages carry SQLite's text,
+/// which never includes bound values, so no credential or hash can leak through them.
+fn map_err(error: rusqlite::Error) -> StoreError {
+    match error.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            StoreError::Unavailable(format!("SQLite database is busy: {error}"))
+        }
+        _ => StoreError::Internal(format!("SQLite: {error}")),
+    }
+}
+
+fn to_json<T: Serialize>(value: &T) -> StoreResult<String> {
+    serde_json::to_string(value)
+        .map_err(|e| StoreError::Internal(format!("cannot serialise a stored item: {e}")))
+}
+
+/// serde_json's messages may quote the offending value, so only its position is reported.
+fn from_json<T: DeserializeOwned>(body: &str) -> StoreResult<T> {
+    serde_json::from_str(body).map_err(|e| {
+        StoreError::Internal(format!(
+            "malformed stored {} ({:?} error at line {}, column {})",
+            std::any::type_name::<T>()
+                .rsplit("::")
+                .next()
+                .unwrap_or("item"),
+            e.classify(),
+            e.line(),
+            e.column()
+        ))
+    })
+}
+
+fn hash_from_column(text: &str) -> StoreResult<TokenHash> {
+    TokenHash::from_hex(text)
+        .map_err(|_| StoreError::Internal("malformed stored token hash".into()))
+}
+
+fn id_to_sql(id: &impl std::fmt::Display) -> String {
+    id.to_string()
+}
