@@ -2,11 +2,8 @@
 //! method per endpoint, one assertion per error body shape, and the captured logs.
 
 pub mod app;
-<<<<<<< HEAD
 pub mod assertions;
-=======
 pub mod browser;
->>>>>>> authcode
 pub mod dynamodb;
 pub mod logs;
 pub mod sqlite;

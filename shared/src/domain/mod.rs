@@ -9,12 +9,8 @@ mod principal;
 mod scopes;
 mod tokens;
 
-<<<<<<< HEAD
-pub use client::{check_connect_url, Client, GrantType, InvalidConnectUrl};
-=======
 pub use authorization_code::{AuthorizationCode, AUTHORIZATION_CODE_TTL_SECONDS};
-pub use client::{Client, GrantType};
->>>>>>> authcode
+pub use client::{check_connect_url, Client, GrantType, InvalidConnectUrl};
 pub use geolocation::{Geolocation, InvalidGeolocation};
 pub use ids::{
     ClientId, ConsumerKey, FamilyId, InvalidConsumerKey, InvalidId, InvalidLogin, Login,
