@@ -23,6 +23,7 @@ use crate::secrets::TokenHash;
 pub mod conformance;
 pub mod dynamodb;
 mod open;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
 
 pub use open::open;
