@@ -37,7 +37,7 @@ if [[ -n "${TOKENCTL_BIN:-}" ]]; then
 	BIN="$TOKENCTL_BIN"
 else
 	log "building tokenctl ($PROFILE)"
-	build_args=(build --quiet -p token-service --bin tokenctl)
+	build_args=(build --quiet -p tokenctl --bin tokenctl)
 	[[ "$PROFILE" == release ]] && build_args+=(--release)
 	(cd "$ROOT" && cargo "${build_args[@]}")
 	target_dir="$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps |

@@ -3,15 +3,14 @@
 # target/lambda/<name>/bootstrap, and reports each binary's size and architecture.
 #
 # cargo-lambda (and the zig linker it brings) is installed from PyPI into the ignored virtualenv
-# .cache/venv on first use (infra/lib/cargo-lambda.sh, shared with infra/lambda-local.sh). The
-# architecture is arm64 (Graviton), the one template.yaml declares under
-# Globals.Function.Architectures; change both together.
+# .cache/venv on first use (infra/lib/cargo-lambda.sh). The architecture is arm64 (Graviton), the
+# one template.yaml declares under Globals.Function.Architectures; change both together.
 #
 # Usage: infra/lambda-build.sh [extra `cargo lambda build` flags]
 #   CARGO_BUILD_JOBS=1 infra/lambda-build.sh     on a busy machine
 #
-# A release build of the whole dependency tree (AWS SDK, ring, bundled SQLite) takes a long time
-# on two cores; run it in the background with a log.
+# A release build of the whole dependency tree (AWS SDK, aws-lc, ring) takes a long time on two
+# cores; run it in the background with a log.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

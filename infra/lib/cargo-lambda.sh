@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # cargo-lambda (and the zig linker it brings) from PyPI in the ignored virtualenv .cache/venv,
-# installed on first use. Sourced by infra/lambda-build.sh and infra/lambda-local.sh, so that the
-# version range lives in one place.
+# installed on first use. Sourced by infra/lambda-build.sh, so that the version range lives in
+# one place.
 
 CARGO_LAMBDA_SPEC='cargo-lambda>=1.9,<2'
 

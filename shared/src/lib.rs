@@ -8,7 +8,6 @@ pub mod bootstrap;
 pub mod clock;
 pub mod config;
 pub mod context;
-pub mod demo;
 pub mod domain;
 pub mod errors;
 pub mod flows;

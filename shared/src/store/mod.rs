@@ -20,6 +20,7 @@ mod legacy;
 mod lockout;
 mod open;
 mod principals;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
 
 pub use auth_tokens::AuthTokenStore;

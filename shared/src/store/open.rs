@@ -1,27 +1,82 @@
 //! Opens the backend the configuration names (`STORE`), for every binary alike.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::dynamodb::DynamoStore;
+#[cfg(feature = "sqlite")]
 use super::sqlite::SqliteStore;
 use super::{Store, StoreResult};
 use crate::config::{Config, StoreKind};
 
+/// How long opening the DynamoDB store waits for its warm-up request: a Lambda init has ten
+/// seconds in all, and a table that is slow to answer must not use them up.
+const WARM_UP_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// The embedded SQLite store under `DATA_DIR`, or the DynamoDB table `TABLE_NAME`.
 ///
-/// In AWS the deployment template owns the table, so opening it makes no request. With
-/// `DYNAMODB_ENDPOINT` (DynamoDB Local, which starts empty) the table is created if missing, so
-/// that local use needs no setup step.
+/// In AWS the deployment template owns the table; opening it sends one read (see [`warm_up`]) so
+/// that the connection is ready before the first request. With `DYNAMODB_ENDPOINT` (DynamoDB
+/// Local, which starts empty) the table is created if missing, so that local use needs no setup
+/// step.
+///
+/// `STORE=sqlite` in a binary built without the `sqlite` feature (the Lambda functions) is a
+/// configuration error, not a silent fallback.
 pub async fn open(config: &Config) -> StoreResult<Arc<dyn Store>> {
     Ok(match config.store {
-        StoreKind::Sqlite => Arc::new(SqliteStore::open_in_dir(&config.data_dir)?),
+        StoreKind::Sqlite => open_sqlite(config)?,
         StoreKind::DynamoDb => {
             let endpoint = config.dynamodb_endpoint.as_deref();
             let store = DynamoStore::connect(&config.table_name, endpoint).await;
             if endpoint.is_some() {
                 store.create_table_if_missing().await?;
+            } else {
+                warm_up(&store).await;
             }
             Arc::new(store)
         }
     })
+}
+
+#[cfg(feature = "sqlite")]
+fn open_sqlite(config: &Config) -> StoreResult<Arc<dyn Store>> {
+    Ok(Arc::new(SqliteStore::open_in_dir(&config.data_dir)?))
+}
+
+#[cfg(not(feature = "sqlite"))]
+fn open_sqlite(_config: &Config) -> StoreResult<Arc<dyn Store>> {
+    Err(super::StoreError::Internal(
+        "configuration: STORE=sqlite, but this binary is built without the embedded SQLite \
+         store (cargo feature `sqlite` of token-service); set STORE=dynamodb"
+            .to_owned(),
+    ))
+}
+
+/// One `GetItem` of a key no item has, during the process's start (a Lambda function's init), so
+/// that the first request does not pay for resolving credentials, the DNS lookup and the TLS
+/// handshake: the connection stays in the client's pool. Any answer, an error included, has
+/// done that work, so the outcome is only logged; a table unreachable for a moment must not
+/// fail the start, and requests then connect on their own as they always could.
+async fn warm_up(store: &DynamoStore) {
+    use aws_sdk_dynamodb::types::AttributeValue;
+
+    let key = || AttributeValue::S("WARM-UP".to_owned());
+    let request = store
+        .client()
+        .get_item()
+        .table_name(store.table_name())
+        .key("pk", key())
+        .key("sk", key())
+        .send();
+    match tokio::time::timeout(WARM_UP_TIMEOUT, request).await {
+        Ok(Ok(_)) => tracing::debug!("DynamoDB connection warmed up"),
+        Ok(Err(error)) => tracing::warn!(
+            error = %aws_sdk_dynamodb::error::DisplayErrorContext(&error),
+            "DynamoDB warm-up read failed; requests will connect on their own"
+        ),
+        Err(_) => tracing::warn!(
+            timeout_ms = WARM_UP_TIMEOUT.as_millis() as u64,
+            "DynamoDB warm-up read timed out; requests will connect on their own"
+        ),
+    }
 }

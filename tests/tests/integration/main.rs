@@ -9,6 +9,7 @@ mod error_catalogue;
 mod exchange;
 mod interop;
 mod lambda_events;
+mod lambda_runtime;
 mod pages;
 mod security;
 mod token_endpoint;

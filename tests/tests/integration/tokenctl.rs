@@ -3,7 +3,7 @@
 //! verb is checked for its exit status, its output, and what it left in the store (read back
 //! through a store the test opens on the same file or table).
 //!
-//! The binary is built once per test run (`cargo build -p token-service --bin tokenctl`, a debug
+//! The binary is built once per test run (`cargo build -p tokenctl --bin tokenctl`, a debug
 //! build, a no-op when up to date): binaries of another package are not built by `cargo test`.
 //! `TOKENCTL_BIN=path` runs an existing binary instead.
 //!
@@ -97,7 +97,7 @@ fn tokenctl() -> &'static Path {
         build
             .current_dir(workspace)
             .args(["build", "--quiet", "--message-format=json"])
-            .args(["-p", "token-service", "--bin", "tokenctl"]);
+            .args(["-p", "tokenctl", "--bin", "tokenctl"]);
         if !cfg!(debug_assertions) {
             build.arg("--release");
         }

@@ -1,9 +1,12 @@
 //! The local all-in-one server: every route of the three Lambda functions on
 //! `127.0.0.1:$PORT`, over the embedded SQLite store by default, with demo data.
-//! Not deployed; the functions under `functions/` are.
+//! Not deployed; the functions under `functions/` are. It is the workspace's default member, so
+//! `cargo run` from the root starts it.
+
+mod demo;
 
 use anyhow::Context as _;
-use token_service::{bootstrap, config::Config, demo, http, telemetry};
+use token_service::{bootstrap, config::Config, http, telemetry};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

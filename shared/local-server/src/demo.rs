@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::admin::{self, NewClient, NewUser};
-use crate::context::Context;
-use crate::domain::{
+use token_service::admin::{self, NewClient, NewUser};
+use token_service::context::Context;
+use token_service::domain::{
     ClientId, ConsumerKey, Geolocation, LegacyToken, Login, PrincipalType, Scopes, UserStatus,
 };
-use crate::random::RandomExt;
-use crate::secrets::{Secret, TokenHash};
+use token_service::random::RandomExt;
+use token_service::secrets::{Secret, TokenHash};
 
 pub const DEMO_FILE: &str = "demo.json";
 

@@ -1,0 +1,173 @@
+//! One built function binary as a process under its own [`RuntimeApi`].
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+use super::runtime_api::{Outcome, RuntimeApi};
+use super::GEOLOCATION;
+
+/// Longest wait for a start or an answer: generous for a loaded 2-core machine.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `target/<profile>/<name>`: this test runs from `target/<profile>/deps/`.
+fn function_binary(name: &str) -> PathBuf {
+    let test_exe = std::env::current_exe().expect("the test's own path");
+    let profile_dir = test_exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("the test binary lives in target/<profile>/deps");
+    let binary = profile_dir.join(name);
+    assert!(
+        binary.is_file(),
+        "the Lambda function binary {} is missing: `cargo test` does not build the binaries of \
+         other packages; run `cargo build --workspace --bins` first (infra/test.sh does)",
+        binary.display()
+    );
+    binary
+}
+
+/// The environment the functions share, as template.yaml gives it in AWS (the key ring in
+/// `DATA_DIR` instead of Secrets Manager, the table on DynamoDB Local).
+pub struct FunctionEnv {
+    pub endpoint: String,
+    pub table_name: String,
+    pub data_dir: TempDir,
+}
+
+/// One function process under its own Runtime API; killed when dropped.
+pub struct RunningFunction {
+    pub name: &'static str,
+    api: RuntimeApi,
+    child: Mutex<Child>,
+    log: PathBuf,
+    pub init: Duration,
+}
+
+impl RunningFunction {
+    /// Starts the binary and waits for its first poll of `next`: the end of its init.
+    pub async fn start(name: &'static str, env: &FunctionEnv) -> Self {
+        let binary = function_binary(name);
+        let api = RuntimeApi::serve(name).await;
+        let log = env.data_dir.path().join(format!("{name}.log"));
+        let output = std::fs::File::create(&log).unwrap();
+        let started = Instant::now();
+        let child = Command::new(&binary)
+            // Only what Lambda sets and the function reads: nothing of the developer's leaks.
+            .env_clear()
+            .env("AWS_LAMBDA_RUNTIME_API", api.address.to_string())
+            .env("AWS_LAMBDA_FUNCTION_NAME", name)
+            .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
+            .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
+            .env("AWS_LAMBDA_LOG_GROUP_NAME", format!("/aws/lambda/{name}"))
+            .env("AWS_LAMBDA_LOG_STREAM_NAME", "2026/11/22/[$LATEST]test")
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_ACCESS_KEY_ID", "local")
+            .env("AWS_SECRET_ACCESS_KEY", "local")
+            .env("STORE", "dynamodb")
+            .env("DYNAMODB_ENDPOINT", &env.endpoint)
+            .env("TABLE_NAME", &env.table_name)
+            .env("GEOLOCATION", GEOLOCATION)
+            .env("DATA_DIR", env.data_dir.path())
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(output.try_clone().unwrap())
+            .stderr(output)
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {}: {e}", binary.display()));
+        let mut function = Self {
+            name,
+            api,
+            child: Mutex::new(child),
+            log,
+            init: Duration::ZERO,
+        };
+        let first_poll = function
+            .while_alive("starting", function.api.first_poll())
+            .await;
+        function.init = first_poll - started;
+        function
+    }
+
+    /// Hands `event` to the function; returns its answer and how long it took.
+    pub async fn invoke(&self, event: Value) -> (FunctionResponse, Duration) {
+        let handed_out = Instant::now();
+        let answer = self.api.invoke(event);
+        let (outcome, arrived) = self
+            .while_alive("answering an invocation", answer)
+            .await
+            .expect("the Runtime API keeps the answer's sender until it answers");
+        match outcome {
+            Outcome::Response(value) => (FunctionResponse::decode(&value), arrived - handed_out),
+            Outcome::Error(value) => self.fail(&format!("reported an invocation error: {value}")),
+        }
+    }
+
+    /// Awaits `future`, failing with the function's output if the process exits, reports an init
+    /// error, or takes longer than [`TIMEOUT`].
+    async fn while_alive<T>(&self, what: &str, future: impl std::future::Future<Output = T>) -> T {
+        tokio::pin!(future);
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            tokio::select! {
+                value = &mut future => return value,
+                _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+            }
+            if let Some(status) = self.child.lock().unwrap().try_wait().unwrap() {
+                self.fail(&format!("exited ({status}) while {what}"));
+            }
+            if let Some(error) = self.api.init_error() {
+                self.fail(&format!("reported an init error while {what}: {error}"));
+            }
+            if Instant::now() > deadline {
+                self.fail(&format!("did not finish {what} within {TIMEOUT:?}"));
+            }
+        }
+    }
+
+    fn fail(&self, why: &str) -> ! {
+        let output = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let tail: Vec<&str> = output.lines().rev().take(30).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        panic!(
+            "function {} {why}\n--- its last output lines:\n{}",
+            self.name,
+            tail.join("\n")
+        );
+    }
+}
+
+impl Drop for RunningFunction {
+    fn drop(&mut self) {
+        let child = self.child.get_mut().unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// A function's answer: API Gateway's response object, its body parsed as JSON.
+pub struct FunctionResponse {
+    pub status: u64,
+    pub body: Value,
+}
+
+impl FunctionResponse {
+    fn decode(response: &Value) -> Self {
+        let raw = response["body"].as_str().unwrap_or_default();
+        let bytes = if response["isBase64Encoded"] == true {
+            STANDARD.decode(raw).expect("a base64 body")
+        } else {
+            raw.as_bytes().to_vec()
+        };
+        Self {
+            status: response["statusCode"].as_u64().expect("a statusCode"),
+            body: serde_json::from_slice(&bytes).unwrap_or_else(|_| json!(raw)),
+        }
+    }
+}
