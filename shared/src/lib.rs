@@ -13,6 +13,8 @@ pub mod grants;
 pub mod http;
 pub mod import;
 pub mod jwt;
+pub mod mail;
+pub mod otp;
 pub mod random;
 pub mod secrets;
 pub mod services;
