@@ -2,4 +2,5 @@
 
 pub mod app;
 pub mod dynamodb;
+pub mod smtp_server;
 pub mod sqlite;

@@ -1,11 +1,9 @@
 //! `SMTP_URL` and `MAIL_FROM` (contract part 5), read beside the main [`Config`].
 
-use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use lettre::message::Mailbox;
-use lettre::Address;
 
 use super::{InvalidSmtpUrl, MailError, Mailer, OutboxMailer, SmtpMailer, SmtpUrl};
 use crate::config::Config;
@@ -60,20 +58,16 @@ impl MailConfig {
     }
 }
 
-/// `no-reply@` the geolocation's host; an IP address becomes a domain literal (`[127.0.0.1]`).
+/// `no-reply@` the geolocation's host. An IPv4 host stays bare (`no-reply@127.0.0.1`, the local
+/// default): lettre re-parses the `From` header to build the envelope and knows no bracketed
+/// domain literals. An IPv6 host makes no address: `MAIL_FROM` must then be set.
 fn default_sender(geolocation: &Geolocation) -> Result<Mailbox, MailConfigError> {
     let host = url::Url::parse(geolocation.as_str())
         .ok()
         .and_then(|url| url.host_str().map(str::to_owned))
         .unwrap_or_default();
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let domain = match bare.parse::<IpAddr>() {
-        Ok(ip) => format!("[{ip}]"),
-        Err(_) => bare.to_owned(),
-    };
-    // Built from parts: lettre's mailbox parser knows no domain literals, its `Address` does.
-    Address::new("no-reply", domain)
-        .map(|address| Mailbox::new(None, address))
+    format!("no-reply@{host}")
+        .parse()
         .map_err(|_| MailConfigError::NoDefaultSender(host))
 }
 
@@ -104,10 +98,11 @@ mod tests {
         let config = mail_config(&[("DATA_DIR", "/tmp/data")]).unwrap();
         assert!(config.smtp_url.is_none());
         assert_eq!(config.outbox_dir, PathBuf::from("/tmp/data/outbox"));
-        assert_eq!(config.from.email.to_string(), "no-reply@[127.0.0.1]");
+        assert_eq!(config.from.email.to_string(), "no-reply@127.0.0.1");
 
         let config = mail_config(&[("GEOLOCATION", "https://us.api.example.com")]).unwrap();
         assert_eq!(config.from.email.to_string(), "no-reply@us.api.example.com");
+        assert!(mail_config(&[("GEOLOCATION", "http://[::1]:8080")]).is_err());
     }
 
     #[test]

@@ -15,6 +15,8 @@ use std::path::PathBuf;
 use async_trait::async_trait;
 
 pub use config::{mailer_from_config, MailConfig, MailConfigError};
+/// The sender type of `MAIL_FROM`, re-exported so callers need not depend on lettre.
+pub use lettre::message::Mailbox;
 pub use message::{OtpMail, OTP_VALIDITY_MINUTES};
 pub use outbox::OutboxMailer;
 pub use smtp::{InvalidSmtpUrl, SmtpMailer, SmtpUrl, TlsMode};
@@ -34,6 +36,8 @@ pub enum MailError {
     /// server's reply, never the credentials.
     #[error("mail server: {0}")]
     Smtp(#[from] lettre::transport::smtp::Error),
+    #[error("mail server did not finish within {0:?}")]
+    TimedOut(std::time::Duration),
     #[error("could not write {path}: {source}")]
     Outbox {
         path: PathBuf,

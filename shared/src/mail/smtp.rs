@@ -22,8 +22,8 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 
 use super::{MailError, Mailer, OtpMail};
 
-/// How long one SMTP connection or command may take before the send fails (and the request
-/// answers 503) rather than holding the request until the function's own timeout.
+/// How long one whole send (connect, TLS, every command) may take before it fails and the
+/// request answers 503, rather than holding the request until the function's own timeout.
 pub const DEFAULT_SMTP_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,6 +132,7 @@ pub struct SmtpMailer {
     transport: AsyncSmtpTransport<Tokio1Executor>,
     from: Mailbox,
     server: String,
+    timeout: Duration,
 }
 
 impl SmtpMailer {
@@ -161,6 +162,7 @@ impl SmtpMailer {
             transport: builder.build(),
             from,
             server: format!("{}:{}", url.host, url.port),
+            timeout,
         })
     }
 }
@@ -170,6 +172,7 @@ impl fmt::Debug for SmtpMailer {
         f.debug_struct("SmtpMailer")
             .field("server", &self.server)
             .field("from", &self.from.email.to_string())
+            .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
 }
@@ -178,7 +181,11 @@ impl fmt::Debug for SmtpMailer {
 impl Mailer for SmtpMailer {
     async fn send(&self, message: &OtpMail) -> Result<(), MailError> {
         let email = message.to_message(&self.from)?;
-        self.transport.send(email).await?;
+        // lettre's own timeout bounds only the TCP connect; a server that accepts and then
+        // stalls must fail within the bound all the same.
+        tokio::time::timeout(self.timeout, self.transport.send(email))
+            .await
+            .map_err(|_| MailError::TimedOut(self.timeout))??;
         tracing::info!(server = %self.server, "one-time password mail sent");
         Ok(())
     }

@@ -7,5 +7,6 @@ mod conformance_sqlite;
 mod exchange;
 mod interop;
 mod lambda_events;
+mod mail;
 mod token_endpoint;
 mod tokenctl;
