@@ -6,5 +6,6 @@ pub mod assertions;
 pub mod browser;
 pub mod dynamodb;
 pub mod logs;
+pub mod smtp_server;
 pub mod sqlite;
 pub mod stored_data;

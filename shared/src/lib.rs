@@ -15,6 +15,8 @@ pub mod grants;
 pub mod http;
 pub mod import;
 pub mod jwt;
+pub mod mail;
+pub mod otp;
 pub mod pages;
 pub mod random;
 pub mod secrets;

@@ -10,6 +10,7 @@ mod exchange;
 mod interop;
 mod lambda_events;
 mod lambda_runtime;
+mod mail;
 mod pages;
 mod security;
 mod token_endpoint;

@@ -1,0 +1,120 @@
+//! `SMTP_URL` and `MAIL_FROM` (contract part 5), read beside the main [`Config`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use lettre::message::Mailbox;
+
+use super::{InvalidSmtpUrl, MailError, Mailer, OutboxMailer, SmtpMailer, SmtpUrl};
+use crate::config::Config;
+use crate::domain::Geolocation;
+
+#[derive(Debug, Clone)]
+pub struct MailConfig {
+    /// Unset: mails go to `outbox_dir`.
+    pub smtp_url: Option<SmtpUrl>,
+    pub from: Mailbox,
+    /// `DATA_DIR/outbox`.
+    pub outbox_dir: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MailConfigError {
+    #[error(transparent)]
+    SmtpUrl(#[from] InvalidSmtpUrl),
+    #[error("MAIL_FROM must be an e-mail address (optionally `Name <address>`), got {0:?}")]
+    MailFrom(String),
+    #[error("MAIL_FROM is unset and the geolocation's host {0:?} makes no sender address")]
+    NoDefaultSender(String),
+}
+
+impl MailConfig {
+    pub fn from_env(config: &Config) -> Result<Self, MailConfigError> {
+        Self::from_lookup(config, |name| std::env::var(name).ok())
+    }
+
+    /// Reads `SMTP_URL` and `MAIL_FROM` through `lookup`; the outbox and the default sender
+    /// follow from `config` (`DATA_DIR`, `GEOLOCATION`).
+    pub fn from_lookup(
+        config: &Config,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, MailConfigError> {
+        let get = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
+        let smtp_url = get("SMTP_URL")
+            .map(|url| SmtpUrl::parse(&url))
+            .transpose()?;
+        let from = match get("MAIL_FROM") {
+            Some(from) => from
+                .trim()
+                .parse()
+                .map_err(|_| MailConfigError::MailFrom(from))?,
+            None => default_sender(&config.geolocation)?,
+        };
+        Ok(Self {
+            smtp_url,
+            from,
+            outbox_dir: config.data_dir.join("outbox"),
+        })
+    }
+}
+
+/// `no-reply@` the geolocation's host. An IPv4 host stays bare (`no-reply@127.0.0.1`, the local
+/// default): lettre re-parses the `From` header to build the envelope and knows no bracketed
+/// domain literals. An IPv6 host makes no address: `MAIL_FROM` must then be set.
+fn default_sender(geolocation: &Geolocation) -> Result<Mailbox, MailConfigError> {
+    let host = url::Url::parse(geolocation.as_str())
+        .ok()
+        .and_then(|url| url.host_str().map(str::to_owned))
+        .unwrap_or_default();
+    format!("no-reply@{host}")
+        .parse()
+        .map_err(|_| MailConfigError::NoDefaultSender(host))
+}
+
+/// SMTP when `SMTP_URL` is set, else the outbox.
+pub fn mailer_from_config(config: &MailConfig) -> Result<Arc<dyn Mailer>, MailError> {
+    Ok(match &config.smtp_url {
+        Some(url) => Arc::new(SmtpMailer::new(url, config.from.clone())?),
+        None => Arc::new(OutboxMailer::new(&config.outbox_dir, config.from.clone())),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn mail_config(pairs: &[(&str, &str)]) -> Result<MailConfig, MailConfigError> {
+        let env: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let config = Config::from_lookup(|k| env.get(k).cloned()).unwrap();
+        MailConfig::from_lookup(&config, |k| env.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_to_the_outbox_and_the_geolocation_host() {
+        let config = mail_config(&[("DATA_DIR", "/tmp/data")]).unwrap();
+        assert!(config.smtp_url.is_none());
+        assert_eq!(config.outbox_dir, PathBuf::from("/tmp/data/outbox"));
+        assert_eq!(config.from.email.to_string(), "no-reply@127.0.0.1");
+
+        let config = mail_config(&[("GEOLOCATION", "https://us.api.example.com")]).unwrap();
+        assert_eq!(config.from.email.to_string(), "no-reply@us.api.example.com");
+        assert!(mail_config(&[("GEOLOCATION", "http://[::1]:8080")]).is_err());
+    }
+
+    #[test]
+    fn reads_smtp_url_and_mail_from() {
+        let config = mail_config(&[
+            ("SMTP_URL", "smtp://u:p@relay.example.com"),
+            ("MAIL_FROM", "Example <otp@example.com>"),
+        ])
+        .unwrap();
+        assert_eq!(config.smtp_url.unwrap().host, "relay.example.com");
+        assert_eq!(config.from.email.to_string(), "otp@example.com");
+        assert!(mail_config(&[("SMTP_URL", "http://x")]).is_err());
+        assert!(mail_config(&[("MAIL_FROM", "nobody")]).is_err());
+    }
+}

@@ -1,0 +1,182 @@
+//! The one-time-password mail: a plain-text and an HTML part (multipart/alternative) naming the
+//! app, the link when given, the password and its validity, and nothing else.
+
+use std::fmt;
+
+use lettre::message::{header::ContentType, Mailbox, MultiPart, SinglePart};
+use lettre::Message;
+
+use super::MailError;
+use crate::otp::{ChannelHandle, OneTimePassword};
+
+/// How long a one-time password is valid, as the mail tells the reader (contract part 9).
+pub const OTP_VALIDITY_MINUTES: i64 = 10;
+
+#[derive(Clone)]
+pub struct OtpMail {
+    pub to: ChannelHandle,
+    /// The requesting client's name, so the reader knows which app asked.
+    pub app_name: String,
+    /// The `link` of the request, shown as given.
+    pub link: Option<String>,
+    pub password: OneTimePassword,
+}
+
+impl fmt::Debug for OtpMail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OtpMail")
+            .field("to", &self.to)
+            .field("app_name", &self.app_name)
+            .field("link", &self.link)
+            .field("password", &self.password)
+            .finish()
+    }
+}
+
+impl OtpMail {
+    pub fn subject(&self) -> String {
+        format!("Your one-time password for {}", self.app_name)
+    }
+
+    pub fn text_body(&self) -> String {
+        let mut body = format!(
+            "Your one-time password for {app} is:\n\n    {password}\n\n\
+             It is valid for {OTP_VALIDITY_MINUTES} minutes and replaces any earlier one.\n",
+            app = self.app_name,
+            password = self.password.expose(),
+        );
+        if let Some(link) = &self.link {
+            body.push_str(&format!("\nContinue at: {link}\n"));
+        }
+        body.push_str("\nIf you did not ask for it, ignore this message.\n");
+        body
+    }
+
+    /// Every caller-supplied value (app name, link) is HTML-escaped; the link is a hyperlink only
+    /// when it is an http(s) URL, so a `javascript:` link stays inert text.
+    pub fn html_body(&self) -> String {
+        let app = escape_html(&self.app_name);
+        let link = self.link.as_deref().map(|link| {
+            let text = escape_html(link);
+            if is_web_url(link) {
+                format!("<p>Continue at: <a href=\"{text}\">{text}</a></p>")
+            } else {
+                format!("<p>Continue at: {text}</p>")
+            }
+        });
+        format!(
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{subject}</title></head>\
+             <body>\n<p>Your one-time password for {app} is:</p>\n\
+             <p style=\"font-size:1.5em;font-family:monospace\"><strong>{password}</strong></p>\n\
+             <p>It is valid for {OTP_VALIDITY_MINUTES} minutes and replaces any earlier one.</p>\n\
+             {link}\n<p>If you did not ask for it, ignore this message.</p>\n</body></html>\n",
+            subject = escape_html(&self.subject()),
+            password = self.password.expose(),
+            link = link.unwrap_or_default(),
+        )
+    }
+
+    /// The RFC 5322 message from `from`; lettre encodes headers, so no caller value can inject
+    /// one.
+    pub fn to_message(&self, from: &Mailbox) -> Result<Message, MailError> {
+        let to: Mailbox = self
+            .to
+            .as_str()
+            .parse()
+            .map_err(|e: lettre::address::AddressError| MailError::Message(e.to_string()))?;
+        Message::builder()
+            .from(from.clone())
+            .to(to)
+            .subject(self.subject())
+            .multipart(
+                MultiPart::alternative()
+                    .singlepart(
+                        SinglePart::builder()
+                            .header(ContentType::TEXT_PLAIN)
+                            .body(self.text_body()),
+                    )
+                    .singlepart(
+                        SinglePart::builder()
+                            .header(ContentType::TEXT_HTML)
+                            .body(self.html_body()),
+                    ),
+            )
+            .map_err(|e| MailError::Message(e.to_string()))
+    }
+}
+
+fn is_web_url(text: &str) -> bool {
+    url::Url::parse(text).is_ok_and(|url| matches!(url.scheme(), "http" | "https"))
+}
+
+fn escape_html(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\'' => escaped.push_str("&#39;"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::random::RandomSource;
+
+    #[derive(Debug)]
+    struct Zeros;
+    impl RandomSource for Zeros {
+        fn fill(&self, buf: &mut [u8]) {
+            buf.fill(0);
+        }
+    }
+
+    fn mail(link: Option<&str>) -> OtpMail {
+        OtpMail {
+            to: ChannelHandle::parse("ann@example.com").unwrap(),
+            app_name: "Expense <Pro>".to_owned(),
+            link: link.map(str::to_owned),
+            password: OneTimePassword::generate(&Zeros),
+        }
+    }
+
+    #[test]
+    fn both_parts_carry_the_app_the_password_the_validity_and_the_link() {
+        let mail = mail(Some("https://app.example.com/login?a=1&b=\"2\""));
+        let text = mail.text_body();
+        assert!(text.contains("Expense <Pro>") && text.contains("000000"));
+        assert!(text.contains("10 minutes"));
+        assert!(text.contains("https://app.example.com/login?a=1&b=\"2\""));
+        let html = mail.html_body();
+        assert!(html.contains("Expense &lt;Pro&gt;") && !html.contains("<Pro>"));
+        assert!(html.contains("000000") && html.contains("10 minutes"));
+        assert!(html.contains("<a href=\"https://app.example.com/login?a=1&amp;b=&quot;2&quot;\">"));
+    }
+
+    #[test]
+    fn a_non_web_link_is_inert_text_and_no_link_means_no_line() {
+        let html = mail(Some("javascript:alert(1)")).html_body();
+        assert!(html.contains("Continue at: javascript:alert(1)"));
+        assert!(!html.contains("<a "));
+        let plain = mail(None);
+        assert!(!plain.text_body().contains("Continue at"));
+        assert!(!plain.html_body().contains("Continue at"));
+    }
+
+    #[test]
+    fn the_message_is_multipart_alternative_and_debug_hides_the_password() {
+        let mail = mail(None);
+        let from: Mailbox = "no-reply@example.com".parse().unwrap();
+        let raw = String::from_utf8(mail.to_message(&from).unwrap().formatted()).unwrap();
+        assert!(raw.contains("multipart/alternative"));
+        assert!(raw.contains("text/plain") && raw.contains("text/html"));
+        assert!(raw.contains("To: ann@example.com"));
+        assert!(!format!("{mail:?}").contains("000000"));
+    }
+}

@@ -1,0 +1,47 @@
+//! Mail for one-time passwords (contract part 9): the [`Mailer`] trait, the message, and its two
+//! implementations: [`SmtpMailer`] (`SMTP_URL`) and [`OutboxMailer`] (`.eml` files under
+//! `DATA_DIR/outbox/`, the local default).
+//!
+//! Nothing here logs a password or SMTP credentials: [`OtpMail`] and [`SmtpUrl`] redact them in
+//! `Debug`, and errors carry only the server's reply or the I/O failure.
+
+mod config;
+mod message;
+mod outbox;
+mod smtp;
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+
+pub use config::{mailer_from_config, MailConfig, MailConfigError};
+/// The sender type of `MAIL_FROM`, re-exported so callers need not depend on lettre.
+pub use lettre::message::Mailbox;
+pub use message::{OtpMail, OTP_VALIDITY_MINUTES};
+pub use outbox::OutboxMailer;
+pub use smtp::{InvalidSmtpUrl, SmtpMailer, SmtpUrl, TlsMode};
+
+#[async_trait]
+pub trait Mailer: Send + Sync + std::fmt::Debug {
+    /// Delivers the message, or fails; a failure means the caller answers 503.
+    async fn send(&self, message: &OtpMail) -> Result<(), MailError>;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MailError {
+    /// The message could not be built (an address the mailer cannot encode).
+    #[error("could not build the mail: {0}")]
+    Message(String),
+    /// Refused by the server, unreachable, timed out, or TLS failed. The SMTP error carries the
+    /// server's reply, never the credentials.
+    #[error("mail server: {0}")]
+    Smtp(#[from] lettre::transport::smtp::Error),
+    #[error("mail server did not finish within {0:?}")]
+    TimedOut(std::time::Duration),
+    #[error("could not write {path}: {source}")]
+    Outbox {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,256 @@
+//! Delivery over SMTP with lettre (tokio, rustls with the webpki roots: no OpenSSL).
+//!
+//! `SMTP_URL` forms:
+//! - `smtp://host[:port]`: STARTTLS when the server offers it, plain otherwise (a relay on the
+//!   same host or network). Port 587 by default.
+//! - `smtp://user:pass@host[:port]`, or any `smtp://` URL with `?tls=required`: STARTTLS is
+//!   required, so credentials (and passwords) never cross the network in the clear, even if an
+//!   attacker strips the server's STARTTLS offer. Amazon SES's SMTP interface is this form:
+//!   `smtp://USER:PASS@email-smtp.us-east-1.amazonaws.com:587`.
+//! - `smtps://user:pass@host[:port]`: TLS from the first byte (implicit TLS), port 465 by default.
+//!
+//! User and password are percent-decoded (SES SMTP passwords contain `/` and `+`).
+
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use lettre::message::Mailbox;
+use lettre::transport::smtp::authentication::Credentials;
+use lettre::transport::smtp::client::{Tls, TlsParameters};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
+
+use super::{MailError, Mailer, OtpMail};
+
+/// How long one whole send (connect, TLS, every command) may take before it fails and the
+/// request answers 503, rather than holding the request until the function's own timeout.
+pub const DEFAULT_SMTP_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsMode {
+    /// STARTTLS if offered, else plain.
+    Opportunistic,
+    /// STARTTLS or fail.
+    StartTls,
+    /// TLS from the start (`smtps://`).
+    Implicit,
+}
+
+/// A parsed `SMTP_URL`. `Debug` never shows the credentials.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SmtpUrl {
+    pub host: String,
+    pub port: u16,
+    pub tls: TlsMode,
+    credentials: Option<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("SMTP_URL must be smtp://[user:pass@]host[:port][?tls=required] or smtps://user:pass@host[:port]: {0}")]
+pub struct InvalidSmtpUrl(&'static str);
+
+impl SmtpUrl {
+    pub fn parse(text: &str) -> Result<Self, InvalidSmtpUrl> {
+        let url = url::Url::parse(text.trim()).map_err(|_| InvalidSmtpUrl("not a URL"))?;
+        let host = url
+            .host_str()
+            .filter(|host| !host.is_empty())
+            .ok_or(InvalidSmtpUrl("no host"))?
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        let credentials = match (url.username(), url.password()) {
+            ("", None) => None,
+            (user, Some(password)) => Some((decode(user)?, decode(password)?)),
+            (_, None) => return Err(InvalidSmtpUrl("a user without a password")),
+        };
+        let tls_required = match url.query_pairs().find(|(key, _)| key == "tls") {
+            None => false,
+            Some((_, value)) if value == "required" => true,
+            Some(_) => return Err(InvalidSmtpUrl("tls may only be `required`")),
+        };
+        let (tls, default_port) = match url.scheme() {
+            "smtp" if tls_required || credentials.is_some() => (TlsMode::StartTls, 587),
+            "smtp" => (TlsMode::Opportunistic, 587),
+            "smtps" => (TlsMode::Implicit, 465),
+            _ => return Err(InvalidSmtpUrl("the scheme must be smtp or smtps")),
+        };
+        Ok(Self {
+            host,
+            port: url.port().unwrap_or(default_port),
+            tls,
+            credentials,
+        })
+    }
+
+    pub fn has_credentials(&self) -> bool {
+        self.credentials.is_some()
+    }
+}
+
+fn decode(text: &str) -> Result<String, InvalidSmtpUrl> {
+    percent_decode(text).ok_or(InvalidSmtpUrl(
+        "credentials are not valid percent-encoded UTF-8",
+    ))
+}
+
+/// `%XX` sequences to bytes, then UTF-8. `url` leaves user and password percent-encoded.
+fn percent_decode(text: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(text.len());
+    let mut rest = text.as_bytes();
+    while let Some((&first, tail)) = rest.split_first() {
+        if first == b'%' {
+            let hex = tail.get(..2)?;
+            bytes.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
+            rest = &tail[2..];
+        } else {
+            bytes.push(first);
+            rest = tail;
+        }
+    }
+    String::from_utf8(bytes).ok()
+}
+
+impl fmt::Debug for SmtpUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SmtpUrl")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("tls", &self.tls)
+            .field(
+                "credentials",
+                &self.credentials.as_ref().map(|_| "[redacted]"),
+            )
+            .finish()
+    }
+}
+
+/// Sends each mail on a new connection: no pool, because a Lambda may be frozen for minutes
+/// between requests and a pooled connection would be dead on thaw.
+#[derive(Clone)]
+pub struct SmtpMailer {
+    transport: AsyncSmtpTransport<Tokio1Executor>,
+    from: Mailbox,
+    server: String,
+    timeout: Duration,
+}
+
+impl SmtpMailer {
+    pub fn new(url: &SmtpUrl, from: Mailbox) -> Result<Self, MailError> {
+        Self::with_timeout(url, from, DEFAULT_SMTP_TIMEOUT)
+    }
+
+    pub fn with_timeout(
+        url: &SmtpUrl,
+        from: Mailbox,
+        timeout: Duration,
+    ) -> Result<Self, MailError> {
+        let tls_parameters = || TlsParameters::new(url.host.clone());
+        let tls = match url.tls {
+            TlsMode::Opportunistic => Tls::Opportunistic(tls_parameters()?),
+            TlsMode::StartTls => Tls::Required(tls_parameters()?),
+            TlsMode::Implicit => Tls::Wrapper(tls_parameters()?),
+        };
+        let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&url.host)
+            .port(url.port)
+            .tls(tls)
+            .timeout(Some(timeout));
+        if let Some((user, password)) = &url.credentials {
+            builder = builder.credentials(Credentials::new(user.clone(), password.clone()));
+        }
+        Ok(Self {
+            transport: builder.build(),
+            from,
+            server: format!("{}:{}", url.host, url.port),
+            timeout,
+        })
+    }
+}
+
+impl fmt::Debug for SmtpMailer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SmtpMailer")
+            .field("server", &self.server)
+            .field("from", &self.from.email.to_string())
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl Mailer for SmtpMailer {
+    async fn send(&self, message: &OtpMail) -> Result<(), MailError> {
+        let email = message.to_message(&self.from)?;
+        // lettre's own timeout bounds only the TCP connect; a server that accepts and then
+        // stalls must fail within the bound all the same.
+        tokio::time::timeout(self.timeout, self.transport.send(email))
+            .await
+            .map_err(|_| MailError::TimedOut(self.timeout))??;
+        tracing::info!(server = %self.server, "one-time password mail sent");
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_smtp_upgrades_when_offered() {
+        let url = SmtpUrl::parse("smtp://127.0.0.1:2525").unwrap();
+        assert_eq!((url.host.as_str(), url.port), ("127.0.0.1", 2525));
+        assert_eq!(url.tls, TlsMode::Opportunistic);
+        assert!(!url.has_credentials());
+        assert_eq!(SmtpUrl::parse("smtp://relay").unwrap().port, 587);
+    }
+
+    #[test]
+    fn credentials_are_percent_decoded_and_require_tls() {
+        let url = SmtpUrl::parse(
+            "smtp://AKIAEXAMPLE:BAbc%2Fdef%2Bghi%3D@email-smtp.us-east-1.amazonaws.com:587",
+        )
+        .unwrap();
+        assert_eq!(url.tls, TlsMode::StartTls);
+        assert_eq!(
+            url.credentials,
+            Some(("AKIAEXAMPLE".to_owned(), "BAbc/def+ghi=".to_owned()))
+        );
+        let debug = format!("{url:?}");
+        assert!(debug.contains("[redacted]"), "{debug}");
+        assert!(
+            !debug.contains("AKIAEXAMPLE") && !debug.contains("BAbc"),
+            "{debug}"
+        );
+
+        let implicit = SmtpUrl::parse("smtps://user:p%40ss@mail.example.com").unwrap();
+        assert_eq!((implicit.tls, implicit.port), (TlsMode::Implicit, 465));
+        assert_eq!(implicit.credentials.unwrap().1, "p@ss");
+        assert_eq!(
+            SmtpUrl::parse("smtp://relay:25?tls=required").unwrap().tls,
+            TlsMode::StartTls
+        );
+    }
+
+    #[test]
+    fn rejects_other_forms() {
+        for bad in [
+            "http://relay",
+            "smtp://",
+            "not a url",
+            "smtp://user@relay",
+            "smtp://relay?tls=none",
+            "smtp://u:%ZZ@relay",
+        ] {
+            assert!(SmtpUrl::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn mailer_debug_names_the_server_only() {
+        let url = SmtpUrl::parse("smtps://user:secret@mail.example.com").unwrap();
+        let mailer = SmtpMailer::new(&url, "no-reply@example.com".parse().unwrap()).unwrap();
+        let debug = format!("{mailer:?}");
+        assert!(debug.contains("mail.example.com:465"), "{debug}");
+        assert!(!debug.contains("secret"), "{debug}");
+    }
+}

@@ -1,0 +1,188 @@
+//! The two flows of contract part 9.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use super::channel::ChannelHandle;
+use super::error::OtpError;
+use super::password::{OneTimePassword, OtpHash};
+use super::store::{OtpFacts, OtpId, OtpRecord, OtpStore};
+use crate::clock::Clock;
+use crate::domain::{ClientId, PrincipalId};
+use crate::mail::{Mailer, OtpMail, OTP_VALIDITY_MINUTES};
+use crate::random::{RandomExt, RandomSource};
+use crate::secrets::Secret;
+use crate::store::{StoreError, StoreResult};
+
+pub const OTP_TTL_SECONDS: i64 = OTP_VALIDITY_MINUTES * 60;
+pub const OTP_TRIES: u32 = 5;
+/// At most this many unconsumed requests for one address within [`REQUEST_WINDOW_SECONDS`].
+pub const MAX_OPEN_REQUESTS: u32 = 5;
+pub const REQUEST_WINDOW_SECONDS: i64 = 15 * 60;
+
+/// The only `channel_type` there is.
+const EMAIL_CHANNEL: &str = "email";
+
+/// What the flows run on. Randomness is shared (`Arc`) because hashing runs on a blocking task.
+#[derive(Clone, Copy)]
+pub struct OtpDeps<'a> {
+    pub store: &'a dyn OtpStore,
+    pub mailer: &'a dyn Mailer,
+    pub clock: &'a dyn Clock,
+    pub random: &'a Arc<dyn RandomSource>,
+}
+
+/// `POST /oauth2/v0/otp` from an authenticated client. Empty fields count as absent.
+#[derive(Debug, Clone)]
+pub struct OtpRequest {
+    pub client_id: ClientId,
+    /// The client's name, shown in the mail.
+    pub app_name: String,
+    pub channel_type: Option<String>,
+    pub channel_handle: Option<String>,
+    pub facts: OtpFacts,
+}
+
+/// `grant_type=otp` from an authenticated client.
+#[derive(Debug, Clone)]
+pub struct OtpVerification {
+    pub client_id: ClientId,
+    pub otp: Option<Secret>,
+    pub channel_type: Option<String>,
+    pub channel_handle: Option<String>,
+    pub facts: OtpFacts,
+}
+
+/// Validates the channel (57, 58, 80, 81), enforces the cap (82), mails a new password, and
+/// stores its hash. Whether a user has the address is never looked at, so the answer ("otp
+/// sent") is the same for every address.
+///
+/// The mail is sent before the record is stored: a record exists only for a password that was
+/// mailed. Storing first and deleting on a failed send would leave an open, guessable password
+/// behind whenever the delete fails or the process dies mid-send (a Lambda timeout), and a send
+/// that fails ambiguously (the server took the mail, the reply was lost) is no safer either way.
+/// The cost of this order is benign: if the store write fails after the send, the mailed
+/// password redeems nothing (83) and the caller, answered 503, asks again.
+pub async fn request_otp(deps: OtpDeps<'_>, request: OtpRequest) -> Result<(), OtpError> {
+    let handle = parse_channel(
+        request.channel_type.as_deref(),
+        request.channel_handle.as_deref(),
+    )?;
+    let address = handle.key();
+    let now = deps.clock.now();
+    let recent = deps
+        .store
+        .count_otp_requests(&address, now - REQUEST_WINDOW_SECONDS)
+        .await?;
+    if recent >= MAX_OPEN_REQUESTS {
+        return Err(OtpError::TooManyOpenRequests);
+    }
+
+    let password = OneTimePassword::generate(deps.random.as_ref());
+    let hash = hash_password(&password, deps.random).await?;
+    let facts = request.facts.hash();
+    let mail = OtpMail {
+        to: handle,
+        app_name: request.app_name,
+        link: request.facts.link.filter(|link| !link.is_empty()),
+        password,
+    };
+    deps.mailer.send(&mail).await?;
+
+    let record = OtpRecord {
+        id: OtpId(deps.random.uuid()),
+        address,
+        client_id: request.client_id,
+        password: hash,
+        facts,
+        created_at: now,
+        expires_at: now + OTP_TTL_SECONDS,
+        tries_left: OTP_TRIES,
+        consumed: false,
+    };
+    deps.store.create_otp(&record).await?;
+    Ok(())
+}
+
+/// Checks, in order: 56, 57, 58, 80, 81; 83 (no open password for this address and client);
+/// spends a try; 85 (wrong password; the fifth try closes the record); 84 (facts differ: the try
+/// stays spent); consumes the record (a lost race is 83); and only then asks `find_user` for
+/// the address's user: 55 if none, else the user to start a family for.
+pub async fn verify_otp<F, Fut>(
+    deps: OtpDeps<'_>,
+    verification: OtpVerification,
+    find_user: F,
+) -> Result<PrincipalId, OtpError>
+where
+    F: FnOnce(ChannelHandle) -> Fut,
+    Fut: Future<Output = StoreResult<Option<PrincipalId>>>,
+{
+    let presented = verification
+        .otp
+        .filter(|otp| !otp.expose().trim().is_empty())
+        .ok_or(OtpError::OtpMissing)?;
+    let handle = parse_channel(
+        verification.channel_type.as_deref(),
+        verification.channel_handle.as_deref(),
+    )?;
+    let now = deps.clock.now();
+    let record = deps
+        .store
+        .find_open_otp(&handle.key(), now)
+        .await?
+        // A password mailed at one client's request is no use to another client.
+        .filter(|record| record.client_id == verification.client_id)
+        .ok_or(OtpError::OtpNotFound)?;
+
+    if deps.store.spend_otp_try(record.id, now).await?.is_none() {
+        return Err(OtpError::OtpNotFound);
+    }
+    let hash = record.password.clone();
+    if !blocking(move || hash.verify(&presented)).await? {
+        return Err(OtpError::OtpVerificationFailed);
+    }
+    if verification.facts.hash() != record.facts {
+        return Err(OtpError::FactVerificationFailed);
+    }
+    if !deps.store.consume_otp(record.id, now).await? {
+        return Err(OtpError::OtpNotFound);
+    }
+    find_user(handle).await?.ok_or(OtpError::UnknownEmail)
+}
+
+/// 57, 58, 80, 81, in that order: first what is missing, then what is wrong.
+fn parse_channel(
+    channel_type: Option<&str>,
+    channel_handle: Option<&str>,
+) -> Result<ChannelHandle, OtpError> {
+    let channel_type = present(channel_type).ok_or(OtpError::ChannelTypeMissing)?;
+    let channel_handle = present(channel_handle).ok_or(OtpError::ChannelHandleMissing)?;
+    if channel_type.trim() != EMAIL_CHANNEL {
+        return Err(OtpError::InvalidChannelType);
+    }
+    ChannelHandle::parse(channel_handle).map_err(|_| OtpError::BadChannelHandle)
+}
+
+/// Empty and blank values count as absent.
+fn present(value: Option<&str>) -> Option<&str> {
+    value.filter(|v| !v.trim().is_empty())
+}
+
+/// Argon2id on a blocking task, off the async workers.
+async fn hash_password(
+    password: &OneTimePassword,
+    random: &Arc<dyn RandomSource>,
+) -> Result<OtpHash, OtpError> {
+    let password = password.clone();
+    let random = Arc::clone(random);
+    blocking(move || OtpHash::new(&password, random.as_ref())).await
+}
+
+/// Runs slow hashing off the async workers; a panicked task is an internal failure (500).
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, OtpError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|join| StoreError::Internal(format!("hashing task failed: {join}")).into())
+}
