@@ -4,6 +4,7 @@
 mod company;
 mod conformance_dynamodb;
 mod conformance_sqlite;
+mod ddb_proxy;
 mod exchange;
 mod interop;
 mod lambda_events;
