@@ -4,6 +4,7 @@
 pub mod app;
 pub mod assertions;
 pub mod browser;
+pub mod ddb_proxy;
 pub mod dynamodb;
 pub mod logs;
 pub mod smtp_server;

@@ -5,6 +5,7 @@ mod company;
 mod conformance_dynamodb;
 mod conformance_sqlite;
 mod cross_cutting;
+mod ddb_proxy;
 mod error_catalogue;
 mod exchange;
 mod interop;

@@ -1,0 +1,353 @@
+//! A counting, fault-injecting HTTP/1.1 proxy in front of DynamoDB Local.
+//!
+//! Point a store at it (`DynamoStore::connect(table, Some(proxy.url()))`) and the test can
+//! count the DynamoDB calls each operation makes ([`DdbProxy::calls`]), and make DynamoDB slow,
+//! lose answers, refuse connections or throttle ([`DdbProxy::inject`]) while the store keeps
+//! running, then heal it again ([`DdbProxy::clear_fault`]).
+//!
+//! The store's side is served by [`wire`] (HTTP/1.1 by hand, so a fault owns the socket);
+//! upstream calls go through `reqwest`.
+
+mod wire;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::BufReader;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+use wire::{is_hop_by_hop, read_request, write_response, Request, Response};
+
+/// What goes wrong with a request the fault applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Forwards the request at once (it takes effect) but holds the answer this long, e.g.
+    /// past the SDK's attempt timeout: the "timed out, but committed" case.
+    DelayResponse(Duration),
+    /// Forwards the request (it takes effect), then closes the connection without answering.
+    DropResponse,
+    /// Closes new connections as soon as they are accepted, and open ones before their next
+    /// request reaches DynamoDB: nothing is forwarded.
+    RefuseConnections,
+    /// Answers 400 `ProvisionedThroughputExceededException` without forwarding.
+    Throttle,
+    /// Answers 500 `InternalServerError` without forwarding.
+    InternalServerError,
+}
+
+impl Fault {
+    /// Applies only to requests of this DynamoDB operation (`"TransactWriteItems"`).
+    pub fn only_for(self, operation: &str) -> Injection {
+        Injection::from(self).only_for(operation)
+    }
+
+    /// Applies to this many requests (or refused connections), then the proxy heals itself.
+    pub fn times(self, count: u32) -> Injection {
+        Injection::from(self).times(count)
+    }
+}
+
+/// A fault and the requests it applies to: all of them, until cleared, unless narrowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Injection {
+    fault: Fault,
+    operation: Option<String>,
+    remaining: Option<u32>,
+}
+
+impl Injection {
+    pub fn only_for(mut self, operation: &str) -> Self {
+        self.operation = Some(operation.to_owned());
+        self
+    }
+
+    pub fn times(mut self, count: u32) -> Self {
+        self.remaining = Some(count);
+        self
+    }
+
+    /// Whether a request of `operation` (`None`: a connection not yet read) is hit.
+    fn applies_to(&self, operation: Option<&str>) -> bool {
+        let operation_matches = match (&self.operation, operation) {
+            (None, _) => true,
+            (Some(wanted), Some(actual)) => wanted == actual,
+            (Some(_), None) => false,
+        };
+        operation_matches && self.remaining != Some(0)
+    }
+}
+
+impl From<Fault> for Injection {
+    fn from(fault: Fault) -> Self {
+        Self {
+            fault,
+            operation: None,
+            remaining: None,
+        }
+    }
+}
+
+/// One request that reached the proxy: its operation and the tables it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    pub operation: String,
+    pub tables: Vec<String>,
+}
+
+/// The calls seen since the proxy started or was last reset, in arrival order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Calls(pub Vec<Call>);
+
+impl Calls {
+    pub fn total(&self) -> usize {
+        self.0.len()
+    }
+
+    /// How many calls of `operation` (`"GetItem"`).
+    pub fn count(&self, operation: &str) -> usize {
+        self.0.iter().filter(|c| c.operation == operation).count()
+    }
+
+    /// Calls per operation, in name order (stable for assertions and reports).
+    pub fn by_operation(&self) -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        for call in &self.0 {
+            *counts.entry(call.operation.clone()).or_default() += 1;
+        }
+        counts
+    }
+
+    /// Only the calls that touch `table`, so tests sharing a proxy can tell theirs apart.
+    pub fn on_table(&self, table: &str) -> Calls {
+        Calls(
+            self.0
+                .iter()
+                .filter(|c| c.tables.iter().any(|t| t == table))
+                .cloned()
+                .collect(),
+        )
+    }
+}
+
+#[derive(Default)]
+struct State {
+    calls: Mutex<Vec<Call>>,
+    injection: Mutex<Option<Injection>>,
+}
+
+impl State {
+    /// The fault this request or connection suffers, consuming one of its `times`.
+    fn take_fault(&self, operation: Option<&str>) -> Option<Fault> {
+        let mut injection = lock(&self.injection);
+        let active = injection.as_mut().filter(|i| i.applies_to(operation))?;
+        // A connection is refused before its operation is known; request faults wait for it.
+        if operation.is_none() && active.fault != Fault::RefuseConnections {
+            return None;
+        }
+        if let Some(remaining) = active.remaining.as_mut() {
+            *remaining -= 1;
+        }
+        Some(active.fault)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panicking test thread must not poison the proxy for the next assertion.
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The proxy: listening on a loopback port until dropped.
+pub struct DdbProxy {
+    url: String,
+    state: Arc<State>,
+    accept_loop: JoinHandle<()>,
+}
+
+impl DdbProxy {
+    /// A proxy in front of the DynamoDB Local of the test run (`DYNAMODB_ENDPOINT`); `None`
+    /// when the DynamoDB suite is skipped (see [`crate::dynamodb::endpoint`]).
+    pub async fn start() -> Option<Self> {
+        Some(Self::start_in_front_of(&crate::dynamodb::endpoint()?).await)
+    }
+
+    pub async fn start_in_front_of(upstream: &str) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind a loopback port for the DynamoDB proxy");
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let state = Arc::new(State::default());
+        let forwarder = Forwarder {
+            upstream: upstream.trim_end_matches('/').to_owned(),
+            // Straight to the emulator, whatever proxy the environment names. Faults close the
+            // store's side of a connection, never this pool's.
+            http: reqwest::Client::builder()
+                .no_proxy()
+                .build()
+                .expect("an HTTP client"),
+            state: state.clone(),
+        };
+        let accept_loop = tokio::spawn(accept_connections(listener, forwarder));
+        Self {
+            url,
+            state,
+            accept_loop,
+        }
+    }
+
+    /// `http://127.0.0.1:<port>`: the endpoint to give the store.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Replaces the current fault (if any) with this one.
+    pub fn inject(&self, injection: impl Into<Injection>) {
+        *lock(&self.state.injection) = Some(injection.into());
+    }
+
+    /// Back to a faithful proxy.
+    pub fn clear_fault(&self) {
+        *lock(&self.state.injection) = None;
+    }
+
+    /// A snapshot of the calls so far.
+    pub fn calls(&self) -> Calls {
+        Calls(lock(&self.state.calls).clone())
+    }
+
+    /// Forgets the calls so far (e.g. after fixtures were written) and returns them.
+    pub fn take_calls(&self) -> Calls {
+        Calls(std::mem::take(&mut *lock(&self.state.calls)))
+    }
+}
+
+impl Drop for DdbProxy {
+    fn drop(&mut self) {
+        self.accept_loop.abort();
+    }
+}
+
+#[derive(Clone)]
+struct Forwarder {
+    upstream: String,
+    http: reqwest::Client,
+    state: Arc<State>,
+}
+
+async fn accept_connections(listener: TcpListener, forwarder: Forwarder) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            // Out of file descriptors, say: wait rather than spin.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        if forwarder.state.take_fault(None) == Some(Fault::RefuseConnections) {
+            drop(stream);
+            continue;
+        }
+        let forwarder = forwarder.clone();
+        tokio::spawn(async move {
+            // An I/O error only ends this connection; the SDK sees it as a network failure.
+            let _ = forwarder.serve(stream).await;
+        });
+    }
+}
+
+impl Forwarder {
+    async fn serve(&self, stream: TcpStream) -> std::io::Result<()> {
+        let (reader, mut writer) = stream.into_split();
+        let mut reader = BufReader::new(reader);
+        while let Some(request) = read_request(&mut reader).await? {
+            let operation = request.operation();
+            lock(&self.state.calls).push(Call {
+                operation: operation.clone(),
+                tables: tables_named(&request.body),
+            });
+            let response = match self.state.take_fault(Some(&operation)) {
+                None => self.forward(request).await,
+                Some(Fault::RefuseConnections) => return Ok(()),
+                Some(Fault::DropResponse) => {
+                    self.forward(request).await;
+                    return Ok(());
+                }
+                Some(Fault::DelayResponse(delay)) => {
+                    let response = self.forward(request).await;
+                    tokio::time::sleep(delay).await;
+                    response
+                }
+                Some(Fault::Throttle) => Response::dynamodb_error(
+                    400,
+                    "ProvisionedThroughputExceededException",
+                    "Injected by the test proxy: throughput exceeded",
+                ),
+                Some(Fault::InternalServerError) => Response::dynamodb_error(
+                    500,
+                    "InternalServerError",
+                    "Injected by the test proxy: internal server error",
+                ),
+            };
+            write_response(&mut writer, &response).await?;
+        }
+        Ok(())
+    }
+
+    /// The upstream's answer, or a 502 when DynamoDB Local cannot be reached.
+    async fn forward(&self, request: Request) -> Response {
+        let method =
+            reqwest::Method::from_bytes(request.method.as_bytes()).unwrap_or(reqwest::Method::POST);
+        let mut upstream = self
+            .http
+            .request(method, format!("{}{}", self.upstream, request.path));
+        for (name, value) in &request.headers {
+            if !is_hop_by_hop(name) && !name.eq_ignore_ascii_case("host") {
+                upstream = upstream.header(name, value);
+            }
+        }
+        let answer = match upstream.body(request.body).send().await {
+            Ok(answer) => answer,
+            Err(e) => return Response::dynamodb_error(502, "BadGateway", &e.to_string()),
+        };
+        let status = answer.status().as_u16();
+        let headers = answer
+            .headers()
+            .iter()
+            .filter(|(name, _)| !is_hop_by_hop(name.as_str()))
+            .filter_map(|(name, value)| Some((name.to_string(), value.to_str().ok()?.to_owned())))
+            .collect();
+        match answer.bytes().await {
+            Ok(body) => Response {
+                status,
+                headers,
+                body: body.to_vec(),
+            },
+            Err(e) => Response::dynamodb_error(502, "BadGateway", &e.to_string()),
+        }
+    }
+}
+
+/// The tables a request names: `TableName`, the keys of `RequestItems` (batches) and the
+/// `TableName` of each transaction item.
+fn tables_named(body: &[u8]) -> Vec<String> {
+    let Ok(json) = serde_json::from_slice::<Value>(body) else {
+        return Vec::new();
+    };
+    let mut tables: Vec<String> = json["TableName"]
+        .as_str()
+        .map(str::to_owned)
+        .into_iter()
+        .collect();
+    if let Some(batch) = json["RequestItems"].as_object() {
+        tables.extend(batch.keys().cloned());
+    }
+    for item in json["TransactItems"].as_array().into_iter().flatten() {
+        let actions = item.as_object().into_iter().flat_map(|a| a.values());
+        tables.extend(actions.filter_map(|a| a["TableName"].as_str().map(str::to_owned)));
+    }
+    tables.sort();
+    tables.dedup();
+    tables
+}
