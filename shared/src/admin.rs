@@ -5,8 +5,9 @@ use std::collections::BTreeSet;
 
 use crate::context::Context;
 use crate::domain::{
-    check_connect_url, Client, ClientId, Company, CompanyStatus, ConsumerKey, FamilyId,
-    Geolocation, GrantType, LegacyApp, Login, PrincipalId, Scopes, User, UserStatus,
+    check_connect_url, check_redirect_uri, Client, ClientId, Company, CompanyStatus, ConsumerKey,
+    FamilyId, Geolocation, GrantType, LegacyApp, Login, PrincipalId, RefreshRotation, Scopes, User,
+    UserStatus,
 };
 use crate::random::RandomExt;
 use crate::secrets::{PasswordHash, Secret};
@@ -38,6 +39,9 @@ pub struct NewClient {
     pub grants: BTreeSet<GrantType>,
     pub connect_url: Option<String>,
     pub refresh_allowed: bool,
+    pub first_party: bool,
+    pub redirect_uris: Vec<String>,
+    pub refresh_rotation: RefreshRotation,
 }
 
 impl NewClient {
@@ -49,6 +53,9 @@ impl NewClient {
             grants: GrantType::ALL.into_iter().collect(),
             connect_url: None,
             refresh_allowed: true,
+            first_party: false,
+            redirect_uris: Vec::new(),
+            refresh_rotation: RefreshRotation::Rotate,
         }
     }
 }
@@ -73,6 +80,9 @@ pub async fn create_client(ctx: &Context, new: NewClient) -> Result<CreatedClien
     if let Some(url) = &new.connect_url {
         check_connect_url(url).map_err(|e| AdminError::Invalid(e.to_string()))?;
     }
+    for uri in &new.redirect_uris {
+        check_redirect_uri(uri).map_err(|e| AdminError::Invalid(e.to_string()))?;
+    }
     // The specification types client_secret as a UUID.
     let secret = Secret::new(ctx.random.uuid().hyphenated().to_string());
     let client = Client {
@@ -85,6 +95,9 @@ pub async fn create_client(ctx: &Context, new: NewClient) -> Result<CreatedClien
         refresh_allowed: new.refresh_allowed,
         enabled: true,
         created_at: ctx.clock.now(),
+        first_party: new.first_party,
+        redirect_uris: new.redirect_uris,
+        refresh_rotation: new.refresh_rotation,
     };
     ctx.store.put_client(&client).await?;
     Ok(CreatedClient { client, secret })
@@ -97,6 +110,22 @@ pub async fn disable_client(ctx: &Context, id: &ClientId) -> Result<Client, Admi
         .await?
         .ok_or_else(|| not_found("client", id))?;
     client.enabled = false;
+    ctx.store.put_client(&client).await?;
+    Ok(client)
+}
+
+/// Takes effect at the client's next refresh (`tokenctl clients set-refresh-rotation`).
+pub async fn set_refresh_rotation(
+    ctx: &Context,
+    id: &ClientId,
+    rotation: RefreshRotation,
+) -> Result<Client, AdminError> {
+    let mut client = ctx
+        .store
+        .get_client(id)
+        .await?
+        .ok_or_else(|| not_found("client", id))?;
+    client.refresh_rotation = rotation;
     ctx.store.put_client(&client).await?;
     Ok(client)
 }

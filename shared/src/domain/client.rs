@@ -15,10 +15,18 @@ pub enum GrantType {
     ClientCredentials,
     RefreshToken,
     Password,
+    AuthorizationCode,
+    Otp,
 }
 
 impl GrantType {
-    pub const ALL: [GrantType; 3] = [Self::ClientCredentials, Self::RefreshToken, Self::Password];
+    pub const ALL: [GrantType; 5] = [
+        Self::ClientCredentials,
+        Self::RefreshToken,
+        Self::Password,
+        Self::AuthorizationCode,
+        Self::Otp,
+    ];
 
     /// The wire value of `grant_type`. `refresh` is accepted as an alias of `refresh_token`
     /// (the contract, part 2).
@@ -27,6 +35,8 @@ impl GrantType {
             "client_credentials" => Some(Self::ClientCredentials),
             "refresh_token" | "refresh" => Some(Self::RefreshToken),
             "password" => Some(Self::Password),
+            "authorization_code" => Some(Self::AuthorizationCode),
+            "otp" => Some(Self::Otp),
             _ => None,
         }
     }
@@ -36,6 +46,37 @@ impl GrantType {
             Self::ClientCredentials => "client_credentials",
             Self::RefreshToken => "refresh_token",
             Self::Password => "password",
+            Self::AuthorizationCode => "authorization_code",
+            Self::Otp => "otp",
+        }
+    }
+}
+
+/// What a refresh does to the refresh token (contract part 7), chosen per client.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefreshRotation {
+    /// Every use returns a successor (RFC 9700 §4.14.2); retries within the grace window get
+    /// the same successor.
+    #[default]
+    Rotate,
+    /// Concur's behaviour: the token stays the same and each use renews its expiry.
+    Sliding,
+}
+
+impl RefreshRotation {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "rotate" => Some(Self::Rotate),
+            "sliding" => Some(Self::Sliding),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Rotate => "rotate",
+            Self::Sliding => "sliding",
         }
     }
 }
@@ -54,6 +95,16 @@ pub struct Client {
     pub refresh_allowed: bool,
     pub enabled: bool,
     pub created_at: UnixTime,
+    /// A first-party client (the company administration console) may call the company
+    /// auth-token endpoint with its users' tokens (contract part 4). Records written before
+    /// the field existed read as `false`.
+    #[serde(default)]
+    pub first_party: bool,
+    /// The exact `redirect_uri` values the authorization code flow accepts (contract part 8).
+    #[serde(default)]
+    pub redirect_uris: Vec<String>,
+    #[serde(default)]
+    pub refresh_rotation: RefreshRotation,
 }
 
 impl Client {
@@ -65,6 +116,26 @@ impl Client {
     pub fn may_refresh(&self) -> bool {
         self.refresh_allowed && self.may_use(GrantType::RefreshToken)
     }
+}
+
+/// Why a redirect URI is refused at registration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidRedirectUri {
+    #[error("redirect URI must be an absolute https URL without fragment: {0}")]
+    Malformed(String),
+    #[error(
+        "redirect URI must use https, because the redirect to it carries the authorization code \
+         (http is allowed only for loopback hosts: localhost, 127.0.0.0/8, [::1]): {0}"
+    )]
+    NotHttps(String),
+}
+
+/// Checks a redirect URI at registration (RFC 9700 §2.1: exact match, https or loopback).
+pub fn check_redirect_uri(uri: &str) -> Result<(), InvalidRedirectUri> {
+    check_connect_url(uri).map_err(|e| match e {
+        InvalidConnectUrl::Malformed(u) => InvalidRedirectUri::Malformed(u),
+        InvalidConnectUrl::NotHttps(u) => InvalidRedirectUri::NotHttps(u),
+    })
 }
 
 /// Why a Connect URL is refused. The URL is echoed: it is configuration, not a credential.

@@ -10,7 +10,10 @@ mod scopes;
 mod tokens;
 
 pub use authorization_code::{AuthorizationCode, AUTHORIZATION_CODE_TTL_SECONDS};
-pub use client::{check_connect_url, Client, GrantType, InvalidConnectUrl};
+pub use client::{
+    check_connect_url, check_redirect_uri, Client, GrantType, InvalidConnectUrl,
+    InvalidRedirectUri, RefreshRotation,
+};
 pub use geolocation::{Geolocation, InvalidGeolocation};
 pub use ids::{
     ClientId, ConsumerKey, FamilyId, InvalidConsumerKey, InvalidId, InvalidLogin, Login,

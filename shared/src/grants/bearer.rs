@@ -180,6 +180,9 @@ mod tests {
             refresh_allowed: true,
             enabled: true,
             created_at: NOW,
+            first_party: false,
+            redirect_uris: Vec::new(),
+            refresh_rotation: Default::default(),
         };
         Fixture {
             services,

@@ -46,5 +46,7 @@ pub async fn token_grant(
         GrantType::ClientCredentials => client_credentials::grant(services, &client, params).await,
         GrantType::Password => password::grant(services, &client, params).await,
         GrantType::RefreshToken => refresh::grant(services, &client, params).await,
+        // Served once their flows land (contract parts 8 and 9).
+        GrantType::AuthorizationCode | GrantType::Otp => Err(ErrorCode::UnsupportedGrant.into()),
     }
 }

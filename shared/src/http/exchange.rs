@@ -270,6 +270,9 @@ mod tests {
             refresh_allowed: true,
             enabled: true,
             created_at: clock.now(),
+            first_party: false,
+            redirect_uris: Vec::new(),
+            refresh_rotation: Default::default(),
         };
         store.put_client(&client).await.unwrap();
         let key = ConsumerKey::parse("old-app").unwrap();

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use token_service::domain::{
     ClientId, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType, Login, PrincipalId,
-    Scopes, UserStatus,
+    RefreshRotation, Scopes, UserStatus,
 };
 
 #[derive(Parser)]
@@ -101,6 +101,31 @@ pub enum ClientsCommand {
         #[arg(value_name = "CLIENT_ID")]
         client_id: ClientId,
     },
+    /// Choose what a refresh does to the refresh token (takes effect at the next refresh).
+    SetRefreshRotation {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+        #[arg(value_enum)]
+        rotation: RefreshRotationArg,
+    },
+}
+
+/// Contract part 7.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum RefreshRotationArg {
+    /// Every use returns a successor; a retry within the grace window gets the same one.
+    Rotate,
+    /// The token stays the same; each use renews its expiry (Concur's behaviour).
+    Sliding,
+}
+
+impl From<RefreshRotationArg> for RefreshRotation {
+    fn from(arg: RefreshRotationArg) -> Self {
+        match arg {
+            RefreshRotationArg::Rotate => Self::Rotate,
+            RefreshRotationArg::Sliding => Self::Sliding,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -110,20 +135,31 @@ pub struct ClientsCreate {
     /// Allowed scopes, space separated.
     #[arg(long, value_parser = parse_scopes, default_value = "")]
     pub scopes: Scopes,
-    /// Allowed grants, comma separated [default: all three].
+    /// Allowed grants, comma separated [default: all].
     #[arg(
         long,
         value_delimiter = ',',
         value_parser = parse_grant,
-        value_name = "client_credentials,refresh_token,password"
+        value_name = "client_credentials,refresh_token,password,authorization_code,otp"
     )]
     pub grants: Vec<GrantType>,
-    /// Where the company auth-token flow redirects (absolute http(s) URL).
+    /// Where the company auth-token flow redirects (https; http only for loopback hosts).
     #[arg(long, value_name = "URL")]
     pub connect_url: Option<String>,
     /// Refuse the refresh grant for this application (code 107).
     #[arg(long)]
     pub no_refresh: bool,
+    /// A redirect URI of the authorization code flow (repeatable; exact match; https, or
+    /// http on a loopback host).
+    #[arg(long = "redirect-uri", value_name = "URL")]
+    pub redirect_uris: Vec<String>,
+    /// A first-party client (the company administration console): its users' tokens may call
+    /// the company auth-token endpoint.
+    #[arg(long)]
+    pub first_party: bool,
+    /// What a refresh does to the refresh token.
+    #[arg(long, value_enum, default_value = "rotate")]
+    pub refresh_rotation: RefreshRotationArg,
 }
 
 #[derive(Subcommand)]
@@ -270,7 +306,7 @@ fn parse_scopes(text: &str) -> Result<Scopes, String> {
 
 fn parse_grant(text: &str) -> Result<GrantType, String> {
     GrantType::parse(text.trim()).ok_or_else(|| {
-        format!("unknown grant {text:?}: expected client_credentials, refresh_token or password")
+        format!("unknown grant {text:?}: expected client_credentials, refresh_token, password, authorization_code or otp")
     })
 }
 

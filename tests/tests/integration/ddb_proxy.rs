@@ -39,6 +39,9 @@ fn client() -> Client {
         refresh_allowed: true,
         enabled: true,
         created_at: SystemClock.now(),
+        first_party: false,
+        redirect_uris: Vec::new(),
+        refresh_rotation: Default::default(),
     }
 }
 

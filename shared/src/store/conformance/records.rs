@@ -6,7 +6,8 @@ use crate::clock::{Clock, SystemClock, UnixTime};
 use crate::domain::{
     AccessTokenRecord, Client, ClientId, Company, CompanyStatus, ConsumerKey, Family, FamilyId,
     Geolocation, GrantType, LegacyExchange, LegacyToken, Login, PrincipalId, PrincipalType,
-    RefreshTokenRecord, Scopes, TokenId, User, UserStatus, ACCESS_TOKEN_TTL_SECONDS,
+    RefreshRotation, RefreshTokenRecord, Scopes, TokenId, User, UserStatus,
+    ACCESS_TOKEN_TTL_SECONDS,
 };
 use crate::random::{OsRandom, RandomExt};
 use crate::secrets::{PasswordHash, TokenHash};
@@ -39,6 +40,9 @@ pub fn client(now: UnixTime) -> Client {
         refresh_allowed: true,
         enabled: true,
         created_at: now,
+        first_party: false,
+        redirect_uris: vec!["https://app.example.com/callback".into()],
+        refresh_rotation: RefreshRotation::Rotate,
     }
 }
 

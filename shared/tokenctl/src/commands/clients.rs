@@ -19,6 +19,20 @@ pub async fn run(command: ClientsCommand, ctx: &Context) -> Result<Output, CliEr
                 format!("Client {} ({}) is disabled.", client.id, client.name),
             ))
         }
+        ClientsCommand::SetRefreshRotation {
+            client_id,
+            rotation,
+        } => {
+            let client = admin::set_refresh_rotation(ctx, &client_id, rotation.into()).await?;
+            let policy = client.refresh_rotation.as_str();
+            Ok(Output::new(
+                json!({ "client_id": client.id, "refresh_rotation": policy }),
+                format!(
+                    "Client {} ({}) now uses refresh rotation {policy:?} from its next refresh on.",
+                    client.id, client.name
+                ),
+            ))
+        }
     }
 }
 
@@ -29,6 +43,9 @@ async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> 
     }
     new.connect_url = args.connect_url;
     new.refresh_allowed = !args.no_refresh;
+    new.redirect_uris = args.redirect_uris;
+    new.first_party = args.first_party;
+    new.refresh_rotation = args.refresh_rotation.into();
     let created = admin::create_client(ctx, new).await?;
     let client = &created.client;
     // The only place a secret is ever printed: once, at creation. Only its hash is stored.
@@ -42,6 +59,9 @@ async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> 
             "grants": grant_names(client),
             "connect_url": client.connect_url,
             "refresh_allowed": client.refresh_allowed,
+            "redirect_uris": client.redirect_uris,
+            "first_party": client.first_party,
+            "refresh_rotation": client.refresh_rotation.as_str(),
         }),
         format!(
             "Created client {:?}.\n\
