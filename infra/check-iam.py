@@ -2,7 +2,7 @@
 
 Every IAM statement of the template that allows a DynamoDB write must carry a
 `ForAllValues:StringLike` `dynamodb:LeadingKeys` condition naming exactly the partition-key
-prefixes that the role's function owns (shared/src/store/dynamodb.rs, `mod keys`). Run by
+prefixes that the role's function owns (shared/service/src/store/dynamodb/codec.rs, `mod keys`). Run by
 infra/lint-template.sh on the template as written and on its SAM transform (which also holds any
 role that SAM generates), with the virtualenv's Python: cfn-lint's decoder reads the
 CloudFormation tags (!If, !Sub, ...).

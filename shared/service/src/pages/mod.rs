@@ -1,5 +1,5 @@
 //! The authorization code flow's pages (contract part 8): sign-in, consent and the error page,
-//! server-rendered from the askama templates in `shared/templates/`. No JavaScript; one small
+//! server-rendered from the askama templates in `shared/service/templates/`. No JavaScript; one small
 //! inlined stylesheet allowed by hash (see [`security_headers`]).
 
 mod headers;
