@@ -43,15 +43,39 @@ impl std::fmt::Debug for StoredKey {
     }
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Clone, Default, Serialize, Deserialize)]
 pub struct KeyRingDocument {
     pub keys: Vec<StoredKey>,
+    /// 32 random bytes (base64url) from which the server's symmetric keys are derived (HKDF,
+    /// one label per purpose: refresh-token successors, the sign-in page's cookie and CSRF
+    /// tokens). Kept with the signing keys because it is exactly as secret and lives as long.
+    /// Added to the document by the first rotation that finds it missing; a document written
+    /// before it existed derives it from its oldest key (see [`KeyRing::from_document`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_secret: Option<String>,
+}
+
+impl std::fmt::Debug for KeyRingDocument {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyRingDocument")
+            .field("keys", &self.keys)
+            .field(
+                "server_secret",
+                &self.server_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
 }
 
 impl KeyRingDocument {
     /// Appends a fresh key, which becomes the signing key, and drops the oldest beyond
     /// [`MAX_KEYS`]. Returns the new key's `kid`.
     pub fn rotate(&mut self, random: &dyn RandomSource, clock: &dyn Clock) -> String {
+        if self.server_secret.is_none() {
+            let mut secret = [0u8; SERVER_SECRET_BYTES];
+            random.fill(&mut secret);
+            self.server_secret = Some(URL_SAFE_NO_PAD.encode(secret));
+        }
         let key = generate_key(random, clock.now());
         let kid = key.kid.clone();
         self.keys.push(key);
@@ -76,7 +100,12 @@ pub enum KeyError {
     },
     #[error("signing key secret could not be read: {0}")]
     Secret(String),
+    #[error("the key ring's server_secret must be {SERVER_SECRET_BYTES} bytes of base64url")]
+    BadServerSecret,
 }
+
+/// The length of [`KeyRingDocument::server_secret`].
+pub const SERVER_SECRET_BYTES: usize = 32;
 
 struct LoadedKey {
     kid: String,
@@ -90,6 +119,7 @@ struct LoadedKey {
 pub struct KeyRing {
     /// Oldest first; the last signs.
     keys: Vec<LoadedKey>,
+    server_secret: Vec<u8>,
 }
 
 impl std::fmt::Debug for KeyRing {
@@ -109,7 +139,31 @@ impl KeyRing {
             .iter()
             .map(load_key)
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { keys })
+        let server_secret = match &document.server_secret {
+            Some(encoded) => URL_SAFE_NO_PAD
+                .decode(encoded)
+                .ok()
+                .filter(|bytes| bytes.len() == SERVER_SECRET_BYTES)
+                .ok_or(KeyError::BadServerSecret)?,
+            // A ring written before the field existed: its oldest private key is as secret and
+            // as stable (until three rotations drop it, and a rotation adds the field anyway).
+            None => hkdf_expand(
+                document.keys[0].private_key_pem.as_bytes(),
+                "legacy-server-secret-v1",
+            )
+            .to_vec(),
+        };
+        Ok(Self {
+            keys,
+            server_secret,
+        })
+    }
+
+    /// A 256-bit key for one purpose, derived from the ring's server secret with HKDF-SHA256.
+    /// Every instance of every function derives the same key; different `purpose` labels give
+    /// independent keys.
+    pub fn derive_key(&self, purpose: &str) -> [u8; 32] {
+        hkdf_expand(&self.server_secret, purpose)
     }
 
     pub fn from_json(json: &str) -> Result<Self, KeyError> {
@@ -184,6 +238,14 @@ impl KeyRing {
         };
         Self::from_document(&document)
     }
+}
+
+fn hkdf_expand(secret: &[u8], purpose: &str) -> [u8; 32] {
+    let mut key = [0u8; 32];
+    hkdf::Hkdf::<Sha256>::new(None, secret)
+        .expand(purpose.as_bytes(), &mut key)
+        .expect("32 bytes is a valid HKDF-SHA256 output length");
+    key
 }
 
 /// Adds a new signing key to the local key file (creating it if needed); the previous public
@@ -337,6 +399,39 @@ mod tests {
             !document.keys.iter().any(|k| k.kid == first),
             "oldest dropped"
         );
+    }
+
+    #[test]
+    fn derived_keys_survive_rotation_and_differ_by_purpose() {
+        let clock = ManualClock::new(0);
+        let mut document = KeyRingDocument::default();
+        document.rotate(&OsRandom, &clock);
+        let before = KeyRing::from_document(&document).unwrap();
+        for _ in 0..MAX_KEYS + 1 {
+            document.rotate(&OsRandom, &clock);
+        }
+        let after = KeyRing::from_document(&document).unwrap();
+        assert_eq!(before.derive_key("a"), after.derive_key("a"));
+        assert_ne!(after.derive_key("a"), after.derive_key("b"));
+        let other = KeyRing::generate(&OsRandom, &clock);
+        assert_ne!(other.derive_key("a"), after.derive_key("a"));
+        assert!(!format!("{document:?}").contains(document.server_secret.as_ref().unwrap()));
+    }
+
+    #[test]
+    fn a_ring_without_server_secret_derives_a_stable_one_and_a_bad_one_is_refused() {
+        let clock = ManualClock::new(0);
+        let mut document = KeyRingDocument::default();
+        document.rotate(&OsRandom, &clock);
+        document.server_secret = None;
+        let a = KeyRing::from_document(&document).unwrap();
+        let b = KeyRing::from_document(&document).unwrap();
+        assert_eq!(a.derive_key("x"), b.derive_key("x"));
+        document.server_secret = Some("c2hvcnQ".into());
+        assert!(matches!(
+            KeyRing::from_document(&document),
+            Err(KeyError::BadServerSecret)
+        ));
     }
 
     #[test]
