@@ -11,6 +11,7 @@ mod exchange;
 mod interop;
 mod lambda_events;
 mod lambda_runtime;
+mod lockout;
 mod mail;
 mod pages;
 mod security;

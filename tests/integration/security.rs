@@ -3,9 +3,11 @@
 //! (`secrets.rs`), the log ceilings (`telemetry.rs`), the import's skip reasons (`import.rs`),
 //! the IAM conditions (`infra/check-iam.py`, run by `infra/lint-template.sh`).
 
-use integration_tests::app::TestApp;
+use integration_tests::app::{RequestBody, TestApp};
+use integration_tests::assertions::assert_company_error;
+use reqwest::StatusCode;
 use token_service::admin::{self, AdminError, NewClient};
-use token_service::domain::Scopes;
+use token_service::domain::{ClientId, Scopes};
 
 fn client_with_connect_url(url: &str) -> NewClient {
     NewClient {
@@ -55,7 +57,64 @@ async fn loopback_and_https_connect_urls_are_stored(app: TestApp) {
     }
 }
 
+/// Contract part 4: a partner app holding an administrator's access token cannot mint company
+/// auth tokens (for itself or any app); the administration console, a first-party app, can.
+async fn only_first_party_tokens_may_request_company_auth_tokens(app: TestApp) {
+    let company = app.create_company("First Party Co").await;
+    let partner = app.create_client("read").await;
+    let console = app.create_first_party_client("read").await;
+    for client in [&partner, &console] {
+        admin::enable_company_for_client(
+            app.ctx(),
+            &company.id,
+            &ClientId::parse(&client.id).unwrap(),
+        )
+        .await
+        .unwrap();
+    }
+    let login = "root@first-party.example";
+    app.create_user_with(login, "admin password 1", |u| {
+        u.company_id = Some(company.id);
+        u.is_admin = true;
+    })
+    .await;
+    let issue = |access: String, client_id: String| {
+        let company_id = company.id.to_string();
+        let app = &app;
+        async move {
+            let query = [("client_id", client_id.as_str())];
+            app.company_auth_token(&company_id, Some(&access), &query, RequestBody::Empty)
+                .await
+        }
+    };
+    let access_of = |tokens: serde_json::Value| tokens["access_token"].as_str().unwrap().to_owned();
+
+    let partner_access = access_of(app.user_tokens(&partner, login, "admin password 1").await);
+    for target in [&partner, &console] {
+        let answer = issue(partner_access.clone(), target.id.clone()).await;
+        assert_company_error(&answer, 403, "access_denied", 403);
+        assert_eq!(answer.1["status"], "FAIL");
+        assert_eq!(answer.1["token"], "");
+    }
+    // Refused before the company is looked up: an unknown company is not revealed as 404.
+    let unknown = app
+        .company_auth_token(
+            &uuid::Uuid::new_v4().to_string(),
+            Some(&partner_access),
+            &[("client_id", partner.id.as_str())],
+            RequestBody::Empty,
+        )
+        .await;
+    assert_company_error(&unknown, 403, "access_denied", 403);
+
+    let console_access = access_of(app.user_tokens(&console, login, "admin password 1").await);
+    let (status, body) = issue(console_access, partner.id.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["status"], "PASS");
+}
+
 integration_tests::on_both_stores!(
     plain_http_connect_urls_are_refused,
     loopback_and_https_connect_urls_are_stored,
+    only_first_party_tokens_may_request_company_auth_tokens,
 );
