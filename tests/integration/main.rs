@@ -8,6 +8,7 @@ mod cross_cutting;
 mod ddb_proxy;
 mod error_catalogue;
 mod exchange;
+mod exchange_principals;
 mod interop;
 mod lambda_events;
 mod lambda_runtime;
