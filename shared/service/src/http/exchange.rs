@@ -163,9 +163,7 @@ fn return_type(query: Option<&str>) -> Result<ReturnType, InvalidReturnType> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{
-        Client, ConsumerKey, Geolocation, LegacyToken, PrincipalId, PrincipalType,
-    };
+    use crate::domain::{Client, ConsumerKey, Geolocation, LegacyToken, PrincipalType};
     use crate::secrets::TokenHash;
 
     #[test]
@@ -305,12 +303,15 @@ mod tests {
             .await
             .unwrap();
         let old = "old-token-value-1234";
+        // The exchange refuses a principal the store does not know.
+        let user = crate::store::conformance::records::user(clock.now(), "old-user");
+        store.put_user(&user).await.unwrap();
         store
             .put_legacy_tokens(&[LegacyToken {
                 token_hash: TokenHash::of(old),
                 consumer_key: key,
                 principal_type: PrincipalType::User,
-                principal_id: PrincipalId::new(OsRandom.uuid()),
+                principal_id: user.id,
                 scopes: Scopes::parse("read").unwrap(),
                 wsadmin: false,
                 company_id: None,
