@@ -44,7 +44,7 @@ impl World {
                 u.is_admin = true;
             })
             .await;
-        let portal = app.create_client("profile").await;
+        let portal = app.create_first_party_client("profile").await;
         let admin_token = access_token(
             &app.user_tokens(&portal, "admin@acme.example", PASSWORD)
                 .await,
@@ -446,7 +446,7 @@ async fn unauthenticated_callers_get_401(app: TestApp) {
 /// A valid user who does not administer the company: 403.
 async fn non_administrators_get_403(app: TestApp) {
     let w = World::new(app).await;
-    let portal = w.app.create_client("profile").await;
+    let portal = w.app.create_first_party_client("profile").await;
     let form = [("client_id", w.crm.id.as_str())];
 
     // A member of the company who is not an administrator.

@@ -17,7 +17,7 @@ use token_service::store::dynamodb::sdk;
 use token_service::store::dynamodb::sdk::types::{AttributeValue, TimeToLiveStatus};
 use token_service::store::dynamodb::{DynamoStore, OPERATION_TIMEOUT, TTL_ATTRIBUTE};
 use token_service::store::prelude::*;
-use token_service::store::{NewFamily, Rotated, Rotation, StoreError};
+use token_service::store::{AttemptLimit, NewFamily, Rotated, Rotation, StoreError};
 use uuid::Uuid;
 
 token_service::conformance_suite!(fresh_table);
@@ -288,10 +288,14 @@ async fn expiring_items_carry_the_ttl_attribute() {
     );
 
     let login = Login::parse(&format!("ttl-{}@example.com", Uuid::new_v4())).unwrap();
+    let limit = AttemptLimit {
+        threshold: 5,
+        window_seconds: 900,
+    };
     store
-        .record_failed_login(&login, now, now + 900)
+        .register_login_attempt(&login, limit, now)
         .await
-        .expect("record_failed_login");
+        .expect("register_login_attempt");
     let failures = store
         .client()
         .query()
@@ -303,8 +307,8 @@ async fn expiring_items_carry_the_ttl_attribute() {
         .expect("Query")
         .items
         .unwrap_or_default();
-    assert_eq!(failures.len(), 1);
-    assert_ttl(&failures[0], now + 900, "failed login");
+    assert_eq!(failures.len(), 1, "one counter item per login");
+    assert_ttl(&failures[0], now + 900, "login attempt counter");
 }
 
 #[tokio::test]

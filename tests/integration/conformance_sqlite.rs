@@ -11,7 +11,7 @@ use token_service::domain::{AccessTokenRecord, LegacyToken, Login, RefreshTokenR
 use token_service::store::conformance::records::{self, Bundle};
 use token_service::store::prelude::*;
 use token_service::store::sqlite::SqliteStore;
-use token_service::store::{Rotated, Rotation};
+use token_service::store::{AttemptLimit, Rotated, Rotation};
 
 fn legacy_tokens(count: usize) -> Vec<LegacyToken> {
     (0..count).map(|_| records::legacy_token(None)).collect()
@@ -63,8 +63,11 @@ async fn two_stores_on_one_file_read_and_write_concurrently() {
                     .await?;
                 assert_eq!(rotated, Rotated::Rotated);
                 let login = Login::parse("someone@example.com").unwrap();
-                server.record_failed_login(&login, now, now + 900).await?;
-                server.count_failed_logins(&login, now - 900).await?;
+                let limit = AttemptLimit {
+                    threshold: 1000,
+                    window_seconds: 900,
+                };
+                server.register_login_attempt(&login, limit, now).await?;
                 families.push((bundle.family.id, next.0.token_hash));
             }
             Ok::<_, token_service::store::StoreError>(families)

@@ -101,6 +101,7 @@ async fn no_credential_reaches_the_logs() {
     let crm = app
         .create_client_with(admin::NewClient {
             connect_url: Some("https://crm.example.com/connect".into()),
+            first_party: true,
             ..admin::NewClient::named("crm", Scopes::parse("read").unwrap())
         })
         .await;
@@ -249,7 +250,7 @@ async fn every_store_backed_endpoint_answers_503_when_the_store_is_down() {
 #[tokio::test]
 async fn bodies_of_exactly_16_kib_are_read_and_larger_ones_refused() {
     let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
-    let client = app.create_client("read").await;
+    let client = app.create_first_party_client("read").await;
     let consumer_key = format!("old-{}", Uuid::new_v4().simple());
     admin::link_legacy_app(
         app.ctx(),

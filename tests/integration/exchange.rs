@@ -36,14 +36,14 @@ on_both_stores!(
 );
 
 /// The new app, with the old app's consumer key linked to it.
-struct Migration {
-    client: TestClient,
-    consumer_key: String,
-    app_token: String,
+pub(crate) struct Migration {
+    pub(crate) client: TestClient,
+    pub(crate) consumer_key: String,
+    pub(crate) app_token: String,
 }
 
 impl Migration {
-    async fn new(app: &TestApp, scopes: &str) -> Self {
+    pub(crate) async fn new(app: &TestApp, scopes: &str) -> Self {
         let client = app.create_client(scopes).await;
         let consumer_key = format!("old-app-{}", Uuid::new_v4().simple());
         link(app, &consumer_key, &client).await;
@@ -56,11 +56,16 @@ impl Migration {
     }
 
     /// Exchanges `token` with the right bearer token and secret, as a form.
-    async fn exchange(&self, app: &TestApp, token: &str) -> (StatusCode, Value) {
+    pub(crate) async fn exchange(&self, app: &TestApp, token: &str) -> (StatusCode, Value) {
         self.exchange_with(app, "", token).await
     }
 
-    async fn exchange_with(&self, app: &TestApp, query: &str, token: &str) -> (StatusCode, Value) {
+    pub(crate) async fn exchange_with(
+        &self,
+        app: &TestApp,
+        query: &str,
+        token: &str,
+    ) -> (StatusCode, Value) {
         app.exchange(
             &self.consumer_key,
             query,
@@ -83,7 +88,7 @@ async fn link(app: &TestApp, consumer_key: &str, client: &TestClient) {
 
 /// Imports old tokens through the migration import (JSON Lines), as `tokenctl legacy-tokens
 /// import` does.
-async fn import(app: &TestApp, lines: &[Value]) {
+pub(crate) async fn import(app: &TestApp, lines: &[Value]) {
     let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
     let report = import_legacy_tokens(app.ctx(), text.as_bytes(), |_| {})
         .await
@@ -96,12 +101,17 @@ async fn import(app: &TestApp, lines: &[Value]) {
     );
 }
 
-fn old_token() -> String {
+pub(crate) fn old_token() -> String {
     format!("old-{}", Uuid::new_v4())
 }
 
 /// One import line for a user's old token.
-fn user_line(token: &str, consumer_key: &str, user: &PrincipalId, scopes: &[&str]) -> Value {
+pub(crate) fn user_line(
+    token: &str,
+    consumer_key: &str,
+    user: &PrincipalId,
+    scopes: &[&str],
+) -> Value {
     json!({
         "token": token,
         "consumer_key": consumer_key,
@@ -113,7 +123,7 @@ fn user_line(token: &str, consumer_key: &str, user: &PrincipalId, scopes: &[&str
 }
 
 #[track_caller]
-fn assert_ok(actual: &(StatusCode, Value)) -> &Value {
+pub(crate) fn assert_ok(actual: &(StatusCode, Value)) -> &Value {
     let (status, body) = actual;
     assert_eq!(*status, StatusCode::OK, "body: {body}");
     assert_eq!(body["code"], "OK", "{body}");
@@ -121,7 +131,11 @@ fn assert_ok(actual: &(StatusCode, Value)) -> &Value {
 }
 
 /// The refresh grant with an exchanged refresh token, as the new app.
-async fn refresh(app: &TestApp, client: &TestClient, refresh_token: &str) -> (StatusCode, Value) {
+pub(crate) async fn refresh(
+    app: &TestApp,
+    client: &TestClient,
+    refresh_token: &str,
+) -> (StatusCode, Value) {
     app.token(&[
         ("grant_type", "refresh_token"),
         ("client_id", &client.id),
@@ -298,8 +312,22 @@ async fn wsadmin_token_yields_the_admin_family_or_the_company_family(app: TestAp
     assert_eq!(refreshed.0, StatusCode::OK, "{}", refreshed.1);
     assert_eq!(refreshed.1["principal_type"], "user");
 
-    // With returnType=companyToken: the company's family. Same old token, so this replaces the
-    // administrator's family (one live family per old token).
+    // With returnType=companyToken: refused while the company is not enabled for the app (the
+    // first refresh would refuse the family with 53; contract part 11).
+    let not_enabled = m
+        .exchange_with(&app, "?returnType=companyToken", &wsadmin)
+        .await;
+    assert_exchange_error(&not_enabled, 400, "INVALIDTOKEN", "invalid_grant");
+    admin::enable_company_for_client(
+        app.ctx(),
+        &company.id,
+        &ClientId::parse(&m.client.id).unwrap(),
+    )
+    .await
+    .unwrap();
+
+    // Once enabled: the company's family. Same old token, so this replaces the administrator's
+    // family (one live family per old token).
     let as_company = m
         .exchange_with(&app, "?returnType=companyToken", &wsadmin)
         .await;
@@ -325,18 +353,8 @@ async fn wsadmin_token_yields_the_admin_family_or_the_company_family(app: TestAp
     .await;
     assert_error(&replaced, 400, "invalid_grant", 108);
 
-    // A company family refreshes like one from the company password grant: the company has to
-    // be enabled for the app (code 53 until it is).
+    // A company family refreshes like one from the company password grant.
     let company_refresh = company_body["refreshToken"].as_str().unwrap();
-    let not_enabled = refresh(&app, &m.client, company_refresh).await;
-    assert_error(&not_enabled, 401, "invalid_client", 53);
-    admin::enable_company_for_client(
-        app.ctx(),
-        &company.id,
-        &ClientId::parse(&m.client.id).unwrap(),
-    )
-    .await
-    .unwrap();
     let refreshed = refresh(&app, &m.client, company_refresh).await;
     assert_eq!(refreshed.0, StatusCode::OK, "{}", refreshed.1);
     assert_eq!(refreshed.1["principal_type"], "company");
@@ -391,10 +409,10 @@ async fn family_lives_at_the_principals_home(app: TestApp) {
     assert_error(&refreshed, 400, "invalid_request", 16);
     assert_eq!(refreshed.1["geolocation"], elsewhere.as_str());
 
-    // A principal this store does not know gets this deployment.
+    // A principal this store does not know is refused (contract part 11): its family could
+    // never be refreshed.
     let unknown = m.exchange(&app, &stranger_token).await;
-    assert_eq!(assert_ok(&unknown)["geolocation"], app.address);
-    assert_eq!(unknown.1["id"], stranger.to_string());
+    assert_exchange_error(&unknown, 400, "INVALIDTOKEN", "invalid_grant");
 }
 
 async fn repeated_exchange_revokes_the_previous_family(app: TestApp) {
@@ -794,8 +812,8 @@ async fn bad_return_type_and_body_formats(app: TestApp) {
         .send()
         .await
         .unwrap();
-    // Unreadable bodies answer as at the token endpoint.
-    assert_error(&json_of(text).await, 400, "invalid_request", 135);
+    // Unreadable bodies answer in the exchange's shape, with a string code (issue 12).
+    assert_exchange_error(&json_of(text).await, 400, "INVALIDTOKEN", "invalid_request");
 
     let oversized = app
         .exchange_request(&m.consumer_key, "")
@@ -844,7 +862,9 @@ mod import_benchmark {
 
     use integration_tests::app::{Backend, TestApp};
     use serde_json::json;
+    use token_service::admin;
     use token_service::clock::Clock;
+    use token_service::domain::ClientId;
     use token_service::import::import_legacy_tokens;
     use token_service::secrets::TokenHash;
     use uuid::Uuid;
@@ -871,7 +891,32 @@ mod import_benchmark {
             return;
         };
         let m = Migration::new(&app, "read write profile admin").await;
+        let client_id = ClientId::parse(&m.client.id).unwrap();
         let company = app.create_company("Bench Co").await;
+        admin::enable_company_for_client(app.ctx(), &company.id, &client_id)
+            .await
+            .unwrap();
+
+        // A random sample is exchanged below; the first company token and the first WSAdmin
+        // token always among them. Their principals exist (the exchange refuses unknown ones),
+        // the others' are random.
+        let mut picked = std::collections::BTreeSet::from([0, 1]);
+        while picked.len() < SAMPLE {
+            picked.insert((Uuid::new_v4().as_u128() % TOKENS as u128) as usize);
+        }
+        let mut principals = std::collections::HashMap::new();
+        for &i in &picked {
+            let id = if i % 10 == 0 {
+                let sampled = app.create_company(&format!("Sampled {i}")).await;
+                admin::enable_company_for_client(app.ctx(), &sampled.id, &client_id)
+                    .await
+                    .unwrap();
+                sampled.id
+            } else {
+                app.create_user(&format!("sampled-{i}"), "pw").await.id
+            };
+            principals.insert(i, id.to_string());
+        }
 
         // A realistic file: users and companies, one WSAdmin token in 50, some expiring later.
         let file = tempfile::NamedTempFile::new().unwrap();
@@ -885,7 +930,10 @@ mod import_benchmark {
                     "token": token,
                     "consumer_key": m.consumer_key,
                     "principal_type": if i % 10 == 0 { "company" } else { "user" },
-                    "principal_id": Uuid::new_v4().to_string(),
+                    "principal_id": principals
+                        .get(&i)
+                        .cloned()
+                        .unwrap_or_else(|| Uuid::new_v4().to_string()),
                     "scopes": if i % 3 == 0 { vec!["read", "write"] } else { vec!["read"] },
                     "wsadmin": i % 50 == 1,
                 });
@@ -911,12 +959,7 @@ mod import_benchmark {
         assert_eq!(report.imported, TOKENS as u64, "{:?}", report.skipped_lines);
         assert_eq!(report.skipped, 0);
 
-        // A random sample, each exchanged over HTTP and then linked in the store; the first
-        // company token and the first WSAdmin token always among them.
-        let mut picked = std::collections::BTreeSet::from([0, 1]);
-        while picked.len() < SAMPLE {
-            picked.insert((Uuid::new_v4().as_u128() % TOKENS as u128) as usize);
-        }
+        // The sample, each exchanged over HTTP and then linked in the store.
         let started = Instant::now();
         let mut exchanges: u32 = 0;
         for &i in &picked {

@@ -190,6 +190,7 @@ async fn company_function_redirects_to_the_connect_url_on_the_trailing_slash_pat
     let app = app().await;
     let mut new_client = admin::NewClient::named("connect app", Scopes::parse("read").unwrap());
     new_client.connect_url = Some("https://app.example.com/connect?tenant=42".into());
+    new_client.first_party = true;
     let client = app.create_client_with(new_client).await;
     let company = app.create_company("Lambda Co").await;
     admin::enable_company_for_client(

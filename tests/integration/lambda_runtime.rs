@@ -73,6 +73,7 @@ impl Deployment {
         let mut new_client =
             NewClient::named("lambda runtime app", Scopes::parse("read write").unwrap());
         new_client.connect_url = Some("https://app.example.com/connect".into());
+        new_client.first_party = true;
         let client = admin::create_client(&ctx, new_client).await.unwrap();
         let company = admin::create_company(&ctx, "Lambda Runtime Co", geolocation.clone())
             .await

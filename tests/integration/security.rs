@@ -3,9 +3,13 @@
 //! (`secrets.rs`), the log ceilings (`telemetry.rs`), the import's skip reasons (`import.rs`),
 //! the IAM conditions (`infra/check-iam.py`, run by `infra/lint-template.sh`).
 
-use integration_tests::app::TestApp;
+use integration_tests::app::{json_of, RequestBody, TestApp};
+use integration_tests::assertions::{
+    assert_company_error, assert_exchange_error, assert_token_error,
+};
+use reqwest::StatusCode;
 use token_service::admin::{self, AdminError, NewClient};
-use token_service::domain::Scopes;
+use token_service::domain::{ClientId, ConsumerKey, Scopes};
 
 fn client_with_connect_url(url: &str) -> NewClient {
     NewClient {
@@ -55,7 +59,183 @@ async fn loopback_and_https_connect_urls_are_stored(app: TestApp) {
     }
 }
 
+/// Contract part 4: a partner app holding an administrator's access token cannot mint company
+/// auth tokens (for itself or any app); the administration console, a first-party app, can.
+async fn only_first_party_tokens_may_request_company_auth_tokens(app: TestApp) {
+    let company = app.create_company("First Party Co").await;
+    let partner = app.create_client("read").await;
+    let console = app.create_first_party_client("read").await;
+    for client in [&partner, &console] {
+        admin::enable_company_for_client(
+            app.ctx(),
+            &company.id,
+            &ClientId::parse(&client.id).unwrap(),
+        )
+        .await
+        .unwrap();
+    }
+    let login = "root@first-party.example";
+    app.create_user_with(login, "admin password 1", |u| {
+        u.company_id = Some(company.id);
+        u.is_admin = true;
+    })
+    .await;
+    let issue = |access: String, client_id: String| {
+        let company_id = company.id.to_string();
+        let app = &app;
+        async move {
+            let query = [("client_id", client_id.as_str())];
+            app.company_auth_token(&company_id, Some(&access), &query, RequestBody::Empty)
+                .await
+        }
+    };
+    let access_of = |tokens: serde_json::Value| tokens["access_token"].as_str().unwrap().to_owned();
+
+    let partner_access = access_of(app.user_tokens(&partner, login, "admin password 1").await);
+    for target in [&partner, &console] {
+        let answer = issue(partner_access.clone(), target.id.clone()).await;
+        assert_company_error(&answer, 403, "access_denied", 403);
+        assert_eq!(answer.1["status"], "FAIL");
+        assert_eq!(answer.1["token"], "");
+    }
+    // Refused before the company is looked up: an unknown company is not revealed as 404.
+    let unknown = app
+        .company_auth_token(
+            &uuid::Uuid::new_v4().to_string(),
+            Some(&partner_access),
+            &[("client_id", partner.id.as_str())],
+            RequestBody::Empty,
+        )
+        .await;
+    assert_company_error(&unknown, 403, "access_denied", 403);
+
+    let console_access = access_of(app.user_tokens(&console, login, "admin password 1").await);
+    let (status, body) = issue(console_access, partner.id.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["status"], "PASS");
+}
+
+/// A JSON body naming a parameter twice is refused like a repeated form parameter, at every
+/// endpoint that reads a body: two parsers of one body (a gateway, this service) must never
+/// disagree on which value counts.
+async fn repeated_json_names_are_refused_everywhere(app: TestApp) {
+    let client = app.create_first_party_client("read").await;
+    let consumer_key = format!("old-{}", uuid::Uuid::new_v4().simple());
+    admin::link_legacy_app(
+        app.ctx(),
+        ConsumerKey::parse(&consumer_key).unwrap(),
+        &ClientId::parse(&client.id).unwrap(),
+    )
+    .await
+    .unwrap();
+    let app_token = app.app_token(&client).await;
+    let json = |request: reqwest::RequestBuilder, body: String| async move {
+        json_of(
+            request
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    };
+
+    // The second grant_type would win if the last value were taken.
+    let token_body = format!(
+        r#"{{"grant_type":"password","client_id":"{id}","client_secret":"{secret}","grant_type":"client_credentials"}}"#,
+        id = client.id,
+        secret = client.secret,
+    );
+    let answer = json(app.http.post(app.url("/v0/token")), token_body).await;
+    assert_token_error(&answer, 400, "invalid_request", 135);
+
+    let exchange_body = format!(
+        r#"{{"token":"a","secret":"{secret}","token":"b"}}"#,
+        secret = client.secret
+    );
+    let answer = json(
+        app.exchange_request(&consumer_key, "")
+            .bearer_auth(&app_token),
+        exchange_body,
+    )
+    .await;
+    assert_exchange_error(&answer, 400, "INVALIDTOKEN", "invalid_request");
+
+    let company = app.create_company("Repeated Co").await;
+    let admin_login = "root@repeated.example";
+    app.create_user_with(admin_login, "admin password 1", |u| {
+        u.company_id = Some(company.id);
+        u.is_admin = true;
+    })
+    .await;
+    let access = app
+        .user_tokens(&client, admin_login, "admin password 1")
+        .await["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let company_body = format!(
+        r#"{{"client_id":"{id}","client_id":"{id}"}}"#,
+        id = client.id
+    );
+    let answer = json(
+        app.company_auth_token_request(&company.id.to_string(), Some(&access), &[]),
+        company_body,
+    )
+    .await;
+    assert_company_error(&answer, 400, "invalid_request", 135);
+}
+
+/// The exchange answers every refusal in its own JSON shape with a string code: an undecodable
+/// consumer key (after authentication, as an unknown one) and an unreadable body.
+async fn exchange_refusals_keep_the_exchange_shape(app: TestApp) {
+    let client = app.create_client("read").await;
+    let app_token = app.app_token(&client).await;
+    let undecodable = "/appmgmt/v0/legacyApps/%FF/exchangeRefreshToken/me";
+    let send = |bearer: Option<String>| {
+        let mut request = app
+            .http
+            .post(app.url(undecodable))
+            .form(&[("token", "old"), ("secret", client.secret.as_str())]);
+        if let Some(bearer) = bearer {
+            request = request.bearer_auth(bearer);
+        }
+        async move { json_of(request.send().await.unwrap()).await }
+    };
+    // Before authentication: the bearer token is refused first.
+    assert_exchange_error(&send(None).await, 400, "UNAUTHORIZED", "invalid_client");
+    // Authenticated: no old app has such a key.
+    let answer = send(Some(app_token.clone())).await;
+    assert_eq!(answer.0, StatusCode::NOT_FOUND, "{}", answer.1);
+    assert_eq!(answer.1["code"], "INVALIDAPP");
+    assert_eq!(answer.1["error"], "invalid_client");
+
+    let consumer_key = format!("old-{}", uuid::Uuid::new_v4().simple());
+    admin::link_legacy_app(
+        app.ctx(),
+        ConsumerKey::parse(&consumer_key).unwrap(),
+        &ClientId::parse(&client.id).unwrap(),
+    )
+    .await
+    .unwrap();
+    let text = app
+        .exchange_request(&consumer_key, "")
+        .bearer_auth(&app_token)
+        .header("content-type", "text/plain")
+        .body(format!("token=old&secret={}", client.secret))
+        .send()
+        .await
+        .unwrap();
+    let answer = json_of(text).await;
+    assert_exchange_error(&answer, 400, "INVALIDTOKEN", "invalid_request");
+    assert!(answer.1["code"].is_string(), "{}", answer.1);
+}
+
 integration_tests::on_both_stores!(
+    repeated_json_names_are_refused_everywhere,
+    exchange_refusals_keep_the_exchange_shape,
     plain_http_connect_urls_are_refused,
     loopback_and_https_connect_urls_are_stored,
+    only_first_party_tokens_may_request_company_auth_tokens,
 );

@@ -195,7 +195,7 @@ async fn company_refresh_token(
         u.is_admin = true;
     })
     .await;
-    let portal = app.create_client("profile").await;
+    let portal = app.create_first_party_client("profile").await;
     let admin_tokens = app.user_tokens(&portal, &login, PASSWORD).await;
     let (status, issued) = app
         .company_auth_token(
@@ -229,7 +229,7 @@ async fn revoked_familys_access_token_is_refused_at_the_company_endpoint(app: Te
         u.is_admin = true;
     })
     .await;
-    let portal = app.create_client("profile").await;
+    let portal = app.create_first_party_client("profile").await;
     let tokens = app.user_tokens(&portal, "root@revoked", PASSWORD).await;
     let access = field(&tokens, "access_token");
     let company_id = company.id.to_string();
@@ -255,7 +255,7 @@ async fn revoked_familys_access_token_is_refused_at_the_company_endpoint(app: Te
 }
 
 async fn scope_beyond_the_clients_is_54_at_password_and_company_grants(app: TestApp) {
-    let client = app.create_client("read").await;
+    let client = app.create_first_party_client("read").await;
     app.create_user("quinn", PASSWORD).await;
     let too_wide = [("scope", "read admin")];
     assert_token_error(

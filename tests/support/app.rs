@@ -301,6 +301,16 @@ impl TestApp {
             .await
     }
 
+    /// A first-party app (the administration console): only its users' tokens may request
+    /// company auth tokens (contract part 4).
+    pub async fn create_first_party_client(&self, scopes: &str) -> TestClient {
+        self.create_client_with(NewClient {
+            first_party: true,
+            ..NewClient::named("admin console", Scopes::parse(scopes).unwrap())
+        })
+        .await
+    }
+
     pub async fn create_client_with(&self, new: NewClient) -> TestClient {
         let created = admin::create_client(self.ctx(), new).await.unwrap();
         TestClient {

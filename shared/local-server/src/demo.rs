@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use token_service::admin::{self, NewClient, NewUser};
 use token_service::context::Context;
 use token_service::domain::{
-    ClientId, ConsumerKey, Geolocation, LegacyToken, Login, PrincipalType, Scopes, UserStatus,
+    ClientId, ConsumerKey, Geolocation, GrantType, LegacyToken, Login, PrincipalType, Scopes,
+    UserStatus,
 };
 use token_service::random::RandomExt;
 use token_service::secrets::{Secret, TokenHash};
@@ -22,6 +23,13 @@ pub const DEMO_FILE: &str = "demo.json";
 pub struct DemoData {
     pub client_id: String,
     pub client_secret: String,
+    /// The first-party "Admin console" the administrator signs in to: only its users' tokens may
+    /// request company auth tokens. Empty in a `demo.json` written before it existed (added on
+    /// the next start).
+    #[serde(default)]
+    pub console_client_id: String,
+    #[serde(default)]
+    pub console_client_secret: String,
     pub company_id: String,
     pub admin_login: String,
     pub admin_password: String,
@@ -40,13 +48,19 @@ pub async fn ensure(
 ) -> anyhow::Result<DemoData> {
     let path = data_dir.join(DEMO_FILE);
     if let Ok(text) = std::fs::read_to_string(&path) {
-        let demo: DemoData = serde_json::from_str(&text)?;
+        let mut demo: DemoData = serde_json::from_str(&text)?;
         if ctx
             .store
             .get_client(&ClientId::parse(&demo.client_id)?)
             .await?
             .is_some()
         {
+            if demo.console_client_id.is_empty() {
+                let console = create_console(ctx).await?;
+                demo.console_client_id = console.client.id.to_string();
+                demo.console_client_secret = console.secret.expose().to_owned();
+                write_private(&path, &serde_json::to_string_pretty(&demo)?)?;
+            }
             return Ok(demo);
         }
     }
@@ -55,11 +69,20 @@ pub async fn ensure(
     Ok(demo)
 }
 
+/// The administration console: a first-party client that only signs users in.
+async fn create_console(ctx: &Context) -> anyhow::Result<admin::CreatedClient> {
+    let mut console = NewClient::named("Admin console", Scopes::parse("profile")?);
+    console.first_party = true;
+    console.grants = [GrantType::Password, GrantType::RefreshToken].into();
+    Ok(admin::create_client(ctx, console).await?)
+}
+
 async fn create(ctx: &Context, geolocation: &Geolocation) -> anyhow::Result<DemoData> {
     let scopes = Scopes::parse("accounting payroll profile")?;
     let mut new_client = NewClient::named("Demo App", scopes.clone());
     new_client.connect_url = Some("https://app.example.com/connect?source=demo".into());
     let client = admin::create_client(ctx, new_client).await?;
+    let console = create_console(ctx).await?;
 
     let company = admin::create_company(ctx, "Demo Company", geolocation.clone()).await?;
     admin::enable_company_for_client(ctx, &company.id, &client.client.id).await?;
@@ -123,6 +146,8 @@ async fn create(ctx: &Context, geolocation: &Geolocation) -> anyhow::Result<Demo
     Ok(DemoData {
         client_id: client.client.id.to_string(),
         client_secret: client.secret.expose().to_owned(),
+        console_client_id: console.client.id.to_string(),
+        console_client_secret: console.secret.expose().to_owned(),
         company_id: company.id.to_string(),
         admin_login: admin_user.login.to_string(),
         admin_password,
@@ -155,6 +180,8 @@ impl DemoData {
         let DemoData {
             client_id: id,
             client_secret: secret,
+            console_client_id: console_id,
+            console_client_secret: console_secret,
             company_id: company,
             admin_login,
             admin_password,
@@ -168,6 +195,7 @@ impl DemoData {
             r#"Demo data (local only; kept in {DEMO_FILE} under DATA_DIR):
   client_id      {id}
   client_secret  {secret}
+  admin console  {console_id} / {console_secret} (first-party)
   company_id     {company}
   administrator  {admin_login} / {admin_password}
   user           {user_login} / {user_password}
@@ -186,7 +214,10 @@ curl -s {base}/v0/token -u '{id}:{secret}' -d grant_type=refresh_token -d refres
 curl -s '{base}/appmgmt/v0/legacyApps/{consumer_key}/exchangeRefreshToken/me' -H "Authorization: Bearer APP_TOKEN" -d token={legacy_user_token} -d secret={secret}
    WSAdmin token to a company token: the same with '?returnType=companyToken' and -d token={legacy_wsadmin_token}
 
-5. Company auth token (ADMIN_TOKEN = access_token of the password grant for {admin_login}):
+5. Company auth token. The administrator signs in to the Admin console (a first-party client:
+   only its tokens may request company auth tokens):
+curl -s {base}/v0/token -u '{console_id}:{console_secret}' -d grant_type=password -d username={admin_login} -d password={admin_password}
+   then, with ADMIN_TOKEN = that access_token:
 curl -s '{base}/profile-service/v1/keys/principals/{company}/authtoken/?client_id={id}' -X POST -H "Authorization: Bearer ADMIN_TOKEN"
    add &redirect=true to get the 301 to the app's Connect URL instead.
 

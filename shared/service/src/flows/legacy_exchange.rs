@@ -11,7 +11,7 @@
 //! 5. the consumer key: unknown answers 404 `INVALIDAPP`, linked to another app 400 `INVALIDAPP`;
 //! 6. the old token: unknown, expired, issued to another old app, or not WSAdmin when a company
 //!    token is asked: `INVALIDTOKEN`; its scopes within the app's: `INVALIDSCOPES`;
-//! 7. the principal, if we know it, is not disabled (`INVALIDTOKEN`);
+//! 7. the principal passes the refresh grant's checks (`INVALIDTOKEN`, see [`principal_home`]);
 //! 8. the family is created together with the old token's link, revoking the family a previous
 //!    exchange of the same old token created, in one conditional write.
 //!
@@ -24,9 +24,10 @@ use crate::domain::{
     PrincipalType,
 };
 use crate::errors::{ExchangeCode, ServerError};
-use crate::grants::principal::find_principal;
+use crate::grants::principal::{check_principal_may_sign_in, find_principal};
 use crate::grants::{
-    authenticate_bearer, BearerError, BodyDenial, FamilyStart, IssuedTokens, TokenParams,
+    authenticate_bearer, BearerError, BodyDenial, FamilyStart, GrantError, IssuedTokens,
+    TokenParams,
 };
 use crate::secrets::TokenHash;
 use crate::services::Services;
@@ -73,7 +74,7 @@ pub enum ExchangeDenial {
     UnknownConsumerKey,
     /// `returnType` is neither absent nor `companyToken` (`INVALIDTOKEN`, a malformed request).
     InvalidReturnType,
-    /// The body was oversized or unreadable: answered in the token endpoint's shape.
+    /// The body was oversized or unreadable (`INVALIDTOKEN`, a malformed request).
     Body(BodyDenial),
 }
 
@@ -177,9 +178,7 @@ pub async fn exchange(
     }
 
     // 7. The principal's state and home.
-    let geolocation = principal_home(services, principal_type, &principal_id)
-        .await?
-        .ok_or(ExchangeCode::InvalidToken)?;
+    let geolocation = principal_home(services, principal_type, &principal_id, &client).await?;
 
     // 8. One family per old token: this one replaces the previous exchange's.
     let family = NewExchangeFamily {
@@ -207,22 +206,35 @@ fn principal(
     }
 }
 
-/// The principal's home deployment if we know the principal, this deployment's otherwise;
-/// `None` if the principal is disabled (its family would be refused at the first refresh).
+/// The principal's home deployment, once it passed the refresh grant's checks (contract part
+/// 11): it exists, a user is neither disabled nor denied logon, a company is neither disabled
+/// nor in maintenance and is enabled for the calling app. Every refusal is `INVALIDTOKEN`: the
+/// old token no longer names a principal that may sign in to this app, which is a fact about
+/// the token's principal (like the refresh grant's `invalid_grant`), not about the calling app
+/// (`INVALIDAPP` is kept for the app's own link and state). The catalogue code that applies goes
+/// to the log only.
 async fn principal_home(
     services: &Services,
     principal_type: PrincipalType,
     id: &PrincipalId,
-) -> Result<Option<Geolocation>, ServerError> {
-    // The import accepts only users and companies.
-    if principal_type == PrincipalType::Application {
-        return Ok(None);
+    client: &Client,
+) -> Result<Geolocation, ExchangeError> {
+    let Some(principal) = find_principal(services, principal_type, id).await? else {
+        tracing::info!(%principal_type, "exchange: the old token's principal does not exist");
+        return Err(ExchangeCode::InvalidToken.into());
+    };
+    match check_principal_may_sign_in(services, &principal, client).await {
+        Ok(()) => Ok(principal.geolocation().clone()),
+        Err(GrantError::Server(error)) => Err(error.into()),
+        Err(GrantError::Denied(denial)) => {
+            tracing::info!(
+                %principal_type,
+                code = denial.code.code(),
+                "exchange: the old token's principal may not sign in"
+            );
+            Err(ExchangeCode::InvalidToken.into())
+        }
     }
-    Ok(match find_principal(services, principal_type, id).await? {
-        Some(principal) if principal.is_disabled() => None,
-        Some(principal) => Some(principal.geolocation().clone()),
-        None => Some(services.geolocation().clone()),
-    })
 }
 
 /// The family step 8 writes.

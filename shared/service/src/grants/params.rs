@@ -1,6 +1,8 @@
 //! The parameters of a token request, whichever encoding carried them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 
 use crate::errors::ErrorCode;
 use crate::secrets::Secret;
@@ -26,10 +28,12 @@ impl TokenParams {
     }
 
     /// A JSON object whose values are strings (numbers and booleans are taken as their text).
+    /// A name given twice is refused like a repeated form parameter: serde_json's own maps keep
+    /// the last value, which would let two parsers of one body disagree.
     pub fn from_json(body: &[u8]) -> Result<Self, ErrorCode> {
-        let object: serde_json::Map<String, serde_json::Value> =
+        let JsonObject(members) =
             serde_json::from_slice(body).map_err(|_| ErrorCode::UnsupportedRequestFormat)?;
-        let pairs = object
+        let pairs = members
             .into_iter()
             .filter_map(|(name, value)| match value {
                 serde_json::Value::String(s) => Some(Ok((name, s))),
@@ -65,6 +69,38 @@ impl TokenParams {
 
     pub fn require(&self, name: &str, missing: ErrorCode) -> Result<&str, ErrorCode> {
         self.get(name).ok_or(missing)
+    }
+}
+
+/// A JSON object's members in order, refusing a repeated name while parsing.
+struct JsonObject(Vec<(String, serde_json::Value)>);
+
+impl<'de> Deserialize<'de> for JsonObject {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members;
+
+        impl<'de> Visitor<'de> for Members {
+            type Value = JsonObject;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object without repeated names")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsonObject, A::Error> {
+                let mut names = HashSet::new();
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(0));
+                while let Some((name, value)) = map.next_entry::<String, serde_json::Value>()? {
+                    if !names.insert(name.clone()) {
+                        // The name is not echoed: errors are mapped to a code anyway.
+                        return Err(de::Error::custom("repeated name"));
+                    }
+                    members.push((name, value));
+                }
+                Ok(JsonObject(members))
+            }
+        }
+
+        deserializer.deserialize_map(Members)
     }
 }
 
@@ -105,6 +141,22 @@ mod tests {
         assert_eq!(p.get("x"), None);
         assert!(TokenParams::from_json(b"[1]").is_err());
         assert!(TokenParams::from_json(br#"{"a":{"b":1}}"#).is_err());
+    }
+
+    #[test]
+    fn repeated_json_names_are_refused() {
+        for body in [
+            br#"{"username":"a","username":"b"}"#.as_slice(),
+            br#"{"username":"a","password":"p","username":"a"}"#,
+            br#"{"x":null,"x":"1"}"#,
+        ] {
+            assert_eq!(
+                TokenParams::from_json(body).unwrap_err(),
+                ErrorCode::UnsupportedRequestFormat,
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
     }
 
     #[test]

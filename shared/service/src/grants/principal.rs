@@ -106,9 +106,21 @@ pub async fn check_principal_may_refresh(
 ) -> Result<(), GrantError> {
     match find_principal(services, principal_type, id).await? {
         None => Err(ErrorCode::BadRefreshToken.into()),
-        Some(Principal::Company(company)) => {
-            check_company_may_sign_in(services, &company, client).await
-        }
-        Some(user) => user.status_denial().map_or(Ok(()), |code| Err(code.into())),
+        Some(principal) => check_principal_may_sign_in(services, &principal, client).await,
+    }
+}
+
+/// The checks on a principal the store knows, for `client`: a user's status (123, 12); a
+/// company's status and its enablement for the client (123, 134, 53). Shared by the refresh
+/// grant and the legacy exchange, so that an exchange never issues a family that the next
+/// refresh would refuse.
+pub async fn check_principal_may_sign_in(
+    services: &Services,
+    principal: &Principal,
+    client: &Client,
+) -> Result<(), GrantError> {
+    match principal {
+        Principal::Company(company) => check_company_may_sign_in(services, company, client).await,
+        Principal::User(user) => user_status_denial(user).map_or(Ok(()), |code| Err(code.into())),
     }
 }

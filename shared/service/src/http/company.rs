@@ -8,7 +8,7 @@
 //! | denial | status | `code` | `error` |
 //! |---|---|---|---|
 //! | `Bearer`, `NotAUserToken`, `UserGone` | 401 | 401 | `invalid_token` |
-//! | `NotAdministrator` | 403 | 403 | `access_denied` |
+//! | `NotAdministrator`, `NotFirstPartyClient` | 403 | 403 | `access_denied` |
 //! | `UnknownCompany` | 404 | 404 | `not_found` |
 //! | `Catalogue` (12, 123, 134, 135, 53, 59, 61, 62) | 400 | the code | catalogue |
 //! | `BadRequest` | 400 | 400 | `invalid_request` |
@@ -18,8 +18,8 @@
 //! non-catalogue error of this service.
 //!
 //! **Statuses of catalogue codes.** On this endpoint 401 means only "the administrator's bearer
-//! token is missing, bad or expired" and 403 only "not an administrator of this company"
-//! (contract part 4), so a client reacting to them (sign in again; ask another administrator)
+//! token is missing, bad or expired" and 403 only "not an administrator of this company" or
+//! "the token is not a first-party app's" (contract part 4), so a client reacting to them (sign in again; ask another administrator)
 //! does the right thing. Every problem with the named app is a bad request: the contract says
 //! "Unknown app: 400", and codes 61 (unknown app), 59 (disabled app) and 53 (company not
 //! enabled for the app) are answered with 400 too, keeping the catalogue's `code`, `error` and
@@ -116,6 +116,12 @@ impl IntoResponse for CompanyAuthTokenError {
                 403,
                 "access_denied",
                 "The user is not an administrator of this company.",
+            ),
+            CompanyAuthTokenDenial::NotFirstPartyClient => (
+                StatusCode::FORBIDDEN,
+                403,
+                "access_denied",
+                "Only a first-party application's token may request company auth tokens.",
             ),
             CompanyAuthTokenDenial::UnknownCompany => {
                 (StatusCode::NOT_FOUND, 404, "not_found", "No such company.")

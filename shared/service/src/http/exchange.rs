@@ -1,11 +1,18 @@
 //! `POST /appmgmt/v0/legacyApps/{OLDConsumerKey}/exchangeRefreshToken/me` (contract part 3):
 //! reads the request, runs `flows::legacy_exchange` (which documents the order of checks) and
 //! answers in the exchange's shape: `{"code", "error", "error_description"}` with 400, except
-//! 404 for an unknown consumer key; an unreadable body in the token endpoint's shape.
+//! 404 for an unknown consumer key.
+//!
+//! Every refusal is in that shape, with a string `code` (never the token endpoint's numbers):
+//! an undecodable consumer key in the path (`%FF`) names no old app (404 `INVALIDAPP`, answered
+//! at its step of the order of checks, after authentication); an unreadable body (not a form
+//! or JSON, a repeated parameter or JSON name) is a malformed request, 400 `INVALIDTOKEN` with
+//! `invalid_request` as for a bad `returnType`, and an oversized one 413 with the same code.
 
 use std::sync::Arc;
 
 use axum::body::Body;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -21,7 +28,7 @@ use crate::flows::legacy_exchange::{
     exchange as run_exchange, ExchangeDenial, ExchangeError, ExchangeRequest, InvalidReturnType,
     ReturnType,
 };
-use crate::grants::IssuedTokens;
+use crate::grants::{BodyDenial, IssuedTokens};
 use crate::services::Services;
 
 pub const EXCHANGE_PATH: &str = "/appmgmt/v0/legacyApps/{OLDConsumerKey}/exchangeRefreshToken/me";
@@ -90,7 +97,18 @@ impl IntoResponse for ExchangeError {
                 OAuthError::InvalidRequest,
                 "returnType must be companyToken when present",
             ),
-            Self::Denied(ExchangeDenial::Body(denial)) => return denial.into_response(),
+            Self::Denied(ExchangeDenial::Body(BodyDenial::Format(_))) => (
+                StatusCode::BAD_REQUEST,
+                ExchangeCode::InvalidToken,
+                OAuthError::InvalidRequest,
+                "the body must be a form or a JSON object of strings, without repeated names",
+            ),
+            Self::Denied(ExchangeDenial::Body(BodyDenial::TooLarge)) => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                ExchangeCode::InvalidToken,
+                OAuthError::InvalidRequest,
+                "request body exceeds 16 KiB",
+            ),
             Self::Server(error) => return error.into_response(),
         };
         let body = json!({
@@ -104,11 +122,13 @@ impl IntoResponse for ExchangeError {
 
 async fn exchange(
     State(services): State<Arc<Services>>,
-    Path(consumer_key): Path<String>,
+    consumer_key: Result<Path<String>, PathRejection>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ExchangeError> {
+    // An undecodable path segment names no old app: refused at step 5, after authentication.
+    let consumer_key = consumer_key.map(|Path(key)| key).unwrap_or_default();
     // An empty body has no parameters, so a bare request is refused for its missing `secret`,
     // not its missing content type; any other body is a form or JSON of at most 16 KiB.
     let params = read_optional_params(&headers, body).await;
@@ -143,9 +163,7 @@ fn return_type(query: Option<&str>) -> Result<ReturnType, InvalidReturnType> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{
-        Client, ConsumerKey, Geolocation, LegacyToken, PrincipalId, PrincipalType,
-    };
+    use crate::domain::{Client, ConsumerKey, Geolocation, LegacyToken, PrincipalType};
     use crate::secrets::TokenHash;
 
     #[test]
@@ -285,12 +303,15 @@ mod tests {
             .await
             .unwrap();
         let old = "old-token-value-1234";
+        // The exchange refuses a principal the store does not know.
+        let user = crate::store::conformance::records::user(clock.now(), "old-user");
+        store.put_user(&user).await.unwrap();
         store
             .put_legacy_tokens(&[LegacyToken {
                 token_hash: TokenHash::of(old),
                 consumer_key: key,
                 principal_type: PrincipalType::User,
-                principal_id: PrincipalId::new(OsRandom.uuid()),
+                principal_id: user.id,
                 scopes: Scopes::parse("read").unwrap(),
                 wsadmin: false,
                 company_id: None,

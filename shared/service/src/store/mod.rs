@@ -29,7 +29,7 @@ pub use families::{
     FamilyCreated, FamilyStore, LegacyExchangeUpdate, NewFamily, Rotated, Rotation,
 };
 pub use legacy::LegacyStore;
-pub use lockout::LockoutStore;
+pub use lockout::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore};
 pub use open::open;
 pub use principals::{Inserted, PrincipalStore};
 

@@ -13,6 +13,7 @@
 //! |---|---|---|
 //! | 1 | `Authorization: Bearer` with a valid, live access token (signature, expiry by the injected clock, `jti` in the store, not revoked) | `Bearer` |
 //! | 2 | the token is a user's (not a company's or an application's), and that user still exists | `NotAUserToken`, `UserGone` |
+//! | 2a | the token was issued to an enabled first-party client (contract part 4) | `NotFirstPartyClient` |
 //! | 3 | `COMPANY_ID` is a UUID naming a company | `UnknownCompany` |
 //! | 4 | the user administers that company (`User::administers`) | `NotAdministrator` |
 //! | 5 | the administrator's account is active (disabled: 123; logon denied: 12) | `Catalogue` |
@@ -82,6 +83,9 @@ pub enum CompanyAuthTokenDenial {
     NotAUserToken(PrincipalType),
     /// The token's user no longer exists.
     UserGone,
+    /// The token was issued to an app that is not first-party (or no longer exists or is
+    /// disabled): a partner app holding an administrator's token cannot mint company tokens.
+    NotFirstPartyClient,
     /// The user does not administer the company.
     NotAdministrator,
     /// `COMPANY_ID` is not a UUID, or no such company.
@@ -111,6 +115,9 @@ impl std::fmt::Display for CompanyAuthTokenDenial {
             Self::Bearer(denial) => denial.fmt(f),
             Self::NotAUserToken(kind) => write!(f, "a {kind} token, not a user's"),
             Self::UserGone => f.write_str("the token's user no longer exists"),
+            Self::NotFirstPartyClient => {
+                f.write_str("the token was not issued to an enabled first-party client")
+            }
             Self::NotAdministrator => f.write_str("not an administrator of the company"),
             Self::UnknownCompany => f.write_str("no such company"),
             Self::Catalogue(code) => write!(f, "code {}", code.code()),
@@ -161,7 +168,7 @@ pub async fn issue_company_auth_token(
 ) -> Result<IssuedAuthToken, CompanyAuthTokenError> {
     let store = &services.ctx.store;
 
-    // 1-2. The administrator.
+    // 1-2a. The administrator, through a first-party app.
     let user = authenticate_user(services, request.authorization).await?;
 
     // 3-6. The company and the administrator's standing in it.
@@ -224,8 +231,9 @@ pub async fn issue_company_auth_token(
     Ok(issued)
 }
 
-/// Steps 1-2: the bearer token is a live user's. The reason for a refusal goes to the log
-/// only; the caller learns "no, bad or expired".
+/// Steps 1-2a: the bearer token is a live user's, issued to an enabled first-party client. The
+/// reason for a refusal goes to the log only; the caller learns "no, bad or expired", or 403 for
+/// a token of another app (checked before the company, so such a caller learns nothing of it).
 async fn authenticate_user(
     services: &Services,
     authorization: Option<&str>,
@@ -238,9 +246,16 @@ async fn authenticate_user(
         }
         Ok(bearer) => {
             let id = PrincipalId::new(bearer.subject());
-            match services.ctx.store.get_user(&id).await? {
-                Some(user) => return Ok(user),
+            let store = &services.ctx.store;
+            match store.get_user(&id).await? {
                 None => CompanyAuthTokenDenial::UserGone,
+                Some(user) => {
+                    let client = store.get_client(&bearer.client_id()).await?;
+                    if client.is_some_and(|c| c.first_party && c.enabled) {
+                        return Ok(user);
+                    }
+                    CompanyAuthTokenDenial::NotFirstPartyClient
+                }
             }
         }
     };

@@ -5,6 +5,7 @@ use crate::errors::{ErrorCode, ServerError};
 use crate::grants::{requested_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
 use crate::secrets::PasswordHash;
 use crate::services::Services;
+use crate::store::{Attempt, AttemptLimit};
 
 pub(super) async fn grant(
     services: &Services,
@@ -38,6 +39,10 @@ pub(super) async fn grant(
 
 /// Proves the password or answers code 5, never saying whether the login exists: an unknown
 /// login is verified against a decoy hash (same cost) and counts towards the same lockout.
+///
+/// The attempt is counted before the password is compared, atomically with the lockout check
+/// (contract part 11), so parallel guesses cannot pass the threshold; a correct password takes
+/// its attempt back, so correct logins never lock anyone out.
 async fn verify_password(
     services: &Services,
     username: &str,
@@ -47,14 +52,11 @@ async fn verify_password(
         return Err(ErrorCode::IncorrectCredentials.into());
     };
     let store = &services.ctx.store;
-    let now = services.ctx.clock.now();
-    let policy = &services.policy;
-    let window_start = now - policy.lockout_window_seconds;
-    if policy.lockout_threshold > 0
-        && store.count_failed_logins(&login, window_start).await? >= policy.lockout_threshold
-    {
-        return Err(ErrorCode::AccountLocked.into());
-    }
+    let attempt = match count_attempt(services, &login).await? {
+        Some(Attempt::Locked) => return Err(ErrorCode::AccountLocked.into()),
+        Some(Attempt::Allowed(attempt)) => Some(attempt),
+        None => None,
+    };
 
     let user = store.get_user_by_login(&login).await?;
     let hash = match &user {
@@ -67,12 +69,32 @@ async fn verify_password(
         .await
         .map_err(|e| ServerError::Internal(format!("password verification task failed: {e}")))?;
     match user {
-        Some(user) if verified => Ok(user),
-        _ => {
-            store
-                .record_failed_login(&login, now, now + policy.lockout_window_seconds)
-                .await?;
-            Err(ErrorCode::IncorrectCredentials.into())
+        Some(user) if verified => {
+            if let Some(attempt) = attempt {
+                store.refund_login_attempt(&login, &attempt).await?;
+            }
+            Ok(user)
         }
+        _ => Err(ErrorCode::IncorrectCredentials.into()),
     }
+}
+
+/// Counts the attempt against the lockout; `None` when `LOCKOUT_THRESHOLD=0` disables it.
+async fn count_attempt(services: &Services, login: &Login) -> Result<Option<Attempt>, GrantError> {
+    let policy = &services.policy;
+    if policy.lockout_threshold == 0 {
+        return Ok(None);
+    }
+    let limit = AttemptLimit {
+        threshold: policy.lockout_threshold,
+        window_seconds: policy.lockout_window_seconds,
+    };
+    let now = services.ctx.clock.now();
+    Ok(Some(
+        services
+            .ctx
+            .store
+            .register_login_attempt(login, limit, now)
+            .await?,
+    ))
 }

@@ -1,81 +1,110 @@
-//! Password lockout.
+//! Password lockout: an atomic attempt counter per login.
 
 use super::records::*;
 use crate::domain::Login;
 use crate::store::prelude::*;
+use crate::store::{AllowedAttempt, Attempt, AttemptLimit};
 
-pub async fn failed_logins_are_counted_within_the_window(store: &dyn Store) {
+const LIMIT: AttemptLimit = AttemptLimit {
+    threshold: 3,
+    window_seconds: 15 * 60,
+};
+
+fn fresh_login() -> Login {
+    Login::parse(&unique_login()).expect("valid login")
+}
+
+async fn register(store: &dyn Store, login: &Login, at: i64) -> Attempt {
+    store
+        .register_login_attempt(login, LIMIT, at)
+        .await
+        .expect("register_login_attempt")
+}
+
+fn allowed(count: u32, window_start: i64) -> Attempt {
+    Attempt::Allowed(AllowedAttempt {
+        count,
+        window_start,
+    })
+}
+
+pub async fn login_attempts_lock_at_the_threshold_until_the_window_ends(store: &dyn Store) {
     let now = now();
-    let window = 15 * 60;
     let raw = unique_login();
     let login = Login::parse(&raw).expect("valid login");
-    let other = Login::parse(&unique_login()).expect("valid login");
+    let other = fresh_login();
 
-    assert_eq!(
-        store
-            .count_failed_logins(&login, now - window)
-            .await
-            .expect("count_failed_logins"),
-        0,
-        "no failures recorded yet"
-    );
-    // One long before the window (its record already expired), three within it.
-    for at in [now - 3600, now - 600, now - 30, now] {
-        store
-            .record_failed_login(&login, at, at + window)
-            .await
-            .expect("record_failed_login");
-    }
-    store
-        .record_failed_login(&other, now, now + window)
-        .await
-        .expect("record_failed_login");
-
-    assert_eq!(
-        store
-            .count_failed_logins(&login, now - window)
-            .await
-            .expect("count_failed_logins"),
-        3,
-        "failures within the window are counted, older ones are not"
-    );
-    assert_eq!(
-        store
-            .count_failed_logins(&login, now - 30)
-            .await
-            .expect("count_failed_logins"),
-        2,
-        "a failure exactly at `since` is counted"
-    );
+    assert_eq!(register(store, &login, now).await, allowed(1, now));
+    assert_eq!(register(store, &login, now + 10).await, allowed(2, now));
     let same_login_other_case = Login::parse(&raw.to_uppercase()).expect("valid login");
     assert_eq!(
-        store
-            .count_failed_logins(&same_login_other_case, now - window)
-            .await
-            .expect("count_failed_logins"),
-        3,
-        "failures count per login, whatever its case"
+        register(store, &same_login_other_case, now + 20).await,
+        allowed(3, now),
+        "attempts count per login, whatever its case"
+    );
+    assert_eq!(register(store, &login, now + 30).await, Attempt::Locked);
+    assert_eq!(
+        register(store, &login, now + LIMIT.window_seconds - 1).await,
+        Attempt::Locked,
+        "locked until the window opened by the first attempt ends"
     );
     assert_eq!(
-        store
-            .count_failed_logins(&other, now - window)
-            .await
-            .expect("count_failed_logins"),
-        1,
-        "failures of another login are counted apart"
+        register(store, &other, now + 30).await,
+        allowed(1, now + 30),
+        "another login is counted apart"
     );
 
-    // Two failures in the same second are two failures.
-    store
-        .record_failed_login(&other, now, now + window)
-        .await
-        .expect("record_failed_login");
+    let next_window = now + LIMIT.window_seconds;
     assert_eq!(
+        register(store, &login, next_window).await,
+        allowed(1, next_window),
+        "a new window opens once the old one has ended"
+    );
+}
+
+pub async fn refunded_login_attempts_never_lock(store: &dyn Store) {
+    let now = now();
+    let login = fresh_login();
+    for i in 0..(LIMIT.threshold * 3) {
+        let Attempt::Allowed(attempt) = register(store, &login, now + i64::from(i)).await else {
+            panic!("attempt {i} was locked although every earlier one was refunded");
+        };
+        assert_eq!(attempt.count, 1);
         store
-            .count_failed_logins(&other, now - window)
+            .refund_login_attempt(&login, &attempt)
             .await
-            .expect("count_failed_logins"),
-        2,
-        "two failures in the same second count twice"
+            .expect("refund_login_attempt");
+    }
+
+    // A refund for a window that has ended charges nothing to the new one.
+    let Attempt::Allowed(old) = register(store, &login, now).await else {
+        panic!("locked");
+    };
+    let later = now + LIMIT.window_seconds;
+    assert_eq!(register(store, &login, later).await, allowed(1, later));
+    store
+        .refund_login_attempt(&login, &old)
+        .await
+        .expect("refund_login_attempt");
+    assert_eq!(register(store, &login, later + 1).await, allowed(2, later));
+}
+
+/// The point of counting before comparing: parallel attempts cannot pass the threshold.
+pub async fn parallel_login_attempts_never_exceed_the_threshold(store: &dyn Store) {
+    let now = now();
+    let login = fresh_login();
+    let attempts = futures::future::join_all((0..20).map(|_| register(store, &login, now))).await;
+    let mut counts: Vec<u32> = attempts
+        .iter()
+        .filter_map(|attempt| match attempt {
+            Attempt::Allowed(allowed) => Some(allowed.count),
+            Attempt::Locked => None,
+        })
+        .collect();
+    counts.sort_unstable();
+    assert_eq!(
+        counts,
+        (1..=LIMIT.threshold).collect::<Vec<_>>(),
+        "exactly the threshold's attempts pass, each with its own count"
     );
 }

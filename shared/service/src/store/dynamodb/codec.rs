@@ -7,7 +7,6 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::errors::sanitize;
-use crate::clock::UnixTime;
 use crate::domain::PrincipalId;
 use crate::store::{StoreError, StoreResult};
 
@@ -17,7 +16,6 @@ pub(super) const PK: &str = "pk";
 pub(super) const SK: &str = "sk";
 
 pub(super) mod keys {
-    use crate::clock::UnixTime;
     use crate::domain::{ClientId, ConsumerKey, FamilyId, Login, PrincipalId, TokenId};
     use crate::secrets::TokenHash;
 
@@ -57,12 +55,9 @@ pub(super) mod keys {
     pub fn auth_token(hash: &TokenHash) -> (String, &'static str) {
         (format!("AUTHTOKEN#{}", hash.to_hex()), "AUTHTOKEN")
     }
-    pub fn failed_logins(login: &Login) -> String {
-        format!("FAILEDLOGIN#{login}")
-    }
-    /// Zero-padded so that string order is time order and `sk >= since` is a time range.
-    pub fn failed_login_time(at: UnixTime) -> String {
-        format!("{:020}", at.max(0))
+    /// A login's attempt counter (the prefix the token function's IAM role may write).
+    pub fn login_attempts(login: &Login) -> (String, &'static str) {
+        (format!("FAILEDLOGIN#{login}"), "ATTEMPTS")
     }
 }
 
@@ -70,13 +65,6 @@ pub(super) mod keys {
 #[derive(Serialize, Deserialize)]
 pub(super) struct LoginOwner {
     pub(super) user_id: PrincipalId,
-}
-
-/// A failed password attempt; only counted, never read back.
-#[derive(Serialize)]
-pub(super) struct FailedLogin {
-    pub(super) at: UnixTime,
-    pub(super) expires_at: UnixTime,
 }
 
 pub(super) fn s(value: impl Into<String>) -> AttributeValue {

@@ -99,12 +99,14 @@ CREATE TABLE IF NOT EXISTS access_tokens (
     revoked INTEGER NOT NULL DEFAULT 0,
     body TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS failed_logins (
-    login TEXT NOT NULL,
-    at INTEGER NOT NULL,
+DROP TABLE IF EXISTS failed_logins;
+CREATE TABLE IF NOT EXISTS login_attempts (
+    login TEXT PRIMARY KEY,
+    window_start INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
     expires_at INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS failed_logins_by_login ON failed_logins (login, at);
+CREATE INDEX IF NOT EXISTS login_attempts_by_expiry ON login_attempts (expires_at);
 ";
 
 /// The embedded store. Cheap to clone; clones share one connection.

@@ -6,6 +6,7 @@ use tempfile::TempDir;
 use super::*;
 use crate::domain::{ClientId, Login, PrincipalId, TokenId};
 use crate::store::prelude::*;
+use crate::store::{AllowedAttempt, Attempt, AttemptLimit};
 
 fn temp_dir() -> TempDir {
     tempfile::Builder::new()
@@ -38,7 +39,11 @@ async fn a_write_lock_held_too_long_is_unavailable() {
     other.execute_batch("BEGIN IMMEDIATE").unwrap();
 
     let login = Login::parse("someone").unwrap();
-    let outcome = store.record_failed_login(&login, 10, 20).await;
+    let limit = AttemptLimit {
+        threshold: 5,
+        window_seconds: 10,
+    };
+    let outcome = store.register_login_attempt(&login, limit, 10).await;
     assert!(
         matches!(outcome, Err(StoreError::Unavailable(_))),
         "transaction: {outcome:?}"
@@ -50,11 +55,19 @@ async fn a_write_lock_held_too_long_is_unavailable() {
         matches!(outcome, Err(StoreError::Unavailable(_))),
         "single statement: {outcome:?}"
     );
-    assert_eq!(store.count_failed_logins(&login, 0).await.unwrap(), 0);
 
     other.execute_batch("COMMIT").unwrap();
-    store.record_failed_login(&login, 10, 20).await.unwrap();
-    assert_eq!(store.count_failed_logins(&login, 0).await.unwrap(), 1);
+    assert_eq!(
+        store
+            .register_login_attempt(&login, limit, 10)
+            .await
+            .unwrap(),
+        Attempt::Allowed(AllowedAttempt {
+            count: 1,
+            window_start: 10
+        }),
+        "the failed transaction counted nothing"
+    );
 }
 
 #[tokio::test]

@@ -1,0 +1,154 @@
+//! The old-token exchange applies the refresh grant's principal checks (issue 12, contract
+//! part 11), on both stores: every principal that the first refresh would refuse is refused at
+//! the exchange with `INVALIDTOKEN`, nothing is linked, and the old token stays exchangeable
+//! once the principal may sign in again.
+
+use integration_tests::app::TestApp;
+use integration_tests::assertions::assert_exchange_error;
+use serde_json::{json, Value};
+use token_service::admin;
+use token_service::domain::{ClientId, Company, CompanyStatus, PrincipalId, UserStatus};
+use token_service::secrets::TokenHash;
+use uuid::Uuid;
+
+use crate::exchange::{assert_ok, import, old_token, user_line, Migration};
+
+integration_tests::on_both_stores!(
+    users_who_may_not_sign_in_are_refused,
+    companies_that_may_not_sign_in_to_the_app_are_refused,
+    company_tokens_of_wsadmin_tokens_get_the_company_checks,
+);
+
+/// Refused with `INVALIDTOKEN`, and the old token is not linked to any family.
+async fn assert_refused(app: &TestApp, m: &Migration, query: &str, token: &str) {
+    let refused = m.exchange_with(app, query, token).await;
+    assert_exchange_error(&refused, 400, "INVALIDTOKEN", "invalid_grant");
+    assert!(
+        app.store
+            .get_legacy_exchange(&TokenHash::of(token))
+            .await
+            .unwrap()
+            .is_none(),
+        "a refused exchange links nothing"
+    );
+}
+
+fn company_line(token: &str, consumer_key: &str, company: &PrincipalId) -> Value {
+    json!({
+        "token": token,
+        "consumer_key": consumer_key,
+        "principal_type": "company",
+        "principal_id": company.to_string(),
+        "scopes": ["read"],
+        "wsadmin": false,
+    })
+}
+
+async fn set_company_status(app: &TestApp, company: &Company, status: CompanyStatus) {
+    admin::set_company_status(app.ctx(), &company.id, status)
+        .await
+        .unwrap();
+}
+
+async fn enable(app: &TestApp, company: &Company, m: &Migration) {
+    admin::enable_company_for_client(
+        app.ctx(),
+        &company.id,
+        &ClientId::parse(&m.client.id).unwrap(),
+    )
+    .await
+    .unwrap();
+}
+
+async fn users_who_may_not_sign_in_are_refused(app: TestApp) {
+    let m = Migration::new(&app, "read").await;
+    let denied = app
+        .create_user_with("denied@old", "pw", |u| u.status = UserStatus::LogonDenied)
+        .await;
+    let disabled = app
+        .create_user_with("disabled@old", "pw", |u| u.status = UserStatus::Disabled)
+        .await;
+    let unknown = PrincipalId::new(Uuid::new_v4());
+    let tokens = [old_token(), old_token(), old_token()];
+    import(
+        &app,
+        &[
+            user_line(&tokens[0], &m.consumer_key, &denied.id, &["read"]),
+            user_line(&tokens[1], &m.consumer_key, &disabled.id, &["read"]),
+            user_line(&tokens[2], &m.consumer_key, &unknown, &["read"]),
+        ],
+    )
+    .await;
+    for token in &tokens {
+        assert_refused(&app, &m, "", token).await;
+    }
+
+    // Logon allowed again: the same old token is exchanged.
+    let mut allowed = denied.clone();
+    allowed.status = UserStatus::Active;
+    app.store.put_user(&allowed).await.unwrap();
+    assert_eq!(
+        assert_ok(&m.exchange(&app, &tokens[0]).await)["id"],
+        denied.id.to_string()
+    );
+}
+
+async fn companies_that_may_not_sign_in_to_the_app_are_refused(app: TestApp) {
+    let m = Migration::new(&app, "read").await;
+    let company = app.create_company("Old Co").await;
+    let unknown = PrincipalId::new(Uuid::new_v4());
+    let (token, unknown_token) = (old_token(), old_token());
+    import(
+        &app,
+        &[
+            company_line(&token, &m.consumer_key, &company.id),
+            company_line(&unknown_token, &m.consumer_key, &unknown),
+        ],
+    )
+    .await;
+    assert_refused(&app, &m, "", &unknown_token).await;
+
+    // Not enabled for the app (53 at a refresh).
+    assert_refused(&app, &m, "", &token).await;
+    enable(&app, &company, &m).await;
+    // Under maintenance (134) or disabled (123).
+    for status in [CompanyStatus::Maintenance, CompanyStatus::Disabled] {
+        set_company_status(&app, &company, status).await;
+        assert_refused(&app, &m, "", &token).await;
+    }
+    set_company_status(&app, &company, CompanyStatus::Active).await;
+    let exchanged = m.exchange(&app, &token).await;
+    assert_eq!(assert_ok(&exchanged)["principalType"], "company");
+    assert_eq!(exchanged.1["id"], company.id.to_string());
+}
+
+async fn company_tokens_of_wsadmin_tokens_get_the_company_checks(app: TestApp) {
+    let m = Migration::new(&app, "read").await;
+    let company = app.create_company("Admin Co").await;
+    enable(&app, &company, &m).await;
+    let admin_user = app
+        .create_user_with("admin@old-co", "pw", |u| {
+            u.company_id = Some(company.id);
+            u.is_admin = true;
+        })
+        .await;
+    let wsadmin = old_token();
+    let line = json!({
+        "token": wsadmin,
+        "consumer_key": m.consumer_key,
+        "principal_type": "user",
+        "principal_id": admin_user.id.to_string(),
+        "scopes": ["read"],
+        "wsadmin": true,
+        "company_id": company.id.to_string(),
+    });
+    import(&app, &[line]).await;
+
+    set_company_status(&app, &company, CompanyStatus::Maintenance).await;
+    assert_refused(&app, &m, "?returnType=companyToken", &wsadmin).await;
+    set_company_status(&app, &company, CompanyStatus::Active).await;
+    let exchanged = m
+        .exchange_with(&app, "?returnType=companyToken", &wsadmin)
+        .await;
+    assert_eq!(assert_ok(&exchanged)["principalType"], "company");
+}
