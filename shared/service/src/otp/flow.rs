@@ -134,7 +134,7 @@ where
         .filter(|record| record.client_id == verification.client_id)
         .ok_or(OtpError::OtpNotFound)?;
 
-    if deps.store.spend_otp_try(record.id, now).await?.is_none() {
+    if deps.store.spend_otp_try(&record, now).await?.is_none() {
         return Err(OtpError::OtpNotFound);
     }
     let hash = record.password.clone();
@@ -144,7 +144,7 @@ where
     if verification.facts.hash() != record.facts {
         return Err(OtpError::FactVerificationFailed);
     }
-    if !deps.store.consume_otp(record.id, now).await? {
+    if !deps.store.consume_otp(&record, now).await? {
         return Err(OtpError::OtpNotFound);
     }
     find_user(handle).await?.ok_or(OtpError::UnknownEmail)

@@ -49,18 +49,18 @@ impl OtpStore for MemoryOtpStore {
         Ok(newest.filter(|r| r.is_open(now)).cloned())
     }
 
-    async fn spend_otp_try(&self, id: OtpId, now: UnixTime) -> StoreResult<Option<u32>> {
+    async fn spend_otp_try(&self, spent: &OtpRecord, now: UnixTime) -> StoreResult<Option<u32>> {
         let mut records = self.0.lock().unwrap();
-        let record = records.iter_mut().find(|r| r.id == id);
+        let record = records.iter_mut().find(|r| r.id == spent.id);
         Ok(record.filter(|r| r.is_open(now)).map(|r| {
             r.tries_left -= 1;
             r.tries_left
         }))
     }
 
-    async fn consume_otp(&self, id: OtpId, now: UnixTime) -> StoreResult<bool> {
+    async fn consume_otp(&self, consumed: &OtpRecord, now: UnixTime) -> StoreResult<bool> {
         let mut records = self.0.lock().unwrap();
-        let record = records.iter_mut().find(|r| r.id == id);
+        let record = records.iter_mut().find(|r| r.id == consumed.id);
         Ok(match record {
             Some(r) if !r.consumed && now < r.expires_at => {
                 r.consumed = true;

@@ -18,6 +18,7 @@ mod families;
 mod legacy;
 mod legacy_exchange;
 mod lockout;
+mod otp;
 mod principals;
 pub mod records;
 mod rotation;
@@ -28,6 +29,7 @@ pub use families::*;
 pub use legacy::*;
 pub use legacy_exchange::*;
 pub use lockout::*;
+pub use otp::*;
 pub use principals::*;
 pub use rotation::*;
 
@@ -82,6 +84,9 @@ macro_rules! conformance_suite {
             legacy_exchange_link_moves_only_from_the_seen_family,
             concurrent_first_legacy_exchanges_have_one_winner,
             failed_logins_are_counted_within_the_window,
+            otp_newest_open_record_counts_and_consumption,
+            otp_tries_are_spent_atomically_by_12_parallel_requests,
+            users_are_found_by_unique_case_insensitive_email,
         );
     };
     (@tests $factory:path; $($name:ident),+ $(,)?) => {
@@ -144,6 +149,7 @@ mod tests {
             include_str!("legacy.rs"),
             include_str!("legacy_exchange.rs"),
             include_str!("lockout.rs"),
+            include_str!("otp.rs"),
             include_str!("principals.rs"),
             include_str!("rotation.rs"),
         ];
@@ -153,7 +159,7 @@ mod tests {
             .filter_map(|line| line.strip_prefix("pub async fn "))
             .filter_map(|rest| rest.split('(').next())
             .collect();
-        assert_eq!(defined.len(), 20, "the suite's functions: {defined:?}");
+        assert_eq!(defined.len(), 23, "the suite's functions: {defined:?}");
         for name in &defined {
             assert!(listed.contains(name), "{name} is not in conformance_suite!");
         }

@@ -60,6 +60,17 @@ pub(super) mod keys {
     pub fn failed_logins(login: &Login) -> String {
         format!("FAILEDLOGIN#{login}")
     }
+    pub fn otps(address: &TokenHash) -> String {
+        format!("OTP#{}", address.to_hex())
+    }
+    /// Creation time first (zero-padded, as [`failed_login_time`]), so a query reads an
+    /// address's passwords newest first and `sk >= since` is a time range.
+    pub fn otp_sort(created_at: UnixTime, id: &uuid::Uuid) -> String {
+        format!("{}#{}", failed_login_time(created_at), id.simple())
+    }
+    pub fn email(address: &TokenHash) -> (String, &'static str) {
+        (format!("EMAIL#{}", address.to_hex()), "EMAIL")
+    }
     /// Zero-padded so that string order is time order and `sk >= since` is a time range.
     pub fn failed_login_time(at: UnixTime) -> String {
         format!("{:020}", at.max(0))
