@@ -407,7 +407,7 @@ async fn an_unknown_address_is_told_only_after_the_password_is_verified() {
     let looked_up = Mutex::new(false);
     let lookup = |_: ChannelHandle| async {
         *looked_up.lock().unwrap() = true;
-        Ok(None)
+        Ok(None::<PrincipalId>)
     };
     let attempt = h.verification(stranger, &wrong(&password), facts());
     assert_eq!(code(verify_otp(h.deps(), attempt, lookup).await), Some(85));
