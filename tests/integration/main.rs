@@ -12,6 +12,7 @@ mod interop;
 mod lambda_events;
 mod lambda_runtime;
 mod mail;
+mod otp;
 mod pages;
 mod security;
 mod token_endpoint;

@@ -38,10 +38,10 @@ pub use principals::{EmailUpdate, Inserted, PrincipalStore};
 /// The store traits, for callers: `use crate::store::prelude::*;` puts every aggregate's methods
 /// in scope.
 pub mod prelude {
+    pub use super::OtpStore;
     pub use super::{
         AuthTokenStore, ClientStore, FamilyStore, LegacyStore, LockoutStore, PrincipalStore, Store,
     };
-    pub use super::OtpStore;
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;

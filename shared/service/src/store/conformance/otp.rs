@@ -67,9 +67,15 @@ pub async fn otp_newest_open_record_counts_and_consumption(store: &dyn Store) {
         "expiry is checked on read"
     );
 
-    assert!(!store.consume_otp(&newest, now + 590).await.unwrap(), "expired");
+    assert!(
+        !store.consume_otp(&newest, now + 590).await.unwrap(),
+        "expired"
+    );
     assert!(store.consume_otp(&newest, now).await.unwrap());
-    assert!(!store.consume_otp(&newest, now).await.unwrap(), "redeems once");
+    assert!(
+        !store.consume_otp(&newest, now).await.unwrap(),
+        "redeems once"
+    );
     assert_eq!(store.spend_otp_try(&newest, now).await.unwrap(), None);
     assert_eq!(
         store.find_open_otp(&address, now).await.unwrap(),
@@ -84,7 +90,10 @@ pub async fn otp_newest_open_record_counts_and_consumption(store: &dyn Store) {
 
     let last_try = otp(&address, now + 1, 1);
     store.create_otp(&last_try).await.unwrap();
-    assert_eq!(store.spend_otp_try(&last_try, now + 1).await.unwrap(), Some(0));
+    assert_eq!(
+        store.spend_otp_try(&last_try, now + 1).await.unwrap(),
+        Some(0)
+    );
     assert_eq!(store.find_open_otp(&address, now + 1).await.unwrap(), None);
     assert!(
         store.consume_otp(&last_try, now + 1).await.unwrap(),
@@ -103,8 +112,15 @@ pub async fn otp_tries_are_spent_atomically_by_12_parallel_requests(store: &dyn 
         .filter_map(|result| result.expect("spend_otp_try"))
         .collect();
     left.sort_unstable();
-    assert_eq!(left, [0, 1, 2, 3, 4], "exactly five tries, each counted once");
-    assert_eq!(store.find_open_otp(&record.address, now).await.unwrap(), None);
+    assert_eq!(
+        left,
+        [0, 1, 2, 3, 4],
+        "exactly five tries, each counted once"
+    );
+    assert_eq!(
+        store.find_open_otp(&record.address, now).await.unwrap(),
+        None
+    );
 }
 
 pub async fn users_are_found_by_unique_case_insensitive_email(store: &dyn Store) {
@@ -151,7 +167,10 @@ pub async fn users_are_found_by_unique_case_insensitive_email(store: &dyn Store)
     );
     assert_eq!(store.get_user_by_email(&address).await.unwrap(), None);
     let found = store.get_user_by_email(&moved).await.unwrap().unwrap();
-    assert_eq!((found.id, found.email.as_deref()), (ann.id, Some(moved.as_str())));
+    assert_eq!(
+        (found.id, found.email.as_deref()),
+        (ann.id, Some(moved.as_str()))
+    );
     assert_eq!(
         store.set_user_email(&bob.id, &address).await.unwrap(),
         EmailUpdate::Updated
@@ -163,9 +182,9 @@ pub async fn users_are_found_by_unique_case_insensitive_email(store: &dyn Store)
     // A status change through put_user keeps the address findable.
     let mut bob = store.get_user(&bob.id).await.unwrap().unwrap();
     bob.status = crate::domain::UserStatus::Disabled;
-    store.put_user(&bob).await.expect("put_user keeps the address");
-    assert_eq!(
-        store.get_user_by_email(&address).await.unwrap(),
-        Some(bob)
-    );
+    store
+        .put_user(&bob)
+        .await
+        .expect("put_user keeps the address");
+    assert_eq!(store.get_user_by_email(&address).await.unwrap(), Some(bob));
 }

@@ -64,9 +64,14 @@ pub(super) mod keys {
         format!("OTP#{}", address.to_hex())
     }
     /// Creation time first (zero-padded, as [`failed_login_time`]), so a query reads an
-    /// address's passwords newest first and `sk >= since` is a time range.
-    pub fn otp_sort(created_at: UnixTime, id: &uuid::Uuid) -> String {
-        format!("{}#{}", failed_login_time(created_at), id.simple())
+    /// address's passwords newest first and `sk >= since` is a time range; then the write time
+    /// in microseconds, which orders the requests of one second.
+    pub fn otp_sort(created_at: UnixTime, written_micros: u128, id: &uuid::Uuid) -> String {
+        format!(
+            "{}#{written_micros:020}#{}",
+            failed_login_time(created_at),
+            id.simple()
+        )
     }
     pub fn email(address: &TokenHash) -> (String, &'static str) {
         (format!("EMAIL#{}", address.to_hex()), "EMAIL")

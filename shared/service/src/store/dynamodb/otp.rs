@@ -35,15 +35,50 @@ struct OtpItem {
     consumed: bool,
 }
 
-fn item_key(record: &OtpRecord) -> (String, String) {
+/// The key of a new record. Requests for one address within one second (the clock's grain)
+/// are ordered by the writer's wall clock in microseconds, so "the newest" is the one mailed
+/// last, as on SQLite (insertion order).
+fn new_item_key(record: &OtpRecord) -> (String, String) {
+    let micros = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_micros());
     (
         keys::otps(&record.address.0),
-        keys::otp_sort(record.created_at, &record.id.0),
+        keys::otp_sort(record.created_at, micros, &record.id.0),
     )
 }
 
 fn boolean(value: bool) -> AttributeValue {
     AttributeValue::Bool(value)
+}
+
+impl DynamoStore {
+    /// The stored key of `record`: its sort key holds the write time, which the record does not
+    /// carry, so it is looked up among the address's records of the same second by id.
+    async fn locate_otp(&self, record: &OtpRecord) -> StoreResult<Option<(String, String)>> {
+        let pk = keys::otps(&record.address.0);
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("pk = :pk AND begins_with(sk, :second)")
+            .filter_expression("id = :id")
+            .expression_attribute_values(":pk", s(pk.clone()))
+            .expression_attribute_values(":second", s(keys::failed_login_time(record.created_at)))
+            .expression_attribute_values(":id", s(record.id.0.hyphenated().to_string()))
+            .projection_expression("sk")
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| store_error("LocateOtp", e))?;
+        let sk = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .find_map(|mut item| item.remove("sk"))
+            .and_then(|sk| sk.as_s().ok().cloned());
+        Ok(sk.map(|sk| (pk, sk)))
+    }
 }
 
 #[async_trait]
@@ -60,7 +95,7 @@ impl OtpStore for DynamoStore {
             tries_left: record.tries_left,
             consumed: record.consumed,
         };
-        self.put("CreateOtp", to_item(&item, item_key(record))?)
+        self.put("CreateOtp", to_item(&item, new_item_key(record))?)
             .await
     }
 
@@ -73,7 +108,8 @@ impl OtpStore for DynamoStore {
                 .query()
                 .table_name(&self.table)
                 .key_condition_expression("pk = :pk AND sk >= :since")
-                .filter_expression("consumed = :false")
+                .filter_expression("#consumed = :false")
+                .expression_attribute_names("#consumed", "consumed")
                 .expression_attribute_values(":pk", s(keys::otps(&address.0)))
                 .expression_attribute_values(":since", s(keys::failed_login_time(since)))
                 .expression_attribute_values(":false", boolean(false))
@@ -127,7 +163,9 @@ impl OtpStore for DynamoStore {
     }
 
     async fn spend_otp_try(&self, record: &OtpRecord, now: UnixTime) -> StoreResult<Option<u32>> {
-        let (pk, sk) = item_key(record);
+        let Some((pk, sk)) = self.locate_otp(record).await? else {
+            return Ok(None);
+        };
         // Condition and decrement in one conditional update: parallel tries are serialised by
         // DynamoDB, and the one that finds no try left fails its condition.
         let result = self
@@ -137,8 +175,10 @@ impl OtpStore for DynamoStore {
             .set_key(Some(key(pk, sk)))
             .update_expression("SET tries_left = tries_left - :one")
             .condition_expression(
-                "consumed = :false AND tries_left > :zero AND valid_until > :now",
+                "#consumed = :false AND tries_left > :zero AND valid_until > :now",
             )
+            // `consumed` is one of DynamoDB's reserved words.
+            .expression_attribute_names("#consumed", "consumed")
             .expression_attribute_values(":one", n(1))
             .expression_attribute_values(":zero", n(0))
             .expression_attribute_values(":false", boolean(false))
@@ -168,14 +208,17 @@ impl OtpStore for DynamoStore {
     }
 
     async fn consume_otp(&self, record: &OtpRecord, now: UnixTime) -> StoreResult<bool> {
-        let (pk, sk) = item_key(record);
+        let Some((pk, sk)) = self.locate_otp(record).await? else {
+            return Ok(false);
+        };
         let result = self
             .client
             .update_item()
             .table_name(&self.table)
             .set_key(Some(key(pk, sk)))
-            .update_expression("SET consumed = :true")
-            .condition_expression("consumed = :false AND valid_until > :now")
+            .update_expression("SET #consumed = :true")
+            .condition_expression("#consumed = :false AND valid_until > :now")
+            .expression_attribute_names("#consumed", "consumed")
             .expression_attribute_values(":true", boolean(true))
             .expression_attribute_values(":false", boolean(false))
             .expression_attribute_values(":now", n(now))

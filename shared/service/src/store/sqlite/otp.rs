@@ -95,7 +95,10 @@ impl OtpStore for SqliteStore {
                  WHERE id = ?1 AND consumed = 0 AND tries_left > 0 AND expires_at > ?2
                  RETURNING tries_left",
             )
-            .and_then(|mut stmt| stmt.query_row(params![id, now], |row| row.get(0)).optional())
+            .and_then(|mut stmt| {
+                stmt.query_row(params![id, now], |row| row.get(0))
+                    .optional()
+            })
             .map_err(map_err)
         })
         .await
