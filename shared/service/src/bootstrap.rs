@@ -14,7 +14,7 @@ pub async fn services(config: &Config) -> anyhow::Result<Arc<Services>> {
     let store = crate::store::open(config).await?;
     let keys = KeyRing::load(config.signing_keys_secret_arn.as_deref(), &config.data_dir).await?;
     let codec = AccessTokenCodec::new(Arc::new(keys), config.geolocation.clone());
-    let mail = MailConfig::from_env(config)?;
+    let mail = MailConfig::load(config).await?;
     Ok(Arc::new(
         Services::new(Context::new(store), codec, config.policy.clone())
             .with_mailer(mailer_from_config(&mail)?),
