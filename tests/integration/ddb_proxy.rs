@@ -58,6 +58,7 @@ fn user() -> User {
         geolocation: Geolocation::parse("https://us.api.example.com").unwrap(),
         status: UserStatus::Active,
         created_at: SystemClock.now(),
+        email: None,
     }
 }
 

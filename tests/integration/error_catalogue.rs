@@ -63,7 +63,13 @@ const SPEC_TABLE: &str = "\
 ";
 
 /// Codes the service adds beyond the specification's table, each with its reason.
-const SERVICE_CODES: &[(u16, &str)] = &[(135, "contract part 2: a body neither form nor JSON")];
+const SERVICE_CODES: &[(u16, &str)] = &[
+    (135, "contract part 2: a body neither form nor JSON"),
+    (
+        82,
+        "contract part 9: too many open one-time-password requests",
+    ),
+];
 
 fn spec_rows() -> Vec<(u16, &'static str, &'static str)> {
     SPEC_TABLE

@@ -88,6 +88,7 @@ impl Deployment {
             is_admin: true,
             geolocation,
             status: UserStatus::Active,
+            email: None,
         };
         let administrator = admin::create_user(&ctx, administrator).await.unwrap();
         let consumer_key = ConsumerKey::parse("lambda-runtime-app").unwrap();

@@ -14,6 +14,7 @@ mod lambda_events;
 mod lambda_runtime;
 mod lockout;
 mod mail;
+mod otp;
 mod pages;
 mod security;
 mod token_endpoint;

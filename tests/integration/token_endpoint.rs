@@ -896,9 +896,15 @@ async fn replay_within_the_grace_window_does_not_revoke() {
         refresh_grace_seconds: 30,
         ..Policy::default()
     };
-    let app = TestApp::spawn_with(Backend::Sqlite, AppOptions { policy })
-        .await
-        .unwrap();
+    let app = TestApp::spawn_with(
+        Backend::Sqlite,
+        AppOptions {
+            policy,
+            ..AppOptions::default()
+        },
+    )
+    .await
+    .unwrap();
     let client = app.create_client("read").await;
     app.create_user("niaj", PASSWORD).await;
     let first = app.user_tokens(&client, "niaj", PASSWORD).await;

@@ -32,6 +32,7 @@ fn policy_from_env(vars: &[(&str, &str)]) -> AppOptions {
     .expect("a valid configuration");
     AppOptions {
         policy: config.policy,
+        ..AppOptions::default()
     }
 }
 

@@ -11,6 +11,7 @@ use token_service::config::Policy;
 use token_service::context::Context;
 use token_service::domain::{Company, Geolocation, Login, Scopes, User, UserStatus};
 use token_service::jwt::AccessTokenCodec;
+use token_service::mail::Mailer;
 use token_service::secrets::Secret;
 use token_service::services::Services;
 use token_service::signing::KeyRing;
@@ -104,6 +105,8 @@ impl RequestBody<'_> {
 #[derive(Debug, Clone, Default)]
 pub struct AppOptions {
     pub policy: Policy,
+    /// Where one-time passwords go; unset: nowhere (every send fails, 503).
+    pub mailer: Option<Arc<dyn Mailer>>,
 }
 
 pub struct TestApp {
@@ -133,7 +136,7 @@ impl TestApp {
     pub async fn spawn_with(backend: Backend, options: AppOptions) -> Option<Self> {
         let (store, data) = fresh_store(backend).await?;
         let clock = Arc::new(ManualClock::starting_now());
-        let mut app = Self::serve(store, clock, backend, options.policy).await;
+        let mut app = Self::serve(store, clock, backend, options).await;
         app.data = Arc::new(data);
         Some(app)
     }
@@ -141,7 +144,7 @@ impl TestApp {
     /// An app over a store the test built itself (e.g. one pointed at a dead endpoint).
     pub async fn with_store(store: Arc<dyn Store>, backend: Backend, options: AppOptions) -> Self {
         let clock = Arc::new(ManualClock::starting_now());
-        Self::serve(store, clock, backend, options.policy).await
+        Self::serve(store, clock, backend, options).await
     }
 
     /// A second deployment (another region) over the same store and clock, as a global table
@@ -151,7 +154,10 @@ impl TestApp {
             self.store.clone(),
             self.clock.clone(),
             self.backend,
-            self.services.policy.clone(),
+            AppOptions {
+                policy: self.services.policy.clone(),
+                mailer: Some(self.services.mailer.clone()),
+            },
         )
         .await;
         other.data = self.data.clone();
@@ -162,7 +168,7 @@ impl TestApp {
         store: Arc<dyn Store>,
         clock: Arc<ManualClock>,
         backend: Backend,
-        policy: Policy,
+        options: AppOptions,
     ) -> Self {
         crate::logs::install_log_capture();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -172,7 +178,11 @@ impl TestApp {
         let ctx = Context::new(store.clone()).with_clock(clock.clone());
         let keys = Arc::new(KeyRing::generate(ctx.random.as_ref(), clock.as_ref()));
         let codec = AccessTokenCodec::new(keys, Geolocation::parse(&address).unwrap());
-        let services = Arc::new(Services::new(ctx, codec, policy));
+        let mut services = Services::new(ctx, codec, options.policy);
+        if let Some(mailer) = options.mailer {
+            services = services.with_mailer(mailer);
+        }
+        let services = Arc::new(services);
         let router = token_service::http::local_router(services.clone());
         tokio::spawn(async move {
             axum::serve(listener, router).await.expect("test server");
@@ -337,6 +347,7 @@ impl TestApp {
             is_admin: false,
             geolocation: self.geolocation(),
             status: UserStatus::Active,
+            email: None,
         };
         customise(&mut new);
         admin::create_user(self.ctx(), new).await.unwrap()

@@ -69,6 +69,9 @@ pub async fn ensure(
     Ok(demo)
 }
 
+/// The demo user's address: its one-time passwords land in `DATA_DIR/outbox/` locally.
+const DEMO_USER_EMAIL: &str = "user@demo.example";
+
 /// The administration console: a first-party client that only signs users in.
 async fn create_console(ctx: &Context) -> anyhow::Result<admin::CreatedClient> {
     let mut console = NewClient::named("Admin console", Scopes::parse("profile")?);
@@ -97,6 +100,7 @@ async fn create(ctx: &Context, geolocation: &Geolocation) -> anyhow::Result<Demo
             is_admin: true,
             geolocation: geolocation.clone(),
             status: UserStatus::Active,
+            email: None,
         },
     )
     .await?;
@@ -110,6 +114,8 @@ async fn create(ctx: &Context, geolocation: &Geolocation) -> anyhow::Result<Demo
             is_admin: false,
             geolocation: geolocation.clone(),
             status: UserStatus::Active,
+            // One-time passwords (contract part 9) reach the demo user here.
+            email: Some(DEMO_USER_EMAIL.to_owned()),
         },
     )
     .await?;
@@ -223,6 +229,10 @@ curl -s '{base}/profile-service/v1/keys/principals/{company}/authtoken/?client_i
 
 6. Company tokens (AUTH_TOKEN = token from 5):
 curl -s {base}/v0/token -u '{id}:{secret}' -d grant_type=password -d credtype=authtoken -d username={company} -d password=AUTH_TOKEN
+
+7. One-time password by e-mail, then user tokens with it (OTP = the six digits in the mail):
+curl -s {base}/oauth2/v0/otp -u '{id}:{secret}' -d channel_type=email -d channel_handle={DEMO_USER_EMAIL}
+curl -s {base}/v0/token -u '{id}:{secret}' -d grant_type=otp -d channel_type=email -d channel_handle={DEMO_USER_EMAIL} -d otp=OTP
 "#
         )
     }

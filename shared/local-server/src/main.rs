@@ -6,6 +6,7 @@
 mod demo;
 
 use anyhow::Context as _;
+use token_service::mail::MailConfig;
 use token_service::{bootstrap, config::Config, http, telemetry};
 
 #[tokio::main]
@@ -22,6 +23,7 @@ async fn main() -> anyhow::Result<()> {
         .await
         .with_context(|| format!("bind {address} (set PORT to use another port)"))?;
     println!("{}", demo.instructions(&format!("http://{address}")));
+    println!("{}", mail_destination(&config)?);
     println!(
         "Token service listening on http://{address} (geolocation {}); Ctrl-C stops it.",
         services.geolocation()
@@ -33,4 +35,19 @@ async fn main() -> anyhow::Result<()> {
         })
         .await?;
     Ok(())
+}
+
+/// Where one-time passwords go, so the developer knows where to read them.
+fn mail_destination(config: &Config) -> anyhow::Result<String> {
+    let mail = MailConfig::from_env(config).context("mail configuration")?;
+    Ok(match &mail.smtp_url {
+        Some(url) => format!(
+            "One-time-password mails go to the SMTP server {}:{} (SMTP_URL).",
+            url.host, url.port
+        ),
+        None => format!(
+            "One-time-password mails are written as .eml files to {} (set SMTP_URL to send them).",
+            mail.outbox_dir.display()
+        ),
+    })
 }

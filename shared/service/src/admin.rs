@@ -9,9 +9,10 @@ use crate::domain::{
     FamilyId, Geolocation, GrantType, LegacyApp, Login, PrincipalId, RefreshRotation, Scopes, User,
     UserStatus,
 };
+use crate::otp::ChannelHandle;
 use crate::random::RandomExt;
 use crate::secrets::{PasswordHash, Secret};
-use crate::store::{Inserted, StoreError};
+use crate::store::{EmailUpdate, Inserted, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AdminError {
@@ -190,6 +191,14 @@ pub struct NewUser {
     pub is_admin: bool,
     pub geolocation: Geolocation,
     pub status: UserStatus,
+    /// Where one-time passwords reach the user; unique case-insensitively.
+    pub email: Option<String>,
+}
+
+/// An address as `--email` takes it: a single plain address, stored as spelt (trimmed).
+fn parse_email(address: &str) -> Result<ChannelHandle, AdminError> {
+    ChannelHandle::parse(address)
+        .map_err(|_| AdminError::Invalid(format!("{address:?} is not an e-mail address")))
 }
 
 pub async fn create_user(ctx: &Context, new: NewUser) -> Result<User, AdminError> {
@@ -201,6 +210,7 @@ pub async fn create_user(ctx: &Context, new: NewUser) -> Result<User, AdminError
             "an administrator must belong to a company (--company)".into(),
         ));
     }
+    let email = new.email.as_deref().map(parse_email).transpose()?;
     if let Some(company) = &new.company_id {
         ctx.store
             .get_company(company)
@@ -216,13 +226,38 @@ pub async fn create_user(ctx: &Context, new: NewUser) -> Result<User, AdminError
         geolocation: new.geolocation,
         status: new.status,
         created_at: ctx.clock.now(),
+        email: email.map(|address| address.as_str().to_owned()),
     };
     match ctx.store.insert_user(&user).await? {
         Inserted::Inserted => Ok(user),
+        Inserted::AlreadyExists if user.email.is_some() => Err(AdminError::Conflict(format!(
+            "login {} or that e-mail address is already taken",
+            user.login
+        ))),
         Inserted::AlreadyExists => Err(AdminError::Conflict(format!(
             "login {} is already taken",
             user.login
         ))),
+    }
+}
+
+/// `users set-email`: gives the user an address no other user has (case-insensitively).
+pub async fn set_user_email(
+    ctx: &Context,
+    id: &PrincipalId,
+    address: &str,
+) -> Result<User, AdminError> {
+    let address = parse_email(address)?;
+    match ctx.store.set_user_email(id, &address).await? {
+        EmailUpdate::Updated => ctx
+            .store
+            .get_user(id)
+            .await?
+            .ok_or_else(|| not_found("user", id)),
+        EmailUpdate::Taken => Err(AdminError::Conflict(
+            "another user already has that e-mail address".into(),
+        )),
+        EmailUpdate::UnknownUser => Err(not_found("user", id)),
     }
 }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::context::Context;
 use crate::jwt::AccessTokenCodec;
+use crate::mail::{mailer_from_config, MailConfig};
 use crate::services::Services;
 use crate::signing::KeyRing;
 
@@ -13,9 +14,9 @@ pub async fn services(config: &Config) -> anyhow::Result<Arc<Services>> {
     let store = crate::store::open(config).await?;
     let keys = KeyRing::load(config.signing_keys_secret_arn.as_deref(), &config.data_dir).await?;
     let codec = AccessTokenCodec::new(Arc::new(keys), config.geolocation.clone());
-    Ok(Arc::new(Services::new(
-        Context::new(store),
-        codec,
-        config.policy.clone(),
-    )))
+    let mail = MailConfig::load(config).await?;
+    Ok(Arc::new(
+        Services::new(Context::new(store), codec, config.policy.clone())
+            .with_mailer(mailer_from_config(&mail)?),
+    ))
 }

@@ -209,6 +209,8 @@ impl From<CompanyStatusArg> for CompanyStatus {
 pub enum UsersCommand {
     /// Create a user; prints its user_id.
     Create(UsersCreate),
+    /// Give a user an e-mail address (for one-time passwords).
+    SetEmail(UsersSetEmail),
 }
 
 #[derive(Args)]
@@ -233,6 +235,16 @@ pub struct UsersCreate {
     pub geolocation: Option<Geolocation>,
     #[arg(long, value_enum, default_value = "active")]
     pub status: UserStatusArg,
+    /// Where one-time passwords reach the user; unique among users, whatever its case.
+    #[arg(long, value_name = "ADDRESS")]
+    pub email: Option<String>,
+}
+
+#[derive(Args)]
+pub struct UsersSetEmail {
+    pub user_id: PrincipalId,
+    /// The new address; unique among users, whatever its case.
+    pub address: String,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

@@ -112,6 +112,10 @@ pub struct User {
     pub geolocation: Geolocation,
     pub status: UserStatus,
     pub created_at: UnixTime,
+    /// Where one-time passwords reach the user (contract part 9): unique among users, compared
+    /// case-insensitively, stored as given. Users stored before addresses existed read `None`.
+    #[serde(default)]
+    pub email: Option<String>,
 }
 
 impl User {

@@ -96,6 +96,8 @@ catalogue! {
     GrantTypeMissing = (65, InvalidRequest, "grant_type was not supplied"),
     InvalidChannelType = (80, InvalidRequest, "invalid channel type"),
     BadChannelHandle = (81, InvalidRequest, "bad channel handle"),
+    /// Contract part 9: five open requests for one address within 15 minutes.
+    TooManyOpenOtpRequests = (82, InvalidRequest, "number of open otp requests has been exceeded"),
     OtpNotFound = (83, InvalidRequest, "otp not found"),
     FactVerificationFailed = (84, InvalidRequest, "fact verification failed"),
     OtpVerificationFailed = (85, InvalidRequest, "otp verification failed"),
@@ -171,8 +173,8 @@ mod tests {
     fn every_spec_code_is_present() {
         let expected = [
             5, 10, 11, 12, 13, 14, 16, 19, 20, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
-            64, 65, 80, 81, 83, 84, 85, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 115, 117,
-            118, 119, 120, 121, 122, 123, 134, 135,
+            64, 65, 80, 81, 82, 83, 84, 85, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 115,
+            117, 118, 119, 120, 121, 122, 123, 134, 135,
         ];
         for code in expected {
             assert!(

@@ -10,6 +10,7 @@ mod client_auth;
 mod client_credentials;
 mod error;
 mod issue;
+mod otp;
 mod params;
 mod password;
 pub mod principal;
@@ -20,6 +21,7 @@ pub use bearer::{authenticate_bearer, bearer_credential, BearerDenial, BearerErr
 pub use client_auth::authenticate_client;
 pub use error::{GrantDenial, GrantError};
 pub use issue::{FamilyStart, IssuedRefresh, IssuedTokens};
+pub use otp::{otp_deps, otp_facts};
 pub use params::{BodyDenial, TokenParams};
 pub use scope::requested_scopes;
 
@@ -46,7 +48,8 @@ pub async fn token_grant(
         GrantType::ClientCredentials => client_credentials::grant(services, &client, params).await,
         GrantType::Password => password::grant(services, &client, params).await,
         GrantType::RefreshToken => refresh::grant(services, &client, params).await,
+        GrantType::Otp => otp::grant(services, &client, params).await,
         // Served once their flows land (contract parts 8 and 9).
-        GrantType::AuthorizationCode | GrantType::Otp => Err(ErrorCode::UnsupportedGrant.into()),
+        GrantType::AuthorizationCode => Err(ErrorCode::UnsupportedGrant.into()),
     }
 }

@@ -5,6 +5,7 @@ mod company;
 pub mod error_response;
 mod exchange;
 mod observability;
+mod otp;
 pub mod token;
 
 use std::sync::Arc;
@@ -47,6 +48,7 @@ fn token_routes(services: Arc<Services>) -> Router {
         .route("/v0/token", post(token::token))
         .route("/oauth2/v0/token", post(token::token))
         .route("/v0/token/jwks", get(token::jwks))
+        .route("/oauth2/v0/otp", post(otp::request))
         .with_state(services)
 }
 

@@ -26,11 +26,47 @@ pub enum MailConfigError {
     MailFrom(String),
     #[error("MAIL_FROM is unset and the geolocation's host {0:?} makes no sender address")]
     NoDefaultSender(String),
+    #[error("cannot read the SMTP_URL secret: {0}")]
+    Secret(String),
+}
+
+/// The secret's string. Errors carry the SDK's context, never the secret.
+async fn fetch_secret_string(arn: &str) -> Result<String, MailConfigError> {
+    let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    let output = aws_sdk_secretsmanager::Client::new(&config)
+        .get_secret_value()
+        .secret_id(arn)
+        .send()
+        .await
+        .map_err(|e| {
+            MailConfigError::Secret(
+                aws_sdk_secretsmanager::error::DisplayErrorContext(e).to_string(),
+            )
+        })?;
+    output
+        .secret_string
+        .map(|url| url.trim().to_owned())
+        .ok_or_else(|| MailConfigError::Secret("the secret has no string value".to_owned()))
 }
 
 impl MailConfig {
     pub fn from_env(config: &Config) -> Result<Self, MailConfigError> {
         Self::from_lookup(config, |name| std::env::var(name).ok())
+    }
+
+    /// As [`MailConfig::from_env`], but when `SMTP_URL` is unset and `SMTP_URL_SECRET_ARN`
+    /// names a Secrets Manager secret (the deployed token function), the URL is that secret's
+    /// string, fetched once at start-up: its credentials never sit in the environment.
+    pub async fn load(config: &Config) -> Result<Self, MailConfigError> {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let from_secret = match (env("SMTP_URL"), env("SMTP_URL_SECRET_ARN")) {
+            (None, Some(arn)) => Some(fetch_secret_string(&arn).await?),
+            _ => None,
+        };
+        Self::from_lookup(config, |name| match name {
+            "SMTP_URL" if from_secret.is_some() => from_secret.clone(),
+            _ => env(name),
+        })
     }
 
     /// Reads `SMTP_URL` and `MAIL_FROM` through `lookup`; the outbox and the default sender

@@ -27,8 +27,22 @@ pub trait Mailer: Send + Sync + std::fmt::Debug {
     async fn send(&self, message: &OtpMail) -> Result<(), MailError>;
 }
 
+/// The mailer of a process that was given none (tests of other endpoints, tools): every send
+/// fails, so a one-time-password request answers 503 rather than pretending to have mailed.
+#[derive(Debug, Default)]
+pub struct NoMailer;
+
+#[async_trait]
+impl Mailer for NoMailer {
+    async fn send(&self, _: &OtpMail) -> Result<(), MailError> {
+        Err(MailError::NotConfigured)
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum MailError {
+    #[error("no mailer is configured")]
+    NotConfigured,
     /// The message could not be built (an address the mailer cannot encode).
     #[error("could not build the mail: {0}")]
     Message(String),

@@ -14,7 +14,7 @@ pub enum OtpError {
     InvalidChannelType,
     #[error("bad channel handle")]
     BadChannelHandle,
-    /// Code 82, `invalid_request`. Not yet in the catalogue: see [`OtpError::error_code`].
+    /// Code 82, `invalid_request`.
     #[error("number of open otp requests has been exceeded")]
     TooManyOpenRequests,
     #[error("otp was not supplied")]
@@ -36,21 +36,20 @@ pub enum OtpError {
 }
 
 impl OtpError {
-    /// The catalogue entry of a refusal; `None` for the mail and store failures (503 / 500) and
-    /// for [`OtpError::TooManyOpenRequests`], whose code 82 the catalogue lacks so far.
-    // TODO(issue 14, round two): map TooManyOpenRequests once the catalogue has code 82.
+    /// The catalogue entry of a refusal; `None` for the mail and store failures (503 / 500).
     pub fn error_code(&self) -> Option<ErrorCode> {
         Some(match self {
             Self::ChannelTypeMissing => ErrorCode::ChannelTypeMissing,
             Self::ChannelHandleMissing => ErrorCode::ChannelHandleMissing,
             Self::InvalidChannelType => ErrorCode::InvalidChannelType,
             Self::BadChannelHandle => ErrorCode::BadChannelHandle,
+            Self::TooManyOpenRequests => ErrorCode::TooManyOpenOtpRequests,
             Self::OtpMissing => ErrorCode::OtpMissing,
             Self::OtpNotFound => ErrorCode::OtpNotFound,
             Self::OtpVerificationFailed => ErrorCode::OtpVerificationFailed,
             Self::FactVerificationFailed => ErrorCode::FactVerificationFailed,
             Self::UnknownEmail => ErrorCode::UnknownEmail,
-            Self::TooManyOpenRequests | Self::Mail(_) | Self::Store(_) => return None,
+            Self::Mail(_) | Self::Store(_) => return None,
         })
     }
 }

@@ -8,7 +8,7 @@ use super::error::OtpError;
 use super::password::{OneTimePassword, OtpHash};
 use super::store::{OtpFacts, OtpId, OtpRecord, OtpStore};
 use crate::clock::Clock;
-use crate::domain::{ClientId, PrincipalId};
+use crate::domain::ClientId;
 use crate::mail::{Mailer, OtpMail, OTP_VALIDITY_MINUTES};
 use crate::random::{RandomExt, RandomSource};
 use crate::secrets::Secret;
@@ -108,14 +108,14 @@ pub async fn request_otp(deps: OtpDeps<'_>, request: OtpRequest) -> Result<(), O
 /// spends a try; 85 (wrong password; the fifth try closes the record); 84 (facts differ: the try
 /// stays spent); consumes the record (a lost race is 83); and only then asks `find_user` for
 /// the address's user: 55 if none, else the user to start a family for.
-pub async fn verify_otp<F, Fut>(
+pub async fn verify_otp<U, F, Fut>(
     deps: OtpDeps<'_>,
     verification: OtpVerification,
     find_user: F,
-) -> Result<PrincipalId, OtpError>
+) -> Result<U, OtpError>
 where
     F: FnOnce(ChannelHandle) -> Fut,
-    Fut: Future<Output = StoreResult<Option<PrincipalId>>>,
+    Fut: Future<Output = StoreResult<Option<U>>>,
 {
     let presented = verification
         .otp
@@ -134,7 +134,7 @@ where
         .filter(|record| record.client_id == verification.client_id)
         .ok_or(OtpError::OtpNotFound)?;
 
-    if deps.store.spend_otp_try(record.id, now).await?.is_none() {
+    if deps.store.spend_otp_try(&record, now).await?.is_none() {
         return Err(OtpError::OtpNotFound);
     }
     let hash = record.password.clone();
@@ -144,7 +144,7 @@ where
     if verification.facts.hash() != record.facts {
         return Err(OtpError::FactVerificationFailed);
     }
-    if !deps.store.consume_otp(record.id, now).await? {
+    if !deps.store.consume_otp(&record, now).await? {
         return Err(OtpError::OtpNotFound);
     }
     find_user(handle).await?.ok_or(OtpError::UnknownEmail)

@@ -76,6 +76,7 @@ impl OtpRecord {
     }
 }
 
+/// The one-time passwords aggregate (contract part 9); one of [`crate::store::Store`]'s parts.
 #[async_trait]
 pub trait OtpStore: Send + Sync {
     /// Stores a new record (its id is fresh; the write need not be conditional).
@@ -99,10 +100,12 @@ pub trait OtpStore: Send + Sync {
     /// left after this one (`Some(0)` means this try was the last). `None` if it was not open
     /// (consumed, tried out or expired in the meantime). The try is spent before the password
     /// is compared, so parallel guesses can never exceed five (as the lockout of part 11).
-    async fn spend_otp_try(&self, id: OtpId, now: UnixTime) -> StoreResult<Option<u32>>;
+    /// `record` is as [`OtpStore::find_open_otp`] returned it: backends find the stored record by
+    /// its id, address and creation time.
+    async fn spend_otp_try(&self, record: &OtpRecord, now: UnixTime) -> StoreResult<Option<u32>>;
 
     /// Atomically marks the record consumed if it is not yet consumed and `now < expires_at`
     /// (`tries_left` may be 0: the last try may be the right one). `false` if another request
     /// consumed it first or it expired: a password redeems once.
-    async fn consume_otp(&self, id: OtpId, now: UnixTime) -> StoreResult<bool>;
+    async fn consume_otp(&self, record: &OtpRecord, now: UnixTime) -> StoreResult<bool>;
 }

@@ -19,6 +19,7 @@ mod families;
 mod legacy;
 mod lockout;
 mod open;
+mod otp;
 mod principals;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
@@ -31,11 +32,13 @@ pub use families::{
 pub use legacy::LegacyStore;
 pub use lockout::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore};
 pub use open::open;
-pub use principals::{Inserted, PrincipalStore};
+pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore};
+pub use principals::{EmailUpdate, Inserted, PrincipalStore};
 
 /// The store traits, for callers: `use crate::store::prelude::*;` puts every aggregate's methods
 /// in scope.
 pub mod prelude {
+    pub use super::OtpStore;
     pub use super::{
         AuthTokenStore, ClientStore, FamilyStore, LegacyStore, LockoutStore, PrincipalStore, Store,
     };
@@ -63,6 +66,7 @@ pub trait Store:
     + AuthTokenStore
     + FamilyStore
     + LockoutStore
+    + OtpStore
     + std::fmt::Debug
     + Send
     + Sync
@@ -76,6 +80,7 @@ impl<T> Store for T where
         + AuthTokenStore
         + FamilyStore
         + LockoutStore
+        + OtpStore
         + std::fmt::Debug
         + Send
         + Sync

@@ -1,4 +1,4 @@
-//! `users create`.
+//! `users create`, `users set-email`.
 
 use std::io::BufRead;
 
@@ -8,7 +8,7 @@ use token_service::config::Config;
 use token_service::context::Context;
 use token_service::secrets::Secret;
 
-use crate::args::{UsersCommand, UsersCreate};
+use crate::args::{UsersCommand, UsersCreate, UsersSetEmail};
 use crate::error::CliError;
 use crate::output::Output;
 
@@ -19,7 +19,17 @@ pub async fn run(
 ) -> Result<Output, CliError> {
     match command {
         UsersCommand::Create(args) => create(args, ctx, config).await,
+        UsersCommand::SetEmail(args) => set_email(args, ctx).await,
     }
+}
+
+async fn set_email(args: UsersSetEmail, ctx: &Context) -> Result<Output, CliError> {
+    let user = admin::set_user_email(ctx, &args.user_id, &args.address).await?;
+    let email = user.email.unwrap_or_default();
+    Ok(Output::new(
+        json!({ "user_id": user.id, "email": email }),
+        format!("User {} now has the address {email}.", user.id),
+    ))
 }
 
 async fn create(args: UsersCreate, ctx: &Context, config: &Config) -> Result<Output, CliError> {
@@ -36,6 +46,7 @@ async fn create(args: UsersCreate, ctx: &Context, config: &Config) -> Result<Out
             .geolocation
             .unwrap_or_else(|| config.geolocation.clone()),
         status: args.status.into(),
+        email: args.email,
     };
     let user = admin::create_user(ctx, new).await?;
     let role = match (&user.company_id, user.is_admin) {
@@ -51,6 +62,7 @@ async fn create(args: UsersCreate, ctx: &Context, config: &Config) -> Result<Out
             "admin": user.is_admin,
             "geolocation": user.geolocation,
             "status": user.status.as_str(),
+            "email": user.email,
         }),
         format!(
             "Created user {} ({}{role}).\nuser_id: {}",

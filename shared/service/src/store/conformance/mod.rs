@@ -18,6 +18,7 @@ mod families;
 mod legacy;
 mod legacy_exchange;
 mod lockout;
+mod otp;
 mod principals;
 pub mod records;
 mod rotation;
@@ -28,6 +29,7 @@ pub use families::*;
 pub use legacy::*;
 pub use legacy_exchange::*;
 pub use lockout::*;
+pub use otp::*;
 pub use principals::*;
 pub use rotation::*;
 
@@ -84,6 +86,9 @@ macro_rules! conformance_suite {
             login_attempts_lock_at_the_threshold_until_the_window_ends,
             refunded_login_attempts_never_lock,
             parallel_login_attempts_never_exceed_the_threshold,
+            otp_newest_open_record_counts_and_consumption,
+            otp_tries_are_spent_atomically_by_12_parallel_requests,
+            users_are_found_by_unique_case_insensitive_email,
         );
     };
     (@tests $factory:path; $($name:ident),+ $(,)?) => {
@@ -146,6 +151,7 @@ mod tests {
             include_str!("legacy.rs"),
             include_str!("legacy_exchange.rs"),
             include_str!("lockout.rs"),
+            include_str!("otp.rs"),
             include_str!("principals.rs"),
             include_str!("rotation.rs"),
         ];
@@ -155,7 +161,7 @@ mod tests {
             .filter_map(|line| line.strip_prefix("pub async fn "))
             .filter_map(|rest| rest.split('(').next())
             .collect();
-        assert_eq!(defined.len(), 22, "the suite's functions: {defined:?}");
+        assert_eq!(defined.len(), 25, "the suite's functions: {defined:?}");
         for name in &defined {
             assert!(listed.contains(name), "{name} is not in conformance_suite!");
         }

@@ -59,6 +59,7 @@ pub fn user(now: UnixTime, login: &str) -> User {
         geolocation: geolocation(),
         status: UserStatus::Active,
         created_at: now,
+        email: None,
     }
 }
 

@@ -16,6 +16,7 @@ pub(super) const PK: &str = "pk";
 pub(super) const SK: &str = "sk";
 
 pub(super) mod keys {
+    use crate::clock::UnixTime;
     use crate::domain::{ClientId, ConsumerKey, FamilyId, Login, PrincipalId, TokenId};
     use crate::secrets::TokenHash;
 
@@ -58,6 +59,26 @@ pub(super) mod keys {
     /// A login's attempt counter (the prefix the token function's IAM role may write).
     pub fn login_attempts(login: &Login) -> (String, &'static str) {
         (format!("FAILEDLOGIN#{login}"), "ATTEMPTS")
+    }
+    pub fn otps(address: &TokenHash) -> String {
+        format!("OTP#{}", address.to_hex())
+    }
+    /// Creation time first (zero-padded, see [`sortable_time`]), so a query reads an
+    /// address's passwords newest first and `sk >= since` is a time range; then the write time
+    /// in microseconds, which orders the requests of one second.
+    pub fn otp_sort(created_at: UnixTime, written_micros: u128, id: &uuid::Uuid) -> String {
+        format!(
+            "{}#{written_micros:020}#{}",
+            sortable_time(created_at),
+            id.simple()
+        )
+    }
+    pub fn email(address: &TokenHash) -> (String, &'static str) {
+        (format!("EMAIL#{}", address.to_hex()), "EMAIL")
+    }
+    /// Zero-padded so that string order is time order and `sk >= since` is a time range.
+    pub fn sortable_time(at: UnixTime) -> String {
+        format!("{:020}", at.max(0))
     }
 }
 

@@ -20,9 +20,12 @@
 //! | `REFRESH#<hash>`        | `REFRESH`               | refresh token record (TTL)            |
 //! | `ACCESS#<jti>`          | `ACCESS`                | access token record (TTL)             |
 //! | `AUTHTOKEN#<hash>`      | `AUTHTOKEN`             | company auth token (TTL)              |
-//! | `FAILEDLOGIN#<login>`   | `<at, 20 digits>#<rnd>` | one failed password (TTL)             |
+//! | `FAILEDLOGIN#<login>`   | `ATTEMPTS`              | login attempt counter and window (TTL)|
+//! | `OTP#<address hash>`    | `<created, 20 digits>#<id>` | one-time password (TTL)           |
+//! | `EMAIL#<address hash>`  | `EMAIL`                 | `user_id`: uniqueness of addresses    |
 //!
 //! `<hash>` is the hex SHA-256 of the credential; no credential is ever stored or logged.
+//! `<address hash>` is the hex SHA-256 of the lower-cased e-mail address.
 
 use std::time::Duration;
 
@@ -39,6 +42,7 @@ mod errors;
 mod families;
 mod legacy;
 mod lockout;
+mod otp;
 mod principals;
 mod requests;
 mod table;

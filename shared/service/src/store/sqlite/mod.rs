@@ -29,6 +29,7 @@ mod clients;
 mod families;
 mod legacy;
 mod lockout;
+mod otp;
 mod principals;
 #[cfg(test)]
 mod tests;
@@ -107,6 +108,21 @@ CREATE TABLE IF NOT EXISTS login_attempts (
     expires_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS login_attempts_by_expiry ON login_attempts (expires_at);
+CREATE TABLE IF NOT EXISTS otps (
+    id TEXT PRIMARY KEY,
+    address TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    password TEXT NOT NULL,
+    facts TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    tries_left INTEGER NOT NULL,
+    consumed INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS otps_by_address ON otps (address, created_at);
+CREATE UNIQUE INDEX IF NOT EXISTS users_by_email
+    ON users (lower(json_extract(body, '$.email')))
+    WHERE json_extract(body, '$.email') IS NOT NULL;
 ";
 
 /// The embedded store. Cheap to clone; clones share one connection.

@@ -2,9 +2,16 @@
 
 use async_trait::async_trait;
 
-use super::{id_to_sql, map_err, to_json, SqliteStore};
+use rusqlite::{params, OptionalExtension};
+
+use super::{from_json, id_to_sql, map_err, to_json, SqliteStore};
 use crate::domain::{ClientId, Company, Login, PrincipalId, User};
-use crate::store::{Inserted, PrincipalStore, StoreResult};
+use crate::otp::ChannelHandle;
+use crate::store::{EmailUpdate, Inserted, PrincipalStore, StoreResult};
+
+/// The address column the unique index `users_by_email` is built on; queries must spell the
+/// expression the same way for SQLite to use the index.
+const EMAIL: &str = "lower(json_extract(body, '$.email'))";
 
 #[async_trait]
 impl PrincipalStore for SqliteStore {
@@ -14,8 +21,8 @@ impl PrincipalStore for SqliteStore {
             user.login.as_str().to_owned(),
             to_json(user)?,
         );
-        // OR IGNORE covers both the id's primary key and the login's unique constraint, in one
-        // atomic statement.
+        // OR IGNORE covers the id's primary key and the unique login and address, in one atomic
+        // statement.
         let changed = self
             .execute(
                 "INSERT OR IGNORE INTO users (id, login, body) VALUES (?1, ?2, ?3)",
@@ -56,6 +63,51 @@ impl PrincipalStore for SqliteStore {
             "SELECT body FROM users WHERE login = ?1",
             [login.as_str().to_owned()],
         )
+        .await
+    }
+
+    async fn get_user_by_email(&self, address: &ChannelHandle) -> StoreResult<Option<User>> {
+        self.get_body(
+            // The `EMAIL` expression, spelt out because `get_body` takes a static string.
+            "SELECT body FROM users
+             WHERE lower(json_extract(body, '$.email')) = lower(?1)
+               AND json_extract(body, '$.email') IS NOT NULL",
+            [address.as_str().to_owned()],
+        )
+        .await
+    }
+
+    async fn set_user_email(
+        &self,
+        id: &PrincipalId,
+        address: &ChannelHandle,
+    ) -> StoreResult<EmailUpdate> {
+        let (id, address) = (id_to_sql(id), address.as_str().to_owned());
+        self.write_tx(move |tx| {
+            let body: Option<String> = tx
+                .prepare_cached("SELECT body FROM users WHERE id = ?1")
+                .and_then(|mut stmt| stmt.query_row([&id], |row| row.get(0)).optional())
+                .map_err(map_err)?;
+            let Some(body) = body else {
+                return Ok(EmailUpdate::UnknownUser);
+            };
+            let taken: bool = tx
+                .prepare_cached(&format!(
+                    "SELECT EXISTS (SELECT 1 FROM users WHERE {EMAIL} = lower(?1) AND id != ?2)"
+                ))
+                .and_then(|mut stmt| stmt.query_row(params![address, id], |row| row.get(0)))
+                .map_err(map_err)?;
+            if taken {
+                return Ok(EmailUpdate::Taken);
+            }
+            let mut user: User = from_json(&body)?;
+            user.email = Some(address);
+            let body = to_json(&user)?;
+            tx.prepare_cached("UPDATE users SET body = ?2 WHERE id = ?1")
+                .and_then(|mut stmt| stmt.execute(params![id, body]))
+                .map_err(map_err)?;
+            Ok(EmailUpdate::Updated)
+        })
         .await
     }
 
