@@ -11,6 +11,7 @@
 //!   error. Errors are only for the store itself failing.
 
 mod auth_tokens;
+mod authorization_codes;
 mod clients;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -24,6 +25,7 @@ mod principals;
 pub mod sqlite;
 
 pub use auth_tokens::AuthTokenStore;
+pub use authorization_codes::{AuthorizationCodeStore, CodeRedeemed};
 pub use clients::ClientStore;
 pub use families::{
     FamilyCreated, FamilyStore, LegacyExchangeUpdate, NewFamily, Rotated, Rotation,
@@ -36,6 +38,7 @@ pub use principals::{Inserted, PrincipalStore};
 /// The store traits, for callers: `use crate::store::prelude::*;` puts every aggregate's methods
 /// in scope.
 pub mod prelude {
+    pub use super::AuthorizationCodeStore;
     pub use super::{
         AuthTokenStore, ClientStore, FamilyStore, LegacyStore, LockoutStore, PrincipalStore, Store,
     };
@@ -63,6 +66,7 @@ pub trait Store:
     + AuthTokenStore
     + FamilyStore
     + LockoutStore
+    + AuthorizationCodeStore
     + std::fmt::Debug
     + Send
     + Sync
@@ -76,6 +80,7 @@ impl<T> Store for T where
         + AuthTokenStore
         + FamilyStore
         + LockoutStore
+        + AuthorizationCodeStore
         + std::fmt::Debug
         + Send
         + Sync

@@ -13,6 +13,7 @@
 use super::Store;
 
 mod auth_tokens;
+mod authorization_codes;
 mod clients;
 mod families;
 mod legacy;
@@ -23,6 +24,7 @@ pub mod records;
 mod rotation;
 
 pub use auth_tokens::*;
+pub use authorization_codes::*;
 pub use clients::*;
 pub use families::*;
 pub use legacy::*;
@@ -82,6 +84,9 @@ macro_rules! conformance_suite {
             legacy_exchange_link_moves_only_from_the_seen_family,
             concurrent_first_legacy_exchanges_have_one_winner,
             failed_logins_are_counted_within_the_window,
+            authorization_code_is_redeemed_once_and_remembers_its_family,
+            expired_authorization_code_is_not_redeemable,
+            concurrent_redemptions_have_one_winner,
         );
     };
     (@tests $factory:path; $($name:ident),+ $(,)?) => {
@@ -139,6 +144,7 @@ mod tests {
             .collect();
         let sources = [
             include_str!("auth_tokens.rs"),
+            include_str!("authorization_codes.rs"),
             include_str!("clients.rs"),
             include_str!("families.rs"),
             include_str!("legacy.rs"),
@@ -153,7 +159,7 @@ mod tests {
             .filter_map(|line| line.strip_prefix("pub async fn "))
             .filter_map(|rest| rest.split('(').next())
             .collect();
-        assert_eq!(defined.len(), 20, "the suite's functions: {defined:?}");
+        assert_eq!(defined.len(), 23, "the suite's functions: {defined:?}");
         for name in &defined {
             assert!(listed.contains(name), "{name} is not in conformance_suite!");
         }

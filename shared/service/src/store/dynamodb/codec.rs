@@ -57,6 +57,9 @@ pub(super) mod keys {
     pub fn auth_token(hash: &TokenHash) -> (String, &'static str) {
         (format!("AUTHTOKEN#{}", hash.to_hex()), "AUTHTOKEN")
     }
+    pub fn authorization_code(hash: &TokenHash) -> (String, &'static str) {
+        (format!("AUTHCODE#{}", hash.to_hex()), "AUTHCODE")
+    }
     pub fn failed_logins(login: &Login) -> String {
         format!("FAILEDLOGIN#{login}")
     }

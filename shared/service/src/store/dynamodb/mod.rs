@@ -20,6 +20,7 @@
 //! | `REFRESH#<hash>`        | `REFRESH`               | refresh token record (TTL)            |
 //! | `ACCESS#<jti>`          | `ACCESS`                | access token record (TTL)             |
 //! | `AUTHTOKEN#<hash>`      | `AUTHTOKEN`             | company auth token (TTL)              |
+//! | `AUTHCODE#<hash>`       | `AUTHCODE`              | authorization code (TTL)              |
 //! | `FAILEDLOGIN#<login>`   | `<at, 20 digits>#<rnd>` | one failed password (TTL)             |
 //!
 //! `<hash>` is the hex SHA-256 of the credential; no credential is ever stored or logged.
@@ -33,6 +34,7 @@ use aws_sdk_dynamodb::config::{Credentials, Region};
 use aws_sdk_dynamodb::Client;
 
 mod auth_tokens;
+mod authorization_codes;
 mod clients;
 mod codec;
 mod errors;
