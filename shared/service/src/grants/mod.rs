@@ -23,6 +23,7 @@ pub use client_auth::authenticate_client;
 pub use error::{GrantDenial, GrantError};
 pub use issue::{FamilyStart, IssuedRefresh, IssuedTokens};
 pub use params::{BodyDenial, TokenParams};
+pub(crate) use password::authenticate_user;
 pub use scope::requested_scopes;
 
 use crate::domain::GrantType;
