@@ -3,6 +3,7 @@
 //! PKCE, reuse revoking the family, and ID tokens verified against the JWK Set.
 
 mod flow;
+mod in_browser;
 
 use flow::*;
 use integration_tests::app::TestApp;
