@@ -198,9 +198,12 @@ async fn untrusted_client_or_address_is_a_page_never_a_redirect(app: TestApp) {
     }
 }
 
+/// Extra authorize parameters, and the redirect's `error_code`, `error`, `error_description`.
+type RedirectCase<'a> = (Vec<(&'a str, &'a str)>, &'a str, &'a str, &'a str);
+
 async fn request_errors_redirect_with_catalogue_codes(app: TestApp) {
     let client = code_client(&app).await;
-    let cases: Vec<(Vec<(&str, &str)>, &str, &str, &str)> = vec![
+    let cases: Vec<RedirectCase> = vec![
         (
             vec![("response_type", "code id_token")],
             "117",
