@@ -426,7 +426,8 @@ async fn request_errors_are_catalogued(app: TestApp) {
     assert_error(
         &app.token(&client_form(
             &client,
-            &[("grant_type", "authorization_code")],
+            // authorization_code is served now (contract part 8); this grant never is.
+            &[("grant_type", "urn:ietf:params:oauth:grant-type:device_code")],
         ))
         .await,
         400,

@@ -4,6 +4,7 @@
 //! `cargo run` from the root starts it.
 
 mod demo;
+mod demo_callback;
 
 use anyhow::Context as _;
 use token_service::mail::MailConfig;
@@ -22,14 +23,20 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .with_context(|| format!("bind {address} (set PORT to use another port)"))?;
-    println!("{}", demo.instructions(&format!("http://{address}")));
+    let base = format!("http://{address}");
+    demo_callback::register(&services.ctx, &demo, &base)
+        .await
+        .context("demo callback")?;
+    println!("{}", demo.instructions(&base));
+    println!("{}", demo_callback::instructions(&demo, &base));
     println!("{}", mail_destination(&config)?);
     println!(
         "Token service listening on http://{address} (geolocation {}); Ctrl-C stops it.",
         services.geolocation()
     );
 
-    axum::serve(listener, http::local_router(services))
+    let router = http::local_router(services).merge(demo_callback::routes(demo, base));
+    axum::serve(listener, router)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })

@@ -33,6 +33,7 @@ pub fn issue_code(
         issued_at: now,
         expires_at: now + AUTHORIZATION_CODE_TTL_SECONDS,
         redeemed_at: None,
+        family_id: None,
     };
     IssuedCode { code, record }
 }

@@ -27,15 +27,32 @@ impl ErrorRedirect {
         }
     }
 
-    /// The user pressed "Deny": RFC 6749 §4.1.2.1's `error=access_denied`. The catalogue has no number for this
-    /// situation yet, so `error_code` is left out until one is assigned.
+    /// The user pressed "Deny": RFC 6749 §4.1.2.1's `error=access_denied`, with the catalogue's
+    /// code 12 ("Logon Denied"). The catalogue has no row for a user's own refusal and the
+    /// contract requires an `error_code`; 12 is the one whose meaning ("this sign-in was
+    /// refused") fits. 59 would tell the client it is disabled, and a new number would be a row
+    /// the specification's table does not have. The description says what really happened.
     pub fn denied(redirect_uri: &str, state: Option<&str>) -> Self {
         Self {
             redirect_uri: redirect_uri.to_owned(),
             state: state.map(str::to_owned),
             error: OAuthError::AccessDenied.as_str(),
-            error_code: None,
+            error_code: Some(ErrorCode::LogonDenied.code()),
             description: "the user denied the request",
+        }
+    }
+
+    /// `prompt=none` (OpenID Connect Core §3.1.2.6): this service keeps no sign-in session
+    /// between requests, so a request that may show no page can never succeed. It answers
+    /// OpenID Connect's own `error=login_required`, which clients handle by retrying with a
+    /// page, and the catalogue's code for an unacceptable `prompt`, 119.
+    pub fn login_required(redirect_uri: &str, state: Option<&str>) -> Self {
+        Self {
+            redirect_uri: redirect_uri.to_owned(),
+            state: state.map(str::to_owned),
+            error: "login_required",
+            error_code: Some(ErrorCode::PromptInvalid.code()),
+            description: "prompt=none cannot be honoured: no sign-in session is kept",
         }
     }
 

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ClientId, PrincipalId, Scopes};
+use super::{ClientId, FamilyId, PrincipalId, Scopes};
 use crate::clock::UnixTime;
 use crate::secrets::TokenHash;
 
@@ -31,6 +31,9 @@ pub struct AuthorizationCode {
     /// Set when the code is redeemed. The record stays until its TTL so that a second use is
     /// recognised and can revoke the family the first use created (RFC 6749 §4.1.2).
     pub redeemed_at: Option<UnixTime>,
+    /// The family the redemption started, recorded right after it was created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family_id: Option<FamilyId>,
 }
 
 impl AuthorizationCode {

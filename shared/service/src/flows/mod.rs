@@ -2,5 +2,6 @@
 //! takes the request's plain values and answers tokens or a domain error that its HTTP module
 //! turns into the endpoint's response.
 
+pub mod authorize;
 pub mod company_auth_token;
 pub mod legacy_exchange;

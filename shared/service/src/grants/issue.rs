@@ -18,6 +18,8 @@ pub struct IssuedTokens {
     pub access: AccessTokenRecord,
     /// Absent for application tokens.
     pub refresh: Option<IssuedRefresh>,
+    /// OpenID Connect ID token, for user and company families ([`IssuedTokens::with_id_token`]).
+    pub id_token: Option<String>,
 }
 
 pub struct IssuedRefresh {
@@ -102,6 +104,7 @@ impl Services {
             access_token: self.codec.encode(&access),
             access,
             refresh: None,
+            id_token: None,
         })
     }
 
@@ -215,6 +218,7 @@ impl Services {
                 expires_in: self.policy.refresh_token_ttl_seconds,
                 geolocation,
             }),
+            id_token: None,
         }
     }
 }

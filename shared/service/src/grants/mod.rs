@@ -5,10 +5,12 @@
 //! use the grant, then the grant's own parameters and credentials, and only after the
 //! credentials are proven, the principal's state and home geolocation.
 
+mod authorization_code;
 mod bearer;
 mod client_auth;
 mod client_credentials;
 mod error;
+mod id_token;
 mod issue;
 mod otp;
 mod params;
@@ -23,6 +25,7 @@ pub use error::{GrantDenial, GrantError};
 pub use issue::{FamilyStart, IssuedRefresh, IssuedTokens};
 pub use otp::{otp_deps, otp_facts};
 pub use params::{BodyDenial, TokenParams};
+pub(crate) use password::authenticate_user;
 pub use scope::requested_scopes;
 
 use crate::domain::GrantType;
@@ -44,12 +47,13 @@ pub async fn token_grant(
     let client = authenticate_client(services, params, authorization).await?;
     span.record("client_id", tracing::field::display(client.id));
 
-    match grant {
+    let issued = match grant {
         GrantType::ClientCredentials => client_credentials::grant(services, &client, params).await,
         GrantType::Password => password::grant(services, &client, params).await,
         GrantType::RefreshToken => refresh::grant(services, &client, params).await,
+        GrantType::AuthorizationCode => authorization_code::grant(services, &client, params).await,
         GrantType::Otp => otp::grant(services, &client, params).await,
-        // Served once their flows land (contract parts 8 and 9).
-        GrantType::AuthorizationCode => Err(ErrorCode::UnsupportedGrant.into()),
-    }
+    }?;
+    // Every user or company family gets an ID token (contract part 8).
+    Ok(issued.with_id_token(&services.codec, None))
 }

@@ -1,5 +1,6 @@
 //! The HTTP routers. Each Lambda function serves one; the local server serves them all.
 
+mod authorize;
 mod body;
 mod company;
 pub mod error_response;
@@ -49,6 +50,10 @@ fn token_routes(services: Arc<Services>) -> Router {
         .route("/oauth2/v0/token", post(token::token))
         .route("/v0/token/jwks", get(token::jwks))
         .route("/oauth2/v0/otp", post(otp::request))
+        .route(
+            "/oauth2/v0/authorize",
+            get(authorize::start).post(authorize::submit),
+        )
         .with_state(services)
 }
 

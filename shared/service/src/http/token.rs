@@ -24,6 +24,8 @@ pub struct TokenResponse {
     pub refresh_token: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refresh_expires_in: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id_token: Option<String>,
     pub geolocation: String,
     pub id: String,
     pub principal_type: &'static str,
@@ -40,6 +42,7 @@ impl TokenResponse {
             scope: issued.access.scopes.to_string(),
             refresh_expires_in: issued.refresh.as_ref().map(|r| r.expires_in),
             refresh_token: issued.refresh.map(|r| r.token.expose().to_owned()),
+            id_token: issued.id_token,
             geolocation: geolocation.to_string(),
             id: issued.access.subject.hyphenated().to_string(),
             principal_type: issued.access.principal_type.as_str(),

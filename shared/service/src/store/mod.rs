@@ -11,6 +11,7 @@
 //!   error. Errors are only for the store itself failing.
 
 mod auth_tokens;
+mod authorization_codes;
 mod clients;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -25,6 +26,7 @@ mod principals;
 pub mod sqlite;
 
 pub use auth_tokens::AuthTokenStore;
+pub use authorization_codes::{AuthorizationCodeStore, CodeRedeemed};
 pub use clients::ClientStore;
 pub use families::{
     FamilyCreated, FamilyStore, LegacyExchangeUpdate, NewFamily, Rotated, Rotation,
@@ -38,6 +40,7 @@ pub use principals::{EmailUpdate, Inserted, PrincipalStore};
 /// The store traits, for callers: `use crate::store::prelude::*;` puts every aggregate's methods
 /// in scope.
 pub mod prelude {
+    pub use super::AuthorizationCodeStore;
     pub use super::OtpStore;
     pub use super::{
         AuthTokenStore, ClientStore, FamilyStore, LegacyStore, LockoutStore, PrincipalStore, Store,
@@ -67,6 +70,7 @@ pub trait Store:
     + FamilyStore
     + LockoutStore
     + OtpStore
+    + AuthorizationCodeStore
     + std::fmt::Debug
     + Send
     + Sync
@@ -81,6 +85,7 @@ impl<T> Store for T where
         + FamilyStore
         + LockoutStore
         + OtpStore
+        + AuthorizationCodeStore
         + std::fmt::Debug
         + Send
         + Sync

@@ -4,6 +4,8 @@
 mod authtoken;
 mod user;
 
+pub(crate) use user::authenticate_user;
+
 use super::{GrantError, IssuedTokens, TokenParams};
 use crate::domain::{Client, GrantType};
 use crate::errors::ErrorCode;

@@ -15,15 +15,7 @@ pub(super) async fn grant(
     password: &str,
 ) -> Result<IssuedTokens, GrantError> {
     let scopes = requested_scopes(params, &client.allowed_scopes)?;
-    let user = verify_password(services, username, password).await?;
-    match user.status {
-        UserStatus::Active => {}
-        UserStatus::Disabled => return Err(ErrorCode::AccountDisabled.into()),
-        UserStatus::LogonDenied => return Err(ErrorCode::LogonDenied.into()),
-    }
-    if &user.geolocation != services.geolocation() {
-        return Err(GrantError::lives_elsewhere(user.geolocation));
-    }
+    let user = authenticate_user(services, username, password).await?;
     let issued = services
         .start_family(FamilyStart {
             client_id: client.id,
@@ -35,6 +27,26 @@ pub(super) async fn grant(
         })
         .await?;
     Ok(issued.expect("a family without a legacy link cannot race"))
+}
+
+/// A user's sign-in, wherever it happens (this grant, the authorize page): the password with
+/// its lockout, then the account's status and home geolocation. The user, or the catalogue code
+/// the password grant answers.
+pub(crate) async fn authenticate_user(
+    services: &Services,
+    username: &str,
+    password: &str,
+) -> Result<User, GrantError> {
+    let user = verify_password(services, username, password).await?;
+    match user.status {
+        UserStatus::Active => {}
+        UserStatus::Disabled => return Err(ErrorCode::AccountDisabled.into()),
+        UserStatus::LogonDenied => return Err(ErrorCode::LogonDenied.into()),
+    }
+    if &user.geolocation != services.geolocation() {
+        return Err(GrantError::lives_elsewhere(user.geolocation));
+    }
+    Ok(user)
 }
 
 /// Proves the password or answers code 5, never saying whether the login exists: an unknown

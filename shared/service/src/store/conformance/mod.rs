@@ -13,6 +13,7 @@
 use super::Store;
 
 mod auth_tokens;
+mod authorization_codes;
 mod clients;
 mod families;
 mod legacy;
@@ -24,6 +25,7 @@ pub mod records;
 mod rotation;
 
 pub use auth_tokens::*;
+pub use authorization_codes::*;
 pub use clients::*;
 pub use families::*;
 pub use legacy::*;
@@ -89,6 +91,9 @@ macro_rules! conformance_suite {
             otp_newest_open_record_counts_and_consumption,
             otp_tries_are_spent_atomically_by_12_parallel_requests,
             users_are_found_by_unique_case_insensitive_email,
+            authorization_code_is_redeemed_once_and_remembers_its_family,
+            expired_authorization_code_is_not_redeemable,
+            concurrent_redemptions_have_one_winner,
         );
     };
     (@tests $factory:path; $($name:ident),+ $(,)?) => {
@@ -146,6 +151,7 @@ mod tests {
             .collect();
         let sources = [
             include_str!("auth_tokens.rs"),
+            include_str!("authorization_codes.rs"),
             include_str!("clients.rs"),
             include_str!("families.rs"),
             include_str!("legacy.rs"),
@@ -161,7 +167,7 @@ mod tests {
             .filter_map(|line| line.strip_prefix("pub async fn "))
             .filter_map(|rest| rest.split('(').next())
             .collect();
-        assert_eq!(defined.len(), 25, "the suite's functions: {defined:?}");
+        assert_eq!(defined.len(), 28, "the suite's functions: {defined:?}");
         for name in &defined {
             assert!(listed.contains(name), "{name} is not in conformance_suite!");
         }

@@ -76,6 +76,9 @@ pub(super) mod keys {
     pub fn email(address: &TokenHash) -> (String, &'static str) {
         (format!("EMAIL#{}", address.to_hex()), "EMAIL")
     }
+    pub fn authorization_code(hash: &TokenHash) -> (String, &'static str) {
+        (format!("AUTHCODE#{}", hash.to_hex()), "AUTHCODE")
+    }
     /// Zero-padded so that string order is time order and `sk >= since` is a time range.
     pub fn sortable_time(at: UnixTime) -> String {
         format!("{:020}", at.max(0))

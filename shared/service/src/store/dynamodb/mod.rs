@@ -20,6 +20,7 @@
 //! | `REFRESH#<hash>`        | `REFRESH`               | refresh token record (TTL)            |
 //! | `ACCESS#<jti>`          | `ACCESS`                | access token record (TTL)             |
 //! | `AUTHTOKEN#<hash>`      | `AUTHTOKEN`             | company auth token (TTL)              |
+//! | `AUTHCODE#<hash>`       | `AUTHCODE`              | authorization code (TTL)              |
 //! | `FAILEDLOGIN#<login>`   | `ATTEMPTS`              | login attempt counter and window (TTL)|
 //! | `OTP#<address hash>`    | `<created, 20 digits>#<id>` | one-time password (TTL)           |
 //! | `EMAIL#<address hash>`  | `EMAIL`                 | `user_id`: uniqueness of addresses    |
@@ -36,6 +37,7 @@ use aws_sdk_dynamodb::config::{Credentials, Region};
 use aws_sdk_dynamodb::Client;
 
 mod auth_tokens;
+mod authorization_codes;
 mod clients;
 mod codec;
 mod errors;

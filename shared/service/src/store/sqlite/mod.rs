@@ -25,6 +25,7 @@ use super::{StoreError, StoreResult};
 use crate::secrets::TokenHash;
 
 mod auth_tokens;
+mod authorization_codes;
 mod clients;
 mod families;
 mod legacy;
@@ -76,6 +77,14 @@ CREATE TABLE IF NOT EXISTS legacy_exchanges (
 CREATE TABLE IF NOT EXISTS auth_tokens (
     token_hash TEXT PRIMARY KEY,
     expires_at INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS authorization_codes (
+    code_hash TEXT PRIMARY KEY,
+    client_id TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    redeemed_at INTEGER,
+    family_id TEXT,
     body TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS families (

@@ -1,0 +1,290 @@
+//! The authorization code flow's steps (contract part 8), independent of HTTP: the authorize
+//! request, the sign-in form, the consent form. Each step answers what to show next (a page,
+//! with the pending request to keep in the browser's cookie) or where to send the browser.
+//!
+//! Sign-in runs the password grant's own check ([`authenticate_user`]: Argon2id, lockout,
+//! status, home geolocation) and shows its refusal as a sentence, never a code.
+
+use crate::authorize::{
+    code_location, csrf_token, issue_code, verify_csrf_token, AuthorizeKeys, AuthorizeParams,
+    AuthorizeRejection, ErrorRedirect, Form, PendingAuthorization, PendingCookieError,
+    RegisteredClient, UntrustedRedirect,
+};
+use crate::domain::{Client, GrantType};
+use crate::errors::ServerError;
+use crate::grants::{authenticate_user, GrantError};
+use crate::pages::sign_in_message;
+use crate::services::Services;
+
+/// The purpose under which the key ring derives the pages' cookie and CSRF secret.
+const KEY_PURPOSE: &str = "authorize-v1";
+
+/// The keys of the pending-request cookie and the CSRF tokens, the same on every instance.
+pub fn authorize_keys(services: &Services) -> AuthorizeKeys {
+    AuthorizeKeys::derive(&services.codec.keys().derive_key(KEY_PURPOSE))
+        .expect("derive_key gives 32 bytes, the minimum")
+}
+
+/// What the browser is shown or sent to next.
+#[derive(Debug)]
+pub enum AuthorizeStep {
+    /// The sign-in page. `sealed` is the pending request for the cookie when it changed.
+    SignIn(FormPage),
+    /// The consent page for a signed-in user.
+    Consent(FormPage),
+    /// `302` to the client's registered address (a code or an error); the cookie is cleared.
+    Redirect(String),
+    /// The 400 error page; never a redirect, the address is not (or no longer) trusted.
+    Refused(RefusalReason),
+}
+
+/// What a sign-in or consent page needs.
+#[derive(Debug)]
+pub struct FormPage {
+    pub app_name: String,
+    /// The client's registered address, for the page's `form-action` policy.
+    pub redirect_uri: String,
+    pub csrf_token: String,
+    /// The new cookie value, when the pending request was created or changed.
+    pub sealed: Option<String>,
+    /// Consent: the requested scopes. Sign-in: empty.
+    pub scopes: Vec<String>,
+    /// Sign-in: the login typed before a refused attempt, and why it was refused.
+    pub login: String,
+    pub error: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RefusalReason {
+    #[error("{0}")]
+    Untrusted(UntrustedRedirect),
+    #[error("This sign-in took too long or was started in another window. Please go back to the application and start again.")]
+    NoPendingRequest,
+    #[error("The form could not be accepted. Please go back to the application and start again.")]
+    BadForm,
+    #[error(
+        "The request is too long to be handled. Please go back to the application and try again."
+    )]
+    TooLarge,
+}
+
+/// The fields the two forms post (unknown ones are ignored). Holds a password: no `Debug`.
+#[derive(Default, serde::Deserialize)]
+pub struct SubmittedForm {
+    pub csrf_token: Option<String>,
+    pub login: Option<String>,
+    pub password: Option<String>,
+    /// The consent form's button: `approve` or `deny`.
+    pub decision: Option<String>,
+}
+
+/// `GET /oauth2/v0/authorize`: checks the request and opens the sign-in page.
+pub async fn start(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    params: &AuthorizeParams,
+) -> Result<AuthorizeStep, ServerError> {
+    let client_id = match params.client_id() {
+        Ok(id) => id,
+        Err(rejection) => return Ok(rejected(rejection)),
+    };
+    let Some(client) = services.ctx.store.get_client(&client_id).await? else {
+        return Ok(AuthorizeStep::Refused(RefusalReason::Untrusted(
+            UntrustedRedirect::UnknownClient,
+        )));
+    };
+    let request = match params.validate(&registered(&client)) {
+        Ok(request) => request,
+        Err(rejection) => return Ok(rejected(rejection)),
+    };
+    if request.prompt.none {
+        return Ok(AuthorizeStep::Redirect(
+            ErrorRedirect::login_required(&request.redirect_uri, request.state.as_deref())
+                .location(),
+        ));
+    }
+    let pending = PendingAuthorization::new(
+        request,
+        services.ctx.random.as_ref(),
+        services.ctx.clock.now(),
+    );
+    Ok(sign_in_page(
+        services, keys, &client, &pending, true, "", None,
+    ))
+}
+
+/// `POST /oauth2/v0/authorize`: the sign-in form, or the consent form once signed in.
+pub async fn submit(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    cookie: Option<&str>,
+    form: &SubmittedForm,
+) -> Result<AuthorizeStep, ServerError> {
+    let now = services.ctx.clock.now();
+    let pending = match cookie.map(|value| PendingAuthorization::open(value, keys, now)) {
+        Some(Ok(pending)) => pending,
+        None | Some(Err(PendingCookieError::Expired | PendingCookieError::Invalid)) => {
+            return Ok(AuthorizeStep::Refused(RefusalReason::NoPendingRequest))
+        }
+        Some(Err(PendingCookieError::TooLarge)) => {
+            return Ok(AuthorizeStep::Refused(RefusalReason::TooLarge))
+        }
+    };
+    // Looked up again: the name is shown, and a client disabled meanwhile gets no code.
+    let client = match services
+        .ctx
+        .store
+        .get_client(&pending.request.client_id)
+        .await?
+    {
+        Some(client) if client.enabled => client,
+        Some(_) => {
+            let request = &pending.request;
+            return Ok(AuthorizeStep::Redirect(
+                ErrorRedirect::from_code(
+                    &request.redirect_uri,
+                    request.state.as_deref(),
+                    crate::errors::ErrorCode::ClientDisabled,
+                )
+                .location(),
+            ));
+        }
+        None => {
+            return Ok(AuthorizeStep::Refused(RefusalReason::Untrusted(
+                UntrustedRedirect::UnknownClient,
+            )))
+        }
+    };
+    let csrf = form.csrf_token.as_deref().unwrap_or_default();
+    match (&form.decision, pending.signed_in_user) {
+        (Some(decision), Some(_)) if verify_csrf_token(keys, Form::Consent, &pending, csrf) => {
+            decide(services, pending, decision == "approve").await
+        }
+        (None, _) if verify_csrf_token(keys, Form::SignIn, &pending, csrf) => {
+            sign_in(services, keys, &client, pending, form).await
+        }
+        _ => Ok(AuthorizeStep::Refused(RefusalReason::BadForm)),
+    }
+}
+
+async fn sign_in(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    client: &Client,
+    mut pending: PendingAuthorization,
+    form: &SubmittedForm,
+) -> Result<AuthorizeStep, ServerError> {
+    let login = form.login.as_deref().unwrap_or_default();
+    let password = form.password.as_deref().unwrap_or_default();
+    let user = match authenticate_user(services, login, password).await {
+        Ok(user) => user,
+        Err(GrantError::Denied(denial)) => {
+            let message = sign_in_message(denial.code);
+            return Ok(sign_in_page(
+                services,
+                keys,
+                client,
+                &pending,
+                false,
+                login,
+                Some(message),
+            ));
+        }
+        Err(GrantError::Server(error)) => return Err(error),
+    };
+    pending.signed_in_user = Some(user.id);
+    let sealed = match pending.seal(keys, services.ctx.random.as_ref()) {
+        Ok(sealed) => sealed,
+        Err(_) => return Ok(AuthorizeStep::Refused(RefusalReason::TooLarge)),
+    };
+    Ok(AuthorizeStep::Consent(FormPage {
+        app_name: client.name.clone(),
+        redirect_uri: pending.request.redirect_uri.clone(),
+        csrf_token: csrf_token(keys, Form::Consent, &pending),
+        sealed: Some(sealed),
+        scopes: pending.request.scopes.iter().map(str::to_owned).collect(),
+        login: String::new(),
+        error: None,
+    }))
+}
+
+/// Approve: mint and store the code, redirect with it. Deny: redirect with `access_denied`.
+async fn decide(
+    services: &Services,
+    pending: PendingAuthorization,
+    approved: bool,
+) -> Result<AuthorizeStep, ServerError> {
+    let request = &pending.request;
+    let user = pending
+        .signed_in_user
+        .expect("the consent form is only accepted after sign-in");
+    if !approved {
+        return Ok(AuthorizeStep::Redirect(
+            ErrorRedirect::denied(&request.redirect_uri, request.state.as_deref()).location(),
+        ));
+    }
+    let issued = issue_code(
+        &pending,
+        user,
+        services.ctx.random.as_ref(),
+        services.ctx.clock.now(),
+    );
+    services
+        .ctx
+        .store
+        .put_authorization_code(&issued.record)
+        .await?;
+    Ok(AuthorizeStep::Redirect(code_location(
+        &request.redirect_uri,
+        &issued.code,
+        services.geolocation(),
+        request.state.as_deref(),
+    )))
+}
+
+fn sign_in_page(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    client: &Client,
+    pending: &PendingAuthorization,
+    new_cookie: bool,
+    login: &str,
+    error: Option<&'static str>,
+) -> AuthorizeStep {
+    let sealed = if new_cookie {
+        match pending.seal(keys, services.ctx.random.as_ref()) {
+            Ok(sealed) => Some(sealed),
+            Err(_) => return AuthorizeStep::Refused(RefusalReason::TooLarge),
+        }
+    } else {
+        None
+    };
+    AuthorizeStep::SignIn(FormPage {
+        app_name: client.name.clone(),
+        redirect_uri: pending.request.redirect_uri.clone(),
+        csrf_token: csrf_token(keys, Form::SignIn, pending),
+        sealed,
+        scopes: Vec::new(),
+        login: login.to_owned(),
+        error,
+    })
+}
+
+fn registered(client: &Client) -> RegisteredClient<'_> {
+    RegisteredClient {
+        id: client.id,
+        enabled: client.enabled,
+        allowed_scopes: &client.allowed_scopes,
+        redirect_uris: &client.redirect_uris,
+        may_use_authorization_code: client.may_use(GrantType::AuthorizationCode),
+    }
+}
+
+fn rejected(rejection: AuthorizeRejection) -> AuthorizeStep {
+    match rejection {
+        AuthorizeRejection::Page(reason) => {
+            AuthorizeStep::Refused(RefusalReason::Untrusted(reason))
+        }
+        AuthorizeRejection::Redirect(redirect) => AuthorizeStep::Redirect(redirect.location()),
+    }
+}

@@ -1,0 +1,109 @@
+//! `grant_type=authorization_code` (RFC 6749 §4.1.3, contract part 8): a code minted by the
+//! consent page, redeemed once, for a user family with an ID token.
+//!
+//! A second use of a code revokes the family the first use created (RFC 6749 §4.1.2): the code
+//! record keeps the family id after redemption. A second use that races the first, before the
+//! first has recorded its family, is refused (103) without revoking: the window is the few
+//! milliseconds between the redemption and the family's write.
+
+use super::principal::user_status_denial;
+use super::{GrantError, IssuedTokens, TokenParams};
+use crate::authorize::verify_s256;
+use crate::domain::{AuthorizationCode, Client, GrantType, PrincipalType};
+use crate::errors::ErrorCode;
+use crate::grants::FamilyStart;
+use crate::secrets::TokenHash;
+use crate::services::Services;
+use crate::store::CodeRedeemed;
+
+pub(super) async fn grant(
+    services: &Services,
+    client: &Client,
+    params: &TokenParams,
+) -> Result<IssuedTokens, GrantError> {
+    if !client.may_use(GrantType::AuthorizationCode) {
+        return Err(ErrorCode::UnsupportedGrant.into());
+    }
+    let code = params.secret("code").ok_or(ErrorCode::CodeMissing)?;
+    let redirect_uri = params.require("redirect_uri", ErrorCode::RedirectUriMissing)?;
+    let store = &services.ctx.store;
+    let now = services.ctx.clock.now();
+    let hash = code.hash();
+    let record = store
+        .get_authorization_code(&hash, now)
+        .await?
+        .ok_or(ErrorCode::CodeBadOrExpired)?;
+    if record.client_id != client.id {
+        return Err(ErrorCode::GrantNotIssuedToClient.into());
+    }
+    if record.redeemed_at.is_some() {
+        revoke_first_use(services, &record).await?;
+        return Err(ErrorCode::CodeBadOrExpired.into());
+    }
+    if record.redirect_uri != redirect_uri {
+        return Err(ErrorCode::RedirectUriMismatch.into());
+    }
+    if let Some(challenge) = &record.code_challenge {
+        let verifier = params.get("code_verifier").unwrap_or_default();
+        if !verify_s256(verifier, challenge) {
+            return Err(ErrorCode::CodeBadOrExpired.into());
+        }
+    }
+    if store
+        .redeem_authorization_code(&hash, &client.id, now)
+        .await?
+        == CodeRedeemed::NotRedeemable
+    {
+        // A concurrent redemption won, or the code expired since it was read.
+        return Err(ErrorCode::CodeBadOrExpired.into());
+    }
+    issue_for_user(services, client, &hash, record).await
+}
+
+/// The user family for a redeemed code, linked to the code for reuse detection.
+async fn issue_for_user(
+    services: &Services,
+    client: &Client,
+    hash: &TokenHash,
+    record: AuthorizationCode,
+) -> Result<IssuedTokens, GrantError> {
+    let store = &services.ctx.store;
+    // The user signed in moments ago, but may have been disabled since.
+    let user = store
+        .get_user(&record.user_id)
+        .await?
+        .ok_or(ErrorCode::CodeBadOrExpired)?;
+    if let Some(code) = user_status_denial(&user) {
+        return Err(code.into());
+    }
+    if &user.geolocation != services.geolocation() {
+        return Err(GrantError::lives_elsewhere(user.geolocation));
+    }
+    let issued = services
+        .start_family(FamilyStart {
+            client_id: client.id,
+            principal_type: PrincipalType::User,
+            principal_id: user.id,
+            scopes: record.scopes,
+            geolocation: user.geolocation,
+            legacy_exchange: None,
+        })
+        .await?
+        .expect("a family without a legacy link cannot race");
+    if let Some(refresh) = &issued.refresh {
+        store.record_code_family(hash, &refresh.family_id).await?;
+    }
+    Ok(issued.with_id_token(&services.codec, record.nonce.as_deref()))
+}
+
+async fn revoke_first_use(
+    services: &Services,
+    record: &AuthorizationCode,
+) -> Result<(), GrantError> {
+    if let Some(family_id) = &record.family_id {
+        let now = services.ctx.clock.now();
+        services.ctx.store.revoke_family(family_id, now).await?;
+        tracing::warn!(%family_id, "authorization code used twice; its family revoked");
+    }
+    Ok(())
+}

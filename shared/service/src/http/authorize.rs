@@ -1,0 +1,133 @@
+//! `GET` and `POST /oauth2/v0/authorize` (contract part 8): reads the query, the form and the
+//! pending-request cookie, runs [`crate::flows::authorize`], and answers its step as a page
+//! (with the security headers) or a `302`.
+
+use std::sync::Arc;
+
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
+use axum::Form;
+use http::{header, HeaderMap, HeaderValue, StatusCode};
+
+use super::observability::Outcome;
+use crate::authorize::{
+    clear_pending_cookie, set_pending_cookie, AuthorizeParams, PENDING_COOKIE_NAME,
+    PENDING_COOKIE_PATH,
+};
+use crate::errors::ServerError;
+use crate::flows::authorize::{self, AuthorizeStep, FormPage, RefusalReason, SubmittedForm};
+use crate::pages::{
+    render_consent, render_error, render_sign_in, security_headers, ConsentPage, SignInPage,
+};
+use crate::services::Services;
+
+pub async fn start(
+    State(services): State<Arc<Services>>,
+    params: Result<Query<AuthorizeParams>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    // A query that is not even key=value pairs cannot name a trusted address.
+    let Ok(Query(params)) = params else {
+        return refused(RefusalReason::BadForm);
+    };
+    let keys = authorize::authorize_keys(&services);
+    let step = authorize::start(&services, &keys, &params).await;
+    respond(&services, step)
+}
+
+pub async fn submit(
+    State(services): State<Arc<Services>>,
+    headers: HeaderMap,
+    form: Result<Form<SubmittedForm>, axum::extract::rejection::FormRejection>,
+) -> Response {
+    let Ok(Form(form)) = form else {
+        return refused(RefusalReason::BadForm);
+    };
+    let keys = authorize::authorize_keys(&services);
+    let cookie = pending_cookie(&headers);
+    let step = authorize::submit(&services, &keys, cookie, &form).await;
+    respond(&services, step)
+}
+
+/// The sealed pending request among the request's cookies.
+fn pending_cookie(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|cookies| cookies.split(';'))
+        .filter_map(|cookie| cookie.trim().split_once('='))
+        .find(|(name, _)| *name == PENDING_COOKIE_NAME)
+        .map(|(_, value)| value)
+}
+
+fn respond(services: &Services, step: Result<AuthorizeStep, ServerError>) -> Response {
+    // The cookie is `Secure` wherever the service is served over HTTPS; only the local server
+    // on plain-HTTP loopback goes without.
+    let secure = services.geolocation().as_str().starts_with("https://");
+    match step {
+        Ok(AuthorizeStep::SignIn(page)) => {
+            let html = render_sign_in(&SignInPage {
+                app_name: &page.app_name,
+                form_action: PENDING_COOKIE_PATH,
+                csrf_token: &page.csrf_token,
+                login: &page.login,
+                error: page.error,
+            });
+            form_page(&page, html, secure)
+        }
+        Ok(AuthorizeStep::Consent(page)) => {
+            let scopes: Vec<&str> = page.scopes.iter().map(String::as_str).collect();
+            let html = render_consent(&ConsentPage {
+                app_name: &page.app_name,
+                form_action: PENDING_COOKIE_PATH,
+                csrf_token: &page.csrf_token,
+                scopes: &scopes,
+            });
+            form_page(&page, html, secure)
+        }
+        Ok(AuthorizeStep::Redirect(location)) => {
+            let mut response = StatusCode::FOUND.into_response();
+            let headers = response.headers_mut();
+            insert(headers, header::LOCATION, &location);
+            insert(headers, header::SET_COOKIE, &clear_pending_cookie(secure));
+            insert(headers, header::CACHE_CONTROL, "no-store");
+            Outcome::Code(302).attach(response)
+        }
+        Ok(AuthorizeStep::Refused(reason)) => refused(reason),
+        Err(error) => error.into_response(),
+    }
+}
+
+fn form_page(page: &FormPage, html: String, secure: bool) -> Response {
+    let mut response = html_response(StatusCode::OK, Some(&page.redirect_uri), html);
+    if let Some(sealed) = &page.sealed {
+        insert(
+            response.headers_mut(),
+            header::SET_COOKIE,
+            &set_pending_cookie(sealed, secure),
+        );
+    }
+    Outcome::Code(200).attach(response)
+}
+
+/// The 400 error page: the address to return to is not trusted, so nothing redirects.
+fn refused(reason: RefusalReason) -> Response {
+    let html = render_error(&reason.to_string());
+    Outcome::Code(400).attach(html_response(StatusCode::BAD_REQUEST, None, html))
+}
+
+fn html_response(status: StatusCode, redirect_uri: Option<&str>, html: String) -> Response {
+    let mut response = (status, html).into_response();
+    let headers = response.headers_mut();
+    for (name, value) in security_headers(redirect_uri) {
+        insert(headers, header::HeaderName::from_static(name), &value);
+    }
+    response
+}
+
+fn insert(headers: &mut HeaderMap, name: header::HeaderName, value: &str) {
+    // Every value here is built from validated URLs, base64url and fixed text.
+    if let Ok(value) = HeaderValue::from_str(value) {
+        headers.insert(name, value);
+    }
+}

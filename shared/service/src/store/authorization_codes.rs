@@ -1,0 +1,40 @@
+//! Authorization codes (contract part 8): stored as a hash, redeemed once, and remembered after
+//! redemption with the family the redemption started, so that a second use can revoke it
+//! (RFC 6749 §4.1.2).
+
+use async_trait::async_trait;
+
+use super::StoreResult;
+use crate::clock::UnixTime;
+use crate::domain::{AuthorizationCode, ClientId, FamilyId};
+use crate::secrets::TokenHash;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeRedeemed {
+    /// This call marked the code redeemed: the caller may issue tokens for it.
+    Redeemed,
+    /// The code was already redeemed, expired, unknown or issued to another client: nothing
+    /// was written. Of concurrent redemptions of one code, all but one end here.
+    NotRedeemable,
+}
+
+#[async_trait]
+pub trait AuthorizationCodeStore: Send + Sync {
+    async fn put_authorization_code(&self, code: &AuthorizationCode) -> StoreResult<()>;
+    /// Returns redeemed codes too (reuse detection needs them); expired ones are absent.
+    async fn get_authorization_code(
+        &self,
+        hash: &TokenHash,
+        now: UnixTime,
+    ) -> StoreResult<Option<AuthorizationCode>>;
+    /// Marks the code redeemed at `now`, only if it is unredeemed, unexpired and was issued to
+    /// `client_id`: one conditional write, so a code is redeemed at most once.
+    async fn redeem_authorization_code(
+        &self,
+        hash: &TokenHash,
+        client_id: &ClientId,
+        now: UnixTime,
+    ) -> StoreResult<CodeRedeemed>;
+    /// Records the family the redemption started, for a later reuse to revoke. Idempotent.
+    async fn record_code_family(&self, hash: &TokenHash, family_id: &FamilyId) -> StoreResult<()>;
+}

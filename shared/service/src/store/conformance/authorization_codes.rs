@@ -1,0 +1,145 @@
+//! Authorization codes: single use, bound to their client, remembered with the family the
+//! redemption started.
+
+use super::records::*;
+use crate::domain::{
+    AuthorizationCode, ClientId, FamilyId, PrincipalId, AUTHORIZATION_CODE_TTL_SECONDS,
+};
+use crate::random::{OsRandom, RandomExt};
+use crate::store::prelude::*;
+use crate::store::CodeRedeemed;
+
+fn code(now: i64) -> AuthorizationCode {
+    AuthorizationCode {
+        code_hash: random_hash(),
+        client_id: ClientId::new(OsRandom.uuid()),
+        redirect_uri: "https://app.example.com/callback".into(),
+        user_id: PrincipalId::new(OsRandom.uuid()),
+        scopes: scopes("openid read"),
+        code_challenge: Some("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".into()),
+        nonce: Some("n-0S6_WzA2Mj".into()),
+        issued_at: now,
+        expires_at: now + AUTHORIZATION_CODE_TTL_SECONDS,
+        redeemed_at: None,
+        family_id: None,
+    }
+}
+
+pub async fn authorization_code_is_redeemed_once_and_remembers_its_family(store: &dyn Store) {
+    let now = now();
+    let code = code(now);
+    let hash = &code.code_hash;
+    store
+        .put_authorization_code(&code)
+        .await
+        .expect("put_authorization_code");
+    assert_eq!(
+        store.get_authorization_code(hash, now).await.expect("get"),
+        Some(code.clone()),
+        "a stored code reads back whole"
+    );
+    let other_client = ClientId::new(OsRandom.uuid());
+    assert_eq!(
+        store
+            .redeem_authorization_code(hash, &other_client, now)
+            .await
+            .expect("redeem"),
+        CodeRedeemed::NotRedeemable,
+        "another client cannot redeem the code"
+    );
+    assert_eq!(
+        store
+            .redeem_authorization_code(hash, &code.client_id, now + 1)
+            .await
+            .expect("redeem"),
+        CodeRedeemed::Redeemed,
+        "its own client redeems it"
+    );
+    assert_eq!(
+        store
+            .redeem_authorization_code(hash, &code.client_id, now + 2)
+            .await
+            .expect("redeem"),
+        CodeRedeemed::NotRedeemable,
+        "a code is redeemed once"
+    );
+    let family = FamilyId::new(OsRandom.uuid());
+    store
+        .record_code_family(hash, &family)
+        .await
+        .expect("record_code_family");
+    let read = store
+        .get_authorization_code(hash, now + 3)
+        .await
+        .expect("get")
+        .expect("a redeemed code is still readable");
+    assert_eq!(
+        read.redeemed_at,
+        Some(now + 1),
+        "the redemption time is kept"
+    );
+    assert_eq!(read.family_id, Some(family), "the family is remembered");
+    assert_eq!(
+        store
+            .get_authorization_code(hash, now + AUTHORIZATION_CODE_TTL_SECONDS)
+            .await
+            .expect("get"),
+        None,
+        "an expired code reads as absent"
+    );
+    assert_eq!(
+        store
+            .get_authorization_code(&random_hash(), now)
+            .await
+            .expect("get"),
+        None,
+        "an unknown code is absent"
+    );
+}
+
+pub async fn expired_authorization_code_is_not_redeemable(store: &dyn Store) {
+    let now = now();
+    let code = code(now);
+    store
+        .put_authorization_code(&code)
+        .await
+        .expect("put_authorization_code");
+    assert_eq!(
+        store
+            .redeem_authorization_code(
+                &code.code_hash,
+                &code.client_id,
+                now + AUTHORIZATION_CODE_TTL_SECONDS
+            )
+            .await
+            .expect("redeem"),
+        CodeRedeemed::NotRedeemable,
+        "an expired code cannot be redeemed"
+    );
+    assert_eq!(
+        store
+            .redeem_authorization_code(&random_hash(), &code.client_id, now)
+            .await
+            .expect("redeem"),
+        CodeRedeemed::NotRedeemable,
+        "an unknown code cannot be redeemed (and is not created)"
+    );
+}
+
+pub async fn concurrent_redemptions_have_one_winner(store: &dyn Store) {
+    let now = now();
+    let code = code(now);
+    store
+        .put_authorization_code(&code)
+        .await
+        .expect("put_authorization_code");
+    let attempts =
+        (0..10).map(|_| store.redeem_authorization_code(&code.code_hash, &code.client_id, now));
+    let outcomes = futures::future::join_all(attempts).await;
+    let winners = outcomes
+        .into_iter()
+        .map(|o| o.expect("redeem"))
+        .filter(|o| *o == CodeRedeemed::Redeemed)
+        .count();
+    assert_eq!(winners, 1, "exactly one of 10 concurrent redemptions wins");
+}

@@ -1,0 +1,93 @@
+//! Authorization codes on SQLite. `redeemed_at` and `family_id` are columns, authoritative
+//! over the JSON body, so redeeming is one conditional `UPDATE`.
+
+use async_trait::async_trait;
+use rusqlite::{params, OptionalExtension};
+
+use super::{from_json, id_to_sql, map_err, to_json, SqliteStore};
+use crate::clock::UnixTime;
+use crate::domain::{AuthorizationCode, ClientId, FamilyId};
+use crate::secrets::TokenHash;
+use crate::store::{AuthorizationCodeStore, CodeRedeemed, StoreError, StoreResult};
+
+#[async_trait]
+impl AuthorizationCodeStore for SqliteStore {
+    async fn put_authorization_code(&self, code: &AuthorizationCode) -> StoreResult<()> {
+        let params = (
+            code.code_hash.to_hex(),
+            id_to_sql(&code.client_id),
+            code.expires_at,
+            to_json(code)?,
+        );
+        self.execute(
+            "INSERT INTO authorization_codes (code_hash, client_id, expires_at, body) \
+             VALUES (?1, ?2, ?3, ?4)",
+            params,
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn get_authorization_code(
+        &self,
+        hash: &TokenHash,
+        now: UnixTime,
+    ) -> StoreResult<Option<AuthorizationCode>> {
+        let hash = hash.to_hex();
+        self.with_conn(move |conn| {
+            let row: Option<(String, Option<UnixTime>, Option<String>)> = conn
+                .prepare_cached(
+                    "SELECT body, redeemed_at, family_id FROM authorization_codes \
+                     WHERE code_hash = ?1 AND expires_at > ?2",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_row(params![hash, now], |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                    })
+                    .optional()
+                })
+                .map_err(map_err)?;
+            let Some((body, redeemed_at, family_id)) = row else {
+                return Ok(None);
+            };
+            let mut code: AuthorizationCode = from_json(&body)?;
+            code.redeemed_at = redeemed_at;
+            code.family_id = family_id
+                .map(|id| FamilyId::parse(&id))
+                .transpose()
+                .map_err(|_| StoreError::Internal("malformed stored family id".into()))?;
+            Ok(Some(code))
+        })
+        .await
+    }
+
+    async fn redeem_authorization_code(
+        &self,
+        hash: &TokenHash,
+        client_id: &ClientId,
+        now: UnixTime,
+    ) -> StoreResult<CodeRedeemed> {
+        let changed = self
+            .execute(
+                "UPDATE authorization_codes SET redeemed_at = ?3 \
+                 WHERE code_hash = ?1 AND client_id = ?2 AND redeemed_at IS NULL \
+                 AND expires_at > ?3",
+                (hash.to_hex(), id_to_sql(client_id), now),
+            )
+            .await?;
+        Ok(if changed == 1 {
+            CodeRedeemed::Redeemed
+        } else {
+            CodeRedeemed::NotRedeemable
+        })
+    }
+
+    async fn record_code_family(&self, hash: &TokenHash, family_id: &FamilyId) -> StoreResult<()> {
+        self.execute(
+            "UPDATE authorization_codes SET family_id = ?2 WHERE code_hash = ?1",
+            (hash.to_hex(), id_to_sql(family_id)),
+        )
+        .await?;
+        Ok(())
+    }
+}

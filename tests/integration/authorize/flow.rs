@@ -1,0 +1,234 @@
+//! Drives `/oauth2/v0/authorize` over plain HTTP the way a browser would: keeps the pending
+//! request's cookie, reads the CSRF token from the page, posts the forms. And checks ID tokens
+//! against the published JWK Set with p256 alone.
+
+use std::collections::HashMap;
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use integration_tests::app::{TestApp, TestClient};
+use p256::ecdsa::signature::Verifier;
+use p256::ecdsa::{Signature, VerifyingKey};
+use p256::EncodedPoint;
+use reqwest::{header, StatusCode};
+use serde_json::Value;
+use token_service::admin::NewClient;
+use token_service::authorize::s256_challenge;
+use token_service::domain::Scopes;
+
+pub const REDIRECT_URI: &str = "https://app.example.com/callback";
+pub const APP_NAME: &str = "Expense Reports";
+pub const LOGIN: &str = "ann@example.com";
+pub const PASSWORD: &str = "correct horse battery staple";
+pub const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+pub const STATE: &str = "af0ifjsldkj";
+
+/// A client registered for the code flow, with `REDIRECT_URI`.
+pub async fn code_client(app: &TestApp) -> TestClient {
+    let mut new = NewClient::named(
+        APP_NAME,
+        Scopes::parse("openid read offline_access").unwrap(),
+    );
+    new.redirect_uris = vec![REDIRECT_URI.to_owned()];
+    app.create_client_with(new).await
+}
+
+/// The authorize query for `client`, with `extra` added or overriding.
+pub fn query<'a>(client: &'a TestClient, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let mut query = vec![
+        ("client_id", client.id.as_str()),
+        ("redirect_uri", REDIRECT_URI),
+        ("response_type", "code"),
+        ("scope", "openid read"),
+        ("state", STATE),
+    ];
+    for (name, value) in extra {
+        query.retain(|(n, _)| n != name);
+        query.push((name, value));
+    }
+    query
+}
+
+/// One browser session: the pending-request cookie between requests.
+pub struct Session<'a> {
+    app: &'a TestApp,
+    cookie: Option<String>,
+}
+
+impl<'a> Session<'a> {
+    pub fn new(app: &'a TestApp) -> Self {
+        Self { app, cookie: None }
+    }
+
+    pub async fn open(&mut self, query: &[(&str, &str)]) -> reqwest::Response {
+        let response = self
+            .app
+            .http
+            .get(self.app.url("/oauth2/v0/authorize"))
+            .query(query)
+            .send()
+            .await
+            .expect("request reaches the test server");
+        self.keep_cookie(&response);
+        response
+    }
+
+    pub async fn post(&mut self, form: &[(&str, &str)]) -> reqwest::Response {
+        let mut request = self
+            .app
+            .http
+            .post(self.app.url("/oauth2/v0/authorize"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(serde_urlencoded::to_string(form).unwrap());
+        if let Some(cookie) = &self.cookie {
+            request = request.header(header::COOKIE, cookie);
+        }
+        let response = request
+            .send()
+            .await
+            .expect("request reaches the test server");
+        self.keep_cookie(&response);
+        response
+    }
+
+    fn keep_cookie(&mut self, response: &reqwest::Response) {
+        if let Some(set) = response.headers().get(header::SET_COOKIE) {
+            let pair = set.to_str().unwrap().split(';').next().unwrap().to_owned();
+            self.cookie = Some(pair);
+        }
+    }
+
+    /// Opens the page and signs in; returns the consent page's HTML.
+    pub async fn sign_in(&mut self, query: &[(&str, &str)], password: &str) -> String {
+        let page = self.open(query).await;
+        assert_eq!(page.status(), StatusCode::OK);
+        let html = page.text().await.unwrap();
+        let answer = self
+            .post(&[
+                ("csrf_token", &csrf(&html)),
+                ("login", LOGIN),
+                ("password", password),
+            ])
+            .await;
+        assert_eq!(answer.status(), StatusCode::OK);
+        answer.text().await.unwrap()
+    }
+
+    /// Signs in and answers the consent page; returns the redirect's query.
+    pub async fn decide(
+        &mut self,
+        query: &[(&str, &str)],
+        decision: &str,
+    ) -> HashMap<String, String> {
+        let consent = self.sign_in(query, PASSWORD).await;
+        let answer = self
+            .post(&[("csrf_token", &csrf(&consent)), ("decision", decision)])
+            .await;
+        redirect_query(&answer)
+    }
+}
+
+/// The CSRF token in a page's form.
+pub fn csrf(html: &str) -> String {
+    let marker = r#"name="csrf_token" value=""#;
+    let start = html.find(marker).expect("the page has a CSRF field") + marker.len();
+    html[start..].split('"').next().unwrap().to_owned()
+}
+
+/// A `302` to `REDIRECT_URI`: its query parameters.
+#[track_caller]
+pub fn redirect_query(response: &reqwest::Response) -> HashMap<String, String> {
+    assert_eq!(response.status(), StatusCode::FOUND, "a redirect");
+    let location = response.headers()[header::LOCATION].to_str().unwrap();
+    assert!(location.starts_with(REDIRECT_URI), "{location}");
+    url::Url::parse(location)
+        .unwrap()
+        .query_pairs()
+        .into_owned()
+        .collect()
+}
+
+/// Runs the whole page flow with PKCE and a nonce; returns the code.
+pub async fn approved_code(app: &TestApp, client: &TestClient) -> String {
+    let challenge = s256_challenge(VERIFIER);
+    let query = query(
+        client,
+        &[
+            ("nonce", "n-0S6_WzA2Mj"),
+            ("code_challenge", &challenge),
+            ("code_challenge_method", "S256"),
+        ],
+    );
+    let redirect = Session::new(app).decide(&query, "approve").await;
+    redirect["code"].clone()
+}
+
+/// The token request for `code`, with `extra` added or overriding.
+pub async fn exchange(
+    app: &TestApp,
+    client: &TestClient,
+    code: &str,
+    extra: &[(&str, &str)],
+) -> (StatusCode, Value) {
+    let mut form = vec![
+        ("grant_type", "authorization_code"),
+        ("client_id", client.id.as_str()),
+        ("client_secret", client.secret.as_str()),
+        ("code", code),
+        ("redirect_uri", REDIRECT_URI),
+        ("code_verifier", VERIFIER),
+    ];
+    for (name, value) in extra {
+        form.retain(|(n, _)| n != name);
+        if !value.is_empty() {
+            form.push((name, value));
+        }
+    }
+    app.token(&form).await
+}
+
+fn b64(part: &str) -> Vec<u8> {
+    URL_SAFE_NO_PAD.decode(part).unwrap()
+}
+
+/// Checks a JWT's ES256 signature with the app's published JWK Set and p256 alone (not the
+/// library that signed it); returns its header and claims.
+pub async fn verify_with_jwks(app: &TestApp, token: &str) -> (Value, Value) {
+    let jwks: Value = app
+        .http
+        .get(app.url("/v0/token/jwks"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let parts: Vec<&str> = token.split('.').collect();
+    assert_eq!(parts.len(), 3, "a compact JWS");
+    let header: Value = serde_json::from_slice(&b64(parts[0])).unwrap();
+    assert_eq!(header["alg"], "ES256");
+    let jwk = jwks["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kid"] == header["kid"])
+        .expect("the kid is published");
+    let coordinate = |name: &str| b64(jwk[name].as_str().unwrap());
+    let point = EncodedPoint::from_affine_coordinates(
+        coordinate("x").as_slice().into(),
+        coordinate("y").as_slice().into(),
+        false,
+    );
+    let key = VerifyingKey::from_encoded_point(&point).unwrap();
+    let signature = Signature::from_slice(&b64(parts[2])).unwrap();
+    key.verify(format!("{}.{}", parts[0], parts[1]).as_bytes(), &signature)
+        .expect("the signature verifies with the JWK Set");
+    (header, serde_json::from_slice(&b64(parts[1])).unwrap())
+}
+
+/// `at_hash` recomputed by hand: the left half of SHA-256 over the access token's ASCII.
+pub fn at_hash(access_token: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(access_token.as_bytes());
+    URL_SAFE_NO_PAD.encode(&digest[..16])
+}

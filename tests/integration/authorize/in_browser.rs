@@ -1,0 +1,155 @@
+//! The code flow in a real headless Chromium against the real router (`TestApp`, SQLite): sign
+//! in, consent, land on the client's redirect URI with a code, exchange it. The redirect URI is
+//! on another origin (`localhost` vs `127.0.0.1`), so the CSP's `form-action` is exercised too.
+//! Screenshots of every page go to `target/screenshots/authorize-*.png`.
+
+use axum::routing::get;
+use axum::Router;
+use integration_tests::app::{Backend, TestApp, TestClient};
+use integration_tests::browser::Browser;
+use reqwest::StatusCode;
+use token_service::admin::NewClient;
+use token_service::domain::Scopes;
+
+use super::flow::{APP_NAME, LOGIN, PASSWORD};
+
+const STATE: &str = "xyzzy";
+
+/// The client's own site: a callback page on `localhost`, another origin than the service.
+async fn client_site() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let router = Router::new().route(
+        "/callback",
+        get(|| async { "The application received the answer." }),
+    );
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    format!("http://localhost:{port}/callback")
+}
+
+async fn setup() -> (TestApp, TestClient, String) {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    app.create_user(LOGIN, PASSWORD).await;
+    let redirect_uri = client_site().await;
+    let mut new = NewClient::named(
+        APP_NAME,
+        Scopes::parse("openid payroll com.example.read").unwrap(),
+    );
+    new.redirect_uris = vec![redirect_uri.clone()];
+    let client = app.create_client_with(new).await;
+    (app, client, redirect_uri)
+}
+
+fn authorize_url(app: &TestApp, client: &TestClient, redirect_uri: &str) -> String {
+    let query = serde_urlencoded::to_string([
+        ("client_id", client.id.as_str()),
+        ("redirect_uri", redirect_uri),
+        ("response_type", "code"),
+        ("scope", "openid payroll com.example.read"),
+        ("state", STATE),
+        ("nonce", "browser-nonce"),
+    ])
+    .unwrap();
+    app.url(&format!("/oauth2/v0/authorize?{query}"))
+}
+
+async fn sign_in(browser: &Browser, password: &str) {
+    browser.fill_by_label("Login", LOGIN).await.unwrap();
+    browser.fill_by_label("Password", password).await.unwrap();
+    browser.click_button("Sign in").await.unwrap();
+}
+
+fn query_value(url: &url::Url, name: &str) -> Option<String> {
+    url.query_pairs()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_in_approve_and_exchange_in_a_real_browser() {
+    let (app, client, redirect_uri) = setup().await;
+    let browser = Browser::start()
+        .await
+        .expect("chromedriver and chromium start");
+
+    browser
+        .goto(&authorize_url(&app, &client, &redirect_uri))
+        .await
+        .unwrap();
+    assert!(browser.text().await.unwrap().contains(APP_NAME));
+    browser.screenshot("authorize-sign-in").await.unwrap();
+
+    sign_in(&browser, "wrong password").await;
+    let text = browser.text().await.unwrap();
+    assert!(
+        text.contains("The login or password is not correct."),
+        "{text}"
+    );
+    assert!(!text.contains("invalid_grant"), "{text}");
+    browser.screenshot("authorize-sign-in-error").await.unwrap();
+
+    sign_in(&browser, PASSWORD).await;
+    let text = browser.text().await.unwrap();
+    assert!(
+        text.contains(&format!("{APP_NAME} would like to:")),
+        "{text}"
+    );
+    assert!(
+        text.contains("Confirm who you are when you sign in"),
+        "{text}"
+    );
+    assert!(text.contains("See and manage your payroll data"), "{text}");
+    assert!(text.contains("com.example.read"), "{text}");
+    browser.screenshot("authorize-consent").await.unwrap();
+
+    browser.click_button("Allow").await.unwrap();
+    let landed = browser.current_url().await.unwrap();
+    assert_eq!(landed.host_str(), Some("localhost"), "{landed}");
+    assert_eq!(landed.path(), "/callback");
+    assert_eq!(query_value(&landed, "state").as_deref(), Some(STATE));
+    assert_eq!(
+        query_value(&landed, "geolocation").as_deref(),
+        Some(app.geolocation().as_str())
+    );
+    browser.screenshot("authorize-callback").await.unwrap();
+    browser.close().await.unwrap();
+
+    let code = query_value(&landed, "code").expect("a code");
+    let (status, body) = app
+        .token(&[
+            ("grant_type", "authorization_code"),
+            ("client_id", &client.id),
+            ("client_secret", &client.secret),
+            ("code", &code),
+            ("redirect_uri", &redirect_uri),
+        ])
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["principal_type"], "user");
+    let (_, claims) = super::flow::verify_with_jwks(&app, body["id_token"].as_str().unwrap()).await;
+    assert_eq!(claims["nonce"], "browser-nonce");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deny_in_a_real_browser_redirects_with_access_denied() {
+    let (app, client, redirect_uri) = setup().await;
+    let browser = Browser::start()
+        .await
+        .expect("chromedriver and chromium start");
+    browser
+        .goto(&authorize_url(&app, &client, &redirect_uri))
+        .await
+        .unwrap();
+    sign_in(&browser, PASSWORD).await;
+    browser.click_button("Deny").await.unwrap();
+    let landed = browser.current_url().await.unwrap();
+    assert_eq!(landed.path(), "/callback");
+    assert_eq!(
+        query_value(&landed, "error").as_deref(),
+        Some("access_denied")
+    );
+    assert_eq!(query_value(&landed, "error_code").as_deref(), Some("12"));
+    assert_eq!(query_value(&landed, "state").as_deref(), Some(STATE));
+    assert!(query_value(&landed, "code").is_none());
+    browser.close().await.unwrap();
+}
