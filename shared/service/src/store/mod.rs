@@ -26,7 +26,8 @@ pub mod sqlite;
 pub use auth_tokens::AuthTokenStore;
 pub use clients::ClientStore;
 pub use families::{
-    FamilyCreated, FamilyStore, LegacyExchangeUpdate, NewFamily, Rotated, Rotation,
+    FamilyCreated, FamilyStore, LegacyExchangeUpdate, NewFamily, Renewal, Renewed, Rotated,
+    Rotation,
 };
 pub use legacy::LegacyStore;
 pub use lockout::LockoutStore;

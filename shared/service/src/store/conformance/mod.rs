@@ -20,6 +20,7 @@ mod legacy_exchange;
 mod lockout;
 mod principals;
 pub mod records;
+mod renewal;
 mod rotation;
 
 pub use auth_tokens::*;
@@ -29,6 +30,7 @@ pub use legacy::*;
 pub use legacy_exchange::*;
 pub use lockout::*;
 pub use principals::*;
+pub use renewal::*;
 pub use rotation::*;
 
 /// What a backend's factory hands the suite: the store under test, together with whatever must
@@ -78,6 +80,8 @@ macro_rules! conformance_suite {
             rotation_with_non_current_token_writes_nothing,
             rotation_of_revoked_or_expired_family_is_refused,
             rotation_has_exactly_one_winner_of_20,
+            renewal_keeps_the_token_and_slides_its_expiry,
+            renewal_of_a_non_current_token_or_revoked_family_writes_nothing,
             revoke_family_revokes_its_tokens,
             legacy_exchange_link_moves_only_from_the_seen_family,
             concurrent_first_legacy_exchanges_have_one_winner,
@@ -145,6 +149,7 @@ mod tests {
             include_str!("legacy_exchange.rs"),
             include_str!("lockout.rs"),
             include_str!("principals.rs"),
+            include_str!("renewal.rs"),
             include_str!("rotation.rs"),
         ];
         let defined: Vec<&str> = sources
@@ -153,7 +158,7 @@ mod tests {
             .filter_map(|line| line.strip_prefix("pub async fn "))
             .filter_map(|rest| rest.split('(').next())
             .collect();
-        assert_eq!(defined.len(), 20, "the suite's functions: {defined:?}");
+        assert_eq!(defined.len(), 22, "the suite's functions: {defined:?}");
         for name in &defined {
             assert!(listed.contains(name), "{name} is not in conformance_suite!");
         }
