@@ -18,9 +18,10 @@ use crate::errors::ErrorCode;
 use crate::secrets::Secret;
 use crate::services::Services;
 
-/// A lost rotation race is re-read once; losing twice means the family moved on twice while
-/// this request ran, which no retry of one client explains.
-const READS_AFTER_LOST_RACE: usize = 2;
+/// Reads of the token and its family: a lost rotation race, or a token read just before and its
+/// family just after a concurrent rotation, is read again. More rounds would mean the family
+/// moved on several times while this request ran, which no retry of one client explains.
+const READS: usize = 3;
 
 /// What the presented token allows, once it has been looked up and its family read.
 enum Use {
@@ -30,6 +31,9 @@ enum Use {
     Retry,
     /// `sliding`: the family's current token, to be kept and renewed.
     Slide,
+    /// `rotate`: the token read as unrotated but its family has moved on: a concurrent rotation
+    /// landed between the two reads. Read again.
+    ReadAgain,
 }
 
 pub(super) async fn grant(
@@ -43,9 +47,12 @@ pub(super) async fn grant(
     if !client.may_refresh() {
         return Err(ErrorCode::RefreshDisallowed.into());
     }
-    for _ in 0..READS_AFTER_LOST_RACE {
+    for _ in 0..READS {
         let (record, family) = look_up(services, client, &presented).await?;
         let token_use = decide(services, client, &presented, &record, &family).await?;
+        if matches!(token_use, Use::ReadAgain) {
+            continue;
+        }
         // A principal disabled since the family was created stops being refreshed.
         check_principal_may_refresh(
             services,
@@ -67,6 +74,7 @@ pub(super) async fn grant(
                     .slide_family(&family, &presented, &record, scopes)
                     .await?
             }
+            Use::ReadAgain => None,
         };
         if let Some(issued) = issued {
             return Ok(issued);
@@ -118,7 +126,7 @@ async fn decide(
         // reuse detection, so nothing is revoked.
         (RefreshRotation::Sliding, _) => Err(ErrorCode::BadRefreshToken.into()),
         (RefreshRotation::Rotate, None) if is_current => Ok(Use::Rotate),
-        (RefreshRotation::Rotate, None) => Err(ErrorCode::BadRefreshToken.into()),
+        (RefreshRotation::Rotate, None) => Ok(Use::ReadAgain),
         (RefreshRotation::Rotate, Some(rotated_at)) => {
             let now = services.ctx.clock.now();
             if is_retry(services, presented, record, family, rotated_at, now) {
