@@ -13,6 +13,8 @@ mod lambda_events;
 mod lambda_runtime;
 mod mail;
 mod pages;
+mod refresh_faults;
+mod refresh_rotation;
 mod security;
 mod token_endpoint;
 mod token_policy;
