@@ -188,10 +188,16 @@ async fn user_token_is_exchanged_and_the_new_refresh_token_works(app: TestApp) {
     assert_eq!(body["id"], user.to_string());
     assert_eq!(body["scope"], "read write");
     assert_eq!(body["expiresIn"], 3600);
-    assert_eq!(body["refreshExpiresIn"], 180 * 86_400);
+    // Unix times, as in Concur's exchange response (contract part 3).
+    let now = app.clock.now();
+    assert_eq!(body["refreshExpiresIn"], now + 180 * 86_400);
+    assert_eq!(body["token"], body["refreshToken"]);
+    assert_eq!(body["created"], now * 1000);
+    assert_eq!(body["expired"], (now + 180 * 86_400) * 1000);
+    assert_eq!(body["scopes"], serde_json::json!(["read", "write"]));
     assert_eq!(body["geolocation"], app.address);
     let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
-    assert_eq!(keys.len(), 9, "exactly the contract's fields: {keys:?}");
+    assert_eq!(keys.len(), 13, "exactly the contract's fields: {keys:?}");
 
     // The access token is one of ours, for the user, issued to the new app.
     let access = body["accessToken"].as_str().unwrap();

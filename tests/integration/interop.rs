@@ -66,7 +66,9 @@ async fn oauth2_crate_runs_every_grant(app: TestApp) {
             "rotated"
         );
 
-        // The library surfaces our catalogued error for the rotated token.
+        // The library surfaces our catalogued error for the rotated token, replayed once the
+        // retry window (contract part 7) is over.
+        app.clock.advance(app.services.policy.refresh_grace_seconds);
         let replay = oauth
             .exchange_refresh_token(&RefreshToken::new(refresh.secret().clone()))
             .request_async(&app.http)
@@ -168,7 +170,8 @@ async fn logs_carry_request_facts_but_no_credentials() {
         ("refresh_token", refresh),
     ];
     let (_, refreshed) = app.token(&form).await;
-    // A replay, so the revocation path logs too.
+    // A replay after the retry window, so the revocation path logs too.
+    app.clock.advance(app.services.policy.refresh_grace_seconds);
     app.token(&form).await;
 
     let logs = captured_logs();
@@ -183,9 +186,17 @@ async fn logs_carry_request_facts_but_no_credentials() {
             .any(|l| l.contains("\"code\":108") && l.contains("\"status\":400")),
         "the outcome code is logged: {ours:?}"
     );
+    // Every line of the request (the reuse warning too) carries its correlation id; the one
+    // completion line per request carries the latency.
+    assert!(ours.iter().all(|l| l.contains("correlation_id")));
     assert!(ours
         .iter()
-        .all(|l| l.contains("correlation_id") && l.contains("latency_ms")));
+        .filter(|l| l.contains("request completed"))
+        .all(|l| l.contains("latency_ms")));
+    assert!(
+        ours.iter().any(|l| l.contains("family revoked")),
+        "the reuse is logged: {ours:?}"
+    );
     for secret in [
         PASSWORD,
         client.secret.as_str(),

@@ -17,6 +17,8 @@ mod lockout;
 mod mail;
 mod otp;
 mod pages;
+mod refresh_faults;
+mod refresh_rotation;
 mod security;
 mod token_endpoint;
 mod token_policy;

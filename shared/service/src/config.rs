@@ -13,8 +13,9 @@ pub enum StoreKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
     pub refresh_token_ttl_seconds: i64,
-    /// A rotated refresh token replayed within this many seconds of its rotation is refused
-    /// without revoking the family (a client's retry racing its own rotation).
+    /// A rotated refresh token presented again less than this many seconds after its rotation,
+    /// while its successor is unused, is a retry and gets the same successor (contract part 7);
+    /// later, it is reuse. 0: never a retry.
     pub refresh_grace_seconds: i64,
     /// Failed passwords within `lockout_window_seconds` that lock an account (code 14).
     pub lockout_threshold: u32,
@@ -25,7 +26,7 @@ impl Default for Policy {
     fn default() -> Self {
         Self {
             refresh_token_ttl_seconds: 180 * 86_400,
-            refresh_grace_seconds: 0,
+            refresh_grace_seconds: 60,
             lockout_threshold: 5,
             lockout_window_seconds: 15 * 60,
         }
@@ -94,7 +95,11 @@ impl Config {
         }
         let policy = Policy {
             refresh_token_ttl_seconds: ttl_days * 86_400,
-            refresh_grace_seconds: parse_number(&get, "REFRESH_GRACE_SECONDS", 0)?,
+            refresh_grace_seconds: parse_number(
+                &get,
+                "REFRESH_GRACE_SECONDS",
+                defaults.refresh_grace_seconds,
+            )?,
             lockout_threshold: parse_number(&get, "LOCKOUT_THRESHOLD", defaults.lockout_threshold)?,
             lockout_window_seconds: defaults.lockout_window_seconds,
         };

@@ -2,7 +2,7 @@
 
 use crate::store::StoreError;
 
-/// A failure on our side; nothing was changed. Kept apart from [`StoreError`] so that flows can
+/// A failure on our side. Kept apart from [`StoreError`] so that flows can
 /// fail for reasons other than the store (a lost race, a failed task) and every route turns
 /// either into the same 503 / 500 bodies.
 #[derive(Debug, thiserror::Error)]
@@ -14,6 +14,20 @@ pub enum ServerError {
     /// Anything else (500).
     #[error("{0}")]
     Internal(String),
+}
+
+impl ServerError {
+    /// What the caller is told (the detail goes to the log). A store that did not answer may
+    /// have applied a write, so the 503 never claims that nothing changed; it promises what is
+    /// true: every write is conditional or idempotent, so resending the same request is safe.
+    pub fn public_message(&self) -> &'static str {
+        match self {
+            Self::Unavailable(_) => {
+                "The token store did not answer in time; retrying the same request is safe."
+            }
+            Self::Internal(_) => "The server failed to process the request.",
+        }
+    }
 }
 
 impl From<StoreError> for ServerError {

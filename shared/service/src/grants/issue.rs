@@ -1,16 +1,26 @@
 //! Minting: the one place where access tokens are signed and families are started or rotated,
 //! so the token endpoint, the legacy exchange and the company flow issue identical tokens.
 
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 use uuid::Uuid;
 
+use crate::clock::UnixTime;
 use crate::domain::{
     AccessTokenRecord, Client, ClientId, Family, FamilyId, Geolocation, PrincipalId, PrincipalType,
     RefreshTokenRecord, Scopes, TokenId, ACCESS_TOKEN_TTL_SECONDS,
 };
 use crate::random::RandomExt;
-use crate::secrets::{Secret, TokenHash};
+use crate::secrets::Secret;
 use crate::services::Services;
-use crate::store::{FamilyCreated, LegacyExchangeUpdate, NewFamily, Rotated, Rotation, StoreError};
+use crate::store::{
+    FamilyCreated, LegacyExchangeUpdate, NewFamily, Renewal, Renewed, Rotated, Rotation, StoreError,
+};
+
+/// The purpose the successor key is derived for, and the MAC's domain separator.
+const SUCCESSOR_PURPOSE: &str = "refresh-successor-v1";
 
 /// What a successful grant hands back. Holds live credentials: it has no `Debug`.
 pub struct IssuedTokens {
@@ -25,7 +35,10 @@ pub struct IssuedTokens {
 pub struct IssuedRefresh {
     pub token: Secret,
     pub family_id: FamilyId,
-    pub expires_in: i64,
+    /// When this refresh token was issued (its rotation, for a successor).
+    pub issued_at: UnixTime,
+    /// When it expires (Unix seconds): `refresh_expires_in` at the token endpoint.
+    pub expires_at: UnixTime,
     /// The family's home deployment.
     pub geolocation: Geolocation,
 }
@@ -68,13 +81,13 @@ impl Services {
 
     fn refresh_record(
         &self,
+        token: &Secret,
         family_id: FamilyId,
         client_id: ClientId,
         generation: u32,
-    ) -> (Secret, RefreshTokenRecord) {
+    ) -> RefreshTokenRecord {
         let now = self.ctx.clock.now();
-        let token = Secret::new(self.ctx.random.opaque_token());
-        let record = RefreshTokenRecord {
+        RefreshTokenRecord {
             token_hash: token.hash(),
             family_id,
             client_id,
@@ -82,8 +95,27 @@ impl Services {
             issued_at: now,
             expires_at: now + self.policy.refresh_token_ttl_seconds,
             rotated_at: None,
-        };
-        (token, record)
+        }
+    }
+
+    /// The one successor `presented` (of generation `generation - 1`) can ever have:
+    /// base64url(HMAC-SHA256(key, purpose || family id || generation || token)). Derived rather
+    /// than random so that a retry can be answered with it without storing it in the clear
+    /// (contract part 7); the family id and generation keep successors of different families
+    /// and rotations apart.
+    pub fn successor_token(
+        &self,
+        family_id: &FamilyId,
+        generation: u32,
+        presented: &Secret,
+    ) -> Secret {
+        let key = self.codec.keys().derive_key(SUCCESSOR_PURPOSE);
+        let mut mac = Hmac::<Sha256>::new_from_slice(&key).expect("HMAC takes any key length");
+        mac.update(SUCCESSOR_PURPOSE.as_bytes());
+        mac.update(family_id.as_uuid().as_bytes());
+        mac.update(&generation.to_be_bytes());
+        mac.update(presented.expose().as_bytes());
+        Secret::new(URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()))
     }
 
     /// `client_credentials`: an access token for the client itself, no family.
@@ -116,7 +148,8 @@ impl Services {
     ) -> Result<Option<IssuedTokens>, StoreError> {
         let now = self.ctx.clock.now();
         let family_id = FamilyId::new(self.ctx.random.uuid());
-        let (refresh_token, refresh) = self.refresh_record(family_id, start.client_id, 0);
+        let refresh_token = Secret::new(self.ctx.random.opaque_token());
+        let refresh = self.refresh_record(&refresh_token, family_id, start.client_id, 0);
         let access = self.access_record(
             start.client_id,
             start.principal_type,
@@ -157,34 +190,31 @@ impl Services {
         Ok(Some(self.family_tokens(
             access,
             refresh_token,
-            family_id,
+            &refresh,
             start.geolocation,
         )))
     }
 
-    /// Rotates `presented` to a new refresh token and mints an access token with `scopes`
-    /// (a subset of the family's). `Ok(None)` when the token is no longer current.
+    /// Rotates `presented` (the family's current token) to its derived successor and mints an
+    /// access token with `scopes` (a subset of the family's). `Ok(None)` when the token is no
+    /// longer current: another request rotated it first (or the family was revoked).
     pub async fn rotate_family(
         &self,
         family: &Family,
-        presented: &TokenHash,
+        presented: &Secret,
         scopes: Scopes,
     ) -> Result<Option<IssuedTokens>, StoreError> {
-        let (refresh_token, successor) =
-            self.refresh_record(family.id, family.client_id, family.generation + 1);
-        let access = self.access_record(
-            family.client_id,
-            family.principal_type,
-            *family.principal_id.as_uuid(),
-            Some(family.id),
-            scopes,
-        );
+        let generation = family.generation + 1;
+        let refresh_token = self.successor_token(&family.id, generation, presented);
+        let successor =
+            self.refresh_record(&refresh_token, family.id, family.client_id, generation);
+        let access = self.family_access_record(family, scopes);
         let outcome = self
             .ctx
             .store
             .rotate_refresh_token(Rotation {
                 family_id: family.id,
-                presented,
+                presented: &presented.hash(),
                 successor: &successor,
                 access_token: &access,
                 now: self.ctx.clock.now(),
@@ -196,9 +226,87 @@ impl Services {
         Ok(Some(self.family_tokens(
             access,
             refresh_token,
-            family.id,
+            &successor,
             family.geolocation.clone(),
         )))
+    }
+
+    /// A retry of a rotation that already happened (contract part 7): the same successor again,
+    /// with a freshly minted access token recorded with the family. The caller has checked that
+    /// `family.current_token` is the successor derived from `rotated`.
+    pub async fn reissue_successor(
+        &self,
+        family: &Family,
+        rotated: &RefreshTokenRecord,
+        presented: &Secret,
+        scopes: Scopes,
+    ) -> Result<IssuedTokens, StoreError> {
+        let refresh_token = self.successor_token(&family.id, rotated.generation + 1, presented);
+        let access = self.family_access_record(family, scopes);
+        self.ctx.store.put_access_token(&access).await?;
+        let successor = RefreshTokenRecord {
+            issued_at: rotated.rotated_at.unwrap_or(rotated.issued_at),
+            expires_at: family.expires_at,
+            ..self.refresh_record(
+                &refresh_token,
+                family.id,
+                family.client_id,
+                family.generation,
+            )
+        };
+        Ok(self.family_tokens(
+            access,
+            refresh_token,
+            &successor,
+            family.geolocation.clone(),
+        ))
+    }
+
+    /// The `sliding` policy (contract part 7): the same refresh token, its expiry renewed.
+    /// `Ok(None)` when the token is no longer the family's current one.
+    pub async fn slide_family(
+        &self,
+        family: &Family,
+        presented: &Secret,
+        record: &RefreshTokenRecord,
+        scopes: Scopes,
+    ) -> Result<Option<IssuedTokens>, StoreError> {
+        let now = self.ctx.clock.now();
+        let renewed = RefreshTokenRecord {
+            expires_at: now + self.policy.refresh_token_ttl_seconds,
+            ..record.clone()
+        };
+        let access = self.family_access_record(family, scopes);
+        let outcome = self
+            .ctx
+            .store
+            .renew_refresh_token(Renewal {
+                family_id: family.id,
+                presented: &record.token_hash,
+                expires_at: renewed.expires_at,
+                access_token: &access,
+                now,
+            })
+            .await?;
+        if outcome == Renewed::NotCurrent {
+            return Ok(None);
+        }
+        Ok(Some(self.family_tokens(
+            access,
+            presented.clone(),
+            &renewed,
+            family.geolocation.clone(),
+        )))
+    }
+
+    fn family_access_record(&self, family: &Family, scopes: Scopes) -> AccessTokenRecord {
+        self.access_record(
+            family.client_id,
+            family.principal_type,
+            *family.principal_id.as_uuid(),
+            Some(family.id),
+            scopes,
+        )
     }
 
     /// What a grant answers once a family's write has succeeded.
@@ -206,7 +314,7 @@ impl Services {
         &self,
         access: AccessTokenRecord,
         refresh_token: Secret,
-        family_id: FamilyId,
+        refresh: &RefreshTokenRecord,
         geolocation: Geolocation,
     ) -> IssuedTokens {
         IssuedTokens {
@@ -214,8 +322,9 @@ impl Services {
             access,
             refresh: Some(IssuedRefresh {
                 token: refresh_token,
-                family_id,
-                expires_in: self.policy.refresh_token_ttl_seconds,
+                family_id: refresh.family_id,
+                issued_at: refresh.issued_at,
+                expires_at: refresh.expires_at,
                 geolocation,
             }),
             id_token: None,

@@ -41,17 +41,12 @@ pub fn catalogue_response(code: ErrorCode) -> Response {
 /// caller gets a message without internals.
 impl IntoResponse for ServerError {
     fn into_response(self) -> Response {
-        let (status, error_name, message) = match self {
-            ServerError::Unavailable(_) => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "temporarily_unavailable",
-                "The token store did not answer in time. Nothing was changed; please retry.",
-            ),
-            ServerError::Internal(_) => (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "server_error",
-                "The server failed to process the request. Nothing was changed.",
-            ),
+        let message = self.public_message();
+        let (status, error_name) = match self {
+            ServerError::Unavailable(_) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable")
+            }
+            ServerError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "server_error"),
         };
         tracing::error!(error = %self, "server failure");
         let mut response = (

@@ -50,11 +50,18 @@ struct ExchangeResponse {
     access_token: String,
     refresh_token: String,
     expires_in: i64,
+    /// The refresh token's expiry, Unix seconds (contract part 3).
     refresh_expires_in: i64,
     scope: String,
     geolocation: String,
     id: String,
     principal_type: &'static str,
+    /// `token`, `created`, `expired` (milliseconds) and `scopes` repeat the facts above in the
+    /// shape of Concur's own exchange response.
+    token: String,
+    created: i64,
+    expired: i64,
+    scopes: Vec<String>,
 }
 
 impl ExchangeResponse {
@@ -65,9 +72,13 @@ impl ExchangeResponse {
         Self {
             code: ExchangeCode::Ok.as_str(),
             expires_in: issued.access.expires_at - issued.access.issued_at,
-            refresh_expires_in: refresh.expires_in,
+            refresh_expires_in: refresh.expires_at,
             refresh_token: refresh.token.expose().to_owned(),
+            token: refresh.token.expose().to_owned(),
+            created: refresh.issued_at * 1000,
+            expired: refresh.expires_at * 1000,
             scope: issued.access.scopes.to_string(),
+            scopes: issued.access.scopes.iter().map(str::to_owned).collect(),
             geolocation: refresh.geolocation.to_string(),
             id: issued.access.subject.hyphenated().to_string(),
             principal_type: issued.access.principal_type.as_str(),
@@ -194,11 +205,15 @@ mod tests {
             access_token: "a".into(),
             refresh_token: "r".into(),
             expires_in: 3600,
-            refresh_expires_in: 15_552_000,
+            refresh_expires_in: 1_795_000_000,
             scope: "read".into(),
             geolocation: "https://us.api.example.com".into(),
             id: "id".into(),
             principal_type: "user",
+            token: "r".into(),
+            created: 1_779_448_000_000,
+            expired: 1_795_000_000_000,
+            scopes: vec!["read".into()],
         })
         .unwrap();
         let mut keys: Vec<&str> = body
@@ -213,13 +228,17 @@ mod tests {
             [
                 "accessToken",
                 "code",
+                "created",
+                "expired",
                 "expiresIn",
                 "geolocation",
                 "id",
                 "principalType",
                 "refreshExpiresIn",
                 "refreshToken",
-                "scope"
+                "scope",
+                "scopes",
+                "token"
             ]
         );
     }

@@ -22,6 +22,8 @@ pub struct TokenResponse {
     pub scope: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<String>,
+    /// Despite its name, as in Concur's responses: the Unix time (seconds) at which the
+    /// refresh token expires (contract part 2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refresh_expires_in: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -40,7 +42,7 @@ impl TokenResponse {
         Self {
             expires_in: issued.access.expires_at - issued.access.issued_at,
             scope: issued.access.scopes.to_string(),
-            refresh_expires_in: issued.refresh.as_ref().map(|r| r.expires_in),
+            refresh_expires_in: issued.refresh.as_ref().map(|r| r.expires_at),
             refresh_token: issued.refresh.map(|r| r.token.expose().to_owned()),
             id_token: issued.id_token,
             geolocation: geolocation.to_string(),

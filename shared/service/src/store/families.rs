@@ -53,7 +53,30 @@ pub struct Rotation<'a> {
 pub enum Rotated {
     Rotated,
     /// The presented token is no longer current, or the family is revoked or expired: nothing
-    /// was written. Of many concurrent rotations of one token, all but one end here.
+    /// was written. Of many concurrent rotations of one token, all but one end here. A backend
+    /// that could not tell whether its own write landed (a timeout after sending) reads the
+    /// family back: if the successor is current but this rotation's access token is absent,
+    /// another request rotated first, which is also this outcome.
+    NotCurrent,
+}
+
+/// The `sliding` policy (contract part 7): keep the family's current refresh token, renew its
+/// expiry (on the token and the family) and record the access token minted with it, at once.
+#[derive(Debug, Clone)]
+pub struct Renewal<'a> {
+    pub family_id: FamilyId,
+    /// Must be the family's current refresh token.
+    pub presented: &'a TokenHash,
+    pub expires_at: UnixTime,
+    pub access_token: &'a AccessTokenRecord,
+    pub now: UnixTime,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Renewed {
+    Renewed,
+    /// The token is not the family's current one, or the family is revoked or expired:
+    /// nothing was written.
     NotCurrent,
 }
 
@@ -68,7 +91,11 @@ pub trait FamilyStore: Send + Sync {
         hash: &TokenHash,
         now: UnixTime,
     ) -> StoreResult<Option<RefreshTokenRecord>>;
+    /// At most one successor per token: the write is conditional on `presented` being current.
+    /// An error means the rotation did not happen as far as the backend could tell after reading
+    /// back (`Unavailable`: retrying the same request is safe).
     async fn rotate_refresh_token(&self, rotation: Rotation<'_>) -> StoreResult<Rotated>;
+    async fn renew_refresh_token(&self, renewal: Renewal<'_>) -> StoreResult<Renewed>;
     /// Marks the family revoked: its refresh tokens stop working and its access tokens read as
     /// revoked. Returns `false` if there is no such family. Idempotent.
     async fn revoke_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<bool>;

@@ -29,7 +29,8 @@ pub use auth_tokens::AuthTokenStore;
 pub use authorization_codes::{AuthorizationCodeStore, CodeRedeemed};
 pub use clients::ClientStore;
 pub use families::{
-    FamilyCreated, FamilyStore, LegacyExchangeUpdate, NewFamily, Rotated, Rotation,
+    FamilyCreated, FamilyStore, LegacyExchangeUpdate, NewFamily, Renewal, Renewed, Rotated,
+    Rotation,
 };
 pub use legacy::LegacyStore;
 pub use lockout::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore};

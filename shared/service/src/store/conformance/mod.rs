@@ -22,6 +22,7 @@ mod lockout;
 mod otp;
 mod principals;
 pub mod records;
+mod renewal;
 mod rotation;
 
 pub use auth_tokens::*;
@@ -33,6 +34,7 @@ pub use legacy_exchange::*;
 pub use lockout::*;
 pub use otp::*;
 pub use principals::*;
+pub use renewal::*;
 pub use rotation::*;
 
 /// What a backend's factory hands the suite: the store under test, together with whatever must
@@ -82,6 +84,8 @@ macro_rules! conformance_suite {
             rotation_with_non_current_token_writes_nothing,
             rotation_of_revoked_or_expired_family_is_refused,
             rotation_has_exactly_one_winner_of_20,
+            renewal_keeps_the_token_and_slides_its_expiry,
+            renewal_of_a_non_current_token_or_revoked_family_writes_nothing,
             revoke_family_revokes_its_tokens,
             legacy_exchange_link_moves_only_from_the_seen_family,
             concurrent_first_legacy_exchanges_have_one_winner,
@@ -159,6 +163,7 @@ mod tests {
             include_str!("lockout.rs"),
             include_str!("otp.rs"),
             include_str!("principals.rs"),
+            include_str!("renewal.rs"),
             include_str!("rotation.rs"),
         ];
         let defined: Vec<&str> = sources
@@ -167,7 +172,7 @@ mod tests {
             .filter_map(|line| line.strip_prefix("pub async fn "))
             .filter_map(|rest| rest.split('(').next())
             .collect();
-        assert_eq!(defined.len(), 28, "the suite's functions: {defined:?}");
+        assert_eq!(defined.len(), 30, "the suite's functions: {defined:?}");
         for name in &defined {
             assert!(listed.contains(name), "{name} is not in conformance_suite!");
         }

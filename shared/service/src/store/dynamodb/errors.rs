@@ -12,8 +12,18 @@ pub(super) const THROTTLING_CODES: &[&str] = &[
     "RequestLimitExceeded",
     "Throttling",
     "TooManyRequestsException",
-    // The SDK's retry of a transaction that is still running: it will finish either way.
+];
+
+/// Error codes after which a write may or may not have landed: also 503, and a caller that can
+/// tell (a rotation, whose successor is derived) reads back instead of guessing.
+/// - `TransactionInProgressException`: a transaction with the same `ClientRequestToken` (the
+///   SDK's own retry after a lost answer, or a concurrent rotation to the same generation) is
+///   still running; it will finish either way.
+/// - `IdempotentParameterMismatchException`: a transaction with the same `ClientRequestToken`
+///   and other items already ran: the same rotation, made by a concurrent request.
+pub(super) const OUTCOME_UNKNOWN_CODES: &[&str] = &[
     "TransactionInProgressException",
+    "IdempotentParameterMismatchException",
 ];
 
 pub(super) fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> StoreError {
@@ -57,8 +67,10 @@ pub(super) fn sanitize(text: &str) -> String {
     out
 }
 
-/// Timeouts, throttling and unreachable endpoints are `Unavailable` (503, retry later); the
-/// SDK has already retried them by then. Everything else is `Internal` (500).
+/// Timeouts, throttling, unreachable endpoints and unknown outcomes are `Unavailable` (503,
+/// retry later); the SDK has already retried them by then. A timeout or a dropped answer after
+/// the request was sent may hide a write that landed: `Unavailable` therefore never means
+/// "nothing was changed". Everything else is `Internal` (500).
 pub(super) fn store_error<E>(op: &str, err: SdkError<E>) -> StoreError
 where
     E: ProvideErrorMetadata + std::error::Error + 'static,
@@ -74,7 +86,10 @@ where
         SdkError::ServiceError(service) => {
             let code = err.code().unwrap_or("unknown error");
             let message = sanitize(&format!("{op}: {code}: {}", err.message().unwrap_or("")));
-            if THROTTLING_CODES.contains(&code) || service.raw().status().is_server_error() {
+            if THROTTLING_CODES.contains(&code)
+                || OUTCOME_UNKNOWN_CODES.contains(&code)
+                || service.raw().status().is_server_error()
+            {
                 StoreError::Unavailable(message)
             } else {
                 StoreError::Internal(message)

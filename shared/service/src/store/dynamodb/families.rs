@@ -12,8 +12,17 @@ use crate::clock::UnixTime;
 use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, TokenId};
 use crate::secrets::TokenHash;
 use crate::store::{
-    FamilyCreated, FamilyStore, NewFamily, Rotated, Rotation, StoreError, StoreResult,
+    FamilyCreated, FamilyStore, NewFamily, Renewal, Renewed, Rotated, Rotation, StoreError,
+    StoreResult,
 };
+
+/// The `ClientRequestToken` of the rotation to `generation`: every attempt at that rotation,
+/// whichever request makes it, carries the same one, so DynamoDB applies at most one of them
+/// and an SDK resubmission after a lost answer cannot fail against its own write.
+fn rotation_request_token(family_id: &FamilyId, generation: u32) -> String {
+    let digest = TokenHash::of(&format!("rotate-refresh-token/{family_id}/{generation}"));
+    digest.to_hex()[..36].to_owned()
+}
 
 #[async_trait]
 impl FamilyStore for DynamoStore {
@@ -157,11 +166,65 @@ impl FamilyStore for DynamoStore {
                 keys::access(&rotation.access_token.jti),
             )?)?,
         ];
-        match self.transact("RotateRefreshToken", items).await? {
-            Transaction::Committed => Ok(Rotated::Rotated),
-            Transaction::ConditionsFailed(failed) if failed.contains(&0) => Ok(Rotated::NotCurrent),
-            Transaction::ConditionsFailed(failed) => Err(StoreError::Internal(format!(
+        let request_token = rotation_request_token(&rotation.family_id, successor.generation);
+        let outcome = self
+            .transact_with_request_token("RotateRefreshToken", items, Some(request_token))
+            .await;
+        match outcome {
+            Ok(Transaction::Committed) => Ok(Rotated::Rotated),
+            Ok(Transaction::ConditionsFailed(failed)) if failed.contains(&0) => {
+                Ok(Rotated::NotCurrent)
+            }
+            Ok(Transaction::ConditionsFailed(failed)) => Err(StoreError::Internal(format!(
                 "RotateRefreshToken: integrity condition failed on item(s) {failed:?}"
+            ))),
+            // A timeout or a lost answer says nothing about whether the write landed.
+            Err(StoreError::Unavailable(reason)) => {
+                self.read_back_rotation(&rotation, reason).await
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    async fn renew_refresh_token(&self, renewal: Renewal<'_>) -> StoreResult<Renewed> {
+        let (pk, sk) = keys::family(&renewal.family_id);
+        let family = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .update_expression("SET expires_at = :expires_at")
+            .condition_expression(
+                "current_token = :presented AND attribute_not_exists(revoked_at) \
+                 AND expires_at > :now",
+            )
+            .expression_attribute_values(":expires_at", n(renewal.expires_at))
+            .expression_attribute_values(":presented", s(renewal.presented.to_hex()))
+            .expression_attribute_values(":now", n(renewal.now))
+            .build()
+            .map_err(build_error)?;
+        let (pk, sk) = keys::refresh(renewal.presented);
+        let token = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .update_expression("SET expires_at = :expires_at")
+            .condition_expression("attribute_exists(pk)")
+            .expression_attribute_values(":expires_at", n(renewal.expires_at))
+            .build()
+            .map_err(build_error)?;
+        let items = vec![
+            TransactWriteItem::builder().update(family).build(),
+            TransactWriteItem::builder().update(token).build(),
+            self.put_new(to_item(
+                renewal.access_token,
+                keys::access(&renewal.access_token.jti),
+            )?)?,
+        ];
+        // Renewing is idempotent for the client (the token does not change), so an unknown
+        // outcome is left to the client's retry of the same request.
+        match self.transact("RenewRefreshToken", items).await? {
+            Transaction::Committed => Ok(Renewed::Renewed),
+            Transaction::ConditionsFailed(failed) if failed.contains(&0) => Ok(Renewed::NotCurrent),
+            Transaction::ConditionsFailed(failed) => Err(StoreError::Internal(format!(
+                "RenewRefreshToken: integrity condition failed on item(s) {failed:?}"
             ))),
         }
     }
@@ -220,5 +283,46 @@ impl FamilyStore for DynamoStore {
             record.revoked = family.is_some_and(|f| f.revoked_at.is_some());
         }
         Ok(Some(record))
+    }
+}
+
+impl DynamoStore {
+    /// Resolves a rotation whose outcome is unknown by reading the family back: the successor
+    /// is derived, so whether it is current is a comparison. Still the presented token: nothing
+    /// landed, and the caller's 503 invites a retry, which is safe.
+    async fn read_back_rotation(
+        &self,
+        rotation: &Rotation<'_>,
+        reason: String,
+    ) -> StoreResult<Rotated> {
+        let family = self
+            .get::<Family>(
+                "RotateRefreshTokenReadBack",
+                keys::family(&rotation.family_id),
+            )
+            .await?;
+        match family {
+            Some(family) if family.current_token == rotation.successor.token_hash => {
+                // Current either through this very write or a concurrent one; only this write
+                // stored this access token.
+                let (pk, sk) = keys::access(&rotation.access_token.jti);
+                let ours = self
+                    .get_item("RotateRefreshTokenReadBack", key(pk, sk))
+                    .await?
+                    .is_some();
+                tracing::info!(family_id = %rotation.family_id, ours, "ambiguous rotation resolved");
+                Ok(if ours {
+                    Rotated::Rotated
+                } else {
+                    Rotated::NotCurrent
+                })
+            }
+            Some(family)
+                if &family.current_token == rotation.presented && family.revoked_at.is_none() =>
+            {
+                Err(StoreError::Unavailable(reason))
+            }
+            _ => Ok(Rotated::NotCurrent),
+        }
     }
 }

@@ -7,7 +7,9 @@ use super::{from_json, hash_from_column, id_to_sql, map_err, to_json, SqliteStor
 use crate::clock::UnixTime;
 use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, TokenId};
 use crate::secrets::TokenHash;
-use crate::store::{FamilyCreated, FamilyStore, NewFamily, Rotated, Rotation, StoreResult};
+use crate::store::{
+    FamilyCreated, FamilyStore, NewFamily, Renewal, Renewed, Rotated, Rotation, StoreResult,
+};
 
 /// A family row: the body laid under the mutable columns.
 fn family_from_row(
@@ -181,18 +183,22 @@ impl FamilyStore for SqliteStore {
     ) -> StoreResult<Option<RefreshTokenRecord>> {
         let hex = hash.to_hex();
         self.with_conn(move |conn| {
-            let row: Option<(String, Option<UnixTime>)> = conn
+            // The mutable columns (renewed expiry, rotation time) override the body.
+            let row: Option<(String, UnixTime, Option<UnixTime>)> = conn
                 .prepare_cached(
-                    "SELECT body, rotated_at FROM refresh_tokens
+                    "SELECT body, expires_at, rotated_at FROM refresh_tokens
                      WHERE token_hash = ?1 AND expires_at > ?2",
                 )
                 .and_then(|mut stmt| {
-                    stmt.query_row(params![hex, now], |row| Ok((row.get(0)?, row.get(1)?)))
-                        .optional()
+                    stmt.query_row(params![hex, now], |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                    })
+                    .optional()
                 })
                 .map_err(map_err)?;
-            row.map(|(body, rotated_at)| {
+            row.map(|(body, expires_at, rotated_at)| {
                 let mut record: RefreshTokenRecord = from_json(&body)?;
+                record.expires_at = expires_at;
                 record.rotated_at = rotated_at;
                 Ok(record)
             })
@@ -236,6 +242,32 @@ impl FamilyStore for SqliteStore {
             insert_refresh_token(tx, &successor)?;
             insert_access_token(tx, &access)?;
             Ok(Rotated::Rotated)
+        })
+        .await
+    }
+
+    async fn renew_refresh_token(&self, renewal: Renewal<'_>) -> StoreResult<Renewed> {
+        let family_id = id_to_sql(&renewal.family_id);
+        let presented = renewal.presented.to_hex();
+        let access = renewal.access_token.clone();
+        let (expires_at, now) = (renewal.expires_at, renewal.now);
+        self.write_tx(move |tx| {
+            let changed = tx
+                .prepare_cached(
+                    "UPDATE families SET expires_at = ?1
+                     WHERE id = ?2 AND current_token = ?3 AND revoked_at IS NULL
+                       AND expires_at > ?4",
+                )
+                .and_then(|mut stmt| stmt.execute(params![expires_at, family_id, presented, now]))
+                .map_err(map_err)?;
+            if changed == 0 {
+                return Ok(Renewed::NotCurrent);
+            }
+            tx.prepare_cached("UPDATE refresh_tokens SET expires_at = ?2 WHERE token_hash = ?1")
+                .and_then(|mut stmt| stmt.execute(params![presented, expires_at]))
+                .map_err(map_err)?;
+            insert_access_token(tx, &access)?;
+            Ok(Renewed::Renewed)
         })
         .await
     }

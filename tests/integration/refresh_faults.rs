@@ -1,0 +1,257 @@
+//! Refreshes when the store fails (contract part 7): a DynamoDB fault proxy between the service
+//! and DynamoDB Local (lost answers, answers held past the SDK's timeouts, refused
+//! connections), and an SQLite file locked by another connection. A client that retries the same
+//! request gets the one successor; the store is used again once it is back; nothing is left
+//! half-written. Also the real `concur-api` client against both refresh policies.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use concur_api::auth::{Grant, OAuth2TokenManager, TokenManager};
+use integration_tests::app::{AppOptions, Backend, TestApp, TestClient};
+use integration_tests::assertions::assert_token_error as assert_error;
+use integration_tests::ddb_proxy::{DdbProxy, Fault};
+use integration_tests::dynamodb::unique_table_name;
+use reqwest::StatusCode;
+use serde_json::Value;
+use token_service::clock::Clock;
+use token_service::domain::RefreshRotation;
+use token_service::secrets::TokenHash;
+use token_service::store::dynamodb::DynamoStore;
+use token_service::store::prelude::*;
+
+use super::refresh_rotation::{field, ok, refresh, user_family};
+
+/// An app whose DynamoDB store goes through a fault proxy, and a direct handle on the same
+/// table to read what was really written. `None` when the DynamoDB suite is skipped.
+async fn proxied_app() -> Option<(TestApp, DdbProxy, DynamoStore)> {
+    let proxy = DdbProxy::start().await?;
+    let table = unique_table_name();
+    let store = DynamoStore::connect(&table, Some(proxy.url())).await;
+    store
+        .create_table_if_missing()
+        .await
+        .expect("create a test table through the proxy");
+    let direct =
+        DynamoStore::connect(&table, integration_tests::dynamodb::endpoint().as_deref()).await;
+    let app = TestApp::with_store(Arc::new(store), Backend::DynamoDb, AppOptions::default()).await;
+    Some((app, proxy, direct))
+}
+
+/// The table holds exactly one rotation of `rotated` to `successor`: the family's current
+/// token, generation 1, the old token marked rotated, the successor's record written.
+async fn assert_rotated_once(direct: &DynamoStore, rotated: &str, successor: &str, now: i64) {
+    let old = direct
+        .get_refresh_token(&TokenHash::of(rotated), now)
+        .await
+        .unwrap()
+        .expect("the rotated token is kept");
+    assert!(old.rotated_at.is_some(), "the old token is marked rotated");
+    let family = direct
+        .get_family(&old.family_id, now)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(family.generation, 1, "rotated once");
+    assert_eq!(family.current_token, TokenHash::of(successor));
+    assert_eq!(family.revoked_at, None);
+    let new = direct
+        .get_refresh_token(&TokenHash::of(successor), now)
+        .await
+        .unwrap()
+        .expect("the successor's record is written");
+    assert_eq!((new.generation, new.family_id), (1, old.family_id));
+}
+
+#[tokio::test]
+async fn a_lost_transaction_answer_is_resolved_by_reading_back() {
+    let Some((app, proxy, direct)) = proxied_app().await else {
+        return;
+    };
+    let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
+    let rt1 = field(&first, "refresh_token");
+
+    // Every attempt (the SDK's three, one ClientRequestToken) lands and loses its answer.
+    proxy.inject(Fault::DropResponse.only_for("TransactWriteItems"));
+    let second = ok(refresh(&app, &client, rt1).await);
+    assert!(proxy.calls().count("TransactWriteItems") >= 1);
+    proxy.clear_fault();
+    let rt2 = field(&second, "refresh_token");
+    assert_rotated_once(&direct, rt1, rt2, app.clock.now()).await;
+
+    // The client lost this answer too: its retry gets the same successor.
+    let retried = ok(refresh(&app, &client, rt1).await);
+    assert_eq!(retried["refresh_token"], rt2);
+    assert_rotated_once(&direct, rt1, rt2, app.clock.now()).await;
+}
+
+#[tokio::test]
+async fn a_503_after_a_landed_rotation_is_retried_with_the_same_successor() {
+    let Some((app, proxy, direct)) = proxied_app().await else {
+        return;
+    };
+    let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
+    let rt1 = field(&first, "refresh_token").to_owned();
+
+    // The transaction lands at once but its answer is held past the attempt timeout; once it
+    // has been sent, the store stops answering altogether, so the read-back fails too.
+    proxy.take_calls();
+    proxy.inject(Fault::DelayResponse(Duration::from_secs(4)).only_for("TransactWriteItems"));
+    let pending = {
+        let (app, client, rt1) = (&app, &client, rt1.clone());
+        async move { refresh(app, client, &rt1).await }
+    };
+    let outage = async {
+        while proxy.calls().count("TransactWriteItems") == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        proxy.inject(Fault::RefuseConnections);
+    };
+    let ((status, body), ()) = futures::future::join(pending, outage).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"], "temporarily_unavailable");
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        !message.to_lowercase().contains("nothing was changed"),
+        "the write landed, so the 503 must not say otherwise: {message}"
+    );
+
+    // The store comes back; the same service uses it again, and the retry is answered with
+    // the successor the lost rotation wrote.
+    proxy.clear_fault();
+    let retried = ok(refresh(&app, &client, &rt1).await);
+    let rt2 = field(&retried, "refresh_token");
+    assert_rotated_once(&direct, &rt1, rt2, app.clock.now()).await;
+    let again = ok(refresh(&app, &client, &rt1).await);
+    assert_eq!(again["refresh_token"], rt2, "one successor");
+    ok(refresh(&app, &client, rt2).await);
+}
+
+#[tokio::test]
+async fn refused_connections_answer_503_and_write_nothing_until_the_store_is_back() {
+    let Some((app, proxy, direct)) = proxied_app().await else {
+        return;
+    };
+    let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
+    let rt1 = field(&first, "refresh_token");
+    let family_id = direct
+        .get_refresh_token(&TokenHash::of(rt1), app.clock.now())
+        .await
+        .unwrap()
+        .unwrap()
+        .family_id;
+
+    proxy.inject(Fault::RefuseConnections);
+    let (status, body) = refresh(&app, &client, rt1).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    let family = direct
+        .get_family(&family_id, app.clock.now())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(family.generation, 0, "nothing written");
+
+    proxy.clear_fault();
+    let second = ok(refresh(&app, &client, rt1).await);
+    assert_rotated_once(
+        &direct,
+        rt1,
+        field(&second, "refresh_token"),
+        app.clock.now(),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn an_sqlite_lock_held_elsewhere_answers_503_then_the_retry_succeeds() {
+    let (store, _dir) = integration_tests::sqlite::fresh_store();
+    let path = store.path().to_owned();
+    let app = TestApp::with_store(Arc::new(store), Backend::Sqlite, AppOptions::default()).await;
+    let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
+    let rt1 = field(&first, "refresh_token");
+
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (status, body) = refresh(&app, &client, rt1).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(
+        app.store
+            .get_refresh_token(&TokenHash::of(rt1), app.clock.now())
+            .await
+            .unwrap()
+            .unwrap()
+            .rotated_at,
+        None,
+        "nothing written while locked"
+    );
+    other.execute_batch("ROLLBACK").unwrap();
+
+    let second = ok(refresh(&app, &client, rt1).await);
+    let again = ok(refresh(&app, &client, rt1).await);
+    assert_eq!(
+        again["refresh_token"], second["refresh_token"],
+        "one successor"
+    );
+}
+
+/// `concur-api` keeps sending the refresh token it was configured with; a new manager per
+/// simulated hour stands for its hourly refresh.
+async fn concur_refresh(app: &TestApp, client: &TestClient, token: &str) -> Result<String, String> {
+    let manager = OAuth2TokenManager::new(
+        app.url("/oauth2/v0/token"),
+        client.id.clone(),
+        client.secret.clone(),
+        Grant::RefreshToken {
+            refresh_token: token.to_owned(),
+            scope: None,
+        },
+    );
+    manager.access_token().await.map_err(|e| e.to_string())
+}
+
+#[tokio::test]
+async fn concur_api_refreshes_hourly_with_its_first_token_on_a_sliding_client() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let (client, first) = user_family(&app, RefreshRotation::Sliding, "read").await;
+    let rt = field(&first, "refresh_token");
+    for hour in 1..=3 {
+        app.clock.advance(3600);
+        let access = concur_refresh(&app, &client, rt)
+            .await
+            .unwrap_or_else(|e| panic!("hour {hour}: {e}"));
+        assert!(app.services.codec.decode(&access, app.clock.now()).is_ok());
+    }
+}
+
+#[tokio::test]
+async fn concur_api_on_a_rotating_client_refreshes_once_then_is_refused() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
+    let rt = field(&first, "refresh_token");
+    app.clock.advance(3600);
+    concur_refresh(&app, &client, rt)
+        .await
+        .expect("the first refresh succeeds");
+
+    // An hour later the same token is outside the retry window: reuse, family revoked.
+    app.clock.advance(3600);
+    let refusal = concur_refresh(&app, &client, rt)
+        .await
+        .expect_err("the rotated token is refused");
+    assert!(refusal.contains("\"code\":108"), "{refusal}");
+    let record = app
+        .store
+        .get_refresh_token(&TokenHash::of(rt), app.clock.now())
+        .await
+        .unwrap()
+        .unwrap();
+    let family = app
+        .store
+        .get_family(&record.family_id, app.clock.now())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(family.revoked_at.is_some(), "reuse revokes the family");
+    let body: Value = serde_json::from_str(&refusal[refusal.find('{').unwrap()..]).unwrap();
+    assert_error(&(StatusCode::BAD_REQUEST, body), 400, "invalid_grant", 108);
+}
