@@ -3,4 +3,7 @@
 //! turns into the endpoint's response.
 
 pub mod company_auth_token;
+pub mod introspection;
 pub mod legacy_exchange;
+pub mod presented_token;
+pub mod revocation;

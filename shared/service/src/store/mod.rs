@@ -20,6 +20,7 @@ mod legacy;
 mod lockout;
 mod open;
 mod principals;
+mod revocation;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
@@ -32,12 +33,14 @@ pub use legacy::LegacyStore;
 pub use lockout::LockoutStore;
 pub use open::open;
 pub use principals::{Inserted, PrincipalStore};
+pub use revocation::RevocationStore;
 
 /// The store traits, for callers: `use crate::store::prelude::*;` puts every aggregate's methods
 /// in scope.
 pub mod prelude {
     pub use super::{
-        AuthTokenStore, ClientStore, FamilyStore, LegacyStore, LockoutStore, PrincipalStore, Store,
+        AuthTokenStore, ClientStore, FamilyStore, LegacyStore, LockoutStore, PrincipalStore,
+        RevocationStore, Store,
     };
 }
 
@@ -63,6 +66,7 @@ pub trait Store:
     + AuthTokenStore
     + FamilyStore
     + LockoutStore
+    + RevocationStore
     + std::fmt::Debug
     + Send
     + Sync
@@ -76,6 +80,7 @@ impl<T> Store for T where
         + AuthTokenStore
         + FamilyStore
         + LockoutStore
+        + RevocationStore
         + std::fmt::Debug
         + Send
         + Sync

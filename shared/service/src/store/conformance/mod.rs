@@ -20,6 +20,7 @@ mod legacy_exchange;
 mod lockout;
 mod principals;
 pub mod records;
+mod revocation;
 mod rotation;
 
 pub use auth_tokens::*;
@@ -29,6 +30,7 @@ pub use legacy::*;
 pub use legacy_exchange::*;
 pub use lockout::*;
 pub use principals::*;
+pub use revocation::*;
 pub use rotation::*;
 
 /// What a backend's factory hands the suite: the store under test, together with whatever must
@@ -82,6 +84,8 @@ macro_rules! conformance_suite {
             legacy_exchange_link_moves_only_from_the_seen_family,
             concurrent_first_legacy_exchanges_have_one_winner,
             failed_logins_are_counted_within_the_window,
+            revoke_access_token_revokes_only_that_token,
+            revoke_connection_revokes_the_principals_families_with_that_client,
         );
     };
     (@tests $factory:path; $($name:ident),+ $(,)?) => {
@@ -146,6 +150,7 @@ mod tests {
             include_str!("lockout.rs"),
             include_str!("principals.rs"),
             include_str!("rotation.rs"),
+            include_str!("revocation.rs"),
         ];
         let defined: Vec<&str> = sources
             .iter()
@@ -153,7 +158,7 @@ mod tests {
             .filter_map(|line| line.strip_prefix("pub async fn "))
             .filter_map(|rest| rest.split('(').next())
             .collect();
-        assert_eq!(defined.len(), 20, "the suite's functions: {defined:?}");
+        assert_eq!(defined.len(), 22, "the suite's functions: {defined:?}");
         for name in &defined {
             assert!(listed.contains(name), "{name} is not in conformance_suite!");
         }

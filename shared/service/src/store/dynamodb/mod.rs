@@ -41,6 +41,7 @@ mod legacy;
 mod lockout;
 mod principals;
 mod requests;
+mod revocation;
 mod table;
 
 /// The SDK, so that users of [`DynamoStore::client`] can name its types without depending on

@@ -30,6 +30,7 @@ mod families;
 mod legacy;
 mod lockout;
 mod principals;
+mod revocation;
 #[cfg(test)]
 mod tests;
 
