@@ -4,8 +4,9 @@
 //! family, in its creation transaction, also writes a connection item
 //! (`pk = CONNECTION#<principal>#<client>`, `sk = FAMILY#<id>`, see [`keys::connection`]), so one
 //! `Query` on that partition lists them. The connection item has no TTL (a family's expiry moves
-//! with every rotation, which would have to move it too); instead, revoking a connection deletes
-//! the items whose family is gone.
+//! with every rotation, which would have to move it too); revoking a connection gives its items
+//! one, so the TTL removes them. Connection items of families that simply expire stay until their
+//! connection is revoked (about 100 bytes each).
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
@@ -102,18 +103,21 @@ impl RevocationStore for DynamoStore {
         now: UnixTime,
     ) -> StoreResult<()> {
         for family_id in self.connection_members(principal, client).await? {
-            if self.revoke_family(&family_id, now).await? {
-                continue;
-            }
-            // The family has expired and been deleted: its connection item goes too.
+            self.revoke_family(&family_id, now).await?;
+            // The family is dead for good (revoked, or already deleted by its TTL), so its
+            // connection item may go: DynamoDB's TTL deletes it, which needs no DeleteItem
+            // permission.
             let (pk, sk) = keys::connection(principal, client, &family_id);
             self.client
-                .delete_item()
+                .update_item()
                 .table_name(&self.table)
                 .set_key(Some(key(pk, sk)))
+                .update_expression("SET expires_at = :now")
+                .condition_expression("attribute_exists(pk)")
+                .expression_attribute_values(":now", n(now))
                 .send()
                 .await
-                .map_err(|e| store_error("DeleteConnectionMember", e))?;
+                .map_err(|e| store_error("ExpireConnectionMember", e))?;
         }
         Ok(())
     }
