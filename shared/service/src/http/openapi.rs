@@ -72,28 +72,54 @@ pub struct CompanyAuthTokenBody {
     pub error_description: Option<String>,
 }
 
+/// A parameter's value in a form or JSON body. JSON bodies may give numbers and booleans, taken as
+/// their text, and `null` or an empty string, taken as absent (`TokenParams::from_json`).
+fn parameter_value() -> utoipa::openapi::Object {
+    use utoipa::openapi::schema::{SchemaType, Type};
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([
+            Type::String,
+            Type::Number,
+            Type::Boolean,
+            Type::Null,
+        ]))
+        .build()
+}
+
 /// Parameters of the token endpoint (form or JSON; all optional here because each missing one
 /// has its own catalogue code).
 #[derive(Serialize, ToSchema)]
 pub struct TokenRequestForm {
+    #[schema(schema_with = parameter_value)]
     pub grant_type: Option<String>,
+    #[schema(schema_with = parameter_value)]
     pub client_id: Option<String>,
+    #[schema(schema_with = parameter_value)]
     pub client_secret: Option<String>,
+    #[schema(schema_with = parameter_value)]
     pub scope: Option<String>,
+    #[schema(schema_with = parameter_value)]
     pub username: Option<String>,
+    #[schema(schema_with = parameter_value)]
     pub password: Option<String>,
     /// `password` (the default) or `authtoken`.
+    #[schema(schema_with = parameter_value)]
     pub credtype: Option<String>,
+    #[schema(schema_with = parameter_value)]
     pub refresh_token: Option<String>,
 }
 
 /// Parameters of revocation and introspection (form or JSON).
 #[derive(Serialize, ToSchema)]
 pub struct ClientTokenForm {
+    #[schema(schema_with = parameter_value)]
     pub client_id: Option<String>,
+    #[schema(schema_with = parameter_value)]
     pub client_secret: Option<String>,
+    #[schema(schema_with = parameter_value)]
     pub token: Option<String>,
     /// `access_token` or `refresh_token`; only a hint.
+    #[schema(schema_with = parameter_value)]
     pub token_type_hint: Option<String>,
 }
 
@@ -101,14 +127,17 @@ pub struct ClientTokenForm {
 #[derive(Serialize, ToSchema)]
 pub struct ExchangeForm {
     /// The old refresh token.
+    #[schema(schema_with = parameter_value)]
     pub token: Option<String>,
     /// The calling app's client secret.
+    #[schema(schema_with = parameter_value)]
     pub secret: Option<String>,
 }
 
 /// Parameters of the company auth-token endpoint's body (form or JSON).
 #[derive(Serialize, ToSchema)]
 pub struct CompanyAuthTokenForm {
+    #[schema(schema_with = parameter_value)]
     pub client_id: Option<String>,
 }
 
@@ -167,7 +196,10 @@ mod operations {
 
     #[utoipa::path(post, path = "/appmgmt/v0/legacyApps/{OLDConsumerKey}/exchangeRefreshToken/me",
         tag = "exchange",
-        security(("bearer" = [])),
+        // The application token is required, but its absence is answered 400 UNAUTHORIZED like
+        // any bad token (contract part 3), not 401: described as optional so that the document
+        // says what the endpoint does.
+        security(("bearer" = []), ()),
         params(
             ("OLDConsumerKey" = String, Path, description = "The old application's consumer key"),
             ("returnType" = Option<String>, Query, description = "`companyToken` for a company family"),
