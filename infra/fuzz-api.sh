@@ -17,7 +17,7 @@ cd "$ROOT"
 VENV="$ROOT/.cache/venv"
 SCHEMATHESIS_SPEC='schemathesis>=4.32,<5'
 SERVER="$ROOT/target/debug/token-service"
-MAX_EXAMPLES="${MAX_EXAMPLES:-40}"
+MAX_EXAMPLES="${MAX_EXAMPLES:-100}"
 REQUEST_TIMEOUT=10
 
 [[ -x "$SERVER" ]] || { echo "fuzz-api: $SERVER is missing: run cargo build --workspace --bins" >&2; exit 1; }
