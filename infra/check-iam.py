@@ -19,8 +19,8 @@ from cfnlint.decode import decode
 # The item kinds each function writes, by its role's logical id. A new role that writes the
 # table, or a change of what a function writes, has to be recorded here on purpose.
 OWNED_PREFIXES = {
-    "TokenFunctionRole": {"FAMILY#", "REFRESH#", "ACCESS#", "FAILEDLOGIN#", "OTP#", "AUTHCODE#"},
-    "ExchangeFunctionRole": {"FAMILY#", "REFRESH#", "ACCESS#", "LEGACY#"},
+    "TokenFunctionRole": {"FAMILY#", "REFRESH#", "ACCESS#", "FAILEDLOGIN#", "OTP#", "AUTHCODE#", "CONNECTION#"},
+    "ExchangeFunctionRole": {"FAMILY#", "REFRESH#", "ACCESS#", "LEGACY#", "CONNECTION#"},
     "CompanyAuthtokenFunctionRole": {"AUTHTOKEN#"},
 }
 

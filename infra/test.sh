@@ -108,6 +108,13 @@ step_tests() {
 	cargo test --workspace
 }
 
+# --- Step: API fuzzing ------------------------------------------------------------------------
+# schemathesis against the built local server, from its own OpenAPI document (issue 15).
+step_fuzz_api() {
+	step "schemathesis against target/debug/token-service (infra/fuzz-api.sh)"
+	infra/fuzz-api.sh
+}
+
 # To add a step: write a step_<name> function above and list it here, in the order to run.
 STEPS=(
 	step_prerequisites
@@ -116,6 +123,7 @@ STEPS=(
 	step_clippy
 	step_dynamodb_local
 	step_tests
+	step_fuzz_api
 )
 
 for name in "${STEPS[@]}"; do

@@ -4,4 +4,7 @@
 
 pub mod authorize;
 pub mod company_auth_token;
+pub mod introspection;
 pub mod legacy_exchange;
+pub mod presented_token;
+pub mod revocation;

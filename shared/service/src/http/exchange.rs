@@ -43,9 +43,9 @@ pub(super) fn routes(services: Arc<Services>) -> Router {
 }
 
 /// The success body (contract part 3).
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct ExchangeResponse {
+pub(super) struct ExchangeResponse {
     code: &'static str,
     access_token: String,
     refresh_token: String,

@@ -2,16 +2,22 @@
 
 mod authorize;
 mod body;
+mod client_request;
 mod company;
+mod connections;
 pub mod error_response;
 mod exchange;
+mod introspect;
+pub mod metadata;
 mod observability;
+pub mod openapi;
 mod otp;
+mod revoke;
 pub mod token;
 
 use std::sync::Arc;
 
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::Router;
 use http::StatusCode;
 
@@ -54,6 +60,24 @@ fn token_routes(services: Arc<Services>) -> Router {
             "/oauth2/v0/authorize",
             get(authorize::start).post(authorize::submit),
         )
+        // Contract part 10: revocation, introspection, discovery, Concur's connections, and the
+        // OpenAPI document (here, so that every router the local server merges serves it).
+        .route(metadata::paths::REVOKE, post(revoke::revoke))
+        .route(metadata::paths::INTROSPECT, post(introspect::introspect))
+        .route(metadata::paths::JWKS, get(token::jwks))
+        .route(
+            metadata::paths::CONNECTIONS,
+            delete(connections::delete_connections),
+        )
+        .route(
+            metadata::paths::OAUTH_METADATA,
+            get(metadata::oauth_metadata),
+        )
+        .route(
+            metadata::paths::OPENID_CONFIGURATION,
+            get(metadata::openid_configuration),
+        )
+        .route(metadata::paths::OPENAPI, get(openapi::openapi_json))
         .with_state(services)
 }
 

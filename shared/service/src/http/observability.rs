@@ -10,6 +10,8 @@ use tracing::Instrument;
 use uuid::Uuid;
 
 pub static CORRELATION_ID: HeaderName = HeaderName::from_static("x-correlation-id");
+/// Concur's own correlation header (contract part 10): echoed when the request sent one.
+pub static CONCUR_CORRELATION_ID: HeaderName = HeaderName::from_static("concur-correlationid");
 
 /// The outcome code of a response, for the request log's `code` field: a numeric catalogue code
 /// or status, or the exchange's named code. Each route's responses carry it as an extension,
@@ -42,6 +44,12 @@ impl Outcome {
 /// bodies and query strings are never logged: they carry credentials.
 pub async fn request_context(request: Request, next: Next) -> Response {
     let started = Instant::now();
+    // Echoed under the same rule as X-Correlation-Id, never generated.
+    let concur_correlation_id = request
+        .headers()
+        .get(&CONCUR_CORRELATION_ID)
+        .filter(|v| v.to_str().is_ok_and(is_acceptable_correlation_id))
+        .cloned();
     let correlation_id = request
         .headers()
         .get(&CORRELATION_ID)
@@ -73,6 +81,9 @@ pub async fn request_context(request: Request, next: Next) -> Response {
     let headers = response.headers_mut();
     if let Ok(value) = HeaderValue::from_str(&correlation_id) {
         headers.insert(CORRELATION_ID.clone(), value);
+    }
+    if let Some(value) = concur_correlation_id {
+        headers.insert(CONCUR_CORRELATION_ID.clone(), value);
     }
     // Token responses must not be cached (RFC 6749 §5.1); a handler serving something public
     // (the JWK Set) sets its own Cache-Control.

@@ -14,7 +14,7 @@ use crate::grants::{self, BodyDenial, GrantError, IssuedTokens};
 use crate::services::Services;
 
 /// The success body of contract part 2.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct TokenResponse {
     pub access_token: String,
     pub token_type: &'static str,

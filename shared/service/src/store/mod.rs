@@ -22,6 +22,7 @@ mod lockout;
 mod open;
 mod otp;
 mod principals;
+mod revocation;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
@@ -37,6 +38,7 @@ pub use lockout::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore};
 pub use open::open;
 pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore};
 pub use principals::{EmailUpdate, Inserted, PrincipalStore};
+pub use revocation::RevocationStore;
 
 /// The store traits, for callers: `use crate::store::prelude::*;` puts every aggregate's methods
 /// in scope.
@@ -44,7 +46,8 @@ pub mod prelude {
     pub use super::AuthorizationCodeStore;
     pub use super::OtpStore;
     pub use super::{
-        AuthTokenStore, ClientStore, FamilyStore, LegacyStore, LockoutStore, PrincipalStore, Store,
+        AuthTokenStore, ClientStore, FamilyStore, LegacyStore, LockoutStore, PrincipalStore,
+        RevocationStore, Store,
     };
 }
 
@@ -72,6 +75,7 @@ pub trait Store:
     + LockoutStore
     + OtpStore
     + AuthorizationCodeStore
+    + RevocationStore
     + std::fmt::Debug
     + Send
     + Sync
@@ -87,6 +91,7 @@ impl<T> Store for T where
         + LockoutStore
         + OtpStore
         + AuthorizationCodeStore
+        + RevocationStore
         + std::fmt::Debug
         + Send
         + Sync

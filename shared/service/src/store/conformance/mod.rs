@@ -23,6 +23,7 @@ mod otp;
 mod principals;
 pub mod records;
 mod renewal;
+mod revocation;
 mod rotation;
 
 pub use auth_tokens::*;
@@ -35,6 +36,7 @@ pub use lockout::*;
 pub use otp::*;
 pub use principals::*;
 pub use renewal::*;
+pub use revocation::*;
 pub use rotation::*;
 
 /// What a backend's factory hands the suite: the store under test, together with whatever must
@@ -98,6 +100,8 @@ macro_rules! conformance_suite {
             authorization_code_is_redeemed_once_and_remembers_its_family,
             expired_authorization_code_is_not_redeemable,
             concurrent_redemptions_have_one_winner,
+            revoke_access_token_revokes_only_that_token,
+            revoke_connection_revokes_the_principals_families_with_that_client,
         );
     };
     (@tests $factory:path; $($name:ident),+ $(,)?) => {
@@ -165,6 +169,7 @@ mod tests {
             include_str!("principals.rs"),
             include_str!("renewal.rs"),
             include_str!("rotation.rs"),
+            include_str!("revocation.rs"),
         ];
         let defined: Vec<&str> = sources
             .iter()
@@ -172,7 +177,7 @@ mod tests {
             .filter_map(|line| line.strip_prefix("pub async fn "))
             .filter_map(|rest| rest.split('(').next())
             .collect();
-        assert_eq!(defined.len(), 30, "the suite's functions: {defined:?}");
+        assert_eq!(defined.len(), 32, "the suite's functions: {defined:?}");
         for name in &defined {
             assert!(listed.contains(name), "{name} is not in conformance_suite!");
         }

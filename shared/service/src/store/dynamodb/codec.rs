@@ -53,6 +53,20 @@ pub(super) mod keys {
     pub fn access(jti: &TokenId) -> (String, &'static str) {
         (format!("ACCESS#{jti}"), "ACCESS")
     }
+    /// The partition listing the families one principal holds with one client.
+    pub fn connection_partition(principal: &PrincipalId, client: &ClientId) -> String {
+        format!("CONNECTION#{principal}#{client}")
+    }
+    pub fn connection(
+        principal: &PrincipalId,
+        client: &ClientId,
+        family: &FamilyId,
+    ) -> (String, String) {
+        (
+            connection_partition(principal, client),
+            format!("FAMILY#{family}"),
+        )
+    }
     pub fn auth_token(hash: &TokenHash) -> (String, &'static str) {
         (format!("AUTHTOKEN#{}", hash.to_hex()), "AUTHTOKEN")
     }

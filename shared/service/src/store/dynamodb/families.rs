@@ -37,6 +37,8 @@ impl FamilyStore for DynamoStore {
                 new.access_token,
                 keys::access(&new.access_token.jti),
             )?)?,
+            // Lists the family under its (principal, client) connection; see revocation.rs.
+            self.put_connection_member(new.family)?,
         ];
         let Some(update) = new.legacy_exchange else {
             return match self.transact("CreateFamily", common).await? {

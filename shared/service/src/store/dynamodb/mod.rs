@@ -47,6 +47,7 @@ mod lockout;
 mod otp;
 mod principals;
 mod requests;
+mod revocation;
 mod table;
 
 /// The SDK, so that users of [`DynamoStore::client`] can name its types without depending on

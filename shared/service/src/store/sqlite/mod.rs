@@ -32,6 +32,7 @@ mod legacy;
 mod lockout;
 mod otp;
 mod principals;
+mod revocation;
 #[cfg(test)]
 mod tests;
 

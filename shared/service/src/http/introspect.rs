@@ -1,0 +1,104 @@
+//! `POST /oauth2/v0/introspect` (RFC 7662, contract part 10).
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::Json;
+use http::HeaderMap;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::client_request::{read_client_token_request, ClientTokenRequestError};
+use super::openapi::{ClientTokenForm, OAuthErrorBody, ServerErrorBody};
+use crate::flows::introspection::{introspect as introspect_token, ActiveToken};
+use crate::services::Services;
+
+/// RFC 7662 §2.2. An inactive token is `{"active": false}` and nothing else.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IntrospectionResponse {
+    pub active: bool,
+    /// Space-separated scopes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// The principal's UUID (the client's own for application tokens).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sub: Option<String>,
+    /// Unix time at which the token expires.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exp: Option<i64>,
+    /// Unix time at which the token was issued.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iat: Option<i64>,
+    /// `Bearer` for access tokens, `refresh_token` for refresh tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_type: Option<&'static str>,
+    /// `user`, `company` or `application`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub principal_type: Option<&'static str>,
+}
+
+impl From<Option<ActiveToken>> for IntrospectionResponse {
+    fn from(active: Option<ActiveToken>) -> Self {
+        match active {
+            None => Self {
+                active: false,
+                scope: None,
+                client_id: None,
+                sub: None,
+                exp: None,
+                iat: None,
+                token_type: None,
+                principal_type: None,
+            },
+            Some(token) => Self {
+                active: true,
+                scope: Some(token.scopes.to_string()),
+                client_id: Some(token.client_id),
+                sub: Some(token.subject),
+                exp: Some(token.expires_at),
+                iat: Some(token.issued_at),
+                token_type: Some(token.token_type),
+                principal_type: Some(token.principal_type.as_str()),
+            },
+        }
+    }
+}
+
+/// Says whether a token issued to the calling client is active, and what it grants.
+#[utoipa::path(
+    post,
+    path = "/oauth2/v0/introspect",
+    tag = "token",
+    request_body(content(
+        (ClientTokenForm = "application/x-www-form-urlencoded"),
+        (ClientTokenForm = "application/json"),
+    )),
+    responses(
+        (status = 200, description = "The token's state; another client's token reads inactive", body = IntrospectionResponse),
+        (status = 400, description = "Malformed body (135), a missing client_id / client_secret (62 / 63), conflicting client credentials (115), or no token (400)", body = OAuthErrorBody),
+        (status = 401, description = "Client authentication failed (61, 64)", body = OAuthErrorBody),
+        (status = 403, description = "Client disabled (59)", body = OAuthErrorBody),
+        (status = 413, description = "Body over 16 KiB", body = OAuthErrorBody),
+        (status = 500, body = ServerErrorBody),
+        (status = 503, body = ServerErrorBody),
+    ),
+)]
+pub async fn introspect(
+    State(services): State<Arc<Services>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<IntrospectionResponse>, ClientTokenRequestError> {
+    let request = read_client_token_request(&services, &headers, body).await?;
+    let active = introspect_token(
+        &services,
+        &request.client,
+        request.token.expose(),
+        request.hint,
+    )
+    .await
+    .map_err(|e| ClientTokenRequestError::Client(e.into()))?;
+    Ok(Json(active.into()))
+}

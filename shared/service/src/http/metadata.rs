@@ -1,0 +1,112 @@
+//! Discovery: RFC 8414 authorization server metadata, served also as OpenID Connect discovery,
+//! and the JWK Set at its OAuth 2.0 path (contract part 10).
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use http::{header, HeaderValue};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::domain::GrantType;
+use crate::services::Services;
+
+/// The paths this deployment serves, relative to its geolocation. The routers and the metadata
+/// both use these, so the metadata cannot advertise a path that is not routed.
+pub mod paths {
+    pub const TOKEN: &str = "/oauth2/v0/token";
+    pub const AUTHORIZE: &str = "/oauth2/v0/authorize";
+    pub const OTP: &str = "/oauth2/v0/otp";
+    pub const REVOKE: &str = "/oauth2/v0/revoke";
+    pub const INTROSPECT: &str = "/oauth2/v0/introspect";
+    pub const JWKS: &str = "/oauth2/v0/jwks";
+    pub const CONNECTIONS: &str = "/app-mgmt/v0/connections";
+    pub const OAUTH_METADATA: &str = "/.well-known/oauth-authorization-server";
+    pub const OPENID_CONFIGURATION: &str = "/.well-known/openid-configuration";
+    pub const OPENAPI: &str = "/openapi.json";
+}
+
+/// Client authentication at the token, revocation and introspection endpoints.
+const CLIENT_AUTH_METHODS: [&str; 2] = ["client_secret_basic", "client_secret_post"];
+
+/// RFC 8414 §2 (and the OpenID Connect Discovery fields a relying party needs).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AuthorizationServerMetadata {
+    /// This deployment's geolocation: the `iss` of every token it signs.
+    pub issuer: String,
+    pub authorization_endpoint: String,
+    pub token_endpoint: String,
+    pub revocation_endpoint: String,
+    pub introspection_endpoint: String,
+    pub jwks_uri: String,
+    /// Where one-time passwords are requested (contract part 9); not an RFC 8414 field.
+    pub otp_endpoint: String,
+    pub grant_types_supported: Vec<&'static str>,
+    pub response_types_supported: Vec<&'static str>,
+    pub code_challenge_methods_supported: Vec<&'static str>,
+    pub token_endpoint_auth_methods_supported: Vec<&'static str>,
+    pub revocation_endpoint_auth_methods_supported: Vec<&'static str>,
+    pub introspection_endpoint_auth_methods_supported: Vec<&'static str>,
+    pub id_token_signing_alg_values_supported: Vec<&'static str>,
+    pub subject_types_supported: Vec<&'static str>,
+    /// The scopes the server itself interprets; applications' own scopes are per client.
+    pub scopes_supported: Vec<&'static str>,
+}
+
+impl AuthorizationServerMetadata {
+    pub fn new(services: &Services) -> Self {
+        let base = services.geolocation().as_str();
+        let at = |path: &str| format!("{base}{path}");
+        Self {
+            issuer: base.to_owned(),
+            authorization_endpoint: at(paths::AUTHORIZE),
+            token_endpoint: at(paths::TOKEN),
+            revocation_endpoint: at(paths::REVOKE),
+            introspection_endpoint: at(paths::INTROSPECT),
+            jwks_uri: at(paths::JWKS),
+            otp_endpoint: at(paths::OTP),
+            grant_types_supported: GrantType::ALL.iter().map(|g| g.as_str()).collect(),
+            response_types_supported: vec!["code"],
+            code_challenge_methods_supported: vec!["S256"],
+            token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.to_vec(),
+            revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.to_vec(),
+            introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.to_vec(),
+            id_token_signing_alg_values_supported: vec!["ES256"],
+            subject_types_supported: vec!["public"],
+            scopes_supported: vec!["openid", "offline_access"],
+        }
+    }
+}
+
+/// Metadata changes only with a deployment; caching it briefly is safe.
+fn cacheable(mut response: Response) -> Response {
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=300"),
+    );
+    response
+}
+
+/// RFC 8414 authorization server metadata.
+#[utoipa::path(
+    get,
+    path = "/.well-known/oauth-authorization-server",
+    tag = "discovery",
+    responses((status = 200, body = AuthorizationServerMetadata)),
+)]
+pub async fn oauth_metadata(State(services): State<Arc<Services>>) -> Response {
+    cacheable(Json(AuthorizationServerMetadata::new(&services)).into_response())
+}
+
+/// The same document, at the OpenID Connect discovery path.
+#[utoipa::path(
+    get,
+    path = "/.well-known/openid-configuration",
+    tag = "discovery",
+    responses((status = 200, body = AuthorizationServerMetadata)),
+)]
+pub async fn openid_configuration(State(services): State<Arc<Services>>) -> Response {
+    oauth_metadata(State(services)).await
+}

@@ -1,0 +1,51 @@
+//! `POST /oauth2/v0/revoke` (RFC 7009, contract part 10): 200 with an empty body whether or not
+//! anything was revoked, so that a client learns nothing about tokens that are not its own.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, StatusCode};
+
+use super::client_request::{read_client_token_request, ClientTokenRequestError};
+use super::openapi::{ClientTokenForm, OAuthErrorBody, ServerErrorBody};
+use crate::flows::revocation::revoke_token;
+use crate::services::Services;
+
+/// Revokes a refresh token's family, or one access token.
+#[utoipa::path(
+    post,
+    path = "/oauth2/v0/revoke",
+    tag = "token",
+    request_body(content(
+        (ClientTokenForm = "application/x-www-form-urlencoded"),
+        (ClientTokenForm = "application/json"),
+    )),
+    responses(
+        (status = 200, description = "Revoked, or nothing to revoke (unknown, expired or another client's token)"),
+        (status = 400, description = "Malformed body (code 135), a missing client_id / client_secret (62 / 63), conflicting client credentials (115), or no token (400)", body = OAuthErrorBody),
+        (status = 401, description = "Client authentication failed (61, 64)", body = OAuthErrorBody),
+        (status = 403, description = "Client disabled (59)", body = OAuthErrorBody),
+        (status = 413, description = "Body over 16 KiB", body = OAuthErrorBody),
+        (status = 500, body = ServerErrorBody),
+        (status = 503, body = ServerErrorBody),
+    ),
+)]
+pub async fn revoke(
+    State(services): State<Arc<Services>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ClientTokenRequestError> {
+    let request = read_client_token_request(&services, &headers, body).await?;
+    let revoked = revoke_token(
+        &services,
+        &request.client,
+        request.token.expose(),
+        request.hint,
+    )
+    .await
+    .map_err(|e| ClientTokenRequestError::Client(e.into()))?;
+    tracing::debug!(?revoked, "revocation");
+    Ok(StatusCode::OK.into_response())
+}

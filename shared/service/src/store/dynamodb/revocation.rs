@@ -1,0 +1,124 @@
+//! Access-token and connection revocation on DynamoDB.
+//!
+//! "Every family of a principal with a client" is answered without a secondary index: each
+//! family, in its creation transaction, also writes a connection item
+//! (`pk = CONNECTION#<principal>#<client>`, `sk = FAMILY#<id>`, see [`keys::connection`]), so one
+//! `Query` on that partition lists them. The connection item has no TTL (a family's expiry moves
+//! with every rotation, which would have to move it too); revoking a connection gives its items
+//! one, so the TTL removes them. Connection items of families that simply expire stay until their
+//! connection is revoked (about 100 bytes each).
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+use serde::{Deserialize, Serialize};
+
+use super::codec::{from_item, key, keys, n, s, to_item, PK};
+use super::errors::store_error;
+use super::DynamoStore;
+use crate::clock::UnixTime;
+use crate::domain::{ClientId, Family, FamilyId, PrincipalId, TokenId};
+use crate::store::{FamilyStore, RevocationStore, StoreResult};
+
+/// One family of a (principal, client) connection.
+#[derive(Serialize, Deserialize)]
+struct ConnectionMember {
+    family_id: FamilyId,
+}
+
+impl DynamoStore {
+    /// The connection item written with `family` (see the module documentation).
+    pub(super) fn put_connection_member(&self, family: &Family) -> StoreResult<TransactWriteItem> {
+        let member = ConnectionMember {
+            family_id: family.id,
+        };
+        self.put_new(to_item(
+            &member,
+            keys::connection(&family.principal_id, &family.client_id, &family.id),
+        )?)
+    }
+
+    async fn connection_members(
+        &self,
+        principal: &PrincipalId,
+        client: &ClientId,
+    ) -> StoreResult<Vec<FamilyId>> {
+        let pk = keys::connection_partition(principal, client);
+        let mut members = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("#pk = :pk")
+                .expression_attribute_names("#pk", PK)
+                .expression_attribute_values(":pk", s(pk.clone()))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| store_error("QueryConnection", e))?;
+            for item in page.items.unwrap_or_default() {
+                members.push(from_item::<ConnectionMember>(item)?.family_id);
+            }
+            start = page.last_evaluated_key;
+            if start.is_none() {
+                return Ok(members);
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl RevocationStore for DynamoStore {
+    async fn revoke_access_token(&self, jti: &TokenId, now: UnixTime) -> StoreResult<bool> {
+        let (pk, sk) = keys::access(jti);
+        let result = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .update_expression("SET revoked = :revoked")
+            .condition_expression("attribute_exists(pk) AND expires_at > :now")
+            .expression_attribute_values(":revoked", AttributeValue::Bool(true))
+            .expression_attribute_values(":now", n(now))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(store_error("RevokeAccessToken", e)),
+        }
+    }
+
+    async fn revoke_connection(
+        &self,
+        principal: &PrincipalId,
+        client: &ClientId,
+        now: UnixTime,
+    ) -> StoreResult<()> {
+        for family_id in self.connection_members(principal, client).await? {
+            self.revoke_family(&family_id, now).await?;
+            // The family is dead for good (revoked, or already deleted by its TTL), so its
+            // connection item may go: DynamoDB's TTL deletes it, which needs no DeleteItem
+            // permission.
+            let (pk, sk) = keys::connection(principal, client, &family_id);
+            self.client
+                .update_item()
+                .table_name(&self.table)
+                .set_key(Some(key(pk, sk)))
+                .update_expression("SET expires_at = :now")
+                .condition_expression("attribute_exists(pk)")
+                .expression_attribute_values(":now", n(now))
+                .send()
+                .await
+                .map_err(|e| store_error("ExpireConnectionMember", e))?;
+        }
+        Ok(())
+    }
+}

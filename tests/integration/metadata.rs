@@ -1,0 +1,148 @@
+//! Discovery (RFC 8414, OpenID Connect discovery), the JWK Set at its OAuth 2.0 path, and the
+//! OpenAPI document: what they advertise is what the app serves.
+
+use integration_tests::app::{json_of, TestApp};
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+integration_tests::on_both_stores!(
+    metadata_names_every_endpoint_and_grant,
+    advertised_endpoints_are_served,
+    openapi_document_lists_every_served_operation,
+);
+
+async fn get_json(app: &TestApp, path: &str) -> Value {
+    let (status, body) = json_of(app.http.get(app.url(path)).send().await.unwrap()).await;
+    assert_eq!(status, StatusCode::OK, "GET {path}: {body}");
+    body
+}
+
+async fn metadata_names_every_endpoint_and_grant(app: TestApp) {
+    let metadata = get_json(&app, "/.well-known/oauth-authorization-server").await;
+    assert_eq!(
+        get_json(&app, "/.well-known/openid-configuration").await,
+        metadata,
+        "both discovery paths serve one document"
+    );
+    let base = app.address.as_str();
+    assert_eq!(metadata["issuer"], base);
+    for (field, path) in [
+        ("authorization_endpoint", "/oauth2/v0/authorize"),
+        ("token_endpoint", "/oauth2/v0/token"),
+        ("revocation_endpoint", "/oauth2/v0/revoke"),
+        ("introspection_endpoint", "/oauth2/v0/introspect"),
+        ("jwks_uri", "/oauth2/v0/jwks"),
+        ("otp_endpoint", "/oauth2/v0/otp"),
+    ] {
+        assert_eq!(metadata[field], format!("{base}{path}"), "{field}");
+    }
+    let list = |field: &str| -> Vec<String> {
+        serde_json::from_value(metadata[field].clone()).unwrap_or_else(|_| panic!("{field}"))
+    };
+    let mut grants = list("grant_types_supported");
+    grants.sort();
+    assert_eq!(
+        grants,
+        [
+            "authorization_code",
+            "client_credentials",
+            "otp",
+            "password",
+            "refresh_token"
+        ]
+    );
+    assert_eq!(list("code_challenge_methods_supported"), ["S256"]);
+    assert_eq!(list("response_types_supported"), ["code"]);
+    assert_eq!(list("id_token_signing_alg_values_supported"), ["ES256"]);
+    for field in [
+        "token_endpoint_auth_methods_supported",
+        "revocation_endpoint_auth_methods_supported",
+        "introspection_endpoint_auth_methods_supported",
+    ] {
+        assert_eq!(
+            list(field),
+            ["client_secret_basic", "client_secret_post"],
+            "{field}"
+        );
+    }
+
+    assert_eq!(
+        get_json(&app, "/oauth2/v0/jwks").await,
+        get_json(&app, "/v0/token/jwks").await,
+        "one JWK Set at both paths"
+    );
+}
+
+async fn advertised_endpoints_are_served(app: TestApp) {
+    let metadata = get_json(&app, "/.well-known/oauth-authorization-server").await;
+    for (field, method) in [
+        ("authorization_endpoint", Method::GET),
+        ("token_endpoint", Method::POST),
+        ("revocation_endpoint", Method::POST),
+        ("introspection_endpoint", Method::POST),
+        ("jwks_uri", Method::GET),
+        ("otp_endpoint", Method::POST),
+    ] {
+        let url = metadata[field].as_str().unwrap();
+        let status = app
+            .http
+            .request(method.clone(), url)
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert!(
+            status != StatusCode::NOT_FOUND && status != StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {url} ({field}) answers {status}"
+        );
+    }
+}
+
+async fn openapi_document_lists_every_served_operation(app: TestApp) {
+    let document = get_json(&app, "/openapi.json").await;
+    assert!(
+        document["openapi"].as_str().unwrap().starts_with("3.1"),
+        "OpenAPI 3.1: {}",
+        document["openapi"]
+    );
+    let paths = document["paths"].as_object().expect("paths");
+    for path in [
+        "/v0/token",
+        "/oauth2/v0/token",
+        "/v0/token/jwks",
+        "/oauth2/v0/jwks",
+        "/oauth2/v0/revoke",
+        "/oauth2/v0/introspect",
+        "/app-mgmt/v0/connections",
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration",
+        "/appmgmt/v0/legacyApps/{OLDConsumerKey}/exchangeRefreshToken/me",
+        "/profile-service/v1/keys/principals/{COMPANY_ID}/authtoken/",
+        "/openapi.json",
+    ] {
+        assert!(paths.contains_key(path), "{path} is documented");
+    }
+    // And everything documented is served.
+    for (path, operations) in paths {
+        let concrete = path
+            .replace("{OLDConsumerKey}", "qyprd-nothing")
+            .replace("{COMPANY_ID}", "00000000-0000-0000-0000-000000000000");
+        for method in operations.as_object().unwrap().keys() {
+            let method = Method::from_bytes(method.to_ascii_uppercase().as_bytes()).unwrap();
+            let response = app
+                .http
+                .request(method.clone(), app.url(&concrete))
+                .send()
+                .await
+                .unwrap();
+            let status = response.status();
+            let body: Value = response.json().await.unwrap_or(Value::Null);
+            let unrouted = status == StatusCode::METHOD_NOT_ALLOWED
+                || (status == StatusCode::NOT_FOUND && body["error"] == "not_found");
+            assert!(
+                !unrouted,
+                "{method} {path} is documented but answers {status}: {body}"
+            );
+        }
+    }
+}
