@@ -11,6 +11,7 @@
 //!   error. Errors are only for the store itself failing.
 
 mod auth_tokens;
+pub mod cached;
 mod clients;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -24,6 +25,7 @@ mod principals;
 pub mod sqlite;
 
 pub use auth_tokens::AuthTokenStore;
+pub use cached::CachedStore;
 pub use clients::ClientStore;
 pub use families::{
     FamilyCreated, FamilyStore, LegacyExchangeUpdate, NewFamily, Rotated, Rotation,
