@@ -30,6 +30,7 @@ mod families;
 mod legacy;
 mod lockout;
 mod principals;
+pub mod sweeper;
 #[cfg(test)]
 mod tests;
 
