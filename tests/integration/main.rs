@@ -13,6 +13,7 @@ mod lambda_events;
 mod lambda_runtime;
 mod mail;
 mod pages;
+mod round_trips;
 mod security;
 mod token_endpoint;
 mod token_policy;

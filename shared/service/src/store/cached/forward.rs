@@ -6,41 +6,13 @@ use async_trait::async_trait;
 use super::CachedStore;
 use crate::clock::UnixTime;
 use crate::domain::{
-    AccessTokenRecord, AuthToken, ConsumerKey, Family, FamilyId, LegacyApp, LegacyExchange,
-    LegacyToken, Login, RefreshTokenRecord, TokenId,
+    AccessTokenRecord, AuthToken, Family, FamilyId, Login, RefreshTokenRecord, TokenId,
 };
 use crate::secrets::TokenHash;
 use crate::store::{
-    AuthTokenStore, FamilyCreated, FamilyStore, LegacyStore, LockoutStore, NewFamily, Rotated,
-    Rotation, StoreResult,
+    AuthTokenStore, FamilyCreated, FamilyStore, LockoutStore, NewFamily, Rotated, Rotation,
+    StoreResult,
 };
-
-#[async_trait]
-impl<S: LegacyStore + ?Sized> LegacyStore for CachedStore<S> {
-    async fn put_legacy_app(&self, app: &LegacyApp) -> StoreResult<()> {
-        self.inner.put_legacy_app(app).await
-    }
-
-    async fn get_legacy_app(&self, key: &ConsumerKey) -> StoreResult<Option<LegacyApp>> {
-        self.inner.get_legacy_app(key).await
-    }
-
-    async fn put_legacy_tokens(&self, tokens: &[LegacyToken]) -> StoreResult<()> {
-        self.inner.put_legacy_tokens(tokens).await
-    }
-
-    async fn get_legacy_token(
-        &self,
-        hash: &TokenHash,
-        now: UnixTime,
-    ) -> StoreResult<Option<LegacyToken>> {
-        self.inner.get_legacy_token(hash, now).await
-    }
-
-    async fn get_legacy_exchange(&self, hash: &TokenHash) -> StoreResult<Option<LegacyExchange>> {
-        self.inner.get_legacy_exchange(hash).await
-    }
-}
 
 #[async_trait]
 impl<S: AuthTokenStore + ?Sized> AuthTokenStore for CachedStore<S> {

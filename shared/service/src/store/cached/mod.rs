@@ -1,5 +1,6 @@
 //! [`CachedStore`]: a per-instance read cache for what changes rarely (clients, companies and
-//! which clients they enabled, users by id) in front of any [`Store`].
+//! which clients they enabled, users by id, which client a legacy consumer key is linked to) in
+//! front of any [`Store`].
 //!
 //! Why: on DynamoDB every read is a round trip in series with the request; a warm Lambda
 //! instance asks for the same client on every `client_credentials`.
@@ -10,8 +11,8 @@
 //! write through this same instance takes effect at once, since it replaces the cached entry.
 //!
 //! What is never cached: users by login (the password grant must see a password change or a
-//! lockout at once), tokens, families, auth tokens, legacy items and failed logins: all of
-//! those are read on each use, with expiry checked on read. Absent items are not cached either,
+//! lockout at once), tokens, families, auth tokens, legacy tokens and their exchange links, and
+//! failed logins: all of those are read on each use, with expiry checked on read. Absent items are not cached either,
 //! so unknown ids cannot fill the cache, and a new client works at once.
 
 mod forward;
@@ -21,9 +22,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::{ClientStore, Inserted, PrincipalStore, Store, StoreResult};
+use super::{ClientStore, Inserted, LegacyStore, PrincipalStore, Store, StoreResult};
 use crate::clock::{Clock, UnixTime};
-use crate::domain::{Client, ClientId, Company, Login, PrincipalId, User};
+use crate::domain::{
+    Client, ClientId, Company, ConsumerKey, LegacyApp, LegacyExchange, LegacyToken, Login,
+    PrincipalId, User,
+};
+use crate::secrets::TokenHash;
 use ttl_map::TtlMap;
 
 /// The longest freshness the configuration may ask for (`READ_CACHE_SECONDS`): the documented
@@ -44,6 +49,7 @@ pub struct CachedStore<S: ?Sized> {
     companies: TtlMap<PrincipalId, Option<Company>>,
     users: TtlMap<PrincipalId, Option<User>>,
     enablements: TtlMap<(PrincipalId, ClientId), bool>,
+    legacy_apps: TtlMap<ConsumerKey, Option<LegacyApp>>,
 }
 
 impl<S: ?Sized> std::fmt::Debug for CachedStore<S> {
@@ -65,6 +71,7 @@ impl<S: ?Sized> CachedStore<S> {
             companies: TtlMap::with_capacity(CAPACITY),
             users: TtlMap::with_capacity(CAPACITY),
             enablements: TtlMap::with_capacity(CAPACITY),
+            legacy_apps: TtlMap::with_capacity(CAPACITY),
         }
     }
 
@@ -191,6 +198,42 @@ impl<S: PrincipalStore + ?Sized> PrincipalStore for CachedStore<S> {
         let load = self.inner.is_company_enabled_for_client(company, client);
         self.read_through(&self.enablements, (*company, *client), load)
             .await
+    }
+}
+
+#[async_trait]
+impl<S: LegacyStore + ?Sized> LegacyStore for CachedStore<S> {
+    /// Relinking a consumer key to another client is as rare as disabling a client.
+    async fn put_legacy_app(&self, app: &LegacyApp) -> StoreResult<()> {
+        self.inner.put_legacy_app(app).await?;
+        self.legacy_apps.remove(&app.consumer_key);
+        Ok(())
+    }
+
+    async fn get_legacy_app(&self, key: &ConsumerKey) -> StoreResult<Option<LegacyApp>> {
+        self.read_through(
+            &self.legacy_apps,
+            key.clone(),
+            self.inner.get_legacy_app(key),
+        )
+        .await
+    }
+
+    /// Legacy tokens and their exchange links are read on every use, never cached.
+    async fn put_legacy_tokens(&self, tokens: &[LegacyToken]) -> StoreResult<()> {
+        self.inner.put_legacy_tokens(tokens).await
+    }
+
+    async fn get_legacy_token(
+        &self,
+        hash: &TokenHash,
+        now: UnixTime,
+    ) -> StoreResult<Option<LegacyToken>> {
+        self.inner.get_legacy_token(hash, now).await
+    }
+
+    async fn get_legacy_exchange(&self, hash: &TokenHash) -> StoreResult<Option<LegacyExchange>> {
+        self.inner.get_legacy_exchange(hash).await
     }
 }
 

@@ -151,3 +151,26 @@ fn the_ttl_is_capped_and_zero_means_no_cache() {
         "{uncached:?}"
     );
 }
+
+#[tokio::test]
+async fn a_relinked_consumer_key_is_seen_within_the_ttl() {
+    let (_dir, cached, other, clock) = stores();
+    let key = records::consumer_key();
+    let mut link = crate::domain::LegacyApp {
+        consumer_key: key.clone(),
+        client_id: records::client(clock.now()).id,
+        linked_at: clock.now(),
+    };
+    other.put_legacy_app(&link).await.unwrap();
+    assert_eq!(
+        cached.get_legacy_app(&key).await.unwrap(),
+        Some(link.clone())
+    );
+    let first_client = link.client_id;
+    link.client_id = records::client(clock.now()).id;
+    other.put_legacy_app(&link).await.unwrap();
+    let served = cached.get_legacy_app(&key).await.unwrap().unwrap();
+    assert_eq!(served.client_id, first_client);
+    clock.advance(TTL as i64);
+    assert_eq!(cached.get_legacy_app(&key).await.unwrap(), Some(link));
+}
