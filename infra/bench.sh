@@ -8,8 +8,9 @@
 #                                # DynamoDB Local (tests/benches/token_endpoint.rs)
 #
 # Load: BENCH_THREADS (2) threads, BENCH_CONNECTIONS (32) connections, BENCH_DURATION (10s) per
-# case. Installs `wrk` (apt-get) and node-oidc-provider (npm, into the ignored .cache/bench/) on
-# first use. Not part of infra/test.sh: numbers from a shared 2-core machine are for comparing
+# case. The server inherits the environment: `READ_CACHE_SECONDS=0 infra/bench.sh` measures it
+# without its read cache (every request reads its client from SQLite). Installs `wrk` (apt-get)
+# and node-oidc-provider (npm, into the ignored .cache/bench/) on first use. Not part of infra/test.sh: numbers from a shared 2-core machine are for comparing
 # on the same machine, not for asserting.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

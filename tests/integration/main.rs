@@ -22,6 +22,7 @@ mod pages;
 mod refresh_faults;
 mod refresh_rotation;
 mod revocation;
+mod round_trips;
 mod security;
 mod token_endpoint;
 mod token_policy;

@@ -731,6 +731,9 @@ async fn every_admin_verb(t: Target) {
     assert!(store.get_client(&other_id).await.unwrap().unwrap().enabled);
     t.fails(&["clients", "disable", UNKNOWN], 3);
     t.fails(&["clients", "disable", "not-a-uuid"], 2);
+    // Running servers cache clients for a few seconds, and the tool says so.
+    let said = t.text(&["clients", "disable", &client_id.to_string()]);
+    assert!(said.contains("may take up to 5 seconds"), "{said}");
 
     // Nothing the tool printed along the way leaked a secret other than at creation: each
     // client secret was printed by exactly one run (its `clients create`), the passwords by none.

@@ -147,6 +147,19 @@ impl TestApp {
         Self::serve(store, clock, backend, options).await
     }
 
+    /// An app over `store` behind the read cache the binaries use (`READ_CACHE_SECONDS`), on
+    /// the app's own manual clock, so that moving the clock ages the cache too.
+    pub async fn with_read_cache(
+        store: Arc<dyn Store>,
+        backend: Backend,
+        options: AppOptions,
+        read_cache_seconds: u64,
+    ) -> Self {
+        let clock = Arc::new(ManualClock::starting_now());
+        let store = token_service::store::cached::wrap(store, clock.clone(), read_cache_seconds);
+        Self::serve(store, clock, backend, options).await
+    }
+
     /// A second deployment (another region) over the same store and clock, as a global table
     /// would give it: same data, its own geolocation and signing keys.
     pub async fn spawn_other_region(&self) -> Self {

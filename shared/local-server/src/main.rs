@@ -7,8 +7,10 @@ mod demo;
 mod demo_callback;
 
 use anyhow::Context as _;
+use token_service::config::{Config, StoreKind};
 use token_service::mail::MailConfig;
-use token_service::{bootstrap, config::Config, http, telemetry};
+use token_service::store::sqlite::{sweeper, SqliteStore};
+use token_service::{bootstrap, http, telemetry};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -18,6 +20,13 @@ async fn main() -> anyhow::Result<()> {
     let demo = demo::ensure(&services.ctx, services.geolocation(), &config.data_dir)
         .await
         .context("demo data")?;
+    if config.store == StoreKind::Sqlite {
+        // Its own connection to the file, so sweeps never hold the server's; on DynamoDB the
+        // table's TTL removes expired items instead.
+        SqliteStore::open_in_dir(&config.data_dir)
+            .context("open the SQLite store for the sweeper")?
+            .spawn_sweeper(services.ctx.clock.clone(), sweeper::SWEEP_INTERVAL);
+    }
 
     let address = std::net::SocketAddr::from(([127, 0, 0, 1], config.port));
     let listener = tokio::net::TcpListener::bind(address)

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::context::Context;
 use crate::jwt::AccessTokenCodec;
@@ -11,12 +12,19 @@ use crate::services::Services;
 use crate::signing::KeyRing;
 
 pub async fn services(config: &Config) -> anyhow::Result<Arc<Services>> {
+    // The cache and the services share one clock, so the cache's bound is the clock's time.
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let store = crate::store::open(config).await?;
+    let store = crate::store::cached::wrap(store, clock.clone(), config.read_cache_seconds);
     let keys = KeyRing::load(config.signing_keys_secret_arn.as_deref(), &config.data_dir).await?;
     let codec = AccessTokenCodec::new(Arc::new(keys), config.geolocation.clone());
     let mail = MailConfig::load(config).await?;
     Ok(Arc::new(
-        Services::new(Context::new(store), codec, config.policy.clone())
-            .with_mailer(mailer_from_config(&mail)?),
+        Services::new(
+            Context::new(store).with_clock(clock),
+            codec,
+            config.policy.clone(),
+        )
+        .with_mailer(mailer_from_config(&mail)?),
     ))
 }

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::domain::{Geolocation, InvalidGeolocation};
+use crate::store::cached::MAX_TTL_SECONDS;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StoreKind {
@@ -45,6 +46,10 @@ pub struct Config {
     /// Secrets Manager secret holding the signing key ring (cloud); unset: the local key file
     /// under `data_dir`.
     pub signing_keys_secret_arn: Option<String>,
+    /// How long each instance serves clients, companies, their enablements and users by id from
+    /// its own memory (`READ_CACHE_SECONDS`, at most 5; 0 = off): the delay after which a
+    /// disabled client or company stops working everywhere. See `store::cached`.
+    pub read_cache_seconds: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -103,6 +108,14 @@ impl Config {
             lockout_threshold: parse_number(&get, "LOCKOUT_THRESHOLD", defaults.lockout_threshold)?,
             lockout_window_seconds: defaults.lockout_window_seconds,
         };
+        let read_cache_seconds = parse_number(&get, "READ_CACHE_SECONDS", MAX_TTL_SECONDS)?;
+        if read_cache_seconds > MAX_TTL_SECONDS {
+            return Err(ConfigError::Invalid {
+                name: "READ_CACHE_SECONDS",
+                expected: "0 to 5 seconds",
+                value: read_cache_seconds.to_string(),
+            });
+        }
         Ok(Self {
             store,
             data_dir: PathBuf::from(get("DATA_DIR").unwrap_or_else(|| ".data".to_owned())),
@@ -112,6 +125,7 @@ impl Config {
             port,
             policy,
             signing_keys_secret_arn: get("SIGNING_KEYS_SECRET_ARN"),
+            read_cache_seconds,
         })
     }
 }
@@ -154,6 +168,21 @@ mod tests {
         assert_eq!(c.geolocation.as_str(), "http://127.0.0.1:8080");
         assert_eq!(c.policy, Policy::default());
         assert_eq!(c.policy.refresh_token_ttl_seconds, 15_552_000);
+        assert_eq!(c.read_cache_seconds, 5);
+    }
+
+    #[test]
+    fn the_read_cache_is_at_most_five_seconds() {
+        assert_eq!(
+            config(&[("READ_CACHE_SECONDS", "0")])
+                .unwrap()
+                .read_cache_seconds,
+            0
+        );
+        let err = config(&[("READ_CACHE_SECONDS", "6")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("READ_CACHE_SECONDS"), "{err}");
     }
 
     #[test]

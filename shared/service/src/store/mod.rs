@@ -12,6 +12,7 @@
 
 mod auth_tokens;
 mod authorization_codes;
+pub mod cached;
 mod clients;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -28,6 +29,7 @@ pub mod sqlite;
 
 pub use auth_tokens::AuthTokenStore;
 pub use authorization_codes::{AuthorizationCodeStore, CodeRedeemed};
+pub use cached::CachedStore;
 pub use clients::ClientStore;
 pub use families::{
     FamilyCreated, FamilyStore, LegacyExchangeUpdate, NewFamily, Renewal, Renewed, Rotated,

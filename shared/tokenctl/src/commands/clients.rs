@@ -16,7 +16,12 @@ pub async fn run(command: ClientsCommand, ctx: &Context) -> Result<Output, CliEr
             let client = admin::disable_client(ctx, &client_id).await?;
             Ok(Output::new(
                 json!({ "client_id": client.id, "enabled": client.enabled }),
-                format!("Client {} ({}) is disabled.", client.id, client.name),
+                format!(
+                    "Client {} ({}) is disabled. {}",
+                    client.id,
+                    client.name,
+                    super::cache_delay_note()
+                ),
             ))
         }
         ClientsCommand::SetRefreshRotation {
@@ -28,8 +33,10 @@ pub async fn run(command: ClientsCommand, ctx: &Context) -> Result<Output, CliEr
             Ok(Output::new(
                 json!({ "client_id": client.id, "refresh_rotation": policy }),
                 format!(
-                    "Client {} ({}) now uses refresh rotation {policy:?} from its next refresh on.",
-                    client.id, client.name
+                    "Client {} ({}) now uses refresh rotation {policy:?} from its next refresh on. {}",
+                    client.id,
+                    client.name,
+                    super::cache_delay_note()
                 ),
             ))
         }

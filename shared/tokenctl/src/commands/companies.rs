@@ -38,7 +38,10 @@ pub async fn run(
             admin::enable_company_for_client(ctx, &company_id, &client_id).await?;
             Ok(Output::new(
                 json!({ "company_id": company_id, "client_id": client_id, "enabled": true }),
-                format!("Company {company_id} is enabled for client {client_id}."),
+                format!(
+                    "Company {company_id} is enabled for client {client_id}. {}",
+                    super::cache_delay_note()
+                ),
             ))
         }
         CompaniesCommand::SetStatus { company_id, status } => {
@@ -46,10 +49,11 @@ pub async fn run(
             Ok(Output::new(
                 json!({ "company_id": company.id, "status": company.status.as_str() }),
                 format!(
-                    "Company {} ({}) is now {}.",
+                    "Company {} ({}) is now {}. {}",
                     company.id,
                     company.name,
-                    company.status.as_str()
+                    company.status.as_str(),
+                    super::cache_delay_note()
                 ),
             ))
         }

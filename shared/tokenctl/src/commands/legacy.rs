@@ -29,8 +29,10 @@ pub async fn run_apps(command: LegacyAppsCommand, ctx: &Context) -> Result<Outpu
                     "linked_at": app.linked_at,
                 }),
                 format!(
-                    "Consumer key {} is linked to client {}: its old tokens can be exchanged by that client.",
-                    app.consumer_key, app.client_id
+                    "Consumer key {} is linked to client {}: its old tokens can be exchanged by that client. {}",
+                    app.consumer_key,
+                    app.client_id,
+                    super::cache_delay_note()
                 ),
             ))
         }

@@ -15,6 +15,15 @@ use crate::error::CliError;
 use crate::output::Output;
 use crate::setup;
 
+/// Appended to what changes a client, a company or its enablement: running instances serve
+/// those from their read cache (`READ_CACHE_SECONDS`, see `token_service::store::cached`).
+fn cache_delay_note() -> String {
+    format!(
+        "Running instances may take up to {} seconds to see this.",
+        token_service::store::cached::MAX_TTL_SECONDS
+    )
+}
+
 pub async fn run(cli: Cli, config: Config) -> Result<Output, CliError> {
     match cli.command {
         // These two work on the configuration itself, not through the admin operations.

@@ -33,6 +33,7 @@ mod lockout;
 mod otp;
 mod principals;
 mod revocation;
+pub mod sweeper;
 #[cfg(test)]
 mod tests;
 

@@ -1,0 +1,257 @@
+//! [`CachedStore`]: a per-instance read cache for what changes rarely (clients, companies and
+//! which clients they enabled, users by id, which client a legacy consumer key is linked to) in
+//! front of any [`Store`].
+//!
+//! Why: on DynamoDB every read is a round trip in series with the request; a warm Lambda
+//! instance asks for the same client on every `client_credentials`.
+//!
+//! The bound: an entry is served for at most `ttl_seconds` (at most [`MAX_TTL_SECONDS`]) after
+//! it was read, measured on the injected [`Clock`]. A client or company disabled by `tokenctl`
+//! (another process) therefore stops working on every running instance within that time; a
+//! write through this same instance takes effect at once, since it replaces the cached entry.
+//!
+//! What is never cached: users by login (the password grant must see a password change or a
+//! lockout at once), tokens, families, auth tokens, legacy tokens and their exchange links, and
+//! failed logins: all of those are read on each use, with expiry checked on read. Absent items are not cached either,
+//! so unknown ids cannot fill the cache, and a new client works at once.
+
+mod forward;
+mod ttl_map;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::{ClientStore, EmailUpdate, Inserted, LegacyStore, PrincipalStore, Store, StoreResult};
+use crate::clock::{Clock, UnixTime};
+use crate::domain::{
+    Client, ClientId, Company, ConsumerKey, LegacyApp, LegacyExchange, LegacyToken, Login,
+    PrincipalId, User,
+};
+use crate::otp::ChannelHandle;
+use crate::secrets::TokenHash;
+use ttl_map::TtlMap;
+
+/// The longest freshness the configuration may ask for (`READ_CACHE_SECONDS`): the documented
+/// delay after which a disabled client or company stops working everywhere.
+pub const MAX_TTL_SECONDS: u64 = 5;
+
+/// Entries per kind: far more than the clients and companies one instance serves in a few
+/// seconds, small enough to never matter for memory.
+const CAPACITY: usize = 10_000;
+
+/// A read cache in front of `S`; every method it does not cache is forwarded unchanged.
+pub struct CachedStore<S: ?Sized> {
+    inner: Arc<S>,
+    clock: Arc<dyn Clock>,
+    ttl_seconds: i64,
+    // Values as the store answers them; only `Some` is ever inserted (see [`Cacheable`]).
+    clients: TtlMap<ClientId, Option<Client>>,
+    companies: TtlMap<PrincipalId, Option<Company>>,
+    users: TtlMap<PrincipalId, Option<User>>,
+    enablements: TtlMap<(PrincipalId, ClientId), bool>,
+    legacy_apps: TtlMap<ConsumerKey, Option<LegacyApp>>,
+}
+
+impl<S: ?Sized> std::fmt::Debug for CachedStore<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachedStore")
+            .field("ttl_seconds", &self.ttl_seconds)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: ?Sized> CachedStore<S> {
+    /// Caches reads of `inner` for `ttl_seconds` (capped at [`MAX_TTL_SECONDS`]) on `clock`.
+    pub fn new(inner: Arc<S>, clock: Arc<dyn Clock>, ttl_seconds: u64) -> Self {
+        Self {
+            inner,
+            clock,
+            ttl_seconds: ttl_seconds.min(MAX_TTL_SECONDS) as i64,
+            clients: TtlMap::with_capacity(CAPACITY),
+            companies: TtlMap::with_capacity(CAPACITY),
+            users: TtlMap::with_capacity(CAPACITY),
+            enablements: TtlMap::with_capacity(CAPACITY),
+            legacy_apps: TtlMap::with_capacity(CAPACITY),
+        }
+    }
+
+    /// The store behind the cache.
+    pub fn inner(&self) -> &Arc<S> {
+        &self.inner
+    }
+
+    /// The cached value of `key`, or `load`'s, which is cached if present.
+    async fn read_through<K, V, F>(&self, map: &TtlMap<K, V>, key: K, load: F) -> StoreResult<V>
+    where
+        K: Eq + std::hash::Hash,
+        V: Clone + Cacheable,
+        F: std::future::Future<Output = StoreResult<V>>,
+    {
+        let now = self.clock.now();
+        if let Some(value) = map.get(&key, now) {
+            return Ok(value);
+        }
+        let value = load.await?;
+        if value.worth_caching() {
+            map.insert(key, value.clone(), now, self.fresh_until(now));
+        }
+        Ok(value)
+    }
+
+    fn fresh_until(&self, now: UnixTime) -> UnixTime {
+        now + self.ttl_seconds
+    }
+}
+
+/// Whether a loaded value is kept: absent items are not (see the module's documentation).
+trait Cacheable {
+    fn worth_caching(&self) -> bool;
+}
+
+impl<T> Cacheable for Option<T> {
+    fn worth_caching(&self) -> bool {
+        self.is_some()
+    }
+}
+
+/// Enablement is asked only for a company and a client that exist, so both answers are kept.
+impl Cacheable for bool {
+    fn worth_caching(&self) -> bool {
+        true
+    }
+}
+
+/// With `ttl_seconds` 0 (`READ_CACHE_SECONDS=0`), `store` itself: no cache at all.
+pub fn wrap(store: Arc<dyn Store>, clock: Arc<dyn Clock>, ttl_seconds: u64) -> Arc<dyn Store> {
+    if ttl_seconds == 0 {
+        store
+    } else {
+        Arc::new(CachedStore::new(store, clock, ttl_seconds))
+    }
+}
+
+#[async_trait]
+impl<S: ClientStore + ?Sized> ClientStore for CachedStore<S> {
+    /// The entry is dropped after the write, so this instance reads the new client next.
+    async fn put_client(&self, client: &Client) -> StoreResult<()> {
+        self.inner.put_client(client).await?;
+        self.clients.remove(&client.id);
+        Ok(())
+    }
+
+    async fn get_client(&self, id: &ClientId) -> StoreResult<Option<Client>> {
+        self.read_through(&self.clients, *id, self.inner.get_client(id))
+            .await
+    }
+}
+
+#[async_trait]
+impl<S: PrincipalStore + ?Sized> PrincipalStore for CachedStore<S> {
+    async fn insert_user(&self, user: &User) -> StoreResult<Inserted> {
+        self.inner.insert_user(user).await
+    }
+
+    async fn put_user(&self, user: &User) -> StoreResult<()> {
+        self.inner.put_user(user).await?;
+        self.users.remove(&user.id);
+        Ok(())
+    }
+
+    async fn get_user(&self, id: &PrincipalId) -> StoreResult<Option<User>> {
+        self.read_through(&self.users, *id, self.inner.get_user(id))
+            .await
+    }
+
+    /// Never cached: the password grant must see a changed password or status at once.
+    async fn get_user_by_login(&self, login: &Login) -> StoreResult<Option<User>> {
+        self.inner.get_user_by_login(login).await
+    }
+
+    /// Never cached, like the login: the one-time-password grant must see a changed address.
+    async fn get_user_by_email(&self, address: &ChannelHandle) -> StoreResult<Option<User>> {
+        self.inner.get_user_by_email(address).await
+    }
+
+    async fn set_user_email(
+        &self,
+        id: &PrincipalId,
+        address: &ChannelHandle,
+    ) -> StoreResult<EmailUpdate> {
+        let updated = self.inner.set_user_email(id, address).await?;
+        self.users.remove(id);
+        Ok(updated)
+    }
+
+    async fn put_company(&self, company: &Company) -> StoreResult<()> {
+        self.inner.put_company(company).await?;
+        self.companies.remove(&company.id);
+        Ok(())
+    }
+
+    async fn get_company(&self, id: &PrincipalId) -> StoreResult<Option<Company>> {
+        self.read_through(&self.companies, *id, self.inner.get_company(id))
+            .await
+    }
+
+    async fn enable_company_for_client(
+        &self,
+        company: &PrincipalId,
+        client: &ClientId,
+    ) -> StoreResult<()> {
+        self.inner
+            .enable_company_for_client(company, client)
+            .await?;
+        self.enablements.remove(&(*company, *client));
+        Ok(())
+    }
+
+    async fn is_company_enabled_for_client(
+        &self,
+        company: &PrincipalId,
+        client: &ClientId,
+    ) -> StoreResult<bool> {
+        let load = self.inner.is_company_enabled_for_client(company, client);
+        self.read_through(&self.enablements, (*company, *client), load)
+            .await
+    }
+}
+
+#[async_trait]
+impl<S: LegacyStore + ?Sized> LegacyStore for CachedStore<S> {
+    /// Relinking a consumer key to another client is as rare as disabling a client.
+    async fn put_legacy_app(&self, app: &LegacyApp) -> StoreResult<()> {
+        self.inner.put_legacy_app(app).await?;
+        self.legacy_apps.remove(&app.consumer_key);
+        Ok(())
+    }
+
+    async fn get_legacy_app(&self, key: &ConsumerKey) -> StoreResult<Option<LegacyApp>> {
+        self.read_through(
+            &self.legacy_apps,
+            key.clone(),
+            self.inner.get_legacy_app(key),
+        )
+        .await
+    }
+
+    /// Legacy tokens and their exchange links are read on every use, never cached.
+    async fn put_legacy_tokens(&self, tokens: &[LegacyToken]) -> StoreResult<()> {
+        self.inner.put_legacy_tokens(tokens).await
+    }
+
+    async fn get_legacy_token(
+        &self,
+        hash: &TokenHash,
+        now: UnixTime,
+    ) -> StoreResult<Option<LegacyToken>> {
+        self.inner.get_legacy_token(hash, now).await
+    }
+
+    async fn get_legacy_exchange(&self, hash: &TokenHash) -> StoreResult<Option<LegacyExchange>> {
+        self.inner.get_legacy_exchange(hash).await
+    }
+}
+
+#[cfg(test)]
+mod tests;
