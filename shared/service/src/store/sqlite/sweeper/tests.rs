@@ -84,7 +84,9 @@ async fn the_database_stops_growing_once_tokens_expire() {
         clock += ttl + 1;
         issue(&store, clock, clock + ttl, per_round).await;
         let swept = store.sweep_expired(clock).await.unwrap();
-        assert_eq!(swept, after_one_round);
+        // Login-attempt counters whose window ended are also dropped by the next attempt
+        // (sqlite/lockout.rs), so the sweep finds the other four tables' rows.
+        assert_eq!(swept, after_one_round - per_round as u64);
         assert_eq!(rows(&store), after_one_round, "bounded by what is live");
     }
 }
