@@ -77,14 +77,28 @@ pub struct CompanyAuthTokenBody {
 /// A parameter's value in a form or JSON body. JSON bodies may give numbers and booleans, taken as
 /// their text, and `null` or an empty string, taken as absent (`TokenParams::from_json`).
 fn parameter_value() -> utoipa::openapi::Object {
+    parameter_value_builder().build()
+}
+
+fn parameter_value_builder() -> utoipa::openapi::schema::ObjectBuilder {
     use utoipa::openapi::schema::{SchemaType, Type};
-    utoipa::openapi::ObjectBuilder::new()
-        .schema_type(SchemaType::from_iter([
-            Type::String,
-            Type::Number,
-            Type::Boolean,
-            Type::Null,
-        ]))
+    utoipa::openapi::ObjectBuilder::new().schema_type(SchemaType::from_iter([
+        Type::String,
+        Type::Number,
+        Type::Boolean,
+        Type::Null,
+    ]))
+}
+
+/// The one channel, as an example, so that the fuzzer's example requests reach the mailer.
+fn email_channel_type() -> utoipa::openapi::Object {
+    parameter_value_builder().examples(["email"]).build()
+}
+
+/// The demo user's address (shared/local-server), as an example.
+fn email_channel_handle() -> utoipa::openapi::Object {
+    parameter_value_builder()
+        .examples(["user@demo.example"])
         .build()
 }
 
@@ -165,10 +179,10 @@ pub struct OtpRequestForm {
     #[schema(schema_with = parameter_value)]
     pub client_secret: Option<String>,
     /// `email`, the only channel.
-    #[schema(schema_with = parameter_value)]
+    #[schema(schema_with = email_channel_type)]
     pub channel_type: Option<String>,
     /// The e-mail address.
-    #[schema(schema_with = parameter_value)]
+    #[schema(schema_with = email_channel_handle)]
     pub channel_handle: Option<String>,
     /// Shown in the mail, and bound to the one-time password (the `otp` grant repeats it).
     #[schema(schema_with = parameter_value)]
