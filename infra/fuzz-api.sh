@@ -55,8 +55,9 @@ for _ in $(seq 1 100); do
 	sleep 0.2
 done
 
-# The demo client's credentials, so that generated token, revocation and introspection requests
-# get past client authentication into the grants and flows.
+# The demo client's credentials, so that generated token, revocation, introspection and one-time
+# password requests get past client authentication into the grants and flows (the one-time
+# passwords are mailed as .eml files under DATA_DIR/outbox/).
 CLIENT_AUTH="$("$VENV/bin/python" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["client_id"] + ":" + d["client_secret"])' "$DATA_DIR/demo.json")"
 
 echo "fuzz-api: schemathesis $("$VENV/bin/schemathesis" --version | awk '{print $NF}') against $BASE, $MAX_EXAMPLES examples per operation" >&2
@@ -64,8 +65,9 @@ echo "fuzz-api: schemathesis $("$VENV/bin/schemathesis" --version | awk '{print 
 # everything without credentials. `positive_data_acceptance` is left out: it expects every
 # schema-valid request to succeed, but a schema-valid request still names unknown users,
 # tokens and companies, which are rightly refused.
+# schemathesis runs in the data directory, where its `.schemathesis/` cache goes away with the rest.
 run() {
-	"$VENV/bin/schemathesis" run "$BASE/openapi.json" \
+	(cd "$DATA_DIR" && "$VENV/bin/schemathesis" run "$BASE/openapi.json" \
 		--checks all \
 		--exclude-checks positive_data_acceptance \
 		--max-examples "$MAX_EXAMPLES" \
@@ -74,10 +76,10 @@ run() {
 		--workers 2 \
 		--seed 15 \
 		--no-color \
-		--suppress-health-check all "$@"
+		--suppress-health-check all "$@")
 }
 status=0
-run --include-path-regex '^/(v0/token|oauth2/v0/(token|revoke|introspect))$' --auth "$CLIENT_AUTH" ||
+run --include-path-regex '^/(v0/token|oauth2/v0/(token|revoke|introspect|otp))$' --auth "$CLIENT_AUTH" ||
 	status=$?
 run || status=$?
 if ((status != 0)); then

@@ -10,6 +10,7 @@ use axum::Form;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 
 use super::observability::Outcome;
+use super::openapi::{AuthorizeForm, ServerErrorBody};
 use crate::authorize::{
     clear_pending_cookie, set_pending_cookie, AuthorizeParams, PENDING_COOKIE_NAME,
     PENDING_COOKIE_PATH,
@@ -21,6 +22,34 @@ use crate::pages::{
 };
 use crate::services::Services;
 
+#[utoipa::path(
+    get,
+    path = "/oauth2/v0/authorize",
+    tag = "authorize",
+    params(
+        ("client_id" = Option<String>, Query),
+        ("redirect_uri" = Option<String>, Query, description = "Exactly one registered with `--redirect-uri`"),
+        ("response_type" = Option<String>, Query, description = "`code`"),
+        ("scope" = Option<String>, Query),
+        ("state" = Option<String>, Query),
+        ("nonce" = Option<String>, Query),
+        ("prompt" = Option<String>, Query, description = "`login`, `consent` or `none`"),
+        ("display" = Option<String>, Query, description = "`page`, `popup`, `touch` or `wap`"),
+        ("code_challenge" = Option<String>, Query, description = "PKCE (RFC 7636)"),
+        ("code_challenge_method" = Option<String>, Query, description = "`S256`"),
+    ),
+    responses(
+        (status = 200, description = "The sign-in page; sets the pending-request cookie",
+            content_type = "text/html", body = String,
+            headers(("Set-Cookie" = String), ("Content-Security-Policy" = String))),
+        (status = 302, description = "To `redirect_uri` with `error_code`, `error_description` and `state`",
+            headers(("Location" = String), ("Set-Cookie" = String))),
+        (status = 400, description = "Error page: the client and `redirect_uri` are not known to match",
+            content_type = "text/html", body = String),
+        (status = 500, body = ServerErrorBody),
+        (status = 503, body = ServerErrorBody),
+    ),
+)]
 pub async fn start(
     State(services): State<Arc<Services>>,
     params: Result<Query<AuthorizeParams>, axum::extract::rejection::QueryRejection>,
@@ -34,6 +63,26 @@ pub async fn start(
     respond(&services, step)
 }
 
+#[utoipa::path(
+    post,
+    path = "/oauth2/v0/authorize",
+    tag = "authorize",
+    params(
+        ("authorize_pending" = Option<String>, Cookie, description = "The sealed pending request, set by the previous page"),
+    ),
+    request_body(content((AuthorizeForm = "application/x-www-form-urlencoded"))),
+    responses(
+        (status = 200, description = "The sign-in page again (with a readable message) or the consent page",
+            content_type = "text/html", body = String,
+            headers(("Set-Cookie" = String), ("Content-Security-Policy" = String))),
+        (status = 302, description = "To `redirect_uri` with `code`, `geolocation` and `state`, or with `error_code` on denial",
+            headers(("Location" = String), ("Set-Cookie" = String))),
+        (status = 400, description = "Error page: malformed form, no or expired pending request, forged form",
+            content_type = "text/html", body = String),
+        (status = 500, body = ServerErrorBody),
+        (status = 503, body = ServerErrorBody),
+    ),
+)]
 pub async fn submit(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,

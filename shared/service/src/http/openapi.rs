@@ -5,6 +5,8 @@
 //! down here once, and `infra/fuzz-api.sh` (schemathesis, every endpoint, every response checked
 //! against this document) fails if a response ever leaves them.
 //!
+//! The authorization endpoint's pages are `text/html` strings: their content is for people.
+//!
 //! The routes served by modules without annotations of their own (the token endpoint, the JWK
 //! Set, the exchange, the company auth token) are described by the `operations` functions below,
 //! which exist only to carry their `#[utoipa::path]`.
@@ -75,14 +77,28 @@ pub struct CompanyAuthTokenBody {
 /// A parameter's value in a form or JSON body. JSON bodies may give numbers and booleans, taken as
 /// their text, and `null` or an empty string, taken as absent (`TokenParams::from_json`).
 fn parameter_value() -> utoipa::openapi::Object {
+    parameter_value_builder().build()
+}
+
+fn parameter_value_builder() -> utoipa::openapi::schema::ObjectBuilder {
     use utoipa::openapi::schema::{SchemaType, Type};
-    utoipa::openapi::ObjectBuilder::new()
-        .schema_type(SchemaType::from_iter([
-            Type::String,
-            Type::Number,
-            Type::Boolean,
-            Type::Null,
-        ]))
+    utoipa::openapi::ObjectBuilder::new().schema_type(SchemaType::from_iter([
+        Type::String,
+        Type::Number,
+        Type::Boolean,
+        Type::Null,
+    ]))
+}
+
+/// The one channel, as an example, so that the fuzzer's example requests reach the mailer.
+fn email_channel_type() -> utoipa::openapi::Object {
+    parameter_value_builder().examples(["email"]).build()
+}
+
+/// The demo user's address (shared/local-server), as an example.
+fn email_channel_handle() -> utoipa::openapi::Object {
+    parameter_value_builder()
+        .examples(["user@demo.example"])
         .build()
 }
 
@@ -139,6 +155,52 @@ pub struct ExchangeForm {
 pub struct CompanyAuthTokenForm {
     #[schema(schema_with = parameter_value)]
     pub client_id: Option<String>,
+}
+
+/// The sign-in and consent forms of `POST /oauth2/v0/authorize` (`flows::authorize::SubmittedForm`).
+#[derive(Serialize, ToSchema)]
+pub struct AuthorizeForm {
+    /// The page's anti-forgery token, checked against the pending-request cookie.
+    pub csrf_token: Option<String>,
+    /// Sign-in form.
+    pub login: Option<String>,
+    /// Sign-in form.
+    pub password: Option<String>,
+    /// The consent form's button: `approve` or `deny`.
+    pub decision: Option<String>,
+}
+
+/// Parameters of `POST /oauth2/v0/otp` (form or JSON; all optional here because each missing one
+/// has its own catalogue code).
+#[derive(Serialize, ToSchema)]
+pub struct OtpRequestForm {
+    #[schema(schema_with = parameter_value)]
+    pub client_id: Option<String>,
+    #[schema(schema_with = parameter_value)]
+    pub client_secret: Option<String>,
+    /// `email`, the only channel.
+    #[schema(schema_with = email_channel_type)]
+    pub channel_type: Option<String>,
+    /// The e-mail address.
+    #[schema(schema_with = email_channel_handle)]
+    pub channel_handle: Option<String>,
+    /// Shown in the mail, and bound to the one-time password (the `otp` grant repeats it).
+    #[schema(schema_with = parameter_value)]
+    pub name: Option<String>,
+    /// Shown in the mail, and bound to the one-time password.
+    #[schema(schema_with = parameter_value)]
+    pub company: Option<String>,
+    /// Shown in the mail, and bound to the one-time password.
+    #[schema(schema_with = parameter_value)]
+    pub link: Option<String>,
+}
+
+/// `POST /oauth2/v0/otp`'s answer to every well-formed request, whether or not a user has the
+/// address.
+#[derive(Serialize, ToSchema)]
+pub struct OtpSentBody {
+    /// `otp sent`.
+    pub message: String,
 }
 
 /// RFC 7517 JWK Set: the public signing keys (ES256, P-256).
@@ -284,6 +346,9 @@ impl Modify for BearerScheme {
         super::connections::delete_connections,
         super::metadata::oauth_metadata,
         super::metadata::openid_configuration,
+        super::authorize::start,
+        super::authorize::submit,
+        super::otp::request,
     ),
     components(schemas(AuthorizationServerMetadata)),
     modifiers(&BearerScheme),

@@ -10,6 +10,7 @@ use http::{header, HeaderMap};
 use serde_json::{json, Value};
 
 use super::body::read_params;
+use super::openapi::{OAuthErrorBody, OtpRequestForm, OtpSentBody, ServerErrorBody};
 use super::token::TokenEndpointError;
 use crate::domain::GrantType;
 use crate::errors::ErrorCode;
@@ -18,6 +19,24 @@ use crate::otp::{request_otp, OtpRequest};
 use crate::services::Services;
 
 /// Errors answer as at the token endpoint: the catalogue's shape, 503 when the mail fails.
+#[utoipa::path(
+    post,
+    path = "/oauth2/v0/otp",
+    tag = "otp",
+    request_body(content(
+        (OtpRequestForm = "application/x-www-form-urlencoded"),
+        (OtpRequestForm = "application/json"),
+    )),
+    responses(
+        (status = 200, body = OtpSentBody),
+        (status = 400, description = "Catalogue codes 57, 58, 80, 81, 82 (too many open requests), 60, 62, 63, 135", body = OAuthErrorBody),
+        (status = 401, description = "Client authentication failed (61, 64)", body = OAuthErrorBody),
+        (status = 403, description = "Client disabled (59)", body = OAuthErrorBody),
+        (status = 413, description = "Body over 16 KiB", body = OAuthErrorBody),
+        (status = 500, body = ServerErrorBody),
+        (status = 503, description = "The mail could not be sent", body = ServerErrorBody),
+    ),
+)]
 pub async fn request(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
