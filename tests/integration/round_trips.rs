@@ -178,7 +178,11 @@ mod budgets {
         let (_, calls) = c
             .calls_of("password", c.app.user_tokens(&client, &login, PASSWORD))
             .await;
-        assert_within(&calls, 3 + 2, "password (3 + the lockout counter's two writes)");
+        assert_within(
+            &calls,
+            3 + 2,
+            "password (3 + the lockout counter's two writes)",
+        );
     }
 
     /// Goal ≤ 3.
