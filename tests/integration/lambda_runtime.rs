@@ -13,9 +13,9 @@
 //! builds them first (`cargo build --workspace --bins`, as `infra/test.sh` does); a missing
 //! binary fails the test, it never skips.
 //!
-//! Each function's cold start is printed (`--nocapture` shows it): init, from process start to
-//! its first poll of `next`, and the latency of its first request, from the event handed out to
-//! the response posted.
+//! Each function's cold start is printed on stderr in every run: init, from process start to its
+//! first poll of `next`, and the latency of its first request, from the event handed out to the
+//! response posted.
 
 mod function;
 mod runtime_api;
@@ -214,7 +214,13 @@ async fn each_function_binary_answers_under_the_runtime_api() {
 /// Straight to the stderr handle, not `eprintln!`, which the harness hides for passing tests:
 /// the figures are wanted from every run (issue 16 records them).
 fn report_cold_starts(functions: &[(&RunningFunction, Duration)]) {
-    let mut lines = String::from("\ncold starts (debug build, DynamoDB Local):\n");
+    // The functions come from the same target/<profile>/ as this test.
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
+    let mut lines = format!("\ncold starts ({profile} build, DynamoDB Local):\n");
     for (function, first_request) in functions {
         lines += &format!(
             "  {:<18} init {:>7.1} ms   first request {:>7.1} ms\n",
