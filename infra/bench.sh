@@ -63,7 +63,7 @@ wait_until_up() {
 	die "nothing answers at $1"
 }
 
-# load URL AUTHORIZATION FORM: one wrk run; prints "req/s" or "req/s (N errors)".
+# load URL AUTHORIZATION FORM: one wrk run; prints "req/s", with any failures after it.
 load() {
 	local out line
 	# A failing first request means a broken setup, not a slow server: say so instead of timing it.
@@ -71,14 +71,17 @@ load() {
 	status="$(curl -s -o "$RUN/probe" -w '%{http_code}' -H "Authorization: $2" --data "$3" "$1")"
 	[[ "$status" == 200 ]] || die "POST $1 ($3) answered $status: $(cat "$RUN/probe")"
 	out="$(BENCH_AUTHORIZATION="$2" BENCH_FORM="$3" \
-		wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$ROOT/infra/bench/token.lua" "$1")"
+		wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --timeout 10s -s "$ROOT/infra/bench/token.lua" "$1")"
 	line="$(grep '^BENCH_RESULT' <<<"$out")" || die "wrk printed no result: $out"
 	local rps non_2xx socket_errors
 	rps="$(sed -E 's/.*req_per_s=([0-9]+).*/\1/' <<<"$line")"
 	non_2xx="$(sed -E 's/.*non_2xx=([0-9]+).*/\1/' <<<"$line")"
 	socket_errors="$(sed -E 's/.*socket_errors=([0-9]+).*/\1/' <<<"$line")"
-	if ((non_2xx + socket_errors > 0)); then
-		echo "$rps ($((non_2xx + socket_errors)) errors)"
+	local failures=()
+	((non_2xx == 0)) || failures+=("$non_2xx non-2xx")
+	((socket_errors == 0)) || failures+=("$socket_errors socket errors or timeouts")
+	if ((${#failures[@]} > 0)); then
+		echo "$rps ($(IFS=,; echo "${failures[*]}" | sed 's/,/, /g'))"
 	else
 		echo "$rps"
 	fi
