@@ -1,8 +1,9 @@
 //! `grant_type=otp` (contract part 9): a one-time password mailed by `POST /oauth2/v0/otp`
 //! proves the caller owns an address; the user with that address gets a family.
 
+use super::password::check_user_may_sign_in;
 use super::{requested_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
-use crate::domain::{Client, GrantType, PrincipalType, User, UserStatus};
+use crate::domain::{Client, GrantType, PrincipalType, User};
 use crate::errors::{ErrorCode, ServerError};
 use crate::otp::{verify_otp, OtpDeps, OtpError, OtpFacts, OtpVerification};
 use crate::services::Services;
@@ -31,14 +32,7 @@ pub(super) async fn grant(
     })
     .await?;
     // As the password grant: the address proves who the caller is, the user's state decides.
-    match user.status {
-        UserStatus::Active => {}
-        UserStatus::Disabled => return Err(ErrorCode::AccountDisabled.into()),
-        UserStatus::LogonDenied => return Err(ErrorCode::LogonDenied.into()),
-    }
-    if &user.geolocation != services.geolocation() {
-        return Err(GrantError::lives_elsewhere(user.geolocation));
-    }
+    check_user_may_sign_in(services, &user)?;
     let issued = services
         .start_family(FamilyStart {
             client_id: client.id,

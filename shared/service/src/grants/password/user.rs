@@ -38,15 +38,22 @@ pub(crate) async fn authenticate_user(
     password: &str,
 ) -> Result<User, GrantError> {
     let user = verify_password(services, username, password).await?;
+    check_user_may_sign_in(services, &user)?;
+    Ok(user)
+}
+
+/// Once a user has proved who they are (a password, a one-time password): a disabled account
+/// (10), a denied logon (12), or a user homed at another deployment (16) gets no tokens here.
+pub(crate) fn check_user_may_sign_in(services: &Services, user: &User) -> Result<(), GrantError> {
     match user.status {
         UserStatus::Active => {}
         UserStatus::Disabled => return Err(ErrorCode::AccountDisabled.into()),
         UserStatus::LogonDenied => return Err(ErrorCode::LogonDenied.into()),
     }
     if &user.geolocation != services.geolocation() {
-        return Err(GrantError::lives_elsewhere(user.geolocation));
+        return Err(GrantError::lives_elsewhere(user.geolocation.clone()));
     }
-    Ok(user)
+    Ok(())
 }
 
 /// Proves the password or answers code 5, never saying whether the login exists: an unknown
