@@ -1,20 +1,12 @@
 //! Company auth tokens.
 
 use super::records::*;
-use crate::domain::{AuthToken, ClientId, PrincipalId, AUTH_TOKEN_TTL_SECONDS};
-use crate::random::{OsRandom, RandomExt};
+use crate::domain::AUTH_TOKEN_TTL_SECONDS;
 use crate::store::prelude::*;
 
 pub async fn auth_token_is_reusable_for_24_hours(store: &dyn Store) {
     let now = now();
-    let token = AuthToken {
-        token_hash: random_hash(),
-        company_id: PrincipalId::new(OsRandom.uuid()),
-        client_id: ClientId::new(OsRandom.uuid()),
-        issued_by: PrincipalId::new(OsRandom.uuid()),
-        issued_at: now,
-        expires_at: now + AUTH_TOKEN_TTL_SECONDS,
-    };
+    let token = auth_token(now, now + AUTH_TOKEN_TTL_SECONDS);
     store.put_auth_token(&token).await.expect("put_auth_token");
     for (at, what) in [(now, "at issue"), (now + 23 * 3600, "23 hours later")] {
         for _ in 0..2 {

@@ -6,6 +6,7 @@ use crate::domain::{
     AuthorizationCode, ClientId, FamilyId, PrincipalId, AUTHORIZATION_CODE_TTL_SECONDS,
 };
 use crate::random::{OsRandom, RandomExt};
+use crate::secrets::TokenHash;
 use crate::store::prelude::*;
 use crate::store::CodeRedeemed;
 
@@ -25,14 +26,33 @@ fn code(now: i64) -> AuthorizationCode {
     }
 }
 
-pub async fn authorization_code_is_redeemed_once_and_remembers_its_family(store: &dyn Store) {
-    let now = now();
+/// A fresh code, stored.
+async fn stored_code(store: &dyn Store, now: i64) -> AuthorizationCode {
     let code = code(now);
-    let hash = &code.code_hash;
     store
         .put_authorization_code(&code)
         .await
         .expect("put_authorization_code");
+    code
+}
+
+/// Redeems `code_hash` for `client_id` at `at`.
+async fn redeem(
+    store: &dyn Store,
+    code_hash: &TokenHash,
+    client_id: &ClientId,
+    at: i64,
+) -> CodeRedeemed {
+    store
+        .redeem_authorization_code(code_hash, client_id, at)
+        .await
+        .expect("redeem")
+}
+
+pub async fn authorization_code_is_redeemed_once_and_remembers_its_family(store: &dyn Store) {
+    let now = now();
+    let code = stored_code(store, now).await;
+    let hash = &code.code_hash;
     assert_eq!(
         store.get_authorization_code(hash, now).await.expect("get"),
         Some(code.clone()),
@@ -40,26 +60,17 @@ pub async fn authorization_code_is_redeemed_once_and_remembers_its_family(store:
     );
     let other_client = ClientId::new(OsRandom.uuid());
     assert_eq!(
-        store
-            .redeem_authorization_code(hash, &other_client, now)
-            .await
-            .expect("redeem"),
+        redeem(store, hash, &other_client, now).await,
         CodeRedeemed::NotRedeemable,
         "another client cannot redeem the code"
     );
     assert_eq!(
-        store
-            .redeem_authorization_code(hash, &code.client_id, now + 1)
-            .await
-            .expect("redeem"),
+        redeem(store, hash, &code.client_id, now + 1).await,
         CodeRedeemed::Redeemed,
         "its own client redeems it"
     );
     assert_eq!(
-        store
-            .redeem_authorization_code(hash, &code.client_id, now + 2)
-            .await
-            .expect("redeem"),
+        redeem(store, hash, &code.client_id, now + 2).await,
         CodeRedeemed::NotRedeemable,
         "a code is redeemed once"
     );
@@ -99,28 +110,20 @@ pub async fn authorization_code_is_redeemed_once_and_remembers_its_family(store:
 
 pub async fn expired_authorization_code_is_not_redeemable(store: &dyn Store) {
     let now = now();
-    let code = code(now);
-    store
-        .put_authorization_code(&code)
-        .await
-        .expect("put_authorization_code");
+    let code = stored_code(store, now).await;
     assert_eq!(
-        store
-            .redeem_authorization_code(
-                &code.code_hash,
-                &code.client_id,
-                now + AUTHORIZATION_CODE_TTL_SECONDS
-            )
-            .await
-            .expect("redeem"),
+        redeem(
+            store,
+            &code.code_hash,
+            &code.client_id,
+            now + AUTHORIZATION_CODE_TTL_SECONDS
+        )
+        .await,
         CodeRedeemed::NotRedeemable,
         "an expired code cannot be redeemed"
     );
     assert_eq!(
-        store
-            .redeem_authorization_code(&random_hash(), &code.client_id, now)
-            .await
-            .expect("redeem"),
+        redeem(store, &random_hash(), &code.client_id, now).await,
         CodeRedeemed::NotRedeemable,
         "an unknown code cannot be redeemed (and is not created)"
     );
@@ -128,11 +131,7 @@ pub async fn expired_authorization_code_is_not_redeemable(store: &dyn Store) {
 
 pub async fn concurrent_redemptions_have_one_winner(store: &dyn Store) {
     let now = now();
-    let code = code(now);
-    store
-        .put_authorization_code(&code)
-        .await
-        .expect("put_authorization_code");
+    let code = stored_code(store, now).await;
     let attempts =
         (0..10).map(|_| store.redeem_authorization_code(&code.code_hash, &code.client_id, now));
     let outcomes = futures::future::join_all(attempts).await;

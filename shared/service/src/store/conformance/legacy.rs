@@ -2,6 +2,7 @@
 
 use futures::stream::{self, StreamExt};
 
+use super::fixtures::*;
 use super::records::*;
 use crate::clock::UnixTime;
 use crate::domain::{ClientId, LegacyApp, LegacyToken, PrincipalType};
@@ -61,19 +62,13 @@ pub async fn legacy_token_round_trip_and_replace(store: &dyn Store) {
         .expect("put_legacy_tokens");
     for token in [&forever, &expiring] {
         assert_eq!(
-            store
-                .get_legacy_token(&token.token_hash, now)
-                .await
-                .expect("get_legacy_token"),
+            read_legacy_token(store, &token.token_hash, now).await,
             Some(token.clone()),
             "a legacy token reads back as written"
         );
     }
     assert_eq!(
-        store
-            .get_legacy_token(&forever.token_hash, now + 10 * 365 * 86_400)
-            .await
-            .expect("get_legacy_token"),
+        read_legacy_token(store, &forever.token_hash, now + 10 * 365 * 86_400).await,
         Some(forever.clone()),
         "a legacy token without expires_at never expires"
     );
@@ -85,26 +80,17 @@ pub async fn legacy_token_round_trip_and_replace(store: &dyn Store) {
         .await
         .expect("put_legacy_tokens again");
     assert_eq!(
-        store
-            .get_legacy_token(&forever.token_hash, now)
-            .await
-            .expect("get_legacy_token"),
+        read_legacy_token(store, &forever.token_hash, now).await,
         Some(replaced),
         "importing a token again replaces it"
     );
     assert_eq!(
-        store
-            .get_legacy_token(&random_hash(), now)
-            .await
-            .expect("get_legacy_token"),
+        read_legacy_token(store, &random_hash(), now).await,
         None,
         "an unknown legacy token is absent"
     );
     assert_eq!(
-        store
-            .get_legacy_exchange(&forever.token_hash)
-            .await
-            .expect("get_legacy_exchange"),
+        read_legacy_exchange(store, &forever.token_hash).await,
         None,
         "a token never exchanged has no exchange link"
     );
@@ -128,10 +114,7 @@ pub async fn legacy_tokens_repeated_within_one_import_are_written_once(store: &d
         .expect("put_legacy_tokens with repeated tokens");
     for token in &tokens {
         assert_eq!(
-            store
-                .get_legacy_token(&token.token_hash, now)
-                .await
-                .expect("get_legacy_token"),
+            read_legacy_token(store, &token.token_hash, now).await,
             Some(token.clone()),
             "a token listed twice in one import is written"
         );
@@ -163,10 +146,7 @@ async fn assert_all_readable(store: &dyn Store, tokens: &[LegacyToken], now: Uni
     // Concurrent reads: the trait has no batch get, and one by one is slow on DynamoDB.
     let wrong: Vec<String> = stream::iter(tokens)
         .map(|token| async move {
-            let read = store
-                .get_legacy_token(&token.token_hash, now)
-                .await
-                .expect("get_legacy_token");
+            let read = read_legacy_token(store, &token.token_hash, now).await;
             match read {
                 Some(read) if &read == token => None,
                 Some(_) => Some(format!("{:?} differs", token.token_hash)),

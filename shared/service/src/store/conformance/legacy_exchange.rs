@@ -4,6 +4,7 @@ use std::collections::HashSet;
 
 use futures::future::join_all;
 
+use super::fixtures::*;
 use super::records::*;
 use crate::domain::{FamilyId, LegacyExchange};
 use crate::random::{OsRandom, RandomExt};
@@ -12,27 +13,17 @@ use crate::store::FamilyCreated;
 
 pub async fn legacy_exchange_link_moves_only_from_the_seen_family(store: &dyn Store) {
     let now = now();
-    let legacy = legacy_token(None);
-    store
-        .put_legacy_tokens(std::slice::from_ref(&legacy))
-        .await
-        .expect("put_legacy_tokens");
+    let legacy = stored_legacy_token(store).await;
 
     // First exchange: never exchanged before.
     let first = Bundle::live(now);
     assert_eq!(
-        store
-            .create_family(exchange_of(&first, &legacy.token_hash, None, now))
-            .await
-            .expect("create_family"),
+        exchange(store, &first, &legacy.token_hash, None, now).await,
         FamilyCreated::Created,
         "the first exchange of a legacy token creates its family"
     );
     assert_eq!(
-        store
-            .get_legacy_exchange(&legacy.token_hash)
-            .await
-            .expect("get_legacy_exchange"),
+        read_legacy_exchange(store, &legacy.token_hash).await,
         Some(LegacyExchange {
             token_hash: legacy.token_hash.clone(),
             family_id: first.family.id,
@@ -44,51 +35,21 @@ pub async fn legacy_exchange_link_moves_only_from_the_seen_family(store: &dyn St
     // A racing exchange that also saw "never exchanged": it must write nothing.
     let stale = Bundle::live(now);
     assert_eq!(
-        store
-            .create_family(exchange_of(&stale, &legacy.token_hash, None, now + 1))
-            .await
-            .expect("create_family"),
+        exchange(store, &stale, &legacy.token_hash, None, now + 1).await,
         FamilyCreated::LegacyExchangeRaced,
         "an exchange that saw a stale link loses"
     );
+    assert_bundle_absent(store, &stale, now + 1, "the losing exchange writes nothing").await;
     assert_eq!(
-        store
-            .get_family(&stale.family.id, now + 1)
+        read_legacy_exchange(store, &legacy.token_hash)
             .await
-            .expect("get_family"),
-        None,
-        "the losing exchange's family is not written"
-    );
-    assert_eq!(
-        store
-            .get_refresh_token(&stale.refresh.token_hash, now + 1)
-            .await
-            .expect("get_refresh_token"),
-        None,
-        "the losing exchange's refresh token is not written"
-    );
-    assert_eq!(
-        store
-            .get_access_token(&stale.access.jti, now + 1)
-            .await
-            .expect("get_access_token"),
-        None,
-        "the losing exchange's access token is not written"
-    );
-    assert_eq!(
-        store
-            .get_legacy_exchange(&legacy.token_hash)
-            .await
-            .expect("get_legacy_exchange")
             .map(|e| e.family_id),
         Some(first.family.id),
         "the losing exchange leaves the link alone"
     );
     assert_eq!(
-        store
-            .get_family(&first.family.id, now + 1)
+        read_family(store, &first.family.id, now + 1)
             .await
-            .expect("get_family")
             .and_then(|f| f.revoked_at),
         None,
         "the losing exchange revokes nothing"
@@ -97,47 +58,41 @@ pub async fn legacy_exchange_link_moves_only_from_the_seen_family(store: &dyn St
     // A stale previous family that is some other family: also loses.
     let wrong_previous = Bundle::live(now);
     assert_eq!(
-        store
-            .create_family(exchange_of(
-                &wrong_previous,
-                &legacy.token_hash,
-                Some(FamilyId::new(OsRandom.uuid())),
-                now + 1,
-            ))
-            .await
-            .expect("create_family"),
+        exchange(
+            store,
+            &wrong_previous,
+            &legacy.token_hash,
+            Some(FamilyId::new(OsRandom.uuid())),
+            now + 1,
+        )
+        .await,
         FamilyCreated::LegacyExchangeRaced,
         "an exchange that saw another family linked loses"
     );
-    assert_eq!(
-        store
-            .get_family(&wrong_previous.family.id, now + 1)
-            .await
-            .expect("get_family"),
-        None,
-        "the losing exchange's family is not written"
-    );
+    assert_bundle_absent(
+        store,
+        &wrong_previous,
+        now + 1,
+        "the exchange that saw another family linked writes nothing",
+    )
+    .await;
 
     // The repeated exchange that saw the current link: moves it and revokes the previous family.
     let second = Bundle::live(now + 2);
     assert_eq!(
-        store
-            .create_family(exchange_of(
-                &second,
-                &legacy.token_hash,
-                Some(first.family.id),
-                now + 2,
-            ))
-            .await
-            .expect("create_family"),
+        exchange(
+            store,
+            &second,
+            &legacy.token_hash,
+            Some(first.family.id),
+            now + 2,
+        )
+        .await,
         FamilyCreated::Created,
         "an exchange that saw the current link creates its family"
     );
     assert_eq!(
-        store
-            .get_legacy_exchange(&legacy.token_hash)
-            .await
-            .expect("get_legacy_exchange"),
+        read_legacy_exchange(store, &legacy.token_hash).await,
         Some(LegacyExchange {
             token_hash: legacy.token_hash.clone(),
             family_id: second.family.id,
@@ -146,37 +101,29 @@ pub async fn legacy_exchange_link_moves_only_from_the_seen_family(store: &dyn St
         "the link moves to the new family"
     );
     assert!(
-        store
-            .get_family(&first.family.id, now + 2)
-            .await
-            .expect("get_family")
-            .expect("previous family still present")
-            .revoked_at
-            .is_some(),
+        present_family(
+            store,
+            &first.family.id,
+            now + 2,
+            "previous family still present"
+        )
+        .await
+        .revoked_at
+        .is_some(),
         "the previously linked family is revoked"
     );
-    let old_access = store
-        .get_access_token(&first.access.jti, now + 2)
-        .await
-        .expect("get_access_token")
-        .expect("previous family's access token present");
+    let old_access = read_access_token(store, &first.access.jti, now + 2).await;
     assert!(
-        old_access.revoked,
-        "the previous family's access token reads revoked"
+        old_access.is_some_and(|token| token.revoked),
+        "the previous family's access token is still present and reads revoked"
     );
     assert_eq!(
-        store
-            .get_family(&second.family.id, now + 2)
-            .await
-            .expect("get_family"),
+        read_family(store, &second.family.id, now + 2).await,
         Some(second.family.clone()),
         "the new family is live"
     );
     assert_eq!(
-        store
-            .get_legacy_token(&legacy.token_hash, now + 2)
-            .await
-            .expect("get_legacy_token"),
+        read_legacy_token(store, &legacy.token_hash, now + 2).await,
         Some(legacy),
         "exchanging leaves the imported legacy token as it was"
     );
@@ -185,21 +132,14 @@ pub async fn legacy_exchange_link_moves_only_from_the_seen_family(store: &dyn St
 pub async fn concurrent_first_legacy_exchanges_have_one_winner(store: &dyn Store) {
     const RACERS: usize = 10;
     let now = now();
-    let legacy = legacy_token(None);
-    store
-        .put_legacy_tokens(std::slice::from_ref(&legacy))
-        .await
-        .expect("put_legacy_tokens");
+    let legacy = stored_legacy_token(store).await;
 
     // All racers wait at the barrier, so that the exchanges really overlap in the store.
     let barrier = tokio::sync::Barrier::new(RACERS);
     let racers = (0..RACERS).map(|_| async {
         let bundle = Bundle::live(now);
         barrier.wait().await;
-        let outcome = store
-            .create_family(exchange_of(&bundle, &legacy.token_hash, None, now))
-            .await
-            .expect("create_family");
+        let outcome = exchange(store, &bundle, &legacy.token_hash, None, now).await;
         (outcome, bundle.family.id)
     });
     let results = join_all(racers).await;
@@ -214,22 +154,15 @@ pub async fn concurrent_first_legacy_exchanges_have_one_winner(store: &dyn Store
         "exactly one of {RACERS} concurrent first exchanges of one legacy token wins"
     );
     assert_eq!(
-        store
-            .get_legacy_exchange(&legacy.token_hash)
+        read_legacy_exchange(store, &legacy.token_hash)
             .await
-            .expect("get_legacy_exchange")
             .map(|e| e.family_id),
         Some(winners[0]),
         "the link points at the winner's family"
     );
     let mut live = HashSet::new();
     for (_, id) in &results {
-        if store
-            .get_family(id, now)
-            .await
-            .expect("get_family")
-            .is_some()
-        {
+        if read_family(store, id, now).await.is_some() {
             live.insert(*id);
         }
     }

@@ -16,6 +16,7 @@ mod auth_tokens;
 mod authorization_codes;
 mod clients;
 mod families;
+pub mod fixtures;
 mod legacy;
 mod legacy_exchange;
 mod lockout;

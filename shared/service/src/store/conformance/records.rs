@@ -4,9 +4,9 @@
 
 use crate::clock::{Clock, SystemClock, UnixTime};
 use crate::domain::{
-    AccessTokenRecord, Client, ClientId, Company, CompanyStatus, ConsumerKey, Family, FamilyId,
-    Geolocation, GrantType, LegacyExchange, LegacyToken, Login, PrincipalId, PrincipalType,
-    RefreshRotation, RefreshTokenRecord, Scopes, TokenId, User, UserStatus,
+    AccessTokenRecord, AuthToken, Client, ClientId, Company, CompanyStatus, ConsumerKey, Family,
+    FamilyId, Geolocation, GrantType, LegacyExchange, LegacyToken, Login, PrincipalId,
+    PrincipalType, RefreshRotation, RefreshTokenRecord, Scopes, TokenId, User, UserStatus,
     ACCESS_TOKEN_TTL_SECONDS,
 };
 use crate::random::{OsRandom, RandomExt};
@@ -118,6 +118,31 @@ pub fn access_token(
     }
 }
 
+/// An application's access token (no family, no user), valid for the usual lifetime.
+pub fn application_access_token(now: UnixTime) -> AccessTokenRecord {
+    access_token(
+        now,
+        ClientId::new(OsRandom.uuid()),
+        None,
+        now + ACCESS_TOKEN_TTL_SECONDS,
+    )
+}
+
+/// A company auth token issued at `issued_at`, absent from `expires_at` on.
+pub fn auth_token(issued_at: UnixTime, expires_at: UnixTime) -> AuthToken {
+    AuthToken {
+        token_hash: random_hash(),
+        company_id: PrincipalId::new(OsRandom.uuid()),
+        client_id: ClientId::new(OsRandom.uuid()),
+        issued_by: PrincipalId::new(OsRandom.uuid()),
+        issued_at,
+        expires_at,
+    }
+}
+
+/// A refresh token that succeeds another, and the access token minted with it.
+pub type Successor = (RefreshTokenRecord, AccessTokenRecord);
+
 /// A family with its first refresh token and first access token, none of them written yet.
 pub struct Bundle {
     pub family: Family,
@@ -170,6 +195,17 @@ impl Bundle {
         Self::new(now, now + 180 * 86_400)
     }
 
+    /// A live bundle of `principal`'s family with `client`: what one connection holds.
+    pub fn live_for(now: UnixTime, principal: PrincipalId, client: ClientId) -> Self {
+        let mut bundle = Self::live(now);
+        bundle.family.principal_id = principal;
+        bundle.family.client_id = client;
+        bundle.refresh.client_id = client;
+        bundle.access.client_id = client;
+        bundle.access.subject = *principal.as_uuid();
+        bundle
+    }
+
     pub fn new_family(&self) -> NewFamily<'_> {
         NewFamily {
             family: &self.family,
@@ -193,11 +229,7 @@ impl Bundle {
 
     /// The successor of the family's current token at `now`, and the access token minted with
     /// it, neither written yet.
-    pub fn successor(
-        &self,
-        now: UnixTime,
-        generation: u32,
-    ) -> (RefreshTokenRecord, AccessTokenRecord) {
+    pub fn successor(&self, now: UnixTime, generation: u32) -> Successor {
         let expires_at = now + 180 * 86_400;
         let successor = RefreshTokenRecord {
             token_hash: random_hash(),

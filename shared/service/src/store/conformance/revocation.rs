@@ -1,32 +1,22 @@
 //! Revoking one access token, and every family of one (principal, client) connection.
 
+use super::fixtures::*;
 use super::records::{access_token, now, Bundle};
 use super::Store;
-use crate::domain::{ClientId, PrincipalId, ACCESS_TOKEN_TTL_SECONDS};
+use crate::domain::{ClientId, PrincipalId};
 use crate::random::{OsRandom, RandomExt};
 
 /// A live family of `principal` with `client`, written.
 async fn family_of(store: &dyn Store, principal: PrincipalId, client: ClientId) -> Bundle {
-    let mut bundle = Bundle::live(now());
-    bundle.family.principal_id = principal;
-    bundle.family.client_id = client;
-    bundle.refresh.client_id = client;
-    bundle.access.client_id = client;
-    bundle.access.subject = *principal.as_uuid();
+    let bundle = Bundle::live_for(now(), principal, client);
     bundle.create(store).await;
     bundle
 }
 
 async fn is_revoked(store: &dyn Store, bundle: &Bundle) -> bool {
-    let family = store
-        .get_family(&bundle.family.id, now())
+    let family = present_family(store, &bundle.family.id, now(), "the family exists").await;
+    let access = read_access_token(store, &bundle.access.jti, now())
         .await
-        .expect("get_family")
-        .expect("the family exists");
-    let access = store
-        .get_access_token(&bundle.access.jti, now())
-        .await
-        .expect("get_access_token")
         .expect("the access token exists");
     assert_eq!(
         family.revoked_at.is_some(),
@@ -38,18 +28,8 @@ async fn is_revoked(store: &dyn Store, bundle: &Bundle) -> bool {
 
 pub async fn revoke_access_token_revokes_only_that_token(store: &dyn Store) {
     let now = now();
-    let bundle = Bundle::live(now);
-    bundle.create(store).await;
-    let application = access_token(
-        now,
-        ClientId::new(OsRandom.uuid()),
-        None,
-        now + ACCESS_TOKEN_TTL_SECONDS,
-    );
-    store
-        .put_access_token(&application)
-        .await
-        .expect("put_access_token");
+    let bundle = stored_bundle(store, now).await;
+    let application = stored_application_token(store, now).await;
 
     assert!(
         store
@@ -65,22 +45,14 @@ pub async fn revoke_access_token_revokes_only_that_token(store: &dyn Store) {
             .expect("revoke_access_token again"),
         "revoking again is idempotent"
     );
-    let revoked = store
-        .get_access_token(&bundle.access.jti, now)
+    let revoked = read_access_token(store, &bundle.access.jti, now)
         .await
-        .expect("get_access_token")
         .expect("a revoked access token is still returned");
     assert!(revoked.revoked, "the access token reads revoked");
-    let family = store
-        .get_family(&bundle.family.id, now)
-        .await
-        .expect("get_family")
-        .expect("the family exists");
+    let family = present_family(store, &bundle.family.id, now, "the family exists").await;
     assert!(family.is_live(now), "the token's family stays live");
-    let other = store
-        .get_access_token(&application.jti, now)
+    let other = read_access_token(store, &application.jti, now)
         .await
-        .expect("get_access_token")
         .expect("the other token exists");
     assert!(!other.revoked, "another access token is untouched");
 
@@ -93,10 +65,7 @@ pub async fn revoke_access_token_revokes_only_that_token(store: &dyn Store) {
         "an unknown access token is reported absent"
     );
     assert_eq!(
-        store
-            .get_access_token(&unknown.jti, now)
-            .await
-            .expect("get_access_token"),
+        read_access_token(store, &unknown.jti, now).await,
         None,
         "revoking an unknown access token creates nothing"
     );
@@ -114,22 +83,22 @@ pub async fn revoke_connection_revokes_the_principals_families_with_that_client(
         .revoke_connection(&principal, &client, now())
         .await
         .expect("revoke_connection");
-    assert!(
-        is_revoked(store, &first).await,
-        "the first family is revoked"
-    );
-    assert!(
-        is_revoked(store, &second).await,
-        "the second family is revoked"
-    );
-    assert!(
-        !is_revoked(store, &other_client).await,
-        "the principal's family with another client stays live"
-    );
-    assert!(
-        !is_revoked(store, &other_principal).await,
-        "another principal's family with the client stays live"
-    );
+    for (bundle, revoked, what) in [
+        (&first, true, "the first family is revoked"),
+        (&second, true, "the second family is revoked"),
+        (
+            &other_client,
+            false,
+            "the principal's family with another client stays live",
+        ),
+        (
+            &other_principal,
+            false,
+            "another principal's family with the client stays live",
+        ),
+    ] {
+        assert_eq!(is_revoked(store, bundle).await, revoked, "{what}");
+    }
 
     store
         .revoke_connection(&principal, &client, now())

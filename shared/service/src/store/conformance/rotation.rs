@@ -2,6 +2,7 @@
 
 use futures::future::join_all;
 
+use super::fixtures::*;
 use super::records::*;
 use crate::domain::{Family, RefreshTokenRecord};
 use crate::store::prelude::*;
@@ -9,32 +10,18 @@ use crate::store::Rotated;
 
 pub async fn rotation_replaces_current_token(store: &dyn Store) {
     let now = now();
-    let bundle = Bundle::live(now);
-    bundle.create(store).await;
+    let bundle = stored_bundle(store, now).await;
 
     let later = now + 10;
-    let (successor, access) = bundle.successor(later, 1);
-    let outcome = store
-        .rotate_refresh_token(rotation(
-            bundle.family.id,
-            &bundle.refresh.token_hash,
-            &successor,
-            &access,
-            later,
-        ))
-        .await
-        .expect("rotate_refresh_token");
-    assert_eq!(
-        outcome,
-        Rotated::Rotated,
-        "rotating the current token works"
-    );
+    let (successor, access) = assert_first_rotation(store, &bundle, later).await;
 
-    let family = store
-        .get_family(&bundle.family.id, later)
-        .await
-        .expect("get_family")
-        .expect("the family is present after rotation");
+    let family = present_family(
+        store,
+        &bundle.family.id,
+        later,
+        "the family is present after rotation",
+    )
+    .await;
     assert_eq!(
         family.current_token, successor.token_hash,
         "the successor is the current token"
@@ -56,10 +43,8 @@ pub async fn rotation_replaces_current_token(store: &dyn Store) {
         "rotation changes nothing else in the family"
     );
 
-    let old = store
-        .get_refresh_token(&bundle.refresh.token_hash, later)
+    let old = read_refresh_token(store, &bundle.refresh.token_hash, later)
         .await
-        .expect("get_refresh_token")
         .expect("a rotated refresh token is still readable");
     assert_eq!(
         old.rotated_at,
@@ -75,65 +60,34 @@ pub async fn rotation_replaces_current_token(store: &dyn Store) {
         "rotation changes nothing else in the rotated token"
     );
     assert_eq!(
-        store
-            .get_refresh_token(&successor.token_hash, later)
-            .await
-            .expect("get_refresh_token"),
+        read_refresh_token(store, &successor.token_hash, later).await,
         Some(successor.clone()),
         "the successor reads back as written"
     );
     assert_eq!(
-        store
-            .get_access_token(&access.jti, later)
-            .await
-            .expect("get_access_token"),
+        read_access_token(store, &access.jti, later).await,
         Some(access),
         "the access token minted with the rotation reads back"
     );
 
     // And the successor rotates in turn.
-    let (third, third_access) = bundle.successor(later + 10, 2);
-    assert_eq!(
-        store
-            .rotate_refresh_token(rotation(
-                bundle.family.id,
-                &successor.token_hash,
-                &third,
-                &third_access,
-                later + 10,
-            ))
-            .await
-            .expect("rotate_refresh_token"),
-        Rotated::Rotated,
-        "the successor can be rotated in turn"
-    );
-    let family = store
-        .get_family(&bundle.family.id, later + 10)
-        .await
-        .expect("get_family")
-        .expect("family present");
+    let (third, _) = assert_rotates(
+        store,
+        &bundle,
+        &successor.token_hash,
+        bundle.successor(later + 10, 2),
+        "the successor can be rotated in turn",
+    )
+    .await;
+    let family = present_family(store, &bundle.family.id, later + 10, "family present").await;
     assert_eq!(family.current_token, third.token_hash);
     assert_eq!(family.generation, 2);
 }
 
 pub async fn rotation_with_non_current_token_writes_nothing(store: &dyn Store) {
     let now = now();
-    let bundle = Bundle::live(now);
-    bundle.create(store).await;
-    let (first, first_access) = bundle.successor(now, 1);
-    assert_eq!(
-        store
-            .rotate_refresh_token(rotation(
-                bundle.family.id,
-                &bundle.refresh.token_hash,
-                &first,
-                &first_access,
-                now,
-            ))
-            .await
-            .expect("rotate_refresh_token"),
-        Rotated::Rotated
-    );
+    let bundle = stored_bundle(store, now).await;
+    let (first, _) = assert_first_rotation(store, &bundle, now).await;
 
     // The original token again (a replay), then a token that was never issued.
     for (presented, what) in [
@@ -143,53 +97,24 @@ pub async fn rotation_with_non_current_token_writes_nothing(store: &dyn Store) {
         ),
         (random_hash(), "an unknown token"),
     ] {
-        let (second, second_access) = bundle.successor(now + 5, 2);
-        assert_eq!(
-            store
-                .rotate_refresh_token(rotation(
-                    bundle.family.id,
-                    &presented,
-                    &second,
-                    &second_access,
-                    now + 5,
-                ))
-                .await
-                .expect("rotate_refresh_token"),
-            Rotated::NotCurrent,
-            "rotating {what} is refused"
-        );
-        assert_eq!(
-            store
-                .get_refresh_token(&second.token_hash, now + 5)
-                .await
-                .expect("get_refresh_token"),
-            None,
-            "a refused rotation of {what} writes no successor"
-        );
-        assert_eq!(
-            store
-                .get_access_token(&second_access.jti, now + 5)
-                .await
-                .expect("get_access_token"),
-            None,
-            "a refused rotation of {what} writes no access token"
-        );
+        assert_rotation_refused(
+            store,
+            &bundle,
+            &presented,
+            bundle.successor(now + 5, 2),
+            what,
+        )
+        .await;
     }
 
-    let family = store
-        .get_family(&bundle.family.id, now + 5)
-        .await
-        .expect("get_family")
-        .expect("family present");
+    let family = present_family(store, &bundle.family.id, now + 5, "family present").await;
     assert_eq!(
         (family.current_token, family.generation),
         (first.token_hash.clone(), 1),
         "refused rotations leave the family as it was"
     );
-    let original = store
-        .get_refresh_token(&bundle.refresh.token_hash, now + 5)
+    let original = read_refresh_token(store, &bundle.refresh.token_hash, now + 5)
         .await
-        .expect("get_refresh_token")
         .expect("rotated token still readable");
     assert_eq!(
         original.rotated_at,
@@ -198,99 +123,44 @@ pub async fn rotation_with_non_current_token_writes_nothing(store: &dyn Store) {
     );
 
     // The family's current token presented under another family's id.
-    let other = Bundle::live(now);
-    other.create(store).await;
-    let (stray, stray_access) = other.successor(now + 5, 1);
-    assert_eq!(
-        store
-            .rotate_refresh_token(rotation(
-                other.family.id,
-                &first.token_hash,
-                &stray,
-                &stray_access,
-                now + 5,
-            ))
-            .await
-            .expect("rotate_refresh_token"),
-        Rotated::NotCurrent,
-        "a token is only current in its own family"
-    );
-    assert_eq!(
-        store
-            .get_refresh_token(&stray.token_hash, now + 5)
-            .await
-            .expect("get_refresh_token"),
-        None,
-        "a refused rotation writes no successor"
-    );
+    let other = stored_bundle(store, now).await;
+    assert_rotation_refused(
+        store,
+        &other,
+        &first.token_hash,
+        other.successor(now + 5, 1),
+        "a token under another family's id (a token is only current in its own family)",
+    )
+    .await;
 }
 
 pub async fn rotation_of_revoked_or_expired_family_is_refused(store: &dyn Store) {
     let now = now();
 
-    let revoked = Bundle::live(now);
-    revoked.create(store).await;
+    let revoked = stored_bundle(store, now).await;
     assert!(store
         .revoke_family(&revoked.family.id, now)
         .await
         .expect("revoke_family"));
-    let (successor, access) = revoked.successor(now + 1, 1);
-    assert_eq!(
-        store
-            .rotate_refresh_token(rotation(
-                revoked.family.id,
-                &revoked.refresh.token_hash,
-                &successor,
-                &access,
-                now + 1,
-            ))
-            .await
-            .expect("rotate_refresh_token"),
-        Rotated::NotCurrent,
-        "the current token of a revoked family does not rotate"
-    );
-    assert_eq!(
-        store
-            .get_refresh_token(&successor.token_hash, now + 1)
-            .await
-            .expect("get_refresh_token"),
-        None,
-        "a refused rotation of a revoked family writes no successor"
-    );
+    assert_rotation_refused(
+        store,
+        &revoked,
+        &revoked.refresh.token_hash,
+        revoked.successor(now + 1, 1),
+        "the current token of a revoked family",
+    )
+    .await;
 
     let expiring = Bundle::new(now, now + 100);
     expiring.create(store).await;
-    let (successor, access) = expiring.successor(now + 100, 1);
-    assert_eq!(
-        store
-            .rotate_refresh_token(rotation(
-                expiring.family.id,
-                &expiring.refresh.token_hash,
-                &successor,
-                &access,
-                now + 100,
-            ))
-            .await
-            .expect("rotate_refresh_token"),
-        Rotated::NotCurrent,
-        "the current token of an expired family does not rotate"
-    );
-    assert_eq!(
-        store
-            .get_refresh_token(&successor.token_hash, now + 100)
-            .await
-            .expect("get_refresh_token"),
-        None,
-        "a refused rotation of an expired family writes no successor"
-    );
-    assert_eq!(
-        store
-            .get_access_token(&access.jti, now + 100)
-            .await
-            .expect("get_access_token"),
-        None,
-        "a refused rotation of an expired family writes no access token"
-    );
+    assert_rotation_refused(
+        store,
+        &expiring,
+        &expiring.refresh.token_hash,
+        expiring.successor(now + 100, 1),
+        "the current token of an expired family",
+    )
+    .await;
 }
 
 /// From one refresh token at most one successor is ever issued (contract part 2), also when
@@ -298,25 +168,16 @@ pub async fn rotation_of_revoked_or_expired_family_is_refused(store: &dyn Store)
 pub async fn rotation_has_exactly_one_winner_of_20(store: &dyn Store) {
     const RACERS: u32 = 20;
     let now = now();
-    let bundle = Bundle::live(now);
-    bundle.create(store).await;
+    let bundle = stored_bundle(store, now).await;
 
     // All racers wait at the barrier, so that every request is sent before any answer is read
     // and the rotations really overlap in the store.
     let barrier = tokio::sync::Barrier::new(RACERS as usize);
     let racers = (0..RACERS).map(|_| async {
-        let (successor, access) = bundle.successor(now + 1, 1);
+        let successor = bundle.successor(now + 1, 1);
         barrier.wait().await;
-        let outcome = store
-            .rotate_refresh_token(rotation(
-                bundle.family.id,
-                &bundle.refresh.token_hash,
-                &successor,
-                &access,
-                now + 1,
-            ))
-            .await
-            .expect("rotate_refresh_token");
+        let outcome = rotate(store, &bundle, &bundle.refresh.token_hash, &successor).await;
+        let (successor, access) = successor;
         (outcome, successor, access)
     });
     let results = join_all(racers).await;
@@ -341,11 +202,7 @@ pub async fn rotation_has_exactly_one_winner_of_20(store: &dyn Store) {
     );
     let (_, winner, winner_access) = winners[0];
 
-    let family = store
-        .get_family(&bundle.family.id, now + 1)
-        .await
-        .expect("get_family")
-        .expect("family present");
+    let family = present_family(store, &bundle.family.id, now + 1, "family present").await;
     assert_eq!(
         family.current_token, winner.token_hash,
         "the family's current token is the winner's successor"
@@ -353,14 +210,8 @@ pub async fn rotation_has_exactly_one_winner_of_20(store: &dyn Store) {
     assert_eq!(family.generation, 1, "the generation moved by exactly one");
 
     for (outcome, successor, access) in &results {
-        let stored = store
-            .get_refresh_token(&successor.token_hash, now + 1)
-            .await
-            .expect("get_refresh_token");
-        let stored_access = store
-            .get_access_token(&access.jti, now + 1)
-            .await
-            .expect("get_access_token");
+        let stored = read_refresh_token(store, &successor.token_hash, now + 1).await;
+        let stored_access = read_access_token(store, &access.jti, now + 1).await;
         if *outcome == Rotated::Rotated {
             assert_eq!(
                 stored.as_ref(),
