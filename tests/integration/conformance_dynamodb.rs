@@ -1,23 +1,23 @@
 //! The storage conformance suite against DynamoDB Local, and what only DynamoDB has: the TTL
 //! attribute on stored items, the table's TTL setting, table creation, and how an unreachable or
-//! hung endpoint fails.
+//! hung endpoint fails. Records come from the suite's own builders.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use integration_tests::dynamodb::{fresh_table, unique_table_name};
-use token_service::clock::{Clock, SystemClock, UnixTime};
-use token_service::domain::{
-    AccessTokenRecord, AuthToken, ClientId, ConsumerKey, Family, FamilyId, Geolocation,
-    LegacyToken, Login, PrincipalId, PrincipalType, RefreshTokenRecord, Scopes, TokenId,
-    ACCESS_TOKEN_TTL_SECONDS, AUTH_TOKEN_TTL_SECONDS,
-};
+use token_service::clock::UnixTime;
+use token_service::domain::{ClientId, Login, ACCESS_TOKEN_TTL_SECONDS, AUTH_TOKEN_TTL_SECONDS};
 use token_service::secrets::TokenHash;
+use token_service::store::conformance::fixtures::stored_application_token;
+use token_service::store::conformance::records::{
+    auth_token, legacy_token, now, rotation, unique_login, Bundle,
+};
 use token_service::store::dynamodb::sdk;
 use token_service::store::dynamodb::sdk::types::{AttributeValue, TimeToLiveStatus};
 use token_service::store::dynamodb::{DynamoStore, OPERATION_TIMEOUT, TTL_ATTRIBUTE};
 use token_service::store::prelude::*;
-use token_service::store::{AttemptLimit, NewFamily, Rotated, Rotation, StoreError};
+use token_service::store::{AttemptLimit, Rotated, StoreError};
 use uuid::Uuid;
 
 token_service::conformance_suite!(fresh_table);
@@ -42,6 +42,11 @@ async fn raw_item(store: &DynamoStore, pk: &str, sk: &str) -> Item {
         .unwrap_or_else(|| panic!("no item {pk} / {sk}"))
 }
 
+/// The item a record keyed by a token hash is stored as: partition `{kind}#{hex}`, sort `kind`.
+async fn hashed_item(store: &DynamoStore, kind: &str, hash: &TokenHash) -> Item {
+    raw_item(store, &format!("{kind}#{}", hash.to_hex()), kind).await
+}
+
 #[track_caller]
 fn assert_ttl(item: &Item, expected: UnixTime, what: &str) {
     assert_eq!(
@@ -51,79 +56,17 @@ fn assert_ttl(item: &Item, expected: UnixTime, what: &str) {
     );
 }
 
-fn hash(label: &str) -> TokenHash {
-    TokenHash::of(&format!("{label}-{}", Uuid::new_v4()))
-}
-
-fn family_bundle(
-    now: UnixTime,
-    refresh_expires_at: UnixTime,
-) -> (Family, RefreshTokenRecord, AccessTokenRecord) {
-    let client_id = ClientId::new(Uuid::new_v4());
-    let principal = PrincipalId::new(Uuid::new_v4());
-    let family = Family {
-        id: FamilyId::new(Uuid::new_v4()),
-        client_id,
-        principal_type: PrincipalType::User,
-        principal_id: principal,
-        scopes: Scopes::parse("read write").unwrap(),
-        geolocation: Geolocation::parse("https://us.api.example.com").unwrap(),
-        current_token: hash("refresh"),
-        generation: 0,
-        created_at: now,
-        expires_at: refresh_expires_at,
-        revoked_at: None,
-    };
-    let refresh = RefreshTokenRecord {
-        token_hash: family.current_token.clone(),
-        family_id: family.id,
-        client_id,
-        generation: 0,
-        issued_at: now,
-        expires_at: refresh_expires_at,
-        rotated_at: None,
-    };
-    let access = access_token(now, client_id, principal, Some(family.id));
-    (family, refresh, access)
-}
-
-fn access_token(
-    now: UnixTime,
-    client_id: ClientId,
-    subject: PrincipalId,
-    family_id: Option<FamilyId>,
-) -> AccessTokenRecord {
-    AccessTokenRecord {
-        jti: TokenId::new(Uuid::new_v4()),
-        client_id,
-        principal_type: PrincipalType::User,
-        subject: *subject.as_uuid(),
-        family_id,
-        scopes: Scopes::parse("read").unwrap(),
-        issued_at: now,
-        expires_at: now + ACCESS_TOKEN_TTL_SECONDS,
-        revoked: false,
-    }
-}
-
 #[tokio::test]
 async fn expiring_items_carry_the_ttl_attribute() {
     let Some(store) = fresh_table().await else {
         return;
     };
-    let now = SystemClock.now();
+    let now = now();
     let refresh_expires_at = now + 180 * 86_400;
 
-    let (family, refresh, access) = family_bundle(now, refresh_expires_at);
-    store
-        .create_family(NewFamily {
-            family: &family,
-            refresh_token: &refresh,
-            access_token: &access,
-            legacy_exchange: None,
-        })
-        .await
-        .expect("create_family");
+    let bundle = Bundle::new(now, refresh_expires_at);
+    bundle.create(&store).await;
+    let (family, refresh) = (&bundle.family, &bundle.refresh);
     let family_pk = format!("FAMILY#{}", family.id);
     let family_item = raw_item(&store, &family_pk, "FAMILY").await;
     assert_ttl(&family_item, refresh_expires_at, "family");
@@ -140,42 +83,29 @@ async fn expiring_items_carry_the_ttl_attribute() {
         !family_item.contains_key("revoked_at"),
         "a live family has no revoked_at attribute (not even NULL)"
     );
-    let refresh_pk = format!("REFRESH#{}", refresh.token_hash.to_hex());
     assert_ttl(
-        &raw_item(&store, &refresh_pk, "REFRESH").await,
+        &hashed_item(&store, "REFRESH", &refresh.token_hash).await,
         refresh_expires_at,
         "refresh token",
     );
     assert_ttl(
-        &raw_item(&store, &format!("ACCESS#{}", access.jti), "ACCESS").await,
+        &raw_item(&store, &format!("ACCESS#{}", bundle.access.jti), "ACCESS").await,
         now + ACCESS_TOKEN_TTL_SECONDS,
         "access token of a family",
     );
 
     // Rotation renews the family's expiry and gives the successor its own.
     let later = now + 10;
-    let successor = RefreshTokenRecord {
-        token_hash: hash("successor"),
-        generation: 1,
-        issued_at: later,
-        expires_at: later + 180 * 86_400,
-        ..refresh.clone()
-    };
-    let rotated_access = access_token(
-        later,
-        family.client_id,
-        family.principal_id,
-        Some(family.id),
-    );
+    let (successor, rotated_access) = bundle.successor(later, 1);
     assert_eq!(
         store
-            .rotate_refresh_token(Rotation {
-                family_id: family.id,
-                presented: &refresh.token_hash,
-                successor: &successor,
-                access_token: &rotated_access,
-                now: later,
-            })
+            .rotate_refresh_token(rotation(
+                family.id,
+                &refresh.token_hash,
+                &successor,
+                &rotated_access,
+                later,
+            ))
             .await
             .expect("rotate_refresh_token"),
         Rotated::Rotated
@@ -187,17 +117,12 @@ async fn expiring_items_carry_the_ttl_attribute() {
         Some(&AttributeValue::N("1".into()))
     );
     assert_ttl(
-        &raw_item(
-            &store,
-            &format!("REFRESH#{}", successor.token_hash.to_hex()),
-            "REFRESH",
-        )
-        .await,
+        &hashed_item(&store, "REFRESH", &successor.token_hash).await,
         successor.expires_at,
         "successor refresh token",
     );
     assert_eq!(
-        raw_item(&store, &refresh_pk, "REFRESH")
+        hashed_item(&store, "REFRESH", &refresh.token_hash)
             .await
             .get("rotated_at"),
         Some(&AttributeValue::N(later.to_string())),
@@ -215,79 +140,39 @@ async fn expiring_items_carry_the_ttl_attribute() {
         Some(&AttributeValue::N((later + 1).to_string()))
     );
 
-    let application = access_token(
-        now,
-        ClientId::new(Uuid::new_v4()),
-        PrincipalId::new(Uuid::new_v4()),
-        None,
-    );
-    store
-        .put_access_token(&application)
-        .await
-        .expect("put_access_token");
+    let application = stored_application_token(&store, now).await;
     assert_ttl(
         &raw_item(&store, &format!("ACCESS#{}", application.jti), "ACCESS").await,
         application.expires_at,
         "application access token",
     );
 
-    let auth = AuthToken {
-        token_hash: hash("auth"),
-        company_id: PrincipalId::new(Uuid::new_v4()),
-        client_id: ClientId::new(Uuid::new_v4()),
-        issued_by: PrincipalId::new(Uuid::new_v4()),
-        issued_at: now,
-        expires_at: now + AUTH_TOKEN_TTL_SECONDS,
-    };
+    let auth = auth_token(now, now + AUTH_TOKEN_TTL_SECONDS);
     store.put_auth_token(&auth).await.expect("put_auth_token");
     assert_ttl(
-        &raw_item(
-            &store,
-            &format!("AUTHTOKEN#{}", auth.token_hash.to_hex()),
-            "AUTHTOKEN",
-        )
-        .await,
+        &hashed_item(&store, "AUTHTOKEN", &auth.token_hash).await,
         now + AUTH_TOKEN_TTL_SECONDS,
         "company auth token",
     );
 
-    let legacy = |expires_at| LegacyToken {
-        token_hash: hash("legacy"),
-        consumer_key: ConsumerKey::parse("old-app").unwrap(),
-        principal_type: PrincipalType::User,
-        principal_id: PrincipalId::new(Uuid::new_v4()),
-        scopes: Scopes::parse("read").unwrap(),
-        wsadmin: false,
-        company_id: None,
-        expires_at,
-    };
-    let (expiring, forever) = (legacy(Some(now + 3600)), legacy(None));
+    let (expiring, forever) = (legacy_token(Some(now + 3600)), legacy_token(None));
     store
         .put_legacy_tokens(&[expiring.clone(), forever.clone()])
         .await
         .expect("put_legacy_tokens");
     assert_ttl(
-        &raw_item(
-            &store,
-            &format!("LEGACY#{}", expiring.token_hash.to_hex()),
-            "LEGACY",
-        )
-        .await,
+        &hashed_item(&store, "LEGACY", &expiring.token_hash).await,
         now + 3600,
         "legacy token with an expiry",
     );
     assert!(
-        !raw_item(
-            &store,
-            &format!("LEGACY#{}", forever.token_hash.to_hex()),
-            "LEGACY"
-        )
-        .await
-        .contains_key(TTL_ATTRIBUTE),
+        !hashed_item(&store, "LEGACY", &forever.token_hash)
+            .await
+            .contains_key(TTL_ATTRIBUTE),
         "a legacy token valid until exchanged has no TTL attribute"
     );
 
-    let login = Login::parse(&format!("ttl-{}@example.com", Uuid::new_v4())).unwrap();
+    let login = Login::parse(&unique_login()).unwrap();
     let limit = AttemptLimit {
         threshold: 5,
         window_seconds: 900,
@@ -337,17 +222,8 @@ async fn create_table_if_missing_is_idempotent() {
     let Some(store) = fresh_table().await else {
         return;
     };
-    let now = SystemClock.now();
-    let application = access_token(
-        now,
-        ClientId::new(Uuid::new_v4()),
-        PrincipalId::new(Uuid::new_v4()),
-        None,
-    );
-    store
-        .put_access_token(&application)
-        .await
-        .expect("put_access_token");
+    let now = now();
+    let application = stored_application_token(&store, now).await;
 
     // Again on the same store, and from a second process's view (a new client).
     store
@@ -447,18 +323,7 @@ async fn legacy_import_of_100000_tokens() {
     let Some(store) = fresh_table().await else {
         return;
     };
-    let tokens: Vec<LegacyToken> = (0..100_000)
-        .map(|i| LegacyToken {
-            token_hash: TokenHash::of(&format!("bulk-{i}-{}", Uuid::new_v4())),
-            consumer_key: ConsumerKey::parse("old-app").unwrap(),
-            principal_type: PrincipalType::User,
-            principal_id: PrincipalId::new(Uuid::new_v4()),
-            scopes: Scopes::parse("read").unwrap(),
-            wsadmin: false,
-            company_id: None,
-            expires_at: None,
-        })
-        .collect();
+    let tokens: Vec<_> = (0..100_000).map(|_| legacy_token(None)).collect();
     let started = Instant::now();
     store
         .put_legacy_tokens(&tokens)
