@@ -1,6 +1,9 @@
 //! The raw bytes a test store holds, for the promise "stored only as a hash": a check that a
 //! secret is nowhere in the data, whatever record or column it might have slipped into.
 
+use std::collections::HashMap;
+use std::path::Path;
+
 use tempfile::TempDir;
 use token_service::store::dynamodb::sdk::types::AttributeValue;
 use token_service::store::dynamodb::DynamoStore;
@@ -18,44 +21,58 @@ impl StoredData {
     /// Whether `needle` appears anywhere in the stored data, in clear.
     pub async fn contains(&self, needle: &str) -> bool {
         match self {
-            Self::Sqlite(dir) => std::fs::read_dir(dir.path())
-                .unwrap()
-                .map(|entry| entry.unwrap().path())
-                .filter(|path| path.is_file())
-                .any(|path| {
-                    // Read by another process: opening and closing the database file here would
-                    // drop the POSIX locks this process's own SQLite connection holds on it
-                    // (locks are per process), after which that connection reads stale data.
-                    let out = std::process::Command::new("cat")
-                        .arg(&path)
-                        .output()
-                        .unwrap();
-                    assert!(out.status.success(), "cat {}", path.display());
-                    out.stdout
-                        .windows(needle.len())
-                        .any(|window| window == needle.as_bytes())
-                }),
-            Self::Dynamo(store) => {
-                let mut pages = store
-                    .client()
-                    .scan()
-                    .table_name(store.table_name())
-                    .into_paginator()
-                    .send();
-                while let Some(page) = pages.next().await {
-                    let items = page.unwrap().items.unwrap_or_default();
-                    if items
-                        .iter()
-                        .any(|item| item.values().any(|value| holds(value, needle)))
-                    {
-                        return true;
-                    }
-                }
-                false
-            }
+            Self::Sqlite(dir) => files_contain(dir.path(), |_| true, needle),
+            Self::Dynamo(store) => table_contains(store, needle).await,
             Self::Opaque => panic!("this app's store was built by the test: no raw data to read"),
         }
     }
+}
+
+/// Whether any file directly in `dir` that `include` accepts holds `needle`, in clear.
+pub fn files_contain(dir: &Path, include: impl Fn(&Path) -> bool, needle: &str) -> bool {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.is_file() && include(path))
+        .any(|path| {
+            // Read by another process: opening and closing the database file here would
+            // drop the POSIX locks this process's own SQLite connection holds on it
+            // (locks are per process), after which that connection reads stale data.
+            let out = std::process::Command::new("cat")
+                .arg(&path)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "cat {}", path.display());
+            out.stdout
+                .windows(needle.len())
+                .any(|window| window == needle.as_bytes())
+        })
+}
+
+/// One stored DynamoDB item, as the SDK returns it.
+pub type Item = HashMap<String, AttributeValue>;
+
+/// Every item of a test table.
+pub async fn scan_table(store: &DynamoStore) -> Vec<Item> {
+    let mut items = Vec::new();
+    let mut pages = store
+        .client()
+        .scan()
+        .table_name(store.table_name())
+        .into_paginator()
+        .send();
+    while let Some(page) = pages.next().await {
+        items.extend(page.unwrap().items.unwrap_or_default());
+    }
+    items
+}
+
+/// Whether any attribute of any item of the table holds `needle`, in clear.
+pub async fn table_contains(store: &DynamoStore, needle: &str) -> bool {
+    scan_table(store)
+        .await
+        .iter()
+        .any(|item| item.values().any(|value| holds(value, needle)))
 }
 
 /// Whether a stored attribute, at any depth, holds `needle` in a string.
