@@ -4,14 +4,14 @@
 //! client's current scopes.
 
 use futures::future::join_all;
-use integration_tests::app::{AppOptions, TestApp, TestClient};
+use integration_tests::app::{jti_of, AppOptions, TestApp, TestClient};
 use integration_tests::assertions::assert_token_error as assert_error;
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_service::admin::NewClient;
 use token_service::clock::Clock;
 use token_service::config::Policy;
-use token_service::domain::{FamilyId, RefreshRotation, Scopes, TokenId};
+use token_service::domain::{FamilyId, RefreshRotation, Scopes};
 use token_service::secrets::TokenHash;
 
 integration_tests::on_both_stores!(
@@ -56,27 +56,11 @@ mod without_grace {
 
 const PASSWORD: &str = "correct horse battery staple";
 
-pub(crate) fn field<'a>(body: &'a Value, name: &str) -> &'a str {
-    body[name]
-        .as_str()
-        .unwrap_or_else(|| panic!("{name} in {body}"))
-}
+pub(crate) use integration_tests::app::field;
 
 pub(crate) fn ok((status, body): (StatusCode, Value)) -> Value {
     assert_eq!(status, StatusCode::OK, "{body}");
     body
-}
-
-fn jti_of(access_token: &str) -> TokenId {
-    use base64::Engine;
-    let payload = access_token.split('.').nth(1).expect("a JWT");
-    let claims: Value = serde_json::from_slice(
-        &base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(payload)
-            .unwrap(),
-    )
-    .unwrap();
-    TokenId::parse(claims["jti"].as_str().unwrap()).unwrap()
 }
 
 pub(crate) async fn refresh(
@@ -84,13 +68,7 @@ pub(crate) async fn refresh(
     client: &TestClient,
     token: &str,
 ) -> (StatusCode, Value) {
-    app.token(&[
-        ("grant_type", "refresh_token"),
-        ("client_id", &client.id),
-        ("client_secret", &client.secret),
-        ("refresh_token", token),
-    ])
-    .await
+    app.refresh(client, token).await
 }
 
 /// A client with `policy` and a user family started by the password grant.
