@@ -11,7 +11,7 @@ use integration_tests::app::{RequestBody, TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use token_service::clock::Clock;
-use token_service::domain::{PrincipalId, TokenId};
+use token_service::domain::{Company, PrincipalId, TokenId, User};
 use token_service::import::import_legacy_tokens;
 use token_service::secrets::TokenHash;
 use uuid::Uuid;
@@ -89,6 +89,22 @@ impl Migration {
         .await;
         (user, old)
     }
+
+    /// A new administrator of `company` (`login`) with one WSAdmin token of this app, imported:
+    /// the administrator and the token.
+    pub(crate) async fn admin_with_wsadmin_token(
+        &self,
+        app: &TestApp,
+        login: &str,
+        company: &Company,
+        scopes: &[&str],
+    ) -> (User, String) {
+        let admin = app.create_company_admin(login, "pw", company).await;
+        let wsadmin = old_token();
+        let line = wsadmin_line(&wsadmin, &self.consumer_key, &admin.id, &company.id, scopes);
+        import(app, &[line]).await;
+        (admin, wsadmin)
+    }
 }
 
 /// Imports old tokens through the migration import (JSON Lines), as `tokenctl legacy-tokens
@@ -159,6 +175,30 @@ fn principal_line(
         "scopes": scopes,
         "wsadmin": false,
     })
+}
+
+/// A line-building function: [`user_line`] or [`company_line`].
+pub(crate) type LineOf = fn(&str, &str, &PrincipalId, &[&str]) -> Value;
+
+/// Imports, with scope `read`, one old token of `principal` and one of a principal this store
+/// does not know, both lines built by `line_of`: the two tokens, in that order.
+pub(crate) async fn import_known_and_unknown(
+    app: &TestApp,
+    m: &Migration,
+    line_of: LineOf,
+    principal: &PrincipalId,
+) -> (String, String) {
+    let unknown = PrincipalId::new(Uuid::new_v4());
+    let (known_token, unknown_token) = (old_token(), old_token());
+    import(
+        app,
+        &[
+            line_of(&known_token, &m.consumer_key, principal, &["read"]),
+            line_of(&unknown_token, &m.consumer_key, &unknown, &["read"]),
+        ],
+    )
+    .await;
+    (known_token, unknown_token)
 }
 
 /// Whether the exchange linked the old token to a family.

@@ -9,7 +9,8 @@ use token_service::domain::{CompanyStatus, PrincipalId, UserStatus};
 use uuid::Uuid;
 
 use crate::exchange::{
-    assert_ok, company_line, import, is_linked, old_token, user_line, wsadmin_line, Migration,
+    assert_ok, company_line, import, import_known_and_unknown, is_linked, old_token, user_line,
+    Migration,
 };
 
 integration_tests::on_both_stores!(
@@ -64,16 +65,8 @@ async fn users_who_may_not_sign_in_are_refused(app: TestApp) {
 async fn companies_that_may_not_sign_in_to_the_app_are_refused(app: TestApp) {
     let m = Migration::new(&app, "read").await;
     let company = app.create_company("Old Co").await;
-    let unknown = PrincipalId::new(Uuid::new_v4());
-    let (token, unknown_token) = (old_token(), old_token());
-    import(
-        &app,
-        &[
-            company_line(&token, &m.consumer_key, &company.id, &["read"]),
-            company_line(&unknown_token, &m.consumer_key, &unknown, &["read"]),
-        ],
-    )
-    .await;
+    let (token, unknown_token) =
+        import_known_and_unknown(&app, &m, company_line, &company.id).await;
     assert_refused(&app, &m, "", &unknown_token).await;
 
     // Not enabled for the app (53 at a refresh).
@@ -95,18 +88,9 @@ async fn company_tokens_of_wsadmin_tokens_get_the_company_checks(app: TestApp) {
     let m = Migration::new(&app, "read").await;
     let company = app.create_company("Admin Co").await;
     app.enable_company_for(&company, &m.client).await;
-    let admin_user = app
-        .create_company_admin("admin@old-co", "pw", &company)
+    let (_, wsadmin) = m
+        .admin_with_wsadmin_token(&app, "admin@old-co", &company, &["read"])
         .await;
-    let wsadmin = old_token();
-    let line = wsadmin_line(
-        &wsadmin,
-        &m.consumer_key,
-        &admin_user.id,
-        &company.id,
-        &["read"],
-    );
-    import(&app, &[line]).await;
 
     app.set_company_status(&company, CompanyStatus::Maintenance)
         .await;

@@ -102,12 +102,7 @@ async fn family_of(app: &TestApp, refresh_token: &str) -> FamilyId {
 async fn assert_family_revoked(app: &TestApp, answers: &[&Value]) {
     let now = app.clock.now();
     let family_id = family_of(app, field(answers[0], "refresh_token")).await;
-    let family = app
-        .store
-        .get_family(&family_id, now)
-        .await
-        .unwrap()
-        .unwrap();
+    let family = app.stored_family(&family_id).await;
     assert!(family.revoked_at.is_some(), "the family is revoked");
     for answer in answers {
         let access = app
@@ -149,12 +144,7 @@ async fn retry_within_the_window_returns_the_same_successor(app: TestApp) {
         .expect("the retry's access token is persisted");
     let family_id = family_of(&app, rt1).await;
     assert_eq!(access.family_id, Some(family_id), "with the family");
-    let family = app
-        .store
-        .get_family(&family_id, app.clock.now())
-        .await
-        .unwrap()
-        .unwrap();
+    let family = app.stored_family(&family_id).await;
     assert_eq!(family.generation, 1, "a retry does not rotate again");
     assert_eq!(
         family.expires_at,
@@ -180,12 +170,7 @@ async fn twenty_concurrent_refreshes_share_one_successor(app: TestApp) {
     assert_eq!(successors.len(), 1, "one successor: {successors:?}");
     let successor = *successors.first().unwrap();
     let family_id = family_of(&app, rt).await;
-    let family = app
-        .store
-        .get_family(&family_id, app.clock.now())
-        .await
-        .unwrap()
-        .unwrap();
+    let family = app.stored_family(&family_id).await;
     assert_eq!(family.generation, 1, "rotated exactly once");
     assert_eq!(family.current_token, TokenHash::of(successor));
     for (_, body) in &answers {
@@ -269,12 +254,7 @@ async fn sliding_keeps_the_token_and_slides_its_expiry(app: TestApp) {
             "the stored token's expiry slides"
         );
         assert_eq!(record.rotated_at, None);
-        let family = app
-            .store
-            .get_family(&record.family_id, now)
-            .await
-            .unwrap()
-            .unwrap();
+        let family = app.stored_family(&record.family_id).await;
         assert_eq!(family.expires_at, now + ttl, "and the family's");
         assert_eq!(family.generation, 0, "never rotated");
         assert_eq!(family.revoked_at, None);

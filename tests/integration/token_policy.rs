@@ -111,27 +111,26 @@ async fn refresh_refusals_follow_the_principals_later_state(app: TestApp) {
     let company = app.create_company("Later Inc").await;
     app.enable_company_for(&company, &client).await;
     let company_rt = company_refresh_token(&app, &client, &company).await;
-    let set = |status| admin::set_company_status(app.ctx(), &company.id, status);
-    set(CompanyStatus::Maintenance).await.unwrap();
-    assert_token_error(
-        &app.refresh(&client, &company_rt).await,
-        400,
-        "invalid_request",
-        134,
-    );
-    set(CompanyStatus::Disabled).await.unwrap();
-    assert_token_error(
-        &app.refresh(&client, &company_rt).await,
-        400,
-        "invalid_request",
-        123,
-    );
-    set(CompanyStatus::Active).await.unwrap();
+    for (status, code) in [
+        (CompanyStatus::Maintenance, 134),
+        (CompanyStatus::Disabled, 123),
+    ] {
+        app.set_company_status(&company, status).await;
+        assert_token_error(
+            &app.refresh(&client, &company_rt).await,
+            400,
+            "invalid_request",
+            code,
+        );
+    }
+    app.set_company_status(&company, CompanyStatus::Active)
+        .await;
     let (status, body) = app.refresh(&client, &company_rt).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["principal_type"], "company");
     // Code 53 at refresh (a company family the app is not enabled for) only arises from the
-    // old-token exchange: see exchange::wsadmin_token_yields_the_admin_family_or_the_company_family.
+    // old-token exchange: see
+    // exchange::issuance::wsadmin_token_yields_the_admin_family_or_the_company_family.
 }
 
 /// A company family for `client`, through an auth token the company's administrator issued.
@@ -279,12 +278,7 @@ mod refresh_ttl {
             .unwrap()
             .unwrap();
         assert_eq!(record.expires_at, issued_at + WEEK);
-        let family = app
-            .store
-            .get_family(&record.family_id, issued_at)
-            .await
-            .unwrap()
-            .unwrap();
+        let family = app.stored_family(&record.family_id).await;
         assert_eq!(family.expires_at, issued_at + WEEK);
 
         app.clock.advance(WEEK - 60);

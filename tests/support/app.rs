@@ -6,12 +6,12 @@ use std::sync::Arc;
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_service::admin::{self, NewClient, NewUser};
-use token_service::clock::ManualClock;
+use token_service::clock::{Clock, ManualClock};
 use token_service::config::Policy;
 use token_service::context::Context;
 use token_service::domain::{
-    ClientId, Company, CompanyStatus, ConsumerKey, Geolocation, Login, Scopes, TokenId, User,
-    UserStatus,
+    ClientId, Company, CompanyStatus, ConsumerKey, Family, FamilyId, Geolocation, Login, Scopes,
+    TokenId, User, UserStatus,
 };
 use token_service::jwt::AccessTokenCodec;
 use token_service::mail::Mailer;
@@ -500,4 +500,15 @@ pub fn jti_of(access_token: &str) -> TokenId {
     )
     .unwrap();
     TokenId::parse(claims["jti"].as_str().unwrap()).unwrap()
+}
+
+impl TestApp {
+    /// The stored family `id`, as the store returns it now; panics unless it is there.
+    pub async fn stored_family(&self, id: &FamilyId) -> Family {
+        self.store
+            .get_family(id, self.clock.now())
+            .await
+            .unwrap()
+            .expect("the family is stored")
+    }
 }

@@ -25,12 +25,8 @@ async fn unauthenticated_callers_get_401(app: TestApp) {
         .send()
         .await
         .unwrap();
-    assert_eq!(
-        response.headers()["www-authenticate"],
-        "Bearer realm=\"company-authtoken\""
-    );
     assert_not_cached(response.headers());
-    assert_fail(&json_of(response).await, 401, "invalid_token", 401);
+    assert_challenged(response).await;
 
     let response = w
         .post(&company, Some("not-a-jwt"), &[])
@@ -61,11 +57,7 @@ async fn unauthenticated_callers_get_401(app: TestApp) {
         .send()
         .await
         .unwrap();
-    assert_eq!(
-        response.headers()["www-authenticate"],
-        "Bearer realm=\"company-authtoken\""
-    );
-    assert_fail(&json_of(response).await, 401, "invalid_token", 401);
+    assert_challenged(response).await;
 
     // An application token (client_credentials) is not a user's.
     let app_token = w.app.app_token(&w.crm).await;
@@ -80,6 +72,15 @@ async fn unauthenticated_callers_get_401(app: TestApp) {
     // The administrator's own token, once its hour is over.
     w.app.clock.advance(3600);
     assert_not_a_live_user_token(&w, &w.admin_token).await;
+}
+
+/// 401 `invalid_token` with the endpoint's Bearer challenge.
+async fn assert_challenged(response: reqwest::Response) {
+    assert_eq!(
+        response.headers()["www-authenticate"],
+        "Bearer realm=\"company-authtoken\""
+    );
+    assert_fail(&json_of(response).await, 401, "invalid_token", 401);
 }
 
 /// The administrator's request for the app's auth token, with `bearer` in place of the

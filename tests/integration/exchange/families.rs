@@ -51,12 +51,7 @@ async fn repeated_exchange_revokes_the_previous_family(app: TestApp) {
         .unwrap()
         .expect("still within its hour");
     assert!(first_record.revoked, "first family's access token revoked");
-    let family = app
-        .store
-        .get_family(&first_family, now)
-        .await
-        .unwrap()
-        .unwrap();
+    let family = app.stored_family(&first_family).await;
     assert!(family.revoked_at.is_some());
 
     // The old token points at the second family, which works.

@@ -3,14 +3,15 @@
 //! the family's home deployment.
 
 use integration_tests::app::{json_of, RequestBody, TestApp};
-use integration_tests::assertions::{assert_exchange_error, assert_token_error as assert_error};
+use integration_tests::assertions::{
+    assert_exchange_error, assert_token_error as assert_error, assert_uncached_json,
+};
 use integration_tests::on_both_stores;
 use reqwest::StatusCode;
 use serde_json::json;
 use token_service::clock::Clock;
-use token_service::domain::{Geolocation, PrincipalId, Scopes};
+use token_service::domain::{Geolocation, Scopes};
 use token_service::secrets::TokenHash;
-use uuid::Uuid;
 
 use super::*;
 
@@ -40,12 +41,7 @@ async fn user_token_is_exchanged_and_the_new_refresh_token_works(app: TestApp) {
         .await
         .unwrap();
     let headers = response.headers().clone();
-    assert_eq!(headers["cache-control"], "no-store");
-    assert_eq!(headers["pragma"], "no-cache");
-    assert!(headers["content-type"]
-        .to_str()
-        .unwrap()
-        .starts_with("application/json"));
+    assert_uncached_json(&headers);
     let answer = json_of(response).await;
     let body = assert_ok(&answer);
     assert_eq!(body["principalType"], "user");
@@ -86,12 +82,7 @@ async fn user_token_is_exchanged_and_the_new_refresh_token_works(app: TestApp) {
         .unwrap()
         .expect("old token linked");
     assert_eq!(link.family_id, record.family_id);
-    let family = app
-        .store
-        .get_family(&record.family_id, now)
-        .await
-        .unwrap()
-        .unwrap();
+    let family = app.stored_family(&record.family_id).await;
     assert_eq!(family.principal_id, user);
     assert_eq!(family.client_id.to_string(), m.client.id);
     assert_eq!(family.scopes, Scopes::parse("read write").unwrap());
@@ -154,16 +145,9 @@ async fn form_and_json_bodies_are_accepted(app: TestApp) {
 async fn wsadmin_token_yields_the_admin_family_or_the_company_family(app: TestApp) {
     let m = Migration::new(&app, "read admin").await;
     let company = app.create_company("Acme").await;
-    let admin_user = app.create_company_admin("admin@acme", "pw", &company).await;
-    let wsadmin = old_token();
-    let line = wsadmin_line(
-        &wsadmin,
-        &m.consumer_key,
-        &admin_user.id,
-        &company.id,
-        &["admin", "read"],
-    );
-    import(&app, &[line]).await;
+    let (admin_user, wsadmin) = m
+        .admin_with_wsadmin_token(&app, "admin@acme", &company, &["admin", "read"])
+        .await;
 
     // Without returnType: the administrator's own family.
     let as_user = m.exchange(&app, &wsadmin).await;
@@ -236,16 +220,8 @@ async fn family_lives_at_the_principals_home(app: TestApp) {
     let abroad = app
         .create_user_with("dave", "pw", |u| u.geolocation = elsewhere.clone())
         .await;
-    let stranger = PrincipalId::new(Uuid::new_v4());
-    let (abroad_token, stranger_token) = (old_token(), old_token());
-    import(
-        &app,
-        &[
-            user_line(&abroad_token, &m.consumer_key, &abroad.id, &["read"]),
-            user_line(&stranger_token, &m.consumer_key, &stranger, &["read"]),
-        ],
-    )
-    .await;
+    let (abroad_token, stranger_token) =
+        import_known_and_unknown(&app, &m, user_line, &abroad.id).await;
 
     let home = m.exchange(&app, &abroad_token).await;
     assert_eq!(assert_ok(&home)["geolocation"], elsewhere.as_str());
