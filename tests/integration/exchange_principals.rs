@@ -5,13 +5,13 @@
 
 use integration_tests::app::TestApp;
 use integration_tests::assertions::assert_exchange_error;
-use serde_json::{json, Value};
-use token_service::admin;
-use token_service::domain::{ClientId, Company, CompanyStatus, PrincipalId, UserStatus};
-use token_service::secrets::TokenHash;
+use token_service::domain::{CompanyStatus, PrincipalId, UserStatus};
 use uuid::Uuid;
 
-use crate::exchange::{assert_ok, import, old_token, user_line, Migration};
+use crate::exchange::{
+    assert_ok, company_line, import, import_known_and_unknown, is_linked, old_token, user_line,
+    Migration,
+};
 
 integration_tests::on_both_stores!(
     users_who_may_not_sign_in_are_refused,
@@ -24,40 +24,9 @@ async fn assert_refused(app: &TestApp, m: &Migration, query: &str, token: &str) 
     let refused = m.exchange_with(app, query, token).await;
     assert_exchange_error(&refused, 400, "INVALIDTOKEN", "invalid_grant");
     assert!(
-        app.store
-            .get_legacy_exchange(&TokenHash::of(token))
-            .await
-            .unwrap()
-            .is_none(),
+        !is_linked(app, token).await,
         "a refused exchange links nothing"
     );
-}
-
-fn company_line(token: &str, consumer_key: &str, company: &PrincipalId) -> Value {
-    json!({
-        "token": token,
-        "consumer_key": consumer_key,
-        "principal_type": "company",
-        "principal_id": company.to_string(),
-        "scopes": ["read"],
-        "wsadmin": false,
-    })
-}
-
-async fn set_company_status(app: &TestApp, company: &Company, status: CompanyStatus) {
-    admin::set_company_status(app.ctx(), &company.id, status)
-        .await
-        .unwrap();
-}
-
-async fn enable(app: &TestApp, company: &Company, m: &Migration) {
-    admin::enable_company_for_client(
-        app.ctx(),
-        &company.id,
-        &ClientId::parse(&m.client.id).unwrap(),
-    )
-    .await
-    .unwrap();
 }
 
 async fn users_who_may_not_sign_in_are_refused(app: TestApp) {
@@ -96,27 +65,20 @@ async fn users_who_may_not_sign_in_are_refused(app: TestApp) {
 async fn companies_that_may_not_sign_in_to_the_app_are_refused(app: TestApp) {
     let m = Migration::new(&app, "read").await;
     let company = app.create_company("Old Co").await;
-    let unknown = PrincipalId::new(Uuid::new_v4());
-    let (token, unknown_token) = (old_token(), old_token());
-    import(
-        &app,
-        &[
-            company_line(&token, &m.consumer_key, &company.id),
-            company_line(&unknown_token, &m.consumer_key, &unknown),
-        ],
-    )
-    .await;
+    let (token, unknown_token) =
+        import_known_and_unknown(&app, &m, company_line, &company.id).await;
     assert_refused(&app, &m, "", &unknown_token).await;
 
     // Not enabled for the app (53 at a refresh).
     assert_refused(&app, &m, "", &token).await;
-    enable(&app, &company, &m).await;
+    app.enable_company_for(&company, &m.client).await;
     // Under maintenance (134) or disabled (123).
     for status in [CompanyStatus::Maintenance, CompanyStatus::Disabled] {
-        set_company_status(&app, &company, status).await;
+        app.set_company_status(&company, status).await;
         assert_refused(&app, &m, "", &token).await;
     }
-    set_company_status(&app, &company, CompanyStatus::Active).await;
+    app.set_company_status(&company, CompanyStatus::Active)
+        .await;
     let exchanged = m.exchange(&app, &token).await;
     assert_eq!(assert_ok(&exchanged)["principalType"], "company");
     assert_eq!(exchanged.1["id"], company.id.to_string());
@@ -125,28 +87,16 @@ async fn companies_that_may_not_sign_in_to_the_app_are_refused(app: TestApp) {
 async fn company_tokens_of_wsadmin_tokens_get_the_company_checks(app: TestApp) {
     let m = Migration::new(&app, "read").await;
     let company = app.create_company("Admin Co").await;
-    enable(&app, &company, &m).await;
-    let admin_user = app
-        .create_user_with("admin@old-co", "pw", |u| {
-            u.company_id = Some(company.id);
-            u.is_admin = true;
-        })
+    app.enable_company_for(&company, &m.client).await;
+    let (_, wsadmin) = m
+        .admin_with_wsadmin_token(&app, "admin@old-co", &company, &["read"])
         .await;
-    let wsadmin = old_token();
-    let line = json!({
-        "token": wsadmin,
-        "consumer_key": m.consumer_key,
-        "principal_type": "user",
-        "principal_id": admin_user.id.to_string(),
-        "scopes": ["read"],
-        "wsadmin": true,
-        "company_id": company.id.to_string(),
-    });
-    import(&app, &[line]).await;
 
-    set_company_status(&app, &company, CompanyStatus::Maintenance).await;
+    app.set_company_status(&company, CompanyStatus::Maintenance)
+        .await;
     assert_refused(&app, &m, "?returnType=companyToken", &wsadmin).await;
-    set_company_status(&app, &company, CompanyStatus::Active).await;
+    app.set_company_status(&company, CompanyStatus::Active)
+        .await;
     let exchanged = m
         .exchange_with(&app, "?returnType=companyToken", &wsadmin)
         .await;

@@ -4,7 +4,7 @@
 //! deployment.
 
 use futures::future::join_all;
-use integration_tests::app::{TestApp, TestClient};
+use integration_tests::app::TestApp;
 use integration_tests::assertions::assert_token_error;
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -19,22 +19,6 @@ const PASSWORD: &str = "lockout password 1";
 /// The default `LOCKOUT_THRESHOLD`.
 const THRESHOLD: usize = 5;
 
-async fn password(
-    app: &TestApp,
-    client: &TestClient,
-    login: &str,
-    pw: &str,
-) -> (StatusCode, Value) {
-    app.token(&[
-        ("grant_type", "password"),
-        ("client_id", client.id.as_str()),
-        ("client_secret", client.secret.as_str()),
-        ("username", login),
-        ("password", pw),
-    ])
-    .await
-}
-
 fn code_of(answer: &(StatusCode, Value)) -> u64 {
     answer.1["code"]
         .as_u64()
@@ -45,7 +29,8 @@ async fn parallel_wrong_passwords_get_at_most_the_threshold_verdicts(app: TestAp
     let client = app.create_client("read").await;
     app.create_user("burst", PASSWORD).await;
     for login in ["burst", "nobody-burst"] {
-        let answers = join_all((0..30).map(|_| password(&app, &client, login, "wrong"))).await;
+        let answers =
+            join_all((0..30).map(|_| app.password_grant(&client, login, "wrong", &[]))).await;
         let verdicts = answers.iter().filter(|a| code_of(a) == 5).count();
         let locked = answers.iter().filter(|a| code_of(a) == 14).count();
         assert!(
@@ -59,7 +44,7 @@ async fn parallel_wrong_passwords_get_at_most_the_threshold_verdicts(app: TestAp
     }
     // The right password is now refused too.
     assert_token_error(
-        &password(&app, &client, "burst", PASSWORD).await,
+        &app.password_grant(&client, "burst", PASSWORD, &[]).await,
         400,
         "invalid_grant",
         14,
@@ -74,7 +59,7 @@ async fn a_locked_login_is_locked_for_every_client_and_region(app: TestApp) {
     app.create_user("locked", PASSWORD).await;
     for _ in 0..THRESHOLD {
         assert_token_error(
-            &password(&app, &a, "locked", "wrong").await,
+            &app.password_grant(&a, "locked", "wrong", &[]).await,
             400,
             "invalid_grant",
             5,
@@ -89,7 +74,7 @@ async fn a_locked_login_is_locked_for_every_client_and_region(app: TestApp) {
     ] {
         for pw in [PASSWORD, "wrong"] {
             assert_token_error(
-                &password(deployment, client, "locked", pw).await,
+                &deployment.password_grant(client, "locked", pw, &[]).await,
                 400,
                 "invalid_grant",
                 14,
@@ -99,7 +84,7 @@ async fn a_locked_login_is_locked_for_every_client_and_region(app: TestApp) {
     // Until the window ends (the clock is shared by both deployments). The user lives in the
     // first region: the other one would now send the client there (code 16).
     app.clock.advance(15 * 60);
-    let (status, body) = password(&app, &b, "locked", PASSWORD).await;
+    let (status, body) = app.password_grant(&b, "locked", PASSWORD, &[]).await;
     assert_eq!(status, StatusCode::OK, "{body}");
 }
 
@@ -110,25 +95,25 @@ async fn correct_passwords_never_lock(app: TestApp) {
     app.create_user("regular", PASSWORD).await;
     for _ in 0..THRESHOLD - 1 {
         assert_token_error(
-            &password(&app, &client, "regular", "typo").await,
+            &app.password_grant(&client, "regular", "typo", &[]).await,
             400,
             "invalid_grant",
             5,
         );
     }
     for _ in 0..3 * THRESHOLD {
-        let (status, body) = password(&app, &client, "regular", PASSWORD).await;
+        let (status, body) = app.password_grant(&client, "regular", PASSWORD, &[]).await;
         assert_eq!(status, StatusCode::OK, "{body}");
     }
     // The failures still count: one more locks.
     assert_token_error(
-        &password(&app, &client, "regular", "typo").await,
+        &app.password_grant(&client, "regular", "typo", &[]).await,
         400,
         "invalid_grant",
         5,
     );
     assert_token_error(
-        &password(&app, &client, "regular", PASSWORD).await,
+        &app.password_grant(&client, "regular", PASSWORD, &[]).await,
         400,
         "invalid_grant",
         14,

@@ -4,14 +4,14 @@
 //! client's current scopes.
 
 use futures::future::join_all;
-use integration_tests::app::{AppOptions, TestApp, TestClient};
+use integration_tests::app::{jti_of, AppOptions, TestApp, TestClient};
 use integration_tests::assertions::assert_token_error as assert_error;
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_service::admin::NewClient;
 use token_service::clock::Clock;
 use token_service::config::Policy;
-use token_service::domain::{FamilyId, RefreshRotation, Scopes, TokenId};
+use token_service::domain::{FamilyId, RefreshRotation, Scopes};
 use token_service::secrets::TokenHash;
 
 integration_tests::on_both_stores!(
@@ -56,27 +56,11 @@ mod without_grace {
 
 const PASSWORD: &str = "correct horse battery staple";
 
-pub(crate) fn field<'a>(body: &'a Value, name: &str) -> &'a str {
-    body[name]
-        .as_str()
-        .unwrap_or_else(|| panic!("{name} in {body}"))
-}
+pub(crate) use integration_tests::app::field;
 
 pub(crate) fn ok((status, body): (StatusCode, Value)) -> Value {
     assert_eq!(status, StatusCode::OK, "{body}");
     body
-}
-
-fn jti_of(access_token: &str) -> TokenId {
-    use base64::Engine;
-    let payload = access_token.split('.').nth(1).expect("a JWT");
-    let claims: Value = serde_json::from_slice(
-        &base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(payload)
-            .unwrap(),
-    )
-    .unwrap();
-    TokenId::parse(claims["jti"].as_str().unwrap()).unwrap()
 }
 
 pub(crate) async fn refresh(
@@ -84,13 +68,7 @@ pub(crate) async fn refresh(
     client: &TestClient,
     token: &str,
 ) -> (StatusCode, Value) {
-    app.token(&[
-        ("grant_type", "refresh_token"),
-        ("client_id", &client.id),
-        ("client_secret", &client.secret),
-        ("refresh_token", token),
-    ])
-    .await
+    app.refresh(client, token).await
 }
 
 /// A client with `policy` and a user family started by the password grant.
@@ -124,12 +102,7 @@ async fn family_of(app: &TestApp, refresh_token: &str) -> FamilyId {
 async fn assert_family_revoked(app: &TestApp, answers: &[&Value]) {
     let now = app.clock.now();
     let family_id = family_of(app, field(answers[0], "refresh_token")).await;
-    let family = app
-        .store
-        .get_family(&family_id, now)
-        .await
-        .unwrap()
-        .unwrap();
+    let family = app.stored_family(&family_id).await;
     assert!(family.revoked_at.is_some(), "the family is revoked");
     for answer in answers {
         let access = app
@@ -171,12 +144,7 @@ async fn retry_within_the_window_returns_the_same_successor(app: TestApp) {
         .expect("the retry's access token is persisted");
     let family_id = family_of(&app, rt1).await;
     assert_eq!(access.family_id, Some(family_id), "with the family");
-    let family = app
-        .store
-        .get_family(&family_id, app.clock.now())
-        .await
-        .unwrap()
-        .unwrap();
+    let family = app.stored_family(&family_id).await;
     assert_eq!(family.generation, 1, "a retry does not rotate again");
     assert_eq!(
         family.expires_at,
@@ -202,12 +170,7 @@ async fn twenty_concurrent_refreshes_share_one_successor(app: TestApp) {
     assert_eq!(successors.len(), 1, "one successor: {successors:?}");
     let successor = *successors.first().unwrap();
     let family_id = family_of(&app, rt).await;
-    let family = app
-        .store
-        .get_family(&family_id, app.clock.now())
-        .await
-        .unwrap()
-        .unwrap();
+    let family = app.stored_family(&family_id).await;
     assert_eq!(family.generation, 1, "rotated exactly once");
     assert_eq!(family.current_token, TokenHash::of(successor));
     for (_, body) in &answers {
@@ -291,12 +254,7 @@ async fn sliding_keeps_the_token_and_slides_its_expiry(app: TestApp) {
             "the stored token's expiry slides"
         );
         assert_eq!(record.rotated_at, None);
-        let family = app
-            .store
-            .get_family(&record.family_id, now)
-            .await
-            .unwrap()
-            .unwrap();
+        let family = app.stored_family(&record.family_id).await;
         assert_eq!(family.expires_at, now + ttl, "and the family's");
         assert_eq!(family.generation, 0, "never rotated");
         assert_eq!(family.revoked_at, None);

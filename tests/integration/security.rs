@@ -3,13 +3,13 @@
 //! (`secrets.rs`), the log ceilings (`telemetry.rs`), the import's skip reasons (`import.rs`),
 //! the IAM conditions (`infra/check-iam.py`, run by `infra/lint-template.sh`).
 
-use integration_tests::app::{json_of, RequestBody, TestApp};
+use integration_tests::app::{answer_of, json_of, RequestBody, TestApp};
 use integration_tests::assertions::{
     assert_company_error, assert_exchange_error, assert_token_error,
 };
 use reqwest::StatusCode;
 use token_service::admin::{self, AdminError, NewClient};
-use token_service::domain::{ClientId, ConsumerKey, Scopes};
+use token_service::domain::Scopes;
 
 fn client_with_connect_url(url: &str) -> NewClient {
     NewClient {
@@ -66,20 +66,11 @@ async fn only_first_party_tokens_may_request_company_auth_tokens(app: TestApp) {
     let partner = app.create_client("read").await;
     let console = app.create_first_party_client("read").await;
     for client in [&partner, &console] {
-        admin::enable_company_for_client(
-            app.ctx(),
-            &company.id,
-            &ClientId::parse(&client.id).unwrap(),
-        )
-        .await
-        .unwrap();
+        app.enable_company_for(&company, client).await;
     }
     let login = "root@first-party.example";
-    app.create_user_with(login, "admin password 1", |u| {
-        u.company_id = Some(company.id);
-        u.is_admin = true;
-    })
-    .await;
+    app.create_company_admin(login, "admin password 1", &company)
+        .await;
     let issue = |access: String, client_id: String| {
         let company_id = company.id.to_string();
         let app = &app;
@@ -121,24 +112,14 @@ async fn only_first_party_tokens_may_request_company_auth_tokens(app: TestApp) {
 async fn repeated_json_names_are_refused_everywhere(app: TestApp) {
     let client = app.create_first_party_client("read").await;
     let consumer_key = format!("old-{}", uuid::Uuid::new_v4().simple());
-    admin::link_legacy_app(
-        app.ctx(),
-        ConsumerKey::parse(&consumer_key).unwrap(),
-        &ClientId::parse(&client.id).unwrap(),
-    )
-    .await
-    .unwrap();
+    app.link_legacy_app(&consumer_key, &client).await;
     let app_token = app.app_token(&client).await;
-    let json = |request: reqwest::RequestBuilder, body: String| async move {
-        json_of(
+    let json = |request: reqwest::RequestBuilder, body: String| {
+        answer_of(
             request
                 .header("content-type", "application/json")
-                .body(body)
-                .send()
-                .await
-                .unwrap(),
+                .body(body),
         )
-        .await
     };
 
     // The second grant_type would win if the last value were taken.
@@ -164,11 +145,8 @@ async fn repeated_json_names_are_refused_everywhere(app: TestApp) {
 
     let company = app.create_company("Repeated Co").await;
     let admin_login = "root@repeated.example";
-    app.create_user_with(admin_login, "admin password 1", |u| {
-        u.company_id = Some(company.id);
-        u.is_admin = true;
-    })
-    .await;
+    app.create_company_admin(admin_login, "admin password 1", &company)
+        .await;
     let access = app
         .user_tokens(&client, admin_login, "admin password 1")
         .await["access_token"]
@@ -212,13 +190,7 @@ async fn exchange_refusals_keep_the_exchange_shape(app: TestApp) {
     assert_eq!(answer.1["error"], "invalid_client");
 
     let consumer_key = format!("old-{}", uuid::Uuid::new_v4().simple());
-    admin::link_legacy_app(
-        app.ctx(),
-        ConsumerKey::parse(&consumer_key).unwrap(),
-        &ClientId::parse(&client.id).unwrap(),
-    )
-    .await
-    .unwrap();
+    app.link_legacy_app(&consumer_key, &client).await;
     let text = app
         .exchange_request(&consumer_key, "")
         .bearer_auth(&app_token)

@@ -3,14 +3,13 @@
 //! later state at refresh, `REFRESH_TOKEN_TTL_DAYS`, scopes at the password and company grants,
 //! and a revoked family's access token at the company endpoint. On both stores.
 
-use integration_tests::app::{AppOptions, RequestBody, TestApp, TestClient};
+use integration_tests::app::{field, AppOptions, RequestBody, TestApp, TestClient};
 use integration_tests::assertions::{assert_company_error, assert_token_error};
 use reqwest::StatusCode;
-use serde_json::Value;
 use token_service::admin;
 use token_service::clock::Clock;
 use token_service::config::Config;
-use token_service::domain::{ClientId, CompanyStatus, TokenId, UserStatus};
+use token_service::domain::{Company, CompanyStatus, TokenId, UserStatus};
 use token_service::secrets::TokenHash;
 
 integration_tests::on_both_stores!(
@@ -36,49 +35,6 @@ fn policy_from_env(vars: &[(&str, &str)]) -> AppOptions {
     }
 }
 
-async fn password(
-    app: &TestApp,
-    client: &TestClient,
-    login: &str,
-    pw: &str,
-) -> (StatusCode, Value) {
-    password_with(app, client, login, pw, &[]).await
-}
-
-async fn password_with(
-    app: &TestApp,
-    client: &TestClient,
-    login: &str,
-    pw: &str,
-    extra: &[(&str, &str)],
-) -> (StatusCode, Value) {
-    let mut form = vec![
-        ("grant_type", "password"),
-        ("client_id", client.id.as_str()),
-        ("client_secret", client.secret.as_str()),
-        ("username", login),
-        ("password", pw),
-    ];
-    form.extend_from_slice(extra);
-    app.token(&form).await
-}
-
-async fn refresh(app: &TestApp, client: &TestClient, refresh_token: &str) -> (StatusCode, Value) {
-    app.token(&[
-        ("grant_type", "refresh_token"),
-        ("client_id", &client.id),
-        ("client_secret", &client.secret),
-        ("refresh_token", refresh_token),
-    ])
-    .await
-}
-
-fn field<'a>(body: &'a Value, name: &str) -> &'a str {
-    body[name]
-        .as_str()
-        .unwrap_or_else(|| panic!("{name} missing in {body}"))
-}
-
 async fn lockout_is_per_login_whatever_the_client(app: TestApp) {
     let (a, b) = (
         app.create_client("read").await,
@@ -87,7 +43,7 @@ async fn lockout_is_per_login_whatever_the_client(app: TestApp) {
     app.create_user("olga", PASSWORD).await;
     for _ in 0..5 {
         assert_token_error(
-            &password(&app, &a, "olga", "wrong").await,
+            &app.password_grant(&a, "olga", "wrong", &[]).await,
             400,
             "invalid_grant",
             5,
@@ -95,13 +51,13 @@ async fn lockout_is_per_login_whatever_the_client(app: TestApp) {
     }
     // Locked through client A: locked for client B too, right password or not.
     assert_token_error(
-        &password(&app, &b, "olga", PASSWORD).await,
+        &app.password_grant(&b, "olga", PASSWORD, &[]).await,
         400,
         "invalid_grant",
         14,
     );
     assert_token_error(
-        &password(&app, &b, "olga", "wrong").await,
+        &app.password_grant(&b, "olga", "wrong", &[]).await,
         400,
         "invalid_grant",
         14,
@@ -110,14 +66,14 @@ async fn lockout_is_per_login_whatever_the_client(app: TestApp) {
     // Failures spread over clients add up the same way, for a login nobody has.
     for client in [&a, &b, &a, &b, &a] {
         assert_token_error(
-            &password(&app, client, "ghost", "x").await,
+            &app.password_grant(client, "ghost", "x", &[]).await,
             400,
             "invalid_grant",
             5,
         );
     }
     assert_token_error(
-        &password(&app, &b, "ghost", "x").await,
+        &app.password_grant(&b, "ghost", "x", &[]).await,
         400,
         "invalid_grant",
         14,
@@ -134,17 +90,17 @@ async fn refresh_refusals_follow_the_principals_later_state(app: TestApp) {
     let mut changed = user.clone();
     changed.status = UserStatus::LogonDenied;
     app.store.put_user(&changed).await.unwrap();
-    assert_token_error(&refresh(&app, &client, &rt).await, 400, "invalid_grant", 12);
+    assert_token_error(&app.refresh(&client, &rt).await, 400, "invalid_grant", 12);
     changed.status = UserStatus::Disabled;
     app.store.put_user(&changed).await.unwrap();
     assert_token_error(
-        &refresh(&app, &client, &rt).await,
+        &app.refresh(&client, &rt).await,
         400,
         "invalid_request",
         123,
     );
     app.store.put_user(&user).await.unwrap();
-    let (status, body) = refresh(&app, &client, &rt).await;
+    let (status, body) = app.refresh(&client, &rt).await;
     assert_eq!(
         status,
         StatusCode::OK,
@@ -153,51 +109,58 @@ async fn refresh_refusals_follow_the_principals_later_state(app: TestApp) {
 
     // A company's family: maintenance after issue is 134, disabled 123, active again refreshes.
     let company = app.create_company("Later Inc").await;
-    admin::enable_company_for_client(
-        app.ctx(),
-        &company.id,
-        &ClientId::parse(&client.id).unwrap(),
-    )
-    .await
-    .unwrap();
+    app.enable_company_for(&company, &client).await;
     let company_rt = company_refresh_token(&app, &client, &company).await;
-    let set = |status| admin::set_company_status(app.ctx(), &company.id, status);
-    set(CompanyStatus::Maintenance).await.unwrap();
-    assert_token_error(
-        &refresh(&app, &client, &company_rt).await,
-        400,
-        "invalid_request",
-        134,
-    );
-    set(CompanyStatus::Disabled).await.unwrap();
-    assert_token_error(
-        &refresh(&app, &client, &company_rt).await,
-        400,
-        "invalid_request",
-        123,
-    );
-    set(CompanyStatus::Active).await.unwrap();
-    let (status, body) = refresh(&app, &client, &company_rt).await;
+    for (status, code) in [
+        (CompanyStatus::Maintenance, 134),
+        (CompanyStatus::Disabled, 123),
+    ] {
+        app.set_company_status(&company, status).await;
+        assert_token_error(
+            &app.refresh(&client, &company_rt).await,
+            400,
+            "invalid_request",
+            code,
+        );
+    }
+    app.set_company_status(&company, CompanyStatus::Active)
+        .await;
+    let (status, body) = app.refresh(&client, &company_rt).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["principal_type"], "company");
     // Code 53 at refresh (a company family the app is not enabled for) only arises from the
-    // old-token exchange: see exchange::wsadmin_token_yields_the_admin_family_or_the_company_family.
+    // old-token exchange: see
+    // exchange::issuance::wsadmin_token_yields_the_admin_family_or_the_company_family.
 }
 
 /// A company family for `client`, through an auth token the company's administrator issued.
-async fn company_refresh_token(
-    app: &TestApp,
-    client: &TestClient,
-    company: &token_service::domain::Company,
-) -> String {
-    let login = format!("admin-{}", company.id);
-    app.create_user_with(&login, PASSWORD, |u| {
-        u.company_id = Some(company.id);
-        u.is_admin = true;
-    })
-    .await;
+async fn company_refresh_token(app: &TestApp, client: &TestClient, company: &Company) -> String {
     let portal = app.create_first_party_client("profile").await;
-    let admin_tokens = app.user_tokens(&portal, &login, PASSWORD).await;
+    let login = format!("admin-{}", company.id);
+    let auth_token = issue_auth_token(app, &portal, &login, company, client).await;
+    let (status, tokens) = app
+        .password_grant(
+            client,
+            &company.id.to_string(),
+            &auth_token,
+            &[("credtype", "authtoken")],
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{tokens}");
+    field(&tokens, "refresh_token").to_owned()
+}
+
+/// An auth token of `company` for `client`, issued by a new administrator (`login`) signed in
+/// through `console`, a first-party app.
+async fn issue_auth_token(
+    app: &TestApp,
+    console: &TestClient,
+    login: &str,
+    company: &Company,
+    client: &TestClient,
+) -> String {
+    app.create_company_admin(login, PASSWORD, company).await;
+    let admin_tokens = app.user_tokens(console, login, PASSWORD).await;
     let (status, issued) = app
         .company_auth_token(
             &company.id.to_string(),
@@ -207,29 +170,15 @@ async fn company_refresh_token(
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{issued}");
-    let (status, tokens) = password_with(
-        app,
-        client,
-        &company.id.to_string(),
-        field(&issued, "token"),
-        &[("credtype", "authtoken")],
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{tokens}");
-    field(&tokens, "refresh_token").to_owned()
+    field(&issued, "token").to_owned()
 }
 
 async fn revoked_familys_access_token_is_refused_at_the_company_endpoint(app: TestApp) {
     let company = app.create_company("Revoked Co").await;
     let crm = app.create_client("read").await;
-    admin::enable_company_for_client(app.ctx(), &company.id, &ClientId::parse(&crm.id).unwrap())
-        .await
-        .unwrap();
-    app.create_user_with("root@revoked", PASSWORD, |u| {
-        u.company_id = Some(company.id);
-        u.is_admin = true;
-    })
-    .await;
+    app.enable_company_for(&company, &crm).await;
+    app.create_company_admin("root@revoked", PASSWORD, &company)
+        .await;
     let portal = app.create_first_party_client("profile").await;
     let tokens = app.user_tokens(&portal, "root@revoked", PASSWORD).await;
     let access = field(&tokens, "access_token");
@@ -260,47 +209,28 @@ async fn scope_beyond_the_clients_is_54_at_password_and_company_grants(app: Test
     app.create_user("quinn", PASSWORD).await;
     let too_wide = [("scope", "read admin")];
     assert_token_error(
-        &password_with(&app, &client, "quinn", PASSWORD, &too_wide).await,
+        &app.password_grant(&client, "quinn", PASSWORD, &too_wide)
+            .await,
         400,
         "invalid_scope",
         54,
     );
 
     let company = app.create_company("Scoped Co").await;
-    admin::enable_company_for_client(
-        app.ctx(),
-        &company.id,
-        &ClientId::parse(&client.id).unwrap(),
-    )
-    .await
-    .unwrap();
-    let login = "boss@scoped";
-    app.create_user_with(login, PASSWORD, |u| {
-        u.company_id = Some(company.id);
-        u.is_admin = true;
-    })
-    .await;
-    let admin_tokens = app.user_tokens(&client, login, PASSWORD).await;
-    let (status, issued) = app
-        .company_auth_token(
-            &company.id.to_string(),
-            Some(field(&admin_tokens, "access_token")),
-            &[("client_id", &client.id)],
-            RequestBody::Empty,
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{issued}");
-    let auth_token = field(&issued, "token");
+    app.enable_company_for(&company, &client).await;
+    let auth_token = issue_auth_token(&app, &client, "boss@scoped", &company, &client).await;
     let company_id = company.id.to_string();
-    let grant = |extra: Vec<(&'static str, &'static str)>| {
-        let mut extra = extra;
-        extra.push(("credtype", "authtoken"));
-        let (app, client, company_id) = (&app, &client, company_id.clone());
-        async move { password_with(app, client, &company_id, auth_token, &extra).await }
+    let grant = |scope: &'static str| {
+        let extra = [("scope", scope), ("credtype", "authtoken")];
+        let (app, client, company_id, auth_token) = (&app, &client, &company_id, &auth_token);
+        async move {
+            app.password_grant(client, company_id, auth_token, &extra)
+                .await
+        }
     };
-    assert_token_error(&grant(too_wide.to_vec()).await, 400, "invalid_scope", 54);
+    assert_token_error(&grant(too_wide[0].1).await, 400, "invalid_scope", 54);
     // The refusal did not use the auth token up; within the client's scopes it is granted.
-    let (status, body) = grant(vec![("scope", "read")]).await;
+    let (status, body) = grant("read").await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["scope"], "read");
 }
@@ -316,13 +246,13 @@ mod lockout_disabled {
         app.create_user("rosa", PASSWORD).await;
         for _ in 0..12 {
             assert_token_error(
-                &password(&app, &client, "rosa", "wrong").await,
+                &app.password_grant(&client, "rosa", "wrong", &[]).await,
                 400,
                 "invalid_grant",
                 5,
             );
         }
-        let (status, body) = password(&app, &client, "rosa", PASSWORD).await;
+        let (status, body) = app.password_grant(&client, "rosa", PASSWORD, &[]).await;
         assert_eq!(status, StatusCode::OK, "{body}");
     }
 }
@@ -348,17 +278,12 @@ mod refresh_ttl {
             .unwrap()
             .unwrap();
         assert_eq!(record.expires_at, issued_at + WEEK);
-        let family = app
-            .store
-            .get_family(&record.family_id, issued_at)
-            .await
-            .unwrap()
-            .unwrap();
+        let family = app.stored_family(&record.family_id).await;
         assert_eq!(family.expires_at, issued_at + WEEK);
 
         app.clock.advance(WEEK - 60);
         let rotated_at = app.clock.now();
-        let (status, second) = refresh(&app, &client, field(&first, "refresh_token")).await;
+        let (status, second) = app.refresh(&client, field(&first, "refresh_token")).await;
         assert_eq!(status, StatusCode::OK, "{second}");
         assert_eq!(second["refresh_expires_in"], rotated_at + WEEK);
         let record = app
@@ -372,7 +297,7 @@ mod refresh_ttl {
         // A week after the rotation it has expired.
         app.clock.advance(WEEK);
         assert_token_error(
-            &refresh(&app, &client, field(&second, "refresh_token")).await,
+            &app.refresh(&client, field(&second, "refresh_token")).await,
             400,
             "invalid_grant",
             108,

@@ -21,6 +21,9 @@ use token_service::store::Store;
 
 use crate::stored_data::StoredData;
 
+mod steps;
+pub use steps::{answer_of, field, jti_of};
+
 /// Which store a test runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -275,13 +278,7 @@ impl TestApp {
         if let Some(authorization) = authorization {
             request = request.header("authorization", authorization);
         }
-        json_of(
-            body.attach(request)
-                .send()
-                .await
-                .expect("request reaches the test server"),
-        )
-        .await
+        answer_of(body.attach(request)).await
     }
 
     /// `POST /profile-service/v1/keys/principals/{company}/authtoken/?{query}`, not yet sent.
@@ -308,13 +305,7 @@ impl TestApp {
         body: RequestBody<'_>,
     ) -> (StatusCode, Value) {
         let request = self.company_auth_token_request(company, bearer, query);
-        json_of(
-            body.attach(request)
-                .send()
-                .await
-                .expect("request reaches the test server"),
-        )
-        .await
+        answer_of(body.attach(request)).await
     }
 
     // Fixtures.
@@ -374,15 +365,7 @@ impl TestApp {
 
     /// Password grant for a user; panics unless it succeeds. Returns the token response.
     pub async fn user_tokens(&self, client: &TestClient, login: &str, password: &str) -> Value {
-        let (status, body) = self
-            .token(&[
-                ("grant_type", "password"),
-                ("client_id", &client.id),
-                ("client_secret", &client.secret),
-                ("username", login),
-                ("password", password),
-            ])
-            .await;
+        let (status, body) = self.password_grant(client, login, password, &[]).await;
         assert_eq!(status, StatusCode::OK, "password grant: {body}");
         body
     }

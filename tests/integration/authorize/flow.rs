@@ -7,9 +7,7 @@ use std::collections::HashMap;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use integration_tests::app::{TestApp, TestClient};
-use p256::ecdsa::signature::Verifier;
-use p256::ecdsa::{Signature, VerifyingKey};
-use p256::EncodedPoint;
+use integration_tests::assertions::assert_signed_by_jwks;
 use reqwest::{header, StatusCode};
 use serde_json::Value;
 use token_service::admin::NewClient;
@@ -187,10 +185,6 @@ pub async fn exchange(
     app.token(&form).await
 }
 
-fn b64(part: &str) -> Vec<u8> {
-    URL_SAFE_NO_PAD.decode(part).unwrap()
-}
-
 /// Checks a JWT's ES256 signature with the app's published JWK Set and p256 alone (not the
 /// library that signed it); returns its header and claims.
 pub async fn verify_with_jwks(app: &TestApp, token: &str) -> (Value, Value) {
@@ -203,27 +197,8 @@ pub async fn verify_with_jwks(app: &TestApp, token: &str) -> (Value, Value) {
         .json()
         .await
         .unwrap();
-    let parts: Vec<&str> = token.split('.').collect();
-    assert_eq!(parts.len(), 3, "a compact JWS");
-    let header: Value = serde_json::from_slice(&b64(parts[0])).unwrap();
-    assert_eq!(header["alg"], "ES256");
-    let jwk = jwks["keys"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|k| k["kid"] == header["kid"])
-        .expect("the kid is published");
-    let coordinate = |name: &str| b64(jwk[name].as_str().unwrap());
-    let point = EncodedPoint::from_affine_coordinates(
-        coordinate("x").as_slice().into(),
-        coordinate("y").as_slice().into(),
-        false,
-    );
-    let key = VerifyingKey::from_encoded_point(&point).unwrap();
-    let signature = Signature::from_slice(&b64(parts[2])).unwrap();
-    key.verify(format!("{}.{}", parts[0], parts[1]).as_bytes(), &signature)
-        .expect("the signature verifies with the JWK Set");
-    (header, serde_json::from_slice(&b64(parts[1])).unwrap())
+    let signed = assert_signed_by_jwks(token, &jwks);
+    (signed.header, signed.claims)
 }
 
 /// `at_hash` recomputed by hand: the left half of SHA-256 over the access token's ASCII.

@@ -1,9 +1,9 @@
 //! `grant_type=otp` (contract part 9): a one-time password mailed by `POST /oauth2/v0/otp`
 //! proves the caller owns an address; the user with that address gets a family.
 
-use super::password::check_user_may_sign_in;
-use super::{requested_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
-use crate::domain::{Client, GrantType, PrincipalType, User};
+use super::password::{check_user_may_sign_in, start_user_family};
+use super::{requested_scopes, GrantError, IssuedTokens, TokenParams};
+use crate::domain::{Client, GrantType, User};
 use crate::errors::{ErrorCode, ServerError};
 use crate::otp::{verify_otp, OtpDeps, OtpError, OtpFacts, OtpVerification};
 use crate::services::Services;
@@ -33,17 +33,7 @@ pub(super) async fn grant(
     .await?;
     // As the password grant: the address proves who the caller is, the user's state decides.
     check_user_may_sign_in(services, &user)?;
-    let issued = services
-        .start_family(FamilyStart {
-            client_id: client.id,
-            principal_type: PrincipalType::User,
-            principal_id: user.id,
-            scopes,
-            geolocation: user.geolocation,
-            legacy_exchange: None,
-        })
-        .await?;
-    Ok(issued.expect("a family without a legacy link cannot race"))
+    start_user_family(services, client, user, scopes).await
 }
 
 /// The flows' dependencies, out of the process's services.

@@ -10,7 +10,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::client_request::{read_client_token_request, ClientTokenRequestError};
-use super::openapi::{ClientTokenForm, OAuthErrorBody, ServerErrorBody};
+use super::openapi::{ClientRequestRefusals, ClientTokenForm, OAuthErrorBody, ServerErrorBody};
 use crate::flows::introspection::{introspect as introspect_token, ActiveToken};
 use crate::services::Services;
 
@@ -79,10 +79,7 @@ impl From<Option<ActiveToken>> for IntrospectionResponse {
     responses(
         (status = 200, description = "The token's state; another client's token reads inactive", body = IntrospectionResponse),
         (status = 400, description = "Malformed body (135), a missing client_id / client_secret (62 / 63), conflicting client credentials (115), or no token (400)", body = OAuthErrorBody),
-        (status = 401, description = "Client authentication failed (61, 64)", body = OAuthErrorBody),
-        (status = 403, description = "Client disabled (59)", body = OAuthErrorBody),
-        (status = 413, description = "Body over 16 KiB", body = OAuthErrorBody),
-        (status = 500, body = ServerErrorBody),
+        ClientRequestRefusals,
         (status = 503, body = ServerErrorBody),
     ),
 )]

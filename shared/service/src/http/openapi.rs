@@ -74,6 +74,24 @@ pub struct CompanyAuthTokenBody {
     pub error_description: Option<String>,
 }
 
+/// The refusals that revocation, introspection and the one-time password request share: client
+/// authentication, a disabled client, an oversized body, a server error. Only described, never
+/// built: the handlers answer through their error types.
+#[derive(utoipa::IntoResponses)]
+pub enum ClientRequestRefusals {
+    /// Client authentication failed (61, 64)
+    #[response(status = 401)]
+    Unauthenticated(OAuthErrorBody),
+    /// Client disabled (59)
+    #[response(status = 403)]
+    ClientDisabled(OAuthErrorBody),
+    /// Body over 16 KiB
+    #[response(status = 413)]
+    TooLarge(OAuthErrorBody),
+    #[response(status = 500)]
+    ServerError(ServerErrorBody),
+}
+
 /// A parameter's value in a form or JSON body. JSON bodies may give numbers and booleans, taken as
 /// their text, and `null` or an empty string, taken as absent (`TokenParams::from_json`).
 fn parameter_value() -> utoipa::openapi::Object {
@@ -232,29 +250,9 @@ mod operations {
         ))]
     fn token() {}
 
-    #[utoipa::path(post, path = "/oauth2/v0/token", tag = "token",
-        request_body(content(
-            (TokenRequestForm = "application/x-www-form-urlencoded"),
-            (TokenRequestForm = "application/json"),
-        )),
-        responses(
-            (status = 200, body = TokenResponse),
-            (status = 400, description = "invalid_request, invalid_grant, invalid_scope (catalogue codes; 16 with geolocation)", body = OAuthErrorBody),
-            (status = 401, description = "invalid_client", body = OAuthErrorBody),
-            (status = 403, description = "access_denied (59)", body = OAuthErrorBody),
-            (status = 413, body = OAuthErrorBody),
-            (status = 500, body = ServerErrorBody),
-            (status = 503, body = ServerErrorBody),
-        ))]
-    fn oauth2_token() {}
-
     #[utoipa::path(get, path = "/v0/token/jwks", tag = "discovery",
         responses((status = 200, body = JwkSet)))]
     fn jwks() {}
-
-    #[utoipa::path(get, path = "/oauth2/v0/jwks", tag = "discovery",
-        responses((status = 200, body = JwkSet)))]
-    fn oauth2_jwks() {}
 
     #[utoipa::path(post, path = "/appmgmt/v0/legacyApps/{OLDConsumerKey}/exchangeRefreshToken/me",
         tag = "exchange",
@@ -311,6 +309,27 @@ mod operations {
     fn openapi() {}
 }
 
+/// Routes served under two paths, Concur's and the `/oauth2/v0` one, with the operation id of
+/// the second: each is annotated once, under the first, and copied here.
+const ALIASES: [(&str, &str, &str); 2] = [
+    ("/v0/token", "/oauth2/v0/token", "oauth2_token"),
+    ("/v0/token/jwks", "/oauth2/v0/jwks", "oauth2_jwks"),
+];
+
+struct Aliases;
+
+impl Modify for Aliases {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for (path, alias, operation_id) in ALIASES {
+            let mut item = openapi.paths.paths[path].clone();
+            for operation in [&mut item.get, &mut item.post].into_iter().flatten() {
+                operation.operation_id = Some(operation_id.to_owned());
+            }
+            openapi.paths.paths.insert(alias.to_owned(), item);
+        }
+    }
+}
+
 /// The bearer scheme of the endpoints called with an access token. Client authentication
 /// (Basic or body) is described by the request bodies, since either form is accepted.
 struct BearerScheme;
@@ -335,9 +354,7 @@ impl Modify for BearerScheme {
     ),
     paths(
         operations::token,
-        operations::oauth2_token,
         operations::jwks,
-        operations::oauth2_jwks,
         operations::exchange,
         operations::company_auth_token,
         operations::openapi,
@@ -351,7 +368,7 @@ impl Modify for BearerScheme {
         super::otp::request,
     ),
     components(schemas(AuthorizationServerMetadata)),
-    modifiers(&BearerScheme),
+    modifiers(&BearerScheme, &Aliases),
 )]
 pub struct ApiDoc;
 

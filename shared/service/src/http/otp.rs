@@ -10,7 +10,9 @@ use http::{header, HeaderMap};
 use serde_json::{json, Value};
 
 use super::body::read_params;
-use super::openapi::{OAuthErrorBody, OtpRequestForm, OtpSentBody, ServerErrorBody};
+use super::openapi::{
+    ClientRequestRefusals, OAuthErrorBody, OtpRequestForm, OtpSentBody, ServerErrorBody,
+};
 use super::token::TokenEndpointError;
 use crate::domain::GrantType;
 use crate::errors::ErrorCode;
@@ -30,10 +32,7 @@ use crate::services::Services;
     responses(
         (status = 200, body = OtpSentBody),
         (status = 400, description = "Catalogue codes 57, 58, 80, 81, 82 (too many open requests), 60, 62, 63, 135", body = OAuthErrorBody),
-        (status = 401, description = "Client authentication failed (61, 64)", body = OAuthErrorBody),
-        (status = 403, description = "Client disabled (59)", body = OAuthErrorBody),
-        (status = 413, description = "Body over 16 KiB", body = OAuthErrorBody),
-        (status = 500, body = ServerErrorBody),
+        ClientRequestRefusals,
         (status = 503, description = "The mail could not be sent", body = ServerErrorBody),
     ),
 )]

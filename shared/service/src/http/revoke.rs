@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, StatusCode};
 
 use super::client_request::{read_client_token_request, ClientTokenRequestError};
-use super::openapi::{ClientTokenForm, OAuthErrorBody, ServerErrorBody};
+use super::openapi::{ClientRequestRefusals, ClientTokenForm, OAuthErrorBody, ServerErrorBody};
 use crate::flows::revocation::revoke_token;
 use crate::services::Services;
 
@@ -25,10 +25,7 @@ use crate::services::Services;
     responses(
         (status = 200, description = "Revoked, or nothing to revoke (unknown, expired or another client's token)"),
         (status = 400, description = "Malformed body (code 135), a missing client_id / client_secret (62 / 63), conflicting client credentials (115), or no token (400)", body = OAuthErrorBody),
-        (status = 401, description = "Client authentication failed (61, 64)", body = OAuthErrorBody),
-        (status = 403, description = "Client disabled (59)", body = OAuthErrorBody),
-        (status = 413, description = "Body over 16 KiB", body = OAuthErrorBody),
-        (status = 500, body = ServerErrorBody),
+        ClientRequestRefusals,
         (status = 503, body = ServerErrorBody),
     ),
 )]

@@ -4,7 +4,7 @@
 mod authtoken;
 mod user;
 
-pub(crate) use user::{authenticate_user, check_user_may_sign_in};
+pub(crate) use user::{authenticate_user, check_user_may_sign_in, start_user_family};
 
 use super::{GrantError, IssuedTokens, TokenParams};
 use crate::domain::{Client, GrantType};

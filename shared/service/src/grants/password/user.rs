@@ -1,6 +1,6 @@
 //! `credtype=password`: a user's login and password, with lockout after repeated failures.
 
-use crate::domain::{Client, Login, PrincipalType, User, UserStatus};
+use crate::domain::{Client, Login, PrincipalType, Scopes, User, UserStatus};
 use crate::errors::{ErrorCode, ServerError};
 use crate::grants::{requested_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
 use crate::secrets::PasswordHash;
@@ -16,6 +16,17 @@ pub(super) async fn grant(
 ) -> Result<IssuedTokens, GrantError> {
     let scopes = requested_scopes(params, &client.allowed_scopes)?;
     let user = authenticate_user(services, username, password).await?;
+    start_user_family(services, client, user, scopes).await
+}
+
+/// A new family for a user who has just proved who they are (a password, a one-time password),
+/// homed where the user lives.
+pub(crate) async fn start_user_family(
+    services: &Services,
+    client: &Client,
+    user: User,
+    scopes: Scopes,
+) -> Result<IssuedTokens, GrantError> {
     let issued = services
         .start_family(FamilyStart {
             client_id: client.id,

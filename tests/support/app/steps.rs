@@ -1,0 +1,130 @@
+//! Grants, administration steps and response readers that several suites share: each was
+//! written out in two or more of them before.
+
+use reqwest::StatusCode;
+use serde_json::Value;
+use token_service::admin;
+use token_service::clock::Clock;
+use token_service::domain::{
+    ClientId, Company, CompanyStatus, ConsumerKey, Family, FamilyId, TokenId, User,
+};
+
+use super::{json_of, TestApp, TestClient};
+
+/// Grants and administration steps that several suites take the same way.
+impl TestApp {
+    /// The password grant for a user (`extra`: `scope`, `credtype`, ...); status and JSON body,
+    /// whatever the answer.
+    pub async fn password_grant(
+        &self,
+        client: &TestClient,
+        login: &str,
+        password: &str,
+        extra: &[(&str, &str)],
+    ) -> (StatusCode, Value) {
+        let mut form = vec![
+            ("grant_type", "password"),
+            ("client_id", client.id.as_str()),
+            ("client_secret", client.secret.as_str()),
+            ("username", login),
+            ("password", password),
+        ];
+        form.extend_from_slice(extra);
+        self.token(&form).await
+    }
+
+    /// The refresh grant as `client`; status and JSON body, whatever the answer.
+    pub async fn refresh(&self, client: &TestClient, refresh_token: &str) -> (StatusCode, Value) {
+        self.token(&[
+            ("grant_type", "refresh_token"),
+            ("client_id", &client.id),
+            ("client_secret", &client.secret),
+            ("refresh_token", refresh_token),
+        ])
+        .await
+    }
+
+    /// An administrator of `company`, living here.
+    pub async fn create_company_admin(
+        &self,
+        login: &str,
+        password: &str,
+        company: &Company,
+    ) -> User {
+        self.create_user_with(login, password, |u| {
+            u.company_id = Some(company.id);
+            u.is_admin = true;
+        })
+        .await
+    }
+
+    /// Lets `client` ask for `company`'s tokens (and auth tokens).
+    pub async fn enable_company_for(&self, company: &Company, client: &TestClient) {
+        admin::enable_company_for_client(
+            self.ctx(),
+            &company.id,
+            &ClientId::parse(&client.id).unwrap(),
+        )
+        .await
+        .unwrap();
+    }
+
+    pub async fn set_company_status(&self, company: &Company, status: CompanyStatus) {
+        admin::set_company_status(self.ctx(), &company.id, status)
+            .await
+            .unwrap();
+    }
+
+    /// Links an old app's consumer key to `client` (the old-token exchange's migration step).
+    pub async fn link_legacy_app(&self, consumer_key: &str, client: &TestClient) {
+        admin::link_legacy_app(
+            self.ctx(),
+            ConsumerKey::parse(consumer_key).unwrap(),
+            &ClientId::parse(&client.id).unwrap(),
+        )
+        .await
+        .unwrap();
+    }
+
+    /// The stored family `id`, as the store returns it now; panics unless it is there.
+    pub async fn stored_family(&self, id: &FamilyId) -> Family {
+        self.store
+            .get_family(id, self.clock.now())
+            .await
+            .unwrap()
+            .expect("the family is stored")
+    }
+}
+
+/// Sends `request` to the test server; its status and JSON body.
+pub async fn answer_of(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
+    json_of(
+        request
+            .send()
+            .await
+            .expect("request reaches the test server"),
+    )
+    .await
+}
+
+/// A string field of a JSON body; panics, showing the body, when it is missing.
+#[track_caller]
+pub fn field<'a>(body: &'a Value, name: &str) -> &'a str {
+    body[name]
+        .as_str()
+        .unwrap_or_else(|| panic!("{name} missing in {body}"))
+}
+
+/// An access token's `jti`, read from its payload without checking the signature (the tests that
+/// call this verify it elsewhere, or only need to find the stored record).
+pub fn jti_of(access_token: &str) -> TokenId {
+    use base64::Engine;
+    let payload = access_token.split('.').nth(1).expect("a JWT");
+    let claims: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload)
+            .unwrap(),
+    )
+    .unwrap();
+    TokenId::parse(claims["jti"].as_str().unwrap()).unwrap()
+}
