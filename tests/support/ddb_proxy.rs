@@ -44,23 +44,42 @@ impl Fault {
         Injection::from(self).only_for(operation)
     }
 
+    /// Applies only to requests of these operations (e.g. [`WRITE_OPERATIONS`]).
+    pub fn only_for_any(self, operations: &[&str]) -> Injection {
+        Injection::from(self).only_for_any(operations)
+    }
+
     /// Applies to this many requests (or refused connections), then the proxy heals itself.
     pub fn times(self, count: u32) -> Injection {
         Injection::from(self).times(count)
     }
 }
 
+/// Every DynamoDB operation that writes: a fault narrowed to these leaves reads working.
+pub const WRITE_OPERATIONS: &[&str] = &[
+    "PutItem",
+    "UpdateItem",
+    "DeleteItem",
+    "BatchWriteItem",
+    "TransactWriteItems",
+];
+
 /// A fault and the requests it applies to: all of them, until cleared, unless narrowed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Injection {
     fault: Fault,
-    operation: Option<String>,
+    /// `None`: every operation.
+    operations: Option<Vec<String>>,
     remaining: Option<u32>,
 }
 
 impl Injection {
-    pub fn only_for(mut self, operation: &str) -> Self {
-        self.operation = Some(operation.to_owned());
+    pub fn only_for(self, operation: &str) -> Self {
+        self.only_for_any(&[operation])
+    }
+
+    pub fn only_for_any(mut self, operations: &[&str]) -> Self {
+        self.operations = Some(operations.iter().map(|op| (*op).to_owned()).collect());
         self
     }
 
@@ -71,9 +90,9 @@ impl Injection {
 
     /// Whether a request of `operation` (`None`: a connection not yet read) is hit.
     fn applies_to(&self, operation: Option<&str>) -> bool {
-        let operation_matches = match (&self.operation, operation) {
+        let operation_matches = match (&self.operations, operation) {
             (None, _) => true,
-            (Some(wanted), Some(actual)) => wanted == actual,
+            (Some(wanted), Some(actual)) => wanted.iter().any(|w| w == actual),
             (Some(_), None) => false,
         };
         operation_matches && self.remaining != Some(0)
@@ -84,7 +103,7 @@ impl From<Fault> for Injection {
     fn from(fault: Fault) -> Self {
         Self {
             fault,
-            operation: None,
+            operations: None,
             remaining: None,
         }
     }
