@@ -105,6 +105,10 @@ pub enum Outage {
     WritesRefused,
     /// Every request to the store fails.
     Everything,
+    /// DynamoDB only: the transactions fail (a family started or rotated, a legacy exchange);
+    /// the single-item writes before them (a lockout count and its refund, a code's
+    /// redemption, a one-time password's try) land.
+    TransactionsRefused,
 }
 
 /// How the test breaks and heals the store under its app.
@@ -208,6 +212,9 @@ impl FaultyApp {
                 Outage::Everything => proxy.inject(Fault::RefuseConnections),
                 Outage::WritesRefused => {
                     proxy.inject(Fault::RefuseConnections.only_for_any(WRITE_OPERATIONS))
+                }
+                Outage::TransactionsRefused => {
+                    proxy.inject(Fault::RefuseConnections.only_for("TransactWriteItems"))
                 }
             },
         }
