@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::Value;
+use token_service::store::dynamodb::DynamoStore;
 use tokio::io::BufReader;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
@@ -192,6 +193,19 @@ impl DdbProxy {
     /// when the DynamoDB suite is skipped (see [`crate::dynamodb::endpoint`]).
     pub async fn start() -> Option<Self> {
         Some(Self::start_in_front_of(&crate::dynamodb::endpoint()?).await)
+    }
+
+    /// A proxy and a store on a fresh table behind it (created through the proxy); `None` when
+    /// the DynamoDB suite is skipped.
+    pub async fn start_with_fresh_table() -> Option<(Self, DynamoStore)> {
+        let proxy = Self::start().await?;
+        let table = crate::dynamodb::unique_table_name();
+        let store = DynamoStore::connect(&table, Some(proxy.url())).await;
+        store
+            .create_table_if_missing()
+            .await
+            .expect("create a test table through the proxy");
+        Some((proxy, store))
     }
 
     pub async fn start_in_front_of(upstream: &str) -> Self {

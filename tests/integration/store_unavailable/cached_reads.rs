@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use integration_tests::app::{json_of, AppOptions, Backend, TestApp};
 use integration_tests::ddb_proxy::{DdbProxy, Fault};
-use integration_tests::dynamodb::unique_table_name;
 use reqwest::StatusCode;
-use token_service::store::dynamodb::DynamoStore;
 
 use super::assert_unavailable;
 use crate::authorize::flow::{code_client, query, Session};
@@ -16,11 +14,9 @@ use crate::authorize::flow::{code_client, query, Session};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn cached_clients_are_read_but_writes_still_answer_503() {
-    let Some(proxy) = DdbProxy::start().await else {
+    let Some((proxy, store)) = DdbProxy::start_with_fresh_table().await else {
         return;
     };
-    let store = DynamoStore::connect(&unique_table_name(), Some(proxy.url())).await;
-    store.create_table_if_missing().await.unwrap();
     let app =
         TestApp::with_read_cache(Arc::new(store), Backend::DynamoDb, AppOptions::default(), 5)
             .await;

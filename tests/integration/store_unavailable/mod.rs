@@ -20,6 +20,10 @@
 //!   has the file open (`PRAGMA locking_mode=EXCLUSIVE` then fails with "database is locked").
 //!   So on SQLite, as with DynamoDB's writes refused, reads still succeed: introspection and
 //!   the first authorize page answer 200, and are asserted to.
+//! - **DynamoDB, transactions refused** (the grants that start or rotate a family): only the
+//!   family's transaction fails, after the single-item writes before it (a lockout count and its
+//!   refund, a one-time password's try) landed. A code or a password is redeemed only after the
+//!   family is written, so the retry still finds it open.
 //!
 //! The apps run without the read cache (`READ_CACHE_SECONDS=0`, as [`TestApp::with_store`]
 //! builds them), so no cached read hides the fault; [`cached_reads`] shows what the cache does.
@@ -44,19 +48,17 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use integration_tests::app::{AppOptions, Backend, TestApp};
 use integration_tests::ddb_proxy::{DdbProxy, Fault, WRITE_OPERATIONS};
-use integration_tests::dynamodb::unique_table_name;
 use reqwest::{RequestBuilder, Response, StatusCode};
 use serde_json::Value;
 use tempfile::TempDir;
 use token_service::config::Policy;
 use token_service::mail::{MailError, Mailer, OtpMail};
-use token_service::store::dynamodb::DynamoStore;
 
-/// Generates one test per case and fault: `sqlite_write_locked::<case>`,
-/// `dynamodb_writes_refused::<case>` and `dynamodb_down::<case>` in the calling module. Each
-/// case is an `async fn(FaultyApp)`.
-macro_rules! in_every_outage {
-    ($($case:ident),* $(,)?) => {
+/// Generates one test per case in a module named after the fault: `sqlite_write_locked` or
+/// `<module> = <Outage variant>` on DynamoDB. Each case is an `async fn(FaultyApp)` of the
+/// calling module.
+macro_rules! outage_tests {
+    (sqlite_write_locked: $($case:ident),* $(,)?) => {
         mod sqlite_write_locked {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -65,30 +67,29 @@ macro_rules! in_every_outage {
                 }
             )*
         }
-        mod dynamodb_writes_refused {
+    };
+    ($module:ident = $outage:ident: $($case:ident),* $(,)?) => {
+        mod $module {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 #[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
                 async fn $case() {
-                    let outage = crate::store_unavailable::Outage::WritesRefused;
+                    let outage = crate::store_unavailable::Outage::$outage;
                     if let Some(app) = crate::store_unavailable::FaultyApp::dynamodb(outage).await {
                         super::$case(app).await;
                     }
                 }
             )*
         }
-        mod dynamodb_down {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                #[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
-                async fn $case() {
-                    let outage = crate::store_unavailable::Outage::Everything;
-                    if let Some(app) = crate::store_unavailable::FaultyApp::dynamodb(outage).await {
-                        super::$case(app).await;
-                    }
-                }
-            )*
-        }
+    };
+}
+
+/// [`outage_tests`] for the three faults every store-backed endpoint is tested under.
+macro_rules! in_every_outage {
+    ($($case:ident),* $(,)?) => {
+        outage_tests!(sqlite_write_locked: $($case),*);
+        outage_tests!(dynamodb_writes_refused = WritesRefused: $($case),*);
+        outage_tests!(dynamodb_down = Everything: $($case),*);
     };
 }
 
@@ -161,12 +162,7 @@ impl FaultyApp {
 
     /// `None` when the DynamoDB suite is skipped.
     pub async fn dynamodb(outage: Outage) -> Option<Self> {
-        let proxy = DdbProxy::start().await?;
-        let store = DynamoStore::connect(&unique_table_name(), Some(proxy.url())).await;
-        store
-            .create_table_if_missing()
-            .await
-            .expect("create a test table through the proxy");
+        let (proxy, store) = DdbProxy::start_with_fresh_table().await?;
         let mailer = Arc::<CapturingMailer>::default();
         let app = TestApp::with_store(Arc::new(store), Backend::DynamoDb, options(&mailer)).await;
         Some(Self {
@@ -252,6 +248,14 @@ impl Mailer for CapturingMailer {
         self.passwords.lock().unwrap().push(password);
         Ok(())
     }
+}
+
+/// A user with an e-mail address, for the one-time passwords.
+pub async fn user_with_email(app: &TestApp, login: &str, address: &str) {
+    app.create_user_with(login, "unused password", |u| {
+        u.email = Some(address.to_owned());
+    })
+    .await;
 }
 
 /// The 503 of contract part 2: `temporarily_unavailable` and a sentence for the caller, nothing

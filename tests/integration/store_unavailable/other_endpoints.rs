@@ -11,7 +11,7 @@ use token_service::domain::{ClientId, RefreshRotation, Scopes};
 use token_service::otp::ChannelHandle;
 use token_service::secrets::TokenHash;
 
-use super::{ok_json, FaultyApp};
+use super::{ok_json, user_with_email, FaultyApp};
 use crate::exchange::{import, old_token, user_line, Migration};
 use crate::refresh_rotation::{field, user_family};
 
@@ -139,10 +139,7 @@ async fn company_auth_token(app: FaultyApp) {
 async fn otp_request(app: FaultyApp) {
     let client = app.create_client("read").await;
     let address = "otp.requester@example.com";
-    app.create_user_with("otp-requester", "unused password", |u| {
-        u.email = Some(address.to_owned());
-    })
-    .await;
+    user_with_email(&app, "otp-requester", address).await;
     let key = ChannelHandle::parse(address).unwrap().key();
     app.refused("otp", otp_request_to(&app, &client, address))
         .await;
@@ -183,20 +180,28 @@ async fn family_revoked(app: &TestApp, refresh_token: &str) -> bool {
     family.expect("the family is stored").revoked_at.is_some()
 }
 
-/// The family is not revoked by the failure; the retry revokes it.
+/// The family of `refresh` is not revoked by the failed `request`; its retry revokes it.
+async fn revokes_only_once_the_store_is_back(
+    app: &FaultyApp,
+    endpoint: &str,
+    request: impl Fn() -> RequestBuilder,
+    refresh: &str,
+) {
+    app.refused(endpoint, request()).await;
+    let revoked = family_revoked(app, refresh).await;
+    assert!(!revoked, "{endpoint}: not revoked by the failure");
+
+    let response = request().send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "{endpoint}");
+    let revoked = family_revoked(app, refresh).await;
+    assert!(revoked, "{endpoint}: revoked by the retry");
+}
+
 async fn revocation(app: FaultyApp) {
     let (client, tokens) = user_family(&app, RefreshRotation::Rotate, "read").await;
     let refresh = field(&tokens, "refresh_token");
     let request = || client_token_request(&app, "/oauth2/v0/revoke", &client, refresh);
-    app.refused("revoke", request()).await;
-    assert!(
-        !family_revoked(&app, refresh).await,
-        "not revoked by the failure"
-    );
-
-    let response = request().send().await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    assert!(family_revoked(&app, refresh).await, "revoked by the retry");
+    revokes_only_once_the_store_is_back(&app, "revoke", request, refresh).await;
     assert_no_secret_logged(&[&client.secret, refresh]);
 }
 
@@ -217,7 +222,6 @@ async fn introspection(app: FaultyApp) {
     assert_no_secret_logged(&[&client.secret, access]);
 }
 
-/// The user's family is not revoked by the failure; the retry revokes it.
 async fn connections(app: FaultyApp) {
     let (_client, tokens) = user_family(&app, RefreshRotation::Rotate, "read").await;
     let access = field(&tokens, "access_token");
@@ -227,14 +231,6 @@ async fn connections(app: FaultyApp) {
             .delete(app.url("/app-mgmt/v0/connections"))
             .bearer_auth(access)
     };
-    app.refused("connections", request()).await;
-    assert!(
-        !family_revoked(&app, refresh).await,
-        "not revoked by the failure"
-    );
-
-    let response = request().send().await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    assert!(family_revoked(&app, refresh).await, "revoked by the retry");
+    revokes_only_once_the_store_is_back(&app, "connections", request, refresh).await;
     assert_no_secret_logged(&[access, refresh]);
 }

@@ -9,7 +9,7 @@ use token_service::domain::RefreshRotation;
 use token_service::otp::ChannelHandle;
 use token_service::secrets::TokenHash;
 
-use super::{ok_json, FaultyApp, Outage};
+use super::{ok_json, user_with_email, FaultyApp, Outage};
 use crate::authorize::flow::{approved_code, code_client, LOGIN, PASSWORD, REDIRECT_URI, VERIFIER};
 use crate::refresh_rotation::{field, user_family};
 
@@ -22,28 +22,15 @@ in_every_outage!(
     otp,
 );
 
-/// Only the family's transaction fails, after the writes before it landed.
-mod dynamodb_transactions_refused {
-    macro_rules! cases {
-        ($($case:ident),*) => {$(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            #[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
-            async fn $case() {
-                let outage = crate::store_unavailable::Outage::TransactionsRefused;
-                if let Some(app) = crate::store_unavailable::FaultyApp::dynamodb(outage).await {
-                    super::$case(app).await;
-                }
-            }
-        )*};
-    }
-    cases!(
-        user_password,
-        company_auth_token_grant,
-        refresh_token,
-        authorization_code,
-        otp
-    );
-}
+// Only the family's transaction fails, after the writes before it landed.
+outage_tests!(
+    dynamodb_transactions_refused = TransactionsRefused:
+    user_password,
+    company_auth_token_grant,
+    refresh_token,
+    authorization_code,
+    otp,
+);
 
 fn token_request(app: &FaultyApp, client: &TestClient, form: &[(&str, &str)]) -> RequestBuilder {
     let mut all = vec![
@@ -183,10 +170,7 @@ async fn authorization_code(app: FaultyApp) {
 async fn otp(app: FaultyApp) {
     let client = app.create_client("read").await;
     let address = "otp.user@example.com";
-    app.create_user_with("otp-user", "unused password", |u| {
-        u.email = Some(address.to_owned());
-    })
-    .await;
+    user_with_email(&app, "otp-user", address).await;
     let channel = [("channel_type", "email"), ("channel_handle", address)];
     let sent = super::other_endpoints::otp_request_to(&app, &client, address)
         .send()
