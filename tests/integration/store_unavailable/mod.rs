@@ -14,10 +14,10 @@
 //!   ([`WRITE_OPERATIONS`]); reads are answered.
 //! - **SQLite, write-locked**: a second connection on the database file holds its write lock
 //!   (`BEGIN IMMEDIATE`), as `tokenctl` or a second server in a long transaction would; the
-//!   store's writes wait out its busy timeout (5 s), then fail. That is the only way an SQLite
-//!   file in WAL mode becomes unavailable to this service: WAL lets readers through any write
-//!   lock, and no lock that also stops readers can be taken while the service's own connection
-//!   has the file open (`PRAGMA locking_mode=EXCLUSIVE` then fails with "database is locked").
+//!   store's writes wait out its busy timeout (5 s), then fail. That is how an SQLite file in WAL
+//!   mode becomes unavailable to this service: WAL lets readers through any write lock, and no
+//!   lock that also stops readers can be taken while the service's own connection has the file
+//!   open (`PRAGMA locking_mode=EXCLUSIVE` then fails with "database is locked").
 //!   So on SQLite, as with DynamoDB's writes refused, reads still succeed: introspection and
 //!   the first authorize page answer 200, and are asserted to.
 //! - **DynamoDB, transactions refused** (the grants that start or rotate a family): only the
@@ -38,7 +38,8 @@
 //! # Not store-backed
 //!
 //! The JWK Sets, the discovery documents and the OpenAPI document are served from memory: they
-//! answer 200 while the store is down ([`dynamodb_down::memory_endpoints_still_answer`]).
+//! answer 200 while the store is down ([`dead_endpoint::memory_endpoints_still_answer`], over a
+//! DynamoDB endpoint where nothing listens).
 
 use std::future::Future;
 use std::ops::Deref;
