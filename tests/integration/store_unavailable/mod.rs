@@ -98,6 +98,7 @@ mod cached_reads;
 mod dead_endpoint;
 mod other_endpoints;
 mod pages;
+mod redemption_races;
 mod token_grants;
 
 /// What fails while the store is broken.
