@@ -2,7 +2,7 @@
 //! endpoint's pages and redirects, every error of part 8, the `authorization_code` grant with
 //! PKCE, reuse revoking the family, and ID tokens verified against the JWK Set.
 
-mod flow;
+pub(crate) mod flow;
 mod in_browser;
 
 use flow::*;

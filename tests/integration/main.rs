@@ -24,6 +24,7 @@ mod refresh_rotation;
 mod revocation;
 mod round_trips;
 mod security;
+mod store_unavailable;
 mod token_endpoint;
 mod token_policy;
 mod tokenctl;

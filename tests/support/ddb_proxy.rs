@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::Value;
+use token_service::store::dynamodb::DynamoStore;
 use tokio::io::BufReader;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
@@ -44,23 +45,42 @@ impl Fault {
         Injection::from(self).only_for(operation)
     }
 
+    /// Applies only to requests of these operations (e.g. [`WRITE_OPERATIONS`]).
+    pub fn only_for_any(self, operations: &[&str]) -> Injection {
+        Injection::from(self).only_for_any(operations)
+    }
+
     /// Applies to this many requests (or refused connections), then the proxy heals itself.
     pub fn times(self, count: u32) -> Injection {
         Injection::from(self).times(count)
     }
 }
 
+/// Every DynamoDB operation that writes: a fault narrowed to these leaves reads working.
+pub const WRITE_OPERATIONS: &[&str] = &[
+    "PutItem",
+    "UpdateItem",
+    "DeleteItem",
+    "BatchWriteItem",
+    "TransactWriteItems",
+];
+
 /// A fault and the requests it applies to: all of them, until cleared, unless narrowed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Injection {
     fault: Fault,
-    operation: Option<String>,
+    /// `None`: every operation.
+    operations: Option<Vec<String>>,
     remaining: Option<u32>,
 }
 
 impl Injection {
-    pub fn only_for(mut self, operation: &str) -> Self {
-        self.operation = Some(operation.to_owned());
+    pub fn only_for(self, operation: &str) -> Self {
+        self.only_for_any(&[operation])
+    }
+
+    pub fn only_for_any(mut self, operations: &[&str]) -> Self {
+        self.operations = Some(operations.iter().map(|op| (*op).to_owned()).collect());
         self
     }
 
@@ -71,9 +91,9 @@ impl Injection {
 
     /// Whether a request of `operation` (`None`: a connection not yet read) is hit.
     fn applies_to(&self, operation: Option<&str>) -> bool {
-        let operation_matches = match (&self.operation, operation) {
+        let operation_matches = match (&self.operations, operation) {
             (None, _) => true,
-            (Some(wanted), Some(actual)) => wanted == actual,
+            (Some(wanted), Some(actual)) => wanted.iter().any(|w| w == actual),
             (Some(_), None) => false,
         };
         operation_matches && self.remaining != Some(0)
@@ -84,7 +104,7 @@ impl From<Fault> for Injection {
     fn from(fault: Fault) -> Self {
         Self {
             fault,
-            operation: None,
+            operations: None,
             remaining: None,
         }
     }
@@ -173,6 +193,19 @@ impl DdbProxy {
     /// when the DynamoDB suite is skipped (see [`crate::dynamodb::endpoint`]).
     pub async fn start() -> Option<Self> {
         Some(Self::start_in_front_of(&crate::dynamodb::endpoint()?).await)
+    }
+
+    /// A proxy and a store on a fresh table behind it (created through the proxy); `None` when
+    /// the DynamoDB suite is skipped.
+    pub async fn start_with_fresh_table() -> Option<(Self, DynamoStore)> {
+        let proxy = Self::start().await?;
+        let table = crate::dynamodb::unique_table_name();
+        let store = DynamoStore::connect(&table, Some(proxy.url())).await;
+        store
+            .create_table_if_missing()
+            .await
+            .expect("create a test table through the proxy");
+        Some((proxy, store))
     }
 
     pub async fn start_in_front_of(upstream: &str) -> Self {

@@ -4,7 +4,12 @@
 //! A second use of a code revokes the family the first use created (RFC 6749 §4.1.2): the code
 //! record keeps the family id after redemption. A second use that races the first, before the
 //! first has recorded its family, is refused (103) without revoking: the window is the few
-//! milliseconds between the redemption and the family's write.
+//! milliseconds between the redemption and the family id's write.
+//!
+//! The family is written before the code is redeemed: a store failure (503) in between leaves
+//! the code redeemable, so the client's retry of the same request succeeds (contract part 2).
+//! The family of a redemption that then fails or loses a race is never handed out (and is
+//! revoked when the race was lost).
 
 use super::principal::user_status_denial;
 use super::{GrantError, IssuedTokens, TokenParams};
@@ -12,7 +17,6 @@ use crate::authorize::verify_s256;
 use crate::domain::{AuthorizationCode, Client, GrantType, PrincipalType};
 use crate::errors::ErrorCode;
 use crate::grants::FamilyStart;
-use crate::secrets::TokenHash;
 use crate::services::Services;
 use crate::store::CodeRedeemed;
 
@@ -49,27 +53,45 @@ pub(super) async fn grant(
             return Err(ErrorCode::CodeBadOrExpired.into());
         }
     }
+    let issued = match issue_for_user(services, client, &record).await {
+        Ok(issued) => issued,
+        Err(refusal @ GrantError::Denied(_)) => {
+            // A refused code is used up all the same.
+            store
+                .redeem_authorization_code(&hash, &client.id, now)
+                .await?;
+            return Err(refusal);
+        }
+        Err(failure) => return Err(failure),
+    };
+    let family_id = issued
+        .refresh
+        .as_ref()
+        .expect("a user family has a refresh token")
+        .family_id;
     if store
         .redeem_authorization_code(&hash, &client.id, now)
         .await?
         == CodeRedeemed::NotRedeemable
     {
         // A concurrent redemption won, or the code expired since it was read.
+        store.revoke_family(&family_id, now).await?;
         return Err(ErrorCode::CodeBadOrExpired.into());
     }
-    issue_for_user(services, client, &hash, record).await
+    store.record_code_family(&hash, &family_id).await?;
+    Ok(issued.with_id_token(&services.codec, record.nonce.as_deref()))
 }
 
-/// The user family for a redeemed code, linked to the code for reuse detection.
+/// The user family for a code, not yet redeemed.
 async fn issue_for_user(
     services: &Services,
     client: &Client,
-    hash: &TokenHash,
-    record: AuthorizationCode,
+    record: &AuthorizationCode,
 ) -> Result<IssuedTokens, GrantError> {
-    let store = &services.ctx.store;
     // The user signed in moments ago, but may have been disabled since.
-    let user = store
+    let user = services
+        .ctx
+        .store
         .get_user(&record.user_id)
         .await?
         .ok_or(ErrorCode::CodeBadOrExpired)?;
@@ -84,16 +106,13 @@ async fn issue_for_user(
             client_id: client.id,
             principal_type: PrincipalType::User,
             principal_id: user.id,
-            scopes: record.scopes,
+            scopes: record.scopes.clone(),
             geolocation: user.geolocation,
             legacy_exchange: None,
         })
         .await?
         .expect("a family without a legacy link cannot race");
-    if let Some(refresh) = &issued.refresh {
-        store.record_code_family(hash, &refresh.family_id).await?;
-    }
-    Ok(issued.with_id_token(&services.codec, record.nonce.as_deref()))
+    Ok(issued)
 }
 
 async fn revoke_first_use(

@@ -5,7 +5,7 @@ use super::password::{check_user_may_sign_in, start_user_family};
 use super::{requested_scopes, GrantError, IssuedTokens, TokenParams};
 use crate::domain::{Client, GrantType, User};
 use crate::errors::{ErrorCode, ServerError};
-use crate::otp::{verify_otp, OtpDeps, OtpError, OtpFacts, OtpVerification};
+use crate::otp::{check_otp, OtpDeps, OtpError, OtpFacts, OtpVerification, VerifiedOtp};
 use crate::services::Services;
 
 pub(super) async fn grant(
@@ -26,14 +26,31 @@ pub(super) async fn grant(
     // Before the password is tried: a request that cannot succeed must not spend it.
     let scopes = requested_scopes(params, &client.allowed_scopes)?;
     let store = &services.ctx.store;
+    let deps = otp_deps(services);
     // 56, 57, 58, 80, 81, 83, 85, 84, then 55: the flow's order.
-    let user: User = verify_otp(otp_deps(services), verification, |address| async move {
+    let verified: VerifiedOtp<User> = check_otp(deps, verification, |address| async move {
         store.get_user_by_email(&address).await
     })
     .await?;
+    let user = &verified.user;
     // As the password grant: the address proves who the caller is, the user's state decides.
-    check_user_may_sign_in(services, &user)?;
-    start_user_family(services, client, user, scopes).await
+    if let Err(refusal) = check_user_may_sign_in(services, user) {
+        // A refused sign-in uses the password up all the same.
+        verified.consume(deps).await?;
+        return Err(refusal);
+    }
+    // The family is written before the password is consumed: a store failure in between leaves
+    // the password open, so the client's retry of the same request succeeds (contract part 2).
+    let issued = start_user_family(services, client, user.clone(), scopes).await?;
+    if let Err(error) = verified.consume(deps).await {
+        // A concurrent redemption won (or the store failed): this family is never handed out.
+        if let Some(refresh) = &issued.refresh {
+            let now = services.ctx.clock.now();
+            store.revoke_family(&refresh.family_id, now).await?;
+        }
+        return Err(error.into());
+    }
+    Ok(issued)
 }
 
 /// The flows' dependencies, out of the process's services.

@@ -106,13 +106,50 @@ pub async fn request_otp(deps: OtpDeps<'_>, request: OtpRequest) -> Result<(), O
 
 /// Checks, in order: 56, 57, 58, 80, 81; 83 (no open password for this address and client);
 /// spends a try; 85 (wrong password; the fifth try closes the record); 84 (facts differ: the try
-/// stays spent); consumes the record (a lost race is 83); and only then asks `find_user` for
-/// the address's user: 55 if none, else the user to start a family for.
+/// stays spent); asks `find_user` for the address's user (55 if none, the password consumed);
+/// consumes the record (a lost race is 83) and answers the user to start a family for.
 pub async fn verify_otp<U, F, Fut>(
     deps: OtpDeps<'_>,
     verification: OtpVerification,
     find_user: F,
 ) -> Result<U, OtpError>
+where
+    F: FnOnce(ChannelHandle) -> Fut,
+    Fut: Future<Output = StoreResult<Option<U>>>,
+{
+    let verified = check_otp(deps, verification, find_user).await?;
+    verified.consume(deps).await?;
+    Ok(verified.user)
+}
+
+/// A password that passed [`check_otp`], for an address that has a user, and is still open.
+pub struct VerifiedOtp<U> {
+    pub user: U,
+    record: OtpRecord,
+}
+
+impl<U> VerifiedOtp<U> {
+    /// Consumes the password; 83 if a concurrent redemption consumed it first (or it expired).
+    pub async fn consume(&self, deps: OtpDeps<'_>) -> Result<(), OtpError> {
+        consume(deps, &self.record).await
+    }
+}
+
+async fn consume(deps: OtpDeps<'_>, record: &OtpRecord) -> Result<(), OtpError> {
+    if !deps.store.consume_otp(record, deps.clock.now()).await? {
+        return Err(OtpError::OtpNotFound);
+    }
+    Ok(())
+}
+
+/// [`verify_otp`] without its last step: the caller consumes the password
+/// ([`VerifiedOtp::consume`]) once what it grants is written, so that a store failure in
+/// between leaves the password open for the client's retry (contract part 2).
+pub async fn check_otp<U, F, Fut>(
+    deps: OtpDeps<'_>,
+    verification: OtpVerification,
+    find_user: F,
+) -> Result<VerifiedOtp<U>, OtpError>
 where
     F: FnOnce(ChannelHandle) -> Fut,
     Fut: Future<Output = StoreResult<Option<U>>>,
@@ -144,10 +181,14 @@ where
     if verification.facts.hash() != record.facts {
         return Err(OtpError::FactVerificationFailed);
     }
-    if !deps.store.consume_otp(&record, now).await? {
-        return Err(OtpError::OtpNotFound);
+    match find_user(handle).await? {
+        Some(user) => Ok(VerifiedOtp { user, record }),
+        None => {
+            // The password was right: it is used up although no user has the address.
+            consume(deps, &record).await?;
+            Err(OtpError::UnknownEmail)
+        }
     }
-    find_user(handle).await?.ok_or(OtpError::UnknownEmail)
 }
 
 /// 57, 58, 80, 81, in that order: first what is missing, then what is wrong.

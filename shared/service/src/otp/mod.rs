@@ -3,8 +3,8 @@
 //!
 //! - [`request_otp`]: validate the channel, cap the requests per address, mail a fresh password,
 //!   then store only its hash.
-//! - [`verify_otp`]: spend a try, compare, check the bound facts, consume, and only then look the
-//!   address up among the users.
+//! - [`verify_otp`]: spend a try, compare, check the bound facts, look the address up among the
+//!   users, consume; [`check_otp`] leaves the consumption to its caller, after its own writes.
 //!
 //! Storage goes through [`OtpStore`], which both backends implement.
 
@@ -19,8 +19,8 @@ mod tests;
 pub use channel::{AddressKey, ChannelHandle, InvalidChannelHandle};
 pub use error::OtpError;
 pub use flow::{
-    request_otp, verify_otp, OtpDeps, OtpRequest, OtpVerification, MAX_OPEN_REQUESTS, OTP_TRIES,
-    OTP_TTL_SECONDS, REQUEST_WINDOW_SECONDS,
+    check_otp, request_otp, verify_otp, OtpDeps, OtpRequest, OtpVerification, VerifiedOtp,
+    MAX_OPEN_REQUESTS, OTP_TRIES, OTP_TTL_SECONDS, REQUEST_WINDOW_SECONDS,
 };
 pub use password::{OneTimePassword, OtpHash, OTP_DIGITS};
 pub use store::{FactsHash, OtpFacts, OtpId, OtpRecord, OtpStore};
