@@ -79,9 +79,24 @@ step_dynamodb_local() {
 }
 
 # --- Step: AWS templates ----------------------------------------------------------------------
+# cfn-lint (a Python virtualenv made on first use) needs no Rust: it runs in the background while
+# the workspace compiles, and its result is read before the tests.
+TEMPLATES_PID=""
+TEMPLATES_LOG=""
 step_templates() {
-	step "cfn-lint template.yaml infra/global-table.yaml (as written and SAM-transformed)"
-	infra/lint-template.sh
+	step "cfn-lint template.yaml infra/global-table.yaml (as written and SAM-transformed), in the background"
+	TEMPLATES_LOG="$(mktemp)"
+	infra/lint-template.sh >"$TEMPLATES_LOG" 2>&1 &
+	TEMPLATES_PID=$!
+}
+
+step_templates_result() {
+	step "cfn-lint result"
+	local status=0
+	wait "$TEMPLATES_PID" || status=$?
+	cat "$TEMPLATES_LOG"
+	rm -f "$TEMPLATES_LOG"
+	((status == 0)) || die "infra/lint-template.sh failed (exit $status)"
 }
 
 # --- Step: formatting -------------------------------------------------------------------------
@@ -90,20 +105,35 @@ step_fmt() {
 	cargo fmt --all -- --check
 }
 
-# --- Step: lints ------------------------------------------------------------------------------
-step_clippy() {
-	step "cargo clippy"
-	cargo clippy --workspace --all-targets -- -D warnings
+# --- Step: lints -------------------------------------------------------------------------------
+# Clippy rides on the build instead of a `cargo clippy` pass of its own: clippy-driver, as the
+# workspace's rustc wrapper, lints each workspace crate while compiling it (what `cargo clippy`
+# does under `cargo check`), so the dependencies are compiled once, for the tests, instead of a
+# second time as metadata for clippy. Same lints, same `-D warnings`; the dependencies, which
+# cargo never wraps, are not linted either way. Set for every cargo command below, so that the
+# build and the tests share one set of artifacts.
+enable_clippy() {
+	local driver
+	driver="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver || true)"
+	[[ -x "$driver" ]] || die "clippy-driver not found: rustup component add clippy"
+	export RUSTC_WORKSPACE_WRAPPER="$driver"
+	# cargo-clippy's own encoding of the lint flags for the driver.
+	export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 }
 
 # --- Step: tests ------------------------------------------------------------------------------
-# The binaries first: `cargo test` does not build the binaries of other packages, and the
-# lambda_runtime suite runs the three built function binaries under an in-test Lambda Runtime
-# API (it fails, never skips, when one is missing). Same features as the test build, so the
-# library is compiled once for both.
+# Every target first, linted as it compiles (see enable_clippy): `cargo test` does not build the
+# binaries of other packages, and the lambda_runtime suite runs the built function binaries
+# under an in-test Lambda Runtime API (it fails, never skips, when one is missing); the
+# benchmarks are only compiled. Benchmarks and tests built by `cargo build` use the test
+# profile, so `cargo test` then finds everything built.
+step_build() {
+	enable_clippy
+	step "cargo build --workspace --all-targets (clippy -D warnings on every workspace crate)"
+	cargo build --workspace --all-targets
+}
+
 step_tests() {
-	step "cargo build --workspace --bins"
-	cargo build --workspace --bins
 	step "cargo test (DynamoDB suites against $DYNAMODB_ENDPOINT)"
 	cargo test --workspace
 }
@@ -120,8 +150,9 @@ STEPS=(
 	step_prerequisites
 	step_templates
 	step_fmt
-	step_clippy
 	step_dynamodb_local
+	step_build
+	step_templates_result
 	step_tests
 	step_fuzz_api
 )
