@@ -175,6 +175,7 @@ async fn expiring_items_carry_the_ttl_attribute() {
                 successor: &successor,
                 access_token: &rotated_access,
                 now: later,
+                origin: None,
             })
             .await
             .expect("rotate_refresh_token"),

@@ -231,6 +231,7 @@ pub fn rotation<'a>(
         successor,
         access_token,
         now,
+        origin: None,
     }
 }
 
