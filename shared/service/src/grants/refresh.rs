@@ -223,3 +223,117 @@ fn grantable_scopes(origin: &FamilyOrigin, client: &Client) -> Scopes {
     )
     .expect("scopes taken from a valid set are valid")
 }
+
+#[cfg(test)]
+mod tests {
+    //! The refusals after the lookup on the one-read path: each still yields to the lookup's
+    //! 108 when the family is revoked, as it did when every refresh read the family first.
+
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::context::Context;
+    use crate::domain::{Geolocation, PrincipalType, UserStatus};
+    use crate::grants::FamilyStart;
+    use crate::jwt::AccessTokenCodec;
+    use crate::random::OsRandom;
+    use crate::signing::KeyRing;
+    use crate::store::conformance::records;
+    use crate::store::sqlite::SqliteStore;
+
+    const NOW: i64 = 1_700_000_000;
+
+    struct Fixture {
+        services: Services,
+        client: Client,
+        user: crate::domain::User,
+        _dir: tempfile::TempDir,
+    }
+
+    /// A `rotate` client allowed `read write` and an active user, at `records::geolocation()`.
+    async fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
+        let clock = Arc::new(ManualClock::new(NOW));
+        let codec = AccessTokenCodec::new(
+            Arc::new(KeyRing::generate(&OsRandom, clock.as_ref())),
+            records::geolocation(),
+        );
+        let ctx = Context::new(store).with_clock(clock);
+        let user = records::user(NOW, "user@example.com");
+        ctx.store.insert_user(&user).await.unwrap();
+        Fixture {
+            services: Services::new(ctx, codec, Default::default()),
+            client: records::client(NOW),
+            user,
+            _dir: dir,
+        }
+    }
+
+    /// A family of the user with scope `read`, living at `home`: its refresh token and id.
+    async fn family(f: &Fixture, home: Geolocation) -> (Secret, crate::domain::FamilyId) {
+        let issued = f
+            .services
+            .start_family(FamilyStart {
+                client_id: f.client.id,
+                principal_type: PrincipalType::User,
+                principal_id: f.user.id,
+                scopes: records::scopes("read"),
+                geolocation: home,
+                legacy_exchange: None,
+            })
+            .await
+            .unwrap()
+            .unwrap();
+        let refresh = issued.refresh.unwrap();
+        (refresh.token, refresh.family_id)
+    }
+
+    /// The code refreshing `token` with `scope` answers, once while the family is live and once
+    /// after it is revoked.
+    async fn codes(f: &Fixture, home: Geolocation, scope: &str) -> (ErrorCode, ErrorCode) {
+        let (token, family_id) = family(f, home).await;
+        let form = format!(
+            "grant_type=refresh_token&refresh_token={}&scope={scope}",
+            token.expose()
+        );
+        let params = TokenParams::from_form(form.as_bytes()).unwrap();
+        let code = || async {
+            match grant(&f.services, &f.client, &params).await {
+                Ok(_) => panic!("refreshed"),
+                Err(refused) => refused.code().expect("a refusal, not a failure"),
+            }
+        };
+        let live = code().await;
+        let store = &f.services.ctx.store;
+        assert!(store.revoke_family(&family_id, NOW).await.unwrap());
+        (live, code().await)
+    }
+
+    #[tokio::test]
+    async fn a_revoked_family_answers_108_before_the_later_refusals() {
+        let f = fixture().await;
+        let elsewhere = Geolocation::parse("https://emea.api.example.com").unwrap();
+        assert_eq!(
+            codes(&f, elsewhere, "read").await,
+            (ErrorCode::UserLivesElsewhere, ErrorCode::BadRefreshToken),
+            "home geolocation"
+        );
+        assert_eq!(
+            codes(&f, records::geolocation(), "write").await,
+            (ErrorCode::ScopeExceedsGrant, ErrorCode::BadRefreshToken),
+            "scopes"
+        );
+        let disabled = crate::domain::User {
+            status: UserStatus::Disabled,
+            ..f.user.clone()
+        };
+        f.services.ctx.store.put_user(&disabled).await.unwrap();
+        assert_eq!(
+            codes(&f, records::geolocation(), "read").await,
+            (ErrorCode::PrincipalDisabled, ErrorCode::BadRefreshToken),
+            "principal"
+        );
+    }
+}
