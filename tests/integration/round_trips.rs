@@ -19,6 +19,8 @@ use token_service::admin::{self, NewClient};
 use token_service::context::Context;
 use token_service::domain::{ClientId, Company, ConsumerKey, Scopes, User};
 use token_service::import::import_legacy_tokens;
+use token_service::secrets::TokenHash;
+use token_service::store::dynamodb::sdk::types::AttributeValue;
 use token_service::store::dynamodb::DynamoStore;
 use token_service::store::Store;
 use uuid::Uuid;
@@ -30,6 +32,8 @@ const PASSWORD: &str = "correct horse battery staple";
 struct Counted {
     proxy: DdbProxy,
     app: TestApp,
+    /// The app's store, for raw writes to its table (counted too: outside `calls_of`).
+    store: Arc<DynamoStore>,
 }
 
 impl Counted {
@@ -40,14 +44,15 @@ impl Counted {
             .create_table_if_missing()
             .await
             .expect("create a test table");
+        let store = Arc::new(store);
         let app = TestApp::with_read_cache(
-            Arc::new(store),
+            store.clone(),
             Backend::DynamoDb,
             AppOptions::default(),
             READ_CACHE_SECONDS,
         )
         .await;
-        Some(Self { proxy, app })
+        Some(Self { proxy, app, store })
     }
 
     /// The calls `run` makes, printed by operation (`--nocapture` shows today's counts).
@@ -152,6 +157,7 @@ dynamodb_test!(
     company_auth_token_issue,
     legacy_exchange,
     refresh,
+    refresh_of_a_token_written_without_its_origin,
 );
 
 mod budgets {
@@ -288,32 +294,69 @@ mod budgets {
         assert_within(&calls, 4, "legacy exchange");
     }
 
-    /// Goal ≤ 2. Today 3 (GetItem refresh token, GetItem family, TransactWriteItems): the
-    /// family read is for the refresh-rotation work (issue 11) to fold into the transaction's
-    /// conditions. Until then this ceiling is today's count, so nothing creeps back in.
-    pub async fn refresh(c: Counted) {
-        const TODAY: usize = 3;
-        let client = c.app.create_client("read").await;
+    /// A user with a first family on `client`; `refresh_with` sends a refresh token with that
+    /// client's credentials and expects 200.
+    async fn user_family(c: &Counted, client: &TestClient) -> Value {
         let login = format!("user-{}@example.com", Uuid::new_v4().simple());
         c.app.create_user(&login, PASSWORD).await;
-        let first = c.app.user_tokens(&client, &login, PASSWORD).await;
-        let app = &c.app;
-        let client = &client;
-        let refresh = |token: String| async move {
-            let grant = [
-                ("grant_type", "refresh_token"),
-                ("refresh_token", token.as_str()),
-            ];
-            ok(app.token(&client_form(client, &grant)).await)
-        };
-        let second = refresh(first["refresh_token"].as_str().unwrap().to_owned()).await;
+        c.app.user_tokens(client, &login, PASSWORD).await
+    }
+
+    async fn refresh_with(c: &Counted, client: &TestClient, token: &Value) -> Value {
+        let token = token["refresh_token"].as_str().unwrap();
+        let grant = [("grant_type", "refresh_token"), ("refresh_token", token)];
+        ok(c.app.token(&client_form(client, &grant)).await)
+    }
+
+    /// Goal ≤ 2: GetItem refresh token (its record carries the family's origin, so the checks
+    /// need nothing else), TransactWriteItems (whose conditions check that the token is still
+    /// current and its family live).
+    pub async fn refresh(c: Counted) {
+        let client = c.app.create_client("read").await;
+        let first = user_family(&c, &client).await;
+        let second = refresh_with(&c, &client, &first).await;
         let (_, calls) = c
+            .calls_of("refresh", refresh_with(&c, &client, &second))
+            .await;
+        assert_within(&calls, 2, "refresh");
+        assert_eq!(calls.count("TransactWriteItems"), 1);
+    }
+
+    /// A refresh token stored before records carried their family's origin still refreshes,
+    /// reading the family once more; its successor carries the origin, so the next refresh is
+    /// back to the common path.
+    pub async fn refresh_of_a_token_written_without_its_origin(c: Counted) {
+        let client = c.app.create_client("read").await;
+        let first = user_family(&c, &client).await;
+        let second = refresh_with(&c, &client, &first).await;
+        let token = TokenHash::of(second["refresh_token"].as_str().unwrap());
+        c.store
+            .client()
+            .update_item()
+            .table_name(c.store.table_name())
+            .key(
+                "pk",
+                AttributeValue::S(format!("REFRESH#{}", token.to_hex())),
+            )
+            .key("sk", AttributeValue::S("REFRESH".into()))
+            .update_expression("REMOVE origin")
+            .condition_expression("attribute_exists(origin)")
+            .send()
+            .await
+            .expect("strip the origin from the refresh token's item");
+
+        let (third, calls) = c
             .calls_of(
-                "refresh",
-                refresh(second["refresh_token"].as_str().unwrap().to_owned()),
+                "refresh, a token stored without its origin",
+                refresh_with(&c, &client, &second),
             )
             .await;
-        assert_within(&calls, TODAY, "refresh (goal 2, issue 11)");
+        assert_within(&calls, 3, "refresh of a token stored without its origin");
+        assert_eq!(calls.count("GetItem"), 2, "the token, then its family");
+        let (_, calls) = c
+            .calls_of("refresh, its successor", refresh_with(&c, &client, &third))
+            .await;
+        assert_within(&calls, 2, "refresh of the successor");
     }
 }
 

@@ -16,7 +16,8 @@ use crate::random::RandomExt;
 use crate::secrets::Secret;
 use crate::services::Services;
 use crate::store::{
-    FamilyCreated, LegacyExchangeUpdate, NewFamily, Renewal, Renewed, Rotated, Rotation, StoreError,
+    FamilyCreated, FamilyOrigin, LegacyExchangeUpdate, NewFamily, RefreshTokenWithOrigin, Renewal,
+    Renewed, Rotated, Rotation, StoreError,
 };
 
 /// The purpose the successor key is derived for, and the MAC's domain separator.
@@ -195,29 +196,37 @@ impl Services {
         )))
     }
 
-    /// Rotates `presented` (the family's current token) to its derived successor and mints an
-    /// access token with `scopes` (a subset of the family's). `Ok(None)` when the token is no
-    /// longer current: another request rotated it first (or the family was revoked).
+    /// Rotates `presented` (read as `token`, unrotated) to its derived successor and mints an
+    /// access token with `scopes` (a subset of the family's). `Ok(None)` when the token is not
+    /// the family's current one, or the family is revoked or expired: another request rotated
+    /// (or revoked) first, and nothing was written. The write's condition decides, so the family
+    /// need not have been read.
     pub async fn rotate_family(
         &self,
-        family: &Family,
+        token: &RefreshTokenWithOrigin,
         presented: &Secret,
         scopes: Scopes,
     ) -> Result<Option<IssuedTokens>, StoreError> {
-        let generation = family.generation + 1;
-        let refresh_token = self.successor_token(&family.id, generation, presented);
-        let successor =
-            self.refresh_record(&refresh_token, family.id, family.client_id, generation);
-        let access = self.family_access_record(family, scopes);
+        let (current, origin) = (&token.record, &token.origin);
+        let generation = current.generation + 1;
+        let refresh_token = self.successor_token(&current.family_id, generation, presented);
+        let successor = self.refresh_record(
+            &refresh_token,
+            current.family_id,
+            origin.client_id,
+            generation,
+        );
+        let access = self.family_access_record(current.family_id, origin, scopes);
         let outcome = self
             .ctx
             .store
             .rotate_refresh_token(Rotation {
-                family_id: family.id,
-                presented: &presented.hash(),
+                family_id: current.family_id,
+                presented: &current.token_hash,
                 successor: &successor,
                 access_token: &access,
                 now: self.ctx.clock.now(),
+                origin: Some(origin),
             })
             .await?;
         if outcome == Rotated::NotCurrent {
@@ -227,7 +236,7 @@ impl Services {
             access,
             refresh_token,
             &successor,
-            family.geolocation.clone(),
+            origin.geolocation.clone(),
         )))
     }
 
@@ -242,7 +251,7 @@ impl Services {
         scopes: Scopes,
     ) -> Result<IssuedTokens, StoreError> {
         let refresh_token = self.successor_token(&family.id, rotated.generation + 1, presented);
-        let access = self.family_access_record(family, scopes);
+        let access = self.family_access_record(family.id, &FamilyOrigin::from(family), scopes);
         self.ctx.store.put_access_token(&access).await?;
         let successor = RefreshTokenRecord {
             issued_at: rotated.rotated_at.unwrap_or(rotated.issued_at),
@@ -263,25 +272,26 @@ impl Services {
     }
 
     /// The `sliding` policy (contract part 7): the same refresh token, its expiry renewed.
-    /// `Ok(None)` when the token is no longer the family's current one.
+    /// `Ok(None)` when the token is no longer the family's current one, or the family is
+    /// revoked or expired (the write's condition decides).
     pub async fn slide_family(
         &self,
-        family: &Family,
+        token: &RefreshTokenWithOrigin,
         presented: &Secret,
-        record: &RefreshTokenRecord,
         scopes: Scopes,
     ) -> Result<Option<IssuedTokens>, StoreError> {
+        let (record, origin) = (&token.record, &token.origin);
         let now = self.ctx.clock.now();
         let renewed = RefreshTokenRecord {
             expires_at: now + self.policy.refresh_token_ttl_seconds,
             ..record.clone()
         };
-        let access = self.family_access_record(family, scopes);
+        let access = self.family_access_record(record.family_id, origin, scopes);
         let outcome = self
             .ctx
             .store
             .renew_refresh_token(Renewal {
-                family_id: family.id,
+                family_id: record.family_id,
                 presented: &record.token_hash,
                 expires_at: renewed.expires_at,
                 access_token: &access,
@@ -295,16 +305,21 @@ impl Services {
             access,
             presented.clone(),
             &renewed,
-            family.geolocation.clone(),
+            origin.geolocation.clone(),
         )))
     }
 
-    fn family_access_record(&self, family: &Family, scopes: Scopes) -> AccessTokenRecord {
+    fn family_access_record(
+        &self,
+        family_id: FamilyId,
+        origin: &FamilyOrigin,
+        scopes: Scopes,
+    ) -> AccessTokenRecord {
         self.access_record(
-            family.client_id,
-            family.principal_type,
-            *family.principal_id.as_uuid(),
-            Some(family.id),
+            origin.client_id,
+            origin.principal_type,
+            *origin.principal_id.as_uuid(),
+            Some(family_id),
             scopes,
         )
     }

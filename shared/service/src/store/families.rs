@@ -2,13 +2,49 @@
 //! minted with them, plus application access tokens, which belong to no family.
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 
 use super::StoreResult;
 use crate::clock::UnixTime;
 use crate::domain::{
-    AccessTokenRecord, Family, FamilyId, LegacyExchange, RefreshTokenRecord, TokenId,
+    AccessTokenRecord, ClientId, Family, FamilyId, Geolocation, LegacyExchange, PrincipalId,
+    PrincipalType, RefreshTokenRecord, Scopes, TokenId,
 };
 use crate::secrets::TokenHash;
+
+/// What a family is, fixed when it is created. Each of its refresh token records carries a copy
+/// where the backend stores records apart (DynamoDB), so that one read of a presented token
+/// answers every check a refresh makes before its write; the family's changing state (current
+/// token, revocation, expiry) is left to that write's conditions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FamilyOrigin {
+    pub client_id: ClientId,
+    pub principal_type: PrincipalType,
+    pub principal_id: PrincipalId,
+    pub scopes: Scopes,
+    pub geolocation: Geolocation,
+    pub created_at: UnixTime,
+}
+
+impl From<&Family> for FamilyOrigin {
+    fn from(family: &Family) -> Self {
+        Self {
+            client_id: family.client_id,
+            principal_type: family.principal_type,
+            principal_id: family.principal_id,
+            scopes: family.scopes.clone(),
+            geolocation: family.geolocation.clone(),
+            created_at: family.created_at,
+        }
+    }
+}
+
+/// A refresh token as [`FamilyStore::get_refresh_token_with_origin`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefreshTokenWithOrigin {
+    pub record: RefreshTokenRecord,
+    pub origin: FamilyOrigin,
+}
 
 /// A new token family with its first refresh token and first access token, written at once.
 #[derive(Debug, Clone)]
@@ -47,6 +83,10 @@ pub struct Rotation<'a> {
     pub successor: &'a RefreshTokenRecord,
     pub access_token: &'a AccessTokenRecord,
     pub now: UnixTime,
+    /// The family's origin, copied onto the successor's record by backends that keep it there.
+    /// `None` writes the successor as records were written before the copy existed: it still
+    /// refreshes, at the cost of one more read.
+    pub origin: Option<&'a FamilyOrigin>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +131,15 @@ pub trait FamilyStore: Send + Sync {
         hash: &TokenHash,
         now: UnixTime,
     ) -> StoreResult<Option<RefreshTokenRecord>>;
+    /// The refresh token with its family's origin: one read on both backends, whether the token
+    /// was rotated or not (a record written without the copy costs a second read of the
+    /// family). Expired tokens are absent, and so may be a token whose family is gone. Says
+    /// nothing of the family's state: a write that relies on it must be conditional on it.
+    async fn get_refresh_token_with_origin(
+        &self,
+        hash: &TokenHash,
+        now: UnixTime,
+    ) -> StoreResult<Option<RefreshTokenWithOrigin>>;
     /// At most one successor per token: the write is conditional on `presented` being current.
     /// An error means the rotation did not happen as far as the backend could tell after reading
     /// back (`Unavailable`: retrying the same request is safe).

@@ -35,6 +35,7 @@ pub use families::{
     FamilyCreated, FamilyStore, LegacyExchangeUpdate, NewFamily, Renewal, Renewed, Rotated,
     Rotation,
 };
+pub use families::{FamilyOrigin, RefreshTokenWithOrigin};
 pub use legacy::LegacyStore;
 pub use lockout::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore};
 pub use open::open;

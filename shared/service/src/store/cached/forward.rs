@@ -13,8 +13,8 @@ use crate::otp::AddressKey;
 use crate::secrets::TokenHash;
 use crate::store::{
     AllowedAttempt, Attempt, AttemptLimit, AuthTokenStore, AuthorizationCodeStore, CodeRedeemed,
-    FamilyCreated, FamilyStore, LockoutStore, NewFamily, OtpRecord, OtpStore, Renewal, Renewed,
-    RevocationStore, Rotated, Rotation, StoreResult,
+    FamilyCreated, FamilyStore, LockoutStore, NewFamily, OtpRecord, OtpStore,
+    RefreshTokenWithOrigin, Renewal, Renewed, RevocationStore, Rotated, Rotation, StoreResult,
 };
 
 #[async_trait]
@@ -48,6 +48,14 @@ impl<S: FamilyStore + ?Sized> FamilyStore for CachedStore<S> {
         now: UnixTime,
     ) -> StoreResult<Option<RefreshTokenRecord>> {
         self.inner.get_refresh_token(hash, now).await
+    }
+
+    async fn get_refresh_token_with_origin(
+        &self,
+        hash: &TokenHash,
+        now: UnixTime,
+    ) -> StoreResult<Option<RefreshTokenWithOrigin>> {
+        self.inner.get_refresh_token_with_origin(hash, now).await
     }
 
     async fn renew_refresh_token(&self, renewal: Renewal<'_>) -> StoreResult<Renewed> {

@@ -23,6 +23,7 @@ mod lockout;
 mod otp;
 mod principals;
 pub mod records;
+mod refresh_origin;
 mod renewal;
 mod revocation;
 mod rotation;
@@ -36,6 +37,7 @@ pub use legacy_exchange::*;
 pub use lockout::*;
 pub use otp::*;
 pub use principals::*;
+pub use refresh_origin::*;
 pub use renewal::*;
 pub use revocation::*;
 pub use rotation::*;
@@ -90,6 +92,8 @@ macro_rules! conformance_suite {
             renewal_keeps_the_token_and_slides_its_expiry,
             renewal_of_a_non_current_token_or_revoked_family_writes_nothing,
             revoke_family_revokes_its_tokens,
+            refresh_token_reads_with_its_family_origin,
+            rotated_and_renewed_tokens_keep_their_family_origin,
             legacy_exchange_link_moves_only_from_the_seen_family,
             concurrent_first_legacy_exchanges_have_one_winner,
             login_attempts_lock_at_the_threshold_until_the_window_ends,
@@ -168,6 +172,7 @@ mod tests {
             include_str!("lockout.rs"),
             include_str!("otp.rs"),
             include_str!("principals.rs"),
+            include_str!("refresh_origin.rs"),
             include_str!("renewal.rs"),
             include_str!("rotation.rs"),
             include_str!("revocation.rs"),
@@ -178,7 +183,7 @@ mod tests {
             .filter_map(|line| line.strip_prefix("pub async fn "))
             .filter_map(|rest| rest.split('(').next())
             .collect();
-        assert_eq!(defined.len(), 32, "the suite's functions: {defined:?}");
+        assert_eq!(defined.len(), 34, "the suite's functions: {defined:?}");
         for name in &defined {
             assert!(listed.contains(name), "{name} is not in conformance_suite!");
         }

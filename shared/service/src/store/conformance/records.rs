@@ -263,6 +263,7 @@ pub fn rotation<'a>(
         successor,
         access_token,
         now,
+        origin: None,
     }
 }
 

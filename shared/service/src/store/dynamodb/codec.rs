@@ -7,13 +7,16 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::errors::sanitize;
-use crate::domain::PrincipalId;
-use crate::store::{StoreError, StoreResult};
+use crate::domain::{PrincipalId, RefreshTokenRecord};
+use crate::store::{FamilyOrigin, StoreError, StoreResult};
 
 pub(super) type Item = HashMap<String, AttributeValue>;
 
 pub(super) const PK: &str = "pk";
 pub(super) const SK: &str = "sk";
+/// The refresh token item's copy of its family's [`FamilyOrigin`], a map. Items written before
+/// the copy existed lack it.
+const ORIGIN: &str = "origin";
 
 pub(super) mod keys {
     use crate::clock::UnixTime;
@@ -121,8 +124,7 @@ pub(super) fn to_item<T: Serialize>(
     value: &T,
     (pk, sk): (String, impl Into<String>),
 ) -> StoreResult<Item> {
-    let mut item: Item = serde_dynamo::aws_sdk_dynamodb_1::to_item(value)
-        .map_err(|e| StoreError::Internal(sanitize(&format!("cannot encode item: {e}"))))?;
+    let mut item = encode(value)?;
     // serde_dynamo writes `None` as NULL; leaving the attribute out instead keeps conditions
     // like `attribute_not_exists(revoked_at)` meaningful and omits the TTL on records that have
     // no expiry.
@@ -132,8 +134,41 @@ pub(super) fn to_item<T: Serialize>(
     Ok(item)
 }
 
+fn encode<T: Serialize>(value: &T) -> StoreResult<Item> {
+    serde_dynamo::aws_sdk_dynamodb_1::to_item(value)
+        .map_err(|e| StoreError::Internal(sanitize(&format!("cannot encode item: {e}"))))
+}
+
 pub(super) fn from_item<T: DeserializeOwned>(item: Item) -> StoreResult<T> {
     // Unknown attributes (pk, sk) are ignored by the derived Deserialize impls.
     serde_dynamo::aws_sdk_dynamodb_1::from_item(item)
         .map_err(|e| StoreError::Internal(sanitize(&format!("malformed item: {e}"))))
+}
+
+/// A refresh token's item, with its family's origin when the writer has it.
+pub(super) fn refresh_token_item(
+    record: &RefreshTokenRecord,
+    origin: Option<&FamilyOrigin>,
+) -> StoreResult<Item> {
+    let mut item = to_item(record, keys::refresh(&record.token_hash))?;
+    if let Some(origin) = origin {
+        item.insert(ORIGIN.to_owned(), AttributeValue::M(encode(origin)?));
+    }
+    Ok(item)
+}
+
+/// A refresh token and, unless it was written before the copy existed, its family's origin.
+pub(super) fn refresh_token_from_item(
+    mut item: Item,
+) -> StoreResult<(RefreshTokenRecord, Option<FamilyOrigin>)> {
+    let origin = match item.remove(ORIGIN) {
+        None => None,
+        Some(AttributeValue::M(origin)) => Some(from_item(origin)?),
+        Some(_) => {
+            return Err(StoreError::Internal(format!(
+                "malformed item: `{ORIGIN}` is not a map"
+            )))
+        }
+    };
+    Ok((from_item(item)?, origin))
 }

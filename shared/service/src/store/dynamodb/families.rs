@@ -5,15 +5,15 @@ use async_trait::async_trait;
 use super::DynamoStore;
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
 
-use super::codec::{key, keys, n, s, to_item};
-use super::errors::{build_error, store_error};
-use super::requests::Transaction;
+use super::codec::{key, keys, n, refresh_token_from_item, refresh_token_item, s, to_item};
+use super::errors::build_error;
+use super::requests::{update_if, Transaction};
 use crate::clock::UnixTime;
 use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, TokenId};
 use crate::secrets::TokenHash;
 use crate::store::{
-    FamilyCreated, FamilyStore, NewFamily, Renewal, Renewed, Rotated, Rotation, StoreError,
-    StoreResult,
+    FamilyCreated, FamilyOrigin, FamilyStore, NewFamily, RefreshTokenWithOrigin, Renewal, Renewed,
+    Rotated, Rotation, StoreError, StoreResult,
 };
 
 /// The `ClientRequestToken` of the rotation to `generation`: every attempt at that rotation,
@@ -29,9 +29,9 @@ impl FamilyStore for DynamoStore {
     async fn create_family(&self, new: NewFamily<'_>) -> StoreResult<FamilyCreated> {
         let mut common = vec![
             self.put_new(to_item(new.family, keys::family(&new.family.id))?)?,
-            self.put_new(to_item(
+            self.put_new(refresh_token_item(
                 new.refresh_token,
-                keys::refresh(&new.refresh_token.token_hash),
+                Some(&FamilyOrigin::from(new.family)),
             )?)?,
             self.put_new(to_item(
                 new.access_token,
@@ -128,6 +128,34 @@ impl FamilyStore for DynamoStore {
             .filter(|record| record.expires_at > now))
     }
 
+    async fn get_refresh_token_with_origin(
+        &self,
+        hash: &TokenHash,
+        now: UnixTime,
+    ) -> StoreResult<Option<RefreshTokenWithOrigin>> {
+        let (pk, sk) = keys::refresh(hash);
+        let Some(item) = self.get_item("GetRefreshToken", key(pk, sk)).await? else {
+            return Ok(None);
+        };
+        let (record, origin) = refresh_token_from_item(item)?;
+        if record.expires_at <= now {
+            return Ok(None);
+        }
+        let origin = match origin {
+            Some(origin) => origin,
+            // Written before tokens carried their family's origin: the family has it. Read
+            // whatever its state, which is not this read's to judge.
+            None => match self
+                .get::<Family>("GetRefreshTokenFamily", keys::family(&record.family_id))
+                .await?
+            {
+                Some(family) => FamilyOrigin::from(&family),
+                None => return Ok(None),
+            },
+        };
+        Ok(Some(RefreshTokenWithOrigin { record, origin }))
+    }
+
     async fn rotate_refresh_token(&self, rotation: Rotation<'_>) -> StoreResult<Rotated> {
         let successor = rotation.successor;
         let (pk, sk) = keys::family(&rotation.family_id);
@@ -162,7 +190,7 @@ impl FamilyStore for DynamoStore {
         let items = vec![
             TransactWriteItem::builder().update(family).build(),
             TransactWriteItem::builder().update(presented).build(),
-            self.put_new(to_item(successor, keys::refresh(&successor.token_hash))?)?,
+            self.put_new(refresh_token_item(successor, rotation.origin)?)?,
             self.put_new(to_item(
                 rotation.access_token,
                 keys::access(&rotation.access_token.jti),
@@ -234,26 +262,15 @@ impl FamilyStore for DynamoStore {
     async fn revoke_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<bool> {
         let (pk, sk) = keys::family(id);
         // `if_not_exists` keeps the first revocation time, so revoking again changes nothing.
-        let result = self
+        let update = self
             .client
             .update_item()
             .table_name(&self.table)
             .set_key(Some(key(pk, sk)))
             .update_expression("SET revoked_at = if_not_exists(revoked_at, :now)")
             .condition_expression("attribute_exists(pk)")
-            .expression_attribute_values(":now", n(now))
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(true),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Ok(false)
-            }
-            Err(e) => Err(store_error("RevokeFamily", e)),
-        }
+            .expression_attribute_values(":now", n(now));
+        update_if("RevokeFamily", update).await
     }
 
     async fn put_access_token(&self, record: &AccessTokenRecord) -> StoreResult<()> {

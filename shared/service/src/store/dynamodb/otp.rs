@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use super::codec::{from_item, key, keys, n, s, to_item};
 use super::errors::store_error;
+use super::requests::update_if;
 use super::DynamoStore;
 use crate::clock::UnixTime;
 use crate::domain::ClientId;
@@ -211,7 +212,7 @@ impl OtpStore for DynamoStore {
         let Some((pk, sk)) = self.locate_otp(record).await? else {
             return Ok(false);
         };
-        let result = self
+        let update = self
             .client
             .update_item()
             .table_name(&self.table)
@@ -221,18 +222,7 @@ impl OtpStore for DynamoStore {
             .expression_attribute_names("#consumed", "consumed")
             .expression_attribute_values(":true", boolean(true))
             .expression_attribute_values(":false", boolean(false))
-            .expression_attribute_values(":now", n(now))
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(true),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Ok(false)
-            }
-            Err(e) => Err(store_error("ConsumeOtp", e)),
-        }
+            .expression_attribute_values(":now", n(now));
+        update_if("ConsumeOtp", update).await
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use aws_config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem, WriteRequest};
 use rand::Rng;
 use serde::de::DeserializeOwned;
@@ -50,6 +51,21 @@ pub(super) fn backoff(attempt: u32, base: Duration, cap: Duration) -> Duration {
     let ceiling = base.saturating_mul(1 << attempt.min(16)).min(cap);
     let millis = ceiling.as_millis().max(1) as u64;
     Duration::from_millis(rand::thread_rng().gen_range(millis / 2..=millis))
+}
+
+/// Sends an `UpdateItem` that has a condition: `Ok(false)` when the condition did not hold, so
+/// nothing was written.
+pub(super) async fn update_if(op: &str, update: UpdateItemFluentBuilder) -> StoreResult<bool> {
+    match update.send().await {
+        Ok(_) => Ok(true),
+        Err(e)
+            if e.as_service_error()
+                .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(store_error(op, e)),
+    }
 }
 
 /// How a transaction ended, when it did not fail outright.

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::codec::{from_item, key, keys, n, s, to_item, PK};
 use super::errors::store_error;
+use super::requests::update_if;
 use super::DynamoStore;
 use crate::clock::UnixTime;
 use crate::domain::{ClientId, Family, FamilyId, PrincipalId, TokenId};
@@ -73,7 +74,7 @@ impl DynamoStore {
 impl RevocationStore for DynamoStore {
     async fn revoke_access_token(&self, jti: &TokenId, now: UnixTime) -> StoreResult<bool> {
         let (pk, sk) = keys::access(jti);
-        let result = self
+        let update = self
             .client
             .update_item()
             .table_name(&self.table)
@@ -81,19 +82,8 @@ impl RevocationStore for DynamoStore {
             .update_expression("SET revoked = :revoked")
             .condition_expression("attribute_exists(pk) AND expires_at > :now")
             .expression_attribute_values(":revoked", AttributeValue::Bool(true))
-            .expression_attribute_values(":now", n(now))
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(true),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Ok(false)
-            }
-            Err(e) => Err(store_error("RevokeAccessToken", e)),
-        }
+            .expression_attribute_values(":now", n(now));
+        update_if("RevokeAccessToken", update).await
     }
 
     async fn revoke_connection(

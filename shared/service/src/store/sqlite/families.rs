@@ -8,7 +8,8 @@ use crate::clock::UnixTime;
 use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, TokenId};
 use crate::secrets::TokenHash;
 use crate::store::{
-    FamilyCreated, FamilyStore, NewFamily, Renewal, Renewed, Rotated, Rotation, StoreResult,
+    FamilyCreated, FamilyOrigin, FamilyStore, NewFamily, RefreshTokenWithOrigin, Renewal, Renewed,
+    Rotated, Rotation, StoreResult,
 };
 
 /// A family row: the body laid under the mutable columns.
@@ -25,6 +26,18 @@ fn family_from_row(
     family.expires_at = expires_at;
     family.revoked_at = revoked_at;
     Ok(family)
+}
+
+/// A refresh token row: the mutable columns (renewed expiry, rotation time) override the body.
+fn refresh_token_from_row(
+    body: &str,
+    expires_at: UnixTime,
+    rotated_at: Option<UnixTime>,
+) -> StoreResult<RefreshTokenRecord> {
+    let mut record: RefreshTokenRecord = from_json(body)?;
+    record.expires_at = expires_at;
+    record.rotated_at = rotated_at;
+    Ok(record)
 }
 
 fn insert_refresh_token(
@@ -76,6 +89,7 @@ fn insert_access_token(
         .map_err(map_err)?;
     Ok(())
 }
+
 #[async_trait]
 impl FamilyStore for SqliteStore {
     async fn create_family(&self, new: NewFamily<'_>) -> StoreResult<FamilyCreated> {
@@ -183,7 +197,6 @@ impl FamilyStore for SqliteStore {
     ) -> StoreResult<Option<RefreshTokenRecord>> {
         let hex = hash.to_hex();
         self.with_conn(move |conn| {
-            // The mutable columns (renewed expiry, rotation time) override the body.
             let row: Option<(String, UnixTime, Option<UnixTime>)> = conn
                 .prepare_cached(
                     "SELECT body, expires_at, rotated_at FROM refresh_tokens
@@ -197,10 +210,40 @@ impl FamilyStore for SqliteStore {
                 })
                 .map_err(map_err)?;
             row.map(|(body, expires_at, rotated_at)| {
-                let mut record: RefreshTokenRecord = from_json(&body)?;
-                record.expires_at = expires_at;
-                record.rotated_at = rotated_at;
-                Ok(record)
+                refresh_token_from_row(&body, expires_at, rotated_at)
+            })
+            .transpose()
+        })
+        .await
+    }
+
+    async fn get_refresh_token_with_origin(
+        &self,
+        hash: &TokenHash,
+        now: UnixTime,
+    ) -> StoreResult<Option<RefreshTokenWithOrigin>> {
+        let hex = hash.to_hex();
+        self.with_conn(move |conn| {
+            // The family's body holds its origin, which no update touches.
+            let row: Option<(String, UnixTime, Option<UnixTime>, String)> = conn
+                .prepare_cached(
+                    "SELECT r.body, r.expires_at, r.rotated_at, f.body
+                     FROM refresh_tokens r JOIN families f ON f.id = r.family_id
+                     WHERE r.token_hash = ?1 AND r.expires_at > ?2",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_row(params![hex, now], |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                    })
+                    .optional()
+                })
+                .map_err(map_err)?;
+            row.map(|(body, expires_at, rotated_at, family_body)| {
+                let family: Family = from_json(&family_body)?;
+                Ok(RefreshTokenWithOrigin {
+                    record: refresh_token_from_row(&body, expires_at, rotated_at)?,
+                    origin: FamilyOrigin::from(&family),
+                })
             })
             .transpose()
         })
@@ -208,6 +251,7 @@ impl FamilyStore for SqliteStore {
     }
 
     async fn rotate_refresh_token(&self, rotation: Rotation<'_>) -> StoreResult<Rotated> {
+        // `rotation.origin` is not copied: the family's row has it, joined on read.
         let family_id = id_to_sql(&rotation.family_id);
         let presented = rotation.presented.to_hex();
         let successor = rotation.successor.clone();
