@@ -1,17 +1,32 @@
 #!/usr/bin/env bash
-# Benchmarks, side by side: the local server (release build, SQLite, demo data, every token
-# persisted) and node-oidc-provider 9 (in memory, opaque tokens) under the same `wrk` load, one
-# after the other on the same machine, and the ratio per grant.
+# Benchmarks, in one run (issue 16), then one summary:
 #
-#   infra/bench.sh               # the side-by-side table (about a minute once built)
-#   infra/bench.sh --per-grant   # then also the in-process harness: every grant on SQLite and
+# 1. Side by side: the local server (release build, SQLite, demo data, every token persisted) and
+#    node-oidc-provider 9 (in memory, opaque tokens) under the same `wrk` load, one after the
+#    other on the same machine, and the ratio per grant.
+# 2. DynamoDB calls per request: the round-trip budget tests (tests/integration/round_trips.rs)
+#    count each flow's calls at the wire, through a proxy in front of DynamoDB Local, on a warm
+#    instance; they fail when a flow exceeds its budget. This script runs them with `--nocapture`
+#    and tabulates the counts they print.
+# 3. Cold starts: the three Lambda functions and the hello-world `lambda_http` baseline
+#    (tests/hello-lambda/), built with `cargo build --release` as deployed (no SQLite linked), are
+#    timed by the lambda_runtime test (tests/integration/lambda_runtime.rs): each binary runs
+#    under an in-test Lambda Runtime API over DynamoDB Local, and the test prints its init (process
+#    start to its first poll for an event) and its first request's latency. The test harness
+#    itself stays a debug build; `LAMBDA_BINARIES_DIR` points it at target/release. Run
+#    BENCH_COLD_STARTS (3) times; the summary gives each binary's median.
+#
+#   infra/bench.sh               # all of the above (a few minutes once built)
+#   infra/bench.sh --per-grant   # also the in-process harness: every grant on SQLite and
 #                                # DynamoDB Local (tests/benches/token_endpoint.rs)
 #
 # Load: BENCH_THREADS (2) threads, BENCH_CONNECTIONS (32) connections, BENCH_DURATION (10s) per
 # case. The server inherits the environment: `READ_CACHE_SECONDS=0 infra/bench.sh` measures it
-# without its read cache (every request reads its client from SQLite). Installs `wrk` (apt-get)
-# and node-oidc-provider (npm, into the ignored .cache/bench/) on first use. Not part of infra/test.sh: numbers from a shared 2-core machine are for comparing
-# on the same machine, not for asserting.
+# without its read cache (every request reads its client from SQLite). DynamoDB Local: the one
+# at DYNAMODB_ENDPOINT if set, else its own instance (infra/dynamodb-local.sh, stopped at exit).
+# Installs `wrk` (apt-get) and node-oidc-provider (npm, into the ignored .cache/bench/) on first
+# use. Not part of infra/test.sh: numbers from a shared 2-core machine are for comparing on the
+# same machine, not for asserting; the summary records the machine's load during the run.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -19,16 +34,26 @@ cd "$ROOT"
 THREADS="${BENCH_THREADS:-2}"
 CONNECTIONS="${BENCH_CONNECTIONS:-32}"
 DURATION="${BENCH_DURATION:-10s}"
+COLD_START_RUNS="${BENCH_COLD_STARTS:-3}"
 OIDC_PROVIDER_SPEC='oidc-provider@^9'
+LAMBDA_BINARIES=(hello-lambda token exchange company-authtoken)
 CACHE="$ROOT/.cache/bench"
 RUN="$CACHE/run-$$"
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 PIDS=()
+OWN_DYNAMODB_LOCAL=""
 
 say() { echo "bench: $*" >&2; }
-die() { say "$*"; exit 1; }
+die() {
+	say "$*"
+	exit 1
+}
 
 cleanup() {
 	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+	if [[ -n "$OWN_DYNAMODB_LOCAL" ]]; then
+		DYNAMODB_LOCAL_PID_FILE="$RUN/dynamodb-local.pid" infra/dynamodb-local.sh stop >/dev/null 2>&1 || true
+	fi
 	rm -rf "$RUN"
 }
 trap cleanup EXIT
@@ -47,6 +72,15 @@ ensure_tools() {
 		mkdir -p "$CACHE/node"
 		npm install --prefix "$CACHE/node" --no-audit --no-fund --silent "$OIDC_PROVIDER_SPEC"
 	fi
+}
+
+# The machine's state as a phase starts: the figures depend on who else uses the 2 cores.
+LOADS=()
+note_load() {
+	local load rustc
+	load="$(cut -d' ' -f1-3 /proc/loadavg)"
+	rustc="$(pgrep -c -x rustc || true)"
+	LOADS+=("| $1 | $load | ${rustc:-0} |")
 }
 
 free_port() {
@@ -81,7 +115,10 @@ load() {
 	((non_2xx == 0)) || failures+=("$non_2xx non-2xx")
 	((socket_errors == 0)) || failures+=("$socket_errors socket errors or timeouts")
 	if ((${#failures[@]} > 0)); then
-		echo "$rps ($(IFS=,; echo "${failures[*]}" | sed 's/,/, /g'))"
+		echo "$rps ($(
+			IFS=,
+			echo "${failures[*]}" | sed 's/,/, /g'
+		))"
 	else
 		echo "$rps"
 	fi
@@ -90,63 +127,181 @@ load() {
 basic() { printf 'Basic %s' "$(printf '%s:%s' "$1" "$2" | base64 -w0)"; }
 form() { node -e 'console.log(new URLSearchParams(JSON.parse(process.argv[1])).toString())' "$1"; }
 json_field() { node -e 'console.log(require(process.argv[1])[process.argv[2]])' "$1" "$2"; }
+ratio() { awk -v a="${1%% *}" -v b="${2%% *}" 'BEGIN { printf "%.2f×", a / b }'; }
 
+# The integration suite (debug build) with a test filter and harness flags; output to a log.
+# Not `cargo test -q`: libtest's terse dots would share lines with what the tests print.
+integration_tests() {
+	local log="$1"
+	shift
+	cargo test -p integration-tests --test integration -- "$@" >"$log" 2>&1
+}
+
+# --- Builds, all before any measurement ---------------------------------------------------------
+build_everything() {
+	local binary
+	say "building the local server (release)"
+	cargo build --release --bin token-service
+	# Apart from the local server, so that cargo does not unify its `sqlite` feature into them:
+	# the functions are built as deployed.
+	say "building the Lambda functions and the hello-world baseline (release)"
+	local packages=()
+	for binary in "${LAMBDA_BINARIES[@]}"; do packages+=(-p "$binary"); done
+	cargo build --release "${packages[@]}"
+	say "building the integration suite (debug: it only counts and times)"
+	cargo test -q -p integration-tests --test integration --no-run
+}
+
+# --- 1. Side by side under wrk ------------------------------------------------------------------
+side_by_side() {
+	local port demo client_id client_secret ours_auth ours_url password_form
+	port="$(free_port)"
+	say "local server on 127.0.0.1:$port (SQLite, demo data in $RUN/data)"
+	note_load "wrk: local server"
+	# wrk signs one user in 32 times at once; each attempt counts against the lockout until its
+	# refund, so the default threshold (5) would lock the user and time refusals instead.
+	LOCKOUT_THRESHOLD="${LOCKOUT_THRESHOLD:-1000}" DATA_DIR="$RUN/data" PORT="$port" \
+		"$TARGET/release/token-service" >"$RUN/server.log" 2>&1 &
+	PIDS+=($!)
+	wait_until_up "http://127.0.0.1:$port/v0/token/jwks" "$RUN/server.log"
+	demo="$RUN/data/demo.json"
+	client_id="$(json_field "$demo" client_id)"
+	client_secret="$(json_field "$demo" client_secret)"
+	ours_auth="$(basic "$client_id" "$client_secret")"
+	ours_url="http://127.0.0.1:$port/v0/token"
+	password_form="$(form "{\"grant_type\":\"password\",\"username\":\"$(json_field "$demo" user_login)\",\"password\":\"$(json_field "$demo" user_password)\"}")"
+
+	say "wrk: local server, client_credentials"
+	OURS_CC="$(load "$ours_url" "$ours_auth" grant_type=client_credentials)"
+	say "wrk: local server, password"
+	OURS_PASSWORD="$(load "$ours_url" "$ours_auth" "$password_form")"
+	kill "${PIDS[-1]}"
+
+	local peer_id="bench-client" peer_secret="bench-client-secret"
+	port="$(free_port)"
+	say "node-oidc-provider on 127.0.0.1:$port"
+	note_load "wrk: node-oidc-provider"
+	NODE_ENV=production PORT="$port" BENCH_CLIENT_ID="$peer_id" BENCH_CLIENT_SECRET="$peer_secret" \
+		BENCH_OIDC_PROVIDER="$CACHE/node/node_modules/oidc-provider/lib/index.js" \
+		node infra/bench/provider.mjs >"$RUN/provider.log" 2>&1 &
+	PIDS+=($!)
+	wait_until_up "http://127.0.0.1:$port/.well-known/openid-configuration" "$RUN/provider.log"
+	say "wrk: node-oidc-provider, client_credentials"
+	PEER_CC="$(load "http://127.0.0.1:$port/token" "$(basic "$peer_id" "$peer_secret")" grant_type=client_credentials)"
+	kill "${PIDS[-1]}"
+}
+
+use_dynamodb_local() {
+	if [[ -z "${DYNAMODB_ENDPOINT:-}" ]]; then
+		say "starting DynamoDB Local (infra/dynamodb-local.sh)"
+		OWN_DYNAMODB_LOCAL=1
+		DYNAMODB_ENDPOINT="$(DYNAMODB_LOCAL_PID_FILE="$RUN/dynamodb-local.pid" infra/dynamodb-local.sh start)"
+	fi
+	say "DynamoDB Local at $DYNAMODB_ENDPOINT"
+	# DynamoDB Local accepts any credentials, but the SDK wants some.
+	export DYNAMODB_ENDPOINT AWS_ACCESS_KEY_ID="${AWS_ACCESS_KEY_ID:-local}" \
+		AWS_SECRET_ACCESS_KEY="${AWS_SECRET_ACCESS_KEY:-local}" AWS_REGION="${AWS_REGION:-us-east-1}"
+}
+
+# --- 2. DynamoDB calls per request ---------------------------------------------------------------
+# The test prints `<flow>: <n> calls {"Operation": count, ...}` per counted flow; one thread, so
+# libtest's "test <name> ... " prefix is the only thing sharing a line with it.
+round_trips() {
+	say "round-trip budgets (tests/integration/round_trips.rs)"
+	note_load "round trips"
+	ROUND_TRIPS_VERDICT="all within their budgets (the test passed)"
+	integration_tests "$RUN/round_trips.log" round_trips:: --nocapture --test-threads=1 ||
+		ROUND_TRIPS_VERDICT="OVER BUDGET or failed: $(grep -m1 -E 'DynamoDB calls, budget|panicked' "$RUN/round_trips.log" || echo "see the output above")"
+	ROUND_TRIPS="$(sed -E 's/^test [^ ]+ \.\.\. //' "$RUN/round_trips.log" |
+		sed -nE 's/^([A-Za-z_ -]+): ([0-9]+) calls \{(.*)\}$/| \1 | \2 | \3 |/p' |
+		sed -E 's/"([A-Za-z]+)": ([0-9]+)/\2 \1/g')"
+	[[ -n "$ROUND_TRIPS" ]] || {
+		cat "$RUN/round_trips.log" >&2
+		die "the round-trip test printed no counts"
+	}
+	[[ "$ROUND_TRIPS_VERDICT" == all* ]] || cat "$RUN/round_trips.log" >&2
+}
+
+# --- 3. Cold starts ------------------------------------------------------------------------------
+# The test prints `  <binary>  init <ms> ms   first request <ms> ms` per binary; the median of
+# each column over the runs.
+cold_starts() {
+	local run
+	: >"$RUN/cold_starts.txt"
+	for run in $(seq 1 "$COLD_START_RUNS"); do
+		say "cold starts, run $run of $COLD_START_RUNS (release binaries in $TARGET/release)"
+		note_load "cold starts, run $run"
+		LAMBDA_BINARIES_DIR="$TARGET/release" integration_tests "$RUN/lambda_runtime.log" \
+			lambda_runtime:: --test-threads=1 || {
+			cat "$RUN/lambda_runtime.log" >&2
+			die "the lambda_runtime test failed"
+		}
+		sed -nE 's/^  ([a-z-]+) +init +([0-9.]+) ms +first request +([0-9.]+) ms$/\1 \2 \3/p' \
+			"$RUN/lambda_runtime.log" >>"$RUN/cold_starts.txt"
+	done
+	COLD_STARTS=""
+	local binary init first
+	for binary in "${LAMBDA_BINARIES[@]}"; do
+		init="$(awk -v b="$binary" '$1 == b { print $2 }' "$RUN/cold_starts.txt" | median)"
+		first="$(awk -v b="$binary" '$1 == b { print $3 }' "$RUN/cold_starts.txt" | median)"
+		[[ -n "$init" ]] || die "no cold-start figures for $binary: $(cat "$RUN/lambda_runtime.log")"
+		COLD_STARTS+="| $binary | $init ms | $first ms | $(stat -c %s "$TARGET/release/$binary" | awk '{ printf "%.1f MiB", $1 / 1048576 }') |"$'\n'
+	done
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "%.1f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# --- The run -------------------------------------------------------------------------------------
 ensure_tools
 mkdir -p "$RUN"
-
-# Builds the local server in either layout (the shared crate's binary, or a local-server crate).
-say "building the local server (release)"
-cargo build --release --bin token-service
-SERVER="${CARGO_TARGET_DIR:-$ROOT/target}/release/token-service"
-
-port="$(free_port)"
-say "local server on 127.0.0.1:$port (SQLite, demo data in $RUN/data)"
-DATA_DIR="$RUN/data" PORT="$port" "$SERVER" >"$RUN/server.log" 2>&1 &
-PIDS+=($!)
-wait_until_up "http://127.0.0.1:$port/v0/token/jwks" "$RUN/server.log"
-demo="$RUN/data/demo.json"
-client_id="$(json_field "$demo" client_id)"
-client_secret="$(json_field "$demo" client_secret)"
-ours_auth="$(basic "$client_id" "$client_secret")"
-ours_url="http://127.0.0.1:$port/v0/token"
-password_form="$(form "{\"grant_type\":\"password\",\"username\":\"$(json_field "$demo" user_login)\",\"password\":\"$(json_field "$demo" user_password)\"}")"
-
-say "wrk: local server, client_credentials"
-ours_cc="$(load "$ours_url" "$ours_auth" grant_type=client_credentials)"
-say "wrk: local server, password"
-ours_password="$(load "$ours_url" "$ours_auth" "$password_form")"
-kill "${PIDS[-1]}"
-
-port="$(free_port)"
-peer_id="bench-client" peer_secret="bench-client-secret"
-say "node-oidc-provider on 127.0.0.1:$port"
-NODE_ENV=production PORT="$port" BENCH_CLIENT_ID="$peer_id" BENCH_CLIENT_SECRET="$peer_secret" \
-	BENCH_OIDC_PROVIDER="$CACHE/node/node_modules/oidc-provider/lib/index.js" \
-	node infra/bench/provider.mjs >"$RUN/provider.log" 2>&1 &
-PIDS+=($!)
-wait_until_up "http://127.0.0.1:$port/.well-known/openid-configuration" "$RUN/provider.log"
-say "wrk: node-oidc-provider, client_credentials"
-peer_cc="$(load "http://127.0.0.1:$port/token" "$(basic "$peer_id" "$peer_secret")" grant_type=client_credentials)"
-kill "${PIDS[-1]}"
-
-ratio() { awk -v a="${1%% *}" -v b="${2%% *}" 'BEGIN { printf "%.2f×", a / b }'; }
-echo
-echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $(nproc) cores shared by wrk and the server"
-echo
-echo "| grant | token-service req/s | node-oidc-provider $(json_field "$CACHE/node/node_modules/oidc-provider/package.json" version) req/s | ratio |"
-echo "|---|---|---|---|"
-echo "| client_credentials | $ours_cc | $peer_cc | $(ratio "$ours_cc" "$peer_cc") |"
-echo "| password | $ours_password | n/a (no password grant) | |"
-echo "| refresh_token | n/a (one token per request; a replayed token is reuse) | n/a (needs an interactive code flow) | |"
-
+STARTED="$(date -u '+%Y-%m-%d %H:%M UTC')"
+UPTIME_AT_START="$(uptime)"
+build_everything
+side_by_side
+use_dynamodb_local
+round_trips
+cold_starts
+PER_GRANT=""
 if [[ "${1:-}" == "--per-grant" ]]; then
-	echo
-	if [[ -z "${DYNAMODB_ENDPOINT:-}" ]]; then
-		export DYNAMODB_LOCAL_PID_FILE="$ROOT/.cache/dynamodb-local/run/bench.pid"
-		trap 'infra/dynamodb-local.sh stop >/dev/null 2>&1 || true; cleanup' EXIT
-		DYNAMODB_ENDPOINT="$(infra/dynamodb-local.sh start)"
-		export DYNAMODB_ENDPOINT
-	fi
-	export AWS_ACCESS_KEY_ID="${AWS_ACCESS_KEY_ID:-local}" AWS_SECRET_ACCESS_KEY="${AWS_SECRET_ACCESS_KEY:-local}" AWS_REGION="${AWS_REGION:-us-east-1}"
-	cargo bench -p integration-tests --bench token_endpoint
+	say "the in-process harness (cargo bench, tests/benches/token_endpoint.rs)"
+	note_load "per-grant harness"
+	PER_GRANT="$(cargo bench -p integration-tests --bench token_endpoint)"
 fi
+note_load "end"
+
+cat <<EOF
+
+== infra/bench.sh, $STARTED, $(nproc) cores ==
+
+Machine load (load average 1, 5, 15 min; rustc processes running, e.g. other engineers' builds):
+uptime at start: $UPTIME_AT_START
+uptime at end:   $(uptime)
+
+| phase | load average | rustc processes |
+|---|---|---|
+$(printf '%s\n' "${LOADS[@]}")
+
+Side by side: wrk -t$THREADS -c$CONNECTIONS -d$DURATION, the $(nproc) cores shared by wrk and the server
+
+| grant | token-service req/s | node-oidc-provider $(json_field "$CACHE/node/node_modules/oidc-provider/package.json" version) req/s | ratio |
+|---|---|---|---|
+| client_credentials | $OURS_CC | $PEER_CC | $(ratio "$OURS_CC" "$PEER_CC") |
+| password | $OURS_PASSWORD | n/a (no password grant) | |
+| refresh_token | n/a (one token per request; a replayed token is reuse) | n/a (needs an interactive code flow) | |
+
+DynamoDB calls per request, warm instance, counted at the wire: $ROUND_TRIPS_VERDICT
+
+| flow | calls | by operation |
+|---|---|---|
+$ROUND_TRIPS
+
+Cold starts, release binaries under the in-test Runtime API over DynamoDB Local, median of $COLD_START_RUNS runs
+
+| binary | init | first request | size |
+|---|---|---|---|
+$COLD_STARTS
+EOF
+if [[ -n "$PER_GRANT" ]]; then
+	printf '\nIn-process harness, per grant and store:\n\n%s\n' "$PER_GRANT"
+fi
+[[ "$ROUND_TRIPS_VERDICT" == all* ]]

@@ -1,18 +1,15 @@
 //! Throughput and latency of the token endpoint over real HTTP, per grant and per store.
 //!
 //! `infra/bench.sh --per-grant` (or `cargo bench -p integration-tests --bench token_endpoint`).
-//! Runs on SQLite, and on DynamoDB Local too when `DYNAMODB_ENDPOINT` is set, where it also
-//! counts the DynamoDB calls of one request per grant at the wire. Request loops are bounded and
-//! only target the loopback servers this process starts.
+//! Runs on SQLite, and on DynamoDB Local too when `DYNAMODB_ENDPOINT` is set. The DynamoDB calls
+//! per grant are counted by the round-trip budget tests (`tests/integration/round_trips.rs`),
+//! which `infra/bench.sh` also runs. Request loops are bounded and only target the loopback
+//! servers this process starts.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::stream::{self, StreamExt};
-use integration_tests::app::{AppOptions, Backend, TestApp};
-use integration_tests::ddb_proxy::DdbProxy;
-use integration_tests::dynamodb::unique_table_name;
-use token_service::store::dynamodb::DynamoStore;
+use integration_tests::app::{Backend, TestApp};
 
 const REQUESTS: usize = 400;
 const CONCURRENCY: usize = 16;
@@ -77,57 +74,6 @@ async fn main() {
         .await;
         print_row(&label, "refresh_token", &report);
     }
-    if let Some(proxy) = DdbProxy::start().await {
-        print_dynamodb_calls(&proxy).await;
-    }
-}
-
-/// One request per grant through a counting proxy, after fixtures (and a warm-up request, so a
-/// cache would count as warm) were written: the round trips issue 16 budgets.
-async fn print_dynamodb_calls(proxy: &DdbProxy) {
-    let store = DynamoStore::connect(&unique_table_name(), Some(proxy.url())).await;
-    store
-        .create_table_if_missing()
-        .await
-        .expect("a bench table");
-    let app = TestApp::with_store(Arc::new(store), Backend::DynamoDb, AppOptions::default()).await;
-    let client = app.create_client("read write").await;
-    app.create_user("bench", PASSWORD).await;
-    app.app_token(&client).await;
-
-    println!("\nDynamoDB calls per request (warm), counted at the wire\n");
-    println!("{:<20} {:>6}  by operation", "grant", "calls");
-    proxy.take_calls();
-    app.app_token(&client).await;
-    print_calls("client_credentials", proxy);
-
-    let tokens = app.user_tokens(&client, "bench", PASSWORD).await;
-    print_calls("password", proxy);
-
-    let (status, body) = app
-        .token(&[
-            ("grant_type", "refresh_token"),
-            ("client_id", &client.id),
-            ("client_secret", &client.secret),
-            ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
-        ])
-        .await;
-    assert_eq!(status, 200, "refresh: {body}");
-    print_calls("refresh_token", proxy);
-}
-
-fn print_calls(grant: &str, proxy: &DdbProxy) {
-    let calls = proxy.take_calls();
-    let by_operation: Vec<String> = calls
-        .by_operation()
-        .into_iter()
-        .map(|(operation, count)| format!("{count} {operation}"))
-        .collect();
-    println!(
-        "{grant:<20} {:>6}  {}",
-        calls.total(),
-        by_operation.join(", ")
-    );
 }
 
 struct Report {

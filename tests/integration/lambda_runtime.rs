@@ -8,14 +8,17 @@
 //! - company-authtoken: an administrator's user token (password grant at the token function),
 //!   then the company auth token → 200, `"status": "PASS"`.
 //!
-//! The binaries are `target/<profile>/{token,exchange,company-authtoken}`, next to this test's
-//! own directory. `cargo test` does not build the binaries of other packages, so the test command
-//! builds them first (`cargo build --workspace --bins`, as `infra/test.sh` does); a missing
-//! binary fails the test, it never skips.
+//! Before them the baseline, `hello-lambda` (`tests/hello-lambda/`): `lambda_http` answering
+//! "hello" with nothing else, so the functions' figures can be read against the runtime's own.
 //!
-//! Each function's cold start is printed on stderr in every run: init, from process start to its
+//! The binaries are `target/<profile>/{hello-lambda,token,exchange,company-authtoken}`, next to
+//! this test's own directory, or in `$LAMBDA_BINARIES_DIR`. `cargo test` does not build the
+//! binaries of other packages, so the test command builds them first (`cargo build --workspace
+//! --bins`, as `infra/test.sh` does); a missing binary fails the test, it never skips.
+//!
+//! Each binary's cold start is printed on stderr in every run: init, from process start to its
 //! first poll of `next`, and the latency of its first request, from the event handed out to the
-//! response posted.
+//! response posted. `infra/bench.sh` reads those lines.
 
 mod function;
 mod runtime_api;
@@ -143,9 +146,16 @@ async fn each_function_binary_answers_under_the_runtime_api() {
         return;
     };
     // One at a time, so that no init competes with another for the CPU.
+    let hello = RunningFunction::start("hello-lambda", &deployment.env).await;
     let token = RunningFunction::start("token", &deployment.env).await;
     let exchange = RunningFunction::start("exchange", &deployment.env).await;
     let company = RunningFunction::start("company-authtoken", &deployment.env).await;
+
+    // The baseline: the runtime alone.
+    let event = http_api_event("/hello", "none", None);
+    let (greeting, hello_first) = hello.invoke(event).await;
+    assert_eq!(greeting.status, 200, "hello-lambda: {}", greeting.body);
+    assert_eq!(greeting.body, "hello");
 
     // token: an application token.
     let grant = [("grant_type", "client_credentials")];
@@ -205,6 +215,7 @@ async fn each_function_binary_answers_under_the_runtime_api() {
     assert!(issued.body["token"].as_str().is_some_and(|t| !t.is_empty()));
 
     report_cold_starts(&[
+        (&hello, hello_first),
         (&token, token_first),
         (&exchange, exchange_first),
         (&company, company_first),
@@ -212,15 +223,13 @@ async fn each_function_binary_answers_under_the_runtime_api() {
 }
 
 /// Straight to the stderr handle, not `eprintln!`, which the harness hides for passing tests:
-/// the figures are wanted from every run (issue 16 records them).
+/// the figures are wanted from every run (issue 16 records them). `infra/bench.sh` parses the
+/// lines below the heading, so their shape is kept.
 fn report_cold_starts(functions: &[(&RunningFunction, Duration)]) {
-    // The functions come from the same target/<profile>/ as this test.
-    let profile = if cfg!(debug_assertions) {
-        "debug"
-    } else {
-        "release"
-    };
-    let mut lines = format!("\ncold starts ({profile} build, DynamoDB Local):\n");
+    let mut lines = format!(
+        "\ncold starts (binaries in {}, DynamoDB Local):\n",
+        function::binaries_dir().display()
+    );
     for (function, first_request) in functions {
         lines += &format!(
             "  {:<18} init {:>7.1} ms   first request {:>7.1} ms\n",

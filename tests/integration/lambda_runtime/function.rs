@@ -16,14 +16,26 @@ use super::GEOLOCATION;
 /// Longest wait for a start or an answer: generous for a loaded 2-core machine.
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// `target/<profile>/<name>`: this test runs from `target/<profile>/deps/`.
-fn function_binary(name: &str) -> PathBuf {
+/// Names another build's binaries, e.g. `target/release` (`infra/bench.sh` times the release
+/// functions with this debug test harness, which need not be rebuilt optimised).
+pub const BINARIES_DIR_VAR: &str = "LAMBDA_BINARIES_DIR";
+
+/// Where the function binaries are: `$LAMBDA_BINARIES_DIR`, else `target/<profile>/`, as this
+/// test runs from `target/<profile>/deps/`.
+pub fn binaries_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os(BINARIES_DIR_VAR).filter(|dir| !dir.is_empty()) {
+        return PathBuf::from(dir);
+    }
     let test_exe = std::env::current_exe().expect("the test's own path");
-    let profile_dir = test_exe
+    test_exe
         .parent()
         .and_then(|deps| deps.parent())
-        .expect("the test binary lives in target/<profile>/deps");
-    let binary = profile_dir.join(name);
+        .expect("the test binary lives in target/<profile>/deps")
+        .to_owned()
+}
+
+fn function_binary(name: &str) -> PathBuf {
+    let binary = binaries_dir().join(name);
     assert!(
         binary.is_file(),
         "the Lambda function binary {} is missing: `cargo test` does not build the binaries of \
