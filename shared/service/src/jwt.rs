@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use crate::clock::UnixTime;
 use crate::domain::{AccessTokenRecord, Geolocation, PrincipalType};
-use crate::signing::KeyRing;
+use crate::signing::{encode_part, KeyRing};
 
 /// The media type RFC 9068 §2.1 requires in the `typ` header.
 pub const ACCESS_TOKEN_TYP: &str = "at+jwt";
@@ -83,11 +83,39 @@ pub enum InvalidAccessToken {
 pub struct AccessTokenCodec {
     keys: Arc<KeyRing>,
     issuer: Geolocation,
+    /// The signing key's JWS headers, base64url-encoded once: they never change for a key.
+    headers: Arc<EncodedHeaders>,
+}
+
+#[derive(Debug)]
+struct EncodedHeaders {
+    access_token: String,
+    id_token: String,
+}
+
+impl EncodedHeaders {
+    fn new(kid: &str) -> Self {
+        let mut access_token = Header::new(Algorithm::ES256);
+        access_token.typ = Some(ACCESS_TOKEN_TYP.to_owned());
+        access_token.kid = Some(kid.to_owned());
+        // ID tokens keep jsonwebtoken's default `typ: JWT`.
+        let mut id_token = Header::new(Algorithm::ES256);
+        id_token.kid = Some(kid.to_owned());
+        Self {
+            access_token: encode_part(&access_token),
+            id_token: encode_part(&id_token),
+        }
+    }
 }
 
 impl AccessTokenCodec {
     pub fn new(keys: Arc<KeyRing>, issuer: Geolocation) -> Self {
-        Self { keys, issuer }
+        let headers = Arc::new(EncodedHeaders::new(keys.signing_key().0));
+        Self {
+            keys,
+            issuer,
+            headers,
+        }
     }
 
     pub fn keys(&self) -> &KeyRing {
@@ -100,10 +128,6 @@ impl AccessTokenCodec {
 
     /// Signs the token that `record` describes.
     pub fn encode(&self, record: &AccessTokenRecord) -> String {
-        let (kid, key) = self.keys.signing_key();
-        let mut header = Header::new(Algorithm::ES256);
-        header.typ = Some(ACCESS_TOKEN_TYP.to_owned());
-        header.kid = Some(kid.to_owned());
         let claims = AccessTokenClaims {
             iss: self.issuer.to_string(),
             sub: record.subject.hyphenated().to_string(),
@@ -116,7 +140,8 @@ impl AccessTokenCodec {
             principal_type: record.principal_type,
             geolocation: self.issuer.to_string(),
         };
-        jsonwebtoken::encode(&header, &claims, key).expect("ES256 signing with a loaded key")
+        let (_, signer) = self.keys.signing_key();
+        signer.sign(&self.headers.access_token, &claims)
     }
 
     /// The ID token that accompanies `access_token` (the token `record` describes, as
@@ -128,9 +153,6 @@ impl AccessTokenCodec {
         access_token: &str,
         nonce: Option<&str>,
     ) -> String {
-        let (kid, key) = self.keys.signing_key();
-        let mut header = Header::new(Algorithm::ES256);
-        header.kid = Some(kid.to_owned());
         let claims = IdTokenClaims {
             iss: self.issuer.to_string(),
             sub: record.subject.hyphenated().to_string(),
@@ -142,7 +164,8 @@ impl AccessTokenCodec {
             nonce: nonce.map(str::to_owned),
             principal_type: record.principal_type,
         };
-        jsonwebtoken::encode(&header, &claims, key).expect("ES256 signing with a loaded key")
+        let (_, signer) = self.keys.signing_key();
+        signer.sign(&self.headers.id_token, &claims)
     }
 
     /// Verifies signature, `typ`, issuer, audience and expiry. Whether the token was revoked is

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use jsonwebtoken::{DecodingKey, EncodingKey};
+use jsonwebtoken::DecodingKey;
 use p256::elliptic_curve::sec1::ToEncodedPoint;
 use p256::pkcs8::{DecodePrivateKey, EncodePrivateKey, LineEnding};
 use serde::{Deserialize, Serialize};
@@ -21,6 +21,9 @@ use sha2::{Digest, Sha256};
 
 use crate::clock::{Clock, UnixTime};
 use crate::random::RandomSource;
+
+mod signer;
+pub use signer::{encode_part, Es256Signer};
 
 /// The signing key and the previous ones still published for verification.
 pub const MAX_KEYS: usize = 3;
@@ -109,7 +112,7 @@ pub const SERVER_SECRET_BYTES: usize = 32;
 
 struct LoadedKey {
     kid: String,
-    encoding: EncodingKey,
+    signer: Es256Signer,
     decoding: DecodingKey,
     x: String,
     y: String,
@@ -178,9 +181,9 @@ impl KeyRing {
     }
 
     /// The `kid` and key that sign new tokens.
-    pub fn signing_key(&self) -> (&str, &EncodingKey) {
+    pub fn signing_key(&self) -> (&str, &Es256Signer) {
         let key = self.keys.last().expect("a key ring is never empty");
-        (&key.kid, &key.encoding)
+        (&key.kid, &key.signer)
     }
 
     pub fn verification_key(&self, kid: &str) -> Option<&DecodingKey> {
@@ -328,12 +331,11 @@ fn load_key(stored: &StoredKey) -> Result<LoadedKey, KeyError> {
     };
     let secret = p256::SecretKey::from_pkcs8_pem(&stored.private_key_pem).map_err(|_| bad())?;
     let (x, y) = public_coordinates(&secret);
-    let encoding =
-        EncodingKey::from_ec_pem(stored.private_key_pem.as_bytes()).map_err(|_| bad())?;
+    let signer = Es256Signer::new(&secret).ok_or_else(bad)?;
     let decoding = DecodingKey::from_ec_components(&x, &y).map_err(|_| bad())?;
     Ok(LoadedKey {
         kid: stored.kid.clone(),
-        encoding,
+        signer,
         decoding,
         x,
         y,

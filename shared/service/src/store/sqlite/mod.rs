@@ -10,19 +10,22 @@
 //! refresh token's `rotated_at`, ...) the column is authoritative and is laid over the body on
 //! read, so a single `UPDATE` of the column is the whole write.
 //!
-//! rusqlite is synchronous, so each operation runs on the blocking pool with the connection
-//! behind a mutex; the async runtime is never blocked on disk or on the other process's lock.
+//! rusqlite is synchronous, so the connection lives on a thread of its own (`worker.rs`) and
+//! every operation is a job sent to it: the async runtime is never blocked on disk or on the
+//! other process's lock. Writes are group-committed there: the writes of many concurrent
+//! requests share one transaction, and each is answered only after that transaction commits.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, ErrorCode, OptionalExtension};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::{StoreError, StoreResult};
 use crate::secrets::TokenHash;
+use worker::{Job, Worker, Write};
 
 mod auth_tokens;
 mod authorization_codes;
@@ -36,6 +39,7 @@ mod revocation;
 pub mod sweeper;
 #[cfg(test)]
 mod tests;
+mod worker;
 
 /// The database file's name under `DATA_DIR`.
 pub const FILE_NAME: &str = "tokens.sqlite3";
@@ -136,10 +140,10 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_by_email
     WHERE json_extract(body, '$.email') IS NOT NULL;
 ";
 
-/// The embedded store. Cheap to clone; clones share one connection.
+/// The embedded store. Cheap to clone; clones share one connection and its thread.
 #[derive(Clone)]
 pub struct SqliteStore {
-    conn: Arc<Mutex<Connection>>,
+    worker: Arc<Worker>,
     path: Arc<PathBuf>,
 }
 
@@ -187,7 +191,7 @@ impl SqliteStore {
         conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA}COMMIT;"))
             .map_err(map_err)?;
         Ok(Self {
-            conn: Arc::new(Mutex::new(conn)),
+            worker: Arc::new(Worker::spawn(conn)?),
             path: Arc::new(path.to_owned()),
         })
     }
@@ -201,39 +205,34 @@ impl SqliteStore {
         &self.path
     }
 
-    /// Runs `op` with the connection on the blocking pool.
+    /// Runs `op` with the connection on its thread, outside any group transaction: for reads,
+    /// and for statements that commit on their own.
     async fn with_conn<T, F>(&self, op: F) -> StoreResult<T>
     where
         F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let conn = Arc::clone(&self.conn);
-        tokio::task::spawn_blocking(move || {
-            // A panic while holding the lock leaves no half-done transaction behind (rusqlite
-            // rolls back on drop), so a poisoned connection is still usable.
-            let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
-            op(&mut conn)
-        })
-        .await
-        .map_err(|e| StoreError::Internal(format!("SQLite task failed: {e}")))?
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.worker.submit(Job::Direct(Box::new(move |conn| {
+            // The caller may have stopped waiting; the work is done either way.
+            let _ = reply.send(op(conn));
+        })))?;
+        answer.await.map_err(|_| worker::thread_gone())?
     }
 
-    /// Runs `op` in a `BEGIN IMMEDIATE` transaction: the write lock is taken up front, so a
-    /// transaction that reads before it writes never fails to upgrade its lock mid-way.
+    /// Runs `op` inside the next group transaction (`BEGIN IMMEDIATE`: the write lock is taken
+    /// up front, so a write that reads first never fails to upgrade its lock mid-way), in a
+    /// savepoint of its own: an `Err` from `op` undoes its writes only. Answers once the
+    /// transaction has committed.
     async fn write_tx<T, F>(&self, op: F) -> StoreResult<T>
     where
         F: FnOnce(&rusqlite::Transaction<'_>) -> StoreResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        self.with_conn(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(map_err)?;
-            let value = op(&tx)?;
-            tx.commit().map_err(map_err)?;
-            Ok(value)
-        })
-        .await
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.worker
+            .submit(Job::Grouped(Box::new(Write::new(op, reply))))?;
+        answer.await.map_err(|_| worker::thread_gone())?
     }
 
     /// Reads one JSON body by key, `None` if there is no row.
@@ -252,13 +251,13 @@ impl SqliteStore {
         .await
     }
 
-    /// Executes one statement (autocommit: a single statement is atomic by itself).
+    /// Executes one write statement, group-committed like [`Self::write_tx`].
     async fn execute<P>(&self, sql: &'static str, params: P) -> StoreResult<usize>
     where
         P: rusqlite::Params + Send + 'static,
     {
-        self.with_conn(move |conn| {
-            conn.prepare_cached(sql)
+        self.write_tx(move |tx| {
+            tx.prepare_cached(sql)
                 .and_then(|mut stmt| stmt.execute(params))
                 .map_err(map_err)
         })
