@@ -7,136 +7,22 @@
 //!
 //! Plus the cache's bound: a client disabled elsewhere stops within `READ_CACHE_SECONDS`.
 
+mod counted;
+
 use std::sync::Arc;
 
-use integration_tests::app::{json_of, AppOptions, Backend, RequestBody, TestApp, TestClient};
+use counted::*;
+use integration_tests::app::{AppOptions, Backend, RequestBody, TestApp, TestClient};
 use integration_tests::assertions::assert_token_error;
-use integration_tests::ddb_proxy::{Calls, DdbProxy};
-use integration_tests::dynamodb::unique_table_name;
-use reqwest::StatusCode;
 use serde_json::{json, Value};
-use token_service::admin::{self, NewClient};
+use token_service::admin;
 use token_service::context::Context;
-use token_service::domain::{ClientId, Company, ConsumerKey, Scopes, User};
+use token_service::domain::ConsumerKey;
 use token_service::import::import_legacy_tokens;
 use token_service::secrets::TokenHash;
 use token_service::store::dynamodb::sdk::types::AttributeValue;
-use token_service::store::dynamodb::DynamoStore;
 use token_service::store::Store;
 use uuid::Uuid;
-
-const READ_CACHE_SECONDS: u64 = 5;
-const PASSWORD: &str = "correct horse battery staple";
-
-/// An app over a fresh table behind the counting proxy, with the read cache on.
-struct Counted {
-    proxy: DdbProxy,
-    app: TestApp,
-    /// The app's store, for raw writes to its table (counted too: outside `calls_of`).
-    store: Arc<DynamoStore>,
-}
-
-impl Counted {
-    async fn start() -> Option<Self> {
-        let proxy = DdbProxy::start().await?;
-        let store = DynamoStore::connect(&unique_table_name(), Some(proxy.url())).await;
-        store
-            .create_table_if_missing()
-            .await
-            .expect("create a test table");
-        let store = Arc::new(store);
-        let app = TestApp::with_read_cache(
-            store.clone(),
-            Backend::DynamoDb,
-            AppOptions::default(),
-            READ_CACHE_SECONDS,
-        )
-        .await;
-        Some(Self { proxy, app, store })
-    }
-
-    /// The calls `run` makes, printed by operation (`--nocapture` shows today's counts).
-    async fn calls_of<T>(
-        &self,
-        what: &str,
-        run: impl std::future::Future<Output = T>,
-    ) -> (T, Calls) {
-        self.proxy.take_calls();
-        let value = run.await;
-        let calls = self.proxy.take_calls();
-        println!("{what}: {} calls {:?}", calls.total(), calls.by_operation());
-        (value, calls)
-    }
-
-    /// A company, its administrator, and an app with a Connect URL the company is enabled for.
-    async fn company(&self) -> (Company, User, TestClient) {
-        let app = &self.app;
-        let company = app.create_company("Acme").await;
-        let login = format!("admin-{}@acme.example", Uuid::new_v4().simple());
-        let admin = app
-            .create_user_with(&login, PASSWORD, |u| {
-                u.company_id = Some(company.id);
-                u.is_admin = true;
-            })
-            .await;
-        let crm = app
-            .create_client_with(NewClient {
-                connect_url: Some("https://crm.example.com/connect".into()),
-                ..NewClient::named("crm", Scopes::parse("read write").unwrap())
-            })
-            .await;
-        admin::enable_company_for_client(app.ctx(), &company.id, &client_id(&crm))
-            .await
-            .unwrap();
-        (company, admin, crm)
-    }
-
-    /// The company auth-token endpoint as the administrator; the JSON answer.
-    async fn issue_auth_token(
-        &self,
-        company: &Company,
-        admin_token: &str,
-        crm: &TestClient,
-    ) -> Value {
-        let request = self
-            .app
-            .company_auth_token_request(&company.id.to_string(), Some(admin_token), &[])
-            .form(&[("client_id", crm.id.as_str())]);
-        ok(json_of(request.send().await.unwrap()).await)
-    }
-}
-
-fn client_id(client: &TestClient) -> ClientId {
-    ClientId::parse(&client.id).unwrap()
-}
-
-#[track_caller]
-fn ok((status, body): (StatusCode, Value)) -> Value {
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body
-}
-
-#[track_caller]
-fn assert_within(calls: &Calls, budget: usize, what: &str) {
-    assert!(
-        calls.total() <= budget,
-        "{what}: {} DynamoDB calls, budget {budget}: {:?}",
-        calls.total(),
-        calls.by_operation()
-    );
-}
-
-fn client_form<'a>(
-    client: &'a TestClient,
-    grant: &[(&'a str, &'a str)],
-) -> Vec<(&'a str, &'a str)> {
-    let mut form = vec![
-        ("client_id", client.id.as_str()),
-        ("client_secret", client.secret.as_str()),
-    ];
-    form.extend_from_slice(grant);
-    form
-}
 
 macro_rules! dynamodb_test {
     ($($name:ident),* $(,)?) => {$(
@@ -194,12 +80,7 @@ mod budgets {
     /// Goal ≤ 3.
     pub async fn company_authtoken_grant(c: Counted) {
         let (company, admin, crm) = c.company().await;
-        let portal = c.app.create_first_party_client("profile").await;
-        let admin_tokens = c
-            .app
-            .user_tokens(&portal, admin.login.as_str(), PASSWORD)
-            .await;
-        let admin_token = admin_tokens["access_token"].as_str().unwrap();
+        let admin_token = &c.admin_token(&admin).await;
         let auth_token = c.issue_auth_token(&company, admin_token, &crm).await["token"]
             .as_str()
             .unwrap()
@@ -223,12 +104,7 @@ mod budgets {
     /// Goal ≤ 3.
     pub async fn company_auth_token_issue(c: Counted) {
         let (company, admin, crm) = c.company().await;
-        let portal = c.app.create_first_party_client("profile").await;
-        let admin_tokens = c
-            .app
-            .user_tokens(&portal, admin.login.as_str(), PASSWORD)
-            .await;
-        let admin_token = admin_tokens["access_token"].as_str().unwrap();
+        let admin_token = &c.admin_token(&admin).await;
         c.issue_auth_token(&company, admin_token, &crm).await;
         let (_, calls) = c
             .calls_of(

@@ -1,0 +1,138 @@
+//! The counting harness: an app behind the counting proxy, the flows' setup steps, and the
+//! budget assertion.
+
+use std::sync::Arc;
+
+use integration_tests::app::{json_of, AppOptions, Backend, TestApp, TestClient};
+use integration_tests::ddb_proxy::{Calls, DdbProxy};
+use integration_tests::dynamodb::unique_table_name;
+use reqwest::StatusCode;
+use serde_json::Value;
+use token_service::admin::{self, NewClient};
+use token_service::domain::{ClientId, Company, Scopes, User};
+use token_service::store::dynamodb::DynamoStore;
+use uuid::Uuid;
+
+pub(super) const READ_CACHE_SECONDS: u64 = 5;
+pub(super) const PASSWORD: &str = "correct horse battery staple";
+
+/// An app over a fresh table behind the counting proxy, with the read cache on.
+pub(super) struct Counted {
+    pub(super) proxy: DdbProxy,
+    pub(super) app: TestApp,
+    /// The app's store, for raw writes to its table (counted too: outside `calls_of`).
+    pub(super) store: Arc<DynamoStore>,
+}
+
+impl Counted {
+    pub(super) async fn start() -> Option<Self> {
+        let proxy = DdbProxy::start().await?;
+        let store = DynamoStore::connect(&unique_table_name(), Some(proxy.url())).await;
+        store
+            .create_table_if_missing()
+            .await
+            .expect("create a test table");
+        let store = Arc::new(store);
+        let app = TestApp::with_read_cache(
+            store.clone(),
+            Backend::DynamoDb,
+            AppOptions::default(),
+            READ_CACHE_SECONDS,
+        )
+        .await;
+        Some(Self { proxy, app, store })
+    }
+
+    /// The calls `run` makes, printed by operation (`--nocapture` shows today's counts).
+    pub(super) async fn calls_of<T>(
+        &self,
+        what: &str,
+        run: impl std::future::Future<Output = T>,
+    ) -> (T, Calls) {
+        self.proxy.take_calls();
+        let value = run.await;
+        let calls = self.proxy.take_calls();
+        println!("{what}: {} calls {:?}", calls.total(), calls.by_operation());
+        (value, calls)
+    }
+
+    /// A company, its administrator, and an app with a Connect URL the company is enabled for.
+    pub(super) async fn company(&self) -> (Company, User, TestClient) {
+        let app = &self.app;
+        let company = app.create_company("Acme").await;
+        let login = format!("admin-{}@acme.example", Uuid::new_v4().simple());
+        let admin = app
+            .create_user_with(&login, PASSWORD, |u| {
+                u.company_id = Some(company.id);
+                u.is_admin = true;
+            })
+            .await;
+        let crm = app
+            .create_client_with(NewClient {
+                connect_url: Some("https://crm.example.com/connect".into()),
+                ..NewClient::named("crm", Scopes::parse("read write").unwrap())
+            })
+            .await;
+        admin::enable_company_for_client(app.ctx(), &company.id, &client_id(&crm))
+            .await
+            .unwrap();
+        (company, admin, crm)
+    }
+
+    /// The administrator's access token, from a first-party client (the company endpoint's
+    /// caller).
+    pub(super) async fn admin_token(&self, admin: &User) -> String {
+        let portal = self.app.create_first_party_client("profile").await;
+        let tokens = self
+            .app
+            .user_tokens(&portal, admin.login.as_str(), PASSWORD)
+            .await;
+        tokens["access_token"].as_str().unwrap().to_owned()
+    }
+
+    /// The company auth-token endpoint as the administrator; the JSON answer.
+    pub(super) async fn issue_auth_token(
+        &self,
+        company: &Company,
+        admin_token: &str,
+        crm: &TestClient,
+    ) -> Value {
+        let request = self
+            .app
+            .company_auth_token_request(&company.id.to_string(), Some(admin_token), &[])
+            .form(&[("client_id", crm.id.as_str())]);
+        ok(json_of(request.send().await.unwrap()).await)
+    }
+}
+
+pub(super) fn client_id(client: &TestClient) -> ClientId {
+    ClientId::parse(&client.id).unwrap()
+}
+
+#[track_caller]
+pub(super) fn ok((status, body): (StatusCode, Value)) -> Value {
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+#[track_caller]
+pub(super) fn assert_within(calls: &Calls, budget: usize, what: &str) {
+    assert!(
+        calls.total() <= budget,
+        "{what}: {} DynamoDB calls, budget {budget}: {:?}",
+        calls.total(),
+        calls.by_operation()
+    );
+}
+
+pub(super) fn client_form<'a>(
+    client: &'a TestClient,
+    grant: &[(&'a str, &'a str)],
+) -> Vec<(&'a str, &'a str)> {
+    let mut form = vec![
+        ("client_id", client.id.as_str()),
+        ("client_secret", client.secret.as_str()),
+    ];
+    form.extend_from_slice(grant);
+    form
+}
