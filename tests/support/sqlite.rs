@@ -4,6 +4,8 @@
 //! the busy timeout, and a second connection (another process) on the same file. The conformance
 //! suite itself runs against SQLite in the library's own tests (`cargo test -p token-service`).
 
+use std::time::Duration;
+
 use tempfile::TempDir;
 use token_service::store::sqlite::SqliteStore;
 
@@ -20,5 +22,14 @@ pub fn temp_dir() -> TempDir {
 pub fn fresh_store() -> (SqliteStore, TempDir) {
     let dir = temp_dir();
     let store = SqliteStore::open_in_dir(dir.path()).expect("open the SQLite store");
+    (store, dir)
+}
+
+/// As [`fresh_store`], with a short busy timeout: for tests that lock the file from another
+/// connection on purpose, so that each refused write answers in a fraction of a second.
+pub fn fresh_store_with_busy_timeout(busy_timeout: Duration) -> (SqliteStore, TempDir) {
+    let dir = temp_dir();
+    let store = SqliteStore::open_with_busy_timeout(&dir.path().join("tokens.db"), busy_timeout)
+        .expect("open the SQLite store");
     (store, dir)
 }

@@ -14,8 +14,9 @@
 //!   ([`WRITE_OPERATIONS`]); reads are answered.
 //! - **SQLite, write-locked**: a second connection on the database file holds its write lock
 //!   (`BEGIN IMMEDIATE`), as `tokenctl` or a second server in a long transaction would; the
-//!   store's writes wait out its busy timeout (5 s), then fail. That is how an SQLite file in WAL
-//!   mode becomes unavailable to this service: WAL lets readers through any write lock, and no
+//!   store's writes wait out its busy timeout (250 ms here, 5 s in the local server), then fail.
+//!   That is how an SQLite file in WAL mode becomes unavailable to this service: WAL lets
+//!   readers through any write lock, and no
 //!   lock that also stops readers can be taken while the service's own connection has the file
 //!   open (`PRAGMA locking_mode=EXCLUSIVE` then fails with "database is locked").
 //!   So on SQLite, as with DynamoDB's writes refused, reads still succeed: introspection and
@@ -145,7 +146,9 @@ impl Deref for FaultyApp {
 
 impl FaultyApp {
     pub async fn sqlite() -> Self {
-        let (store, dir) = integration_tests::sqlite::fresh_store();
+        let (store, dir) = integration_tests::sqlite::fresh_store_with_busy_timeout(
+            std::time::Duration::from_millis(250),
+        );
         let path = store.path().to_owned();
         let mailer = Arc::<CapturingMailer>::default();
         let app = TestApp::with_store(Arc::new(store), Backend::Sqlite, options(&mailer)).await;

@@ -161,7 +161,9 @@ impl SqliteStore {
         Self::open_with_busy_timeout(path, BUSY_TIMEOUT)
     }
 
-    fn open_with_busy_timeout(path: &Path, busy_timeout: Duration) -> StoreResult<Self> {
+    /// As [`SqliteStore::open`], waiting at most `busy_timeout` for another connection's lock
+    /// before a query answers `Unavailable`: tests that hold a lock on purpose wait less.
+    pub fn open_with_busy_timeout(path: &Path, busy_timeout: Duration) -> StoreResult<Self> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| {
                 StoreError::Internal(format!("cannot create {}: {e}", parent.display()))
