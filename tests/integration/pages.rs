@@ -65,11 +65,10 @@ fn pending_for_form(
     headers: &HeaderMap,
     form: CsrfForm,
     csrf_token: &str,
-) -> Result<PendingAuthorization, Response> {
-    let pending =
-        pending_from(headers, &app.keys).ok_or_else(|| StatusCode::BAD_REQUEST.into_response())?;
+) -> Result<PendingAuthorization, StatusCode> {
+    let pending = pending_from(headers, &app.keys).ok_or(StatusCode::BAD_REQUEST)?;
     if !verify_csrf_token(&app.keys, form, &pending, csrf_token) {
-        return Err(StatusCode::FORBIDDEN.into_response());
+        return Err(StatusCode::FORBIDDEN);
     }
     Ok(pending)
 }
@@ -117,7 +116,7 @@ async fn sign_in(
     State(app): State<Arc<PageApp>>,
     headers: HeaderMap,
     Form(form): Form<SignInForm>,
-) -> Result<Response, Response> {
+) -> Result<Response, StatusCode> {
     let mut pending = pending_for_form(&app, &headers, CsrfForm::SignIn, &form.csrf_token)?;
     if form.login != LOGIN || form.password != PASSWORD {
         let message = sign_in_message(ErrorCode::IncorrectCredentials);
@@ -140,10 +139,10 @@ async fn consent(
     State(app): State<Arc<PageApp>>,
     headers: HeaderMap,
     Form(form): Form<ConsentForm>,
-) -> Result<Response, Response> {
+) -> Result<Response, StatusCode> {
     let pending = pending_for_form(&app, &headers, CsrfForm::Consent, &form.csrf_token)?;
     let Some(user) = pending.signed_in_user else {
-        return Err(StatusCode::FORBIDDEN.into_response());
+        return Err(StatusCode::FORBIDDEN);
     };
     let request = &pending.request;
     if form.decision != "approve" {
