@@ -8,9 +8,10 @@ use http_body_util::BodyExt;
 use integration_tests::app::{Backend, TestApp};
 use serde_json::Value;
 use token_service::admin;
-use token_service::domain::{ClientId, ConsumerKey, LegacyToken, PrincipalType, Scopes};
+use token_service::domain::{ClientId, ConsumerKey, Scopes};
 use token_service::http::{company_router, exchange_router, token_router};
 use token_service::secrets::TokenHash;
+use token_service::store::conformance::records::user_legacy_token;
 use tower::ServiceExt;
 
 /// A fixture from `tests/fixtures/apigw/` with its `{{PLACEHOLDERS}}` filled in.
@@ -153,16 +154,7 @@ async fn exchange_function_exchanges_an_old_token() {
     .unwrap();
     let old_token = "old-refresh-token-for-the-lambda-fixture";
     app.store
-        .put_legacy_tokens(&[LegacyToken {
-            token_hash: TokenHash::of(old_token),
-            consumer_key: key.clone(),
-            principal_type: PrincipalType::User,
-            principal_id: user.id,
-            scopes: Scopes::parse("read").unwrap(),
-            wsadmin: false,
-            company_id: None,
-            expires_at: None,
-        }])
+        .put_legacy_tokens(&[user_legacy_token(old_token, key.clone(), user.id)])
         .await
         .unwrap();
     let app_token = app.app_token(&client).await;

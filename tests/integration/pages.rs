@@ -58,6 +58,21 @@ fn pending_from(headers: &HeaderMap, keys: &AuthorizeKeys) -> Option<PendingAuth
     PendingAuthorization::open(value, keys, NOW).ok()
 }
 
+/// The pending request a form post continues: 400 without one, 403 unless the post's CSRF
+/// token answers `form` for it.
+fn pending_for_form(
+    app: &PageApp,
+    headers: &HeaderMap,
+    form: CsrfForm,
+    csrf_token: &str,
+) -> Result<PendingAuthorization, StatusCode> {
+    let pending = pending_from(headers, &app.keys).ok_or(StatusCode::BAD_REQUEST)?;
+    if !verify_csrf_token(&app.keys, form, &pending, csrf_token) {
+        return Err(StatusCode::FORBIDDEN);
+    }
+    Ok(pending)
+}
+
 fn sign_in_page(app: &PageApp, pending: &PendingAuthorization, error: Option<&str>) -> String {
     render_sign_in(&SignInPage {
         app_name: APP_NAME,
@@ -85,6 +100,12 @@ async fn start(State(app): State<Arc<PageApp>>) -> Response {
 }
 
 #[derive(serde::Deserialize)]
+struct ConsentForm {
+    decision: String,
+    csrf_token: String,
+}
+
+#[derive(serde::Deserialize)]
 struct SignInForm {
     login: String,
     password: String,
@@ -95,17 +116,12 @@ async fn sign_in(
     State(app): State<Arc<PageApp>>,
     headers: HeaderMap,
     Form(form): Form<SignInForm>,
-) -> Response {
-    let Some(mut pending) = pending_from(&headers, &app.keys) else {
-        return StatusCode::BAD_REQUEST.into_response();
-    };
-    if !verify_csrf_token(&app.keys, CsrfForm::SignIn, &pending, &form.csrf_token) {
-        return StatusCode::FORBIDDEN.into_response();
-    }
+) -> Result<Response, StatusCode> {
+    let mut pending = pending_for_form(&app, &headers, CsrfForm::SignIn, &form.csrf_token)?;
     if form.login != LOGIN || form.password != PASSWORD {
         let message = sign_in_message(ErrorCode::IncorrectCredentials);
         let html = sign_in_page(&app, &pending, Some(message));
-        return page(StatusCode::OK, &app.redirect_uri, html, None);
+        return Ok(page(StatusCode::OK, &app.redirect_uri, html, None));
     }
     pending.signed_in_user = Some(PrincipalId::new(OsRandom.uuid()));
     let cookie = set_pending_cookie(&pending.seal(&app.keys, &OsRandom).unwrap(), false);
@@ -116,43 +132,32 @@ async fn sign_in(
         csrf_token: &csrf_token(&app.keys, CsrfForm::Consent, &pending),
         scopes: &scopes,
     });
-    page(StatusCode::OK, &app.redirect_uri, html, Some(cookie))
-}
-
-#[derive(serde::Deserialize)]
-struct ConsentForm {
-    decision: String,
-    csrf_token: String,
+    Ok(page(StatusCode::OK, &app.redirect_uri, html, Some(cookie)))
 }
 
 async fn consent(
     State(app): State<Arc<PageApp>>,
     headers: HeaderMap,
     Form(form): Form<ConsentForm>,
-) -> Response {
-    let Some(pending) = pending_from(&headers, &app.keys) else {
-        return StatusCode::BAD_REQUEST.into_response();
-    };
-    let (true, Some(user)) = (
-        verify_csrf_token(&app.keys, CsrfForm::Consent, &pending, &form.csrf_token),
-        pending.signed_in_user,
-    ) else {
-        return StatusCode::FORBIDDEN.into_response();
+) -> Result<Response, StatusCode> {
+    let pending = pending_for_form(&app, &headers, CsrfForm::Consent, &form.csrf_token)?;
+    let Some(user) = pending.signed_in_user else {
+        return Err(StatusCode::FORBIDDEN);
     };
     let request = &pending.request;
     if form.decision != "approve" {
-        return redirect(
+        return Ok(redirect(
             ErrorRedirect::denied(&request.redirect_uri, request.state.as_deref()).location(),
-        );
+        ));
     }
     let issued = issue_code(&pending, user, &OsRandom, NOW);
     let geolocation = Geolocation::parse("https://us.api.example.com").unwrap();
-    redirect(code_location(
+    Ok(redirect(code_location(
         &request.redirect_uri,
         &issued.code,
         &geolocation,
         request.state.as_deref(),
-    ))
+    )))
 }
 
 async fn callback() -> &'static str {

@@ -27,7 +27,16 @@ async fn client_site() -> String {
     format!("http://localhost:{port}/callback")
 }
 
-async fn setup() -> (TestApp, TestClient, String) {
+/// A fresh app with a user and a code-flow client, and a real browser on that client's
+/// authorize page.
+struct BrowserFlow {
+    app: TestApp,
+    client: TestClient,
+    redirect_uri: String,
+    browser: Browser,
+}
+
+async fn open_authorize_page() -> BrowserFlow {
     let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
     app.create_user(LOGIN, PASSWORD).await;
     let redirect_uri = client_site().await;
@@ -37,7 +46,19 @@ async fn setup() -> (TestApp, TestClient, String) {
     );
     new.redirect_uris = vec![redirect_uri.clone()];
     let client = app.create_client_with(new).await;
-    (app, client, redirect_uri)
+    let browser = Browser::start()
+        .await
+        .expect("chromedriver and chromium start");
+    browser
+        .goto(&authorize_url(&app, &client, &redirect_uri))
+        .await
+        .unwrap();
+    BrowserFlow {
+        app,
+        client,
+        redirect_uri,
+        browser,
+    }
 }
 
 fn authorize_url(app: &TestApp, client: &TestClient, redirect_uri: &str) -> String {
@@ -67,15 +88,12 @@ fn query_value(url: &url::Url, name: &str) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sign_in_approve_and_exchange_in_a_real_browser() {
-    let (app, client, redirect_uri) = setup().await;
-    let browser = Browser::start()
-        .await
-        .expect("chromedriver and chromium start");
-
-    browser
-        .goto(&authorize_url(&app, &client, &redirect_uri))
-        .await
-        .unwrap();
+    let BrowserFlow {
+        app,
+        client,
+        redirect_uri,
+        browser,
+    } = open_authorize_page().await;
     assert!(browser.text().await.unwrap().contains(APP_NAME));
     browser.screenshot("authorize-sign-in").await.unwrap();
 
@@ -132,14 +150,10 @@ async fn sign_in_approve_and_exchange_in_a_real_browser() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deny_in_a_real_browser_redirects_with_access_denied() {
-    let (app, client, redirect_uri) = setup().await;
-    let browser = Browser::start()
-        .await
-        .expect("chromedriver and chromium start");
-    browser
-        .goto(&authorize_url(&app, &client, &redirect_uri))
-        .await
-        .unwrap();
+    // `_app` is bound, not `..`-dropped: the service must outlive the browser's visit.
+    let BrowserFlow {
+        app: _app, browser, ..
+    } = open_authorize_page().await;
     sign_in(&browser, PASSWORD).await;
     browser.click_button("Deny").await.unwrap();
     let landed = browser.current_url().await.unwrap();

@@ -9,6 +9,7 @@ use http::{header, HeaderMap, StatusCode};
 use super::body::read_params;
 use super::error_response::http_error_response;
 use crate::domain::Client;
+use crate::errors::ServerError;
 use crate::flows::presented_token::TokenTypeHint;
 use crate::grants::{authenticate_client, BodyDenial, GrantError};
 use crate::secrets::Secret;
@@ -16,10 +17,10 @@ use crate::services::Services;
 
 /// An authenticated client and the token it presents.
 #[derive(Debug)]
-pub struct ClientTokenRequest {
-    pub client: Client,
-    pub token: Secret,
-    pub hint: Option<TokenTypeHint>,
+struct ClientTokenRequest {
+    client: Client,
+    token: Secret,
+    hint: Option<TokenTypeHint>,
 }
 
 /// Why a revocation or introspection request was refused before its token was looked at.
@@ -48,7 +49,27 @@ impl IntoResponse for ClientTokenRequestError {
     }
 }
 
-pub async fn read_client_token_request(
+/// Reads the request, then answers it with `flow` (revocation or introspection) for the
+/// authenticated client and the token it presents. A store failure inside `flow` is refused as
+/// one during client authentication is.
+pub async fn answer_client_token_request<T>(
+    services: &Services,
+    headers: &HeaderMap,
+    body: Body,
+    flow: impl AsyncFnOnce(&Services, &Client, &str, Option<TokenTypeHint>) -> Result<T, ServerError>,
+) -> Result<T, ClientTokenRequestError> {
+    let request = read_client_token_request(services, headers, body).await?;
+    flow(
+        services,
+        &request.client,
+        request.token.expose(),
+        request.hint,
+    )
+    .await
+    .map_err(|e| ClientTokenRequestError::Client(e.into()))
+}
+
+async fn read_client_token_request(
     services: &Services,
     headers: &HeaderMap,
     body: Body,

@@ -174,8 +174,9 @@ fn return_type(query: Option<&str>) -> Result<ReturnType, InvalidReturnType> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{Client, ConsumerKey, Geolocation, LegacyToken, PrincipalType};
+    use crate::domain::{Client, ConsumerKey, Geolocation};
     use crate::secrets::TokenHash;
+    use crate::store::conformance::records;
 
     #[test]
     fn return_type_values() {
@@ -323,19 +324,10 @@ mod tests {
             .unwrap();
         let old = "old-token-value-1234";
         // The exchange refuses a principal the store does not know.
-        let user = crate::store::conformance::records::user(clock.now(), "old-user");
+        let user = records::user(clock.now(), "old-user");
         store.put_user(&user).await.unwrap();
         store
-            .put_legacy_tokens(&[LegacyToken {
-                token_hash: TokenHash::of(old),
-                consumer_key: key,
-                principal_type: PrincipalType::User,
-                principal_id: user.id,
-                scopes: Scopes::parse("read").unwrap(),
-                wsadmin: false,
-                company_id: None,
-                expires_at: None,
-            }])
+            .put_legacy_tokens(&[records::user_legacy_token(old, key, user.id)])
             .await
             .unwrap();
         let app_token = services

@@ -9,7 +9,7 @@ use http::HeaderMap;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::client_request::{read_client_token_request, ClientTokenRequestError};
+use super::client_request::{answer_client_token_request, ClientTokenRequestError};
 use super::openapi::{ClientRequestRefusals, ClientTokenForm, OAuthErrorBody, ServerErrorBody};
 use crate::flows::introspection::{introspect as introspect_token, ActiveToken};
 use crate::services::Services;
@@ -88,14 +88,6 @@ pub async fn introspect(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<IntrospectionResponse>, ClientTokenRequestError> {
-    let request = read_client_token_request(&services, &headers, body).await?;
-    let active = introspect_token(
-        &services,
-        &request.client,
-        request.token.expose(),
-        request.hint,
-    )
-    .await
-    .map_err(|e| ClientTokenRequestError::Client(e.into()))?;
+    let active = answer_client_token_request(&services, &headers, body, introspect_token).await?;
     Ok(Json(active.into()))
 }

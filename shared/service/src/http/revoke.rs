@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, StatusCode};
 
-use super::client_request::{read_client_token_request, ClientTokenRequestError};
+use super::client_request::{answer_client_token_request, ClientTokenRequestError};
 use super::openapi::{ClientRequestRefusals, ClientTokenForm, OAuthErrorBody, ServerErrorBody};
 use crate::flows::revocation::revoke_token;
 use crate::services::Services;
@@ -34,15 +34,7 @@ pub async fn revoke(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ClientTokenRequestError> {
-    let request = read_client_token_request(&services, &headers, body).await?;
-    let revoked = revoke_token(
-        &services,
-        &request.client,
-        request.token.expose(),
-        request.hint,
-    )
-    .await
-    .map_err(|e| ClientTokenRequestError::Client(e.into()))?;
+    let revoked = answer_client_token_request(&services, &headers, body, revoke_token).await?;
     tracing::debug!(?revoked, "revocation");
     Ok(StatusCode::OK.into_response())
 }

@@ -99,6 +99,24 @@ impl<S: ?Sized> CachedStore<S> {
         Ok(value)
     }
 
+    /// `write`'s outcome; once it has succeeded the entry of `key` is dropped, so that this
+    /// instance reads the new value next.
+    async fn write_through<K, V, T, F>(
+        &self,
+        map: &TtlMap<K, V>,
+        key: &K,
+        write: F,
+    ) -> StoreResult<T>
+    where
+        K: Eq + std::hash::Hash,
+        V: Clone,
+        F: std::future::Future<Output = StoreResult<T>>,
+    {
+        let written = write.await?;
+        map.remove(key);
+        Ok(written)
+    }
+
     fn fresh_until(&self, now: UnixTime) -> UnixTime {
         now + self.ttl_seconds
     }
@@ -133,11 +151,9 @@ pub fn wrap(store: Arc<dyn Store>, clock: Arc<dyn Clock>, ttl_seconds: u64) -> A
 
 #[async_trait]
 impl<S: ClientStore + ?Sized> ClientStore for CachedStore<S> {
-    /// The entry is dropped after the write, so this instance reads the new client next.
     async fn put_client(&self, client: &Client) -> StoreResult<()> {
-        self.inner.put_client(client).await?;
-        self.clients.remove(&client.id);
-        Ok(())
+        self.write_through(&self.clients, &client.id, self.inner.put_client(client))
+            .await
     }
 
     async fn get_client(&self, id: &ClientId) -> StoreResult<Option<Client>> {
@@ -153,9 +169,8 @@ impl<S: PrincipalStore + ?Sized> PrincipalStore for CachedStore<S> {
     }
 
     async fn put_user(&self, user: &User) -> StoreResult<()> {
-        self.inner.put_user(user).await?;
-        self.users.remove(&user.id);
-        Ok(())
+        self.write_through(&self.users, &user.id, self.inner.put_user(user))
+            .await
     }
 
     async fn get_user(&self, id: &PrincipalId) -> StoreResult<Option<User>> {
@@ -178,15 +193,17 @@ impl<S: PrincipalStore + ?Sized> PrincipalStore for CachedStore<S> {
         id: &PrincipalId,
         address: &ChannelHandle,
     ) -> StoreResult<EmailUpdate> {
-        let updated = self.inner.set_user_email(id, address).await?;
-        self.users.remove(id);
-        Ok(updated)
+        self.write_through(&self.users, id, self.inner.set_user_email(id, address))
+            .await
     }
 
     async fn put_company(&self, company: &Company) -> StoreResult<()> {
-        self.inner.put_company(company).await?;
-        self.companies.remove(&company.id);
-        Ok(())
+        self.write_through(
+            &self.companies,
+            &company.id,
+            self.inner.put_company(company),
+        )
+        .await
     }
 
     async fn get_company(&self, id: &PrincipalId) -> StoreResult<Option<Company>> {
@@ -199,11 +216,9 @@ impl<S: PrincipalStore + ?Sized> PrincipalStore for CachedStore<S> {
         company: &PrincipalId,
         client: &ClientId,
     ) -> StoreResult<()> {
-        self.inner
-            .enable_company_for_client(company, client)
-            .await?;
-        self.enablements.remove(&(*company, *client));
-        Ok(())
+        let write = self.inner.enable_company_for_client(company, client);
+        self.write_through(&self.enablements, &(*company, *client), write)
+            .await
     }
 
     async fn is_company_enabled_for_client(
@@ -221,9 +236,9 @@ impl<S: PrincipalStore + ?Sized> PrincipalStore for CachedStore<S> {
 impl<S: LegacyStore + ?Sized> LegacyStore for CachedStore<S> {
     /// Relinking a consumer key to another client is as rare as disabling a client.
     async fn put_legacy_app(&self, app: &LegacyApp) -> StoreResult<()> {
-        self.inner.put_legacy_app(app).await?;
-        self.legacy_apps.remove(&app.consumer_key);
-        Ok(())
+        let write = self.inner.put_legacy_app(app);
+        self.write_through(&self.legacy_apps, &app.consumer_key, write)
+            .await
     }
 
     async fn get_legacy_app(&self, key: &ConsumerKey) -> StoreResult<Option<LegacyApp>> {

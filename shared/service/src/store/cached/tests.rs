@@ -34,37 +34,20 @@ fn stores() -> (
 async fn another_process_disabling_a_client_is_seen_within_the_ttl() {
     let (_dir, cached, other, clock) = stores();
     let mut client = records::client(clock.now());
+    let id = client.id;
+    let served_enabled = async || cached.get_client(&id).await.unwrap().unwrap().enabled;
     other.put_client(&client).await.unwrap();
-    assert!(
-        cached
-            .get_client(&client.id)
-            .await
-            .unwrap()
-            .unwrap()
-            .enabled
-    );
+    assert!(served_enabled().await);
 
     client.enabled = false;
     other.put_client(&client).await.unwrap();
     clock.advance(TTL as i64 - 1);
     assert!(
-        cached
-            .get_client(&client.id)
-            .await
-            .unwrap()
-            .unwrap()
-            .enabled,
+        served_enabled().await,
         "served from the cache within the TTL"
     );
     clock.advance(1);
-    assert!(
-        !cached
-            .get_client(&client.id)
-            .await
-            .unwrap()
-            .unwrap()
-            .enabled
-    );
+    assert!(!served_enabled().await);
 }
 
 #[tokio::test]

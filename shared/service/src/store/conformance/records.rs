@@ -95,6 +95,20 @@ pub fn legacy_token(expires_at: Option<UnixTime>) -> LegacyToken {
     }
 }
 
+/// The legacy token `token` of `user` under `consumer_key`: `read`, no company, never expires.
+pub fn user_legacy_token(token: &str, consumer_key: ConsumerKey, user: PrincipalId) -> LegacyToken {
+    LegacyToken {
+        token_hash: TokenHash::of(token),
+        consumer_key,
+        principal_type: PrincipalType::User,
+        principal_id: user,
+        scopes: scopes("read"),
+        wsadmin: false,
+        company_id: None,
+        expires_at: None,
+    }
+}
+
 pub fn access_token(
     now: UnixTime,
     client_id: ClientId,

@@ -2,8 +2,8 @@
 
 use async_trait::async_trait;
 
-use super::codec::{key, keys, n, s, to_item};
-use super::errors::store_error;
+use super::codec::{keys, n, s, to_item};
+use super::requests::update_if;
 use super::DynamoStore;
 use crate::clock::UnixTime;
 use crate::domain::{AuthorizationCode, ClientId, FamilyId};
@@ -37,58 +37,33 @@ impl AuthorizationCodeStore for DynamoStore {
         client_id: &ClientId,
         now: UnixTime,
     ) -> StoreResult<CodeRedeemed> {
-        let (pk, sk) = keys::authorization_code(hash);
         // The condition is the whole guarantee: of concurrent redemptions only one can see
         // `redeemed_at` absent.
-        let result = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
+        let redeem = self
+            .update_item(keys::authorization_code(hash))
             .update_expression("SET redeemed_at = :now")
             .condition_expression(
                 "attribute_exists(pk) AND attribute_not_exists(redeemed_at) \
                  AND expires_at > :now AND client_id = :client",
             )
             .expression_attribute_values(":now", n(now))
-            .expression_attribute_values(":client", s(client_id.to_string()))
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(CodeRedeemed::Redeemed),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Ok(CodeRedeemed::NotRedeemable)
-            }
-            Err(e) => Err(store_error("RedeemAuthorizationCode", e)),
-        }
+            .expression_attribute_values(":client", s(client_id.to_string()));
+        Ok(if update_if("RedeemAuthorizationCode", redeem).await? {
+            CodeRedeemed::Redeemed
+        } else {
+            CodeRedeemed::NotRedeemable
+        })
     }
 
     async fn record_code_family(&self, hash: &TokenHash, family_id: &FamilyId) -> StoreResult<()> {
-        let (pk, sk) = keys::authorization_code(hash);
-        // Conditional on existence, so that an update never creates a stub code.
-        let result = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
+        // Conditional on existence, so that an update never creates a stub code. A failed
+        // condition means its TTL deleted it in the meantime: nothing left to link.
+        let link = self
+            .update_item(keys::authorization_code(hash))
             .update_expression("SET family_id = :family")
             .condition_expression("attribute_exists(pk)")
-            .expression_attribute_values(":family", s(family_id.to_string()))
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(()),
-            // Deleted by its TTL in the meantime: nothing left to link.
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Ok(())
-            }
-            Err(e) => Err(store_error("RecordCodeFamily", e)),
-        }
+            .expression_attribute_values(":family", s(family_id.to_string()));
+        update_if("RecordCodeFamily", link).await?;
+        Ok(())
     }
 }

@@ -12,6 +12,7 @@ use aws_sdk_dynamodb::types::ReturnValue;
 
 use super::codec::{key, keys, n, Item};
 use super::errors::store_error;
+use super::requests::update_if;
 use super::DynamoStore;
 use crate::clock::UnixTime;
 use crate::domain::Login;
@@ -67,25 +68,17 @@ impl LockoutStore for DynamoStore {
         login: &Login,
         attempt: &AllowedAttempt,
     ) -> StoreResult<()> {
-        let (pk, sk) = keys::login_attempts(login);
-        let result = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
+        let refund = self
+            .update_item(keys::login_attempts(login))
             .update_expression("ADD attempts :minus_one")
             .condition_expression("window_start = :start AND attempts > :zero")
             .expression_attribute_values(":minus_one", n(-1))
             .expression_attribute_values(":start", n(attempt.window_start))
-            .expression_attribute_values(":zero", n(0))
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(()),
-            // The window ended (or was already refunded to zero): nothing to take back.
-            Err(e) if is_condition_failure(&e) => Ok(()),
-            Err(e) => Err(store_error("RefundLoginAttempt", e)),
-        }
+            .expression_attribute_values(":zero", n(0));
+        // A failed condition means the window ended (or was already refunded to zero): nothing
+        // to take back.
+        update_if("RefundLoginAttempt", refund).await?;
+        Ok(())
     }
 }
 
@@ -97,12 +90,8 @@ impl DynamoStore {
         limit: AttemptLimit,
         since: UnixTime,
     ) -> StoreResult<Option<AllowedAttempt>> {
-        let (pk, sk) = keys::login_attempts(login);
         let result = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
+            .update_item(keys::login_attempts(login))
             .update_expression("ADD attempts :one")
             .condition_expression("window_start > :since AND attempts < :threshold")
             .expression_attribute_values(":one", n(1))

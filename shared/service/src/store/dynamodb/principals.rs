@@ -27,6 +27,20 @@ fn holds(user: &User, address: &str) -> bool {
 }
 
 impl DynamoStore {
+    /// The user a uniqueness item (login or address) names, if `still_holds` it: the item and
+    /// the user are two reads, and the user may have changed in between.
+    async fn user_owning(
+        &self,
+        op: &str,
+        uniqueness_key: (String, &'static str),
+        still_holds: impl FnOnce(&User) -> bool,
+    ) -> StoreResult<Option<User>> {
+        let Some(owner) = self.get::<LoginOwner>(op, uniqueness_key).await? else {
+            return Ok(None);
+        };
+        Ok(self.get_user(&owner.user_id).await?.filter(still_holds))
+    }
+
     /// Puts a uniqueness item (login or address) unless another user holds it.
     fn put_owned_by(
         &self,
@@ -103,29 +117,17 @@ impl PrincipalStore for DynamoStore {
     }
 
     async fn get_user_by_login(&self, login: &Login) -> StoreResult<Option<User>> {
-        let Some(owner) = self
-            .get::<LoginOwner>("GetUserByLogin", keys::login(login))
-            .await?
-        else {
-            return Ok(None);
-        };
-        Ok(self
-            .get_user(&owner.user_id)
-            .await?
-            .filter(|user| &user.login == login))
+        self.user_owning("GetUserByLogin", keys::login(login), |user| {
+            &user.login == login
+        })
+        .await
     }
 
     async fn get_user_by_email(&self, address: &ChannelHandle) -> StoreResult<Option<User>> {
-        let Some(owner) = self
-            .get::<LoginOwner>("GetUserByEmail", email_key(address.as_str()))
-            .await?
-        else {
-            return Ok(None);
-        };
-        Ok(self
-            .get_user(&owner.user_id)
-            .await?
-            .filter(|user| holds(user, address.as_str())))
+        self.user_owning("GetUserByEmail", email_key(address.as_str()), |user| {
+            holds(user, address.as_str())
+        })
+        .await
     }
 
     async fn set_user_email(

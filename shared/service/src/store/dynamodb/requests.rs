@@ -102,6 +102,17 @@ impl DynamoStore {
             .transpose()
     }
 
+    /// An `UpdateItem` of the item at `(pk, sk)`, for the caller to give its expressions.
+    pub(super) fn update_item(
+        &self,
+        (pk, sk): (String, impl Into<String>),
+    ) -> UpdateItemFluentBuilder {
+        self.client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+    }
+
     pub(super) async fn put(&self, op: &str, item: Item) -> StoreResult<()> {
         self.client
             .put_item()
