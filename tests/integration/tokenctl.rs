@@ -3,8 +3,9 @@
 //! verb is checked for its exit status, its output, and what it left in the store (read back
 //! through a store the test opens on the same file or table).
 //!
-//! The binary is built once per test run (`cargo build -p tokenctl --bin tokenctl`, a debug
-//! build, a no-op when up to date): binaries of another package are not built by `cargo test`.
+//! The binary is built once per test run (`cargo build --workspace --all-targets`, a debug
+//! build, a no-op after `infra/test.sh`'s own build): binaries of another package are not built
+//! by `cargo test`.
 //! `TOKENCTL_BIN=path` runs an existing binary instead.
 //!
 //! The million-line import is `#[ignore]`d (about a minute in a debug build); run it with

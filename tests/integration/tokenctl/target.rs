@@ -37,8 +37,20 @@ pub const CONFIG_VARS: &[&str] = &[
     "RUST_LOG",
 ];
 
-/// Builds the binary once per test process and returns its path; `TOKENCTL_BIN` names an
-/// already built one instead (a release build, a packaged binary).
+/// What cargo sets in a test process's environment (names, or prefixes of names).
+const SET_FOR_TESTS: &[&str] = &[
+    "CARGO_MANIFEST_",
+    "CARGO_PKG_",
+    "CARGO_CRATE_NAME",
+    "CARGO_BIN_",
+    "CARGO_PRIMARY_PACKAGE",
+    "CARGO_TARGET_TMPDIR",
+    "CARGO_RUSTC_CURRENT_DIR",
+    "OUT_DIR",
+];
+
+/// Builds the binary once per test process (with every target of the workspace) and returns its
+/// path; `TOKENCTL_BIN` names an already built one instead (a release build, a packaged binary).
 pub fn tokenctl() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
@@ -52,7 +64,19 @@ pub fn tokenctl() -> &'static Path {
         build
             .current_dir(workspace)
             .args(["build", "--quiet", "--message-format=json"])
-            .args(["-p", "tokenctl", "--bin", "tokenctl"]);
+            // Exactly the build `infra/test.sh` has made, so here it is a no-op. Features are
+            // unified over the selected packages and targets (dev-dependencies count only with
+            // test targets): `-p tokenctl` or `--bins` alone would compile the workspace's crates
+            // a second time, with another feature set, and rewrite binaries other suites run.
+            .args(["--workspace", "--all-targets"]);
+        // Without the variables cargo sets for this test process: some build scripts (ring's)
+        // rerun when `CARGO_MANIFEST_DIR` differs, which would rebuild the dependency tree.
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if SET_FOR_TESTS.iter().any(|prefix| name.starts_with(prefix)) {
+                build.env_remove(name.as_ref());
+            }
+        }
         if !cfg!(debug_assertions) {
             build.arg("--release");
         }
