@@ -89,7 +89,14 @@ pub fn tokenctl() -> &'static Path {
         String::from_utf8_lossy(&output.stdout)
             .lines()
             .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .find(|msg| msg["reason"] == "compiler-artifact" && msg["target"]["name"] == "tokenctl")
+            // The binary itself, not the unit-test harness of its `bin` target, which
+            // `--all-targets` builds too under the same name.
+            .find(|msg| {
+                msg["reason"] == "compiler-artifact"
+                    && msg["target"]["name"] == "tokenctl"
+                    && msg["target"]["kind"] == serde_json::json!(["bin"])
+                    && msg["profile"]["test"] == false
+            })
             .and_then(|msg| msg["executable"].as_str().map(PathBuf::from))
             .expect("cargo reported the tokenctl executable")
     })
