@@ -10,11 +10,6 @@
 //! Descriptions are checked against the catalogues in `token_service::errors`, whose rows are
 //! pinned to the specification by `error_catalogue::every_spec_row_is_in_the_catalogue`.
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
-use p256::ecdsa::signature::Verifier;
-use p256::ecdsa::{Signature, VerifyingKey};
-use p256::EncodedPoint;
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -129,53 +124,8 @@ pub fn assert_uncached_json(headers: &HeaderMap) {
     );
 }
 
-/// A JWT whose signature [`assert_signed_by_jwks`] checked.
-#[derive(Debug)]
-pub struct SignedJwt {
-    pub header: Value,
-    pub claims: Value,
-    /// The key of the JWK Set that verified it.
-    pub jwk: Value,
-}
-
-/// A compact JWS signed with ES256 by a key that `jwks` (a JWK Set) publishes, checked with p256
-/// alone, never the library that signed it; with its signing input changed it no longer verifies.
-#[track_caller]
-pub fn assert_signed_by_jwks(token: &str, jwks: &Value) -> SignedJwt {
-    let decode = |part: &str| URL_SAFE_NO_PAD.decode(part).expect("base64url");
-    let parts: Vec<&str> = token.split('.').collect();
-    assert_eq!(parts.len(), 3, "a compact JWS: {token}");
-    let header: Value = serde_json::from_slice(&decode(parts[0])).unwrap();
-    assert_eq!(header["alg"], "ES256");
-    let jwk = jwks["keys"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|k| k["kid"] == header["kid"])
-        .expect("the kid is published")
-        .clone();
-    let coordinate = |name: &str| decode(jwk[name].as_str().unwrap());
-    let point = EncodedPoint::from_affine_coordinates(
-        coordinate("x").as_slice().into(),
-        coordinate("y").as_slice().into(),
-        false,
-    );
-    let key = VerifyingKey::from_encoded_point(&point).unwrap();
-    let signature = Signature::from_slice(&decode(parts[2])).unwrap();
-    let signing_input = format!("{}.{}", parts[0], parts[1]);
-    key.verify(signing_input.as_bytes(), &signature)
-        .expect("the signature verifies with the JWK Set");
-    let tampered = format!("{signing_input} ");
-    assert!(
-        key.verify(tampered.as_bytes(), &signature).is_err(),
-        "a changed token must not verify"
-    );
-    SignedJwt {
-        header,
-        claims: serde_json::from_slice(&decode(parts[1])).unwrap(),
-        jwk,
-    }
-}
+/// The one independent JWS check, shared with the library's unit tests.
+pub use token_service::signing::jwks_check::{assert_signed_by_jwks, SignedJwt};
 
 #[track_caller]
 fn assert_catalogued_description(body: &Value, error: &str, code: u64) {

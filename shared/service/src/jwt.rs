@@ -282,9 +282,7 @@ mod id_token_tests {
     use crate::clock::ManualClock;
     use crate::domain::{ClientId, Scopes, TokenId};
     use crate::random::{OsRandom, RandomExt};
-    use p256::ecdsa::signature::Verifier;
-    use p256::ecdsa::{Signature, VerifyingKey};
-    use p256::EncodedPoint;
+    use crate::signing::jwks_check::assert_signed_by_jwks;
 
     fn codec() -> AccessTokenCodec {
         let keys = Arc::new(KeyRing::generate(&OsRandom, &ManualClock::new(0)));
@@ -308,35 +306,8 @@ mod id_token_tests {
         }
     }
 
-    fn b64(part: &str) -> Vec<u8> {
-        URL_SAFE_NO_PAD.decode(part).unwrap()
-    }
-
-    /// Checks the ES256 signature with nothing but the published JWK Set and p256, independently
-    /// of jsonwebtoken, and returns the claims.
     fn verify_with_jwks(token: &str, jwks: &serde_json::Value) -> serde_json::Value {
-        let parts: Vec<&str> = token.split('.').collect();
-        assert_eq!(parts.len(), 3);
-        let header: serde_json::Value = serde_json::from_slice(&b64(parts[0])).unwrap();
-        assert_eq!(header["alg"], "ES256");
-        let jwk = jwks["keys"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|k| k["kid"] == header["kid"])
-            .expect("the kid is published");
-        let coordinate = |name: &str| b64(jwk[name].as_str().unwrap());
-        let point = EncodedPoint::from_affine_coordinates(
-            coordinate("x").as_slice().into(),
-            coordinate("y").as_slice().into(),
-            false,
-        );
-        let key = VerifyingKey::from_encoded_point(&point).unwrap();
-        let signature = Signature::from_slice(&b64(parts[2])).unwrap();
-        let signed = format!("{}.{}", parts[0], parts[1]);
-        key.verify(signed.as_bytes(), &signature)
-            .expect("signature verifies with the JWK Set");
-        serde_json::from_slice(&b64(parts[1])).unwrap()
+        assert_signed_by_jwks(token, jwks).claims
     }
 
     #[test]

@@ -22,6 +22,8 @@ use sha2::{Digest, Sha256};
 use crate::clock::{Clock, UnixTime};
 use crate::random::RandomSource;
 
+#[cfg(any(test, feature = "conformance"))]
+pub mod jwks_check;
 mod signer;
 pub use signer::{encode_part, Es256Signer};
 
