@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod authorize;
+pub mod aws_sdk;
 pub mod bootstrap;
 pub mod clock;
 pub mod config;

@@ -32,21 +32,10 @@ pub enum MailConfigError {
 
 /// The secret's string. Errors carry the SDK's context, never the secret.
 async fn fetch_secret_string(arn: &str) -> Result<String, MailConfigError> {
-    let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
-    let output = aws_sdk_secretsmanager::Client::new(&config)
-        .get_secret_value()
-        .secret_id(arn)
-        .send()
+    crate::aws_sdk::secret_string(arn)
         .await
-        .map_err(|e| {
-            MailConfigError::Secret(
-                aws_sdk_secretsmanager::error::DisplayErrorContext(e).to_string(),
-            )
-        })?;
-    output
-        .secret_string
         .map(|url| url.trim().to_owned())
-        .ok_or_else(|| MailConfigError::Secret("the secret has no string value".to_owned()))
+        .map_err(MailConfigError::Secret)
 }
 
 impl MailConfig {

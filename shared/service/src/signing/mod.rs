@@ -358,19 +358,9 @@ fn thumbprint(x: &str, y: &str) -> String {
 }
 
 async fn fetch_secret(arn: &str) -> Result<String, KeyError> {
-    let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
-    let client = aws_sdk_secretsmanager::Client::new(&config);
-    let output = client
-        .get_secret_value()
-        .secret_id(arn)
-        .send()
+    crate::aws_sdk::secret_string(arn)
         .await
-        .map_err(|e| {
-            KeyError::Secret(aws_sdk_secretsmanager::error::DisplayErrorContext(e).to_string())
-        })?;
-    output
-        .secret_string
-        .ok_or_else(|| KeyError::Secret("the secret has no string value".into()))
+        .map_err(KeyError::Secret)
 }
 
 #[cfg(test)]

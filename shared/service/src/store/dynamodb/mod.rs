@@ -32,7 +32,6 @@ use std::time::Duration;
 
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
-use aws_config::BehaviorVersion;
 use aws_sdk_dynamodb::config::{Credentials, Region};
 use aws_sdk_dynamodb::Client;
 
@@ -95,7 +94,7 @@ impl DynamoStore {
             .with_max_attempts(3)
             .with_initial_backoff(Duration::from_millis(100))
             .with_max_backoff(Duration::from_secs(1));
-        let mut loader = aws_config::defaults(BehaviorVersion::latest())
+        let mut loader = crate::aws_sdk::config_loader()
             .timeout_config(timeouts)
             .retry_config(retries);
         if let Some(endpoint) = endpoint {
