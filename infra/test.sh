@@ -133,9 +133,13 @@ step_build() {
 	cargo build --workspace --all-targets
 }
 
+# Eight test threads on two cores: the integration tests mostly wait (on DynamoDB Local, Chromium,
+# the SMTP server, fault proxies), and with libtest's default of one thread per core the suite
+# took 123 s where eight threads take about 70 s. Its long pole is the DynamoDB import of 10,000
+# legacy tokens (about 27 s alone). RUST_TEST_THREADS set by the caller wins.
 step_tests() {
 	step "cargo test (DynamoDB suites against $DYNAMODB_ENDPOINT)"
-	cargo test --workspace
+	RUST_TEST_THREADS="${RUST_TEST_THREADS:-8}" cargo test --workspace
 }
 
 # --- Step: API fuzzing ------------------------------------------------------------------------
