@@ -34,7 +34,17 @@ pub const CAPPED_TARGETS: [(&str, LevelFilter); 4] = [
     ("aws_smithy_runtime", LevelFilter::DEBUG),
 ];
 
+/// Logs to stdout, written by the thread that logs: in Lambda a line must be out before the
+/// invocation answers, since the sandbox may be frozen right after.
 pub fn init() {
+    init_with(std::io::stdout);
+}
+
+/// The same subscriber on another writer: the local server's buffered stdout.
+pub fn init_with<W>(writer: W)
+where
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
     let directives = std::env::var("RUST_LOG").unwrap_or_default();
     let output = if std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some() {
         // Lambda adds its own timestamps and request ids.
@@ -44,9 +54,15 @@ pub fn init() {
             .with_current_span(true)
             .with_span_list(false)
             .without_time()
+            .with_writer(writer)
             .boxed()
     } else {
-        tracing_subscriber::fmt::layer().boxed()
+        // Colours only on a terminal, not in a file or pipe the output is sent to.
+        let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
+        tracing_subscriber::fmt::layer()
+            .with_ansi(ansi)
+            .with_writer(writer)
+            .boxed()
     };
     let result = tracing_subscriber::registry()
         .with(output.with_filter(filter(&directives)))
