@@ -130,6 +130,11 @@ async fn access_tokens_verify_against_the_jwk_set(app: TestApp) {
     assert_eq!(claims["sub"], tokens["id"]);
     assert_eq!(claims["client_id"], client.id.as_str());
     assert_eq!(claims["principal_type"], "user");
+    // A version-7 UUID, its time the token's issue time: the store appends jtis in order.
+    let jti = uuid::Uuid::parse_str(claims["jti"].as_str().unwrap()).unwrap();
+    assert_eq!(jti.get_version_num(), 7, "jti {jti}");
+    let (jti_seconds, _) = jti.get_timestamp().unwrap().to_unix();
+    assert_eq!(jti_seconds as i64, claims["iat"].as_i64().unwrap());
 }
 
 #[tokio::test]

@@ -66,9 +66,11 @@ impl Services {
         family_id: Option<FamilyId>,
         scopes: Scopes,
     ) -> AccessTokenRecord {
-        let now = self.ctx.clock.now();
+        // One reading of the clock: the jti's time is the token's `iat`.
+        let now_millis = self.ctx.clock.now_millis();
+        let now = UnixTime::try_from(now_millis / 1000).unwrap_or(UnixTime::MAX);
         AccessTokenRecord {
-            jti: TokenId::new(self.ctx.random.uuid()),
+            jti: TokenId::new(self.ctx.random.time_ordered_uuid(now_millis)),
             client_id,
             principal_type,
             subject,
