@@ -5,6 +5,7 @@
 
 mod demo;
 mod demo_callback;
+mod log_output;
 
 use anyhow::Context as _;
 use token_service::config::{Config, StoreKind};
@@ -14,8 +15,9 @@ use token_service::{bootstrap, http, telemetry};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    // Held to the end of main: dropping it writes the log lines still queued.
-    let _log_writer = init_buffered_logs();
+    // Held to the end of main: dropping it writes the log lines still buffered.
+    let (log_output, _flush_on_exit) = log_output::buffered_stdout();
+    telemetry::init_with(log_output);
     let config = Config::from_env().context("configuration")?;
     let services = bootstrap::services(&config).await.context("start-up")?;
     let demo = demo::ensure(&services.ctx, services.geolocation(), &config.data_dir)
@@ -52,18 +54,6 @@ async fn main() -> anyhow::Result<()> {
         })
         .await?;
     Ok(())
-}
-
-/// Logs to stdout through a background thread: a request formats its line and queues it, and the
-/// thread writes whatever has queued in one system call. Nothing is dropped: a full queue makes
-/// the logger wait. The Lambda functions log synchronously instead (`telemetry::init`), since a
-/// sandbox may be frozen as soon as it answers.
-fn init_buffered_logs() -> tracing_appender::non_blocking::WorkerGuard {
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(false)
-        .finish(std::io::BufWriter::new(std::io::stdout()));
-    telemetry::init_with(writer);
-    guard
 }
 
 /// Where one-time passwords go, so the developer knows where to read them.
