@@ -24,7 +24,7 @@ use super::refresh_rotation::{field, ok, refresh, user_family};
 
 /// An app whose DynamoDB store goes through a fault proxy, and a direct handle on the same
 /// table to read what was really written. `None` when the DynamoDB suite is skipped.
-async fn proxied_app() -> Option<(TestApp, DdbProxy, DynamoStore)> {
+pub(crate) async fn proxied_app() -> Option<(TestApp, DdbProxy, DynamoStore)> {
     let proxy = DdbProxy::start().await?;
     let table = unique_table_name();
     let store = DynamoStore::connect(&table, Some(proxy.url())).await;

@@ -97,6 +97,7 @@ macro_rules! in_every_outage {
 
 mod cached_reads;
 mod dead_endpoint;
+mod lost_answers;
 mod other_endpoints;
 mod pages;
 mod redemption_races;

@@ -2,12 +2,13 @@
 //! consent page, redeemed once, for a user family with an ID token.
 //!
 //! A second use of a code revokes the family the first use created (RFC 6749 §4.1.2): the code
-//! record keeps the family id after redemption. A second use that races the first, before the
-//! first has recorded its family, is refused (103) without revoking: the window is the few
-//! milliseconds between the redemption and the family id's write.
+//! is redeemed and linked to that family in one conditional write, so every later use finds it.
 //!
 //! The family is written before the code is redeemed: a store failure (503) in between leaves
 //! the code redeemable, so the client's retry of the same request succeeds (contract part 2).
+//! A redemption whose answer is lost is repeated or read back by the store with the same family
+//! and still counts as ours. What remains: when the store stops answering altogether after the
+//! redemption landed, the request answers 503 and the client's retry finds the code used.
 //! The family of a redemption that then fails or loses a race is never handed out (and is
 //! revoked when the race was lost).
 
@@ -58,7 +59,7 @@ pub(super) async fn grant(
         Err(refusal @ GrantError::Denied(_)) => {
             // A refused code is used up all the same.
             store
-                .redeem_authorization_code(&hash, &client.id, now)
+                .redeem_authorization_code(&hash, &client.id, None, now)
                 .await?;
             return Err(refusal);
         }
@@ -70,7 +71,7 @@ pub(super) async fn grant(
         .expect("a user family has a refresh token")
         .family_id;
     if store
-        .redeem_authorization_code(&hash, &client.id, now)
+        .redeem_authorization_code(&hash, &client.id, Some(&family_id), now)
         .await?
         == CodeRedeemed::NotRedeemable
     {
@@ -78,7 +79,6 @@ pub(super) async fn grant(
         store.revoke_family(&family_id, now).await?;
         return Err(ErrorCode::CodeBadOrExpired.into());
     }
-    store.record_code_family(&hash, &family_id).await?;
     Ok(issued.with_id_token(&services.codec, record.nonce.as_deref()))
 }
 

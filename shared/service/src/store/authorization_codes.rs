@@ -28,13 +28,18 @@ pub trait AuthorizationCodeStore: Send + Sync {
         now: UnixTime,
     ) -> StoreResult<Option<AuthorizationCode>>;
     /// Marks the code redeemed at `now`, only if it is unredeemed, unexpired and was issued to
-    /// `client_id`: one conditional write, so a code is redeemed at most once.
+    /// `client_id`, and records the family the redemption started (for a later reuse to
+    /// revoke), in one conditional write: a code is redeemed at most once, and never without
+    /// its family. A refused code is used up with `family_id` `None`.
+    ///
+    /// Repeating a redemption that landed, with the same family, answers `Redeemed` again: the
+    /// SDK resubmitting after a lost answer, or a read-back after a timeout, finds its own
+    /// write instead of a competitor's.
     async fn redeem_authorization_code(
         &self,
         hash: &TokenHash,
         client_id: &ClientId,
+        family_id: Option<&FamilyId>,
         now: UnixTime,
     ) -> StoreResult<CodeRedeemed>;
-    /// Records the family the redemption started, for a later reuse to revoke. Idempotent.
-    async fn record_code_family(&self, hash: &TokenHash, family_id: &FamilyId) -> StoreResult<()>;
 }

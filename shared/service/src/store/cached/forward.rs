@@ -148,15 +148,12 @@ impl<S: AuthorizationCodeStore + ?Sized> AuthorizationCodeStore for CachedStore<
         &self,
         hash: &TokenHash,
         client_id: &ClientId,
+        family_id: Option<&FamilyId>,
         now: UnixTime,
     ) -> StoreResult<CodeRedeemed> {
         self.inner
-            .redeem_authorization_code(hash, client_id, now)
+            .redeem_authorization_code(hash, client_id, family_id, now)
             .await
-    }
-
-    async fn record_code_family(&self, hash: &TokenHash, family_id: &FamilyId) -> StoreResult<()> {
-        self.inner.record_code_family(hash, family_id).await
     }
 }
 

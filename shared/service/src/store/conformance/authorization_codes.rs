@@ -36,15 +36,16 @@ async fn stored_code(store: &dyn Store, now: i64) -> AuthorizationCode {
     code
 }
 
-/// Redeems `code_hash` for `client_id` at `at`.
+/// Redeems `code_hash` for `client_id` at `at`, for `family`.
 async fn redeem(
     store: &dyn Store,
     code_hash: &TokenHash,
     client_id: &ClientId,
+    family: &FamilyId,
     at: i64,
 ) -> CodeRedeemed {
     store
-        .redeem_authorization_code(code_hash, client_id, at)
+        .redeem_authorization_code(code_hash, client_id, Some(family), at)
         .await
         .expect("redeem")
 }
@@ -59,26 +60,41 @@ pub async fn authorization_code_is_redeemed_once_and_remembers_its_family(store:
         "a stored code reads back whole"
     );
     let other_client = ClientId::new(OsRandom.uuid());
+    let family = FamilyId::new(OsRandom.uuid());
+    let competitor = FamilyId::new(OsRandom.uuid());
     assert_eq!(
-        redeem(store, hash, &other_client, now).await,
+        redeem(store, hash, &other_client, &family, now).await,
         CodeRedeemed::NotRedeemable,
         "another client cannot redeem the code"
     );
     assert_eq!(
-        redeem(store, hash, &code.client_id, now + 1).await,
+        redeem(store, hash, &code.client_id, &family, now + 1).await,
         CodeRedeemed::Redeemed,
         "its own client redeems it"
     );
     assert_eq!(
-        redeem(store, hash, &code.client_id, now + 2).await,
+        redeem(store, hash, &code.client_id, &competitor, now + 2).await,
         CodeRedeemed::NotRedeemable,
         "a code is redeemed once"
     );
-    let family = FamilyId::new(OsRandom.uuid());
-    store
-        .record_code_family(hash, &family)
-        .await
-        .expect("record_code_family");
+    assert_eq!(
+        redeem(store, hash, &code.client_id, &family, now + 2).await,
+        CodeRedeemed::Redeemed,
+        "the same redemption repeated (a resubmission after a lost answer) is still its own"
+    );
+    assert_eq!(
+        redeem(store, hash, &other_client, &family, now + 2).await,
+        CodeRedeemed::NotRedeemable,
+        "but never for another client"
+    );
+    assert_eq!(
+        store
+            .redeem_authorization_code(hash, &code.client_id, None, now + 2)
+            .await
+            .expect("redeem"),
+        CodeRedeemed::NotRedeemable,
+        "nor without a family"
+    );
     let read = store
         .get_authorization_code(hash, now + 3)
         .await
@@ -89,7 +105,11 @@ pub async fn authorization_code_is_redeemed_once_and_remembers_its_family(store:
         Some(now + 1),
         "the redemption time is kept"
     );
-    assert_eq!(read.family_id, Some(family), "the family is remembered");
+    assert_eq!(
+        read.family_id,
+        Some(family),
+        "the family is remembered, and no competitor's replaced it"
+    );
     assert_eq!(
         store
             .get_authorization_code(hash, now + AUTHORIZATION_CODE_TTL_SECONDS)
@@ -111,11 +131,13 @@ pub async fn authorization_code_is_redeemed_once_and_remembers_its_family(store:
 pub async fn expired_authorization_code_is_not_redeemable(store: &dyn Store) {
     let now = now();
     let code = stored_code(store, now).await;
+    let family = FamilyId::new(OsRandom.uuid());
     assert_eq!(
         redeem(
             store,
             &code.code_hash,
             &code.client_id,
+            &family,
             now + AUTHORIZATION_CODE_TTL_SECONDS
         )
         .await,
@@ -123,7 +145,7 @@ pub async fn expired_authorization_code_is_not_redeemable(store: &dyn Store) {
         "an expired code cannot be redeemed"
     );
     assert_eq!(
-        redeem(store, &random_hash(), &code.client_id, now).await,
+        redeem(store, &random_hash(), &code.client_id, &family, now).await,
         CodeRedeemed::NotRedeemable,
         "an unknown code cannot be redeemed (and is not created)"
     );
@@ -132,8 +154,10 @@ pub async fn expired_authorization_code_is_not_redeemable(store: &dyn Store) {
 pub async fn concurrent_redemptions_have_one_winner(store: &dyn Store) {
     let now = now();
     let code = stored_code(store, now).await;
-    let attempts =
-        (0..10).map(|_| store.redeem_authorization_code(&code.code_hash, &code.client_id, now));
+    let families: Vec<FamilyId> = (0..10).map(|_| FamilyId::new(OsRandom.uuid())).collect();
+    let attempts = families.iter().map(|family| {
+        store.redeem_authorization_code(&code.code_hash, &code.client_id, Some(family), now)
+    });
     let outcomes = futures::future::join_all(attempts).await;
     let winners = outcomes
         .into_iter()

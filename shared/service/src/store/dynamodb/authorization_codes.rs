@@ -35,35 +35,52 @@ impl AuthorizationCodeStore for DynamoStore {
         &self,
         hash: &TokenHash,
         client_id: &ClientId,
+        family_id: Option<&FamilyId>,
         now: UnixTime,
     ) -> StoreResult<CodeRedeemed> {
         // The condition is the whole guarantee: of concurrent redemptions only one can see
-        // `redeemed_at` absent.
+        // `redeemed_at` absent. The second branch lets the same redemption land twice (the
+        // SDK resubmits an update whose answer was lost), never a competitor with its own family.
         let redeem = self
             .update_item(keys::authorization_code(hash))
-            .update_expression("SET redeemed_at = :now")
             .condition_expression(
-                "attribute_exists(pk) AND attribute_not_exists(redeemed_at) \
-                 AND expires_at > :now AND client_id = :client",
+                "attribute_exists(pk) AND client_id = :client AND \
+                 ((attribute_not_exists(redeemed_at) AND expires_at > :now) \
+                  OR family_id = :family)",
             )
             .expression_attribute_values(":now", n(now))
             .expression_attribute_values(":client", s(client_id.to_string()));
-        Ok(if update_if("RedeemAuthorizationCode", redeem).await? {
+        let redeem = match family_id {
+            Some(family_id) => redeem
+                .update_expression(
+                    "SET redeemed_at = if_not_exists(redeemed_at, :now), family_id = :family",
+                )
+                .expression_attribute_values(":family", s(family_id.to_string())),
+            // No family can match an empty string: a refused code is simply used up.
+            None => redeem
+                .update_expression("SET redeemed_at = :now")
+                .expression_attribute_values(":family", s(String::new())),
+        };
+        let redeemed = match update_if("RedeemAuthorizationCode", redeem).await {
+            Ok(redeemed) => redeemed,
+            // Every attempt may have landed with its answer lost: read the code back, and if
+            // it names our family, the redemption is ours.
+            Err(lost) => match family_id {
+                Some(family_id) => self
+                    .get_authorization_code(hash, now)
+                    .await
+                    .ok()
+                    .flatten()
+                    .filter(|code| code.family_id.as_ref() == Some(family_id))
+                    .map(|_| true)
+                    .ok_or(lost)?,
+                None => return Err(lost),
+            },
+        };
+        Ok(if redeemed {
             CodeRedeemed::Redeemed
         } else {
             CodeRedeemed::NotRedeemable
         })
-    }
-
-    async fn record_code_family(&self, hash: &TokenHash, family_id: &FamilyId) -> StoreResult<()> {
-        // Conditional on existence, so that an update never creates a stub code. A failed
-        // condition means its TTL deleted it in the meantime: nothing left to link.
-        let link = self
-            .update_item(keys::authorization_code(hash))
-            .update_expression("SET family_id = :family")
-            .condition_expression("attribute_exists(pk)")
-            .expression_attribute_values(":family", s(family_id.to_string()));
-        update_if("RecordCodeFamily", link).await?;
-        Ok(())
     }
 }

@@ -65,14 +65,23 @@ impl AuthorizationCodeStore for SqliteStore {
         &self,
         hash: &TokenHash,
         client_id: &ClientId,
+        family_id: Option<&FamilyId>,
         now: UnixTime,
     ) -> StoreResult<CodeRedeemed> {
+        // As on DynamoDB: a repeat of the same redemption (same family) lands again; a NULL
+        // family (a refused code) never equals anything.
         let changed = self
             .execute(
-                "UPDATE authorization_codes SET redeemed_at = ?3 \
-                 WHERE code_hash = ?1 AND client_id = ?2 AND redeemed_at IS NULL \
-                 AND expires_at > ?3",
-                (hash.to_hex(), id_to_sql(client_id), now),
+                "UPDATE authorization_codes \
+                 SET redeemed_at = COALESCE(redeemed_at, ?3), family_id = ?4 \
+                 WHERE code_hash = ?1 AND client_id = ?2 \
+                 AND ((redeemed_at IS NULL AND expires_at > ?3) OR family_id = ?4)",
+                (
+                    hash.to_hex(),
+                    id_to_sql(client_id),
+                    now,
+                    family_id.map(id_to_sql),
+                ),
             )
             .await?;
         Ok(if changed == 1 {
@@ -80,14 +89,5 @@ impl AuthorizationCodeStore for SqliteStore {
         } else {
             CodeRedeemed::NotRedeemable
         })
-    }
-
-    async fn record_code_family(&self, hash: &TokenHash, family_id: &FamilyId) -> StoreResult<()> {
-        self.execute(
-            "UPDATE authorization_codes SET family_id = ?2 WHERE code_hash = ?1",
-            (hash.to_hex(), id_to_sql(family_id)),
-        )
-        .await?;
-        Ok(())
     }
 }

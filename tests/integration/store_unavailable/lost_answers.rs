@@ -1,0 +1,60 @@
+//! Redemptions whose answer DynamoDB never delivered: the write landed and the service could not
+//! know. The store repeats it (the SDK resubmits; the same family still satisfies the condition)
+//! or reads it back, so the client gets its tokens instead of a "code already used" for its own
+//! redemption; and the code stays single-use.
+
+use integration_tests::assertions::assert_token_error;
+use integration_tests::ddb_proxy::Fault;
+use reqwest::StatusCode;
+use token_service::clock::Clock;
+use token_service::secrets::TokenHash;
+use token_service::store::prelude::*;
+
+use crate::authorize::flow::{approved_code, code_client, exchange, LOGIN, PASSWORD};
+use crate::refresh_faults::proxied_app;
+use crate::refresh_rotation::field;
+
+#[tokio::test]
+async fn a_code_redemption_whose_answers_are_lost_still_answers_the_tokens() {
+    let Some((app, proxy, direct)) = proxied_app().await else {
+        return;
+    };
+    app.create_user(LOGIN, PASSWORD).await;
+    let client = code_client(&app).await;
+    let code = approved_code(&app, &client).await;
+
+    // The exchange's one UpdateItem is the redemption: every attempt lands, no answer returns.
+    proxy.take_calls();
+    proxy.inject(Fault::DropResponse.only_for("UpdateItem"));
+    let (status, body) = exchange(&app, &client, &code, &[]).await;
+    proxy.clear_fault();
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(proxy.calls().count("UpdateItem") >= 1);
+
+    let now = app.clock.now();
+    let family_id = direct
+        .get_refresh_token(&TokenHash::of(field(&body, "refresh_token")), now)
+        .await
+        .unwrap()
+        .expect("the answered refresh token is stored")
+        .family_id;
+    let stored = direct
+        .get_authorization_code(&TokenHash::of(&code), now)
+        .await
+        .unwrap()
+        .expect("the code is kept after redemption");
+    assert!(stored.redeemed_at.is_some(), "redeemed");
+    assert_eq!(
+        stored.family_id,
+        Some(family_id),
+        "linked to the answered family"
+    );
+    let family = direct.get_family(&family_id, now).await.unwrap().unwrap();
+    assert_eq!(family.revoked_at, None, "the answered family is live");
+
+    // Still single-use: a second use is refused and revokes that family (RFC 6749 §4.1.2).
+    let reuse = exchange(&app, &client, &code, &[]).await;
+    assert_token_error(&reuse, 400, "invalid_request", 103);
+    let family = direct.get_family(&family_id, now).await.unwrap().unwrap();
+    assert!(family.revoked_at.is_some(), "a reuse revokes the family");
+}
