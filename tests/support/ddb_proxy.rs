@@ -71,6 +71,8 @@ pub struct Injection {
     fault: Fault,
     /// `None`: every operation.
     operations: Option<Vec<String>>,
+    /// Matching requests let through untouched before the fault starts.
+    spared: u32,
     remaining: Option<u32>,
 }
 
@@ -86,6 +88,13 @@ impl Injection {
 
     pub fn times(mut self, count: u32) -> Self {
         self.remaining = Some(count);
+        self
+    }
+
+    /// Lets the first `count` matching requests through, e.g. to fault the second UpdateItem
+    /// of a flow and not its first.
+    pub fn sparing_first(mut self, count: u32) -> Self {
+        self.spared = count;
         self
     }
 
@@ -105,6 +114,7 @@ impl From<Fault> for Injection {
         Self {
             fault,
             operations: None,
+            spared: 0,
             remaining: None,
         }
     }
@@ -165,6 +175,10 @@ impl State {
         let active = injection.as_mut().filter(|i| i.applies_to(operation))?;
         // A connection is refused before its operation is known; request faults wait for it.
         if operation.is_none() && active.fault != Fault::RefuseConnections {
+            return None;
+        }
+        if active.spared > 0 {
+            active.spared -= 1;
             return None;
         }
         if let Some(remaining) = active.remaining.as_mut() {

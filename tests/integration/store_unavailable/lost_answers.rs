@@ -1,15 +1,18 @@
 //! Redemptions whose answer DynamoDB never delivered: the write landed and the service could not
-//! know. The store repeats it (the SDK resubmits; the same family still satisfies the condition)
-//! or reads it back, so the client gets its tokens instead of a "code already used" for its own
-//! redemption; and the code stays single-use.
+//! know. The store repeats it (the SDK resubmits; the same family, or the consumption's own mark,
+//! still satisfies the condition) or reads it back, so the client gets its tokens instead of a
+//! "code already used" or "no open password" for its own redemption; and both stay single-use.
 
 use integration_tests::assertions::assert_token_error;
 use integration_tests::ddb_proxy::Fault;
 use reqwest::StatusCode;
 use token_service::clock::Clock;
+use token_service::otp::ChannelHandle;
 use token_service::secrets::TokenHash;
 use token_service::store::prelude::*;
 
+use super::other_endpoints::otp_request_to;
+use super::{user_with_email, FaultyApp, Outage};
 use crate::authorize::flow::{approved_code, code_client, exchange, LOGIN, PASSWORD};
 use crate::refresh_faults::proxied_app;
 use crate::refresh_rotation::field;
@@ -57,4 +60,46 @@ async fn a_code_redemption_whose_answers_are_lost_still_answers_the_tokens() {
     assert_token_error(&reuse, 400, "invalid_request", 103);
     let family = direct.get_family(&family_id, now).await.unwrap().unwrap();
     assert!(family.revoked_at.is_some(), "a reuse revokes the family");
+}
+
+#[tokio::test]
+async fn a_password_consumption_whose_answers_are_lost_still_answers_the_tokens() {
+    let Some(app) = FaultyApp::dynamodb(Outage::Everything).await else {
+        return;
+    };
+    let client = app.create_client("read").await;
+    let address = "lost.answer@example.com";
+    user_with_email(&app, "lost-answer", address).await;
+    let sent = otp_request_to(&app, &client, address).send().await.unwrap();
+    assert_eq!(sent.status(), 200);
+    let password = app.mailed_passwords().pop().expect("a password was mailed");
+    let form = [
+        ("grant_type", "otp"),
+        ("client_id", client.id.as_str()),
+        ("client_secret", client.secret.as_str()),
+        ("otp", password.as_str()),
+        ("channel_type", "email"),
+        ("channel_handle", address),
+    ];
+
+    // The grant's first UpdateItem spends a try, its second consumes the password: that one
+    // lands on every attempt and no answer returns.
+    let proxy = app.proxy();
+    proxy.take_calls();
+    proxy.inject(Fault::DropResponse.only_for("UpdateItem").sparing_first(1));
+    let (status, body) = app.token(&form).await;
+    proxy.clear_fault();
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["principal_type"], "user");
+    assert!(proxy.calls().count("UpdateItem") >= 2);
+
+    let key = ChannelHandle::parse(address).unwrap().key();
+    let open = app
+        .store
+        .find_open_otp(&key, app.clock.now())
+        .await
+        .unwrap();
+    assert!(open.is_none(), "the password is consumed");
+    let again = app.token(&form).await;
+    assert_token_error(&again, 400, "invalid_request", 83);
 }

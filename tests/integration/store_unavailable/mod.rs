@@ -179,6 +179,14 @@ impl FaultyApp {
         })
     }
 
+    /// The DynamoDB fault proxy under the app, for a fault of the test's own.
+    pub fn proxy(&self) -> &DdbProxy {
+        match &self.fault {
+            StoreFault::Dynamo(proxy) => proxy,
+            StoreFault::Sqlite { .. } => panic!("an SQLite app has no DynamoDB proxy"),
+        }
+    }
+
     /// Whether reads fail too during the outage.
     pub fn reads_fail(&self) -> bool {
         self.outage == Outage::Everything

@@ -212,17 +212,45 @@ impl OtpStore for DynamoStore {
         let Some((pk, sk)) = self.locate_otp(record).await? else {
             return Ok(false);
         };
+        // This consumption's own mark: the SDK's resubmission of the same update after a lost
+        // answer matches it, instead of failing against its own write; a competitor never does.
+        let mark = Uuid::new_v4().to_string();
         let update = self
             .client
             .update_item()
             .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
-            .update_expression("SET #consumed = :true")
-            .condition_expression("#consumed = :false AND valid_until > :now")
+            .set_key(Some(key(pk.clone(), sk.clone())))
+            .update_expression("SET #consumed = :true, consumed_by = :mark")
+            .condition_expression(
+                "(#consumed = :false AND valid_until > :now) OR consumed_by = :mark",
+            )
             .expression_attribute_names("#consumed", "consumed")
             .expression_attribute_values(":true", boolean(true))
             .expression_attribute_values(":false", boolean(false))
-            .expression_attribute_values(":now", n(now));
-        update_if("ConsumeOtp", update).await
+            .expression_attribute_values(":now", n(now))
+            .expression_attribute_values(":mark", s(mark.clone()));
+        match update_if("ConsumeOtp", update).await {
+            Ok(consumed) => Ok(consumed),
+            // Every attempt may have landed with its answer lost: read the mark back.
+            Err(lost) => {
+                let read = self
+                    .client
+                    .get_item()
+                    .table_name(&self.table)
+                    .set_key(Some(key(pk, sk)))
+                    .projection_expression("consumed_by")
+                    .consistent_read(true)
+                    .send()
+                    .await;
+                let ours = read.ok().and_then(|out| out.item).is_some_and(|item| {
+                    item.get("consumed_by").and_then(|v| v.as_s().ok()) == Some(&mark)
+                });
+                if ours {
+                    Ok(true)
+                } else {
+                    Err(lost)
+                }
+            }
+        }
     }
 }
