@@ -21,9 +21,10 @@
 #                                # DynamoDB Local (tests/benches/token_endpoint.rs)
 #
 # Load: BENCH_THREADS (2) threads, BENCH_CONNECTIONS (32) connections, BENCH_DURATION (10s) per
-# case; BENCH_ROUNDS (5) alternating rounds of the side by side. The server inherits the environment: `READ_CACHE_SECONDS=0 infra/bench.sh` measures it
-# without its read cache (every request reads its client from SQLite). DynamoDB Local: the one
-# at DYNAMODB_ENDPOINT if set, else its own instance (infra/dynamodb-local.sh, stopped at exit).
+# case; BENCH_ROUNDS (5) alternating rounds of the side by side. The server inherits the
+# environment: `READ_CACHE_SECONDS=0 infra/bench.sh` measures it without its read cache (every
+# request reads its client from SQLite). DynamoDB Local: the one at DYNAMODB_ENDPOINT if set,
+# else its own instance (infra/dynamodb-local.sh, stopped at exit).
 # Installs `wrk` (apt-get) and node-oidc-provider (npm, into the ignored .cache/bench/) on first
 # use. Not part of infra/test.sh: numbers from a shared 2-core machine are for comparing on the
 # same machine, not for asserting; the summary records the machine's load during the run.

@@ -21,7 +21,6 @@ const BUFFER_BYTES: usize = 64 * 1024;
 type Shared = Arc<Mutex<BufWriter<Stdout>>>;
 
 /// The writer handed to the subscriber.
-#[derive(Clone)]
 pub struct BufferedStdout(Shared);
 
 /// Writes what is still buffered when dropped: hold it until `main` returns.

@@ -306,17 +306,13 @@ mod id_token_tests {
         }
     }
 
-    fn verify_with_jwks(token: &str, jwks: &serde_json::Value) -> serde_json::Value {
-        assert_signed_by_jwks(token, jwks).claims
-    }
-
     #[test]
     fn claims_signature_and_at_hash() {
         let codec = codec();
         let record = record(PrincipalType::User);
         let access_token = codec.encode(&record);
         let id_token = codec.encode_id_token(&record, &access_token, Some("n-0S6_WzA2Mj"));
-        let claims = verify_with_jwks(&id_token, &codec.keys().jwks());
+        let claims = assert_signed_by_jwks(&id_token, &codec.keys().jwks()).claims;
 
         assert_eq!(claims["iss"], "https://eu.api.example.com");
         assert_eq!(claims["sub"], record.subject.to_string());
@@ -340,7 +336,7 @@ mod id_token_tests {
         let record = record(PrincipalType::Company);
         let access_token = codec.encode(&record);
         let id_token = codec.encode_id_token(&record, &access_token, None);
-        let claims = verify_with_jwks(&id_token, &codec.keys().jwks());
+        let claims = assert_signed_by_jwks(&id_token, &codec.keys().jwks()).claims;
         assert!(claims.get("nonce").is_none());
         assert_eq!(claims["principal_type"], "company");
         assert_eq!(
