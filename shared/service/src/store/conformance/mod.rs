@@ -101,6 +101,7 @@ macro_rules! conformance_suite {
             parallel_login_attempts_never_exceed_the_threshold,
             otp_newest_open_record_counts_and_consumption,
             otp_tries_are_spent_atomically_by_12_parallel_requests,
+            otp_is_consumed_once_by_10_parallel_requests,
             users_are_found_by_unique_case_insensitive_email,
             authorization_code_is_redeemed_once_and_remembers_its_family,
             expired_authorization_code_is_not_redeemable,

@@ -101,6 +101,24 @@ pub async fn otp_newest_open_record_counts_and_consumption(store: &dyn Store) {
     );
 }
 
+pub async fn otp_is_consumed_once_by_10_parallel_requests(store: &dyn Store) {
+    let now = now();
+    let record = otp(&unique_address().key(), now, 5);
+    store.create_otp(&record).await.expect("create_otp");
+    let consumptions = (0..10).map(|_| store.consume_otp(&record, now));
+    let winners = futures::future::join_all(consumptions)
+        .await
+        .into_iter()
+        .map(|result| result.expect("consume_otp"))
+        .filter(|consumed| *consumed)
+        .count();
+    assert_eq!(winners, 1, "exactly one of 10 parallel consumptions wins");
+    assert_eq!(
+        store.find_open_otp(&record.address, now).await.unwrap(),
+        None
+    );
+}
+
 pub async fn otp_tries_are_spent_atomically_by_12_parallel_requests(store: &dyn Store) {
     let now = now();
     let record = Arc::new(otp(&unique_address().key(), now, 5));
