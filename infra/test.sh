@@ -149,6 +149,15 @@ step_fuzz_api() {
 	infra/fuzz-api.sh
 }
 
+# --- Step: relying-party interoperability ------------------------------------------------------
+# openid-client 6 (Node) and authlib (Python), pinned in .cache/ by infra/relying-parties.sh,
+# drive the built local server through discovery, the code flow and the token endpoints
+# (tests/interop/README.md).
+step_interop() {
+	step "relying-party libraries against target/debug/token-service (infra/interop.sh)"
+	infra/interop.sh
+}
+
 # To add a step: write a step_<name> function above and list it here, in the order to run.
 STEPS=(
 	step_prerequisites
@@ -158,6 +167,7 @@ STEPS=(
 	step_build
 	step_templates_result
 	step_tests
+	step_interop
 	step_fuzz_api
 )
 
