@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import time
+from urllib.parse import parse_qs, urlsplit
 
 # authlib refuses plain HTTP unless told; the server under test listens on loopback.
 os.environ.setdefault("AUTHLIB_INSECURE_TRANSPORT", "1")
@@ -32,6 +33,8 @@ from joserfc import jwt  # noqa: E402
 from joserfc.jwk import ECKey, KeySet  # noqa: E402
 import requests  # noqa: E402
 
+# The user agent beside this file, imported without leaving __pycache__ in the work tree.
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser import Browser  # noqa: E402
 
@@ -97,6 +100,8 @@ def code_flow(**kwargs):
     )
     check(visit.location, f"the authorize flow ended on a {visit.status} page, not a redirect")
     check(visit.location.startswith(client.redirect_uri), f"redirected to {visit.location}")
+    answer = parse_qs(urlsplit(visit.location).query)
+    check("error" not in answer, f"authorization error {answer.get('error')}: {answer.get('error_description')}")
     token = client.fetch_token(
         metadata()["token_endpoint"],
         authorization_response=visit.location,
