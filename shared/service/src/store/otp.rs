@@ -1,18 +1,20 @@
-//! What the flows need from storage. Both backends implement [`OtpStore`]; the rules of
-//! [`crate::store`] apply (expiry checked on read against `now`, conditional writes that lose are
-//! outcomes, not errors).
+//! One-time passwords (contract part 9): the records and what the flow ([`crate::flows::otp`])
+//! needs from storage. Both backends implement [`OtpStore`]; the rules of [`crate::store`] apply
+//! (expiry checked on read against `now`, conditional writes that lose are outcomes, not errors).
 
 use std::fmt;
 
 use async_trait::async_trait;
 use uuid::Uuid;
 
-use super::channel::AddressKey;
-use super::password::OtpHash;
 use crate::clock::UnixTime;
-use crate::domain::ClientId;
+use crate::domain::{AddressKey, ClientId, OtpHash};
 use crate::secrets::TokenHash;
 use crate::store::StoreResult;
+
+/// How far back the request cap looks ([`OtpStore::count_otp_requests`]): backends keep a record
+/// countable for this long after its creation, consumed or not.
+pub const REQUEST_WINDOW_SECONDS: i64 = 15 * 60;
 
 /// One one-time-password record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -24,30 +26,7 @@ impl fmt::Display for OtpId {
     }
 }
 
-/// The optional `name`, `company` and `link` of a request, which the token request must repeat
-/// (code 84 otherwise).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct OtpFacts {
-    pub name: Option<String>,
-    pub company: Option<String>,
-    pub link: Option<String>,
-}
-
-impl OtpFacts {
-    /// Absent and empty are the same fact. The digest is over an unambiguous encoding (JSON of
-    /// the three values), so `("a b", "")` and `("a", "b")` differ.
-    pub fn hash(&self) -> FactsHash {
-        let present = |value: &Option<String>| value.clone().filter(|v| !v.is_empty());
-        let encoded = serde_json::json!([
-            present(&self.name),
-            present(&self.company),
-            present(&self.link)
-        ]);
-        FactsHash(TokenHash::of(&encoded.to_string()))
-    }
-}
-
-/// Only this digest of the facts is stored: equality is all verification needs, and the store
+/// Only this digest of the facts ([`crate::flows::otp::OtpFacts`]) is stored: equality is all verification needs, and the store
 /// then keeps no names in the clear.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FactsHash(pub TokenHash);
