@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 
 use integration_tests::smtp_server::{start_refusing_smtp_server, start_smtp_server};
 use token_service::config::Config;
+use token_service::domain::{ChannelHandle, OneTimePassword};
 use token_service::mail::{
     mailer_from_config, MailConfig, MailError, Mailbox, Mailer, OtpMail, OutboxMailer, SmtpMailer,
     SmtpUrl,
 };
-use token_service::otp::{ChannelHandle, OneTimePassword};
 use token_service::random::OsRandom;
 
 const LINK: &str = "https://app.example.com/continue?step=2&who=\"ann\"";

@@ -11,15 +11,15 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Form, Router};
 use integration_tests::browser::Browser;
-use token_service::authorize::{
-    code_location, csrf_token, issue_code, set_pending_cookie, verify_csrf_token, AuthorizeKeys,
-    ErrorRedirect, Form as CsrfForm, PendingAuthorization, Prompt, ValidatedAuthorization,
-    PENDING_COOKIE_NAME,
-};
 use token_service::domain::{ClientId, Geolocation, PrincipalId, Scopes};
 use token_service::errors::ErrorCode;
-use token_service::pages::{
-    render_consent, render_sign_in, security_headers, sign_in_message, ConsentPage, SignInPage,
+use token_service::flows::authorize::{
+    code_location, csrf_token, issue_code, set_pending_cookie, sign_in_message, verify_csrf_token,
+    AuthorizeKeys, ErrorRedirect, Form as CsrfForm, PendingAuthorization, Prompt,
+    ValidatedAuthorization, PENDING_COOKIE_NAME,
+};
+use token_service::http::pages::{
+    render_consent, render_sign_in, security_headers, ConsentPage, SignInPage,
 };
 use token_service::random::{OsRandom, RandomExt};
 

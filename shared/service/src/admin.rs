@@ -4,12 +4,12 @@
 use std::collections::BTreeSet;
 
 use crate::context::Context;
+use crate::domain::ChannelHandle;
 use crate::domain::{
     check_connect_url, check_redirect_uri, Client, ClientId, Company, CompanyStatus, ConsumerKey,
     FamilyId, Geolocation, GrantType, LegacyApp, Login, PrincipalId, RefreshRotation, Scopes, User,
     UserStatus,
 };
-use crate::otp::ChannelHandle;
 use crate::random::RandomExt;
 use crate::secrets::{PasswordHash, Secret};
 use crate::store::{EmailUpdate, Inserted, StoreError};

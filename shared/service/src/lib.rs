@@ -3,7 +3,6 @@
 //! functions and the local server serve.
 
 pub mod admin;
-pub mod authorize;
 pub mod aws_sdk;
 pub mod bootstrap;
 pub mod clock;
@@ -17,8 +16,6 @@ pub mod http;
 pub mod import;
 pub mod jwt;
 pub mod mail;
-pub mod otp;
-pub mod pages;
 pub mod random;
 pub mod secrets;
 pub mod services;

@@ -22,7 +22,7 @@ integration_tests::on_both_stores!(
 async fn approved_code_exchanges_for_tokens_and_an_id_token(app: TestApp) {
     let user = app.create_user(LOGIN, PASSWORD).await;
     let client = code_client(&app).await;
-    let challenge = token_service::authorize::s256_challenge(VERIFIER);
+    let challenge = token_service::flows::authorize::s256_challenge(VERIFIER);
     let query = query(
         &client,
         &[

@@ -11,8 +11,8 @@ use integration_tests::assertions::assert_signed_by_jwks;
 use reqwest::{header, StatusCode};
 use serde_json::Value;
 use token_service::admin::NewClient;
-use token_service::authorize::s256_challenge;
 use token_service::domain::Scopes;
+use token_service::flows::authorize::s256_challenge;
 
 pub const REDIRECT_URI: &str = "https://app.example.com/callback";
 pub const APP_NAME: &str = "Expense Reports";

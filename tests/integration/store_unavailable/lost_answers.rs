@@ -7,7 +7,7 @@ use integration_tests::assertions::assert_token_error;
 use integration_tests::ddb_proxy::Fault;
 use reqwest::StatusCode;
 use token_service::clock::Clock;
-use token_service::otp::ChannelHandle;
+use token_service::domain::ChannelHandle;
 use token_service::secrets::TokenHash;
 use token_service::store::prelude::*;
 

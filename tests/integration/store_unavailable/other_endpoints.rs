@@ -7,8 +7,7 @@ use reqwest::{RequestBuilder, StatusCode};
 use serde_json::Value;
 use token_service::admin::{self, NewClient};
 use token_service::clock::Clock;
-use token_service::domain::{ClientId, RefreshRotation, Scopes};
-use token_service::otp::ChannelHandle;
+use token_service::domain::{ChannelHandle, ClientId, RefreshRotation, Scopes};
 use token_service::secrets::TokenHash;
 
 use super::{ok_json, user_with_email, FaultyApp};

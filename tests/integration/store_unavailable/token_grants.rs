@@ -5,8 +5,7 @@ use integration_tests::app::TestClient;
 use integration_tests::logs::assert_no_secret_logged;
 use reqwest::RequestBuilder;
 use token_service::clock::Clock;
-use token_service::domain::RefreshRotation;
-use token_service::otp::ChannelHandle;
+use token_service::domain::{ChannelHandle, RefreshRotation};
 use token_service::secrets::TokenHash;
 
 use super::{ok_json, user_with_email, FaultyApp, Outage};

@@ -1,15 +1,20 @@
-//! The domain model: identifiers, scopes, and the records the grants read and write.
+//! The domain model: identifiers, scopes, addresses, one-time passwords, and the records the
+//! grants read and write. Plain values with their own rules; nothing here reaches a store, the
+//! mail or HTTP.
 
 mod authorization_code;
+mod channel;
 mod client;
 mod geolocation;
 mod ids;
 mod legacy;
+mod one_time_password;
 mod principal;
 mod scopes;
 mod tokens;
 
 pub use authorization_code::{AuthorizationCode, AUTHORIZATION_CODE_TTL_SECONDS};
+pub use channel::{AddressKey, ChannelHandle, InvalidChannelHandle};
 pub use client::{
     check_connect_url, check_redirect_uri, Client, GrantType, InvalidConnectUrl,
     InvalidRedirectUri, RefreshRotation,
@@ -20,6 +25,7 @@ pub use ids::{
     PrincipalId, TokenId,
 };
 pub use legacy::{LegacyApp, LegacyExchange, LegacyToken};
+pub use one_time_password::{OneTimePassword, OtpHash, OTP_DIGITS, OTP_VALIDITY_MINUTES};
 pub use principal::{Company, CompanyStatus, PrincipalType, User, UserStatus};
 pub use scopes::{InvalidScope, Scopes};
 pub use tokens::{

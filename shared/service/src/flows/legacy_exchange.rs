@@ -26,8 +26,7 @@ use crate::domain::{
 use crate::errors::{ExchangeCode, ServerError};
 use crate::grants::principal::{check_principal_may_sign_in, find_principal};
 use crate::grants::{
-    authenticate_bearer, BearerError, BodyDenial, FamilyStart, GrantError, IssuedTokens,
-    TokenParams,
+    authenticate_bearer, BearerError, FamilyStart, GrantError, IssuedTokens, TokenParams,
 };
 use crate::secrets::TokenHash;
 use crate::services::Services;
@@ -39,8 +38,9 @@ pub struct ExchangeRequest<'a> {
     pub consumer_key: &'a str,
     /// The `Authorization` header's value, if any.
     pub authorization: Option<&'a str>,
-    /// The body's parameters, or why there are none (answered at step 2).
-    pub params: Result<TokenParams, BodyDenial>,
+    /// The body's parameters, or why there are none ([`ExchangeDenial::BodyTooLarge`] or
+    /// [`ExchangeDenial::BodyUnreadable`], answered at step 2).
+    pub params: Result<TokenParams, ExchangeDenial>,
     /// `returnType` (answered at step 4 if invalid).
     pub return_type: Result<ReturnType, InvalidReturnType>,
 }
@@ -74,8 +74,11 @@ pub enum ExchangeDenial {
     UnknownConsumerKey,
     /// `returnType` is neither absent nor `companyToken` (`INVALIDTOKEN`, a malformed request).
     InvalidReturnType,
-    /// The body was oversized or unreadable (`INVALIDTOKEN`, a malformed request).
-    Body(BodyDenial),
+    /// The body is over the size limit (`INVALIDTOKEN`, a malformed request).
+    BodyTooLarge,
+    /// The body is neither a form nor a JSON object of strings, or repeats a name (`INVALIDTOKEN`,
+    /// a malformed request).
+    BodyUnreadable,
 }
 
 impl From<ExchangeCode> for ExchangeError {
@@ -132,7 +135,7 @@ pub async fn exchange(
         .get_client(&bearer.client_id())
         .await?
         .ok_or(ExchangeCode::InvalidApp)?;
-    let params = request.params.map_err(ExchangeDenial::Body)?;
+    let params = request.params?;
 
     // 3. The app's own secret proves the caller holds more than a (possibly leaked) token.
     let secret_ok = params

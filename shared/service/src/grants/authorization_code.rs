@@ -14,9 +14,9 @@
 
 use super::principal::user_status_denial;
 use super::{GrantError, IssuedTokens, TokenParams};
-use crate::authorize::verify_s256;
 use crate::domain::{AuthorizationCode, Client, GrantType, PrincipalType};
 use crate::errors::ErrorCode;
+use crate::flows::authorize::check_redemption;
 use crate::grants::FamilyStart;
 use crate::services::Services;
 use crate::store::CodeRedeemed;
@@ -45,15 +45,7 @@ pub(super) async fn grant(
         revoke_first_use(services, &record).await?;
         return Err(ErrorCode::CodeBadOrExpired.into());
     }
-    if record.redirect_uri != redirect_uri {
-        return Err(ErrorCode::RedirectUriMismatch.into());
-    }
-    if let Some(challenge) = &record.code_challenge {
-        let verifier = params.get("code_verifier").unwrap_or_default();
-        if !verify_s256(verifier, challenge) {
-            return Err(ErrorCode::CodeBadOrExpired.into());
-        }
-    }
+    check_redemption(&record, redirect_uri, params.get("code_verifier"))?;
     let issued = match issue_for_user(services, client, &record).await {
         Ok(issued) => issued,
         Err(refusal @ GrantError::Denied(_)) => {

@@ -147,10 +147,10 @@ mod tests {
 
     #[test]
     fn body_and_basic_must_agree() {
-        let params = TokenParams::from_form(b"client_id=a").unwrap();
+        let params = TokenParams::from_pairs([("client_id", "a")]).unwrap();
         let err = presented_credentials(&params, Some(&basic("b", "s"))).unwrap_err();
         assert_eq!(err.code(), Some(ErrorCode::UnauthenticatedClient));
-        let params = TokenParams::from_form(b"client_id=a").unwrap();
+        let params = TokenParams::from_pairs([("client_id", "a")]).unwrap();
         let ok = presented_credentials(&params, Some(&basic("a", "s"))).unwrap();
         assert!(ok.via_basic);
     }

@@ -23,8 +23,7 @@ pub use bearer::{authenticate_bearer, bearer_credential, BearerDenial, BearerErr
 pub use client_auth::authenticate_client;
 pub use error::{GrantDenial, GrantError};
 pub use issue::{FamilyStart, IssuedRefresh, IssuedTokens};
-pub use otp::{otp_deps, otp_facts};
-pub use params::{BodyDenial, TokenParams};
+pub use params::TokenParams;
 pub(crate) use password::authenticate_user;
 pub use scope::requested_scopes;
 

@@ -1,11 +1,13 @@
 //! `grant_type=otp` (contract part 9): a one-time password mailed by `POST /oauth2/v0/otp`
-//! proves the caller owns an address; the user with that address gets a family.
+//! proves the caller owns an address; the user with that address gets a family. The password's
+//! checks are the flow's ([`crate::flows::otp`]); this handler orders them with the family's
+//! writes.
 
 use super::password::{check_user_may_sign_in, start_user_family};
 use super::{requested_scopes, GrantError, IssuedTokens, TokenParams};
 use crate::domain::{Client, GrantType, User};
 use crate::errors::{ErrorCode, ServerError};
-use crate::otp::{check_otp, OtpDeps, OtpError, OtpFacts, OtpVerification, VerifiedOtp};
+use crate::flows::otp::{check_otp, otp_deps, otp_facts, OtpError, OtpVerification, VerifiedOtp};
 use crate::services::Services;
 
 pub(super) async fn grant(
@@ -51,26 +53,6 @@ pub(super) async fn grant(
         return Err(error.into());
     }
     Ok(issued)
-}
-
-/// The flows' dependencies, out of the process's services.
-pub fn otp_deps(services: &Services) -> OtpDeps<'_> {
-    OtpDeps {
-        store: services.ctx.store.as_ref(),
-        mailer: services.mailer.as_ref(),
-        clock: services.ctx.clock.as_ref(),
-        random: &services.ctx.random,
-    }
-}
-
-/// `name`, `company` and `link`: bound to the request, repeated at the grant.
-pub fn otp_facts(params: &TokenParams) -> OtpFacts {
-    let fact = |name: &str| params.get(name).map(str::to_owned);
-    OtpFacts {
-        name: fact("name"),
-        company: fact("company"),
-        link: fact("link"),
-    }
 }
 
 /// Refusals keep their catalogue code; a failed send is worth a retry (503); store failures

@@ -1,8 +1,11 @@
 //! The parameters of a token request, whichever encoding carried them.
+//!
+//! The grants read a plain bag of named values and never see a body: decoding (content type,
+//! form or JSON, size limit) is HTTP's and lives in `http::params`, which builds this bag with
+//! [`TokenParams::from_pairs`]. The bag still enforces what RFC 6749 §3.1 says of parameters
+//! whatever carried them, so every decoder refuses the same requests.
 
-use std::collections::{HashMap, HashSet};
-
-use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use std::collections::HashMap;
 
 use crate::errors::ErrorCode;
 use crate::secrets::Secret;
@@ -20,39 +23,20 @@ impl std::fmt::Debug for TokenParams {
 }
 
 impl TokenParams {
-    /// `application/x-www-form-urlencoded`.
-    pub fn from_form(body: &[u8]) -> Result<Self, ErrorCode> {
-        let pairs: Vec<(String, String)> =
-            serde_urlencoded::from_bytes(body).map_err(|_| ErrorCode::UnsupportedRequestFormat)?;
-        Self::from_pairs(pairs)
-    }
-
-    /// A JSON object whose values are strings (numbers and booleans are taken as their text).
-    /// A name given twice is refused like a repeated form parameter: serde_json's own maps keep
-    /// the last value, which would let two parsers of one body disagree.
-    pub fn from_json(body: &[u8]) -> Result<Self, ErrorCode> {
-        let JsonObject(members) =
-            serde_json::from_slice(body).map_err(|_| ErrorCode::UnsupportedRequestFormat)?;
-        let pairs = members
-            .into_iter()
-            .filter_map(|(name, value)| match value {
-                serde_json::Value::String(s) => Some(Ok((name, s))),
-                serde_json::Value::Number(n) => Some(Ok((name, n.to_string()))),
-                serde_json::Value::Bool(b) => Some(Ok((name, b.to_string()))),
-                serde_json::Value::Null => None,
-                _ => Some(Err(ErrorCode::UnsupportedRequestFormat)),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Self::from_pairs(pairs)
-    }
-
-    fn from_pairs(pairs: Vec<(String, String)>) -> Result<Self, ErrorCode> {
-        let mut map = HashMap::with_capacity(pairs.len());
+    /// The decoded (name, value) pairs in the order sent: empty values are dropped, a repeated
+    /// name is refused (code 135).
+    pub fn from_pairs<N, V>(pairs: impl IntoIterator<Item = (N, V)>) -> Result<Self, ErrorCode>
+    where
+        N: Into<String>,
+        V: Into<String>,
+    {
+        let mut map = HashMap::new();
         for (name, value) in pairs {
+            let value = value.into();
             if value.is_empty() {
                 continue;
             }
-            if map.insert(name, value).is_some() {
+            if map.insert(name.into(), value).is_some() {
                 return Err(ErrorCode::UnsupportedRequestFormat);
             }
         }
@@ -72,55 +56,13 @@ impl TokenParams {
     }
 }
 
-/// A JSON object's members in order, refusing a repeated name while parsing.
-struct JsonObject(Vec<(String, serde_json::Value)>);
-
-impl<'de> Deserialize<'de> for JsonObject {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Members;
-
-        impl<'de> Visitor<'de> for Members {
-            type Value = JsonObject;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object without repeated names")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsonObject, A::Error> {
-                let mut names = HashSet::new();
-                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(0));
-                while let Some((name, value)) = map.next_entry::<String, serde_json::Value>()? {
-                    if !names.insert(name.clone()) {
-                        // The name is not echoed: errors are mapped to a code anyway.
-                        return Err(de::Error::custom("repeated name"));
-                    }
-                    members.push((name, value));
-                }
-                Ok(JsonObject(members))
-            }
-        }
-
-        deserializer.deserialize_map(Members)
-    }
-}
-
-/// Why a request body yielded no parameters. Each endpoint answers it in its own error shape,
-/// at its own step of the order of checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyDenial {
-    /// Over the size limit (contract part 2: 413).
-    TooLarge,
-    /// Neither a form nor a JSON object of strings, or a repeated parameter (code 135).
-    Format(ErrorCode),
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn empty_values_count_as_absent() {
-        let p = TokenParams::from_form(b"grant_type=&scope=a+b").unwrap();
+        let p = TokenParams::from_pairs([("grant_type", ""), ("scope", "a b")]).unwrap();
         assert_eq!(p.get("grant_type"), None);
         assert_eq!(p.get("scope"), Some("a b"));
     }
@@ -128,40 +70,14 @@ mod tests {
     #[test]
     fn repeated_parameters_are_refused() {
         assert_eq!(
-            TokenParams::from_form(b"scope=a&scope=b").unwrap_err(),
+            TokenParams::from_pairs([("scope", "a"), ("scope", "b")]).unwrap_err(),
             ErrorCode::UnsupportedRequestFormat
         );
     }
 
     #[test]
-    fn json_objects_only() {
-        let p = TokenParams::from_json(br#"{"grant_type":"password","n":5,"x":null}"#).unwrap();
-        assert_eq!(p.get("grant_type"), Some("password"));
-        assert_eq!(p.get("n"), Some("5"));
-        assert_eq!(p.get("x"), None);
-        assert!(TokenParams::from_json(b"[1]").is_err());
-        assert!(TokenParams::from_json(br#"{"a":{"b":1}}"#).is_err());
-    }
-
-    #[test]
-    fn repeated_json_names_are_refused() {
-        for body in [
-            br#"{"username":"a","username":"b"}"#.as_slice(),
-            br#"{"username":"a","password":"p","username":"a"}"#,
-            br#"{"x":null,"x":"1"}"#,
-        ] {
-            assert_eq!(
-                TokenParams::from_json(body).unwrap_err(),
-                ErrorCode::UnsupportedRequestFormat,
-                "{}",
-                String::from_utf8_lossy(body)
-            );
-        }
-    }
-
-    #[test]
     fn debug_shows_names_not_values() {
-        let p = TokenParams::from_form(b"password=hunter2").unwrap();
+        let p = TokenParams::from_pairs([("password", "hunter2")]).unwrap();
         assert!(!format!("{p:?}").contains("hunter2"));
     }
 }

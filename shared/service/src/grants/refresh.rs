@@ -294,11 +294,12 @@ mod tests {
     /// after it is revoked.
     async fn codes(f: &Fixture, home: Geolocation, scope: &str) -> (ErrorCode, ErrorCode) {
         let (token, family_id) = family(f, home).await;
-        let form = format!(
-            "grant_type=refresh_token&refresh_token={}&scope={scope}",
-            token.expose()
-        );
-        let params = TokenParams::from_form(form.as_bytes()).unwrap();
+        let params = TokenParams::from_pairs([
+            ("grant_type", "refresh_token"),
+            ("refresh_token", token.expose()),
+            ("scope", scope),
+        ])
+        .unwrap();
         let code = || async {
             match grant(&f.services, &f.client, &params).await {
                 Ok(_) => panic!("refreshed"),

@@ -11,14 +11,13 @@ use http::{header, HeaderMap, HeaderValue, StatusCode};
 
 use super::observability::Outcome;
 use super::openapi::{AuthorizeForm, ServerErrorBody};
-use crate::authorize::{
-    clear_pending_cookie, set_pending_cookie, AuthorizeParams, PENDING_COOKIE_NAME,
-    PENDING_COOKIE_PATH,
+use super::pages::{
+    render_consent, render_error, render_sign_in, security_headers, ConsentPage, SignInPage,
 };
 use crate::errors::ServerError;
-use crate::flows::authorize::{self, AuthorizeStep, FormPage, RefusalReason, SubmittedForm};
-use crate::pages::{
-    render_consent, render_error, render_sign_in, security_headers, ConsentPage, SignInPage,
+use crate::flows::authorize::{
+    self, clear_pending_cookie, set_pending_cookie, AuthorizeParams, AuthorizeStep, FormPage,
+    RefusalReason, SubmittedForm, PENDING_COOKIE_NAME, PENDING_COOKIE_PATH,
 };
 use crate::services::Services;
 

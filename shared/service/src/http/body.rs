@@ -5,8 +5,9 @@ use axum::response::{IntoResponse, Response};
 use http::{header, HeaderMap, StatusCode};
 
 use super::error_response::{catalogue_response, http_error_response};
+use super::params::{form_params, json_params, BodyDenial};
 use crate::errors::ErrorCode;
-use crate::grants::{BodyDenial, TokenParams};
+use crate::grants::TokenParams;
 
 /// Contract part 2: larger bodies are refused ([`BodyDenial::TooLarge`]).
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -52,8 +53,8 @@ async fn read_bounded(body: Body) -> Result<Bytes, BodyDenial> {
 
 fn parse(headers: &HeaderMap, bytes: &[u8]) -> Result<TokenParams, BodyDenial> {
     match media_type(headers).as_deref() {
-        Some("application/x-www-form-urlencoded") => TokenParams::from_form(bytes),
-        Some("application/json") => TokenParams::from_json(bytes),
+        Some("application/x-www-form-urlencoded") => form_params(bytes),
+        Some("application/json") => json_params(bytes),
         _ => Err(ErrorCode::UnsupportedRequestFormat),
     }
     .map_err(BodyDenial::Format)

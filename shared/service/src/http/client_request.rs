@@ -8,10 +8,11 @@ use http::{header, HeaderMap, StatusCode};
 
 use super::body::read_params;
 use super::error_response::http_error_response;
+use super::params::BodyDenial;
 use crate::domain::Client;
 use crate::errors::ServerError;
 use crate::flows::presented_token::TokenTypeHint;
-use crate::grants::{authenticate_client, BodyDenial, GrantError};
+use crate::grants::{authenticate_client, GrantError};
 use crate::secrets::Secret;
 use crate::services::Services;
 

@@ -39,12 +39,13 @@ use serde_json::json;
 
 use super::body::read_optional_params;
 use super::observability::Outcome;
+use super::params::{form_params, BodyDenial};
 use crate::errors::ServerError;
 use crate::flows::company_auth_token::{
     issue_company_auth_token, CompanyAuthTokenDenial, CompanyAuthTokenError,
     CompanyAuthTokenParams, CompanyAuthTokenRequest, IssuedAuthToken,
 };
-use crate::grants::{BearerDenial, BodyDenial, TokenParams};
+use crate::grants::BearerDenial;
 use crate::services::Services;
 
 const PATH: &str = "/profile-service/v1/keys/principals/{company_id}/authtoken/";
@@ -178,7 +179,7 @@ async fn read_params(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<CompanyAuthTokenParams, CompanyAuthTokenDenial> {
-    let query = TokenParams::from_form(query.unwrap_or_default().as_bytes())
+    let query = form_params(query.unwrap_or_default().as_bytes())
         .map_err(CompanyAuthTokenDenial::Catalogue)?;
     let body = read_optional_params(headers, body)
         .await

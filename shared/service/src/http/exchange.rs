@@ -23,12 +23,13 @@ use serde_json::json;
 
 use super::body::read_optional_params;
 use super::observability::Outcome;
+use super::params::BodyDenial;
 use crate::errors::{ExchangeCode, OAuthError};
 use crate::flows::legacy_exchange::{
     exchange as run_exchange, ExchangeDenial, ExchangeError, ExchangeRequest, InvalidReturnType,
     ReturnType,
 };
-use crate::grants::{BodyDenial, IssuedTokens};
+use crate::grants::IssuedTokens;
 use crate::services::Services;
 
 pub const EXCHANGE_PATH: &str = "/appmgmt/v0/legacyApps/{OLDConsumerKey}/exchangeRefreshToken/me";
@@ -108,13 +109,13 @@ impl IntoResponse for ExchangeError {
                 OAuthError::InvalidRequest,
                 "returnType must be companyToken when present",
             ),
-            Self::Denied(ExchangeDenial::Body(BodyDenial::Format(_))) => (
+            Self::Denied(ExchangeDenial::BodyUnreadable) => (
                 StatusCode::BAD_REQUEST,
                 ExchangeCode::InvalidToken,
                 OAuthError::InvalidRequest,
                 "the body must be a form or a JSON object of strings, without repeated names",
             ),
-            Self::Denied(ExchangeDenial::Body(BodyDenial::TooLarge)) => (
+            Self::Denied(ExchangeDenial::BodyTooLarge) => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 ExchangeCode::InvalidToken,
                 OAuthError::InvalidRequest,
@@ -142,7 +143,12 @@ async fn exchange(
     let consumer_key = consumer_key.map(|Path(key)| key).unwrap_or_default();
     // An empty body has no parameters, so a bare request is refused for its missing `secret`,
     // not its missing content type; any other body is a form or JSON of at most 16 KiB.
-    let params = read_optional_params(&headers, body).await;
+    let params = read_optional_params(&headers, body)
+        .await
+        .map_err(|denial| match denial {
+            BodyDenial::TooLarge => ExchangeDenial::BodyTooLarge,
+            BodyDenial::Format(_) => ExchangeDenial::BodyUnreadable,
+        });
     let request = ExchangeRequest {
         consumer_key: &consumer_key,
         authorization: headers

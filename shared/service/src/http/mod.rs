@@ -12,6 +12,8 @@ pub mod metadata;
 mod observability;
 pub mod openapi;
 mod otp;
+pub mod pages;
+mod params;
 mod revoke;
 pub mod token;
 

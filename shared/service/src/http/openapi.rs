@@ -93,7 +93,7 @@ pub enum ClientRequestRefusals {
 }
 
 /// A parameter's value in a form or JSON body. JSON bodies may give numbers and booleans, taken as
-/// their text, and `null` or an empty string, taken as absent (`TokenParams::from_json`).
+/// their text, and `null` or an empty string, taken as absent (`http::params::json_params`).
 fn parameter_value() -> utoipa::openapi::Object {
     parameter_value_builder().build()
 }

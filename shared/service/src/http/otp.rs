@@ -16,8 +16,8 @@ use super::openapi::{
 use super::token::TokenEndpointError;
 use crate::domain::GrantType;
 use crate::errors::ErrorCode;
-use crate::grants::{authenticate_client, otp_deps, otp_facts, GrantError};
-use crate::otp::{request_otp, OtpRequest};
+use crate::flows::otp::{otp_deps, otp_facts, request_otp, OtpRequest};
+use crate::grants::{authenticate_client, GrantError};
 use crate::services::Services;
 
 /// Errors answer as at the token endpoint: the catalogue's shape, 503 when the mail fails.

@@ -10,7 +10,8 @@ use http::{header, HeaderMap, HeaderValue};
 use serde::Serialize;
 
 use super::body::read_params;
-use crate::grants::{self, BodyDenial, GrantError, IssuedTokens};
+use super::params::BodyDenial;
+use crate::grants::{self, GrantError, IssuedTokens};
 use crate::services::Services;
 
 /// The success body of contract part 2.

@@ -7,10 +7,7 @@ use lettre::message::{header::ContentType, Mailbox, MultiPart, SinglePart};
 use lettre::Message;
 
 use super::MailError;
-use crate::otp::{ChannelHandle, OneTimePassword};
-
-/// How long a one-time password is valid, as the mail tells the reader (contract part 9).
-pub const OTP_VALIDITY_MINUTES: i64 = 10;
+use crate::domain::{ChannelHandle, OneTimePassword, OTP_VALIDITY_MINUTES};
 
 #[derive(Clone)]
 pub struct OtpMail {

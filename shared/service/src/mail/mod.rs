@@ -2,6 +2,9 @@
 //! implementations: [`SmtpMailer`] (`SMTP_URL`) and [`OutboxMailer`] (`.eml` files under
 //! `DATA_DIR/outbox/`, the local default).
 //!
+//! An adapter, like a store backend: the one-time-password flow ([`crate::flows::otp`]) calls
+//! [`Mailer`]; this module depends on the domain's values only, never on the flow.
+//!
 //! Nothing here logs a password or SMTP credentials: [`OtpMail`] and [`SmtpUrl`] redact them in
 //! `Debug`, and errors carry only the server's reply or the I/O failure.
 
@@ -17,7 +20,7 @@ use async_trait::async_trait;
 pub use config::{mailer_from_config, MailConfig, MailConfigError};
 /// The sender type of `MAIL_FROM`, re-exported so callers need not depend on lettre.
 pub use lettre::message::Mailbox;
-pub use message::{OtpMail, OTP_VALIDITY_MINUTES};
+pub use message::OtpMail;
 pub use outbox::OutboxMailer;
 pub use smtp::{InvalidSmtpUrl, SmtpMailer, SmtpUrl, TlsMode};
 

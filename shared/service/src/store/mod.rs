@@ -39,7 +39,7 @@ pub use families::{FamilyOrigin, RefreshTokenWithOrigin};
 pub use legacy::LegacyStore;
 pub use lockout::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore};
 pub use open::open;
-pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore};
+pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore, REQUEST_WINDOW_SECONDS};
 pub use principals::{EmailUpdate, Inserted, PrincipalStore};
 pub use revocation::RevocationStore;
 

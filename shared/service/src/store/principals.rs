@@ -3,8 +3,8 @@
 use async_trait::async_trait;
 
 use super::StoreResult;
+use crate::domain::ChannelHandle;
 use crate::domain::{ClientId, Company, Login, PrincipalId, User};
-use crate::otp::ChannelHandle;
 
 /// The outcome of an insert that must not overwrite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,11 +5,11 @@ use async_trait::async_trait;
 
 use super::CachedStore;
 use crate::clock::UnixTime;
+use crate::domain::AddressKey;
 use crate::domain::{
     AccessTokenRecord, AuthToken, AuthorizationCode, ClientId, Family, FamilyId, Login,
     PrincipalId, RefreshTokenRecord, TokenId,
 };
-use crate::otp::AddressKey;
 use crate::secrets::TokenHash;
 use crate::store::{
     AllowedAttempt, Attempt, AttemptLimit, AuthTokenStore, AuthorizationCodeStore, CodeRedeemed,

@@ -24,11 +24,11 @@ use async_trait::async_trait;
 
 use super::{ClientStore, EmailUpdate, Inserted, LegacyStore, PrincipalStore, Store, StoreResult};
 use crate::clock::{Clock, UnixTime};
+use crate::domain::ChannelHandle;
 use crate::domain::{
     Client, ClientId, Company, ConsumerKey, LegacyApp, LegacyExchange, LegacyToken, Login,
     PrincipalId, User,
 };
-use crate::otp::ChannelHandle;
 use crate::secrets::TokenHash;
 use ttl_map::TtlMap;
 

@@ -16,10 +16,11 @@ use super::errors::store_error;
 use super::requests::update_if;
 use super::DynamoStore;
 use crate::clock::UnixTime;
-use crate::domain::ClientId;
-use crate::otp::{AddressKey, OtpHash, REQUEST_WINDOW_SECONDS};
+use crate::domain::{AddressKey, ClientId, OtpHash};
 use crate::secrets::TokenHash;
-use crate::store::{FactsHash, OtpId, OtpRecord, OtpStore, StoreError, StoreResult};
+use crate::store::{
+    FactsHash, OtpId, OtpRecord, OtpStore, StoreError, StoreResult, REQUEST_WINDOW_SECONDS,
+};
 
 /// The item's attributes besides its key.
 #[derive(Serialize, Deserialize)]

@@ -8,8 +8,8 @@ use aws_sdk_dynamodb::types::{Delete, Put, TransactWriteItem};
 use super::codec::{key, keys, s, to_item, LoginOwner};
 use super::errors::build_error;
 use super::requests::Transaction;
+use crate::domain::ChannelHandle;
 use crate::domain::{ClientId, Company, Login, PrincipalId, User};
-use crate::otp::ChannelHandle;
 use crate::secrets::TokenHash;
 use crate::store::{EmailUpdate, Inserted, PrincipalStore, StoreError, StoreResult};
 

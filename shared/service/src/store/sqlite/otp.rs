@@ -7,9 +7,10 @@ use uuid::Uuid;
 
 use super::{hash_from_column, id_to_sql, map_err, SqliteStore};
 use crate::clock::UnixTime;
-use crate::domain::ClientId;
-use crate::otp::{AddressKey, OtpHash, REQUEST_WINDOW_SECONDS};
-use crate::store::{FactsHash, OtpId, OtpRecord, OtpStore, StoreError, StoreResult};
+use crate::domain::{AddressKey, ClientId, OtpHash};
+use crate::store::{
+    FactsHash, OtpId, OtpRecord, OtpStore, StoreError, StoreResult, REQUEST_WINDOW_SECONDS,
+};
 
 const COLUMNS: &str =
     "id, address, client_id, password, facts, created_at, expires_at, tries_left, consumed";

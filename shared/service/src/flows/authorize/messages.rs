@@ -1,5 +1,6 @@
 //! What the sign-in page says when the password check refuses: the same checks and codes as
-//! the password grant, in words a person can act on.
+//! the password grant, in words a person can act on. Chosen by the flow, like the sentences of
+//! [`super::RefusalReason`]; the page only shows them.
 
 use crate::errors::ErrorCode;
 

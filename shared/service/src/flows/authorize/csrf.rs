@@ -58,8 +58,8 @@ pub fn verify_csrf_token(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::authorize::request::{Prompt, ValidatedAuthorization};
     use crate::domain::{ClientId, Scopes};
+    use crate::flows::authorize::{Prompt, ValidatedAuthorization};
     use crate::random::{OsRandom, RandomExt};
 
     fn pending() -> PendingAuthorization {

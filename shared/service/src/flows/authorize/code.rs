@@ -1,8 +1,11 @@
-//! Minting an authorization code once the user approved.
+//! Minting an authorization code once the user approved, and checking the token request that
+//! redeems it.
 
 use super::pending::PendingAuthorization;
+use super::pkce::verify_s256;
 use crate::clock::UnixTime;
 use crate::domain::{AuthorizationCode, PrincipalId, AUTHORIZATION_CODE_TTL_SECONDS};
+use crate::errors::ErrorCode;
 use crate::random::{RandomExt, RandomSource};
 use crate::secrets::TokenHash;
 
@@ -38,11 +41,30 @@ pub fn issue_code(
     IssuedCode { code, record }
 }
 
+/// What the token request must repeat of the authorize request it continues: the same
+/// `redirect_uri` (RFC 6749 §4.1.3), and the verifier of the code's PKCE challenge if it has one
+/// (RFC 7636 §4.6). The grant checks first that the code is redeemable, by this client.
+pub fn check_redemption(
+    record: &AuthorizationCode,
+    redirect_uri: &str,
+    code_verifier: Option<&str>,
+) -> Result<(), ErrorCode> {
+    if record.redirect_uri != redirect_uri {
+        return Err(ErrorCode::RedirectUriMismatch);
+    }
+    if let Some(challenge) = &record.code_challenge {
+        if !verify_s256(code_verifier.unwrap_or_default(), challenge) {
+            return Err(ErrorCode::CodeBadOrExpired);
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::authorize::request::{Prompt, ValidatedAuthorization};
     use crate::domain::{ClientId, Scopes};
+    use crate::flows::authorize::{Prompt, ValidatedAuthorization};
     use crate::random::OsRandom;
 
     #[test]
@@ -69,5 +91,33 @@ mod tests {
         assert_eq!(record.user_id, user);
         assert_eq!(record.expires_at - record.issued_at, 300);
         assert!(record.is_redeemable(399) && !record.is_redeemable(400));
+    }
+
+    #[test]
+    fn redemption_repeats_the_redirect_uri_and_answers_the_challenge() {
+        const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+        let request = ValidatedAuthorization {
+            client_id: ClientId::new(OsRandom.uuid()),
+            redirect_uri: "https://app.example/cb".into(),
+            scopes: Scopes::empty(),
+            state: None,
+            nonce: None,
+            prompt: Prompt::default(),
+            code_challenge: Some("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".into()),
+        };
+        let pending = PendingAuthorization::new(request, &OsRandom, 100);
+        let user = PrincipalId::new(OsRandom.uuid());
+        let mut record = issue_code(&pending, user, &OsRandom, 100).record;
+        let uri = "https://app.example/cb";
+        assert_eq!(check_redemption(&record, uri, Some(VERIFIER)), Ok(()));
+        assert_eq!(
+            check_redemption(&record, "https://app.example/other", Some(VERIFIER)),
+            Err(ErrorCode::RedirectUriMismatch)
+        );
+        let bad = Err(ErrorCode::CodeBadOrExpired);
+        assert_eq!(check_redemption(&record, uri, None), bad);
+        assert_eq!(check_redemption(&record, uri, Some(&VERIFIER[1..])), bad);
+        record.code_challenge = None;
+        assert_eq!(check_redemption(&record, uri, None), Ok(()));
     }
 }

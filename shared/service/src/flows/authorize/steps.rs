@@ -3,17 +3,17 @@
 //! with the pending request to keep in the browser's cookie) or where to send the browser.
 //!
 //! Sign-in runs the password grant's own check ([`authenticate_user`]: Argon2id, lockout,
-//! status, home geolocation) and shows its refusal as a sentence, never a code.
+//! status, home geolocation) and shows its refusal as a sentence ([`sign_in_message`]), never a
+//! code.
 
-use crate::authorize::{
-    code_location, csrf_token, issue_code, verify_csrf_token, AuthorizeKeys, AuthorizeParams,
-    AuthorizeRejection, ErrorRedirect, Form, PendingAuthorization, PendingCookieError,
-    RegisteredClient, UntrustedRedirect,
+use super::{
+    code_location, csrf_token, issue_code, sign_in_message, verify_csrf_token, AuthorizeKeys,
+    AuthorizeParams, AuthorizeRejection, ErrorRedirect, Form, PendingAuthorization,
+    PendingCookieError, RegisteredClient, UntrustedRedirect,
 };
 use crate::domain::{Client, GrantType};
 use crate::errors::ServerError;
 use crate::grants::{authenticate_user, GrantError};
-use crate::pages::sign_in_message;
 use crate::services::Services;
 
 /// The purpose under which the key ring derives the pages' cookie and CSRF secret.

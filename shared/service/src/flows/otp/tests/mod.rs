@@ -11,11 +11,11 @@ use async_trait::async_trait;
 
 use super::*;
 use crate::clock::{Clock, ManualClock, UnixTime};
-use crate::domain::{ClientId, PrincipalId};
+use crate::domain::{AddressKey, ChannelHandle, ClientId, PrincipalId};
 use crate::mail::{MailError, Mailer, OtpMail};
 use crate::random::{OsRandom, RandomSource};
 use crate::secrets::Secret;
-use crate::store::StoreResult;
+use crate::store::{OtpRecord, OtpStore, StoreResult};
 
 #[derive(Default)]
 struct MemoryOtpStore(Mutex<Vec<OtpRecord>>);

@@ -6,21 +6,19 @@
 //! - [`verify_otp`]: spend a try, compare, check the bound facts, look the address up among the
 //!   users, consume; [`check_otp`] leaves the consumption to its caller, after its own writes.
 //!
-//! Storage goes through [`OtpStore`], which both backends implement.
+//! The flow runs on ports it does not implement: storage through [`crate::store::OtpStore`],
+//! mail through [`crate::mail::Mailer`]. Both depend only on [`crate::domain`] (the address, the
+//! password and its hash), never on this module.
 
-mod channel;
 mod error;
+mod facts;
 mod flow;
-mod password;
-mod store;
 #[cfg(test)]
 mod tests;
 
-pub use channel::{AddressKey, ChannelHandle, InvalidChannelHandle};
 pub use error::OtpError;
+pub use facts::{otp_facts, OtpFacts};
 pub use flow::{
-    check_otp, request_otp, verify_otp, OtpDeps, OtpRequest, OtpVerification, VerifiedOtp,
-    MAX_OPEN_REQUESTS, OTP_TRIES, OTP_TTL_SECONDS, REQUEST_WINDOW_SECONDS,
+    check_otp, otp_deps, request_otp, verify_otp, OtpDeps, OtpRequest, OtpVerification,
+    VerifiedOtp, MAX_OPEN_REQUESTS, OTP_TRIES, OTP_TTL_SECONDS,
 };
-pub use password::{OneTimePassword, OtpHash, OTP_DIGITS};
-pub use store::{FactsHash, OtpFacts, OtpId, OtpRecord, OtpStore};

@@ -57,7 +57,7 @@ pub enum UntrustedRedirect {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AuthorizeRejection {
-    /// Render [`crate::pages::render_error`] with status 400.
+    /// Render `http::pages::render_error` with status 400.
     Page(UntrustedRedirect),
     /// Answer `302` with `Location: redirect.location()`.
     Redirect(ErrorRedirect),

@@ -1,19 +1,20 @@
 //! The authorization code flow's pages (contract part 8): sign-in, consent and the error page,
 //! server-rendered from the askama templates in `shared/service/templates/`. No JavaScript; one small
-//! inlined stylesheet allowed by hash (see [`security_headers`]).
+//! inlined stylesheet allowed by hash (see [`security_headers`]). What a page says is decided by
+//! the flow ([`crate::flows::authorize`]); this module only renders it.
 
 mod headers;
-mod messages;
 mod scopes;
 
 use askama::Template;
 
+use crate::flows::authorize::CSRF_FIELD;
+
 pub use headers::{security_headers, CONTENT_TYPE_HTML};
-pub use messages::sign_in_message;
 pub use scopes::scope_sentences;
 
 /// The stylesheet inlined in every page; its hash is in the Content-Security-Policy.
-pub const STYLESHEET: &str = include_str!("../../templates/pages.css");
+pub const STYLESHEET: &str = include_str!("../../../templates/pages.css");
 
 /// What the sign-in page shows.
 #[derive(Debug, Clone, Copy)]
@@ -24,7 +25,7 @@ pub struct SignInPage<'a> {
     pub csrf_token: &'a str,
     /// The login typed before a failed attempt, so the user need not type it again.
     pub login: &'a str,
-    /// A readable message ([`sign_in_message`]), never a raw code.
+    /// A readable message ([`crate::flows::authorize::sign_in_message`]), never a raw code.
     pub error: Option<&'a str>,
 }
 
@@ -80,7 +81,7 @@ pub fn render_sign_in(page: &SignInPage<'_>) -> String {
         stylesheet: STYLESHEET,
         app_name: page.app_name,
         action: page.form_action,
-        csrf_field: crate::authorize::CSRF_FIELD,
+        csrf_field: CSRF_FIELD,
         csrf_token: page.csrf_token,
         login: page.login,
         error: page.error,
@@ -92,7 +93,7 @@ pub fn render_consent(page: &ConsentPage<'_>) -> String {
         stylesheet: STYLESHEET,
         app_name: page.app_name,
         action: page.form_action,
-        csrf_field: crate::authorize::CSRF_FIELD,
+        csrf_field: CSRF_FIELD,
         csrf_token: page.csrf_token,
         scope_sentences: scope_sentences(page.scopes.iter().copied()),
     })

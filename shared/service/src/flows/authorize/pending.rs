@@ -151,8 +151,8 @@ pub fn clear_pending_cookie(secure: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::authorize::request::Prompt;
     use crate::domain::{ClientId, Scopes};
+    use crate::flows::authorize::Prompt;
     use crate::random::{OsRandom, RandomExt};
 
     fn pending(state: &str) -> PendingAuthorization {

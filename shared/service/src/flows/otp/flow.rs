@@ -3,22 +3,20 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use super::channel::ChannelHandle;
 use super::error::OtpError;
-use super::password::{OneTimePassword, OtpHash};
-use super::store::{OtpFacts, OtpId, OtpRecord, OtpStore};
+use super::facts::OtpFacts;
 use crate::clock::Clock;
-use crate::domain::ClientId;
-use crate::mail::{Mailer, OtpMail, OTP_VALIDITY_MINUTES};
+use crate::domain::{ChannelHandle, ClientId, OneTimePassword, OtpHash, OTP_VALIDITY_MINUTES};
+use crate::mail::{Mailer, OtpMail};
 use crate::random::{RandomExt, RandomSource};
 use crate::secrets::Secret;
-use crate::store::{StoreError, StoreResult};
+use crate::services::Services;
+use crate::store::{OtpId, OtpRecord, OtpStore, StoreError, StoreResult, REQUEST_WINDOW_SECONDS};
 
 pub const OTP_TTL_SECONDS: i64 = OTP_VALIDITY_MINUTES * 60;
 pub const OTP_TRIES: u32 = 5;
 /// At most this many unconsumed requests for one address within [`REQUEST_WINDOW_SECONDS`].
 pub const MAX_OPEN_REQUESTS: u32 = 5;
-pub const REQUEST_WINDOW_SECONDS: i64 = 15 * 60;
 
 /// The only `channel_type` there is.
 const EMAIL_CHANNEL: &str = "email";
@@ -30,6 +28,16 @@ pub struct OtpDeps<'a> {
     pub mailer: &'a dyn Mailer,
     pub clock: &'a dyn Clock,
     pub random: &'a Arc<dyn RandomSource>,
+}
+
+/// The flows' dependencies, out of the process's services.
+pub fn otp_deps(services: &Services) -> OtpDeps<'_> {
+    OtpDeps {
+        store: services.ctx.store.as_ref(),
+        mailer: services.mailer.as_ref(),
+        clock: services.ctx.clock.as_ref(),
+        random: &services.ctx.random,
+    }
 }
 
 /// `POST /oauth2/v0/otp` from an authenticated client. Empty fields count as absent.
