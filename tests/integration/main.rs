@@ -18,7 +18,6 @@ mod lockout;
 mod mail;
 mod metadata;
 mod otp;
-mod pages;
 mod refresh_faults;
 mod refresh_rotation;
 mod revocation;
