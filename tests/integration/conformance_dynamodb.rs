@@ -20,7 +20,10 @@ use token_service::store::prelude::*;
 use token_service::store::{AttemptLimit, Rotated, StoreError};
 use uuid::Uuid;
 
-token_service::conformance_suite!(fresh_table);
+token_service::conformance_suite!(
+    fresh_table,
+    #[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+);
 
 // ---------------------------------------------------------------------------------------------
 // Raw items.
@@ -57,6 +60,7 @@ fn assert_ttl(item: &Item, expected: UnixTime, what: &str) {
 }
 
 #[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn expiring_items_carry_the_ttl_attribute() {
     let Some(store) = fresh_table().await else {
         return;
@@ -197,6 +201,7 @@ async fn expiring_items_carry_the_ttl_attribute() {
 }
 
 #[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn ttl_is_enabled_on_expires_at() {
     let Some(store) = fresh_table().await else {
         return;
@@ -218,6 +223,7 @@ async fn ttl_is_enabled_on_expires_at() {
 }
 
 #[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn create_table_if_missing_is_idempotent() {
     let Some(store) = fresh_table().await else {
         return;

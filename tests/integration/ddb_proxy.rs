@@ -71,6 +71,7 @@ fn assert_unavailable<T: std::fmt::Debug>(result: Result<T, StoreError>) {
 }
 
 #[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn counts_each_call_by_operation_and_table() {
     let Some((proxy, store)) = proxied_store().await else {
         return;
@@ -95,6 +96,7 @@ async fn counts_each_call_by_operation_and_table() {
 }
 
 #[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn a_dropped_transaction_answer_is_applied_but_reported_as_an_error() {
     let Some((proxy, store)) = proxied_store().await else {
         return;
@@ -123,6 +125,7 @@ async fn a_dropped_transaction_answer_is_applied_but_reported_as_an_error() {
 }
 
 #[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn refused_connections_are_unavailable_until_cleared() {
     let Some((proxy, store)) = proxied_store().await else {
         return;
@@ -144,6 +147,7 @@ async fn refused_connections_are_unavailable_until_cleared() {
 }
 
 #[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn throttling_and_server_errors_are_unavailable_and_write_nothing() {
     let Some((proxy, store)) = proxied_store().await else {
         return;
@@ -164,6 +168,7 @@ async fn throttling_and_server_errors_are_unavailable_and_write_nothing() {
 }
 
 #[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn a_response_delayed_past_the_sdk_timeouts_is_unavailable_yet_applied() {
     let Some((proxy, store)) = proxied_store().await else {
         return;
@@ -178,6 +183,7 @@ async fn a_response_delayed_past_the_sdk_timeouts_is_unavailable_yet_applied() {
 }
 
 #[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn a_fault_limited_in_times_heals_itself() {
     let Some((proxy, store)) = proxied_store().await else {
         return;

@@ -141,6 +141,7 @@ fn is_jwt(value: &Value) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn each_function_binary_answers_under_the_runtime_api() {
     let Some(deployment) = Deployment::create().await else {
         return;

@@ -64,6 +64,7 @@ async fn assert_rotated_once(direct: &DynamoStore, rotated: &str, successor: &st
 }
 
 #[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn a_lost_transaction_answer_is_resolved_by_reading_back() {
     let Some((app, proxy, direct)) = proxied_app().await else {
         return;
@@ -86,6 +87,7 @@ async fn a_lost_transaction_answer_is_resolved_by_reading_back() {
 }
 
 #[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn a_503_after_a_landed_rotation_is_retried_with_the_same_successor() {
     let Some((app, proxy, direct)) = proxied_app().await else {
         return;
@@ -128,6 +130,7 @@ async fn a_503_after_a_landed_rotation_is_retried_with_the_same_successor() {
 }
 
 #[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn refused_connections_answer_503_and_write_nothing_until_the_store_is_back() {
     let Some((app, proxy, direct)) = proxied_app().await else {
         return;

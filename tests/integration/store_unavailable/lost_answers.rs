@@ -18,6 +18,7 @@ use crate::refresh_faults::proxied_app;
 use crate::refresh_rotation::field;
 
 #[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn a_code_redemption_whose_answers_are_lost_still_answers_the_tokens() {
     let Some((app, proxy, direct)) = proxied_app().await else {
         return;
@@ -63,6 +64,7 @@ async fn a_code_redemption_whose_answers_are_lost_still_answers_the_tokens() {
 }
 
 #[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn a_password_consumption_whose_answers_are_lost_still_answers_the_tokens() {
     let Some(app) = FaultyApp::dynamodb(Outage::Everything).await else {
         return;

@@ -67,12 +67,16 @@ impl<S: Store, KeepAlive> Fixture for (S, KeepAlive) {
 /// `Option<impl Fixture>`, where `None` means the backend was explicitly opted out (and the
 /// factory has said so).
 ///
+/// Attributes after the factory go on every generated test, e.g.
+/// `conformance_suite!(fresh_table, #[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")])`,
+/// so that an opted-out backend's tests are listed as ignored instead of passing without running.
+///
 /// Every `pub async fn` of the suite must be listed here; the unit test
 /// `every_suite_function_is_registered` enforces it.
 #[macro_export]
 macro_rules! conformance_suite {
-    ($factory:path) => {
-        $crate::conformance_suite!(@tests $factory;
+    ($factory:path $(, #[$attribute:meta])* $(,)?) => {
+        $crate::conformance_suite!(@tests $factory; [$(#[$attribute])*];
             client_round_trip_and_replace,
             user_round_trip_and_case_insensitive_login,
             duplicate_user_id_or_login_is_rejected,
@@ -110,16 +114,20 @@ macro_rules! conformance_suite {
             revoke_connection_revokes_the_principals_families_with_that_client,
         );
     };
-    (@tests $factory:path; $($name:ident),+ $(,)?) => {
+    (@tests $factory:path; $attributes:tt; $($name:ident),+ $(,)?) => {
         $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn $name() {
-                if let ::std::option::Option::Some(fixture) = $factory().await {
-                    let store = $crate::store::conformance::Fixture::store(&fixture);
-                    $crate::store::conformance::$name(store).await;
-                }
-            }
+            $crate::conformance_suite!(@test $factory; $attributes; $name);
         )+
+    };
+    (@test $factory:path; [$(#[$attribute:meta])*]; $name:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        $(#[$attribute])*
+        async fn $name() {
+            if let ::std::option::Option::Some(fixture) = $factory().await {
+                let store = $crate::store::conformance::Fixture::store(&fixture);
+                $crate::store::conformance::$name(store).await;
+            }
+        }
     };
 }
 
