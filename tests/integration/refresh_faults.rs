@@ -73,9 +73,14 @@ async fn a_lost_transaction_answer_is_resolved_by_reading_back() {
     let rt1 = field(&first, "refresh_token");
 
     // Every attempt (the SDK's three, one ClientRequestToken) lands and loses its answer.
+    proxy.take_calls();
     proxy.inject(Fault::DropResponse.only_for("TransactWriteItems"));
     let second = ok(refresh(&app, &client, rt1).await);
-    assert!(proxy.calls().count("TransactWriteItems") >= 1);
+    assert_eq!(
+        proxy.calls().count("TransactWriteItems"),
+        3,
+        "the SDK's three attempts, then a read, not a fourth write"
+    );
     proxy.clear_fault();
     let rt2 = field(&second, "refresh_token");
     assert_rotated_once(&direct, rt1, rt2, app.clock.now()).await;
@@ -111,6 +116,16 @@ async fn a_503_after_a_landed_rotation_is_retried_with_the_same_successor() {
     };
     let ((status, body), ()) = futures::future::join(pending, outage).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    // The step under test is "landed, answer lost", not "refused": the write is there.
+    let landed = direct
+        .get_refresh_token(&TokenHash::of(&rt1), app.clock.now())
+        .await
+        .unwrap()
+        .expect("the refresh token is kept");
+    assert!(
+        landed.rotated_at.is_some(),
+        "the held transaction landed before the store went away"
+    );
     assert_eq!(body["error"], "temporarily_unavailable");
     let message = body["message"].as_str().unwrap();
     assert!(

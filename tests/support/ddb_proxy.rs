@@ -310,11 +310,14 @@ impl Forwarder {
         let mut reader = BufReader::new(reader);
         while let Some(request) = read_request(&mut reader).await? {
             let operation = request.operation();
+            // The fault is chosen before the call is counted: a test that waits for a call to
+            // show up and then changes the fault must not change what that call suffers.
+            let fault = self.state.take_fault(Some(&operation));
             lock(&self.state.calls).push(Call {
                 operation: operation.clone(),
                 tables: tables_named(&request.body),
             });
-            let response = match self.state.take_fault(Some(&operation)) {
+            let response = match fault {
                 None => self.forward(request).await,
                 Some(Fault::RefuseConnections) => return Ok(()),
                 Some(Fault::DropResponse) => {

@@ -33,7 +33,11 @@ async fn a_code_redemption_whose_answers_are_lost_still_answers_the_tokens() {
     let (status, body) = exchange(&app, &client, &code, &[]).await;
     proxy.clear_fault();
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert!(proxy.calls().count("UpdateItem") >= 1);
+    assert_eq!(
+        proxy.calls().count("UpdateItem"),
+        3,
+        "the redemption's UpdateItem, on each of the SDK's three attempts"
+    );
 
     let now = app.clock.now();
     let family_id = direct
@@ -93,7 +97,11 @@ async fn a_password_consumption_whose_answers_are_lost_still_answers_the_tokens(
     proxy.clear_fault();
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["principal_type"], "user");
-    assert!(proxy.calls().count("UpdateItem") >= 2);
+    assert_eq!(
+        proxy.calls().count("UpdateItem"),
+        4,
+        "the spent try, then the consumption on each of the SDK's three attempts"
+    );
 
     let key = ChannelHandle::parse(address).unwrap().key();
     let open = app
