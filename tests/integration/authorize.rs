@@ -6,3 +6,4 @@ mod code_exchange;
 pub(crate) mod flow;
 mod in_browser;
 mod refusals;
+mod sign_in_lockout;
