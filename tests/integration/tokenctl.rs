@@ -22,6 +22,7 @@ mod import_file;
 mod keys;
 mod legacy_apps;
 mod legacy_import;
+mod newer_options;
 mod output;
 mod secrets;
 mod target;
@@ -58,7 +59,11 @@ macro_rules! on_both_targets {
     };
 }
 
-on_both_targets!(every_admin_verb, legacy_token_import);
+on_both_targets!(
+    every_admin_verb,
+    client_and_user_options,
+    legacy_token_import
+);
 
 /// Applications, companies, users, legacy apps and token families, in the order an operator
 /// sets a deployment up; one session, so that its transcript covers every verb.
@@ -72,4 +77,10 @@ async fn every_admin_verb(t: Target) {
     tokens::revoke_family(&t, clients.partner, user_id).await;
     clients::disable(&t, &clients).await;
     secrets::printed_only_at_creation(&t, &clients);
+}
+
+/// The client and user options beyond the first verbs, each read back from the store.
+async fn client_and_user_options(t: Target) {
+    newer_options::client_options(&t).await;
+    newer_options::user_emails(&t).await;
 }

@@ -1,0 +1,159 @@
+//! The options added after the first verbs: `clients create --first-party --redirect-uri
+//! --refresh-rotation`, `clients set-refresh-rotation`, `users create --email` and
+//! `users set-email`, each run through the binary and read back from the store.
+
+use token_service::domain::{ChannelHandle, ClientId, PrincipalId, RefreshRotation};
+
+use super::output::str_field;
+use super::target::{Target, UNKNOWN};
+
+const CONSOLE_CALLBACK: &str = "https://console.example.com/callback";
+const LOOPBACK_CALLBACK: &str = "http://127.0.0.1:8080/cb";
+
+/// `clients create` with the client options, their defaults, and `clients set-refresh-rotation`.
+pub async fn client_options(t: &Target) {
+    let created = t.json(&[
+        "clients",
+        "create",
+        "--name",
+        "Admin Console",
+        "--first-party",
+        "--redirect-uri",
+        CONSOLE_CALLBACK,
+        "--redirect-uri",
+        LOOPBACK_CALLBACK,
+        "--refresh-rotation",
+        "sliding",
+    ]);
+    let id = ClientId::parse(str_field(&created, "client_id")).unwrap();
+    let console = t.store.get_client(&id).await.unwrap().unwrap();
+    assert!(console.first_party, "--first-party is stored");
+    assert_eq!(
+        console.redirect_uris,
+        vec![CONSOLE_CALLBACK.to_owned(), LOOPBACK_CALLBACK.to_owned()],
+        "every --redirect-uri, in order"
+    );
+    assert_eq!(console.refresh_rotation, RefreshRotation::Sliding);
+    assert_eq!(created["refresh_rotation"], "sliding", "{created}");
+
+    let plain = t.json(&["clients", "create", "--name", "Plain"]);
+    let plain = ClientId::parse(str_field(&plain, "client_id")).unwrap();
+    let plain = t.store.get_client(&plain).await.unwrap().unwrap();
+    assert!(!plain.first_party && plain.redirect_uris.is_empty());
+    assert_eq!(
+        plain.refresh_rotation,
+        RefreshRotation::Rotate,
+        "the default"
+    );
+
+    let client_id = id.to_string();
+    for (rotation, expected) in [
+        ("rotate", RefreshRotation::Rotate),
+        ("sliding", RefreshRotation::Sliding),
+    ] {
+        let out = t.json(&["clients", "set-refresh-rotation", &client_id, rotation]);
+        assert_eq!(out["refresh_rotation"], rotation, "{out}");
+        let stored = t.store.get_client(&id).await.unwrap().unwrap();
+        assert_eq!(stored.refresh_rotation, expected, "after {rotation}");
+        assert_eq!(
+            stored.redirect_uris, console.redirect_uris,
+            "the rest of the client is kept"
+        );
+    }
+    t.fails(&["clients", "set-refresh-rotation", UNKNOWN, "rotate"], 3);
+    t.fails(
+        &["clients", "set-refresh-rotation", &client_id, "sometimes"],
+        2,
+    );
+    t.fails(
+        &[
+            "clients",
+            "create",
+            "--name",
+            "X",
+            "--redirect-uri",
+            "ftp://x/cb",
+        ],
+        2,
+    );
+    t.fails(
+        &[
+            "clients",
+            "create",
+            "--name",
+            "X",
+            "--refresh-rotation",
+            "never",
+        ],
+        2,
+    );
+}
+
+/// `users create --email` and `users set-email`: stored on the user, found by any case of the
+/// address, unique among users.
+pub async fn user_emails(t: &Target) {
+    let created = t.json(&[
+        "users",
+        "create",
+        "--login",
+        "erin",
+        "--password",
+        "erin password 1",
+        "--email",
+        "Erin@Example.com",
+    ]);
+    let erin = PrincipalId::parse(str_field(&created, "user_id")).unwrap();
+    let stored = t.store.get_user(&erin).await.unwrap().unwrap();
+    assert_eq!(stored.email.as_deref(), Some("Erin@Example.com"));
+    assert_eq!(found_by(t, "erin@EXAMPLE.com").await, Some(erin));
+
+    let created = t.json(&[
+        "users",
+        "create",
+        "--login",
+        "finn",
+        "--password",
+        "finn password 1",
+    ]);
+    let finn = PrincipalId::parse(str_field(&created, "user_id")).unwrap();
+    assert_eq!(t.store.get_user(&finn).await.unwrap().unwrap().email, None);
+    let finn_id = finn.to_string();
+    let out = t.json(&["users", "set-email", &finn_id, "finn@example.com"]);
+    assert_eq!(out["email"], "finn@example.com", "{out}");
+    let stored = t.store.get_user(&finn).await.unwrap().unwrap();
+    assert_eq!(stored.email.as_deref(), Some("finn@example.com"));
+    assert_eq!(found_by(t, "FINN@example.com").await, Some(finn));
+
+    // Unique whatever the case, on both verbs; malformed or unknown is refused.
+    let taken = t.fails(&["users", "set-email", &finn_id, "ERIN@example.com"], 4);
+    assert!(taken.contains("already has that e-mail address"), "{taken}");
+    t.fails(
+        &[
+            "users",
+            "create",
+            "--login",
+            "gil",
+            "--password",
+            "x",
+            "--email",
+            "erin@example.COM",
+        ],
+        4,
+    );
+    t.fails(&["users", "set-email", &finn_id, "not an address"], 2);
+    t.fails(&["users", "set-email", UNKNOWN, "new@example.com"], 3);
+    let kept = t.store.get_user(&finn).await.unwrap().unwrap();
+    assert_eq!(
+        kept.email.as_deref(),
+        Some("finn@example.com"),
+        "refusals change nothing"
+    );
+}
+
+async fn found_by(t: &Target, address: &str) -> Option<PrincipalId> {
+    t.store
+        .get_user_by_email(&ChannelHandle::parse(address).unwrap())
+        .await
+        .unwrap()
+        .map(|user| user.id)
+}
