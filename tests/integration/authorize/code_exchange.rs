@@ -202,10 +202,19 @@ async fn token_request_errors_are_catalogued(app: TestApp) {
         60,
     );
 
-    // Five minutes later the code has expired.
-    app.clock.advance(300);
+    // None of the refusals spent the code: it still redeems, once.
+    let (status, body) = exchange(&app, &client, &code, &[]).await;
+    assert_eq!(status, StatusCode::OK, "after the refusals: {body}");
+
+    // A code lives five minutes: a fresh one redeems at +299 s, another is refused at +300 s.
+    let just_in_time = approved_code(&app, &client).await;
+    let too_late = approved_code(&app, &client).await;
+    app.clock.advance(299);
+    let (status, body) = exchange(&app, &client, &just_in_time, &[]).await;
+    assert_eq!(status, StatusCode::OK, "a code 299 s old: {body}");
+    app.clock.advance(1);
     assert_error(
-        &exchange(&app, &client, &code, &[]).await,
+        &exchange(&app, &client, &too_late, &[]).await,
         400,
         "invalid_request",
         103,
