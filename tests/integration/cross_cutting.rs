@@ -72,6 +72,66 @@ async fn correlation_ids_are_echoed_logged_and_replaced_when_invalid() {
     }
 }
 
+/// Every operation of the OpenAPI document echoes both correlation headers, whatever it
+/// answers: sent without credentials or body, most answers are errors (400, 401, 404).
+#[tokio::test]
+async fn every_documented_operation_echoes_both_correlation_headers() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let document: Value = app
+        .http
+        .get(app.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let paths = document["paths"].as_object().expect("paths");
+    let mut statuses = Vec::new();
+    for (path, operations) in paths {
+        let concrete = path
+            .replace("{OLDConsumerKey}", "qyprd-nothing")
+            .replace("{COMPANY_ID}", "00000000-0000-0000-0000-000000000000");
+        for method in operations.as_object().unwrap().keys() {
+            let method =
+                reqwest::Method::from_bytes(method.to_ascii_uppercase().as_bytes()).unwrap();
+            let (ours, concur) = (
+                format!("corr-{}", Uuid::new_v4()),
+                format!("concur-{}", Uuid::new_v4()),
+            );
+            let response = app
+                .http
+                .request(method.clone(), app.url(&concrete))
+                .header("x-correlation-id", &ours)
+                .header("concur-correlationid", &concur)
+                .send()
+                .await
+                .unwrap();
+            let headers = response.headers();
+            let what = format!("{method} {path} ({})", response.status());
+            assert_eq!(
+                headers.get("x-correlation-id").map(|v| v.to_str().unwrap()),
+                Some(ours.as_str()),
+                "{what}"
+            );
+            assert_eq!(
+                headers
+                    .get("concur-correlationid")
+                    .map(|v| v.to_str().unwrap()),
+                Some(concur.as_str()),
+                "{what}"
+            );
+            statuses.push(response.status());
+        }
+    }
+    assert!(statuses.len() >= 14, "{statuses:?}");
+    assert!(statuses.iter().any(|s| s.is_success()), "{statuses:?}");
+    assert!(
+        statuses.iter().any(|s| s.is_client_error()),
+        "errors included: {statuses:?}"
+    );
+}
+
 /// The request's one "request completed" line carries the correlation id the caller saw.
 #[track_caller]
 fn assert_logged_once(endpoint: &str, correlation_id: &str) {
