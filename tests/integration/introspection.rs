@@ -5,6 +5,9 @@ use integration_tests::app::{json_of, TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use token_service::clock::Clock;
+use token_service::domain::RefreshRotation;
+
+use crate::refresh_rotation::user_family;
 
 const PASSWORD: &str = "introspection password 1";
 
@@ -125,27 +128,27 @@ async fn expired_tokens_read_inactive(app: TestApp) {
 }
 
 async fn rotated_refresh_tokens_read_inactive(app: TestApp) {
-    let client = app.create_client("read").await;
-    app.create_user("lea", PASSWORD).await;
-    let tokens = app.user_tokens(&client, "lea", PASSWORD).await;
+    let (client, tokens) = user_family(&app, RefreshRotation::Rotate, "read").await;
     let first = tokens["refresh_token"].as_str().unwrap();
-    let (status, rotated) = app
-        .token(&[
-            ("grant_type", "refresh_token"),
-            ("client_id", &client.id),
-            ("client_secret", &client.secret),
-            ("refresh_token", first),
-        ])
-        .await;
+    app.clock.advance(60);
+    let rotated_at = app.clock.now();
+    let (status, rotated) = app.refresh(&client, first).await;
     assert_eq!(status, StatusCode::OK, "{rotated}");
     let successor = rotated["refresh_token"].as_str().unwrap();
-    if successor != first {
-        assert_inactive(
-            &introspect(&app, &client, first).await,
-            "a rotated refresh token",
-        );
-    }
-    assert_eq!(introspect(&app, &client, successor).await["active"], true);
+    assert_ne!(
+        successor, first,
+        "a rotating client's refresh answers a new token"
+    );
+    assert_inactive(
+        &introspect(&app, &client, first).await,
+        "a rotated refresh token",
+    );
+    let successor_claims = introspect(&app, &client, successor).await;
+    assert_eq!(successor_claims["active"], true, "{successor_claims}");
+    assert_eq!(
+        successor_claims["iat"], rotated_at,
+        "the successor's own issue time"
+    );
 }
 
 async fn garbage_reads_inactive_and_requests_are_checked(app: TestApp) {
