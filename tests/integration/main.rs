@@ -6,6 +6,7 @@ mod company;
 mod conformance_dynamodb;
 mod conformance_sqlite;
 mod cross_cutting;
+mod dynamodb_ttl;
 mod ddb_proxy;
 mod error_catalogue;
 mod exchange;
