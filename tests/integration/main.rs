@@ -19,6 +19,7 @@ mod lockout;
 mod mail;
 mod metadata;
 mod otp;
+mod refresh_edges;
 mod refresh_faults;
 mod refresh_rotation;
 mod revocation;

@@ -1,0 +1,80 @@
+//! Refresh tokens at their edges, on both stores: a sliding token left unused past its lifetime,
+//! rotated and sliding tokens presented by a client they were not issued to.
+
+use integration_tests::app::{field, TestApp};
+use integration_tests::assertions::assert_token_error as assert_error;
+use token_service::clock::Clock;
+use token_service::domain::RefreshRotation;
+use token_service::secrets::TokenHash;
+
+use crate::refresh_rotation::{ok, refresh, user_family};
+
+integration_tests::on_both_stores!(
+    a_sliding_token_unused_past_its_lifetime_is_refused,
+    another_client_within_the_grace_window_learns_nothing,
+    another_client_cannot_slide_a_sliding_token,
+);
+
+async fn a_sliding_token_unused_past_its_lifetime_is_refused(app: TestApp) {
+    let ttl = app.services.policy.refresh_token_ttl_seconds;
+    let (client, first) = user_family(&app, RefreshRotation::Sliding, "read").await;
+    let rt = field(&first, "refresh_token");
+    app.clock.advance(3600);
+    ok(refresh(&app, &client, rt).await);
+    // Its lifetime counts from that last use; one second past it, the token is dead.
+    app.clock.advance(ttl + 1);
+    assert_error(&refresh(&app, &client, rt).await, 400, "invalid_grant", 108);
+}
+
+async fn another_client_within_the_grace_window_learns_nothing(app: TestApp) {
+    let (owner, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
+    let other = app.create_client("read").await;
+    let rt1 = field(&first, "refresh_token");
+    let second = ok(refresh(&app, &owner, rt1).await);
+    let successor = field(&second, "refresh_token");
+
+    // Inside the window in which the owner's retry gets the successor again.
+    app.clock.advance(1);
+    let foreign = refresh(&app, &other, rt1).await;
+    assert_error(&foreign, 400, "invalid_grant", 105);
+    let text = foreign.1.to_string();
+    assert!(
+        !text.contains(successor) && foreign.1.get("access_token").is_none(),
+        "the other client learns no token: {text}"
+    );
+
+    let retried = ok(refresh(&app, &owner, rt1).await);
+    assert_eq!(
+        retried["refresh_token"], successor,
+        "the owner's retry still gets its successor"
+    );
+}
+
+async fn another_client_cannot_slide_a_sliding_token(app: TestApp) {
+    let (owner, first) = user_family(&app, RefreshRotation::Sliding, "read").await;
+    let other = app.create_client("read").await;
+    let rt = field(&first, "refresh_token");
+    let issued = app
+        .store
+        .get_refresh_token(&TokenHash::of(rt), app.clock.now())
+        .await
+        .unwrap()
+        .expect("stored");
+
+    app.clock.advance(3600);
+    let foreign = refresh(&app, &other, rt).await;
+    assert_error(&foreign, 400, "invalid_grant", 105);
+    assert!(foreign.1.get("access_token").is_none(), "{}", foreign.1);
+    let record = app
+        .store
+        .get_refresh_token(&TokenHash::of(rt), app.clock.now())
+        .await
+        .unwrap()
+        .expect("still stored");
+    assert_eq!(
+        record.expires_at, issued.expires_at,
+        "another client's use does not slide the expiry"
+    );
+    let answer = ok(refresh(&app, &owner, rt).await);
+    assert_eq!(answer["refresh_token"], rt, "the owner's token still works");
+}
