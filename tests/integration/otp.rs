@@ -19,7 +19,9 @@ async fn with_mailer(base: &TestApp, mailer: Arc<dyn Mailer>) -> TestApp {
         mailer: Some(mailer),
         ..AppOptions::default()
     };
-    TestApp::with_store(base.store.clone(), base.backend, options).await
+    let mut app = TestApp::with_store(base.store.clone(), base.backend, options).await;
+    app.data = base.data.clone();
+    app
 }
 
 fn sender() -> Mailbox {
@@ -108,6 +110,14 @@ async fn the_password_yields_a_user_family_once(base: TestApp) {
         ("link", "https://app.example.com/x"),
     ];
     let password = mailed_password(&app, &server, &client, &facts).await;
+    assert!(
+        !app.data.contains(&password).await,
+        "an open password is stored only as a hash"
+    );
+    assert!(
+        app.data.contains("ann").await,
+        "the scan sees what is stored in clear"
+    );
     let text = server.received()[0].part("text/plain").unwrap();
     assert!(
         text.contains("https://app.example.com/x"),

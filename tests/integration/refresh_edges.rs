@@ -1,5 +1,6 @@
 //! Refresh tokens at their edges, on both stores: a sliding token left unused past its lifetime,
-//! rotated and sliding tokens presented by a client they were not issued to.
+//! rotated and sliding tokens presented by a client they were not issued to, and what the store
+//! holds of every refresh token it answered (only hashes: the first, a successor, a retry's).
 
 use integration_tests::app::{field, TestApp};
 use integration_tests::assertions::assert_token_error as assert_error;
@@ -13,6 +14,7 @@ integration_tests::on_both_stores!(
     a_sliding_token_unused_past_its_lifetime_is_refused,
     another_client_within_the_grace_window_learns_nothing,
     another_client_cannot_slide_a_sliding_token,
+    refresh_tokens_are_stored_only_as_hashes,
 );
 
 async fn a_sliding_token_unused_past_its_lifetime_is_refused(app: TestApp) {
@@ -77,4 +79,29 @@ async fn another_client_cannot_slide_a_sliding_token(app: TestApp) {
     );
     let answer = ok(refresh(&app, &owner, rt).await);
     assert_eq!(answer["refresh_token"], rt, "the owner's token still works");
+}
+
+async fn refresh_tokens_are_stored_only_as_hashes(app: TestApp) {
+    let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
+    let rt1 = field(&first, "refresh_token");
+    let second = ok(refresh(&app, &client, rt1).await);
+    let rt2 = field(&second, "refresh_token");
+    let retried = ok(refresh(&app, &client, rt1).await);
+    assert_eq!(
+        retried["refresh_token"], rt2,
+        "the retry answers the successor again"
+    );
+    let (sliding_client, sliding) = user_family(&app, RefreshRotation::Sliding, "read").await;
+    let kept = field(&sliding, "refresh_token");
+    ok(refresh(&app, &sliding_client, kept).await);
+
+    for (token, what) in [
+        (rt1, "the first refresh token"),
+        (rt2, "its successor, answered twice"),
+        (kept, "a sliding token"),
+    ] {
+        assert!(!app.data.contains(token).await, "{what} is stored in clear");
+    }
+    // The scan does see stored text: a client's name is kept in clear.
+    assert!(app.data.contains("rotation test").await);
 }
