@@ -11,6 +11,8 @@ use token_service::admin::NewClient;
 use token_service::domain::{Geolocation, GrantType, Scopes, User, UserStatus};
 use token_service::mail::{Mailbox, Mailer, OutboxMailer, SmtpMailer, SmtpUrl};
 
+use crate::authorize::flow::assert_id_token;
+
 const ADDRESS: &str = "Ann.Lee@Example.com";
 
 /// The app of `base` (its store) again, now mailing through `mailer`.
@@ -138,6 +140,15 @@ async fn the_password_yields_a_user_family_once(base: TestApp) {
     assert_eq!(body["id"], user.id.to_string());
     assert!(body["refresh_token"].is_string(), "{body}");
     assert_eq!(body["scope"], "read write");
+    let claims = assert_id_token(&app, &body, &user.id.to_string(), &client, "user").await;
+    assert!(
+        claims.get("nonce").is_none(),
+        "no nonce was given: {claims}"
+    );
+    assert!(
+        !app.data.contains(&password).await,
+        "the password is never stored in clear, open or consumed"
+    );
 
     let again = otp_grant(&app, &client, &form).await;
     assert_token_error(&again, 400, "invalid_request", 83);

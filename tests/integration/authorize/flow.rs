@@ -207,3 +207,30 @@ pub fn at_hash(access_token: &str) -> String {
     let digest = Sha256::digest(access_token.as_bytes());
     URL_SAFE_NO_PAD.encode(&digest[..16])
 }
+
+/// The ID token of a grant's answer `body`, checked: signed per the JWK Set, issued here for
+/// `subject` and `client`, its `at_hash` the answer's access token's, and the principal type.
+/// Returns its claims.
+pub async fn assert_id_token(
+    app: &TestApp,
+    body: &Value,
+    subject: &str,
+    client: &TestClient,
+    principal_type: &str,
+) -> Value {
+    let id_token = body["id_token"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id_token in {body}"));
+    let (header, claims) = verify_with_jwks(app, id_token).await;
+    assert_ne!(
+        header["typ"], "at+jwt",
+        "an ID token is not an access token"
+    );
+    assert_eq!(claims["iss"], app.geolocation().as_str(), "{claims}");
+    assert_eq!(claims["sub"], subject, "{claims}");
+    assert_eq!(claims["aud"], client.id, "{claims}");
+    assert_eq!(claims["principal_type"], principal_type, "{claims}");
+    let access_token = body["access_token"].as_str().expect("an access token");
+    assert_eq!(claims["at_hash"], at_hash(access_token), "{claims}");
+    claims
+}

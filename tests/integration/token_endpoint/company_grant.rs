@@ -9,6 +9,7 @@ use token_service::domain::{AuthToken, ClientId, CompanyStatus, PrincipalId};
 use token_service::secrets::TokenHash;
 
 use super::PASSWORD;
+use crate::authorize::flow::assert_id_token;
 
 integration_tests::on_both_stores!(
     company_password_grant_and_its_errors,
@@ -49,11 +50,17 @@ async fn company_password_grant_and_its_errors(app: TestApp) {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["principal_type"], "company");
     assert_eq!(body["id"], company_id.as_str());
+    let claims = assert_id_token(app, &body, &company_id, &client, "company").await;
+    assert!(
+        claims.get("nonce").is_none(),
+        "no nonce was given: {claims}"
+    );
     // Reusable within the window.
     let (status, _) = company_grant(app, &client, &company_id, auth_token).await;
     assert_eq!(status, StatusCode::OK);
     let (status, refreshed) = app.refresh(&client, field(&body, "refresh_token")).await;
     assert_eq!(status, StatusCode::OK, "{refreshed}");
+    assert_id_token(app, &refreshed, &company_id, &client, "company").await;
 
     assert_error(
         &company_grant(app, &other, &company_id, auth_token).await,
