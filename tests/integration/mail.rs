@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
+use integration_tests::ports::RefusingPort;
 use integration_tests::smtp_server::{start_refusing_smtp_server, start_smtp_server};
 use token_service::config::Config;
 use token_service::domain::{ChannelHandle, OneTimePassword};
@@ -106,13 +107,9 @@ async fn a_refusing_server_is_a_mail_error() {
 
 #[tokio::test]
 async fn a_server_that_is_down_fails_fast() {
-    // A port that was just free: nothing listens there.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = SmtpUrl::parse(&format!("smtp://127.0.0.1:{port}")).unwrap();
+    // A held port where nothing listens: connections are refused.
+    let refusing = RefusingPort::bind();
+    let url = SmtpUrl::parse(&refusing.url("smtp")).unwrap();
     let mailer = SmtpMailer::new(&url, sender()).unwrap();
     let started = Instant::now();
     let error = bounded(mailer.send(&otp_mail(None))).await.unwrap_err();

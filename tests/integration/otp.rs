@@ -6,6 +6,7 @@ use std::sync::Arc;
 use integration_tests::app::{json_of, AppOptions, TestApp, TestClient};
 use integration_tests::assertions::{assert_token_error, Answer};
 use integration_tests::on_both_stores;
+use integration_tests::ports::RefusingPort;
 use integration_tests::smtp_server::{start_refusing_smtp_server, start_smtp_server, SmtpServer};
 use token_service::admin::NewClient;
 use token_service::domain::{Geolocation, GrantType, Scopes, User, UserStatus};
@@ -331,12 +332,8 @@ async fn user_status_and_home_decide_after_the_password(base: TestApp) {
 async fn a_refusing_or_dead_mail_server_is_503_and_leaves_nothing(base: TestApp) {
     let client = base.create_client("read").await;
     let refusing = start_refusing_smtp_server();
-    let dead_port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let dead = SmtpUrl::parse(&format!("smtp://127.0.0.1:{dead_port}")).unwrap();
+    let dead_port = RefusingPort::bind();
+    let dead = SmtpUrl::parse(&dead_port.url("smtp")).unwrap();
     let mailers: [Arc<dyn Mailer>; 2] = [
         smtp_mailer(&refusing),
         Arc::new(SmtpMailer::new(&dead, sender()).unwrap()),

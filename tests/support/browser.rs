@@ -1,11 +1,13 @@
 //! A real browser for the page tests: headless Chromium driven over WebDriver (`chromedriver`
-//! from Debian's `chromium-driver`, started here on a free loopback port) with `fantoccini`.
+//! from Debian's `chromium-driver`, started here on a loopback port it picks itself) with
+//! `fantoccini`.
 //!
 //! Pages are driven the way a person uses them: fields are found by their visible label,
 //! buttons by their text. Screenshots go to `target/screenshots/` for review.
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
@@ -50,11 +52,12 @@ pub struct Browser {
 impl Browser {
     /// Starts `chromedriver` and opens a headless Chromium session.
     pub async fn start() -> anyhow::Result<Self> {
-        let port = free_loopback_port()?;
+        // `--port=0`: the driver binds a port of its own and says which, so no port is picked
+        // here, released, and hoped to be still free when the driver binds it.
         let mut command = Command::new(chromedriver_path());
         command
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
+            .arg("--port=0")
+            .stdout(Stdio::piped())
             .stderr(Stdio::null());
         #[cfg(unix)]
         {
@@ -68,6 +71,8 @@ impl Browser {
         let profile = tempfile::tempdir()?;
         // From here `Browser`'s drop ends the driver if the session cannot be opened.
         let mut guard = DriverGuard(Some(driver));
+        let stdout = guard.0.as_mut().and_then(|driver| driver.stdout.take());
+        let port = announced_port(stdout.context("chromedriver's standard output")?).await?;
         let webdriver = format!("http://127.0.0.1:{port}");
         wait_until_listening(port).await?;
 
@@ -200,9 +205,27 @@ pub fn screenshot_dir() -> PathBuf {
     target.join("screenshots")
 }
 
-fn free_loopback_port() -> anyhow::Result<u16> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    Ok(listener.local_addr()?.port())
+/// The port chromedriver announces ("... started successfully on port N."); its output is
+/// drained until it exits, so that a full pipe never blocks it.
+async fn announced_port(stdout: ChildStdout) -> anyhow::Result<u16> {
+    let (sender, announced) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let mut sender = Some(sender);
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let port = line
+                .split_once("started successfully on port ")
+                .and_then(|(_, rest)| rest.trim().trim_end_matches('.').parse::<u16>().ok());
+            if let Some(port) = port {
+                if let Some(sender) = sender.take() {
+                    let _ = sender.send(port);
+                }
+            }
+        }
+    });
+    match tokio::time::timeout(DRIVER_START_TIMEOUT, announced).await {
+        Ok(Ok(port)) => Ok(port),
+        _ => bail!("chromedriver did not announce its port within {DRIVER_START_TIMEOUT:?}"),
+    }
 }
 
 async fn wait_until_listening(port: u16) -> anyhow::Result<()> {

@@ -7,6 +7,7 @@ pub mod browser;
 pub mod ddb_proxy;
 pub mod dynamodb;
 pub mod logs;
+pub mod ports;
 pub mod smtp_server;
 pub mod sqlite;
 pub mod stored_data;

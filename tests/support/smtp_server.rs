@@ -113,14 +113,21 @@ impl SmtpServer {
         self.received.lock().unwrap().clone()
     }
 
-    /// Waits (bounded) until at least `count` messages have arrived, and returns them all.
+    /// Waits until at least `count` messages have arrived, and returns them all; panics after
+    /// 10 s, so that a test never goes on with an older mail (and an older password).
     pub async fn wait_for(&self, count: usize) -> Vec<ReceivedMail> {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let received = self.received();
-            if received.len() >= count || Instant::now() > deadline {
+            if received.len() >= count {
                 return received;
             }
+            assert!(
+                Instant::now() < deadline,
+                "the SMTP server on {} received {} messages within 10 s, not {count}",
+                self.address,
+                received.len()
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use integration_tests::app::{AppOptions, Backend, TestApp};
 use integration_tests::logs::assert_no_secret_logged;
+use integration_tests::ports::RefusingPort;
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_service::clock::Clock;
@@ -14,16 +15,19 @@ use token_service::domain::{
 use token_service::store::dynamodb::DynamoStore;
 use uuid::Uuid;
 
-async fn app_over_a_dead_endpoint() -> TestApp {
-    let store = DynamoStore::connect("tokens", Some("http://127.0.0.1:9")).await;
-    TestApp::with_store(Arc::new(store), Backend::DynamoDb, AppOptions::default()).await
+/// An app whose DynamoDB endpoint refuses every connection, while the port is held.
+async fn app_over_a_dead_endpoint() -> (TestApp, RefusingPort) {
+    let refusing = RefusingPort::bind();
+    let store = DynamoStore::connect("tokens", Some(&refusing.url("http"))).await;
+    let app = TestApp::with_store(Arc::new(store), Backend::DynamoDb, AppOptions::default()).await;
+    (app, refusing)
 }
 
 /// Every endpoint of the three functions that reads the store answers 503 with a message, and
 /// the store's error lines carry no credential. (Moved here from `cross_cutting`.)
 #[tokio::test]
 async fn every_store_backed_endpoint_answers_503_when_the_store_is_down() {
-    let app = app_over_a_dead_endpoint().await;
+    let (app, _refusing) = app_over_a_dead_endpoint().await;
     // A correctly signed application token, so the exchange gets as far as the store.
     let now = app.clock.now();
     let client_id = ClientId::parse(&Uuid::new_v4().to_string()).unwrap();
@@ -84,7 +88,7 @@ async fn every_store_backed_endpoint_answers_503_when_the_store_is_down() {
 /// while the store is down.
 #[tokio::test]
 async fn memory_endpoints_still_answer() {
-    let app = app_over_a_dead_endpoint().await;
+    let (app, _refusing) = app_over_a_dead_endpoint().await;
     for path in [
         "/v0/token/jwks",
         "/oauth2/v0/jwks",

@@ -272,9 +272,11 @@ async fn refresh_errors_are_catalogued(app: TestApp) {
 /// A store that cannot be reached gives 503 with a message, not a hang or a 500.
 #[tokio::test]
 async fn unreachable_store_answers_503() {
-    // A real DynamoDB client pointed at a closed loopback port: the fault is real, not mocked.
+    // A real DynamoDB client pointed at a held loopback port that refuses connections: the
+    // fault is real, not mocked.
+    let refusing = integration_tests::ports::RefusingPort::bind();
     let store =
-        token_service::store::dynamodb::DynamoStore::connect("tokens", Some("http://127.0.0.1:9"))
+        token_service::store::dynamodb::DynamoStore::connect("tokens", Some(&refusing.url("http")))
             .await;
     let app = TestApp::with_store(
         std::sync::Arc::new(store),

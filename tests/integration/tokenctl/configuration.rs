@@ -1,6 +1,7 @@
 //! `table create` on SQLite, and how configuration errors and unreachable stores fail: a
 //! non-zero exit status and a one-line reason.
 
+use integration_tests::ports::RefusingPort;
 use token_service::store::conformance::records::now;
 
 use super::import_file::valid_line;
@@ -67,7 +68,8 @@ async fn configuration_errors_and_unreachable_stores_exit_non_zero() {
     );
 
     // DynamoDB that does not answer: status 5, "temporarily unavailable".
-    let dead = "http://127.0.0.1:9";
+    let refusing = RefusingPort::bind();
+    let dead = &refusing.url("http");
     for args in [
         vec![
             "--store",
