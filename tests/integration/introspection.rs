@@ -69,6 +69,7 @@ async fn own_access_and_refresh_tokens_are_active_with_their_claims(app: TestApp
     assert_eq!(refresh["principal_type"], "user");
     assert_eq!(refresh["scope"], "read write");
     assert_eq!(refresh["exp"], now + 180 * 86_400, "the family's expiry");
+    assert_eq!(refresh["iat"], now, "when the refresh token was issued");
 
     // Basic authentication and JSON bodies work too; the hint is only a hint.
     let response = app

@@ -272,6 +272,33 @@ async fn facts_must_match_84_and_expiry_83(base: TestApp) {
     assert_token_error(&answer, 400, "invalid_request", 83);
 }
 
+/// `company` and `link` are facts like `name`: each must be sent again, unchanged, with the
+/// password; the password still works once they are.
+async fn company_and_link_facts_must_match_84(base: TestApp) {
+    let (app, server) = smtp_app(base).await;
+    let client = app.create_client("read").await;
+    user_with_email(&app, "ann", UserStatus::Active).await;
+    let company = ("company", "ACME");
+    let link = ("link", "https://app.example.com/x");
+    let password = mailed_password(&app, &server, &client, &[company, link]).await;
+    let with_facts = |facts: &[(&'static str, &'static str)]| {
+        let mut form = vec![("otp", password.as_str()), CHANNEL[0], CHANNEL[1]];
+        form.extend_from_slice(facts);
+        form
+    };
+    for facts in [
+        vec![link],
+        vec![("company", "Other Corp"), link],
+        vec![company],
+        vec![company, ("link", "https://app.example.com/y")],
+    ] {
+        let answer = otp_grant(&app, &client, &with_facts(&facts)).await;
+        assert_token_error(&answer, 400, "invalid_request", 84);
+    }
+    let (status, body) = otp_grant(&app, &client, &with_facts(&[company, link])).await;
+    assert_eq!(status, 200, "the right facts: {body}");
+}
+
 async fn five_open_requests_then_82(base: TestApp) {
     let (app, server) = smtp_app(base).await;
     let client = app.create_client("read").await;
@@ -382,6 +409,7 @@ on_both_stores!(
     grant_refusals_56_57_58_80_81_and_83,
     wrong_passwords_85_and_the_fifth_closes_it,
     facts_must_match_84_and_expiry_83,
+    company_and_link_facts_must_match_84,
     five_open_requests_then_82,
     unknown_address_is_answered_alike_then_55,
     user_status_and_home_decide_after_the_password,

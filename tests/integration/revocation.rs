@@ -1,7 +1,7 @@
 //! `POST /oauth2/v0/revoke` (RFC 7009) and `DELETE /app-mgmt/v0/connections` (contract part
 //! 10), on both stores; plus the `concur-api` crate's `revoke_tokens` against the app.
 
-use integration_tests::app::{TestApp, TestClient};
+use integration_tests::app::{json_of, TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::Value;
 
@@ -15,6 +15,7 @@ integration_tests::on_both_stores!(
     unknown_and_foreign_tokens_answer_200_and_change_nothing,
     deleting_connections_revokes_that_users_families_with_that_client_only,
     concur_api_revoke_tokens_signs_the_user_out,
+    a_wrong_client_secret_revokes_and_reveals_nothing,
 );
 
 /// Revokes `token` as `client`; returns the status.
@@ -245,4 +246,31 @@ async fn concur_api_revoke_tokens_signs_the_user_out(app: TestApp) {
         .await
         .expect_err("the revoked token no longer signs out");
     assert!(error.to_string().contains("Revoke failed"), "{error}");
+}
+
+/// With the right client id and a wrong secret, neither revocation nor introspection acts on a
+/// real token of that client: 401 with code 64, no claims, and the token still works.
+async fn a_wrong_client_secret_revokes_and_reveals_nothing(app: TestApp) {
+    let client = app.create_client("read").await;
+    app.create_user("wren", PASSWORD).await;
+    let tokens = app.user_tokens(&client, "wren", PASSWORD).await;
+    for name in ["refresh_token", "access_token"] {
+        let token = text(&tokens, name);
+        for path in ["/oauth2/v0/revoke", "/oauth2/v0/introspect"] {
+            let form = [
+                ("client_id", client.id.as_str()),
+                ("client_secret", "not the secret"),
+                ("token", token),
+            ];
+            let (status, body) = json_of(app.post_form(path, &form).await).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{path} {name}: {body}");
+            assert_eq!(body["code"], 64, "{path} {name}: {body}");
+            assert!(
+                body.get("active").is_none() && body.get("sub").is_none(),
+                "{body}"
+            );
+        }
+        let still = introspect(&app, &client, token).await;
+        assert_eq!(still["active"], true, "{name} is not revoked: {still}");
+    }
 }

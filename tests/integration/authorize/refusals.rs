@@ -14,7 +14,18 @@ integration_tests::on_both_stores!(
     request_errors_redirect_with_catalogue_codes,
     sign_in_refusals_are_sentences_and_deny_redirects,
     forms_need_their_csrf_token_and_cookie,
+    redirect_uri_near_misses_are_refused_at_both_ends,
 );
+
+/// Addresses that differ from the registered `REDIRECT_URI` in one detail each: the match is
+/// exact, or an attacker's look-alike could receive the code.
+const NEAR_MISSES: [&str; 5] = [
+    "https://app.example.com/callback/",
+    "https://app.example.com/callback?x=1",
+    "https://user@app.example.com/callback",
+    "http://app.example.com/callback",
+    "https://app.example.com:8443/callback",
+];
 
 #[track_caller]
 fn assert_refused_page(
@@ -229,4 +240,41 @@ async fn forms_need_their_csrf_token_and_cookie(app: TestApp) {
         ])
         .await;
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+}
+
+/// Each near miss is the untrusted-address page at the authorize endpoint (never a redirect to
+/// it), and code 104 at the token endpoint for a code issued to the registered address.
+async fn redirect_uri_near_misses_are_refused_at_both_ends(app: TestApp) {
+    app.create_user(LOGIN, PASSWORD).await;
+    let client = code_client(&app).await;
+    for near_miss in NEAR_MISSES {
+        let response = Session::new(&app)
+            .open(&query(&client, &[("redirect_uri", near_miss)]))
+            .await;
+        let (status, headers) = (response.status(), response.headers().clone());
+        let html = response.text().await.unwrap();
+        assert_refused_page(
+            status,
+            &headers,
+            &html,
+            "not registered for this application",
+        );
+    }
+    let code = approved_code(&app, &client).await;
+    for near_miss in NEAR_MISSES {
+        let answer = exchange(&app, &client, &code, &[("redirect_uri", near_miss)]).await;
+        assert_eq!(
+            answer.0,
+            StatusCode::BAD_REQUEST,
+            "{near_miss}: {}",
+            answer.1
+        );
+        assert_eq!(answer.1["code"], 104, "{near_miss}: {}", answer.1);
+    }
+    let (status, body) = exchange(&app, &client, &code, &[]).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "the registered address still redeems: {body}"
+    );
 }

@@ -101,6 +101,7 @@ mod lost_answers;
 mod other_endpoints;
 mod pages;
 mod redemption_races;
+mod throttling;
 mod token_grants;
 
 /// What fails while the store is broken.
