@@ -9,8 +9,9 @@ use axum::response::{IntoResponse, Response};
 use axum::Form;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 
+use super::error_response::ServerErrorBody;
+use super::forms::AuthorizeForm;
 use super::observability::Outcome;
-use super::openapi::{AuthorizeForm, ServerErrorBody};
 use crate::authorize::{
     clear_pending_cookie, set_pending_cookie, AuthorizeParams, PENDING_COOKIE_NAME,
     PENDING_COOKIE_PATH,
