@@ -63,7 +63,7 @@ pub fn assert_exchange_error(actual: &Answer, status: u16, code: &str, error: &s
     .unwrap_or_else(|| panic!("{code} is not an exchange failure code"));
     // The code's own `error` comes with the specification's meaning; a bad `returnType` is
     // INVALIDTOKEN with `invalid_request` and a message of its own.
-    if known.error().map(|e| e.as_str()) == Some(error) {
+    if known.error().as_str() == error {
         assert_eq!(
             body["error_description"],
             known.description(),

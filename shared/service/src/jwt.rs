@@ -312,7 +312,11 @@ mod id_token_tests {
         let record = record(PrincipalType::User);
         let access_token = codec.encode(&record);
         let id_token = codec.encode_id_token(&record, &access_token, Some("n-0S6_WzA2Mj"));
-        let claims = assert_signed_by_jwks(&id_token, &codec.keys().jwks()).claims;
+        let claims = assert_signed_by_jwks(
+            &id_token,
+            &serde_json::to_value(codec.keys().jwks()).unwrap(),
+        )
+        .claims;
 
         assert_eq!(claims["iss"], "https://eu.api.example.com");
         assert_eq!(claims["sub"], record.subject.to_string());
@@ -336,7 +340,11 @@ mod id_token_tests {
         let record = record(PrincipalType::Company);
         let access_token = codec.encode(&record);
         let id_token = codec.encode_id_token(&record, &access_token, None);
-        let claims = assert_signed_by_jwks(&id_token, &codec.keys().jwks()).claims;
+        let claims = assert_signed_by_jwks(
+            &id_token,
+            &serde_json::to_value(codec.keys().jwks()).unwrap(),
+        )
+        .claims;
         assert!(claims.get("nonce").is_none());
         assert_eq!(claims["principal_type"], "company");
         assert_eq!(

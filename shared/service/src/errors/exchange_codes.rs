@@ -1,12 +1,14 @@
 //! The old-token exchange's codes (spec part 7, contract part 3).
 
-use http::StatusCode;
-
 use super::OAuthError;
 
+/// The `code` of the exchange's success body.
+pub const EXCHANGE_OK: &str = "OK";
+
+/// The exchange's failure codes. Every one is answered with 400, except the unknown consumer
+/// key, which the handler answers with 404 itself (contract part 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExchangeCode {
-    Ok,
     InvalidScopes,
     InvalidApp,
     InvalidToken,
@@ -17,7 +19,6 @@ impl ExchangeCode {
     /// The value of the `code` field.
     pub fn as_str(self) -> &'static str {
         match self {
-            Self::Ok => "OK",
             Self::InvalidScopes => "INVALIDSCOPES",
             Self::InvalidApp => "INVALIDAPP",
             Self::InvalidToken => "INVALIDTOKEN",
@@ -25,33 +26,22 @@ impl ExchangeCode {
         }
     }
 
-    /// The RFC 6749 `error` that accompanies a failure code (contract part 3).
-    pub fn error(self) -> Option<OAuthError> {
+    /// The RFC 6749 `error` that accompanies the code (contract part 3).
+    pub fn error(self) -> OAuthError {
         match self {
-            Self::Ok => None,
-            Self::InvalidScopes => Some(OAuthError::InvalidScope),
-            Self::InvalidApp | Self::Unauthorized => Some(OAuthError::InvalidClient),
-            Self::InvalidToken => Some(OAuthError::InvalidGrant),
+            Self::InvalidScopes => OAuthError::InvalidScope,
+            Self::InvalidApp | Self::Unauthorized => OAuthError::InvalidClient,
+            Self::InvalidToken => OAuthError::InvalidGrant,
         }
     }
 
     /// The meaning column of spec part 7.
     pub fn description(self) -> &'static str {
         match self {
-            Self::Ok => "Success",
             Self::InvalidScopes => "Requested scopes are not a subset of the allowed scopes",
             Self::InvalidApp => "Application is invalid",
             Self::InvalidToken => "Bad or expired token",
             Self::Unauthorized => "Invalid credentials",
-        }
-    }
-
-    /// Every failure is 400, except the unknown consumer key, which the handler answers with
-    /// 404 itself (contract part 3).
-    pub fn status(self) -> StatusCode {
-        match self {
-            Self::Ok => StatusCode::OK,
-            _ => StatusCode::BAD_REQUEST,
         }
     }
 }

@@ -23,14 +23,12 @@ use crate::domain::{
     Client, ConsumerKey, FamilyId, Geolocation, LegacyExchange, LegacyToken, PrincipalId,
     PrincipalType,
 };
-use crate::errors::{ExchangeCode, ServerError};
+use crate::errors::{Denial, ExchangeCode, Refusal, ServerError};
 use crate::grants::principal::{check_principal_may_sign_in, find_principal};
-use crate::grants::{
-    authenticate_bearer, BearerError, FamilyStart, GrantError, IssuedTokens, TokenParams,
-};
+use crate::grants::{authenticate_bearer, FamilyStart, FamilyTokens, TokenParams};
 use crate::secrets::TokenHash;
 use crate::services::Services;
-use crate::store::{LegacyExchangeUpdate, StoreError};
+use crate::store::LegacyExchangeUpdate;
 
 /// One exchange request, as read from HTTP.
 pub struct ExchangeRequest<'a> {
@@ -59,11 +57,7 @@ pub enum ReturnType {
 pub struct InvalidReturnType;
 
 /// What the exchange answers instead of tokens.
-#[derive(Debug)]
-pub enum ExchangeError {
-    Denied(ExchangeDenial),
-    Server(ServerError),
-}
+pub type ExchangeError = Refusal<ExchangeDenial>;
 
 /// Why the exchange was refused. Every variant is answered before anything is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,27 +75,11 @@ pub enum ExchangeDenial {
     BodyUnreadable,
 }
 
+impl Denial for ExchangeDenial {}
+
 impl From<ExchangeCode> for ExchangeError {
     fn from(code: ExchangeCode) -> Self {
         Self::Denied(ExchangeDenial::Code(code))
-    }
-}
-
-impl From<ExchangeDenial> for ExchangeError {
-    fn from(denial: ExchangeDenial) -> Self {
-        Self::Denied(denial)
-    }
-}
-
-impl From<ServerError> for ExchangeError {
-    fn from(error: ServerError) -> Self {
-        Self::Server(error)
-    }
-}
-
-impl From<StoreError> for ExchangeError {
-    fn from(error: StoreError) -> Self {
-        Self::Server(error.into())
     }
 }
 
@@ -109,14 +87,14 @@ impl From<StoreError> for ExchangeError {
 pub async fn exchange(
     services: &Services,
     request: ExchangeRequest<'_>,
-) -> Result<IssuedTokens, ExchangeError> {
+) -> Result<FamilyTokens, ExchangeError> {
     let store = &services.ctx.store;
 
     // 1. The application token.
     let bearer = match authenticate_bearer(services, request.authorization).await {
         Ok(bearer) => bearer,
-        Err(BearerError::Server(error)) => return Err(error.into()),
-        Err(BearerError::Denied(denial)) => {
+        Err(Refusal::Server(error)) => return Err(error.into()),
+        Err(Refusal::Denied(denial)) => {
             tracing::info!(reason = %denial, "exchange: bearer token refused");
             return Err(ExchangeCode::Unauthorized.into());
         }
@@ -228,8 +206,8 @@ async fn principal_home(
     };
     match check_principal_may_sign_in(services, &principal, client).await {
         Ok(()) => Ok(principal.geolocation().clone()),
-        Err(GrantError::Server(error)) => Err(error.into()),
-        Err(GrantError::Denied(denial)) => {
+        Err(Refusal::Server(error)) => Err(error.into()),
+        Err(Refusal::Denied(denial)) => {
             tracing::info!(
                 %principal_type,
                 code = denial.code.code(),
@@ -258,7 +236,7 @@ struct NewExchangeFamily<'a> {
 async fn start_family(
     services: &Services,
     family: NewExchangeFamily<'_>,
-) -> Result<IssuedTokens, ExchangeError> {
+) -> Result<FamilyTokens, ExchangeError> {
     const ATTEMPTS: usize = 2;
     for _ in 0..ATTEMPTS {
         let previous = services.ctx.store.get_legacy_exchange(&family.hash).await?;
@@ -268,17 +246,17 @@ async fn start_family(
             principal_id: family.principal_id,
             scopes: family.legacy.scopes.clone(),
             geolocation: family.geolocation.clone(),
-            legacy_exchange: Some(LegacyExchangeUpdate {
-                exchange: LegacyExchange {
-                    token_hash: family.hash.clone(),
-                    // Set to the new family's id by `Services::start_family`.
-                    family_id: FamilyId::new(Uuid::nil()),
-                    exchanged_at: services.ctx.clock.now(),
-                },
-                previous_family: previous.as_ref().map(|p| p.family_id),
-            }),
         };
-        if let Some(issued) = services.start_family(start).await? {
+        let link = LegacyExchangeUpdate {
+            exchange: LegacyExchange {
+                token_hash: family.hash.clone(),
+                // Set to the new family's id by `Services::start_family_with_legacy_link`.
+                family_id: FamilyId::new(Uuid::nil()),
+                exchanged_at: services.ctx.clock.now(),
+            },
+            previous_family: previous.as_ref().map(|p| p.family_id),
+        };
+        if let Some(issued) = services.start_family_with_legacy_link(start, link).await? {
             if let Some(previous) = previous {
                 tracing::info!(
                     revoked_family_id = %previous.family_id,
@@ -289,5 +267,5 @@ async fn start_family(
         }
         tracing::warn!("exchange: concurrent exchange of the same old token; retrying");
     }
-    Err(ServerError::Unavailable("concurrent exchanges of one old token".into()).into())
+    Err(ServerError::unavailable("concurrent exchanges of one old token").into())
 }

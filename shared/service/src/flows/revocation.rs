@@ -8,8 +8,8 @@
 
 use super::presented_token::{identify, PresentedToken, TokenTypeHint};
 use crate::domain::{Client, PrincipalId, PrincipalType};
-use crate::errors::ServerError;
-use crate::grants::{authenticate_bearer, BearerDenial, BearerError};
+use crate::errors::{Denial, Refusal, ServerError};
+use crate::grants::{authenticate_bearer, BearerDenial};
 use crate::services::Services;
 
 /// What revocation did, for the request log; the caller answers 200 either way.
@@ -48,26 +48,25 @@ pub async fn revoke_token(
 }
 
 /// Why `DELETE /app-mgmt/v0/connections` revoked nothing.
-#[derive(Debug, thiserror::Error)]
-pub enum ConnectionError {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectionDenial {
     /// No, bad, expired or revoked bearer token.
     #[error("{0}")]
     Bearer(BearerDenial),
     /// An application token speaks for no user or company: there is no connection to remove.
     #[error("application tokens have no connection")]
     ApplicationToken,
-    #[error(transparent)]
-    Server(#[from] ServerError),
 }
 
-impl From<BearerError> for ConnectionError {
-    fn from(error: BearerError) -> Self {
-        match error {
-            BearerError::Denied(denial) => Self::Bearer(denial),
-            BearerError::Server(error) => Self::Server(error),
-        }
+impl Denial for ConnectionDenial {}
+
+impl From<BearerDenial> for ConnectionDenial {
+    fn from(denial: BearerDenial) -> Self {
+        Self::Bearer(denial)
     }
 }
+
+pub type ConnectionError = Refusal<ConnectionDenial>;
 
 /// `DELETE /app-mgmt/v0/connections`: authenticates the `Authorization` header value and revokes
 /// every family the token's principal holds with the token's client, the token's own included.
@@ -75,9 +74,11 @@ pub async fn revoke_connection(
     services: &Services,
     authorization: Option<&str>,
 ) -> Result<(), ConnectionError> {
-    let bearer = authenticate_bearer(services, authorization).await?;
+    let bearer = authenticate_bearer(services, authorization)
+        .await
+        .map_err(Refusal::widen)?;
     if bearer.principal_type() == PrincipalType::Application {
-        return Err(ConnectionError::ApplicationToken);
+        return Err(ConnectionDenial::ApplicationToken.into());
     }
     tracing::Span::current().record("client_id", tracing::field::display(bearer.client_id()));
     let principal = PrincipalId::new(bearer.subject());
@@ -86,7 +87,6 @@ pub async fn revoke_connection(
         .ctx
         .store
         .revoke_connection(&principal, &bearer.client_id(), now)
-        .await
-        .map_err(ServerError::from)?;
+        .await?;
     Ok(())
 }

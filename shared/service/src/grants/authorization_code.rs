@@ -17,7 +17,7 @@ use super::{GrantError, IssuedTokens, TokenParams};
 use crate::domain::{AuthorizationCode, Client, GrantType, PrincipalType};
 use crate::errors::ErrorCode;
 use crate::flows::authorize::check_redemption;
-use crate::grants::FamilyStart;
+use crate::grants::{FamilyStart, FamilyTokens};
 use crate::services::Services;
 use crate::store::CodeRedeemed;
 
@@ -57,11 +57,7 @@ pub(super) async fn grant(
         }
         Err(failure) => return Err(failure),
     };
-    let family_id = issued
-        .refresh
-        .as_ref()
-        .expect("a user family has a refresh token")
-        .family_id;
+    let family_id = issued.refresh.family_id;
     if store
         .redeem_authorization_code(&hash, &client.id, Some(&family_id), now)
         .await?
@@ -71,7 +67,7 @@ pub(super) async fn grant(
         store.revoke_family(&family_id, now).await?;
         return Err(ErrorCode::CodeBadOrExpired.into());
     }
-    Ok(issued.with_id_token(&services.codec, record.nonce.as_deref()))
+    Ok(IssuedTokens::from(issued).with_id_token(&services.codec, record.nonce.as_deref()))
 }
 
 /// The user family for a code, not yet redeemed.
@@ -79,7 +75,7 @@ async fn issue_for_user(
     services: &Services,
     client: &Client,
     record: &AuthorizationCode,
-) -> Result<IssuedTokens, GrantError> {
+) -> Result<FamilyTokens, GrantError> {
     // The user signed in moments ago, but may have been disabled since.
     let user = services
         .ctx
@@ -100,10 +96,8 @@ async fn issue_for_user(
             principal_id: user.id,
             scopes: record.scopes.clone(),
             geolocation: user.geolocation,
-            legacy_exchange: None,
         })
-        .await?
-        .expect("a family without a legacy link cannot race");
+        .await?;
     Ok(issued)
 }
 

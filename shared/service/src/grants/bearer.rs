@@ -7,10 +7,9 @@
 //! endpoint needs is the caller's check ([`BearerToken::principal_type`]).
 
 use crate::domain::{AccessTokenRecord, ClientId, PrincipalType, TokenId};
-use crate::errors::ServerError;
+use crate::errors::{Denial, Refusal};
 use crate::jwt::{AccessTokenClaims, InvalidAccessToken};
 use crate::services::Services;
-use crate::store::StoreError;
 
 /// A verified, live access token. Holds no credential: the token itself is not kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,24 +73,10 @@ pub fn bearer_credential(authorization: &str) -> Result<&str, BearerDenial> {
     Ok(token)
 }
 
-/// Why a bearer token did not authenticate the request.
-#[derive(Debug)]
-pub enum BearerError {
-    Denied(BearerDenial),
-    Server(ServerError),
-}
+/// Why a bearer token did not authenticate the request, or the store failed.
+pub type BearerError = Refusal<BearerDenial>;
 
-impl From<BearerDenial> for BearerError {
-    fn from(denial: BearerDenial) -> Self {
-        Self::Denied(denial)
-    }
-}
-
-impl From<StoreError> for BearerError {
-    fn from(e: StoreError) -> Self {
-        Self::Server(e.into())
-    }
-}
+impl Denial for BearerDenial {}
 
 /// Authenticates the `Authorization` header value.
 pub async fn authenticate_bearer(
@@ -307,15 +292,13 @@ mod tests {
                 principal_id: PrincipalId::new(OsRandom.uuid()),
                 scopes: Scopes::parse("read").unwrap(),
                 geolocation: geolocation(),
-                legacy_exchange: None,
             })
             .await
-            .unwrap()
             .unwrap();
         let header = format!("Bearer {}", issued.access_token);
         let bearer = auth(&f, &header).await.unwrap();
         assert_eq!(bearer.principal_type(), PrincipalType::User);
-        let family = issued.refresh.as_ref().unwrap().family_id;
+        let family = issued.refresh.family_id;
         assert!(f
             .services
             .ctx

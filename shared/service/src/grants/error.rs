@@ -1,16 +1,10 @@
-//! What a grant answers instead of tokens.
+//! What a grant answers instead of tokens: a [`Refusal`] with a catalogued [`GrantDenial`].
 
 use crate::domain::Geolocation;
-use crate::errors::{ErrorCode, ServerError};
-use crate::store::StoreError;
+use crate::errors::{Denial, ErrorCode, Refusal};
 
-#[derive(Debug)]
-pub enum GrantError {
-    /// A catalogued refusal (4xx).
-    Denied(GrantDenial),
-    /// Our failure; nothing was issued (5xx).
-    Server(ServerError),
-}
+/// A grant's refusal (4xx with a catalogue code) or our failure (5xx); nothing was issued.
+pub type GrantError = Refusal<GrantDenial>;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GrantDenial {
@@ -20,6 +14,8 @@ pub struct GrantDenial {
     /// The client authenticated with HTTP Basic, so a 401 carries `WWW-Authenticate: Basic`.
     pub basic_challenge: bool,
 }
+
+impl Denial for GrantDenial {}
 
 impl GrantDenial {
     pub fn new(code: ErrorCode) -> Self {
@@ -41,27 +37,12 @@ impl GrantError {
 
     /// The catalogue code, if this is a refusal.
     pub fn code(&self) -> Option<ErrorCode> {
-        match self {
-            Self::Denied(d) => Some(d.code),
-            Self::Server(_) => None,
-        }
+        self.denial().map(|denial| denial.code)
     }
 }
 
 impl From<ErrorCode> for GrantError {
     fn from(code: ErrorCode) -> Self {
         Self::Denied(GrantDenial::new(code))
-    }
-}
-
-impl From<ServerError> for GrantError {
-    fn from(e: ServerError) -> Self {
-        Self::Server(e)
-    }
-}
-
-impl From<StoreError> for GrantError {
-    fn from(e: StoreError) -> Self {
-        Self::Server(e.into())
     }
 }

@@ -12,6 +12,7 @@ use crate::domain::{
     AccessTokenRecord, Client, ClientId, Family, FamilyId, Geolocation, PrincipalId, PrincipalType,
     RefreshTokenRecord, Scopes, TokenId, ACCESS_TOKEN_TTL_SECONDS,
 };
+use crate::errors::ServerError;
 use crate::random::RandomExt;
 use crate::secrets::Secret;
 use crate::services::Services;
@@ -33,6 +34,25 @@ pub struct IssuedTokens {
     pub id_token: Option<String>,
 }
 
+/// A family's tokens, as started, rotated or renewed: unlike an application token's, always
+/// with a refresh token.
+pub struct FamilyTokens {
+    pub access_token: String,
+    pub access: AccessTokenRecord,
+    pub refresh: IssuedRefresh,
+}
+
+impl From<FamilyTokens> for IssuedTokens {
+    fn from(tokens: FamilyTokens) -> Self {
+        Self {
+            access_token: tokens.access_token,
+            access: tokens.access,
+            refresh: Some(tokens.refresh),
+            id_token: None,
+        }
+    }
+}
+
 pub struct IssuedRefresh {
     pub token: Secret,
     pub family_id: FamilyId,
@@ -52,9 +72,6 @@ pub struct FamilyStart {
     pub principal_id: PrincipalId,
     pub scopes: Scopes,
     pub geolocation: Geolocation,
-    /// The legacy exchange's link update, written with the family. Its `exchange.family_id`
-    /// is set by [`Services::start_family`] to the new family's id.
-    pub legacy_exchange: Option<LegacyExchangeUpdate>,
 }
 
 impl Services {
@@ -113,6 +130,7 @@ impl Services {
         presented: &Secret,
     ) -> Secret {
         let key = self.codec.keys().derive_key(SUCCESSOR_PURPOSE);
+        // HMAC accepts keys of any length, so this cannot fail.
         let mut mac = Hmac::<Sha256>::new_from_slice(&key).expect("HMAC takes any key length");
         mac.update(SUCCESSOR_PURPOSE.as_bytes());
         mac.update(family_id.as_uuid().as_bytes());
@@ -144,11 +162,33 @@ impl Services {
     }
 
     /// Starts a family: its first refresh token and first access token, in one write.
-    /// `Ok(None)` only when a legacy exchange lost a race to a concurrent one.
-    pub async fn start_family(
+    pub async fn start_family(&self, start: FamilyStart) -> Result<FamilyTokens, ServerError> {
+        match self.create_family(start, None).await? {
+            Some(tokens) => Ok(tokens),
+            // The store reports a lost race only for a legacy link, and there is none here.
+            None => Err(ServerError::internal(
+                "the store reported a legacy-link race for a family without one",
+            )),
+        }
+    }
+
+    /// Starts a family and moves a legacy exchange's link to it, in one write (the link's
+    /// `exchange.family_id` is set here to the new family's id, which the caller cannot know).
+    /// `Ok(None)` when a concurrent exchange of the same old token moved the link first: nothing
+    /// was written.
+    pub async fn start_family_with_legacy_link(
         &self,
         start: FamilyStart,
-    ) -> Result<Option<IssuedTokens>, StoreError> {
+        link: LegacyExchangeUpdate,
+    ) -> Result<Option<FamilyTokens>, StoreError> {
+        self.create_family(start, Some(link)).await
+    }
+
+    async fn create_family(
+        &self,
+        start: FamilyStart,
+        link: Option<LegacyExchangeUpdate>,
+    ) -> Result<Option<FamilyTokens>, StoreError> {
         let now = self.ctx.clock.now();
         let family_id = FamilyId::new(self.ctx.random.uuid());
         let refresh_token = Secret::new(self.ctx.random.opaque_token());
@@ -180,8 +220,7 @@ impl Services {
                 family: &family,
                 refresh_token: &refresh,
                 access_token: &access,
-                // The link must name the family created here, whose id the caller cannot know.
-                legacy_exchange: start.legacy_exchange.map(|mut update| {
+                legacy_exchange: link.map(|mut update| {
                     update.exchange.family_id = family_id;
                     update
                 }),
@@ -234,12 +273,15 @@ impl Services {
         if outcome == Rotated::NotCurrent {
             return Ok(None);
         }
-        Ok(Some(self.family_tokens(
-            access,
-            refresh_token,
-            &successor,
-            origin.geolocation.clone(),
-        )))
+        Ok(Some(
+            self.family_tokens(
+                access,
+                refresh_token,
+                &successor,
+                origin.geolocation.clone(),
+            )
+            .into(),
+        ))
     }
 
     /// A retry of a rotation that already happened (contract part 7): the same successor again,
@@ -265,12 +307,14 @@ impl Services {
                 family.generation,
             )
         };
-        Ok(self.family_tokens(
-            access,
-            refresh_token,
-            &successor,
-            family.geolocation.clone(),
-        ))
+        Ok(self
+            .family_tokens(
+                access,
+                refresh_token,
+                &successor,
+                family.geolocation.clone(),
+            )
+            .into())
     }
 
     /// The `sliding` policy (contract part 7): the same refresh token, its expiry renewed.
@@ -303,12 +347,15 @@ impl Services {
         if outcome == Renewed::NotCurrent {
             return Ok(None);
         }
-        Ok(Some(self.family_tokens(
-            access,
-            presented.clone(),
-            &renewed,
-            origin.geolocation.clone(),
-        )))
+        Ok(Some(
+            self.family_tokens(
+                access,
+                presented.clone(),
+                &renewed,
+                origin.geolocation.clone(),
+            )
+            .into(),
+        ))
     }
 
     fn family_access_record(
@@ -333,18 +380,17 @@ impl Services {
         refresh_token: Secret,
         refresh: &RefreshTokenRecord,
         geolocation: Geolocation,
-    ) -> IssuedTokens {
-        IssuedTokens {
+    ) -> FamilyTokens {
+        FamilyTokens {
             access_token: self.codec.encode(&access),
             access,
-            refresh: Some(IssuedRefresh {
+            refresh: IssuedRefresh {
                 token: refresh_token,
                 family_id: refresh.family_id,
                 issued_at: refresh.issued_at,
                 expires_at: refresh.expires_at,
                 geolocation,
-            }),
-            id_token: None,
+            },
         }
     }
 }

@@ -22,7 +22,7 @@ mod scope;
 pub use bearer::{authenticate_bearer, bearer_credential, BearerDenial, BearerError, BearerToken};
 pub use client_auth::authenticate_client;
 pub use error::{GrantDenial, GrantError};
-pub use issue::{FamilyStart, IssuedRefresh, IssuedTokens};
+pub use issue::{FamilyStart, FamilyTokens, IssuedRefresh, IssuedTokens};
 pub use params::TokenParams;
 pub(crate) use password::authenticate_user;
 pub use scope::requested_scopes;

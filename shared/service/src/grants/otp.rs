@@ -64,7 +64,10 @@ impl From<OtpError> for GrantError {
         }
         match error {
             OtpError::Store(e) => e.into(),
-            other => ServerError::Unavailable(other.to_string()).into(),
+            other => {
+                ServerError::unavailable_because("the one-time password was not mailed", other)
+                    .into()
+            }
         }
     }
 }

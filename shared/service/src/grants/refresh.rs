@@ -281,12 +281,10 @@ mod tests {
                 principal_id: f.user.id,
                 scopes: records::scopes("read"),
                 geolocation: home,
-                legacy_exchange: None,
             })
             .await
-            .unwrap()
             .unwrap();
-        let refresh = issued.refresh.unwrap();
+        let refresh = issued.refresh;
         (refresh.token, refresh.family_id)
     }
 

@@ -9,8 +9,9 @@ use axum::response::{IntoResponse, Response};
 use axum::Form;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 
+use super::error_response::ServerErrorBody;
+use super::forms::AuthorizeForm;
 use super::observability::Outcome;
-use super::openapi::{AuthorizeForm, ServerErrorBody};
 use super::pages::{
     render_consent, render_error, render_sign_in, security_headers, ConsentPage, SignInPage,
 };

@@ -2,17 +2,21 @@
 //! JSON body with client authentication as at the token endpoint, `token` and an optional
 //! `token_type_hint`. Checked in that order: the body, the client, then `token`.
 
+use std::collections::BTreeMap;
+
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use http::{header, HeaderMap, StatusCode};
+use utoipa::openapi::{Content, Ref, RefOr, ResponseBuilder};
+use utoipa::ToSchema;
 
 use super::body::read_params;
-use super::error_response::http_error_response;
+use super::error_response::{http_error_response, OAuthErrorBody, ServerErrorBody};
 use super::params::BodyDenial;
 use crate::domain::Client;
-use crate::errors::ServerError;
+use crate::errors::{Denial, Refusal, ServerError};
 use crate::flows::presented_token::TokenTypeHint;
-use crate::grants::{authenticate_client, GrantError};
+use crate::grants::{authenticate_client, GrantDenial};
 use crate::secrets::Secret;
 use crate::services::Services;
 
@@ -26,27 +30,60 @@ struct ClientTokenRequest {
 
 /// Why a revocation or introspection request was refused before its token was looked at.
 #[derive(Debug)]
-pub enum ClientTokenRequestError {
+pub enum ClientTokenRequestDenial {
     Body(BodyDenial),
-    /// Client authentication failed (the token endpoint's codes), or the store failed.
-    Client(GrantError),
+    /// Client authentication failed (the token endpoint's codes).
+    Client(GrantDenial),
     /// No `token`: 400 `invalid_request` (RFC 7009 §2.1, RFC 7662 §2.1); outside the
     /// catalogue, so `code` is the status.
     TokenMissing,
 }
 
-impl IntoResponse for ClientTokenRequestError {
+impl Denial for ClientTokenRequestDenial {}
+
+pub type ClientTokenRequestError = Refusal<ClientTokenRequestDenial>;
+
+impl IntoResponse for ClientTokenRequestDenial {
     fn into_response(self) -> Response {
         match self {
             Self::Body(denial) => denial.into_response(),
-            Self::Client(GrantError::Denied(denial)) => denial.into_response(),
-            Self::Client(GrantError::Server(error)) => error.into_response(),
+            Self::Client(denial) => denial.into_response(),
             Self::TokenMissing => http_error_response(
                 StatusCode::BAD_REQUEST,
                 "invalid_request",
                 "token was not supplied",
             ),
         }
+    }
+}
+
+/// The refusals that revocation, introspection and the one-time password request share, for
+/// their documents: client authentication, a disabled client, an oversized body, a server
+/// error. The bodies are those [`GrantDenial`], [`BodyDenial`] and [`ServerError`] answer.
+pub struct ClientRequestRefusals;
+
+impl utoipa::IntoResponses for ClientRequestRefusals {
+    fn responses() -> BTreeMap<String, RefOr<utoipa::openapi::Response>> {
+        fn json<T: ToSchema>(description: &str) -> RefOr<utoipa::openapi::Response> {
+            let body = Content::new(Some(Ref::from_schema_name(T::name())));
+            ResponseBuilder::new()
+                .description(description)
+                .content("application/json", body)
+                .build()
+                .into()
+        }
+        BTreeMap::from([
+            (
+                "401".to_owned(),
+                json::<OAuthErrorBody>("Client authentication failed (61, 64)"),
+            ),
+            (
+                "403".to_owned(),
+                json::<OAuthErrorBody>("Client disabled (59)"),
+            ),
+            ("413".to_owned(), json::<OAuthErrorBody>("Body over 16 KiB")),
+            ("500".to_owned(), json::<ServerErrorBody>("")),
+        ])
     }
 }
 
@@ -67,7 +104,7 @@ pub async fn answer_client_token_request<T>(
         request.hint,
     )
     .await
-    .map_err(|e| ClientTokenRequestError::Client(e.into()))
+    .map_err(ClientTokenRequestError::Server)
 }
 
 async fn read_client_token_request(
@@ -77,17 +114,17 @@ async fn read_client_token_request(
 ) -> Result<ClientTokenRequest, ClientTokenRequestError> {
     let params = read_params(headers, body)
         .await
-        .map_err(ClientTokenRequestError::Body)?;
+        .map_err(ClientTokenRequestDenial::Body)?;
     let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
     let client = authenticate_client(services, &params, authorization)
         .await
-        .map_err(ClientTokenRequestError::Client)?;
+        .map_err(|refusal| refusal.map_denied(ClientTokenRequestDenial::Client))?;
     tracing::Span::current().record("client_id", tracing::field::display(client.id));
     let token = params
         .secret("token")
-        .ok_or(ClientTokenRequestError::TokenMissing)?;
+        .ok_or(ClientTokenRequestDenial::TokenMissing)?;
     Ok(ClientTokenRequest {
         client,
         token,

@@ -32,12 +32,14 @@ use axum::body::Body;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::Json;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::body::read_optional_params;
+use super::error_response::ServerErrorBody;
+use super::forms::CompanyAuthTokenForm;
 use super::observability::Outcome;
 use super::params::{form_params, BodyDenial};
 use crate::errors::ServerError;
@@ -46,19 +48,80 @@ use crate::flows::company_auth_token::{
     CompanyAuthTokenParams, CompanyAuthTokenRequest, IssuedAuthToken,
 };
 use crate::grants::BearerDenial;
+use crate::secrets::Secret;
 use crate::services::Services;
 
-const PATH: &str = "/profile-service/v1/keys/principals/{company_id}/authtoken/";
-const PATH_WITHOUT_SLASH: &str = "/profile-service/v1/keys/principals/{company_id}/authtoken";
+/// The path is served without its final slash too.
+pub(super) const PATH_WITHOUT_SLASH: &str =
+    "/profile-service/v1/keys/principals/{COMPANY_ID}/authtoken";
 
-pub(super) fn routes(services: Arc<Services>) -> Router {
-    Router::new()
-        .route(PATH, post(auth_token))
-        .route(PATH_WITHOUT_SLASH, post(auth_token))
-        .with_state(services)
+/// The company auth-token endpoint's body (contract part 4), success (`PASS`, code 0, `token`)
+/// and refusal (`FAIL`, with the token endpoint's `error` and `error_description`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CompanyAuthTokenBody {
+    /// `PASS` or `FAIL`.
+    status: &'static str,
+    code: u16,
+    errormsg: &'static str,
+    /// The company auth token; empty on refusal.
+    token: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_description: Option<&'static str>,
 }
 
-/// The handler: the flow's result as JSON or a redirect.
+impl CompanyAuthTokenBody {
+    fn pass(token: &Secret) -> Self {
+        Self {
+            status: "PASS",
+            code: 0,
+            errormsg: "",
+            token: token.expose().to_owned(),
+            error: None,
+            error_description: None,
+        }
+    }
+
+    /// The error body of contract part 4: the profile-service fields plus the token endpoint's.
+    fn fail(code: u16, error: &'static str, description: &'static str) -> Self {
+        Self {
+            status: "FAIL",
+            code,
+            errormsg: description,
+            token: String::new(),
+            error: Some(error),
+            error_description: Some(description),
+        }
+    }
+}
+
+/// Issues a company auth token for an app, as JSON or as a redirect to the app's Connect URL.
+// Served and documented without the final slash too (`http::company_routes`).
+#[utoipa::path(post, path = "/profile-service/v1/keys/principals/{COMPANY_ID}/authtoken/",
+    tag = "company", operation_id = "company_auth_token",
+    security(("bearer" = [])),
+    params(
+        ("COMPANY_ID" = String, Path, description = "The company's UUID"),
+        ("client_id" = Option<String>, Query, description = "The app (also accepted in the body)"),
+        ("redirect" = Option<String>, Query, description = "`true`: answer 301 to the app's Connect URL"),
+    ),
+    request_body(content(
+        (CompanyAuthTokenForm = "application/x-www-form-urlencoded"),
+        (CompanyAuthTokenForm = "application/json"),
+    )),
+    responses(
+        (status = 200, body = CompanyAuthTokenBody),
+        (status = 301, description = "To the app's Connect URL with id, requestToken and userID",
+            headers(("Location" = String))),
+        (status = 400, body = CompanyAuthTokenBody),
+        (status = 401, body = CompanyAuthTokenBody),
+        (status = 403, body = CompanyAuthTokenBody),
+        (status = 404, body = CompanyAuthTokenBody),
+        (status = 413, body = CompanyAuthTokenBody),
+        (status = 500, body = ServerErrorBody),
+        (status = 503, body = ServerErrorBody),
+    ))]
 pub async fn auth_token(
     State(services): State<Arc<Services>>,
     company_id: Result<Path<String>, PathRejection>,
@@ -76,16 +139,10 @@ pub async fn auth_token(
         params: read_params(query.as_deref(), &headers, body).await,
     };
     let response = match issue_company_auth_token(&services, request).await? {
-        IssuedAuthToken::Json(token) => Json(json!({
-            "status": "PASS",
-            "code": 0,
-            "errormsg": "",
-            "token": token.expose(),
-        }))
-        .into_response(),
+        IssuedAuthToken::Json(token) => Json(CompanyAuthTokenBody::pass(&token)).into_response(),
         IssuedAuthToken::Redirect(location) => {
-            let location = HeaderValue::from_str(location.as_str()).map_err(|_| {
-                ServerError::Internal("Connect redirect is not a valid header value".into())
+            let location = HeaderValue::from_str(location.as_str()).map_err(|e| {
+                ServerError::internal_because("Connect redirect is not a valid header value", e)
             })?;
             (
                 StatusCode::MOVED_PERMANENTLY,
@@ -97,12 +154,9 @@ pub async fn auth_token(
     Ok(Outcome::Code(0).attach(response))
 }
 
-impl IntoResponse for CompanyAuthTokenError {
+impl IntoResponse for CompanyAuthTokenDenial {
     fn into_response(self) -> Response {
-        let denial = match self {
-            Self::Denied(denial) => denial,
-            Self::Server(error) => return error.into_response(),
-        };
+        let denial = self;
         let (status, code, error, description) = match denial {
             CompanyAuthTokenDenial::Bearer(_)
             | CompanyAuthTokenDenial::NotAUserToken(_)
@@ -143,16 +197,7 @@ impl IntoResponse for CompanyAuthTokenError {
                 "request body exceeds 16 KiB",
             ),
         };
-        // The error body of contract part 4: the profile-service fields plus the token
-        // endpoint's.
-        let body = json!({
-            "status": "FAIL",
-            "code": code,
-            "errormsg": description,
-            "token": "",
-            "error": error,
-            "error_description": description,
-        });
+        let body = CompanyAuthTokenBody::fail(code, error, description);
         let mut response = (status, Json(body)).into_response();
         if denial.is_unauthenticated() {
             // RFC 6750 §3.1: without bearer credentials the challenge carries no error.

@@ -12,13 +12,12 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 
-use super::error_response::http_error_response;
-use super::openapi::{OAuthErrorBody, ServerErrorBody};
-use crate::flows::revocation::{revoke_connection, ConnectionError};
+use super::error_response::{http_error_response, OAuthErrorBody, ServerErrorBody};
+use crate::flows::revocation::{revoke_connection, ConnectionDenial, ConnectionError};
 use crate::grants::BearerDenial;
 use crate::services::Services;
 
-impl IntoResponse for ConnectionError {
+impl IntoResponse for ConnectionDenial {
     fn into_response(self) -> Response {
         match self {
             Self::Bearer(denial) => {
@@ -44,7 +43,6 @@ impl IntoResponse for ConnectionError {
                 "access_denied",
                 "An application token has no user connection to remove.",
             ),
-            Self::Server(error) => error.into_response(),
         }
     }
 }

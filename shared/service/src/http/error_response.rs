@@ -1,29 +1,51 @@
 //! JSON error bodies of the token endpoint (contract part 2), shared by the endpoints that
-//! answer in its shape, and the 5xx shape every endpoint shares.
+//! answer in its shape, the 5xx shape every endpoint shares, and the answer to any
+//! [`Refusal`] whose denial has an answer of its own.
 
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use http::{header, HeaderValue, StatusCode};
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::observability::Outcome;
-use crate::errors::{ErrorCode, ServerError};
+use crate::errors::{Denial, ErrorCode, Refusal, ServerError};
 use crate::grants::GrantDenial;
+
+/// The token endpoint's error body (contract part 2), and every 4xx outside the catalogue, where
+/// `code` is the HTTP status.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OAuthErrorBody {
+    /// RFC 6749 §5.2 error, or `invalid_token` / `not_found` outside the catalogue.
+    pub error: &'static str,
+    pub error_description: &'static str,
+    /// The catalogue's code, or the HTTP status.
+    pub code: u16,
+    /// Code 16 only: the deployment where the principal lives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub geolocation: Option<String>,
+}
+
+/// 500 `server_error` and 503 `temporarily_unavailable` (with `Retry-After`), on every endpoint.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ServerErrorBody {
+    pub error: &'static str,
+    pub message: &'static str,
+}
 
 /// `{"error", "error_description", "code"}` (+ `geolocation` for code 16), with the status the
 /// `error` calls for and `WWW-Authenticate: Basic` where the client used Basic and failed.
 impl IntoResponse for GrantDenial {
     fn into_response(self) -> Response {
-        let mut body = json!({
-            "error": self.code.error().as_str(),
-            "error_description": self.code.description(),
-            "code": self.code.code(),
-        });
-        if let Some(home) = &self.geolocation {
-            body["geolocation"] = json!(home.as_str());
-        }
-        let mut response = (self.code.status(), Json(body)).into_response();
-        if self.basic_challenge && self.code.status() == StatusCode::UNAUTHORIZED {
+        let status = self.code.status();
+        let body = OAuthErrorBody {
+            error: self.code.error().as_str(),
+            error_description: self.code.description(),
+            code: self.code.code(),
+            geolocation: self.geolocation.map(|home| home.as_str().to_owned()),
+        };
+        let mut response = (status, Json(body)).into_response();
+        if self.basic_challenge && status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("Basic realm=\"token\", charset=\"UTF-8\""),
@@ -37,23 +59,24 @@ pub fn catalogue_response(code: ErrorCode) -> Response {
     GrantDenial::new(code).into_response()
 }
 
-/// 503 when worth a retry (with `Retry-After`), 500 otherwise. The detail goes to the log; the
-/// caller gets a message without internals.
+/// 503 when worth a retry (with `Retry-After`), 500 otherwise. The detail (the whole chain of
+/// causes) goes to the log; the caller gets a message without internals.
 impl IntoResponse for ServerError {
     fn into_response(self) -> Response {
-        let message = self.public_message();
-        let (status, error_name) = match self {
-            ServerError::Unavailable(_) => {
-                (StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable")
-            }
-            ServerError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "server_error"),
+        let (status, error) = if self.is_unavailable() {
+            (StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable")
+        } else {
+            (StatusCode::INTERNAL_SERVER_ERROR, "server_error")
         };
-        tracing::error!(error = %self, "server failure");
-        let mut response = (
-            status,
-            Json(json!({ "error": error_name, "message": message })),
-        )
-            .into_response();
+        tracing::error!(
+            error = &self as &(dyn std::error::Error + 'static),
+            "server failure"
+        );
+        let body = ServerErrorBody {
+            error,
+            message: self.public_message(),
+        };
+        let mut response = (status, Json(body)).into_response();
         if status == StatusCode::SERVICE_UNAVAILABLE {
             response
                 .headers_mut()
@@ -63,13 +86,28 @@ impl IntoResponse for ServerError {
     }
 }
 
+/// A refusal answers as its denial does; a server failure as every route's 5xx.
+impl<D: Denial + IntoResponse> IntoResponse for Refusal<D> {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Denied(denial) => denial.into_response(),
+            Self::Server(error) => error.into_response(),
+        }
+    }
+}
+
 /// 4xx bodies outside the catalogue (unknown path, wrong method, oversized body) keep the same
 /// three fields; `code` is then the HTTP status.
-pub fn http_error_response(status: StatusCode, error: &str, description: &str) -> Response {
-    let response = (
-        status,
-        Json(json!({ "error": error, "error_description": description, "code": status.as_u16() })),
-    )
-        .into_response();
-    Outcome::Code(status.as_u16()).attach(response)
+pub fn http_error_response(
+    status: StatusCode,
+    error: &'static str,
+    description: &'static str,
+) -> Response {
+    let body = OAuthErrorBody {
+        error,
+        error_description: description,
+        code: status.as_u16(),
+        geolocation: None,
+    };
+    Outcome::Code(status.as_u16()).attach((status, Json(body)).into_response())
 }

@@ -15,33 +15,25 @@ use axum::body::Body;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::Json;
 use http::{header, HeaderMap, StatusCode};
 use serde::Serialize;
-use serde_json::json;
 
 use super::body::read_optional_params;
+use super::error_response::ServerErrorBody;
+use super::forms::ExchangeForm;
 use super::observability::Outcome;
 use super::params::BodyDenial;
-use crate::errors::{ExchangeCode, OAuthError};
+use crate::errors::{ExchangeCode, OAuthError, EXCHANGE_OK};
 use crate::flows::legacy_exchange::{
     exchange as run_exchange, ExchangeDenial, ExchangeError, ExchangeRequest, InvalidReturnType,
     ReturnType,
 };
-use crate::grants::IssuedTokens;
+use crate::grants::FamilyTokens;
 use crate::services::Services;
-
-pub const EXCHANGE_PATH: &str = "/appmgmt/v0/legacyApps/{OLDConsumerKey}/exchangeRefreshToken/me";
 
 /// The only value `returnType` may have.
 const COMPANY_TOKEN: &str = "companyToken";
-
-pub(super) fn routes(services: Arc<Services>) -> Router {
-    Router::new()
-        .route(EXCHANGE_PATH, post(exchange))
-        .with_state(services)
-}
 
 /// The success body (contract part 3).
 #[derive(Serialize, utoipa::ToSchema)]
@@ -66,12 +58,10 @@ pub(super) struct ExchangeResponse {
 }
 
 impl ExchangeResponse {
-    fn new(issued: IssuedTokens) -> Self {
-        let refresh = issued
-            .refresh
-            .expect("an exchange always starts a family with a refresh token");
+    fn new(issued: FamilyTokens) -> Self {
+        let refresh = issued.refresh;
         Self {
-            code: ExchangeCode::Ok.as_str(),
+            code: EXCHANGE_OK,
             expires_in: issued.access.expires_at - issued.access.issued_at,
             refresh_expires_in: refresh.expires_at,
             refresh_token: refresh.token.expose().to_owned(),
@@ -88,51 +78,82 @@ impl ExchangeResponse {
     }
 }
 
-impl IntoResponse for ExchangeError {
+/// Every refusal of the exchange (contract part 3): a named `code`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ExchangeErrorBody {
+    /// `UNAUTHORIZED`, `INVALIDAPP`, `INVALIDTOKEN` or `INVALIDSCOPES`.
+    code: &'static str,
+    error: &'static str,
+    error_description: &'static str,
+}
+
+impl IntoResponse for ExchangeDenial {
     fn into_response(self) -> Response {
         let (status, code, error, description) = match self {
-            Self::Denied(ExchangeDenial::Code(code)) => (
-                code.status(),
+            Self::Code(code) => (
+                StatusCode::BAD_REQUEST,
                 code,
-                code.error().expect("a failure code has an error"),
+                code.error(),
                 code.description(),
             ),
-            Self::Denied(ExchangeDenial::UnknownConsumerKey) => (
+            Self::UnknownConsumerKey => (
                 StatusCode::NOT_FOUND,
                 ExchangeCode::InvalidApp,
                 OAuthError::InvalidClient,
                 ExchangeCode::InvalidApp.description(),
             ),
-            Self::Denied(ExchangeDenial::InvalidReturnType) => (
+            Self::InvalidReturnType => (
                 StatusCode::BAD_REQUEST,
                 ExchangeCode::InvalidToken,
                 OAuthError::InvalidRequest,
                 "returnType must be companyToken when present",
             ),
-            Self::Denied(ExchangeDenial::BodyUnreadable) => (
+            Self::BodyUnreadable => (
                 StatusCode::BAD_REQUEST,
                 ExchangeCode::InvalidToken,
                 OAuthError::InvalidRequest,
                 "the body must be a form or a JSON object of strings, without repeated names",
             ),
-            Self::Denied(ExchangeDenial::BodyTooLarge) => (
+            Self::BodyTooLarge => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 ExchangeCode::InvalidToken,
                 OAuthError::InvalidRequest,
                 "request body exceeds 16 KiB",
             ),
-            Self::Server(error) => return error.into_response(),
         };
-        let body = json!({
-            "code": code.as_str(),
-            "error": error.as_str(),
-            "error_description": description,
-        });
+        let body = ExchangeErrorBody {
+            code: code.as_str(),
+            error: error.as_str(),
+            error_description: description,
+        };
         Outcome::Name(code.as_str()).attach((status, Json(body)).into_response())
     }
 }
 
-async fn exchange(
+/// Exchanges an old refresh token for a new token family.
+#[utoipa::path(post, path = "/appmgmt/v0/legacyApps/{OLDConsumerKey}/exchangeRefreshToken/me",
+    tag = "exchange",
+    // The application token is required, but its absence is answered 400 UNAUTHORIZED like
+    // any bad token (contract part 3), not 401: described as optional so that the document
+    // says what the endpoint does.
+    security(("bearer" = []), ()),
+    params(
+        ("OLDConsumerKey" = String, Path, description = "The old application's consumer key"),
+        ("returnType" = Option<String>, Query, description = "`companyToken` for a company family"),
+    ),
+    request_body(content(
+        (ExchangeForm = "application/x-www-form-urlencoded"),
+        (ExchangeForm = "application/json"),
+    )),
+    responses(
+        (status = 200, body = ExchangeResponse),
+        (status = 400, body = ExchangeErrorBody),
+        (status = 404, description = "Unknown consumer key (INVALIDAPP)", body = ExchangeErrorBody),
+        (status = 413, body = ExchangeErrorBody),
+        (status = 500, body = ServerErrorBody),
+        (status = 503, body = ServerErrorBody),
+    ))]
+pub(super) async fn exchange(
     State(services): State<Arc<Services>>,
     consumer_key: Result<Path<String>, PathRejection>,
     RawQuery(query): RawQuery,
@@ -159,7 +180,7 @@ async fn exchange(
     };
     let issued = run_exchange(&services, request).await?;
     let response = Json(ExchangeResponse::new(issued)).into_response();
-    Ok(Outcome::Name(ExchangeCode::Ok.as_str()).attach(response))
+    Ok(Outcome::Name(EXCHANGE_OK).attach(response))
 }
 
 /// `returnType`: absent (or empty) or `companyToken`; anything else is a bad request.

@@ -9,8 +9,11 @@ use http::HeaderMap;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::client_request::{answer_client_token_request, ClientTokenRequestError};
-use super::openapi::{ClientRequestRefusals, ClientTokenForm, OAuthErrorBody, ServerErrorBody};
+use super::client_request::{
+    answer_client_token_request, ClientRequestRefusals, ClientTokenRequestError,
+};
+use super::error_response::{OAuthErrorBody, ServerErrorBody};
+use super::forms::ClientTokenForm;
 use crate::flows::introspection::{introspect as introspect_token, ActiveToken};
 use crate::services::Services;
 

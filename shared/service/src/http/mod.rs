@@ -1,4 +1,9 @@
 //! The HTTP routers. Each Lambda function serves one; the local server serves them all.
+//!
+//! Routes are registered only with `utoipa_axum`'s `routes!` (never axum's `route`), which
+//! serves a handler at the path of its `#[utoipa::path]` and puts that operation in the
+//! document at once: a route cannot exist without its document. A second path for the same
+//! operation is added with [`also_at`], which documents it too.
 
 mod authorize;
 mod body;
@@ -7,6 +12,7 @@ mod company;
 mod connections;
 pub mod error_response;
 mod exchange;
+pub mod forms;
 mod introspect;
 pub mod metadata;
 mod observability;
@@ -19,72 +25,111 @@ pub mod token;
 
 use std::sync::Arc;
 
-use axum::routing::{delete, get, post};
 use axum::Router;
 use http::StatusCode;
+use tower_http::catch_panic::CatchPanicLayer;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
+use utoipa_axum::routes;
 
+use crate::errors::ServerError;
 use crate::services::Services;
 use error_response::http_error_response;
 
 pub use observability::CORRELATION_ID;
 
+/// Routes that need the services, with their document; not yet given them.
+type Routes = OpenApiRouter<Arc<Services>>;
+
 /// The token function: `/v0/token`, its alias `/oauth2/v0/token`, and the JWK Set.
 pub fn token_router(services: Arc<Services>) -> Router {
-    finish(token_routes(services))
+    serve(token_routes(), services)
 }
 
 /// The exchange function: the old-token exchange.
 pub fn exchange_router(services: Arc<Services>) -> Router {
-    finish(exchange::routes(services))
+    serve(exchange_routes(), services)
 }
 
 /// The company-authtoken function: company auth tokens and the Connect redirect.
 pub fn company_router(services: Arc<Services>) -> Router {
-    finish(company::routes(services))
+    serve(company_routes(), services)
 }
 
 /// Every route of every function, for the local all-in-one server.
 pub fn local_router(services: Arc<Services>) -> Router {
-    finish(
-        token_routes(services.clone())
-            .merge(exchange::routes(services.clone()))
-            .merge(company::routes(services)),
-    )
+    serve(every_route(), services)
 }
 
-fn token_routes(services: Arc<Services>) -> Router {
-    Router::new()
-        .route("/v0/token", post(token::token))
-        .route("/oauth2/v0/token", post(token::token))
-        .route("/v0/token/jwks", get(token::jwks))
-        .route("/oauth2/v0/otp", post(otp::request))
-        .route(
-            "/oauth2/v0/authorize",
-            get(authorize::start).post(authorize::submit),
-        )
-        // Contract part 10: revocation, introspection, discovery, Concur's connections, and the
-        // OpenAPI document (here, so that every router the local server merges serves it).
-        .route(metadata::paths::REVOKE, post(revoke::revoke))
-        .route(metadata::paths::INTROSPECT, post(introspect::introspect))
-        .route(metadata::paths::JWKS, get(token::jwks))
-        .route(
-            metadata::paths::CONNECTIONS,
-            delete(connections::delete_connections),
-        )
-        .route(
-            metadata::paths::OAUTH_METADATA,
-            get(metadata::oauth_metadata),
-        )
-        .route(
-            metadata::paths::OPENID_CONFIGURATION,
-            get(metadata::openid_configuration),
-        )
-        .route(metadata::paths::OPENAPI, get(openapi::openapi_json))
-        .with_state(services)
+/// What `GET /openapi.json` describes: every function's routes.
+fn every_route() -> Routes {
+    token_routes()
+        .merge(exchange_routes())
+        .merge(company_routes())
 }
 
-/// The parts every router shares: JSON 404/405 bodies and the request middleware. Routes are
-/// built without them so that the local server can merge all functions' routes first.
+fn token_routes() -> Routes {
+    use metadata::paths;
+    OpenApiRouter::new()
+        .routes(routes!(token::token))
+        .routes(also_at(routes!(token::token), paths::TOKEN, "oauth2_token"))
+        .routes(routes!(token::jwks))
+        .routes(also_at(routes!(token::jwks), paths::JWKS, "oauth2_jwks"))
+        .routes(routes!(otp::request))
+        .routes(routes!(authorize::start, authorize::submit))
+        // Revocation, introspection, discovery, Concur's connections, and the OpenAPI document
+        // (here, so that every router the local server merges serves it).
+        .routes(routes!(revoke::revoke))
+        .routes(routes!(introspect::introspect))
+        .routes(routes!(connections::delete_connections))
+        .routes(routes!(metadata::oauth_metadata))
+        .routes(routes!(metadata::openid_configuration))
+        .routes(routes!(openapi::openapi_json))
+}
+
+fn exchange_routes() -> Routes {
+    OpenApiRouter::new().routes(routes!(exchange::exchange))
+}
+
+fn company_routes() -> Routes {
+    OpenApiRouter::new()
+        .routes(routes!(company::auth_token))
+        .routes(also_at(
+            routes!(company::auth_token),
+            company::PATH_WITHOUT_SLASH,
+            "company_auth_token_without_slash",
+        ))
+}
+
+/// The same operation, served and documented at `path` too, under its own operation id (an
+/// OpenAPI document needs one per operation).
+fn also_at(
+    routes: UtoipaMethodRouter<Arc<Services>>,
+    path: &str,
+    operation_id: &str,
+) -> UtoipaMethodRouter<Arc<Services>> {
+    let (schemas, documented, method_router) = routes;
+    let mut paths = utoipa::openapi::path::Paths::new();
+    for (_, mut item) in documented.paths {
+        for operation in [&mut item.get, &mut item.post, &mut item.delete]
+            .into_iter()
+            .flatten()
+        {
+            operation.operation_id = Some(operation_id.to_owned());
+        }
+        paths.paths.insert(path.to_owned(), item);
+    }
+    (schemas, paths, method_router)
+}
+
+/// The routes with their services and the parts every router shares.
+fn serve(routes: Routes, services: Arc<Services>) -> Router {
+    let (router, _document) = routes.split_for_parts();
+    finish(router.with_state(services))
+}
+
+/// The parts every router shares: JSON 404/405 bodies, a panic answered as any server failure,
+/// and the request middleware (outermost, so that a panic's 500 is logged and carries the
+/// correlation id and cache headers like every response).
 fn finish(router: Router) -> Router {
     router
         .fallback(|| async {
@@ -97,5 +142,20 @@ fn finish(router: Router) -> Router {
                 "method not allowed",
             )
         })
+        .layer(CatchPanicLayer::custom(answer_panic))
         .layer(axum::middleware::from_fn(observability::request_context))
 }
+
+/// A handler's panic: the 500 of every server failure, the panic's message in the log only.
+fn answer_panic(payload: Box<dyn std::any::Any + Send + 'static>) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned());
+    ServerError::internal_because("a request handler panicked", message).into_response()
+}
+
+#[cfg(test)]
+mod tests;

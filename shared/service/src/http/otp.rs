@@ -7,18 +7,27 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::Json;
 use http::{header, HeaderMap};
-use serde_json::{json, Value};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::body::read_params;
-use super::openapi::{
-    ClientRequestRefusals, OAuthErrorBody, OtpRequestForm, OtpSentBody, ServerErrorBody,
-};
+use super::client_request::ClientRequestRefusals;
+use super::error_response::{OAuthErrorBody, ServerErrorBody};
+use super::forms::OtpRequestForm;
 use super::token::TokenEndpointError;
 use crate::domain::GrantType;
 use crate::errors::ErrorCode;
 use crate::flows::otp::{otp_deps, otp_facts, request_otp, OtpRequest};
 use crate::grants::{authenticate_client, GrantError};
 use crate::services::Services;
+
+/// `POST /oauth2/v0/otp`'s answer to every well-formed request, whether or not a user has the
+/// address.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OtpSentBody {
+    /// `otp sent`.
+    pub message: &'static str,
+}
 
 /// Errors answer as at the token endpoint: the catalogue's shape, 503 when the mail fails.
 #[utoipa::path(
@@ -40,7 +49,7 @@ pub async fn request(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, TokenEndpointError> {
+) -> Result<Json<OtpSentBody>, TokenEndpointError> {
     let params = read_params(&headers, body).await?;
     let authorization = headers
         .get(header::AUTHORIZATION)
@@ -60,5 +69,7 @@ pub async fn request(
     request_otp(otp_deps(&services), request)
         .await
         .map_err(GrantError::from)?;
-    Ok(Json(json!({ "message": "otp sent" })))
+    Ok(Json(OtpSentBody {
+        message: "otp sent",
+    }))
 }

@@ -8,8 +8,11 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, StatusCode};
 
-use super::client_request::{answer_client_token_request, ClientTokenRequestError};
-use super::openapi::{ClientRequestRefusals, ClientTokenForm, OAuthErrorBody, ServerErrorBody};
+use super::client_request::{
+    answer_client_token_request, ClientRequestRefusals, ClientTokenRequestError,
+};
+use super::error_response::{OAuthErrorBody, ServerErrorBody};
+use super::forms::ClientTokenForm;
 use crate::flows::revocation::revoke_token;
 use crate::services::Services;
 

@@ -10,9 +10,13 @@ use http::{header, HeaderMap, HeaderValue};
 use serde::Serialize;
 
 use super::body::read_params;
+use super::error_response::{OAuthErrorBody, ServerErrorBody};
+use super::forms::TokenRequestForm;
 use super::params::BodyDenial;
-use crate::grants::{self, GrantError, IssuedTokens};
+use crate::errors::{Denial, Refusal};
+use crate::grants::{self, GrantDenial, GrantError, IssuedTokens};
 use crate::services::Services;
+use crate::signing::JwkSet;
 
 /// The success body of contract part 2.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -55,37 +59,58 @@ impl TokenResponse {
     }
 }
 
-/// What the token endpoint answers instead of tokens.
+/// Why the token endpoint (and the one-time password request, which answers in its shape)
+/// refused a request.
 #[derive(Debug)]
-pub enum TokenEndpointError {
+pub enum TokenEndpointDenial {
     /// The body is not a readable set of parameters.
     Body(BodyDenial),
-    /// The grant refused, or the server failed.
-    Grant(GrantError),
+    /// The grant (or client authentication) refused.
+    Grant(GrantDenial),
 }
+
+impl Denial for TokenEndpointDenial {}
+
+/// What the token endpoint answers instead of tokens.
+pub type TokenEndpointError = Refusal<TokenEndpointDenial>;
 
 impl From<BodyDenial> for TokenEndpointError {
     fn from(denial: BodyDenial) -> Self {
-        Self::Body(denial)
+        Self::Denied(TokenEndpointDenial::Body(denial))
     }
 }
 
 impl From<GrantError> for TokenEndpointError {
     fn from(error: GrantError) -> Self {
-        Self::Grant(error)
+        error.map_denied(TokenEndpointDenial::Grant)
     }
 }
 
-impl IntoResponse for TokenEndpointError {
+impl IntoResponse for TokenEndpointDenial {
     fn into_response(self) -> Response {
         match self {
             Self::Body(denial) => denial.into_response(),
-            Self::Grant(GrantError::Denied(denial)) => denial.into_response(),
-            Self::Grant(GrantError::Server(error)) => error.into_response(),
+            Self::Grant(denial) => denial.into_response(),
         }
     }
 }
 
+/// Issues tokens for one of the grants.
+// Served and documented at `/oauth2/v0/token` too (`http::token_routes`).
+#[utoipa::path(post, path = "/v0/token", tag = "token",
+    request_body(content(
+        (TokenRequestForm = "application/x-www-form-urlencoded"),
+        (TokenRequestForm = "application/json"),
+    )),
+    responses(
+        (status = 200, body = TokenResponse),
+        (status = 400, description = "invalid_request, invalid_grant, invalid_scope (catalogue codes; 16 with geolocation)", body = OAuthErrorBody),
+        (status = 401, description = "invalid_client", body = OAuthErrorBody),
+        (status = 403, description = "access_denied (59)", body = OAuthErrorBody),
+        (status = 413, body = OAuthErrorBody),
+        (status = 500, body = ServerErrorBody),
+        (status = 503, body = ServerErrorBody),
+    ))]
 pub async fn token(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
@@ -99,8 +124,12 @@ pub async fn token(
     Ok(Json(TokenResponse::new(issued, &services)))
 }
 
-/// Public keys change rarely and are safe to cache for a few minutes.
+/// The public signing keys.
+// Served and documented at `/oauth2/v0/jwks` too (`http::token_routes`).
+#[utoipa::path(get, path = "/v0/token/jwks", tag = "discovery",
+    responses((status = 200, body = JwkSet)))]
 pub async fn jwks(State(services): State<Arc<Services>>) -> Response {
+    // Public keys change rarely and are safe to cache for a few minutes.
     let mut response = Json(services.codec.keys().jwks()).into_response();
     response.headers_mut().insert(
         header::CACHE_CONTROL,

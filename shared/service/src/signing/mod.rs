@@ -22,9 +22,11 @@ use sha2::{Digest, Sha256};
 use crate::clock::{Clock, UnixTime};
 use crate::random::RandomSource;
 
+mod jwk_set;
 #[cfg(any(test, feature = "conformance"))]
 pub mod jwks_check;
 mod signer;
+pub use jwk_set::{JwkSet, PublicJwk};
 pub use signer::{encode_part, Es256Signer};
 
 /// The signing key and the previous ones still published for verification.
@@ -193,24 +195,22 @@ impl KeyRing {
     }
 
     /// The public JWK Set (RFC 7517), newest key first.
-    pub fn jwks(&self) -> serde_json::Value {
-        let keys: Vec<serde_json::Value> = self
+    pub fn jwks(&self) -> JwkSet {
+        let keys = self
             .keys
             .iter()
             .rev()
-            .map(|k| {
-                serde_json::json!({
-                    "kty": "EC",
-                    "crv": "P-256",
-                    "x": k.x,
-                    "y": k.y,
-                    "kid": k.kid,
-                    "use": "sig",
-                    "alg": "ES256",
-                })
+            .map(|k| PublicJwk {
+                kty: "EC",
+                crv: "P-256",
+                x: k.x.clone(),
+                y: k.y.clone(),
+                kid: k.kid.clone(),
+                use_: "sig",
+                alg: "ES256",
             })
             .collect();
-        serde_json::json!({ "keys": keys })
+        JwkSet { keys }
     }
 
     /// Loads the ring from Secrets Manager when `secret_arn` is given, otherwise from the local

@@ -32,15 +32,14 @@ use url::Url;
 use crate::domain::{
     AuthToken, Client, ClientId, Company, PrincipalId, PrincipalType, User, AUTH_TOKEN_TTL_SECONDS,
 };
-use crate::errors::{ErrorCode, ServerError};
+use crate::errors::{Denial, ErrorCode, Refusal, ServerError};
 use crate::grants::principal::{
     check_company_may_sign_in, company_status_denial, user_status_denial,
 };
-use crate::grants::{authenticate_bearer, BearerDenial, BearerError, GrantError};
+use crate::grants::{authenticate_bearer, BearerDenial, GrantError};
 use crate::random::RandomExt;
 use crate::secrets::Secret;
 use crate::services::Services;
-use crate::store::StoreError;
 
 /// One request, as read from HTTP.
 pub struct CompanyAuthTokenRequest<'a> {
@@ -68,11 +67,7 @@ pub enum IssuedAuthToken {
 }
 
 /// What the endpoint answers instead of an auth token.
-#[derive(Debug)]
-pub enum CompanyAuthTokenError {
-    Denied(CompanyAuthTokenDenial),
-    Server(ServerError),
-}
+pub type CompanyAuthTokenError = Refusal<CompanyAuthTokenDenial>;
 
 /// Why no auth token was issued. Every variant is answered before anything is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,11 +122,7 @@ impl std::fmt::Display for CompanyAuthTokenDenial {
     }
 }
 
-impl From<CompanyAuthTokenDenial> for CompanyAuthTokenError {
-    fn from(denial: CompanyAuthTokenDenial) -> Self {
-        Self::Denied(denial)
-    }
-}
+impl Denial for CompanyAuthTokenDenial {}
 
 impl From<ErrorCode> for CompanyAuthTokenError {
     fn from(code: ErrorCode) -> Self {
@@ -139,25 +130,10 @@ impl From<ErrorCode> for CompanyAuthTokenError {
     }
 }
 
-impl From<ServerError> for CompanyAuthTokenError {
-    fn from(error: ServerError) -> Self {
-        Self::Server(error)
-    }
-}
-
-impl From<StoreError> for CompanyAuthTokenError {
-    fn from(error: StoreError) -> Self {
-        Self::Server(error.into())
-    }
-}
-
 /// The grants' company checks (123, 134, 53) keep their catalogue codes here.
 impl From<GrantError> for CompanyAuthTokenError {
     fn from(error: GrantError) -> Self {
-        match error {
-            GrantError::Denied(denial) => denial.code.into(),
-            GrantError::Server(error) => error.into(),
-        }
+        error.map_denied(|denial| CompanyAuthTokenDenial::Catalogue(denial.code))
     }
 }
 
@@ -202,10 +178,9 @@ pub async fn issue_company_auth_token(
         Some(url) => {
             let location = connect::connect_redirect(url, &company.id, &token, &user.id);
             if !is_header_value(location.as_str()) {
-                return Err(ServerError::Internal(
-                    "Connect redirect is not a valid header value".into(),
-                )
-                .into());
+                return Err(
+                    ServerError::internal("Connect redirect is not a valid header value").into(),
+                );
             }
             IssuedAuthToken::Redirect(location)
         }
@@ -239,8 +214,8 @@ async fn authenticate_user(
     authorization: Option<&str>,
 ) -> Result<User, CompanyAuthTokenError> {
     let denial = match authenticate_bearer(services, authorization).await {
-        Err(BearerError::Server(error)) => return Err(error.into()),
-        Err(BearerError::Denied(denial)) => CompanyAuthTokenDenial::Bearer(denial),
+        Err(Refusal::Server(error)) => return Err(error.into()),
+        Err(Refusal::Denied(denial)) => CompanyAuthTokenDenial::Bearer(denial),
         Ok(bearer) if bearer.principal_type() != PrincipalType::User => {
             CompanyAuthTokenDenial::NotAUserToken(bearer.principal_type())
         }

@@ -34,10 +34,9 @@ pub(crate) async fn start_user_family(
             principal_id: user.id,
             scopes,
             geolocation: user.geolocation,
-            legacy_exchange: None,
         })
         .await?;
-    Ok(issued.expect("a family without a legacy link cannot race"))
+    Ok(issued.into())
 }
 
 /// A user's sign-in, wherever it happens (this grant, the authorize page): the password with
@@ -97,7 +96,7 @@ async fn verify_password(
     // Argon2 takes tens of milliseconds of CPU: keep it off the async workers.
     let verified = tokio::task::spawn_blocking(move || hash.verify(&password))
         .await
-        .map_err(|e| ServerError::Internal(format!("password verification task failed: {e}")))?;
+        .map_err(|e| ServerError::internal_because("the password verification task failed", e))?;
     match user {
         Some(user) if verified => {
             if let Some(attempt) = attempt {

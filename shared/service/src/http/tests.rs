@@ -1,0 +1,128 @@
+//! The routers' shared parts and the document they are built with.
+
+use std::collections::BTreeSet;
+
+use axum::body::Body;
+use axum::routing::get;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+use super::*;
+
+async fn panics() -> &'static str {
+    panic!("a handler's bug")
+}
+
+/// A panicking handler answers the 500 of every server failure (the catalogue's 5xx shape,
+/// without the panic's message), with the headers every response carries.
+#[tokio::test]
+async fn a_panicking_handler_answers_the_server_error_body() {
+    // A subscriber that wants the request span: its callsite is then never cached as disabled
+    // for the other tests that capture the request log.
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(std::io::sink)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let router = finish(Router::new().route("/panics", get(panics)));
+    let request = http::Request::get("/panics").body(Body::empty()).unwrap();
+    let response = router.oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers().clone();
+    assert!(headers.contains_key(&CORRELATION_ID));
+    assert_eq!(headers[http::header::CACHE_CONTROL], "no-store");
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(
+        body,
+        json!({
+            "error": "server_error",
+            "message": "The server failed to process the request.",
+        })
+    );
+}
+
+/// Every `$ref` in `value`.
+fn references<'a>(value: &'a Value, found: &mut Vec<&'a str>) {
+    match value {
+        Value::Object(map) => {
+            for (key, item) in map {
+                match (key.as_str(), item) {
+                    ("$ref", Value::String(target)) => found.push(target),
+                    _ => references(item, found),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| references(item, found)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_schema_the_document_refers_to_is_in_it() {
+    let document = openapi::document();
+    let mut found = Vec::new();
+    references(document, &mut found);
+    assert!(!found.is_empty());
+    for target in found {
+        let name = target
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("{target} is not a schema reference"));
+        assert!(
+            document["components"]["schemas"].get(name).is_some(),
+            "{target} is referred to but not in the document"
+        );
+    }
+}
+
+#[test]
+fn every_operation_has_its_own_id() {
+    let mut ids = BTreeSet::new();
+    for (path, item) in openapi::document()["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let id = operation["operationId"].as_str().unwrap().to_owned();
+            assert!(ids.insert(id.clone()), "{method} {path}: {id} twice");
+        }
+    }
+    // The aliases are documented under the paths they are served at.
+    for id in [
+        "token",
+        "oauth2_token",
+        "jwks",
+        "oauth2_jwks",
+        "exchange",
+        "company_auth_token",
+        "company_auth_token_without_slash",
+        "openapi",
+    ] {
+        assert!(ids.contains(id), "{id}: {ids:?}");
+    }
+}
+
+/// Each function's router documents a part of the whole document, and the local server's
+/// router all of it.
+#[test]
+fn the_document_is_every_function_s_routes() {
+    let paths = |routes: Routes| -> BTreeSet<String> {
+        routes.into_openapi().paths.paths.into_keys().collect()
+    };
+    let every: BTreeSet<String> = openapi::document()["paths"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    let token = paths(token_routes());
+    let exchange = paths(exchange_routes());
+    let company = paths(company_routes());
+    assert!(token.contains("/openapi.json"));
+    let union: BTreeSet<String> = token
+        .iter()
+        .chain(&exchange)
+        .chain(&company)
+        .cloned()
+        .collect();
+    assert_eq!(union, every);
+    assert_eq!(paths(every_route()), every);
+}
