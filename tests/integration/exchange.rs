@@ -110,7 +110,7 @@ impl Migration {
 /// Imports old tokens through the migration import (JSON Lines), as `tokenctl legacy-tokens
 /// import` does.
 pub(crate) async fn import(app: &TestApp, lines: &[Value]) {
-    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    let text: String = lines.iter().map(|line| line.to_string() + "\n").collect();
     let report = import_legacy_tokens(app.ctx(), text.as_bytes(), |_| {})
         .await
         .unwrap();

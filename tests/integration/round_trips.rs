@@ -142,7 +142,7 @@ mod budgets {
                     "token": token, "consumer_key": consumer_key, "principal_type": "user",
                     "principal_id": user.id.to_string(), "scopes": ["read"], "wsadmin": false,
                 });
-                format!("{line}\n")
+                line.to_string() + "\n"
             })
             .collect();
         import_legacy_tokens(app.ctx(), lines.as_bytes(), |_| {})
