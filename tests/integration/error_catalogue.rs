@@ -1,5 +1,5 @@
-//! The token endpoint's error catalogue pinned to the specification (seed spec part 7, "Token
-//! endpoint error codes"), row by row, and the cache headers every error response carries.
+//! The token endpoint's error catalogue pinned to the specification (its "Token endpoint error
+//! codes" table), row by row, and the cache headers every error response carries.
 
 use std::collections::BTreeSet;
 
@@ -64,11 +64,8 @@ const SPEC_TABLE: &str = "\
 
 /// Codes the service adds beyond the specification's table, each with its reason.
 const SERVICE_CODES: &[(u16, &str)] = &[
-    (135, "contract part 2: a body neither form nor JSON"),
-    (
-        82,
-        "contract part 9: too many open one-time-password requests",
-    ),
+    (135, "a body neither form nor JSON"),
+    (82, "too many open one-time-password requests"),
 ];
 
 fn spec_rows() -> Vec<(u16, &'static str, &'static str)> {

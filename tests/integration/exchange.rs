@@ -1,6 +1,6 @@
-//! `POST /appmgmt/v0/legacyApps/{OLDConsumerKey}/exchangeRefreshToken/me` over real HTTP, on
-//! SQLite and on DynamoDB Local (contract part 3). One module per subject; the migration
-//! fixtures they share (and `exchange_principals` uses) are here.
+//! `POST /appmgmt/v0/legacyApps/{OLDConsumerKey}/exchangeRefreshToken/me` over real HTTP, on SQLite
+//! and on DynamoDB Local (docs/decisions.md, Old-token exchange). One module per subject; the
+//! migration fixtures they share (and `exchange_principals` uses) are here.
 
 mod families;
 mod import_benchmark;

@@ -118,7 +118,7 @@ async fn create(ctx: &Context, geolocation: &Geolocation) -> anyhow::Result<Demo
             is_admin: false,
             geolocation: geolocation.clone(),
             status: UserStatus::Active,
-            // One-time passwords (contract part 9) reach the demo user here.
+            // One-time passwords reach the demo user here.
             email: Some(DEMO_USER_EMAIL.to_owned()),
         },
     )
