@@ -16,7 +16,10 @@ cd "$ROOT"
 
 VENV="$ROOT/.cache/venv"
 SCHEMATHESIS_SPEC='schemathesis>=4.32,<5'
-SERVER="$ROOT/target/debug/token-service"
+# Where cargo put it: CARGO_TARGET_DIR (relative to the root, as cargo reads it here) or target/.
+TARGET_DIR="${CARGO_TARGET_DIR:-target}"
+[[ "$TARGET_DIR" == /* ]] || TARGET_DIR="$ROOT/$TARGET_DIR"
+SERVER="$TARGET_DIR/debug/token-service"
 MAX_EXAMPLES="${MAX_EXAMPLES:-100}"
 REQUEST_TIMEOUT=10
 

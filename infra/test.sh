@@ -147,7 +147,7 @@ step_tests() {
 # --- Step: API fuzzing ------------------------------------------------------------------------
 # schemathesis against the built local server, from its own OpenAPI document.
 step_fuzz_api() {
-	step "schemathesis against target/debug/token-service (infra/fuzz-api.sh)"
+	step "schemathesis against the built token-service (infra/fuzz-api.sh)"
 	infra/fuzz-api.sh
 }
 
