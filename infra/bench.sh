@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks, in one run (issue 16), then one summary:
+# Benchmarks, in one run, then one summary (results and history: docs/benchmarks.md):
 #
 # 1. Side by side: the local server (release build, SQLite, demo data, every token persisted) and
 #    node-oidc-provider 9 (in memory, opaque tokens) under the same `wrk` load, taking turns on

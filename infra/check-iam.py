@@ -1,4 +1,6 @@
-"""Least-privilege check of the functions' DynamoDB permissions (issue 12, contract part 11).
+"""Least-privilege check of the functions' DynamoDB permissions.
+
+The rule and its reasons: docs/decisions.md, Least privilege.
 
 Every IAM statement of the template that allows a DynamoDB write must carry a
 `ForAllValues:StringLike` `dynamodb:LeadingKeys` condition naming exactly the partition-key

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Property-based fuzzing of the running service from its own OpenAPI document (issue 15):
-# starts the local server (target/debug/token-service, built by `cargo build --workspace
-# --bins`) on SQLite with demo data in a fresh directory, runs schemathesis against
-# /openapi.json, every operation, a bounded number of examples each, and stops the server.
+# Property-based fuzzing of the running service from its own OpenAPI document: starts the local
+# server (target/debug/token-service, built by `cargo build --workspace --bins`) on SQLite with demo
+# data in a fresh directory, runs schemathesis against /openapi.json, every operation, a bounded
+# number of examples each, and stops the server.
 #
 # Fails on any 5xx, any response that does not match the document (status, content type,
 # headers, body schema), or any request that takes longer than the timeout.
@@ -16,7 +16,10 @@ cd "$ROOT"
 
 VENV="$ROOT/.cache/venv"
 SCHEMATHESIS_SPEC='schemathesis>=4.32,<5'
-SERVER="$ROOT/target/debug/token-service"
+# Where cargo put it: CARGO_TARGET_DIR (relative to the root, as cargo reads it here) or target/.
+TARGET_DIR="${CARGO_TARGET_DIR:-target}"
+[[ "$TARGET_DIR" == /* ]] || TARGET_DIR="$ROOT/$TARGET_DIR"
+SERVER="$TARGET_DIR/debug/token-service"
 MAX_EXAMPLES="${MAX_EXAMPLES:-100}"
 REQUEST_TIMEOUT=10
 

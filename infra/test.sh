@@ -109,16 +109,18 @@ step_fmt() {
 # Clippy rides on the build instead of a `cargo clippy` pass of its own: clippy-driver, as the
 # workspace's rustc wrapper, lints each workspace crate while compiling it (what `cargo clippy`
 # does under `cargo check`), so the dependencies are compiled once, for the tests, instead of a
-# second time as metadata for clippy. Same lints, same `-D warnings`; the dependencies, which
-# cargo never wraps, are not linted either way. Set for every cargo command below, so that the
+# second time as metadata for clippy. The lint levels, warnings denied included, are the
+# `[workspace.lints]` of the root Cargo.toml, which cargo passes to the workspace's crates only:
+# dependencies are neither linted nor rebuilt. Set for every cargo command below, so that the
 # build and the tests share one set of artifacts.
 enable_clippy() {
 	local driver
 	driver="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver || true)"
 	[[ -x "$driver" ]] || die "clippy-driver not found: rustup component add clippy"
 	export RUSTC_WORKSPACE_WRAPPER="$driver"
-	# cargo-clippy's own encoding of the lint flags for the driver.
-	export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+	# Only the Cargo.toml decides the lints: extra flags from the caller's environment would
+	# change them, and rebuild the workspace's crates when they differ from the last run.
+	unset CLIPPY_ARGS
 }
 
 # --- Step: tests ------------------------------------------------------------------------------
@@ -129,7 +131,7 @@ enable_clippy() {
 # profile, so `cargo test` then finds everything built.
 step_build() {
 	enable_clippy
-	step "cargo build --workspace --all-targets (clippy -D warnings on every workspace crate)"
+	step "cargo build --workspace --all-targets (clippy, [workspace.lints], on every workspace crate)"
 	cargo build --workspace --all-targets
 }
 
@@ -143,9 +145,9 @@ step_tests() {
 }
 
 # --- Step: API fuzzing ------------------------------------------------------------------------
-# schemathesis against the built local server, from its own OpenAPI document (issue 15).
+# schemathesis against the built local server, from its own OpenAPI document.
 step_fuzz_api() {
-	step "schemathesis against target/debug/token-service (infra/fuzz-api.sh)"
+	step "schemathesis against the built token-service (infra/fuzz-api.sh)"
 	infra/fuzz-api.sh
 }
 

@@ -1,6 +1,7 @@
-//! The authorization code flow over real HTTP, on both stores (contract part 8): the authorize
-//! endpoint's pages and redirects, every error of part 8, the `authorization_code` grant with
-//! PKCE, reuse revoking the family, and ID tokens verified against the JWK Set.
+//! The authorization code flow over real HTTP, on both stores (docs/decisions.md, Authorization
+//! code flow): the authorize endpoint's pages and redirects, every error it catalogues, the
+//! `authorization_code` grant with PKCE, reuse revoking the family, and ID tokens verified against
+//! the JWK Set.
 
 mod code_exchange;
 pub(crate) mod flow;

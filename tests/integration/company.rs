@@ -1,7 +1,7 @@
-//! The company auth-token endpoint (contract part 4) and the company password grant it feeds
-//! (`grant_type=password&credtype=authtoken`), over real HTTP, on SQLite and DynamoDB Local.
-//! One module per subject; the world they share (a company, its signed-in administrator, an
-//! app with a Connect URL) is here.
+//! The company auth-token endpoint (docs/decisions.md, Company auth tokens) and the company
+//! password grant it feeds (`grant_type=password&credtype=authtoken`), over real HTTP, on SQLite
+//! and DynamoDB Local. One module per subject; the world they share (a company, its signed-in
+//! administrator, an app with a Connect URL) is here.
 
 mod callers;
 mod issuance;
@@ -116,7 +116,7 @@ fn access_token(body: &Value) -> String {
     body["access_token"].as_str().unwrap().to_owned()
 }
 
-/// Contract part 4's success body, exactly; returns the token.
+/// The endpoint's success body, exactly (`PASS`, code 0, the token); returns the token.
 #[track_caller]
 fn assert_pass(actual: &(StatusCode, Value)) -> String {
     let (status, body) = actual;

@@ -1,5 +1,5 @@
-//! The token endpoint's error catalogue pinned to the specification (seed spec part 7, "Token
-//! endpoint error codes"), row by row, and the cache headers every error response carries.
+//! The token endpoint's error catalogue pinned to the specification (its "Token endpoint error
+//! codes" table), row by row, and the cache headers every error response carries.
 
 use std::collections::BTreeSet;
 
@@ -62,7 +62,7 @@ const SPEC_TABLE: &str = "\
 134 | invalid_request | Company undergoing scheduled maintenance.
 ";
 
-/// Rows the service adds beyond the specification's table, pinned as the team's contract words
+/// Rows the service adds beyond the specification's table, pinned as the service words
 /// them: `(code, error, error_description)`. 135: a body neither form nor JSON; 82: too many
 /// open one-time-password requests for one address.
 const SERVICE_ROWS: &[(u16, &str, &str)] = &[

@@ -1,6 +1,6 @@
-//! `POST /appmgmt/v0/legacyApps/{OLDConsumerKey}/exchangeRefreshToken/me` over real HTTP, on
-//! SQLite and on DynamoDB Local (contract part 3). One module per subject; the migration
-//! fixtures they share (and `exchange_principals` uses) are here.
+//! `POST /appmgmt/v0/legacyApps/{OLDConsumerKey}/exchangeRefreshToken/me` over real HTTP, on SQLite
+//! and on DynamoDB Local (docs/decisions.md, Old-token exchange). One module per subject; the
+//! migration fixtures they share (and `exchange_principals` uses) are here.
 
 mod families;
 mod import_benchmark;
@@ -110,7 +110,7 @@ impl Migration {
 /// Imports old tokens through the migration import (JSON Lines), as `tokenctl legacy-tokens
 /// import` does.
 pub(crate) async fn import(app: &TestApp, lines: &[Value]) {
-    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    let text: String = lines.iter().map(|line| line.to_string() + "\n").collect();
     let report = import_legacy_tokens(app.ctx(), text.as_bytes(), |_| {})
         .await
         .unwrap();

@@ -1,7 +1,7 @@
-//! The old-token exchange applies the refresh grant's principal checks (issue 12, contract
-//! part 11), on both stores: every principal that the first refresh would refuse is refused at
-//! the exchange with `INVALIDTOKEN`, nothing is linked, and the old token stays exchangeable
-//! once the principal may sign in again.
+//! The old-token exchange applies the refresh grant's principal checks (docs/decisions.md,
+//! Old-token exchange), on both stores: every principal that the first refresh would refuse is
+//! refused at the exchange with `INVALIDTOKEN`, nothing is linked, and the old token stays
+//! exchangeable once the principal may sign in again.
 
 use integration_tests::app::TestApp;
 use integration_tests::assertions::assert_exchange_error;

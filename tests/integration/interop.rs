@@ -62,8 +62,8 @@ async fn oauth2_crate_runs_every_grant(app: TestApp) {
             "rotated"
         );
 
-        // The library surfaces our catalogued error for the rotated token, replayed once the
-        // retry window (contract part 7) is over.
+        // The library surfaces our catalogued error for the rotated token, replayed once the retry
+        // window (docs/decisions.md, Refresh tokens) is over.
         app.clock.advance(app.services.policy.refresh_grace_seconds);
         let replay = oauth
             .exchange_refresh_token(&RefreshToken::new(refresh.secret().clone()))

@@ -1,5 +1,5 @@
-//! `POST /oauth2/v0/introspect` (RFC 7662, contract part 10): own, foreign, expired, revoked
-//! and garbage tokens, on both stores.
+//! `POST /oauth2/v0/introspect` (RFC 7662): own, foreign, expired, revoked and garbage tokens, on
+//! both stores.
 
 use integration_tests::app::{json_of, TestApp, TestClient};
 use reqwest::StatusCode;

@@ -223,8 +223,8 @@ async fn each_function_binary_answers_under_the_runtime_api() {
     ]);
 }
 
-/// Straight to the stderr handle, not `eprintln!`, which the harness hides for passing tests:
-/// the figures are wanted from every run (issue 16 records them). `infra/bench.sh` parses the
+/// Straight to the stderr handle, not `eprintln!`, which the harness hides for passing tests: the
+/// figures are wanted from every run (docs/benchmarks.md records them). `infra/bench.sh` parses the
 /// lines below the heading, so their shape is kept.
 fn report_cold_starts(functions: &[(&RunningFunction, Duration)]) {
     let mut lines = format!(

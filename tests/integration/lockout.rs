@@ -1,4 +1,4 @@
-//! The race-free lockout (issue 12, contract part 11) over HTTP, on both stores: attempts are
+//! The race-free lockout (docs/decisions.md, Lockout) over HTTP, on both stores: attempts are
 //! counted before the password is compared, so a burst of parallel guesses gets at most
 //! `LOCKOUT_THRESHOLD` verdicts, and a locked login is locked for every client and every
 //! deployment.

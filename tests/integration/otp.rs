@@ -1,5 +1,5 @@
-//! One-time passwords end to end (contract part 9), on both stores, with a real SMTP server on
-//! loopback: the password is read out of the mail the server received.
+//! One-time passwords end to end (docs/decisions.md, One-time passwords), on both stores, with a
+//! real SMTP server on loopback: the password is read out of the mail the server received.
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
-//! Refreshes when the store fails (contract part 7): a DynamoDB fault proxy between the service
-//! and DynamoDB Local (lost answers, answers held past the SDK's timeouts, refused
-//! connections), and an SQLite file locked by another connection. A client that retries the same
-//! request gets the one successor; the store is used again once it is back; nothing is left
+//! Refreshes when the store fails (docs/decisions.md, Refresh tokens): a DynamoDB fault proxy
+//! between the service and DynamoDB Local (lost answers, answers held past the SDK's timeouts,
+//! refused connections), and an SQLite file locked by another connection. A client that retries the
+//! same request gets the one successor; the store is used again once it is back; nothing is left
 //! half-written. Also the real `concur-api` client against both refresh policies.
 
 use std::sync::Arc;

@@ -1,7 +1,7 @@
-//! Refresh tokens under contract part 7, on both stores: idempotent rotation (a retry within
-//! the window gets the same successor, concurrent refreshes share one), reuse once the successor
-//! was used or the window is over, the `sliding` policy, geolocation before reuse, and the
-//! client's current scopes.
+//! Refresh tokens (docs/decisions.md, Refresh tokens), on both stores: idempotent rotation (a retry
+//! within the window gets the same successor, concurrent refreshes share one), reuse once the
+//! successor was used or the window is over, the `sliding` policy, geolocation before reuse, and
+//! the client's current scopes.
 
 use futures::future::join_all;
 use integration_tests::app::{jti_of, AppOptions, TestApp, TestClient};

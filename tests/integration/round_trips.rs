@@ -1,4 +1,4 @@
-//! Round-trip budgets (issue 16): the DynamoDB calls each grant and flow makes on a warm
+//! Round-trip budgets (docs/benchmarks.md): the DynamoDB calls each grant and flow makes on a warm
 //! instance, counted at the wire by the proxy in front of DynamoDB Local. A change that makes a
 //! grant slower (one more call in series) fails here.
 //!
@@ -60,8 +60,8 @@ mod budgets {
         assert_eq!(calls.count("PutItem"), 1);
     }
 
-    /// Goal ≤ 3 plus the lockout counter, which on a correct password is two writes: the
-    /// attempt counted before the password is checked (contract part 11), and its refund.
+    /// Goal ≤ 3 plus the lockout counter, which on a correct password is two writes: the attempt
+    /// counted before the password is checked (docs/decisions.md, Lockout), and its refund.
     pub async fn user_password(c: Counted) {
         let client = c.app.create_client("read").await;
         let login = format!("user-{}@example.com", Uuid::new_v4().simple());
@@ -142,7 +142,7 @@ mod budgets {
                     "token": token, "consumer_key": consumer_key, "principal_type": "user",
                     "principal_id": user.id.to_string(), "scopes": ["read"], "wsadmin": false,
                 });
-                format!("{line}\n")
+                line.to_string() + "\n"
             })
             .collect();
         import_legacy_tokens(app.ctx(), lines.as_bytes(), |_| {})

@@ -1,7 +1,7 @@
-//! Security hardening (issue 12, contract part 11) at the administration API, on SQLite and
-//! DynamoDB Local. The other rules are tested where they live: the decoy hash
-//! (`secrets.rs`), the log ceilings (`telemetry.rs`), the import's skip reasons (`import.rs`),
-//! the IAM conditions (`infra/check-iam.py`, run by `infra/lint-template.sh`).
+//! Security hardening (docs/decisions.md, Company auth tokens and Least privilege) at the
+//! administration API, on SQLite and DynamoDB Local. The other rules are tested where they live:
+//! the decoy hash (`secrets.rs`), the log ceilings (`telemetry.rs`), the import's skip reasons
+//! (`import.rs`), the IAM conditions (`infra/check-iam.py`, run by `infra/lint-template.sh`).
 
 use integration_tests::app::{answer_of, json_of, RequestBody, TestApp};
 use integration_tests::assertions::{
@@ -59,8 +59,9 @@ async fn loopback_and_https_connect_urls_are_stored(app: TestApp) {
     }
 }
 
-/// Contract part 4: a partner app holding an administrator's access token cannot mint company
-/// auth tokens (for itself or any app); the administration console, a first-party app, can.
+/// docs/decisions.md, Company auth tokens: a partner app holding an administrator's access token
+/// cannot mint company auth tokens (for itself or any app); the administration console, a
+/// first-party app, can.
 async fn only_first_party_tokens_may_request_company_auth_tokens(app: TestApp) {
     let company = app.create_company("First Party Co").await;
     let partner = app.create_client("read").await;

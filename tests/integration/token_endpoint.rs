@@ -1,6 +1,6 @@
 //! `POST /v0/token` over real HTTP, on both stores: every grant, rotation and reuse detection,
-//! expiry by the manual clock, and the error catalogue of contract part 2. One module per
-//! subject; the request builders they share are here.
+//! expiry by the manual clock, and the specification's error catalogue. One module per subject; the
+//! request builders they share are here.
 
 mod company_grant;
 mod issuance;

@@ -315,8 +315,8 @@ impl TestApp {
             .await
     }
 
-    /// A first-party app (the administration console): only its users' tokens may request
-    /// company auth tokens (contract part 4).
+    /// A first-party app (the administration console): only its users' tokens may request company
+    /// auth tokens (docs/decisions.md, Company auth tokens).
     pub async fn create_first_party_client(&self, scopes: &str) -> TestClient {
         self.create_client_with(NewClient {
             first_party: true,

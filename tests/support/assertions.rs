@@ -82,9 +82,9 @@ pub fn assert_exchange_error(actual: &Answer, status: u16, code: &str, error: &s
     }
 }
 
-/// A company auth-token refusal (contract part 4): the FAIL fields and the token endpoint's.
-/// Catalogue codes carry the catalogue's description; the HTTP-status codes (400, 401, 403, 404,
-/// 413) carry a message of the service's own.
+/// A company auth-token refusal: the FAIL fields and the token endpoint's. Catalogue codes carry
+/// the catalogue's description; the HTTP-status codes (400, 401, 403, 404, 413) carry a message of
+/// the service's own.
 #[track_caller]
 pub fn assert_company_error(actual: &Answer, status: u16, error: &str, code: u64) {
     let (got, body) = actual;

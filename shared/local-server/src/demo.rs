@@ -4,6 +4,7 @@
 //! later starts print the same ones. This is local demo data only: the production functions
 //! never call this module.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -58,7 +59,10 @@ pub async fn ensure(
             if demo.console_client_id.is_empty() {
                 let console = create_console(ctx).await?;
                 demo.console_client_id = console.client.id.to_string();
-                demo.console_client_secret = console.secret.expose().to_owned();
+                console
+                    .secret
+                    .expose()
+                    .clone_into(&mut demo.console_client_secret);
                 write_private(&path, &serde_json::to_string_pretty(&demo)?)?;
             }
             return Ok(demo);
@@ -114,7 +118,7 @@ async fn create(ctx: &Context, geolocation: &Geolocation) -> anyhow::Result<Demo
             is_admin: false,
             geolocation: geolocation.clone(),
             status: UserStatus::Active,
-            // One-time passwords (contract part 9) reach the demo user here.
+            // One-time passwords reach the demo user here.
             email: Some(DEMO_USER_EMAIL.to_owned()),
         },
     )
@@ -176,7 +180,6 @@ fn write_private(path: &PathBuf, contents: &str) -> std::io::Result<()> {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    use std::io::Write;
     options.open(path)?.write_all(contents.as_bytes())
 }
 

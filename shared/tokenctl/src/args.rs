@@ -1,5 +1,5 @@
-//! The command line (contract part 6). Verbs, argument names and value spellings are fixed there
-//! because operators script them; only global flags may be added.
+//! The command line. Verbs, argument names and value spellings are fixed, because operators script
+//! them; only global flags may be added.
 //!
 //! No `Debug` derives: `users create --password` must never end up in a debug print.
 
@@ -110,7 +110,7 @@ pub enum ClientsCommand {
     },
 }
 
-/// Contract part 7.
+/// The client's refresh policy (docs/decisions.md, Refresh tokens).
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum RefreshRotationArg {
     /// Every use returns a successor; a retry within the grace window gets the same one.
@@ -349,7 +349,7 @@ mod tests {
     }
 
     #[test]
-    fn contract_spellings_parse() {
+    fn scripted_spellings_parse() {
         let cli = parse(&[
             "clients",
             "create",

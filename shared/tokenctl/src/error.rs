@@ -87,12 +87,11 @@ impl From<AdminError> for CliError {
 impl From<ImportError> for CliError {
     fn from(error: ImportError) -> Self {
         let failure = match &error {
-            ImportError::Read { .. } => Failure::Other,
             ImportError::Store {
                 source: StoreError::Unavailable(_),
                 ..
             } => Failure::Unavailable,
-            ImportError::Store { .. } => Failure::Other,
+            ImportError::Read { .. } | ImportError::Store { .. } => Failure::Other,
         };
         Self::new(failure, format!("import failed: {error}"))
     }

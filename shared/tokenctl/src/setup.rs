@@ -31,7 +31,7 @@ pub fn load_config(global: &GlobalArgs) -> Result<Config, CliError> {
             .or_else(|| std::env::var(name).ok())
     })?;
     if let Some(dir) = &global.data_dir {
-        config.data_dir = dir.clone();
+        config.data_dir.clone_from(dir);
     }
     Ok(config)
 }

@@ -1,4 +1,4 @@
-//! The `authorization_code` grant after an approved sign-in (contract part 8): tokens and an ID
+//! The `authorization_code` grant after an approved sign-in (RFC 6749 §4.1.3): tokens and an ID
 //! token verified against the JWK Set, ID tokens on every user or company family, the grant's
 //! catalogued refusals, and reuse revoking the family.
 

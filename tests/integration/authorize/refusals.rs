@@ -1,4 +1,4 @@
-//! What the authorize endpoint refuses (contract part 8): an untrusted client or address is a
+//! What the authorize endpoint refuses (RFC 6749 §4.1.2.1): an untrusted client or address is a
 //! page, never a redirect; request errors redirect with catalogue codes; sign-in refusals are
 //! sentences; the forms need their CSRF token and cookie.
 

@@ -48,7 +48,7 @@ async fn user_token_is_exchanged_and_the_new_refresh_token_works(app: TestApp) {
     assert_eq!(body["id"], user.to_string());
     assert_eq!(body["scope"], "read write");
     assert_eq!(body["expiresIn"], 3600);
-    // Unix times, as in Concur's exchange response (contract part 3).
+    // Unix times, as in Concur's exchange response (docs/decisions.md, Token formats).
     let now = app.clock.now();
     assert_eq!(body["refreshExpiresIn"], now + 180 * 86_400);
     assert_eq!(body["token"], body["refreshToken"]);
@@ -57,7 +57,7 @@ async fn user_token_is_exchanged_and_the_new_refresh_token_works(app: TestApp) {
     assert_eq!(body["scopes"], serde_json::json!(["read", "write"]));
     assert_eq!(body["geolocation"], app.address);
     let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
-    assert_eq!(keys.len(), 13, "exactly the contract's fields: {keys:?}");
+    assert_eq!(keys.len(), 13, "exactly the documented fields: {keys:?}");
 
     // The access token is one of ours, for the user, issued to the new app.
     let access = body["accessToken"].as_str().unwrap();
@@ -161,8 +161,8 @@ async fn wsadmin_token_yields_the_admin_family_or_the_company_family(app: TestAp
     assert_eq!(refreshed.0, StatusCode::OK, "{}", refreshed.1);
     assert_eq!(refreshed.1["principal_type"], "user");
 
-    // With returnType=companyToken: refused while the company is not enabled for the app (the
-    // first refresh would refuse the family with 53; contract part 11).
+    // With returnType=companyToken: refused while the company is not enabled for the app (the first
+    // refresh would refuse the family with 53; docs/decisions.md, Old-token exchange).
     let not_enabled = m
         .exchange_with(&app, "?returnType=companyToken", &wsadmin)
         .await;
@@ -232,8 +232,8 @@ async fn family_lives_at_the_principals_home(app: TestApp) {
     assert_error(&refreshed, 400, "invalid_request", 16);
     assert_eq!(refreshed.1["geolocation"], elsewhere.as_str());
 
-    // A principal this store does not know is refused (contract part 11): its family could
-    // never be refreshed.
+    // A principal this store does not know is refused (docs/decisions.md, Old-token exchange): its
+    // family could never be refreshed.
     let unknown = m.exchange(&app, &stranger_token).await;
     assert_exchange_error(&unknown, 400, "INVALIDTOKEN", "invalid_grant");
 }

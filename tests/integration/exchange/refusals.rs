@@ -291,7 +291,8 @@ async fn bad_return_type_and_body_formats(app: TestApp) {
         .send()
         .await
         .unwrap();
-    // Unreadable bodies answer in the exchange's shape, with a string code (issue 12).
+    // Unreadable bodies answer in the exchange's shape, with a string code (docs/decisions.md,
+    // Old-token exchange).
     assert_exchange_error(&json_of(text).await, 400, "INVALIDTOKEN", "invalid_request");
 
     let oversized = app

@@ -1,6 +1,6 @@
-//! Every store-backed endpoint while the store fails (issue 17 item 5, contract part 2): a 503
-//! `{"error": "temporarily_unavailable", "message"}` with `Retry-After` and
-//! `Cache-Control: no-store`, no credential in the logs, nothing half-written, and the same
+//! Every store-backed endpoint while the store fails (docs/decisions.md, Store unavailable (503)
+//! and lost answers): a 503 `{"error": "temporarily_unavailable", "message"}` with `Retry-After`
+//! and `Cache-Control: no-store`, no credential in the logs, nothing half-written, and the same
 //! request, sent again once the store is back, succeeds.
 //!
 //! # The faults
@@ -273,8 +273,8 @@ pub async fn user_with_email(app: &TestApp, login: &str, address: &str) {
     .await;
 }
 
-/// The 503 of contract part 2: `temporarily_unavailable` and a sentence for the caller, nothing
-/// else in the body, `Retry-After`, and not cacheable.
+/// The 503 of a store that did not answer: `temporarily_unavailable` and a sentence for the caller,
+/// nothing else in the body, `Retry-After`, and not cacheable.
 pub async fn assert_unavailable(endpoint: &str, response: Response) {
     let status = response.status();
     let headers = response.headers().clone();

@@ -133,8 +133,8 @@ async fn company_auth_token(app: FaultyApp) {
     assert_no_secret_logged(&[&auth_token, &world.admin_token, ADMIN_PASSWORD]);
 }
 
-/// No password is left open by the failure: the one mailed with the failed request (the mail
-/// goes first, contract part 9) is never stored, so it cannot be redeemed.
+/// No password is left open by the failure: the one mailed with the failed request (the mail goes
+/// first: docs/decisions.md, One-time passwords) is never stored, so it cannot be redeemed.
 async fn otp_request(app: FaultyApp) {
     let client = app.create_client("read").await;
     let address = "otp.requester@example.com";

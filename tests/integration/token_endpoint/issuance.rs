@@ -160,7 +160,7 @@ async fn password_grant_then_refresh_rotates(app: TestApp) {
     assert_eq!(first["principal_type"], "user");
     assert_eq!(first["id"], user.id.to_string());
     assert_eq!(first["scope"], "read write");
-    // A Unix time, as in Concur's responses (contract part 2).
+    // A Unix time, as in Concur's responses (docs/decisions.md, Token formats).
     assert_eq!(first["refresh_expires_in"], app.clock.now() + 15_552_000);
     assert_eq!(first["geolocation"], app.address.as_str());
     let rt1 = field(&first, "refresh_token").to_owned();
@@ -248,7 +248,7 @@ async fn replayed_refresh_token_revokes_the_family(app: TestApp) {
     let rt2 = field(&second, "refresh_token").to_owned();
     let access2 = field(&second, "access_token").to_owned();
 
-    // At the end of the retry window (contract part 7) a replay is reuse.
+    // At the end of the retry window (docs/decisions.md, Refresh tokens) a replay is reuse.
     app.clock.advance(app.services.policy.refresh_grace_seconds);
     let replay = app.refresh(&client, &rt1).await;
     assert_error(&replay, 400, "invalid_grant", 108);
@@ -306,8 +306,8 @@ async fn expiries_follow_the_clock(app: TestApp) {
     assert_error(&app.refresh(&client, &rt).await, 400, "invalid_grant", 108);
 }
 
-/// `REFRESH_GRACE_SECONDS`: a replay within the window, its successor unused, is a retry: the
-/// same successor again, and the family lives on (contract part 7).
+/// `REFRESH_GRACE_SECONDS`: a replay within the window, its successor unused, is a retry: the same
+/// successor again, and the family lives on (docs/decisions.md, Refresh tokens).
 #[tokio::test]
 async fn replay_within_the_grace_window_is_a_retry() {
     let policy = Policy {

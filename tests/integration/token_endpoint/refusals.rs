@@ -1,6 +1,6 @@
-//! Refusals of the token endpoint, each with its catalogue code (contract part 2): the request,
-//! the client, the password grant (without revealing logins; lockout), the user's state, the
-//! refresh grant, and an unreachable store.
+//! Refusals of the token endpoint, each with its catalogue code: the request, the client, the
+//! password grant (without revealing logins; lockout), the user's state, the refresh grant, and an
+//! unreachable store.
 
 use integration_tests::app::{field, json_of, AppOptions, Backend, TestApp};
 use integration_tests::assertions::assert_token_error as assert_error;
@@ -30,7 +30,7 @@ async fn request_errors_are_catalogued(app: TestApp) {
     assert_error(
         &app.token(&client_form(
             &client,
-            // authorization_code is served now (contract part 8); this grant never is.
+            // authorization_code is served; this grant never is.
             &[("grant_type", "urn:ietf:params:oauth:grant-type:device_code")],
         ))
         .await,
