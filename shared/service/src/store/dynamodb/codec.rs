@@ -136,13 +136,13 @@ pub(super) fn to_item<T: Serialize>(
 
 fn encode<T: Serialize>(value: &T) -> StoreResult<Item> {
     serde_dynamo::aws_sdk_dynamodb_1::to_item(value)
-        .map_err(|e| StoreError::Internal(sanitize(&format!("cannot encode item: {e}"))))
+        .map_err(|e| StoreError::internal(sanitize(&format!("cannot encode item: {e}"))))
 }
 
 pub(super) fn from_item<T: DeserializeOwned>(item: Item) -> StoreResult<T> {
     // Unknown attributes (pk, sk) are ignored by the derived Deserialize impls.
     serde_dynamo::aws_sdk_dynamodb_1::from_item(item)
-        .map_err(|e| StoreError::Internal(sanitize(&format!("malformed item: {e}"))))
+        .map_err(|e| StoreError::internal(sanitize(&format!("malformed item: {e}"))))
 }
 
 /// A refresh token's item, with its family's origin when the writer has it.
@@ -165,7 +165,7 @@ pub(super) fn refresh_token_from_item(
         None => None,
         Some(AttributeValue::M(origin)) => Some(from_item(origin)?),
         Some(_) => {
-            return Err(StoreError::Internal(format!(
+            return Err(StoreError::internal(format!(
                 "malformed item: `{ORIGIN}` is not a map"
             )))
         }
