@@ -108,6 +108,7 @@ pub async fn authenticate_bearer(
     let record = services
         .ctx
         .store
+        .families()
         .get_access_token(&jti, now)
         .await?
         .ok_or(BearerDenial::Unknown)?;
@@ -320,6 +321,7 @@ mod tests {
             .services
             .ctx
             .store
+            .families()
             .revoke_family(&family, NOW)
             .await
             .unwrap());

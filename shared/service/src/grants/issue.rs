@@ -134,7 +134,7 @@ impl Services {
             None,
             scopes,
         );
-        self.ctx.store.put_access_token(&access).await?;
+        self.ctx.store.families().put_access_token(&access).await?;
         Ok(IssuedTokens {
             access_token: self.codec.encode(&access),
             access,
@@ -176,6 +176,7 @@ impl Services {
         let created = self
             .ctx
             .store
+            .families()
             .create_family(NewFamily {
                 family: &family,
                 refresh_token: &refresh,
@@ -222,6 +223,7 @@ impl Services {
         let outcome = self
             .ctx
             .store
+            .families()
             .rotate_refresh_token(Rotation {
                 family_id: current.family_id,
                 presented: &current.token_hash,
@@ -254,7 +256,7 @@ impl Services {
     ) -> Result<IssuedTokens, StoreError> {
         let refresh_token = self.successor_token(&family.id, rotated.generation + 1, presented);
         let access = self.family_access_record(family.id, &FamilyOrigin::from(family), scopes);
-        self.ctx.store.put_access_token(&access).await?;
+        self.ctx.store.families().put_access_token(&access).await?;
         let successor = RefreshTokenRecord {
             issued_at: rotated.rotated_at.unwrap_or(rotated.issued_at),
             expires_at: family.expires_at,
@@ -292,6 +294,7 @@ impl Services {
         let outcome = self
             .ctx
             .store
+            .families()
             .renew_refresh_token(Renewal {
                 family_id: record.family_id,
                 presented: &record.token_hash,

@@ -29,7 +29,7 @@ pub(super) async fn grant(
     let deps = otp_deps(services);
     // 56, 57, 58, 80, 81, 83, 85, 84, then 55: the flow's order.
     let verified: VerifiedOtp<User> = check_otp(deps, verification, |address| async move {
-        store.get_user_by_email(&address).await
+        store.principals().get_user_by_email(&address).await
     })
     .await?;
     let user = &verified.user;
@@ -46,7 +46,10 @@ pub(super) async fn grant(
         // A concurrent redemption won (or the store failed): this family is never handed out.
         if let Some(refresh) = &issued.refresh {
             let now = services.ctx.clock.now();
-            store.revoke_family(&refresh.family_id, now).await?;
+            store
+                .families()
+                .revoke_family(&refresh.family_id, now)
+                .await?;
         }
         return Err(error.into());
     }
@@ -56,7 +59,7 @@ pub(super) async fn grant(
 /// The flows' dependencies, out of the process's services.
 pub fn otp_deps(services: &Services) -> OtpDeps<'_> {
     OtpDeps {
-        store: services.ctx.store.as_ref(),
+        store: services.ctx.store.otp(),
         mailer: services.mailer.as_ref(),
         clock: services.ctx.clock.as_ref(),
         random: &services.ctx.random,

@@ -225,5 +225,5 @@ async fn blocking<T: Send + 'static>(
 ) -> Result<T, OtpError> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|join| StoreError::Internal(format!("hashing task failed: {join}")).into())
+        .map_err(|join| StoreError::internal(format!("hashing task failed: {join}")).into())
 }
