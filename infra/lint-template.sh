@@ -6,7 +6,8 @@
 #   2. the SAM transform (aws-sam-translator, offline) of template.yaml, then cfn-lint on the
 #      CloudFormation it expands to (Lambda functions, HTTP API routes and stage, permissions).
 # Then infra/check-iam.py checks, on both forms of template.yaml, that every DynamoDB write a
-# role allows is limited by `dynamodb:LeadingKeys` to the item kinds its function owns.
+# role allows is limited by a `dynamodb:LeadingKeys` condition; that the prefixes are exactly the
+# item kinds its function writes is the unit test `store::dynamodb::template_iam`.
 #
 # Tools live in an ignored virtualenv, .cache/venv, created on first use (PyPI only).
 # Usage: infra/lint-template.sh            (from anywhere inside the repository)

@@ -137,6 +137,7 @@ fn assert_pass(actual: &(StatusCode, Value)) -> String {
 /// The stored auth token, found by the hash of the clear token (the only form the store has).
 async fn stored(app: &TestApp, token: &str) -> Option<AuthToken> {
     app.store
+        .auth_tokens()
         .get_auth_token(&TokenHash::of(token), app.clock.now())
         .await
         .unwrap()

@@ -130,6 +130,7 @@ async fn expiring_items_carry_the_ttl_attribute() {
     let (successor, rotated_access) = bundle.successor(later, 1);
     assert_eq!(
         store
+            .families()
             .rotate_refresh_token(rotation(
                 family.id,
                 &refresh.token_hash,
@@ -161,6 +162,7 @@ async fn expiring_items_carry_the_ttl_attribute() {
     );
 
     store
+        .families()
         .revoke_family(&family.id, later + 1)
         .await
         .expect("revoke_family");
@@ -179,7 +181,11 @@ async fn expiring_items_carry_the_ttl_attribute() {
     );
 
     let auth = auth_token(now, now + AUTH_TOKEN_TTL_SECONDS);
-    store.put_auth_token(&auth).await.expect("put_auth_token");
+    store
+        .auth_tokens()
+        .put_auth_token(&auth)
+        .await
+        .expect("put_auth_token");
     assert_ttl(
         &hashed_item(&store, "AUTHTOKEN", &auth.token_hash).await,
         now + AUTH_TOKEN_TTL_SECONDS,
@@ -188,6 +194,7 @@ async fn expiring_items_carry_the_ttl_attribute() {
 
     let (expiring, forever) = (legacy_token(Some(now + 3600)), legacy_token(None));
     store
+        .legacy()
         .put_legacy_tokens(&[expiring.clone(), forever.clone()])
         .await
         .expect("put_legacy_tokens");
@@ -209,6 +216,7 @@ async fn expiring_items_carry_the_ttl_attribute() {
         window_seconds: 900,
     };
     store
+        .lockout()
         .register_login_attempt(&login, limit, now)
         .await
         .expect("register_login_attempt");
@@ -271,6 +279,7 @@ async fn create_table_if_missing_is_idempotent() {
         .expect("create_table_if_missing from another client");
     assert_eq!(
         second
+            .families()
             .get_access_token(&application.jti, now)
             .await
             .expect("get_access_token"),
@@ -307,12 +316,15 @@ async fn assert_unavailable(endpoint: &str, expected_message: &str) {
         "every request is bounded in time, retries included"
     );
     let started = Instant::now();
-    let result = store.get_client(&ClientId::new(Uuid::new_v4())).await;
+    let result = store
+        .clients()
+        .get_client(&ClientId::new(Uuid::new_v4()))
+        .await;
     let elapsed = started.elapsed();
     match &result {
-        Err(StoreError::Unavailable(message)) => assert!(
-            message.contains(expected_message),
-            "a store at {endpoint}: expected {expected_message:?} in {message:?}"
+        Err(StoreError::Unavailable(failure)) => assert!(
+            failure.context().contains(expected_message),
+            "a store at {endpoint}: expected {expected_message:?} in {failure:?}"
         ),
         other => panic!("a store at {endpoint} must fail as Unavailable (503), got {other:?}"),
     }
@@ -359,6 +371,7 @@ async fn legacy_import_of_100000_tokens() {
     let tokens: Vec<_> = (0..100_000).map(|_| legacy_token(None)).collect();
     let started = Instant::now();
     store
+        .legacy()
         .put_legacy_tokens(&tokens)
         .await
         .expect("put_legacy_tokens");

@@ -46,7 +46,7 @@ async fn two_stores_on_one_file_read_and_write_concurrently() {
     let import = {
         let admin = Arc::clone(&admin);
         let imported = imported.clone();
-        tokio::spawn(async move { admin.put_legacy_tokens(&imported).await })
+        tokio::spawn(async move { admin.legacy().put_legacy_tokens(&imported).await })
     };
 
     // Meanwhile the server creates and rotates families, and counts failed logins.
@@ -56,9 +56,10 @@ async fn two_stores_on_one_file_read_and_write_concurrently() {
             let mut families = Vec::new();
             for _ in 0..10 {
                 let bundle = Bundle::live(now);
-                server.create_family(bundle.new_family()).await?;
+                server.families().create_family(bundle.new_family()).await?;
                 let next = bundle.successor(now, 1);
                 let rotated = server
+                    .families()
                     .rotate_refresh_token(rotation_of(&bundle, &next, now))
                     .await?;
                 assert_eq!(rotated, Rotated::Rotated);
@@ -67,7 +68,10 @@ async fn two_stores_on_one_file_read_and_write_concurrently() {
                     threshold: 1000,
                     window_seconds: 900,
                 };
-                server.register_login_attempt(&login, limit, now).await?;
+                server
+                    .lockout()
+                    .register_login_attempt(&login, limit, now)
+                    .await?;
                 families.push((bundle.family.id, next.0.token_hash));
             }
             Ok::<_, token_service::store::StoreError>(families)
@@ -89,6 +93,7 @@ async fn two_stores_on_one_file_read_and_write_concurrently() {
     // Each side reads what the other wrote.
     for (id, current) in &families {
         let family = admin
+            .families()
             .get_family(id, now)
             .await
             .unwrap()
@@ -99,6 +104,7 @@ async fn two_stores_on_one_file_read_and_write_concurrently() {
     for token in imported.iter().step_by(97) {
         assert_eq!(
             server
+                .legacy()
                 .get_legacy_token(&token.token_hash, now)
                 .await
                 .unwrap()
@@ -107,8 +113,13 @@ async fn two_stores_on_one_file_read_and_write_concurrently() {
             "the server sees the admin tool's import"
         );
     }
-    assert!(admin.revoke_family(&families[0].0, now).await.unwrap());
+    assert!(admin
+        .families()
+        .revoke_family(&families[0].0, now)
+        .await
+        .unwrap());
     assert!(server
+        .families()
         .get_family(&families[0].0, now)
         .await
         .unwrap()
@@ -127,7 +138,11 @@ async fn rotations_through_two_stores_on_one_file_have_one_winner() {
     let now = SystemClock.now();
     for _ in 0..5 {
         let bundle = Arc::new(Bundle::live(now));
-        stores[0].create_family(bundle.new_family()).await.unwrap();
+        stores[0]
+            .families()
+            .create_family(bundle.new_family())
+            .await
+            .unwrap();
         let barrier = Arc::new(tokio::sync::Barrier::new(20));
         let tasks = (0..20).map(|i| {
             let store = Arc::clone(&stores[i % 2]);
@@ -136,6 +151,7 @@ async fn rotations_through_two_stores_on_one_file_have_one_winner() {
                 let next = bundle.successor(now, 1);
                 barrier.wait().await;
                 store
+                    .families()
                     .rotate_refresh_token(rotation_of(&bundle, &next, now))
                     .await
                     .expect("rotation through either store")
@@ -162,14 +178,17 @@ async fn reopening_keeps_data_and_creates_missing_directories() {
     let client = records::client(now);
     {
         let store = SqliteStore::open_in_dir(&data_dir).expect("open creates DATA_DIR");
-        store.put_client(&client).await.unwrap();
+        store.clients().put_client(&client).await.unwrap();
         assert_eq!(
             store.path(),
             data_dir.join(token_service::store::sqlite::FILE_NAME)
         );
     }
     let reopened = SqliteStore::open_in_dir(&data_dir).expect("reopen an existing database");
-    assert_eq!(reopened.get_client(&client.id).await.unwrap(), Some(client));
+    assert_eq!(
+        reopened.clients().get_client(&client.id).await.unwrap(),
+        Some(client)
+    );
 }
 
 /// The migration imports hundreds of thousands of old tokens in batches; all of them must
@@ -181,7 +200,7 @@ async fn import_of_100000_legacy_tokens_keeps_every_token() {
     let store = SqliteStore::open_in_dir(dir.path()).unwrap();
     let tokens = legacy_tokens(100_000);
     let started = Instant::now();
-    store.put_legacy_tokens(&tokens).await.unwrap();
+    store.legacy().put_legacy_tokens(&tokens).await.unwrap();
     eprintln!(
         "imported {} legacy tokens into SQLite in {:?}",
         tokens.len(),
@@ -191,6 +210,7 @@ async fn import_of_100000_legacy_tokens_keeps_every_token() {
     for token in [&tokens[0], &tokens[49_999], &tokens[99_999]] {
         assert_eq!(
             store
+                .legacy()
                 .get_legacy_token(&token.token_hash, now)
                 .await
                 .unwrap()

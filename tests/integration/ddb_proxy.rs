@@ -77,8 +77,11 @@ async fn counts_each_call_by_operation_and_table() {
         return;
     };
     let client = client();
-    store.put_client(&client).await.unwrap();
-    assert_eq!(store.get_client(&client.id).await.unwrap(), Some(client));
+    store.clients().put_client(&client).await.unwrap();
+    assert_eq!(
+        store.clients().get_client(&client.id).await.unwrap(),
+        Some(client)
+    );
 
     let calls = proxy.calls();
     assert_eq!(calls.count("PutItem"), 1, "{calls:?}");
@@ -102,24 +105,34 @@ async fn a_dropped_transaction_answer_is_applied_but_reported_as_an_error() {
         return;
     };
     let client = client();
-    store.put_client(&client).await.unwrap();
+    store.clients().put_client(&client).await.unwrap();
     proxy.inject(Fault::DropResponse.only_for("TransactWriteItems"));
 
     let user = user();
-    assert_unavailable(store.insert_user(&user).await);
+    assert_unavailable(store.principals().insert_user(&user).await);
     // Other operations pass untouched while the fault is on.
-    assert_eq!(store.get_client(&client.id).await.unwrap(), Some(client));
+    assert_eq!(
+        store.clients().get_client(&client.id).await.unwrap(),
+        Some(client)
+    );
 
     proxy.clear_fault();
     assert!(proxy.calls().count("TransactWriteItems") >= 1);
-    assert_eq!(store.get_user(&user.id).await.unwrap(), Some(user.clone()));
     assert_eq!(
-        store.get_user_by_login(&user.login).await.unwrap(),
+        store.principals().get_user(&user.id).await.unwrap(),
+        Some(user.clone())
+    );
+    assert_eq!(
+        store
+            .principals()
+            .get_user_by_login(&user.login)
+            .await
+            .unwrap(),
         Some(user.clone()),
         "both items of the transaction were written"
     );
     assert_eq!(
-        store.insert_user(&user).await.unwrap(),
+        store.principals().insert_user(&user).await.unwrap(),
         Inserted::AlreadyExists
     );
 }
@@ -132,15 +145,15 @@ async fn refused_connections_are_unavailable_until_cleared() {
     };
     let client = client();
     // Also opens the pooled connection that the fault must close.
-    store.put_client(&client).await.unwrap();
+    store.clients().put_client(&client).await.unwrap();
 
     proxy.inject(Fault::RefuseConnections);
-    assert_unavailable(store.get_client(&client.id).await);
-    assert_unavailable(store.put_client(&client).await);
+    assert_unavailable(store.clients().get_client(&client.id).await);
+    assert_unavailable(store.clients().put_client(&client).await);
 
     proxy.clear_fault();
     assert_eq!(
-        store.get_client(&client.id).await.unwrap(),
+        store.clients().get_client(&client.id).await.unwrap(),
         Some(client),
         "the same store works again without being rebuilt"
     );
@@ -155,12 +168,12 @@ async fn throttling_and_server_errors_are_unavailable_and_write_nothing() {
     for fault in [Fault::Throttle, Fault::InternalServerError] {
         let client = client();
         proxy.inject(fault);
-        assert_unavailable(store.put_client(&client).await);
+        assert_unavailable(store.clients().put_client(&client).await);
         assert!(proxy.take_calls().count("PutItem") >= 1, "{fault:?}");
 
         proxy.clear_fault();
         assert_eq!(
-            store.get_client(&client.id).await.unwrap(),
+            store.clients().get_client(&client.id).await.unwrap(),
             None,
             "{fault:?} answered without forwarding"
         );
@@ -176,10 +189,13 @@ async fn a_response_delayed_past_the_sdk_timeouts_is_unavailable_yet_applied() {
     // Longer than the store's attempt timeout (2 s), on every attempt.
     proxy.inject(Fault::DelayResponse(Duration::from_secs(3)).only_for("PutItem"));
     let client = client();
-    assert_unavailable(store.put_client(&client).await);
+    assert_unavailable(store.clients().put_client(&client).await);
 
     proxy.clear_fault();
-    assert_eq!(store.get_client(&client.id).await.unwrap(), Some(client));
+    assert_eq!(
+        store.clients().get_client(&client.id).await.unwrap(),
+        Some(client)
+    );
 }
 
 #[tokio::test]
@@ -190,8 +206,11 @@ async fn a_fault_limited_in_times_heals_itself() {
     };
     let client = client();
     proxy.inject(Fault::Throttle.only_for("GetItem").times(1));
-    store.put_client(&client).await.unwrap();
+    store.clients().put_client(&client).await.unwrap();
     // The SDK's retry after the one throttled attempt gets through.
-    assert_eq!(store.get_client(&client.id).await.unwrap(), Some(client));
+    assert_eq!(
+        store.clients().get_client(&client.id).await.unwrap(),
+        Some(client)
+    );
     assert_eq!(proxy.calls().count("GetItem"), 2);
 }

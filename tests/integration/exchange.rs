@@ -204,6 +204,7 @@ pub(crate) async fn import_known_and_unknown(
 /// Whether the exchange linked the old token to a family.
 pub(crate) async fn is_linked(app: &TestApp, old_token: &str) -> bool {
     app.store
+        .legacy()
         .get_legacy_exchange(&TokenHash::of(old_token))
         .await
         .unwrap()

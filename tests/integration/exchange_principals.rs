@@ -55,7 +55,7 @@ async fn users_who_may_not_sign_in_are_refused(app: TestApp) {
     // Logon allowed again: the same old token is exchanged.
     let mut allowed = denied.clone();
     allowed.status = UserStatus::Active;
-    app.store.put_user(&allowed).await.unwrap();
+    app.store.principals().put_user(&allowed).await.unwrap();
     assert_eq!(
         assert_ok(&m.exchange(&app, &tokens[0]).await)["id"],
         denied.id.to_string()

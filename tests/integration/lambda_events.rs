@@ -154,6 +154,7 @@ async fn exchange_function_exchanges_an_old_token() {
     .unwrap();
     let old_token = "old-refresh-token-for-the-lambda-fixture";
     app.store
+        .legacy()
         .put_legacy_tokens(&[user_legacy_token(old_token, key.clone(), user.id)])
         .await
         .unwrap();
@@ -220,6 +221,7 @@ async fn company_function_redirects_to_the_connect_url_on_the_trailing_slash_pat
     let auth_token = &query["requestToken"];
     let stored = app
         .store
+        .auth_tokens()
         .get_auth_token(
             &TokenHash::of(auth_token),
             token_service::clock::Clock::now(app.clock.as_ref()),

@@ -341,12 +341,18 @@ async fn user_status_and_home_decide_after_the_password(base: TestApp) {
         ),
     ];
     for (status, home, error, code) in expectations {
-        let mut stored = app.store.get_user(&user.id).await.unwrap().unwrap();
+        let mut stored = app
+            .store
+            .principals()
+            .get_user(&user.id)
+            .await
+            .unwrap()
+            .unwrap();
         stored.status = status;
         if let Some(home) = home {
             stored.geolocation = home;
         }
-        app.store.put_user(&stored).await.unwrap();
+        app.store.principals().put_user(&stored).await.unwrap();
         let password = mailed_password(&app, &server, &client, &[]).await;
         let answer = otp_grant(&app, &client, &[("otp", &password), CHANNEL[0], CHANNEL[1]]).await;
         assert_token_error(&answer, 400, error, code);

@@ -58,6 +58,7 @@ async fn another_client_cannot_slide_a_sliding_token(app: TestApp) {
     let rt = field(&first, "refresh_token");
     let issued = app
         .store
+        .families()
         .get_refresh_token(&TokenHash::of(rt), app.clock.now())
         .await
         .unwrap()
@@ -69,6 +70,7 @@ async fn another_client_cannot_slide_a_sliding_token(app: TestApp) {
     assert!(foreign.1.get("access_token").is_none(), "{}", foreign.1);
     let record = app
         .store
+        .families()
         .get_refresh_token(&TokenHash::of(rt), app.clock.now())
         .await
         .unwrap()

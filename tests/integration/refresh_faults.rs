@@ -42,12 +42,14 @@ pub(crate) async fn proxied_app() -> Option<(TestApp, DdbProxy, DynamoStore)> {
 /// token, generation 1, the old token marked rotated, the successor's record written.
 async fn assert_rotated_once(direct: &DynamoStore, rotated: &str, successor: &str, now: i64) {
     let old = direct
+        .families()
         .get_refresh_token(&TokenHash::of(rotated), now)
         .await
         .unwrap()
         .expect("the rotated token is kept");
     assert!(old.rotated_at.is_some(), "the old token is marked rotated");
     let family = direct
+        .families()
         .get_family(&old.family_id, now)
         .await
         .unwrap()
@@ -56,6 +58,7 @@ async fn assert_rotated_once(direct: &DynamoStore, rotated: &str, successor: &st
     assert_eq!(family.current_token, TokenHash::of(successor));
     assert_eq!(family.revoked_at, None);
     let new = direct
+        .families()
         .get_refresh_token(&TokenHash::of(successor), now)
         .await
         .unwrap()
@@ -118,6 +121,7 @@ async fn a_503_after_a_landed_rotation_is_retried_with_the_same_successor() {
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     // The step under test is "landed, answer lost", not "refused": the write is there.
     let landed = direct
+        .families()
         .get_refresh_token(&TokenHash::of(&rt1), app.clock.now())
         .await
         .unwrap()
@@ -153,6 +157,7 @@ async fn refused_connections_answer_503_and_write_nothing_until_the_store_is_bac
     let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
     let rt1 = field(&first, "refresh_token");
     let family_id = direct
+        .families()
         .get_refresh_token(&TokenHash::of(rt1), app.clock.now())
         .await
         .unwrap()
@@ -163,6 +168,7 @@ async fn refused_connections_answer_503_and_write_nothing_until_the_store_is_bac
     let (status, body) = refresh(&app, &client, rt1).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     let family = direct
+        .families()
         .get_family(&family_id, app.clock.now())
         .await
         .unwrap()
@@ -194,6 +200,7 @@ async fn an_sqlite_lock_held_elsewhere_answers_503_then_the_retry_succeeds() {
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(
         app.store
+            .families()
             .get_refresh_token(&TokenHash::of(rt1), app.clock.now())
             .await
             .unwrap()
@@ -259,12 +266,14 @@ async fn concur_api_on_a_rotating_client_refreshes_once_then_is_refused() {
     assert!(refusal.contains("\"code\":108"), "{refusal}");
     let record = app
         .store
+        .families()
         .get_refresh_token(&TokenHash::of(rt), app.clock.now())
         .await
         .unwrap()
         .unwrap();
     let family = app
         .store
+        .families()
         .get_family(&record.family_id, app.clock.now())
         .await
         .unwrap()

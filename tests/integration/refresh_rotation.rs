@@ -91,6 +91,7 @@ pub(crate) async fn user_family(
 
 async fn family_of(app: &TestApp, refresh_token: &str) -> FamilyId {
     app.store
+        .families()
         .get_refresh_token(&TokenHash::of(refresh_token), app.clock.now())
         .await
         .unwrap()
@@ -107,6 +108,7 @@ async fn assert_family_revoked(app: &TestApp, answers: &[&Value]) {
     for answer in answers {
         let access = app
             .store
+            .families()
             .get_access_token(&jti_of(field(answer, "access_token")), now)
             .await
             .unwrap()
@@ -138,6 +140,7 @@ async fn retry_within_the_window_returns_the_same_successor(app: TestApp) {
     );
     let access = app
         .store
+        .families()
         .get_access_token(&jti_of(field(&retried, "access_token")), app.clock.now())
         .await
         .unwrap()
@@ -176,6 +179,7 @@ async fn twenty_concurrent_refreshes_share_one_successor(app: TestApp) {
     for (_, body) in &answers {
         assert!(
             app.store
+                .families()
                 .get_access_token(&jti_of(field(body, "access_token")), app.clock.now())
                 .await
                 .unwrap()
@@ -244,6 +248,7 @@ async fn sliding_keeps_the_token_and_slides_its_expiry(app: TestApp) {
         assert_eq!(answer["refresh_expires_in"], now + ttl, "hour {hour}");
         let record = app
             .store
+            .families()
             .get_refresh_token(&TokenHash::of(rt), now)
             .await
             .unwrap()
@@ -277,6 +282,7 @@ async fn geolocation_is_checked_before_reuse(app: TestApp) {
     assert_eq!(answer.1["geolocation"], app.address.as_str());
     let family = app
         .store
+        .families()
         .get_family(&family_of(&app, rt1).await, app.clock.now())
         .await
         .unwrap()
@@ -290,9 +296,9 @@ async fn narrowing_a_client_applies_at_the_next_refresh(app: TestApp) {
     let (client, first) = user_family(&app, RefreshRotation::Rotate, "read write").await;
     assert_eq!(first["scope"], "read write");
     let id = token_service::domain::ClientId::parse(&client.id).unwrap();
-    let mut stored = app.store.get_client(&id).await.unwrap().unwrap();
+    let mut stored = app.store.clients().get_client(&id).await.unwrap().unwrap();
     stored.allowed_scopes = Scopes::parse("read").unwrap();
-    app.store.put_client(&stored).await.unwrap();
+    app.store.clients().put_client(&stored).await.unwrap();
 
     let narrowed = ok(refresh(&app, &client, field(&first, "refresh_token")).await);
     assert_eq!(narrowed["scope"], "read");

@@ -51,6 +51,7 @@ async fn loopback_and_https_connect_urls_are_stored(app: TestApp) {
         let stored = app
             .ctx()
             .store
+            .clients()
             .get_client(&created.client.id)
             .await
             .unwrap()

@@ -89,17 +89,17 @@ async fn refresh_refusals_follow_the_principals_later_state(app: TestApp) {
     // The user's logons are denied after sign-in: 12; disabled: 123; active again: refreshes.
     let mut changed = user.clone();
     changed.status = UserStatus::LogonDenied;
-    app.store.put_user(&changed).await.unwrap();
+    app.store.principals().put_user(&changed).await.unwrap();
     assert_token_error(&app.refresh(&client, &rt).await, 400, "invalid_grant", 12);
     changed.status = UserStatus::Disabled;
-    app.store.put_user(&changed).await.unwrap();
+    app.store.principals().put_user(&changed).await.unwrap();
     assert_token_error(
         &app.refresh(&client, &rt).await,
         400,
         "invalid_request",
         123,
     );
-    app.store.put_user(&user).await.unwrap();
+    app.store.principals().put_user(&user).await.unwrap();
     let (status, body) = app.refresh(&client, &rt).await;
     assert_eq!(
         status,
@@ -190,6 +190,7 @@ async fn revoked_familys_access_token_is_refused_at_the_company_endpoint(app: Te
     let claims = app.services.codec.decode(access, app.clock.now()).unwrap();
     let record = app
         .store
+        .families()
         .get_access_token(&TokenId::parse(&claims.jti).unwrap(), app.clock.now())
         .await
         .unwrap()
@@ -273,6 +274,7 @@ mod refresh_ttl {
         assert_eq!(first["refresh_expires_in"], issued_at + WEEK);
         let record = app
             .store
+            .families()
             .get_refresh_token(&TokenHash::of(field(&first, "refresh_token")), issued_at)
             .await
             .unwrap()
@@ -288,6 +290,7 @@ mod refresh_ttl {
         assert_eq!(second["refresh_expires_in"], rotated_at + WEEK);
         let record = app
             .store
+            .families()
             .get_refresh_token(&TokenHash::of(field(&second, "refresh_token")), rotated_at)
             .await
             .unwrap()

@@ -52,6 +52,7 @@ pub async fn ensure(
         let mut demo: DemoData = serde_json::from_str(&text)?;
         if ctx
             .store
+            .clients()
             .get_client(&ClientId::parse(&demo.client_id)?)
             .await?
             .is_some()
@@ -129,6 +130,7 @@ async fn create(ctx: &Context, geolocation: &Geolocation) -> anyhow::Result<Demo
     let legacy_user_token = format!("legacy-{}", ctx.random.opaque_token());
     let legacy_wsadmin_token = format!("legacy-wsadmin-{}", ctx.random.opaque_token());
     ctx.store
+        .legacy()
         .put_legacy_tokens(&[
             LegacyToken {
                 token_hash: TokenHash::of(&legacy_user_token),

@@ -28,13 +28,14 @@ pub async fn register(ctx: &Context, demo: &DemoData, base: &str) -> anyhow::Res
     let id = ClientId::parse(&demo.client_id)?;
     let mut client = ctx
         .store
+        .clients()
         .get_client(&id)
         .await?
         .ok_or_else(|| anyhow::anyhow!("the demo client is missing"))?;
     let uri = redirect_uri(base);
     if !client.redirect_uris.contains(&uri) {
         client.redirect_uris.push(uri);
-        ctx.store.put_client(&client).await?;
+        ctx.store.clients().put_client(&client).await?;
     }
     Ok(())
 }

@@ -100,18 +100,19 @@ pub async fn create_client(ctx: &Context, new: NewClient) -> Result<CreatedClien
         redirect_uris: new.redirect_uris,
         refresh_rotation: new.refresh_rotation,
     };
-    ctx.store.put_client(&client).await?;
+    ctx.store.clients().put_client(&client).await?;
     Ok(CreatedClient { client, secret })
 }
 
 pub async fn disable_client(ctx: &Context, id: &ClientId) -> Result<Client, AdminError> {
     let mut client = ctx
         .store
+        .clients()
         .get_client(id)
         .await?
         .ok_or_else(|| not_found("client", id))?;
     client.enabled = false;
-    ctx.store.put_client(&client).await?;
+    ctx.store.clients().put_client(&client).await?;
     Ok(client)
 }
 
@@ -123,11 +124,12 @@ pub async fn set_refresh_rotation(
 ) -> Result<Client, AdminError> {
     let mut client = ctx
         .store
+        .clients()
         .get_client(id)
         .await?
         .ok_or_else(|| not_found("client", id))?;
     client.refresh_rotation = rotation;
-    ctx.store.put_client(&client).await?;
+    ctx.store.clients().put_client(&client).await?;
     Ok(client)
 }
 
@@ -147,7 +149,7 @@ pub async fn create_company(
         status: CompanyStatus::Active,
         created_at: ctx.clock.now(),
     };
-    ctx.store.put_company(&company).await?;
+    ctx.store.principals().put_company(&company).await?;
     Ok(company)
 }
 
@@ -157,14 +159,19 @@ pub async fn enable_company_for_client(
     client: &ClientId,
 ) -> Result<(), AdminError> {
     ctx.store
+        .principals()
         .get_company(company)
         .await?
         .ok_or_else(|| not_found("company", company))?;
     ctx.store
+        .clients()
         .get_client(client)
         .await?
         .ok_or_else(|| not_found("client", client))?;
-    ctx.store.enable_company_for_client(company, client).await?;
+    ctx.store
+        .principals()
+        .enable_company_for_client(company, client)
+        .await?;
     Ok(())
 }
 
@@ -175,11 +182,12 @@ pub async fn set_company_status(
 ) -> Result<Company, AdminError> {
     let mut company = ctx
         .store
+        .principals()
         .get_company(id)
         .await?
         .ok_or_else(|| not_found("company", id))?;
     company.status = status;
-    ctx.store.put_company(&company).await?;
+    ctx.store.principals().put_company(&company).await?;
     Ok(company)
 }
 
@@ -213,6 +221,7 @@ pub async fn create_user(ctx: &Context, new: NewUser) -> Result<User, AdminError
     let email = new.email.as_deref().map(parse_email).transpose()?;
     if let Some(company) = &new.company_id {
         ctx.store
+            .principals()
             .get_company(company)
             .await?
             .ok_or_else(|| not_found("company", company))?;
@@ -228,7 +237,7 @@ pub async fn create_user(ctx: &Context, new: NewUser) -> Result<User, AdminError
         created_at: ctx.clock.now(),
         email: email.map(|address| address.as_str().to_owned()),
     };
-    match ctx.store.insert_user(&user).await? {
+    match ctx.store.principals().insert_user(&user).await? {
         Inserted::Inserted => Ok(user),
         Inserted::AlreadyExists if user.email.is_some() => Err(AdminError::Conflict(format!(
             "login {} or that e-mail address is already taken",
@@ -248,9 +257,10 @@ pub async fn set_user_email(
     address: &str,
 ) -> Result<User, AdminError> {
     let address = parse_email(address)?;
-    match ctx.store.set_user_email(id, &address).await? {
+    match ctx.store.principals().set_user_email(id, &address).await? {
         EmailUpdate::Updated => ctx
             .store
+            .principals()
             .get_user(id)
             .await?
             .ok_or_else(|| not_found("user", id)),
@@ -267,6 +277,7 @@ pub async fn link_legacy_app(
     client: &ClientId,
 ) -> Result<LegacyApp, AdminError> {
     ctx.store
+        .clients()
         .get_client(client)
         .await?
         .ok_or_else(|| not_found("client", client))?;
@@ -275,12 +286,17 @@ pub async fn link_legacy_app(
         client_id: *client,
         linked_at: ctx.clock.now(),
     };
-    ctx.store.put_legacy_app(&app).await?;
+    ctx.store.legacy().put_legacy_app(&app).await?;
     Ok(app)
 }
 
 pub async fn revoke_family(ctx: &Context, id: &FamilyId) -> Result<(), AdminError> {
-    if ctx.store.revoke_family(id, ctx.clock.now()).await? {
+    if ctx
+        .store
+        .families()
+        .revoke_family(id, ctx.clock.now())
+        .await?
+    {
         Ok(())
     } else {
         Err(not_found("token family", id))

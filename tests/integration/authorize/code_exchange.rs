@@ -62,6 +62,7 @@ async fn approved_code_exchanges_for_tokens_and_an_id_token(app: TestApp) {
 
     let stored = app
         .store
+        .authorization_codes()
         .get_authorization_code(&TokenHash::of(code), app.clock.now())
         .await
         .unwrap()

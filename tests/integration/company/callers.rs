@@ -147,6 +147,6 @@ async fn unknown_company_404_and_disabled_administrator(app: TestApp) {
     // An administrator disabled after signing in can no longer act for the company.
     let mut admin = w.admin.clone();
     admin.status = UserStatus::Disabled;
-    w.app.store.put_user(&admin).await.unwrap();
+    w.app.store.principals().put_user(&admin).await.unwrap();
     assert_fail(&w.issue(&w.crm).await, 400, "invalid_request", 123);
 }

@@ -24,6 +24,7 @@ async fn repeated_exchange_revokes_the_previous_family(app: TestApp) {
     let first_jti = jti_of(&app, first["accessToken"].as_str().unwrap());
     let first_record = app
         .store
+        .families()
         .get_access_token(&first_jti, app.clock.now())
         .await
         .unwrap()
@@ -46,6 +47,7 @@ async fn repeated_exchange_revokes_the_previous_family(app: TestApp) {
     let now = app.clock.now();
     let first_record = app
         .store
+        .families()
         .get_access_token(&first_jti, now)
         .await
         .unwrap()
@@ -58,6 +60,7 @@ async fn repeated_exchange_revokes_the_previous_family(app: TestApp) {
     let second_jti = jti_of(&app, second["accessToken"].as_str().unwrap());
     let second_record = app
         .store
+        .families()
         .get_access_token(&second_jti, now)
         .await
         .unwrap()
@@ -65,6 +68,7 @@ async fn repeated_exchange_revokes_the_previous_family(app: TestApp) {
     assert!(!second_record.revoked);
     let link = app
         .store
+        .legacy()
         .get_legacy_exchange(&TokenHash::of(&old))
         .await
         .unwrap()

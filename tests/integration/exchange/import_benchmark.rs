@@ -123,6 +123,7 @@ async fn run(backend: Backend) {
     for &i in &picked {
         assert!(app
             .store
+            .legacy()
             .get_legacy_exchange(&TokenHash::of(&tokens[i]))
             .await
             .unwrap()
@@ -133,6 +134,7 @@ async fn run(backend: Backend) {
     for i in (0..TOKENS).step_by(997).filter(|i| !picked.contains(i)) {
         let stored = app
             .store
+            .legacy()
             .get_legacy_token(&TokenHash::of(&tokens[i]), app.clock.now())
             .await
             .unwrap();

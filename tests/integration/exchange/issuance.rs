@@ -71,12 +71,14 @@ async fn user_token_is_exchanged_and_the_new_refresh_token_works(app: TestApp) {
     let now = app.clock.now();
     let record = app
         .store
+        .families()
         .get_refresh_token(&TokenHash::of(&refresh_token), now)
         .await
         .unwrap()
         .expect("refresh token stored by its hash");
     let link = app
         .store
+        .legacy()
         .get_legacy_exchange(&TokenHash::of(&old))
         .await
         .unwrap()

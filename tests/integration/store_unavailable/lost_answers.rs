@@ -41,12 +41,14 @@ async fn a_code_redemption_whose_answers_are_lost_still_answers_the_tokens() {
 
     let now = app.clock.now();
     let family_id = direct
+        .families()
         .get_refresh_token(&TokenHash::of(field(&body, "refresh_token")), now)
         .await
         .unwrap()
         .expect("the answered refresh token is stored")
         .family_id;
     let stored = direct
+        .authorization_codes()
         .get_authorization_code(&TokenHash::of(&code), now)
         .await
         .unwrap()
@@ -57,13 +59,23 @@ async fn a_code_redemption_whose_answers_are_lost_still_answers_the_tokens() {
         Some(family_id),
         "linked to the answered family"
     );
-    let family = direct.get_family(&family_id, now).await.unwrap().unwrap();
+    let family = direct
+        .families()
+        .get_family(&family_id, now)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(family.revoked_at, None, "the answered family is live");
 
     // Still single-use: a second use is refused and revokes that family (RFC 6749 §4.1.2).
     let reuse = exchange(&app, &client, &code, &[]).await;
     assert_token_error(&reuse, 400, "invalid_request", 103);
-    let family = direct.get_family(&family_id, now).await.unwrap().unwrap();
+    let family = direct
+        .families()
+        .get_family(&family_id, now)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(family.revoked_at.is_some(), "a reuse revokes the family");
 }
 
@@ -106,6 +118,7 @@ async fn a_password_consumption_whose_answers_are_lost_still_answers_the_tokens(
     let key = ChannelHandle::parse(address).unwrap().key();
     let open = app
         .store
+        .otp()
         .find_open_otp(&key, app.clock.now())
         .await
         .unwrap();

@@ -113,12 +113,20 @@ async fn legacy_exchange(app: FaultyApp) {
             ])
     };
     app.refused("exchange", request()).await;
-    let recorded = app.store.get_legacy_exchange(&TokenHash::of(&old)).await;
+    let recorded = app
+        .store
+        .legacy()
+        .get_legacy_exchange(&TokenHash::of(&old))
+        .await;
     assert!(recorded.unwrap().is_none(), "no exchange recorded");
 
     let body = succeeds(request(), "exchange").await;
     assert_eq!(body["code"], "OK", "{body}");
-    let recorded = app.store.get_legacy_exchange(&TokenHash::of(&old)).await;
+    let recorded = app
+        .store
+        .legacy()
+        .get_legacy_exchange(&TokenHash::of(&old))
+        .await;
     assert!(
         recorded.unwrap().is_some(),
         "the retry's exchange is recorded"
@@ -142,12 +150,12 @@ async fn otp_request(app: FaultyApp) {
     let key = ChannelHandle::parse(address).unwrap().key();
     app.refused("otp", otp_request_to(&app, &client, address))
         .await;
-    let open = app.store.find_open_otp(&key, app.clock.now()).await;
+    let open = app.store.otp().find_open_otp(&key, app.clock.now()).await;
     assert!(open.unwrap().is_none(), "no password stored");
 
     let body = succeeds(otp_request_to(&app, &client, address), "otp").await;
     assert_eq!(body["message"], "otp sent");
-    let open = app.store.find_open_otp(&key, app.clock.now()).await;
+    let open = app.store.otp().find_open_otp(&key, app.clock.now()).await;
     assert!(open.unwrap().is_some(), "the retry's password is stored");
     assert_no_secret_logged(&[&client.secret, &app.mailed_passwords().join(" ")]);
 }
@@ -171,11 +179,17 @@ async fn family_revoked(app: &TestApp, refresh_token: &str) -> bool {
     let now = app.clock.now();
     let record = app
         .store
+        .families()
         .get_refresh_token(&TokenHash::of(refresh_token), now)
         .await
         .unwrap()
         .expect("the refresh token is stored");
-    let family = app.store.get_family(&record.family_id, now).await.unwrap();
+    let family = app
+        .store
+        .families()
+        .get_family(&record.family_id, now)
+        .await
+        .unwrap();
     family.expect("the family is stored").revoked_at.is_some()
 }
 

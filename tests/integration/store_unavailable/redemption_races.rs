@@ -32,6 +32,7 @@ async fn one_of_eight_concurrent_code_redemptions_wins(app: TestApp) {
     let now = app.clock.now();
     let winners_family = app
         .store
+        .families()
         .get_refresh_token(&TokenHash::of(winner), now)
         .await
         .unwrap()
@@ -39,6 +40,7 @@ async fn one_of_eight_concurrent_code_redemptions_wins(app: TestApp) {
         .family_id;
     let stored = app
         .store
+        .authorization_codes()
         .get_authorization_code(&TokenHash::of(&code), now)
         .await;
     let stored = stored.unwrap().expect("the code is kept after redemption");

@@ -114,12 +114,18 @@ async fn refresh_token(app: FaultyApp) {
     let now = app.clock.now();
     let record = app
         .store
+        .families()
         .get_refresh_token(&TokenHash::of(rt1), now)
         .await
         .unwrap()
         .expect("the refresh token is still stored");
     assert_eq!(record.rotated_at, None, "not rotated by the failed call");
-    let family = app.store.get_family(&record.family_id, now).await.unwrap();
+    let family = app
+        .store
+        .families()
+        .get_family(&record.family_id, now)
+        .await
+        .unwrap();
     let family = family.expect("the family is still stored");
     assert_eq!((family.generation, family.revoked_at), (0, None));
 
@@ -147,6 +153,7 @@ async fn authorization_code(app: FaultyApp) {
         .await;
     let stored = app
         .store
+        .authorization_codes()
         .get_authorization_code(&TokenHash::of(&code), app.clock.now())
         .await
         .unwrap()
@@ -182,7 +189,7 @@ async fn otp(app: FaultyApp) {
         let key = key.clone();
         let store = app.store.clone();
         let now = app.clock.now();
-        async move { store.find_open_otp(&key, now).await.unwrap() }
+        async move { store.otp().find_open_otp(&key, now).await.unwrap() }
     };
     let before = open(&app).await.expect("the password is open");
 

@@ -26,6 +26,7 @@ async fn company_password_grant_and_its_errors(app: TestApp) {
     let now = app.clock.now();
     let auth_token = "auth-token-for-test-0123456789abcdef0123456789";
     app.store
+        .auth_tokens()
         .put_auth_token(&AuthToken {
             token_hash: TokenHash::of(auth_token),
             company_id: company.id,

@@ -56,6 +56,7 @@ async fn client_credentials_issues_an_application_token(app: TestApp) {
     assert_eq!(claims.client_id, client.id);
     let stored = app
         .store
+        .families()
         .get_access_token(&jti_of(token), app.clock.now())
         .await
         .unwrap()
@@ -167,6 +168,7 @@ async fn password_grant_then_refresh_rotates(app: TestApp) {
     assert!(rt1.len() >= 43, "at least 256 bits");
     assert!(
         app.store
+            .families()
             .get_refresh_token(&TokenHash::of(&rt1), app.clock.now())
             .await
             .unwrap()
@@ -183,6 +185,7 @@ async fn password_grant_then_refresh_rotates(app: TestApp) {
     assert_eq!(second["refresh_expires_in"], app.clock.now() + 15_552_000);
     let record = app
         .store
+        .families()
         .get_refresh_token(&TokenHash::of(rt2), app.clock.now())
         .await
         .unwrap()
@@ -257,6 +260,7 @@ async fn replayed_refresh_token_revokes_the_family(app: TestApp) {
     let now = app.clock.now();
     let record = app
         .store
+        .families()
         .get_access_token(&jti_of(&access2), now)
         .await
         .unwrap()
@@ -285,6 +289,7 @@ async fn expiries_follow_the_clock(app: TestApp) {
     assert!(app.services.codec.decode(access, app.clock.now()).is_ok());
     assert!(app
         .store
+        .families()
         .get_access_token(&jti, app.clock.now())
         .await
         .unwrap()
@@ -296,6 +301,7 @@ async fn expiries_follow_the_clock(app: TestApp) {
     );
     assert!(app
         .store
+        .families()
         .get_access_token(&jti, app.clock.now())
         .await
         .unwrap()

@@ -226,7 +226,7 @@ async fn user_states_are_enforced(app: TestApp) {
     let tokens = app.user_tokens(&client, "kim", PASSWORD).await;
     let mut disabled = kim.clone();
     disabled.status = UserStatus::Disabled;
-    app.store.put_user(&disabled).await.unwrap();
+    app.store.principals().put_user(&disabled).await.unwrap();
     let refresh = app.refresh(&client, field(&tokens, "refresh_token")).await;
     assert_error(&refresh, 400, "invalid_request", 123);
 }

@@ -35,7 +35,12 @@ pub async fn create(t: &Target) -> CreatedClients {
     let client_id = ClientId::parse(str_field(&created, "client_id")).unwrap();
     let secret = str_field(&created, "client_secret").to_owned();
     assert!(Uuid::parse_str(&secret).is_ok(), "client_secret is a UUID");
-    let client = store.get_client(&client_id).await.unwrap().unwrap();
+    let client = store
+        .clients()
+        .get_client(&client_id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         client.id, client_id,
         "the printed id is the stored client's own"
@@ -75,7 +80,12 @@ pub async fn create(t: &Target) -> CreatedClients {
         .find_map(|l| l.strip_prefix("client_secret:"))
         .map(|s| s.trim().to_owned())
         .expect("client_secret line");
-    let other = store.get_client(&other_id).await.unwrap().unwrap();
+    let other = store
+        .clients()
+        .get_client(&other_id)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(other.secret_hash.verify(&other_secret));
     assert_eq!(other.grants, GrantType::ALL.into_iter().collect());
     assert!(other.allowed_scopes.is_empty());
@@ -107,6 +117,7 @@ pub async fn disable(t: &Target, clients: &CreatedClients) {
     assert_eq!(out["enabled"], false);
     assert!(
         !store
+            .clients()
             .get_client(&clients.partner)
             .await
             .unwrap()
@@ -115,6 +126,7 @@ pub async fn disable(t: &Target, clients: &CreatedClients) {
     );
     assert!(
         store
+            .clients()
             .get_client(&clients.other)
             .await
             .unwrap()

@@ -11,7 +11,12 @@ pub async fn create(t: &Target) -> (PrincipalId, PrincipalId) {
     let store = &t.store;
     let company = t.json(&["companies", "create", "--name", "Acme"]);
     let company_id = PrincipalId::parse(str_field(&company, "company_id")).unwrap();
-    let stored = store.get_company(&company_id).await.unwrap().unwrap();
+    let stored = store
+        .principals()
+        .get_company(&company_id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (stored.name.as_str(), stored.geolocation.as_str()),
         ("Acme", HOME)
@@ -26,7 +31,12 @@ pub async fn create(t: &Target) -> (PrincipalId, PrincipalId) {
         "https://eu.api.example.com/",
     ]);
     let eu_id = PrincipalId::parse(str_field(&eu, "company_id")).unwrap();
-    let eu_company = store.get_company(&eu_id).await.unwrap().unwrap();
+    let eu_company = store
+        .principals()
+        .get_company(&eu_id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         eu_company.geolocation.as_str(),
         "https://eu.api.example.com"
@@ -54,6 +64,7 @@ pub async fn enable_client(
 ) {
     let enabled_for = |company: PrincipalId| async move {
         t.store
+            .principals()
             .is_company_enabled_for_client(&company, &client_id)
             .await
             .unwrap()
@@ -80,7 +91,13 @@ pub async fn set_status(t: &Target, company_id: PrincipalId) {
     ] {
         let out = t.json(&["companies", "set-status", &company, arg]);
         assert_eq!(out["status"], arg);
-        let stored = t.store.get_company(&company_id).await.unwrap().unwrap();
+        let stored = t
+            .store
+            .principals()
+            .get_company(&company_id)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(stored.status, status);
     }
     t.fails(&["companies", "set-status", &company, "paused"], 2);

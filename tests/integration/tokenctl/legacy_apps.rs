@@ -14,7 +14,7 @@ pub async fn link_and_relink(t: &Target, client_id: ClientId, other_id: ClientId
         &client_id.to_string(),
     ]);
     assert_eq!(linked["consumer_key"], "qyprd-OLD-key");
-    let app = store.get_legacy_app(&key).await.unwrap().unwrap();
+    let app = store.legacy().get_legacy_app(&key).await.unwrap().unwrap();
     assert_eq!(app.client_id, client_id);
     t.json(&[
         "legacy-apps",
@@ -22,10 +22,11 @@ pub async fn link_and_relink(t: &Target, client_id: ClientId, other_id: ClientId
         "qyprd-OLD-key",
         &other_id.to_string(),
     ]);
-    let app = store.get_legacy_app(&key).await.unwrap().unwrap();
+    let app = store.legacy().get_legacy_app(&key).await.unwrap().unwrap();
     assert_eq!(app.client_id, other_id);
     t.fails(&["legacy-apps", "link", "qyprd-NEW", UNKNOWN], 3);
     assert!(store
+        .legacy()
         .get_legacy_app(&ConsumerKey::parse("qyprd-NEW").unwrap())
         .await
         .unwrap()

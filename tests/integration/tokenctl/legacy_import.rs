@@ -142,6 +142,7 @@ pub async fn legacy_token_import(t: Target) {
 /// Whether the token of `line` is stored (and readable now).
 async fn is_imported(t: &Target, line: usize) -> bool {
     t.store
+        .legacy()
         .get_legacy_token(&TokenHash::of(&old_token(line)), now())
         .await
         .unwrap()
@@ -157,6 +158,7 @@ async fn check_imported(t: &Target, expires_at: UnixTime, step: usize) {
             let store = store.clone();
             async move {
                 let token = store
+                    .legacy()
                     .get_legacy_token(&TokenHash::of(&old_token(line)), now)
                     .await
                     .unwrap();

@@ -26,7 +26,7 @@ pub async fn client_options(t: &Target) {
         "sliding",
     ]);
     let id = ClientId::parse(str_field(&created, "client_id")).unwrap();
-    let console = t.store.get_client(&id).await.unwrap().unwrap();
+    let console = t.store.clients().get_client(&id).await.unwrap().unwrap();
     assert!(console.first_party, "--first-party is stored");
     assert_eq!(
         console.redirect_uris,
@@ -38,7 +38,7 @@ pub async fn client_options(t: &Target) {
 
     let plain = t.json(&["clients", "create", "--name", "Plain"]);
     let plain = ClientId::parse(str_field(&plain, "client_id")).unwrap();
-    let plain = t.store.get_client(&plain).await.unwrap().unwrap();
+    let plain = t.store.clients().get_client(&plain).await.unwrap().unwrap();
     assert!(!plain.first_party && plain.redirect_uris.is_empty());
     assert_eq!(
         plain.refresh_rotation,
@@ -53,7 +53,7 @@ pub async fn client_options(t: &Target) {
     ] {
         let out = t.json(&["clients", "set-refresh-rotation", &client_id, rotation]);
         assert_eq!(out["refresh_rotation"], rotation, "{out}");
-        let stored = t.store.get_client(&id).await.unwrap().unwrap();
+        let stored = t.store.clients().get_client(&id).await.unwrap().unwrap();
         assert_eq!(stored.refresh_rotation, expected, "after {rotation}");
         assert_eq!(
             stored.redirect_uris, console.redirect_uris,
@@ -103,7 +103,7 @@ pub async fn user_emails(t: &Target) {
         "Erin@Example.com",
     ]);
     let erin = PrincipalId::parse(str_field(&created, "user_id")).unwrap();
-    let stored = t.store.get_user(&erin).await.unwrap().unwrap();
+    let stored = t.store.principals().get_user(&erin).await.unwrap().unwrap();
     assert_eq!(stored.email.as_deref(), Some("Erin@Example.com"));
     assert_eq!(found_by(t, "erin@EXAMPLE.com").await, Some(erin));
 
@@ -116,11 +116,20 @@ pub async fn user_emails(t: &Target) {
         "finn password 1",
     ]);
     let finn = PrincipalId::parse(str_field(&created, "user_id")).unwrap();
-    assert_eq!(t.store.get_user(&finn).await.unwrap().unwrap().email, None);
+    assert_eq!(
+        t.store
+            .principals()
+            .get_user(&finn)
+            .await
+            .unwrap()
+            .unwrap()
+            .email,
+        None
+    );
     let finn_id = finn.to_string();
     let out = t.json(&["users", "set-email", &finn_id, "finn@example.com"]);
     assert_eq!(out["email"], "finn@example.com", "{out}");
-    let stored = t.store.get_user(&finn).await.unwrap().unwrap();
+    let stored = t.store.principals().get_user(&finn).await.unwrap().unwrap();
     assert_eq!(stored.email.as_deref(), Some("finn@example.com"));
     assert_eq!(found_by(t, "FINN@example.com").await, Some(finn));
 
@@ -142,7 +151,7 @@ pub async fn user_emails(t: &Target) {
     );
     t.fails(&["users", "set-email", &finn_id, "not an address"], 2);
     t.fails(&["users", "set-email", UNKNOWN, "new@example.com"], 3);
-    let kept = t.store.get_user(&finn).await.unwrap().unwrap();
+    let kept = t.store.principals().get_user(&finn).await.unwrap().unwrap();
     assert_eq!(
         kept.email.as_deref(),
         Some("finn@example.com"),
@@ -152,6 +161,7 @@ pub async fn user_emails(t: &Target) {
 
 async fn found_by(t: &Target, address: &str) -> Option<PrincipalId> {
     t.store
+        .principals()
         .get_user_by_email(&ChannelHandle::parse(address).unwrap())
         .await
         .unwrap()

@@ -17,12 +17,14 @@ pub async fn revoke_family(t: &Target, client_id: ClientId, user_id: PrincipalId
     assert_eq!(out["revoked"], true);
     let now = SystemClock.now();
     let family = store
+        .families()
         .get_family(&issued.family.id, now)
         .await
         .unwrap()
         .unwrap();
     assert!(family.revoked_at.is_some());
     let access = store
+        .families()
         .get_access_token(&issued.access.jti, now)
         .await
         .unwrap()

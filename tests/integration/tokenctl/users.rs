@@ -38,7 +38,12 @@ async fn create_admin(t: &Target, company_id: PrincipalId) -> PrincipalId {
     assert!(!String::from_utf8_lossy(&out.stdout).contains(ADMIN_PASSWORD));
     let user = success_json(&out, &["users", "create"]);
     let user_id = PrincipalId::parse(str_field(&user, "user_id")).unwrap();
-    let admin = store.get_user(&user_id).await.unwrap().unwrap();
+    let admin = store
+        .principals()
+        .get_user(&user_id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(admin.login.as_str(), "admin@acme.example");
     assert!(admin.password_hash.verify(ADMIN_PASSWORD));
     assert!(!admin.password_hash.verify("wrong"));
@@ -50,6 +55,7 @@ async fn create_admin(t: &Target, company_id: PrincipalId) -> PrincipalId {
         "password stored in clear"
     );
     let by_login = store
+        .principals()
         .get_user_by_login(&Login::parse("ADMIN@acme.example").unwrap())
         .await
         .unwrap()
@@ -81,6 +87,7 @@ async fn create_from_stdin(t: &Target) {
     let bob = success_json(&out, &["users", "create", "--password-stdin"]);
     let bob = t
         .store
+        .principals()
         .get_user(&PrincipalId::parse(str_field(&bob, "user_id")).unwrap())
         .await
         .unwrap()

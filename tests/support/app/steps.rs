@@ -89,6 +89,7 @@ impl TestApp {
     /// The stored family `id`, as the store returns it now; panics unless it is there.
     pub async fn stored_family(&self, id: &FamilyId) -> Family {
         self.store
+            .families()
             .get_family(id, self.clock.now())
             .await
             .unwrap()

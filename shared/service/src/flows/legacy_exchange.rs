@@ -110,6 +110,7 @@ pub async fn exchange(
 
     // 2. The calling app, and the body.
     let client = store
+        .clients()
         .get_client(&bearer.client_id())
         .await?
         .ok_or(ExchangeCode::InvalidApp)?;
@@ -138,7 +139,7 @@ pub async fn exchange(
 
     // 5. The consumer key.
     let legacy_app = match ConsumerKey::parse(request.consumer_key) {
-        Ok(key) => store.get_legacy_app(&key).await?,
+        Ok(key) => store.legacy().get_legacy_app(&key).await?,
         Err(_) => None,
     };
     let legacy_app = legacy_app.ok_or(ExchangeDenial::UnknownConsumerKey)?;
@@ -149,6 +150,7 @@ pub async fn exchange(
     // 6. The old token.
     let now = services.ctx.clock.now();
     let legacy = store
+        .legacy()
         .get_legacy_token(&hash, now)
         .await?
         .filter(|t| !t.is_expired(now) && t.consumer_key == legacy_app.consumer_key)
@@ -239,7 +241,12 @@ async fn start_family(
 ) -> Result<FamilyTokens, ExchangeError> {
     const ATTEMPTS: usize = 2;
     for _ in 0..ATTEMPTS {
-        let previous = services.ctx.store.get_legacy_exchange(&family.hash).await?;
+        let previous = services
+            .ctx
+            .store
+            .legacy()
+            .get_legacy_exchange(&family.hash)
+            .await?;
         let start = FamilyStart {
             client_id: family.client.id,
             principal_type: family.principal_type,

@@ -90,7 +90,13 @@ async fn access_token(
     let Ok(jti) = TokenId::parse(&claims.jti) else {
         return Ok(PresentedToken::Unknown);
     };
-    let Some(record) = services.ctx.store.get_access_token(&jti, now).await? else {
+    let Some(record) = services
+        .ctx
+        .store
+        .families()
+        .get_access_token(&jti, now)
+        .await?
+    else {
         return Ok(PresentedToken::Unknown);
     };
     // Signed by us, so these agree unless a record was overwritten; refuse rather than guess.
@@ -110,10 +116,10 @@ async fn refresh_token(
 ) -> Result<PresentedToken, StoreError> {
     let hash = TokenHash::of(token);
     let store = &services.ctx.store;
-    let Some(record) = store.get_refresh_token(&hash, now).await? else {
+    let Some(record) = store.families().get_refresh_token(&hash, now).await? else {
         return Ok(PresentedToken::Unknown);
     };
-    let family = store.get_family(&record.family_id, now).await?;
+    let family = store.families().get_family(&record.family_id, now).await?;
     Ok(PresentedToken::Refresh {
         record,
         hash,

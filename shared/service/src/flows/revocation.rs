@@ -36,11 +36,17 @@ pub async fn revoke_token(
     let store = &services.ctx.store;
     Ok(match presented {
         PresentedToken::Access(record) => {
-            store.revoke_access_token(&record.jti, now).await?;
+            store
+                .revocation()
+                .revoke_access_token(&record.jti, now)
+                .await?;
             Revoked::AccessToken
         }
         PresentedToken::Refresh { record, .. } => {
-            store.revoke_family(&record.family_id, now).await?;
+            store
+                .families()
+                .revoke_family(&record.family_id, now)
+                .await?;
             Revoked::Family
         }
         PresentedToken::Unknown => Revoked::Nothing,
@@ -86,6 +92,7 @@ pub async fn revoke_connection(
     services
         .ctx
         .store
+        .revocation()
         .revoke_connection(&principal, &bearer.client_id(), now)
         .await?;
     Ok(())

@@ -35,6 +35,7 @@ pub(super) async fn grant(
     let now = services.ctx.clock.now();
     let hash = code.hash();
     let record = store
+        .authorization_codes()
         .get_authorization_code(&hash, now)
         .await?
         .ok_or(ErrorCode::CodeBadOrExpired)?;
@@ -51,6 +52,7 @@ pub(super) async fn grant(
         Err(refusal @ GrantError::Denied(_)) => {
             // A refused code is used up all the same.
             store
+                .authorization_codes()
                 .redeem_authorization_code(&hash, &client.id, None, now)
                 .await?;
             return Err(refusal);
@@ -59,12 +61,13 @@ pub(super) async fn grant(
     };
     let family_id = issued.refresh.family_id;
     if store
+        .authorization_codes()
         .redeem_authorization_code(&hash, &client.id, Some(&family_id), now)
         .await?
         == CodeRedeemed::NotRedeemable
     {
         // A concurrent redemption won, or the code expired since it was read.
-        store.revoke_family(&family_id, now).await?;
+        store.families().revoke_family(&family_id, now).await?;
         return Err(ErrorCode::CodeBadOrExpired.into());
     }
     Ok(IssuedTokens::from(issued).with_id_token(&services.codec, record.nonce.as_deref()))
@@ -80,6 +83,7 @@ async fn issue_for_user(
     let user = services
         .ctx
         .store
+        .principals()
         .get_user(&record.user_id)
         .await?
         .ok_or(ErrorCode::CodeBadOrExpired)?;
@@ -107,7 +111,12 @@ async fn revoke_first_use(
 ) -> Result<(), GrantError> {
     if let Some(family_id) = &record.family_id {
         let now = services.ctx.clock.now();
-        services.ctx.store.revoke_family(family_id, now).await?;
+        services
+            .ctx
+            .store
+            .families()
+            .revoke_family(family_id, now)
+            .await?;
         tracing::warn!(%family_id, "authorization code used twice; its family revoked");
     }
     Ok(())

@@ -93,6 +93,7 @@ pub async fn authenticate_bearer(
     let record = services
         .ctx
         .store
+        .families()
         .get_access_token(&jti, now)
         .await?
         .ok_or(BearerDenial::Unknown)?;
@@ -303,6 +304,7 @@ mod tests {
             .services
             .ctx
             .store
+            .families()
             .revoke_family(&family, NOW)
             .await
             .unwrap());

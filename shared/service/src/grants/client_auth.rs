@@ -44,6 +44,7 @@ pub async fn authenticate_client(
     let client = services
         .ctx
         .store
+        .clients()
         .get_client(&id)
         .await?
         .ok_or_else(|| deny(ErrorCode::ClientNotFound))?;

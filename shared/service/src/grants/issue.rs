@@ -152,7 +152,7 @@ impl Services {
             None,
             scopes,
         );
-        self.ctx.store.put_access_token(&access).await?;
+        self.ctx.store.families().put_access_token(&access).await?;
         Ok(IssuedTokens {
             access_token: self.codec.encode(&access),
             access,
@@ -216,6 +216,7 @@ impl Services {
         let created = self
             .ctx
             .store
+            .families()
             .create_family(NewFamily {
                 family: &family,
                 refresh_token: &refresh,
@@ -261,6 +262,7 @@ impl Services {
         let outcome = self
             .ctx
             .store
+            .families()
             .rotate_refresh_token(Rotation {
                 family_id: current.family_id,
                 presented: &current.token_hash,
@@ -296,7 +298,7 @@ impl Services {
     ) -> Result<IssuedTokens, StoreError> {
         let refresh_token = self.successor_token(&family.id, rotated.generation + 1, presented);
         let access = self.family_access_record(family.id, &FamilyOrigin::from(family), scopes);
-        self.ctx.store.put_access_token(&access).await?;
+        self.ctx.store.families().put_access_token(&access).await?;
         let successor = RefreshTokenRecord {
             issued_at: rotated.rotated_at.unwrap_or(rotated.issued_at),
             expires_at: family.expires_at,
@@ -336,6 +338,7 @@ impl Services {
         let outcome = self
             .ctx
             .store
+            .families()
             .renew_refresh_token(Renewal {
                 family_id: record.family_id,
                 presented: &record.token_hash,

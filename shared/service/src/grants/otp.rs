@@ -31,7 +31,7 @@ pub(super) async fn grant(
     let deps = otp_deps(services);
     // 56, 57, 58, 80, 81, 83, 85, 84, then 55: the flow's order.
     let verified: VerifiedOtp<User> = check_otp(deps, verification, |address| async move {
-        store.get_user_by_email(&address).await
+        store.principals().get_user_by_email(&address).await
     })
     .await?;
     let user = &verified.user;
@@ -48,7 +48,10 @@ pub(super) async fn grant(
         // A concurrent redemption won (or the store failed): this family is never handed out.
         if let Some(refresh) = &issued.refresh {
             let now = services.ctx.clock.now();
-            store.revoke_family(&refresh.family_id, now).await?;
+            store
+                .families()
+                .revoke_family(&refresh.family_id, now)
+                .await?;
         }
         return Err(error.into());
     }

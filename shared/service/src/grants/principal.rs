@@ -68,8 +68,12 @@ pub async fn find_principal(
 ) -> Result<Option<Principal>, ServerError> {
     let store = &services.ctx.store;
     Ok(match principal_type {
-        PrincipalType::User => store.get_user(id).await?.map(Principal::User),
-        PrincipalType::Company => store.get_company(id).await?.map(Principal::Company),
+        PrincipalType::User => store.principals().get_user(id).await?.map(Principal::User),
+        PrincipalType::Company => store
+            .principals()
+            .get_company(id)
+            .await?
+            .map(Principal::Company),
         PrincipalType::Application => None,
     })
 }
@@ -87,6 +91,7 @@ pub async fn check_company_may_sign_in(
     let enabled = services
         .ctx
         .store
+        .principals()
         .is_company_enabled_for_client(&company.id, &client.id)
         .await?;
     if enabled {

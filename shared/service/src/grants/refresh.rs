@@ -97,6 +97,7 @@ async fn look_up(
     let token = services
         .ctx
         .store
+        .families()
         .get_refresh_token_with_origin(&presented.hash(), services.ctx.clock.now())
         .await?
         .ok_or(ErrorCode::BadRefreshToken)?;
@@ -114,6 +115,7 @@ async fn live_family(
     Ok(services
         .ctx
         .store
+        .families()
         .get_family(&record.family_id, services.ctx.clock.now())
         .await?
         .filter(|f| f.revoked_at.is_none())
@@ -188,7 +190,12 @@ async fn decide<'a>(
             if is_retry(services, presented, record, family, rotated_at, now) {
                 return Ok(Use::Retry(family));
             }
-            services.ctx.store.revoke_family(&family.id, now).await?;
+            services
+                .ctx
+                .store
+                .families()
+                .revoke_family(&family.id, now)
+                .await?;
             tracing::warn!(family_id = %family.id, "rotated refresh token reused; family revoked");
             Err(ErrorCode::BadRefreshToken.into())
         }
@@ -262,7 +269,7 @@ mod tests {
         );
         let ctx = Context::new(store).with_clock(clock);
         let user = records::user(NOW, "user@example.com");
-        ctx.store.insert_user(&user).await.unwrap();
+        ctx.store.principals().insert_user(&user).await.unwrap();
         Fixture {
             services: Services::new(ctx, codec, Default::default()),
             client: records::client(NOW),
@@ -306,7 +313,11 @@ mod tests {
         };
         let live = code().await;
         let store = &f.services.ctx.store;
-        assert!(store.revoke_family(&family_id, NOW).await.unwrap());
+        assert!(store
+            .families()
+            .revoke_family(&family_id, NOW)
+            .await
+            .unwrap());
         (live, code().await)
     }
 
@@ -328,7 +339,13 @@ mod tests {
             status: UserStatus::Disabled,
             ..f.user.clone()
         };
-        f.services.ctx.store.put_user(&disabled).await.unwrap();
+        f.services
+            .ctx
+            .store
+            .principals()
+            .put_user(&disabled)
+            .await
+            .unwrap();
         assert_eq!(
             codes(&f, records::geolocation(), "read").await,
             (ErrorCode::PrincipalDisabled, ErrorCode::BadRefreshToken),

@@ -339,9 +339,10 @@ mod tests {
             redirect_uris: Vec::new(),
             refresh_rotation: Default::default(),
         };
-        store.put_client(&client).await.unwrap();
+        store.clients().put_client(&client).await.unwrap();
         let key = ConsumerKey::parse("old-app").unwrap();
         store
+            .legacy()
             .put_legacy_app(&LegacyApp {
                 consumer_key: key.clone(),
                 client_id: client.id,
@@ -352,8 +353,9 @@ mod tests {
         let old = "old-token-value-1234";
         // The exchange refuses a principal the store does not know.
         let user = records::user(clock.now(), "old-user");
-        store.put_user(&user).await.unwrap();
+        store.principals().put_user(&user).await.unwrap();
         store
+            .legacy()
             .put_legacy_tokens(&[records::user_legacy_token(old, key, user.id)])
             .await
             .unwrap();

@@ -210,18 +210,29 @@ where
     R: BufRead,
     F: FnMut(ImportProgress),
 {
-    import_legacy_tokens_into(ctx.store.clone(), ctx.clock.now(), reader, progress).await
+    let store = ctx.store.clone();
+    import_legacy_tokens_into(
+        store,
+        |store| store.legacy(),
+        ctx.clock.now(),
+        reader,
+        progress,
+    )
+    .await
 }
 
-/// [`import_legacy_tokens`] on the legacy aggregate alone, with tokens expired at `now` skipped:
-/// the import needs nothing else from the store.
-pub async fn import_legacy_tokens_into<R, F>(
-    store: Arc<dyn LegacyStore>,
+/// [`import_legacy_tokens`] on the legacy aggregate alone, which `legacy` finds in `store`, with
+/// tokens expired at `now` skipped: the import needs nothing else from the store. The writes run
+/// on a task of their own, hence an owned `store`.
+pub async fn import_legacy_tokens_into<S, R, F>(
+    store: Arc<S>,
+    legacy: LegacyOf<S>,
     now: UnixTime,
     mut reader: R,
     mut progress: F,
 ) -> Result<ImportReport, ImportError>
 where
+    S: ?Sized + Send + Sync + 'static,
     R: BufRead,
     F: FnMut(ImportProgress),
 {
@@ -230,7 +241,7 @@ where
     let mut bytes_read: u64 = 0;
     let mut line = Vec::with_capacity(1024);
     let mut batch = Batch::default();
-    let mut writer = Writer::new(store);
+    let mut writer = Writer::new(store, legacy);
 
     loop {
         line.clear();
@@ -335,19 +346,24 @@ impl Batch {
 
 type WriteTask = tokio::task::JoinHandle<(Result<(), StoreError>, u64)>;
 
+/// Where the import finds the legacy aggregate in the store it is given.
+pub type LegacyOf<S> = fn(&S) -> &dyn LegacyStore;
+
 /// Writes batches in the background, one at a time, so that parsing the next batch overlaps
 /// the store's write of the previous one.
-struct Writer {
-    store: Arc<dyn LegacyStore>,
+struct Writer<S: ?Sized> {
+    store: Arc<S>,
+    legacy: LegacyOf<S>,
     in_flight: Option<WriteTask>,
     /// Lines of batches confirmed written.
     written: u64,
 }
 
-impl Writer {
-    fn new(store: Arc<dyn LegacyStore>) -> Self {
+impl<S: ?Sized + Send + Sync + 'static> Writer<S> {
+    fn new(store: Arc<S>, legacy: LegacyOf<S>) -> Self {
         Self {
             store,
+            legacy,
             in_flight: None,
             written: 0,
         }
@@ -358,9 +374,9 @@ impl Writer {
         (tokens, lines): (Vec<LegacyToken>, u64),
     ) -> Result<(), ImportError> {
         self.wait().await?;
-        let store = Arc::clone(&self.store);
+        let (store, legacy) = (Arc::clone(&self.store), self.legacy);
         self.in_flight = Some(tokio::spawn(async move {
-            (store.put_legacy_tokens(&tokens).await, lines)
+            (legacy(&store).put_legacy_tokens(&tokens).await, lines)
         }));
         Ok(())
     }
@@ -372,7 +388,7 @@ impl Writer {
         let (result, lines) = match task.await {
             Ok(done) => done,
             Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
-            Err(join) => (Err(StoreError::Internal(join.to_string())), 0),
+            Err(join) => (Err(StoreError::internal(join.to_string())), 0),
         };
         match result {
             Ok(()) => {

@@ -204,7 +204,7 @@ async fn import<R: BufRead, F: FnMut(ImportProgress)>(
     reader: R,
     progress: F,
 ) -> Result<ImportReport, ImportError> {
-    import_legacy_tokens_into(store.clone(), NOW, reader, progress).await
+    import_legacy_tokens_into(store.clone(), |store| store, NOW, reader, progress).await
 }
 
 fn file(lines: usize, bad_every: usize) -> String {

@@ -45,7 +45,7 @@ fn open_sqlite(config: &Config) -> StoreResult<Arc<dyn Store>> {
 
 #[cfg(not(feature = "sqlite"))]
 fn open_sqlite(_config: &Config) -> StoreResult<Arc<dyn Store>> {
-    Err(super::StoreError::Internal(
+    Err(super::StoreError::internal(
         "configuration: STORE=sqlite, but this binary is built without the embedded SQLite \
          store (cargo feature `sqlite` of token-service); set STORE=dynamodb"
             .to_owned(),

@@ -88,7 +88,7 @@ pub async fn start(
         Ok(id) => id,
         Err(rejection) => return Ok(rejected(rejection)),
     };
-    let Some(client) = services.ctx.store.get_client(&client_id).await? else {
+    let Some(client) = services.ctx.store.clients().get_client(&client_id).await? else {
         return Ok(AuthorizeStep::Refused(RefusalReason::Untrusted(
             UntrustedRedirect::UnknownClient,
         )));
@@ -134,6 +134,7 @@ pub async fn submit(
     let client = match services
         .ctx
         .store
+        .clients()
         .get_client(&pending.request.client_id)
         .await?
     {
@@ -232,6 +233,7 @@ async fn decide(
     services
         .ctx
         .store
+        .authorization_codes()
         .put_authorization_code(&issued.record)
         .await?;
     Ok(AuthorizeStep::Redirect(code_location(

@@ -188,6 +188,7 @@ pub async fn issue_company_auth_token(
     };
     let now = services.ctx.clock.now();
     store
+        .auth_tokens()
         .put_auth_token(&AuthToken {
             token_hash,
             company_id: company.id,
@@ -222,10 +223,10 @@ async fn authenticate_user(
         Ok(bearer) => {
             let id = PrincipalId::new(bearer.subject());
             let store = &services.ctx.store;
-            match store.get_user(&id).await? {
+            match store.principals().get_user(&id).await? {
                 None => CompanyAuthTokenDenial::UserGone,
                 Some(user) => {
-                    let client = store.get_client(&bearer.client_id()).await?;
+                    let client = store.clients().get_client(&bearer.client_id()).await?;
                     if client.is_some_and(|c| c.first_party && c.enabled) {
                         return Ok(user);
                     }
@@ -246,7 +247,7 @@ async fn find_company(
     let Ok(id) = PrincipalId::parse(company_id) else {
         return Err(CompanyAuthTokenDenial::UnknownCompany.into());
     };
-    let company = services.ctx.store.get_company(&id).await?;
+    let company = services.ctx.store.principals().get_company(&id).await?;
     Ok(company.ok_or(CompanyAuthTokenDenial::UnknownCompany)?)
 }
 
@@ -266,6 +267,7 @@ async fn resolve_client(
     let client = services
         .ctx
         .store
+        .clients()
         .get_client(&id)
         .await?
         .ok_or(ErrorCode::ClientNotFound)?;

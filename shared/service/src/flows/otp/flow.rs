@@ -33,7 +33,7 @@ pub struct OtpDeps<'a> {
 /// The flows' dependencies, out of the process's services.
 pub fn otp_deps(services: &Services) -> OtpDeps<'_> {
     OtpDeps {
-        store: services.ctx.store.as_ref(),
+        store: services.ctx.store.otp(),
         mailer: services.mailer.as_ref(),
         clock: services.ctx.clock.as_ref(),
         random: &services.ctx.random,
@@ -233,5 +233,5 @@ async fn blocking<T: Send + 'static>(
 ) -> Result<T, OtpError> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|join| StoreError::Internal(format!("hashing task failed: {join}")).into())
+        .map_err(|join| StoreError::internal(format!("hashing task failed: {join}")).into())
 }

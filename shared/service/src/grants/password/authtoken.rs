@@ -20,6 +20,7 @@ pub(super) async fn grant(
     let company_id = PrincipalId::parse(company_id).map_err(|_| ErrorCode::IncorrectAuthToken)?;
     let store = &services.ctx.store;
     let token = store
+        .auth_tokens()
         .get_auth_token(&TokenHash::of(auth_token), services.ctx.clock.now())
         .await?
         .filter(|t| t.company_id == company_id)
@@ -28,6 +29,7 @@ pub(super) async fn grant(
         return Err(ErrorCode::GrantNotIssuedToClient.into());
     }
     let company = store
+        .principals()
         .get_company(&company_id)
         .await?
         .ok_or(ErrorCode::IncorrectAuthToken)?;

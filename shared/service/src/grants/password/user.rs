@@ -87,7 +87,7 @@ async fn verify_password(
         None => None,
     };
 
-    let user = store.get_user_by_login(&login).await?;
+    let user = store.principals().get_user_by_login(&login).await?;
     let hash = match &user {
         Some(u) => u.password_hash.clone(),
         None => PasswordHash::decoy().clone(),
@@ -100,7 +100,10 @@ async fn verify_password(
     match user {
         Some(user) if verified => {
             if let Some(attempt) = attempt {
-                store.refund_login_attempt(&login, &attempt).await?;
+                store
+                    .lockout()
+                    .refund_login_attempt(&login, &attempt)
+                    .await?;
             }
             Ok(user)
         }
@@ -123,6 +126,7 @@ async fn count_attempt(services: &Services, login: &Login) -> Result<Option<Atte
         services
             .ctx
             .store
+            .lockout()
             .register_login_attempt(login, limit, now)
             .await?,
     ))

@@ -1,6 +1,7 @@
 //! [`CachedStore`]: a per-instance read cache for what changes rarely (clients, companies and
 //! which clients they enabled, users by id, which client a legacy consumer key is linked to) in
-//! front of any [`Store`].
+//! front of any [`Store`]. It is a [`StoreLayer`]: it answers the client, principal and legacy
+//! aggregates itself, and every other aggregate is the store's behind it, untouched.
 //!
 //! Why: on DynamoDB every read is a round trip in series with the request; a warm Lambda
 //! instance asks for the same client on every `client_credentials`.
@@ -15,14 +16,16 @@
 //! failed logins: all of those are read on each use, with expiry checked on read. Absent items are not cached either,
 //! so unknown ids cannot fill the cache, and a new client works at once.
 
-mod forward;
 mod ttl_map;
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::{ClientStore, EmailUpdate, Inserted, LegacyStore, PrincipalStore, Store, StoreResult};
+use super::{
+    ClientStore, EmailUpdate, Inserted, Layered, LegacyStore, PrincipalStore, Store, StoreLayer,
+    StoreResult,
+};
 use crate::clock::{Clock, UnixTime};
 use crate::domain::ChannelHandle;
 use crate::domain::{
@@ -40,9 +43,9 @@ pub const MAX_TTL_SECONDS: u64 = 5;
 /// seconds, small enough to never matter for memory.
 const CAPACITY: usize = 10_000;
 
-/// A read cache in front of `S`; every method it does not cache is forwarded unchanged.
-pub struct CachedStore<S: ?Sized> {
-    inner: Arc<S>,
+/// A read cache in front of a store; what it does not cache is the inner store's, unchanged.
+pub struct CachedStore {
+    inner: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     ttl_seconds: i64,
     // Values as the store answers them; only `Some` is ever inserted (see [`Cacheable`]).
@@ -53,7 +56,7 @@ pub struct CachedStore<S: ?Sized> {
     legacy_apps: TtlMap<ConsumerKey, Option<LegacyApp>>,
 }
 
-impl<S: ?Sized> std::fmt::Debug for CachedStore<S> {
+impl std::fmt::Debug for CachedStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CachedStore")
             .field("ttl_seconds", &self.ttl_seconds)
@@ -61,9 +64,9 @@ impl<S: ?Sized> std::fmt::Debug for CachedStore<S> {
     }
 }
 
-impl<S: ?Sized> CachedStore<S> {
+impl CachedStore {
     /// Caches reads of `inner` for `ttl_seconds` (capped at [`MAX_TTL_SECONDS`]) on `clock`.
-    pub fn new(inner: Arc<S>, clock: Arc<dyn Clock>, ttl_seconds: u64) -> Self {
+    pub fn new(inner: Arc<dyn Store>, clock: Arc<dyn Clock>, ttl_seconds: u64) -> Self {
         Self {
             inner,
             clock,
@@ -74,11 +77,6 @@ impl<S: ?Sized> CachedStore<S> {
             enablements: TtlMap::with_capacity(CAPACITY),
             legacy_apps: TtlMap::with_capacity(CAPACITY),
         }
-    }
-
-    /// The store behind the cache.
-    pub fn inner(&self) -> &Arc<S> {
-        &self.inner
     }
 
     /// The cached value of `key`, or `load`'s, which is cached if present.
@@ -145,47 +143,73 @@ pub fn wrap(store: Arc<dyn Store>, clock: Arc<dyn Clock>, ttl_seconds: u64) -> A
     if ttl_seconds == 0 {
         store
     } else {
-        Arc::new(CachedStore::new(store, clock, ttl_seconds))
+        Arc::new(Layered(CachedStore::new(store, clock, ttl_seconds)))
+    }
+}
+
+impl StoreLayer for CachedStore {
+    fn behind(&self) -> &dyn Store {
+        &*self.inner
+    }
+
+    fn clients(&self) -> &dyn ClientStore {
+        self
+    }
+
+    fn principals(&self) -> &dyn PrincipalStore {
+        self
+    }
+
+    fn legacy(&self) -> &dyn LegacyStore {
+        self
     }
 }
 
 #[async_trait]
-impl<S: ClientStore + ?Sized> ClientStore for CachedStore<S> {
+impl ClientStore for CachedStore {
     async fn put_client(&self, client: &Client) -> StoreResult<()> {
-        self.write_through(&self.clients, &client.id, self.inner.put_client(client))
-            .await
+        self.write_through(
+            &self.clients,
+            &client.id,
+            self.inner.clients().put_client(client),
+        )
+        .await
     }
 
     async fn get_client(&self, id: &ClientId) -> StoreResult<Option<Client>> {
-        self.read_through(&self.clients, *id, self.inner.get_client(id))
+        self.read_through(&self.clients, *id, self.inner.clients().get_client(id))
             .await
     }
 }
 
 #[async_trait]
-impl<S: PrincipalStore + ?Sized> PrincipalStore for CachedStore<S> {
+impl PrincipalStore for CachedStore {
     async fn insert_user(&self, user: &User) -> StoreResult<Inserted> {
-        self.inner.insert_user(user).await
+        self.inner.principals().insert_user(user).await
     }
 
     async fn put_user(&self, user: &User) -> StoreResult<()> {
-        self.write_through(&self.users, &user.id, self.inner.put_user(user))
-            .await
+        self.write_through(
+            &self.users,
+            &user.id,
+            self.inner.principals().put_user(user),
+        )
+        .await
     }
 
     async fn get_user(&self, id: &PrincipalId) -> StoreResult<Option<User>> {
-        self.read_through(&self.users, *id, self.inner.get_user(id))
+        self.read_through(&self.users, *id, self.inner.principals().get_user(id))
             .await
     }
 
     /// Never cached: the password grant must see a changed password or status at once.
     async fn get_user_by_login(&self, login: &Login) -> StoreResult<Option<User>> {
-        self.inner.get_user_by_login(login).await
+        self.inner.principals().get_user_by_login(login).await
     }
 
     /// Never cached, like the login: the one-time-password grant must see a changed address.
     async fn get_user_by_email(&self, address: &ChannelHandle) -> StoreResult<Option<User>> {
-        self.inner.get_user_by_email(address).await
+        self.inner.principals().get_user_by_email(address).await
     }
 
     async fn set_user_email(
@@ -193,22 +217,30 @@ impl<S: PrincipalStore + ?Sized> PrincipalStore for CachedStore<S> {
         id: &PrincipalId,
         address: &ChannelHandle,
     ) -> StoreResult<EmailUpdate> {
-        self.write_through(&self.users, id, self.inner.set_user_email(id, address))
-            .await
+        self.write_through(
+            &self.users,
+            id,
+            self.inner.principals().set_user_email(id, address),
+        )
+        .await
     }
 
     async fn put_company(&self, company: &Company) -> StoreResult<()> {
         self.write_through(
             &self.companies,
             &company.id,
-            self.inner.put_company(company),
+            self.inner.principals().put_company(company),
         )
         .await
     }
 
     async fn get_company(&self, id: &PrincipalId) -> StoreResult<Option<Company>> {
-        self.read_through(&self.companies, *id, self.inner.get_company(id))
-            .await
+        self.read_through(
+            &self.companies,
+            *id,
+            self.inner.principals().get_company(id),
+        )
+        .await
     }
 
     async fn enable_company_for_client(
@@ -216,7 +248,10 @@ impl<S: PrincipalStore + ?Sized> PrincipalStore for CachedStore<S> {
         company: &PrincipalId,
         client: &ClientId,
     ) -> StoreResult<()> {
-        let write = self.inner.enable_company_for_client(company, client);
+        let write = self
+            .inner
+            .principals()
+            .enable_company_for_client(company, client);
         self.write_through(&self.enablements, &(*company, *client), write)
             .await
     }
@@ -226,17 +261,20 @@ impl<S: PrincipalStore + ?Sized> PrincipalStore for CachedStore<S> {
         company: &PrincipalId,
         client: &ClientId,
     ) -> StoreResult<bool> {
-        let load = self.inner.is_company_enabled_for_client(company, client);
+        let load = self
+            .inner
+            .principals()
+            .is_company_enabled_for_client(company, client);
         self.read_through(&self.enablements, (*company, *client), load)
             .await
     }
 }
 
 #[async_trait]
-impl<S: LegacyStore + ?Sized> LegacyStore for CachedStore<S> {
+impl LegacyStore for CachedStore {
     /// Relinking a consumer key to another client is as rare as disabling a client.
     async fn put_legacy_app(&self, app: &LegacyApp) -> StoreResult<()> {
-        let write = self.inner.put_legacy_app(app);
+        let write = self.inner.legacy().put_legacy_app(app);
         self.write_through(&self.legacy_apps, &app.consumer_key, write)
             .await
     }
@@ -245,14 +283,14 @@ impl<S: LegacyStore + ?Sized> LegacyStore for CachedStore<S> {
         self.read_through(
             &self.legacy_apps,
             key.clone(),
-            self.inner.get_legacy_app(key),
+            self.inner.legacy().get_legacy_app(key),
         )
         .await
     }
 
     /// Legacy tokens and their exchange links are read on every use, never cached.
     async fn put_legacy_tokens(&self, tokens: &[LegacyToken]) -> StoreResult<()> {
-        self.inner.put_legacy_tokens(tokens).await
+        self.inner.legacy().put_legacy_tokens(tokens).await
     }
 
     async fn get_legacy_token(
@@ -260,11 +298,11 @@ impl<S: LegacyStore + ?Sized> LegacyStore for CachedStore<S> {
         hash: &TokenHash,
         now: UnixTime,
     ) -> StoreResult<Option<LegacyToken>> {
-        self.inner.get_legacy_token(hash, now).await
+        self.inner.legacy().get_legacy_token(hash, now).await
     }
 
     async fn get_legacy_exchange(&self, hash: &TokenHash) -> StoreResult<Option<LegacyExchange>> {
-        self.inner.get_legacy_exchange(hash).await
+        self.inner.legacy().get_legacy_exchange(hash).await
     }
 }
 

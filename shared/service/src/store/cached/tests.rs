@@ -13,12 +13,7 @@ use crate::store::sqlite::SqliteStore;
 const TTL: u64 = 5;
 
 /// A cached store and a second, uncached handle on the same database: the other process.
-fn stores() -> (
-    TempDir,
-    CachedStore<SqliteStore>,
-    SqliteStore,
-    Arc<ManualClock>,
-) {
+fn stores() -> (TempDir, CachedStore, SqliteStore, Arc<ManualClock>) {
     let dir = tempfile::Builder::new()
         .prefix("cached-store-")
         .tempdir()
@@ -156,4 +151,56 @@ async fn a_relinked_consumer_key_is_seen_within_the_ttl() {
     assert_eq!(served.client_id, first_client);
     clock.advance(TTL as i64);
     assert_eq!(cached.get_legacy_app(&key).await.unwrap(), Some(link));
+}
+
+/// Through [`wrap`], the store every caller gets: clients are the cache's, auth tokens (never
+/// cached) the inner store's, written and read there at once.
+#[tokio::test]
+async fn the_wrapped_store_caches_only_its_own_aggregates() {
+    let (_dir, _cached, other, clock) = stores();
+    let inner: Arc<dyn Store> = Arc::new(other.clone());
+    let wrapped = wrap(inner, clock.clone(), TTL);
+    let mut client = records::client(clock.now());
+    other.clients().put_client(&client).await.unwrap();
+    assert!(wrapped
+        .clients()
+        .get_client(&client.id)
+        .await
+        .unwrap()
+        .is_some());
+    client.enabled = false;
+    other.clients().put_client(&client).await.unwrap();
+    let served = wrapped.clients().get_client(&client.id).await.unwrap();
+    assert!(
+        served.unwrap().enabled,
+        "served from the cache within the TTL"
+    );
+
+    let now = clock.now();
+    let token = records::auth_token(now, now + 100);
+    let hash = token.token_hash.clone();
+    wrapped.auth_tokens().put_auth_token(&token).await.unwrap();
+    let stored = other.auth_tokens().get_auth_token(&hash, now).await;
+    assert_eq!(
+        stored.unwrap(),
+        Some(token.clone()),
+        "written to the inner store"
+    );
+    assert!(wrapped
+        .auth_tokens()
+        .get_auth_token(&hash, now)
+        .await
+        .unwrap()
+        .is_some());
+    let longer = crate::domain::AuthToken {
+        expires_at: now + 200,
+        ..token
+    };
+    other.auth_tokens().put_auth_token(&longer).await.unwrap();
+    let read = wrapped.auth_tokens().get_auth_token(&hash, now).await;
+    assert_eq!(
+        read.unwrap(),
+        Some(longer),
+        "never cached: the inner store's at once"
+    );
 }

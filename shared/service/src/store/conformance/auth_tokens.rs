@@ -7,11 +7,16 @@ use crate::store::prelude::*;
 pub async fn auth_token_is_reusable_for_24_hours(store: &dyn Store) {
     let now = now();
     let token = auth_token(now, now + AUTH_TOKEN_TTL_SECONDS);
-    store.put_auth_token(&token).await.expect("put_auth_token");
+    store
+        .auth_tokens()
+        .put_auth_token(&token)
+        .await
+        .expect("put_auth_token");
     for (at, what) in [(now, "at issue"), (now + 23 * 3600, "23 hours later")] {
         for _ in 0..2 {
             assert_eq!(
                 store
+                    .auth_tokens()
                     .get_auth_token(&token.token_hash, at)
                     .await
                     .expect("get_auth_token"),
@@ -22,6 +27,7 @@ pub async fn auth_token_is_reusable_for_24_hours(store: &dyn Store) {
     }
     assert_eq!(
         store
+            .auth_tokens()
             .get_auth_token(&token.token_hash, now + AUTH_TOKEN_TTL_SECONDS)
             .await
             .expect("get_auth_token"),
@@ -30,6 +36,7 @@ pub async fn auth_token_is_reusable_for_24_hours(store: &dyn Store) {
     );
     assert_eq!(
         store
+            .auth_tokens()
             .get_auth_token(&random_hash(), now)
             .await
             .expect("get_auth_token"),

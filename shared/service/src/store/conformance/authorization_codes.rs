@@ -30,6 +30,7 @@ fn code(now: i64) -> AuthorizationCode {
 async fn stored_code(store: &dyn Store, now: i64) -> AuthorizationCode {
     let code = code(now);
     store
+        .authorization_codes()
         .put_authorization_code(&code)
         .await
         .expect("put_authorization_code");
@@ -45,6 +46,7 @@ async fn redeem(
     at: i64,
 ) -> CodeRedeemed {
     store
+        .authorization_codes()
         .redeem_authorization_code(code_hash, client_id, Some(family), at)
         .await
         .expect("redeem")
@@ -55,7 +57,11 @@ pub async fn authorization_code_is_redeemed_once_and_remembers_its_family(store:
     let code = stored_code(store, now).await;
     let hash = &code.code_hash;
     assert_eq!(
-        store.get_authorization_code(hash, now).await.expect("get"),
+        store
+            .authorization_codes()
+            .get_authorization_code(hash, now)
+            .await
+            .expect("get"),
         Some(code.clone()),
         "a stored code reads back whole"
     );
@@ -89,6 +95,7 @@ pub async fn authorization_code_is_redeemed_once_and_remembers_its_family(store:
     );
     assert_eq!(
         store
+            .authorization_codes()
             .redeem_authorization_code(hash, &code.client_id, None, now + 2)
             .await
             .expect("redeem"),
@@ -96,6 +103,7 @@ pub async fn authorization_code_is_redeemed_once_and_remembers_its_family(store:
         "nor without a family"
     );
     let read = store
+        .authorization_codes()
         .get_authorization_code(hash, now + 3)
         .await
         .expect("get")
@@ -112,6 +120,7 @@ pub async fn authorization_code_is_redeemed_once_and_remembers_its_family(store:
     );
     assert_eq!(
         store
+            .authorization_codes()
             .get_authorization_code(hash, now + AUTHORIZATION_CODE_TTL_SECONDS)
             .await
             .expect("get"),
@@ -120,6 +129,7 @@ pub async fn authorization_code_is_redeemed_once_and_remembers_its_family(store:
     );
     assert_eq!(
         store
+            .authorization_codes()
             .get_authorization_code(&random_hash(), now)
             .await
             .expect("get"),
@@ -156,7 +166,12 @@ pub async fn concurrent_redemptions_have_one_winner(store: &dyn Store) {
     let code = stored_code(store, now).await;
     let families: Vec<FamilyId> = (0..10).map(|_| FamilyId::new(OsRandom.uuid())).collect();
     let attempts = families.iter().map(|family| {
-        store.redeem_authorization_code(&code.code_hash, &code.client_id, Some(family), now)
+        store.authorization_codes().redeem_authorization_code(
+            &code.code_hash,
+            &code.client_id,
+            Some(family),
+            now,
+        )
     });
     let outcomes = futures::future::join_all(attempts).await;
     let winners = outcomes

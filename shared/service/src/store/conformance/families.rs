@@ -72,6 +72,7 @@ pub async fn expired_items_read_as_absent(store: &dyn Store) {
 
     let access = access_token(now - 7200, ClientId::new(OsRandom.uuid()), None, past);
     store
+        .families()
         .put_access_token(&access)
         .await
         .expect("put_access_token");
@@ -82,9 +83,14 @@ pub async fn expired_items_read_as_absent(store: &dyn Store) {
     );
 
     let auth = auth_token(past - AUTH_TOKEN_TTL_SECONDS, past);
-    store.put_auth_token(&auth).await.expect("put_auth_token");
+    store
+        .auth_tokens()
+        .put_auth_token(&auth)
+        .await
+        .expect("put_auth_token");
     assert_eq!(
         store
+            .auth_tokens()
             .get_auth_token(&auth.token_hash, now)
             .await
             .expect("get_auth_token"),
@@ -99,6 +105,7 @@ pub async fn expired_items_read_as_absent(store: &dyn Store) {
     let legacy_expired = legacy_token(Some(past));
     let legacy_live = legacy_token(Some(now + 60));
     store
+        .legacy()
         .put_legacy_tokens(&[legacy_expired.clone(), legacy_live.clone()])
         .await
         .expect("put_legacy_tokens");
@@ -149,6 +156,7 @@ pub async fn revoke_family_revokes_its_tokens(store: &dyn Store) {
     let revoked_at = now + 5;
     assert!(
         store
+            .families()
             .revoke_family(&bundle.family.id, revoked_at)
             .await
             .expect("revoke_family"),
@@ -214,6 +222,7 @@ pub async fn revoke_family_revokes_its_tokens(store: &dyn Store) {
 
     assert!(
         store
+            .families()
             .revoke_family(&bundle.family.id, revoked_at + 60)
             .await
             .expect("revoke_family again"),
@@ -229,6 +238,7 @@ pub async fn revoke_family_revokes_its_tokens(store: &dyn Store) {
     let unknown = FamilyId::new(OsRandom.uuid());
     assert!(
         !store
+            .families()
             .revoke_family(&unknown, now)
             .await
             .expect("revoke_family of an unknown id"),

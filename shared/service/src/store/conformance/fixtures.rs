@@ -22,26 +22,27 @@ pub async fn stored_bundle(store: &dyn Store, now: UnixTime) -> Bundle {
 pub async fn stored_application_token(store: &dyn Store, now: UnixTime) -> AccessTokenRecord {
     let token = application_access_token(now);
     store
+        .families()
         .put_access_token(&token)
         .await
         .expect("put_access_token");
     token
 }
 
-/// Defines `read_x(store, key, at)`: the store's `get_x(key, at)`, which must not fail.
+/// Defines `read_x(store, key, at)`: the aggregate's `get_x(key, at)`, which must not fail.
 macro_rules! readers {
-    ($($reader:ident: $get:ident($key:ty) -> $record:ty;)+) => {$(
+    ($($reader:ident: $aggregate:ident.$get:ident($key:ty) -> $record:ty;)+) => {$(
         pub async fn $reader(store: &dyn Store, key: &$key, at: UnixTime) -> Option<$record> {
-            store.$get(key, at).await.expect(stringify!($get))
+            store.$aggregate().$get(key, at).await.expect(stringify!($get))
         }
     )+};
 }
 
 readers! {
-    read_family: get_family(FamilyId) -> Family;
-    read_refresh_token: get_refresh_token(TokenHash) -> RefreshTokenRecord;
-    read_access_token: get_access_token(TokenId) -> AccessTokenRecord;
-    read_legacy_token: get_legacy_token(TokenHash) -> LegacyToken;
+    read_family: families.get_family(FamilyId) -> Family;
+    read_refresh_token: families.get_refresh_token(TokenHash) -> RefreshTokenRecord;
+    read_access_token: families.get_access_token(TokenId) -> AccessTokenRecord;
+    read_legacy_token: legacy.get_legacy_token(TokenHash) -> LegacyToken;
 }
 
 /// The family, which must be present at `at` (revoked or not): `what` says why.
@@ -97,6 +98,7 @@ pub async fn rotate(
 ) -> Rotated {
     let at = successor.issued_at;
     store
+        .families()
         .rotate_refresh_token(rotation(bundle.family.id, presented, successor, access, at))
         .await
         .expect("rotate_refresh_token")
@@ -152,6 +154,7 @@ pub async fn assert_rotation_refused(
 pub async fn stored_legacy_token(store: &dyn Store) -> LegacyToken {
     let legacy = legacy_token(None);
     store
+        .legacy()
         .put_legacy_tokens(std::slice::from_ref(&legacy))
         .await
         .expect("put_legacy_tokens");
@@ -167,6 +170,7 @@ pub async fn exchange(
     at: UnixTime,
 ) -> FamilyCreated {
     store
+        .families()
         .create_family(exchange_of(bundle, legacy, previous_family, at))
         .await
         .expect("create_family")
@@ -174,6 +178,7 @@ pub async fn exchange(
 
 pub async fn read_legacy_exchange(store: &dyn Store, legacy: &TokenHash) -> Option<LegacyExchange> {
     store
+        .legacy()
         .get_legacy_exchange(legacy)
         .await
         .expect("get_legacy_exchange")

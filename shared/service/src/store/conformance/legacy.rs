@@ -16,9 +16,14 @@ pub async fn legacy_app_round_trip_and_relink(store: &dyn Store) {
         client_id: ClientId::new(OsRandom.uuid()),
         linked_at: now,
     };
-    store.put_legacy_app(&app).await.expect("put_legacy_app");
+    store
+        .legacy()
+        .put_legacy_app(&app)
+        .await
+        .expect("put_legacy_app");
     assert_eq!(
         store
+            .legacy()
             .get_legacy_app(&app.consumer_key)
             .await
             .expect("get_legacy_app"),
@@ -28,11 +33,13 @@ pub async fn legacy_app_round_trip_and_relink(store: &dyn Store) {
     app.client_id = ClientId::new(OsRandom.uuid());
     app.linked_at = now + 1;
     store
+        .legacy()
         .put_legacy_app(&app)
         .await
         .expect("put_legacy_app again");
     assert_eq!(
         store
+            .legacy()
             .get_legacy_app(&app.consumer_key)
             .await
             .expect("get_legacy_app"),
@@ -41,6 +48,7 @@ pub async fn legacy_app_round_trip_and_relink(store: &dyn Store) {
     );
     assert_eq!(
         store
+            .legacy()
             .get_legacy_app(&consumer_key())
             .await
             .expect("get_legacy_app"),
@@ -57,6 +65,7 @@ pub async fn legacy_token_round_trip_and_replace(store: &dyn Store) {
     expiring.wsadmin = false;
     expiring.company_id = None;
     store
+        .legacy()
         .put_legacy_tokens(&[forever.clone(), expiring.clone()])
         .await
         .expect("put_legacy_tokens");
@@ -76,6 +85,7 @@ pub async fn legacy_token_round_trip_and_replace(store: &dyn Store) {
     let mut replaced = forever.clone();
     replaced.scopes = scopes("accounting");
     store
+        .legacy()
         .put_legacy_tokens(std::slice::from_ref(&replaced))
         .await
         .expect("put_legacy_tokens again");
@@ -95,6 +105,7 @@ pub async fn legacy_token_round_trip_and_replace(store: &dyn Store) {
         "a token never exchanged has no exchange link"
     );
     store
+        .legacy()
         .put_legacy_tokens(&[])
         .await
         .expect("importing nothing succeeds");
@@ -109,6 +120,7 @@ pub async fn legacy_tokens_repeated_within_one_import_are_written_once(store: &d
     batch.extend(tokens.iter().take(10).cloned());
     batch.push(tokens[0].clone());
     store
+        .legacy()
         .put_legacy_tokens(&batch)
         .await
         .expect("put_legacy_tokens with repeated tokens");
@@ -129,6 +141,7 @@ pub async fn legacy_tokens_batch_import_of_10000_loses_nothing(store: &dyn Store
         .collect();
 
     store
+        .legacy()
         .put_legacy_tokens(&tokens)
         .await
         .expect("put_legacy_tokens of 10,000 tokens");
@@ -136,6 +149,7 @@ pub async fn legacy_tokens_batch_import_of_10000_loses_nothing(store: &dyn Store
 
     // A re-run of the same import: no failure, no change, nothing lost.
     store
+        .legacy()
         .put_legacy_tokens(&tokens)
         .await
         .expect("put_legacy_tokens re-import");

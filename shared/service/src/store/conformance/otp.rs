@@ -38,66 +38,97 @@ pub async fn otp_newest_open_record_counts_and_consumption(store: &dyn Store) {
     let now = now();
     let address = unique_address().key();
     let window = now - 900;
-    assert_eq!(store.count_otp_requests(&address, window).await.unwrap(), 0);
-    assert_eq!(store.find_open_otp(&address, now).await.unwrap(), None);
+    assert_eq!(
+        store
+            .otp()
+            .count_otp_requests(&address, window)
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        store.otp().find_open_otp(&address, now).await.unwrap(),
+        None
+    );
 
     let old = otp(&address, now - 1000, 5);
     let expired = otp(&address, now - 700, 5);
     let newest = otp(&address, now - 10, 5);
     for record in [&old, &expired, &newest] {
-        store.create_otp(record).await.expect("create_otp");
+        store.otp().create_otp(record).await.expect("create_otp");
     }
     store
+        .otp()
         .create_otp(&otp(&unique_address().key(), now, 5))
         .await
         .expect("create_otp for another address");
 
     assert_eq!(
-        store.count_otp_requests(&address, window).await.unwrap(),
+        store
+            .otp()
+            .count_otp_requests(&address, window)
+            .await
+            .unwrap(),
         2,
         "requests within the window are counted, expired ones too, older ones not"
     );
     assert_eq!(
-        store.find_open_otp(&address, now).await.unwrap().as_ref(),
+        store
+            .otp()
+            .find_open_otp(&address, now)
+            .await
+            .unwrap()
+            .as_ref(),
         Some(&newest),
         "the newest record is found, every field round-trips"
     );
     assert_eq!(
-        store.find_open_otp(&address, now + 590).await.unwrap(),
+        store
+            .otp()
+            .find_open_otp(&address, now + 590)
+            .await
+            .unwrap(),
         None,
         "expiry is checked on read"
     );
 
     assert!(
-        !store.consume_otp(&newest, now + 590).await.unwrap(),
+        !store.otp().consume_otp(&newest, now + 590).await.unwrap(),
         "expired"
     );
-    assert!(store.consume_otp(&newest, now).await.unwrap());
+    assert!(store.otp().consume_otp(&newest, now).await.unwrap());
     assert!(
-        !store.consume_otp(&newest, now).await.unwrap(),
+        !store.otp().consume_otp(&newest, now).await.unwrap(),
         "redeems once"
     );
-    assert_eq!(store.spend_otp_try(&newest, now).await.unwrap(), None);
+    assert_eq!(store.otp().spend_otp_try(&newest, now).await.unwrap(), None);
     assert_eq!(
-        store.find_open_otp(&address, now).await.unwrap(),
+        store.otp().find_open_otp(&address, now).await.unwrap(),
         None,
         "a consumed newest record closes the address; older ones do not come back"
     );
     assert_eq!(
-        store.count_otp_requests(&address, window).await.unwrap(),
+        store
+            .otp()
+            .count_otp_requests(&address, window)
+            .await
+            .unwrap(),
         1,
         "consumed requests are not counted"
     );
 
     let last_try = otp(&address, now + 1, 1);
-    store.create_otp(&last_try).await.unwrap();
+    store.otp().create_otp(&last_try).await.unwrap();
     assert_eq!(
-        store.spend_otp_try(&last_try, now + 1).await.unwrap(),
+        store.otp().spend_otp_try(&last_try, now + 1).await.unwrap(),
         Some(0)
     );
-    assert_eq!(store.find_open_otp(&address, now + 1).await.unwrap(), None);
+    assert_eq!(
+        store.otp().find_open_otp(&address, now + 1).await.unwrap(),
+        None
+    );
     assert!(
-        store.consume_otp(&last_try, now + 1).await.unwrap(),
+        store.otp().consume_otp(&last_try, now + 1).await.unwrap(),
         "the last try may be the right one"
     );
 }
@@ -105,8 +136,8 @@ pub async fn otp_newest_open_record_counts_and_consumption(store: &dyn Store) {
 pub async fn otp_is_consumed_once_by_10_parallel_requests(store: &dyn Store) {
     let now = now();
     let record = otp(&unique_address().key(), now, 5);
-    store.create_otp(&record).await.expect("create_otp");
-    let consumptions = (0..10).map(|_| store.consume_otp(&record, now));
+    store.otp().create_otp(&record).await.expect("create_otp");
+    let consumptions = (0..10).map(|_| store.otp().consume_otp(&record, now));
     let winners = futures::future::join_all(consumptions)
         .await
         .into_iter()
@@ -115,7 +146,11 @@ pub async fn otp_is_consumed_once_by_10_parallel_requests(store: &dyn Store) {
         .count();
     assert_eq!(winners, 1, "exactly one of 10 parallel consumptions wins");
     assert_eq!(
-        store.find_open_otp(&record.address, now).await.unwrap(),
+        store
+            .otp()
+            .find_open_otp(&record.address, now)
+            .await
+            .unwrap(),
         None
     );
 }
@@ -123,8 +158,8 @@ pub async fn otp_is_consumed_once_by_10_parallel_requests(store: &dyn Store) {
 pub async fn otp_tries_are_spent_atomically_by_12_parallel_requests(store: &dyn Store) {
     let now = now();
     let record = Arc::new(otp(&unique_address().key(), now, 5));
-    store.create_otp(&record).await.expect("create_otp");
-    let spends = (0..12).map(|_| store.spend_otp_try(&record, now));
+    store.otp().create_otp(&record).await.expect("create_otp");
+    let spends = (0..12).map(|_| store.otp().spend_otp_try(&record, now));
     let results = futures::future::join_all(spends).await;
     let mut left: Vec<u32> = results
         .into_iter()
@@ -137,7 +172,11 @@ pub async fn otp_tries_are_spent_atomically_by_12_parallel_requests(store: &dyn 
         "exactly five tries, each counted once"
     );
     assert_eq!(
-        store.find_open_otp(&record.address, now).await.unwrap(),
+        store
+            .otp()
+            .find_open_otp(&record.address, now)
+            .await
+            .unwrap(),
         None
     );
 }
@@ -147,63 +186,119 @@ pub async fn users_are_found_by_unique_case_insensitive_email(store: &dyn Store)
     let address = unique_address();
     let mut ann = user(now, &unique_login());
     ann.email = Some(address.as_str().to_owned());
-    assert_eq!(store.insert_user(&ann).await.unwrap(), Inserted::Inserted);
+    assert_eq!(
+        store.principals().insert_user(&ann).await.unwrap(),
+        Inserted::Inserted
+    );
     let upper = ChannelHandle::parse(&address.as_str().to_uppercase()).unwrap();
     assert_eq!(
-        store.get_user_by_email(&upper).await.unwrap().as_ref(),
+        store
+            .principals()
+            .get_user_by_email(&upper)
+            .await
+            .unwrap()
+            .as_ref(),
         Some(&ann),
         "found whatever the case"
     );
     assert_eq!(
-        store.get_user_by_email(&unique_address()).await.unwrap(),
+        store
+            .principals()
+            .get_user_by_email(&unique_address())
+            .await
+            .unwrap(),
         None
     );
 
     let mut bob = user(now, &unique_login());
     bob.email = Some(upper.as_str().to_owned());
     assert_eq!(
-        store.insert_user(&bob).await.unwrap(),
+        store.principals().insert_user(&bob).await.unwrap(),
         Inserted::AlreadyExists,
         "addresses are unique case-insensitively"
     );
     bob.email = None;
-    assert_eq!(store.insert_user(&bob).await.unwrap(), Inserted::Inserted);
     assert_eq!(
-        store.set_user_email(&bob.id, &upper).await.unwrap(),
+        store.principals().insert_user(&bob).await.unwrap(),
+        Inserted::Inserted
+    );
+    assert_eq!(
+        store
+            .principals()
+            .set_user_email(&bob.id, &upper)
+            .await
+            .unwrap(),
         EmailUpdate::Taken
     );
     let unknown = crate::domain::PrincipalId::new(OsRandom.uuid());
     assert_eq!(
-        store.set_user_email(&unknown, &upper).await.unwrap(),
+        store
+            .principals()
+            .set_user_email(&unknown, &upper)
+            .await
+            .unwrap(),
         EmailUpdate::UnknownUser
     );
 
     // Ann moves to a new address: the old one is released and Bob can take it.
     let moved = unique_address();
     assert_eq!(
-        store.set_user_email(&ann.id, &moved).await.unwrap(),
+        store
+            .principals()
+            .set_user_email(&ann.id, &moved)
+            .await
+            .unwrap(),
         EmailUpdate::Updated
     );
-    assert_eq!(store.get_user_by_email(&address).await.unwrap(), None);
-    let found = store.get_user_by_email(&moved).await.unwrap().unwrap();
+    assert_eq!(
+        store
+            .principals()
+            .get_user_by_email(&address)
+            .await
+            .unwrap(),
+        None
+    );
+    let found = store
+        .principals()
+        .get_user_by_email(&moved)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (found.id, found.email.as_deref()),
         (ann.id, Some(moved.as_str()))
     );
     assert_eq!(
-        store.set_user_email(&bob.id, &address).await.unwrap(),
+        store
+            .principals()
+            .set_user_email(&bob.id, &address)
+            .await
+            .unwrap(),
         EmailUpdate::Updated
     );
     assert_eq!(
-        store.get_user_by_email(&upper).await.unwrap().map(|u| u.id),
+        store
+            .principals()
+            .get_user_by_email(&upper)
+            .await
+            .unwrap()
+            .map(|u| u.id),
         Some(bob.id)
     );
     // A status change through put_user keeps the address findable.
-    let mut bob = store.get_user(&bob.id).await.unwrap().unwrap();
+    let mut bob = store.principals().get_user(&bob.id).await.unwrap().unwrap();
     bob.status = crate::domain::UserStatus::Disabled;
     store
+        .principals()
         .put_user(&bob)
         .await
         .expect("put_user keeps the address");
-    assert_eq!(store.get_user_by_email(&address).await.unwrap(), Some(bob));
+    assert_eq!(
+        store
+            .principals()
+            .get_user_by_email(&address)
+            .await
+            .unwrap(),
+        Some(bob)
+    );
 }

@@ -13,17 +13,26 @@ pub async fn user_round_trip_and_case_insensitive_login(store: &dyn Store) {
     user.company_id = Some(PrincipalId::new(OsRandom.uuid()));
     user.is_admin = true;
     assert_eq!(
-        store.insert_user(&user).await.expect("insert_user"),
+        store
+            .principals()
+            .insert_user(&user)
+            .await
+            .expect("insert_user"),
         Inserted::Inserted
     );
     assert_eq!(
-        store.get_user(&user.id).await.expect("get_user"),
+        store
+            .principals()
+            .get_user(&user.id)
+            .await
+            .expect("get_user"),
         Some(user.clone()),
         "a user reads back by id as written"
     );
     let other_case = Login::parse(&login.to_uppercase()).expect("valid login");
     assert_eq!(
         store
+            .principals()
             .get_user_by_login(&other_case)
             .await
             .expect("get_user_by_login"),
@@ -32,14 +41,19 @@ pub async fn user_round_trip_and_case_insensitive_login(store: &dyn Store) {
     );
 
     user.status = UserStatus::LogonDenied;
-    store.put_user(&user).await.expect("put_user");
+    store.principals().put_user(&user).await.expect("put_user");
     assert_eq!(
-        store.get_user(&user.id).await.expect("get_user"),
+        store
+            .principals()
+            .get_user(&user.id)
+            .await
+            .expect("get_user"),
         Some(user.clone()),
         "put_user replaces the stored user"
     );
     assert_eq!(
         store
+            .principals()
             .get_user_by_login(&user.login)
             .await
             .expect("get_user_by_login"),
@@ -50,6 +64,7 @@ pub async fn user_round_trip_and_case_insensitive_login(store: &dyn Store) {
     let unknown_login = Login::parse(&unique_login()).expect("valid login");
     assert_eq!(
         store
+            .principals()
             .get_user_by_login(&unknown_login)
             .await
             .expect("get_user_by_login"),
@@ -58,6 +73,7 @@ pub async fn user_round_trip_and_case_insensitive_login(store: &dyn Store) {
     );
     assert_eq!(
         store
+            .principals()
             .get_user(&PrincipalId::new(OsRandom.uuid()))
             .await
             .expect("get_user"),
@@ -71,19 +87,31 @@ pub async fn duplicate_user_id_or_login_is_rejected(store: &dyn Store) {
     let login = unique_login();
     let first = user(now, &login);
     assert_eq!(
-        store.insert_user(&first).await.expect("insert_user"),
+        store
+            .principals()
+            .insert_user(&first)
+            .await
+            .expect("insert_user"),
         Inserted::Inserted
     );
 
     // Same login in another case, another id.
     let same_login = user(now, &login.to_uppercase());
     assert_eq!(
-        store.insert_user(&same_login).await.expect("insert_user"),
+        store
+            .principals()
+            .insert_user(&same_login)
+            .await
+            .expect("insert_user"),
         Inserted::AlreadyExists,
         "a taken login (compared case-insensitively) is rejected"
     );
     assert_eq!(
-        store.get_user(&same_login.id).await.expect("get_user"),
+        store
+            .principals()
+            .get_user(&same_login.id)
+            .await
+            .expect("get_user"),
         None,
         "a rejected user is not written"
     );
@@ -92,12 +120,17 @@ pub async fn duplicate_user_id_or_login_is_rejected(store: &dyn Store) {
     let mut same_id = user(now, &unique_login());
     same_id.id = first.id;
     assert_eq!(
-        store.insert_user(&same_id).await.expect("insert_user"),
+        store
+            .principals()
+            .insert_user(&same_id)
+            .await
+            .expect("insert_user"),
         Inserted::AlreadyExists,
         "a taken user id is rejected"
     );
     assert_eq!(
         store
+            .principals()
             .get_user_by_login(&same_id.login)
             .await
             .expect("get_user_by_login"),
@@ -105,12 +138,17 @@ pub async fn duplicate_user_id_or_login_is_rejected(store: &dyn Store) {
         "a user rejected for its id does not claim its login"
     );
     assert_eq!(
-        store.get_user(&first.id).await.expect("get_user"),
+        store
+            .principals()
+            .get_user(&first.id)
+            .await
+            .expect("get_user"),
         Some(first.clone()),
         "the first user is unchanged by rejected inserts"
     );
     assert_eq!(
         store
+            .principals()
             .get_user_by_login(&first.login)
             .await
             .expect("get_user_by_login"),
@@ -122,24 +160,38 @@ pub async fn duplicate_user_id_or_login_is_rejected(store: &dyn Store) {
 pub async fn company_round_trip_and_client_enablement(store: &dyn Store) {
     let now = now();
     let mut company = company(now);
-    store.put_company(&company).await.expect("put_company");
+    store
+        .principals()
+        .put_company(&company)
+        .await
+        .expect("put_company");
     assert_eq!(
-        store.get_company(&company.id).await.expect("get_company"),
+        store
+            .principals()
+            .get_company(&company.id)
+            .await
+            .expect("get_company"),
         Some(company.clone()),
         "a company reads back as written"
     );
     company.status = CompanyStatus::Maintenance;
     store
+        .principals()
         .put_company(&company)
         .await
         .expect("put_company again");
     assert_eq!(
-        store.get_company(&company.id).await.expect("get_company"),
+        store
+            .principals()
+            .get_company(&company.id)
+            .await
+            .expect("get_company"),
         Some(company.clone()),
         "put_company replaces the stored company"
     );
     assert_eq!(
         store
+            .principals()
             .get_company(&PrincipalId::new(OsRandom.uuid()))
             .await
             .expect("get_company"),
@@ -151,21 +203,25 @@ pub async fn company_round_trip_and_client_enablement(store: &dyn Store) {
     let other = ClientId::new(OsRandom.uuid());
     assert!(
         !store
+            .principals()
             .is_company_enabled_for_client(&company.id, &enabled)
             .await
             .expect("is_company_enabled_for_client"),
         "a company is not enabled for a client before enable_company_for_client"
     );
     store
+        .principals()
         .enable_company_for_client(&company.id, &enabled)
         .await
         .expect("enable_company_for_client");
     store
+        .principals()
         .enable_company_for_client(&company.id, &enabled)
         .await
         .expect("enable_company_for_client is idempotent");
     assert!(
         store
+            .principals()
             .is_company_enabled_for_client(&company.id, &enabled)
             .await
             .expect("is_company_enabled_for_client"),
@@ -173,6 +229,7 @@ pub async fn company_round_trip_and_client_enablement(store: &dyn Store) {
     );
     assert!(
         !store
+            .principals()
             .is_company_enabled_for_client(&company.id, &other)
             .await
             .expect("is_company_enabled_for_client"),
@@ -180,6 +237,7 @@ pub async fn company_round_trip_and_client_enablement(store: &dyn Store) {
     );
     assert!(
         !store
+            .principals()
             .is_company_enabled_for_client(&PrincipalId::new(OsRandom.uuid()), &enabled)
             .await
             .expect("is_company_enabled_for_client"),

@@ -11,7 +11,7 @@ use crate::domain::{
 };
 use crate::random::{OsRandom, RandomExt};
 use crate::secrets::{PasswordHash, TokenHash};
-use crate::store::{FamilyCreated, FamilyStore, LegacyExchangeUpdate, NewFamily, Rotation};
+use crate::store::{FamilyCreated, LegacyExchangeUpdate, NewFamily, Rotation, Store};
 
 pub fn now() -> UnixTime {
     SystemClock.now()
@@ -229,8 +229,9 @@ impl Bundle {
         }
     }
 
-    pub async fn create(&self, store: &dyn FamilyStore) {
+    pub async fn create(&self, store: &dyn Store) {
         let created = store
+            .families()
             .create_family(self.new_family())
             .await
             .expect("create_family");

@@ -18,11 +18,13 @@ async fn assert_reads_with_origin(
     what: &str,
 ) -> RefreshTokenRecord {
     let read = store
+        .families()
         .get_refresh_token_with_origin(hash, now)
         .await
         .expect("get_refresh_token_with_origin")
         .unwrap_or_else(|| panic!("{what}: the token reads with its origin"));
     let record = store
+        .families()
         .get_refresh_token(hash, now)
         .await
         .expect("get_refresh_token")
@@ -57,6 +59,7 @@ pub async fn refresh_token_reads_with_its_family_origin(store: &dyn Store) {
     );
     assert_eq!(
         store
+            .families()
             .get_refresh_token_with_origin(&random_hash(), now)
             .await
             .expect("get_refresh_token_with_origin"),
@@ -65,6 +68,7 @@ pub async fn refresh_token_reads_with_its_family_origin(store: &dyn Store) {
     );
     assert_eq!(
         store
+            .families()
             .get_refresh_token_with_origin(&bundle.refresh.token_hash, now + 120)
             .await
             .expect("get_refresh_token_with_origin"),
@@ -74,6 +78,7 @@ pub async fn refresh_token_reads_with_its_family_origin(store: &dyn Store) {
 
     // The family's state is the write's to check, not this read's.
     assert!(store
+        .families()
         .revoke_family(&bundle.family.id, now + 1)
         .await
         .expect("revoke_family"));
@@ -96,6 +101,7 @@ pub async fn rotated_and_renewed_tokens_keep_their_family_origin(store: &dyn Sto
     // A successor the rotation gave the origin to.
     let (second, access) = bundle.successor(now + 10, 1);
     let rotated = store
+        .families()
         .rotate_refresh_token(Rotation {
             origin: Some(&origin),
             ..rotation(
@@ -131,6 +137,7 @@ pub async fn rotated_and_renewed_tokens_keep_their_family_origin(store: &dyn Sto
     // A successor written as before tokens carried the origin: still read with it.
     let (third, access) = bundle.successor(now + 20, 2);
     let rotated = store
+        .families()
         .rotate_refresh_token(rotation(
             bundle.family.id,
             &second.token_hash,
@@ -154,6 +161,7 @@ pub async fn rotated_and_renewed_tokens_keep_their_family_origin(store: &dyn Sto
     let (_, access) = bundle.successor(now + 30, 3);
     let expires_at = now + 360 * 86_400;
     let renewed = store
+        .families()
         .renew_refresh_token(Renewal {
             family_id: bundle.family.id,
             presented: &third.token_hash,

@@ -18,6 +18,7 @@ async fn renew(
     now: i64,
 ) -> Renewed {
     store
+        .families()
         .renew_refresh_token(Renewal {
             family_id: bundle.family.id,
             presented,
@@ -96,6 +97,7 @@ pub async fn renewal_of_a_non_current_token_or_revoked_family_writes_nothing(sto
     );
 
     store
+        .families()
         .revoke_family(&bundle.family.id, now + 3)
         .await
         .expect("revoke_family");

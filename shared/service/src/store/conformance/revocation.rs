@@ -33,6 +33,7 @@ pub async fn revoke_access_token_revokes_only_that_token(store: &dyn Store) {
 
     assert!(
         store
+            .revocation()
             .revoke_access_token(&bundle.access.jti, now)
             .await
             .expect("revoke_access_token"),
@@ -40,6 +41,7 @@ pub async fn revoke_access_token_revokes_only_that_token(store: &dyn Store) {
     );
     assert!(
         store
+            .revocation()
             .revoke_access_token(&bundle.access.jti, now + 1)
             .await
             .expect("revoke_access_token again"),
@@ -59,6 +61,7 @@ pub async fn revoke_access_token_revokes_only_that_token(store: &dyn Store) {
     let unknown = access_token(now, ClientId::new(OsRandom.uuid()), None, now + 60);
     assert!(
         !store
+            .revocation()
             .revoke_access_token(&unknown.jti, now)
             .await
             .expect("revoke_access_token of an unknown jti"),
@@ -80,6 +83,7 @@ pub async fn revoke_connection_revokes_the_principals_families_with_that_client(
     let other_principal = family_of(store, PrincipalId::new(OsRandom.uuid()), client).await;
 
     store
+        .revocation()
         .revoke_connection(&principal, &client, now())
         .await
         .expect("revoke_connection");
@@ -101,6 +105,7 @@ pub async fn revoke_connection_revokes_the_principals_families_with_that_client(
     }
 
     store
+        .revocation()
         .revoke_connection(&principal, &client, now())
         .await
         .expect("revoke_connection is idempotent");
@@ -110,6 +115,7 @@ pub async fn revoke_connection_revokes_the_principals_families_with_that_client(
         "a family created after the revocation is live"
     );
     store
+        .revocation()
         .revoke_connection(&PrincipalId::new(OsRandom.uuid()), &client, now())
         .await
         .expect("revoking a connection with no families succeeds");

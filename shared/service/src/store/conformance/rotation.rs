@@ -139,6 +139,7 @@ pub async fn rotation_of_revoked_or_expired_family_is_refused(store: &dyn Store)
 
     let revoked = stored_bundle(store, now).await;
     assert!(store
+        .families()
         .revoke_family(&revoked.family.id, now)
         .await
         .expect("revoke_family"));

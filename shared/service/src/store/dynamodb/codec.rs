@@ -22,43 +22,92 @@ pub(super) mod keys {
     use crate::clock::UnixTime;
     use crate::domain::{ClientId, ConsumerKey, FamilyId, Login, PrincipalId, TokenId};
     use crate::secrets::TokenHash;
+    use prefix::*;
+
+    /// Each item kind's partition-key prefix (also the sort-key prefix of the items that point
+    /// at another kind: a company's enabled `CLIENT#`, a connection's `FAMILY#`).
+    pub mod prefix {
+        pub const CLIENT: &str = "CLIENT#";
+        pub const USER: &str = "USER#";
+        pub const LOGIN: &str = "LOGIN#";
+        pub const COMPANY: &str = "COMPANY#";
+        pub const LEGACY_APP: &str = "LEGACYAPP#";
+        pub const LEGACY: &str = "LEGACY#";
+        pub const FAMILY: &str = "FAMILY#";
+        pub const REFRESH: &str = "REFRESH#";
+        pub const ACCESS: &str = "ACCESS#";
+        pub const CONNECTION: &str = "CONNECTION#";
+        pub const AUTH_TOKEN: &str = "AUTHTOKEN#";
+        pub const LOGIN_ATTEMPTS: &str = "FAILEDLOGIN#";
+        pub const OTP: &str = "OTP#";
+        pub const EMAIL: &str = "EMAIL#";
+        pub const AUTHORIZATION_CODE: &str = "AUTHCODE#";
+    }
+
+    /// The partition-key prefixes each Lambda function writes, by the logical id of its IAM role
+    /// in `template.yaml`. The role's `dynamodb:LeadingKeys` condition must name exactly these,
+    /// and no other role may write the table (`template_iam` tests both). Every other kind
+    /// (clients, principals, legacy apps, e-mail addresses) is written by `tokenctl` only.
+    pub const FUNCTION_WRITES: &[(&str, &[&str])] = &[
+        // Access tokens, new families with their connection listing, rotation, revocation,
+        // login attempts, one-time passwords, authorization codes.
+        (
+            "TokenFunctionRole",
+            &[
+                FAMILY,
+                REFRESH,
+                ACCESS,
+                CONNECTION,
+                LOGIN_ATTEMPTS,
+                OTP,
+                AUTHORIZATION_CODE,
+            ],
+        ),
+        // A new family with its tokens and connection listing, the exchange link (on the
+        // legacy token's partition), revoking the family of a previous exchange.
+        (
+            "ExchangeFunctionRole",
+            &[FAMILY, REFRESH, ACCESS, CONNECTION, LEGACY],
+        ),
+        ("CompanyAuthtokenFunctionRole", &[AUTH_TOKEN]),
+    ];
 
     pub fn client(id: &ClientId) -> (String, &'static str) {
-        (format!("CLIENT#{id}"), "CLIENT")
+        (format!("{CLIENT}{id}"), "CLIENT")
     }
     pub fn user(id: &PrincipalId) -> (String, &'static str) {
-        (format!("USER#{id}"), "USER")
+        (format!("{USER}{id}"), "USER")
     }
     pub fn login(login: &Login) -> (String, &'static str) {
-        (format!("LOGIN#{login}"), "LOGIN")
+        (format!("{LOGIN}{login}"), "LOGIN")
     }
     pub fn company(id: &PrincipalId) -> (String, &'static str) {
-        (format!("COMPANY#{id}"), "COMPANY")
+        (format!("{COMPANY}{id}"), "COMPANY")
     }
     pub fn enablement(company: &PrincipalId, client: &ClientId) -> (String, String) {
-        (format!("COMPANY#{company}"), format!("CLIENT#{client}"))
+        (format!("{COMPANY}{company}"), format!("{CLIENT}{client}"))
     }
     pub fn legacy_app(key: &ConsumerKey) -> (String, &'static str) {
-        (format!("LEGACYAPP#{key}"), "LEGACYAPP")
+        (format!("{LEGACY_APP}{key}"), "LEGACYAPP")
     }
     pub fn legacy_token(hash: &TokenHash) -> (String, &'static str) {
-        (format!("LEGACY#{}", hash.to_hex()), "LEGACY")
+        (format!("{LEGACY}{}", hash.to_hex()), "LEGACY")
     }
     pub fn legacy_exchange(hash: &TokenHash) -> (String, &'static str) {
-        (format!("LEGACY#{}", hash.to_hex()), "EXCHANGE")
+        (format!("{LEGACY}{}", hash.to_hex()), "EXCHANGE")
     }
     pub fn family(id: &FamilyId) -> (String, &'static str) {
-        (format!("FAMILY#{id}"), "FAMILY")
+        (format!("{FAMILY}{id}"), "FAMILY")
     }
     pub fn refresh(hash: &TokenHash) -> (String, &'static str) {
-        (format!("REFRESH#{}", hash.to_hex()), "REFRESH")
+        (format!("{REFRESH}{}", hash.to_hex()), "REFRESH")
     }
     pub fn access(jti: &TokenId) -> (String, &'static str) {
-        (format!("ACCESS#{jti}"), "ACCESS")
+        (format!("{ACCESS}{jti}"), "ACCESS")
     }
     /// The partition listing the families one principal holds with one client.
     pub fn connection_partition(principal: &PrincipalId, client: &ClientId) -> String {
-        format!("CONNECTION#{principal}#{client}")
+        format!("{CONNECTION}{principal}#{client}")
     }
     pub fn connection(
         principal: &PrincipalId,
@@ -67,18 +116,17 @@ pub(super) mod keys {
     ) -> (String, String) {
         (
             connection_partition(principal, client),
-            format!("FAMILY#{family}"),
+            format!("{FAMILY}{family}"),
         )
     }
     pub fn auth_token(hash: &TokenHash) -> (String, &'static str) {
-        (format!("AUTHTOKEN#{}", hash.to_hex()), "AUTHTOKEN")
+        (format!("{AUTH_TOKEN}{}", hash.to_hex()), "AUTHTOKEN")
     }
-    /// A login's attempt counter (the prefix the token function's IAM role may write).
     pub fn login_attempts(login: &Login) -> (String, &'static str) {
-        (format!("FAILEDLOGIN#{login}"), "ATTEMPTS")
+        (format!("{LOGIN_ATTEMPTS}{login}"), "ATTEMPTS")
     }
     pub fn otps(address: &TokenHash) -> String {
-        format!("OTP#{}", address.to_hex())
+        format!("{OTP}{}", address.to_hex())
     }
     /// Creation time first (zero-padded, see [`sortable_time`]), so a query reads an
     /// address's passwords newest first and `sk >= since` is a time range; then the write time
@@ -91,10 +139,10 @@ pub(super) mod keys {
         )
     }
     pub fn email(address: &TokenHash) -> (String, &'static str) {
-        (format!("EMAIL#{}", address.to_hex()), "EMAIL")
+        (format!("{EMAIL}{}", address.to_hex()), "EMAIL")
     }
     pub fn authorization_code(hash: &TokenHash) -> (String, &'static str) {
-        (format!("AUTHCODE#{}", hash.to_hex()), "AUTHCODE")
+        (format!("{AUTHORIZATION_CODE}{}", hash.to_hex()), "AUTHCODE")
     }
     /// Zero-padded so that string order is time order and `sk >= since` is a time range.
     pub fn sortable_time(at: UnixTime) -> String {
@@ -136,13 +184,13 @@ pub(super) fn to_item<T: Serialize>(
 
 fn encode<T: Serialize>(value: &T) -> StoreResult<Item> {
     serde_dynamo::aws_sdk_dynamodb_1::to_item(value)
-        .map_err(|e| StoreError::Internal(sanitize(&format!("cannot encode item: {e}"))))
+        .map_err(|e| StoreError::internal(sanitize(&format!("cannot encode item: {e}"))))
 }
 
 pub(super) fn from_item<T: DeserializeOwned>(item: Item) -> StoreResult<T> {
     // Unknown attributes (pk, sk) are ignored by the derived Deserialize impls.
     serde_dynamo::aws_sdk_dynamodb_1::from_item(item)
-        .map_err(|e| StoreError::Internal(sanitize(&format!("malformed item: {e}"))))
+        .map_err(|e| StoreError::internal(sanitize(&format!("malformed item: {e}"))))
 }
 
 /// A refresh token's item, with its family's origin when the writer has it.
@@ -165,7 +213,7 @@ pub(super) fn refresh_token_from_item(
         None => None,
         Some(AttributeValue::M(origin)) => Some(from_item(origin)?),
         Some(_) => {
-            return Err(StoreError::Internal(format!(
+            return Err(StoreError::internal(format!(
                 "malformed item: `{ORIGIN}` is not a map"
             )))
         }

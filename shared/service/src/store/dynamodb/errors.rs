@@ -27,7 +27,7 @@ pub(super) const OUTCOME_UNKNOWN_CODES: &[&str] = &[
 ];
 
 pub(super) fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> StoreError {
-    StoreError::Internal(format!("cannot build request: {e}"))
+    StoreError::internal(format!("cannot build request: {e}")).caused_by(e)
 }
 
 /// Error text for logs and 500 bodies: short, and with every long hex run (a token hash that a
@@ -70,15 +70,16 @@ pub(super) fn sanitize(text: &str) -> String {
 /// Timeouts, throttling, unreachable endpoints and unknown outcomes are `Unavailable` (503,
 /// retry later); the SDK has already retried them by then. A timeout or a dropped answer after
 /// the request was sent may hide a write that landed: `Unavailable` therefore never means
-/// "nothing was changed". Everything else is `Internal` (500).
+/// "nothing was changed". Everything else is `Internal` (500). The SDK's error is kept as the
+/// source.
 pub(super) fn store_error<E>(op: &str, err: SdkError<E>) -> StoreError
 where
-    E: ProvideErrorMetadata + std::error::Error + 'static,
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
 {
-    match &err {
-        SdkError::TimeoutError(_) => StoreError::Unavailable(format!("{op}: timed out")),
+    let error = match &err {
+        SdkError::TimeoutError(_) => StoreError::unavailable(format!("{op}: timed out")),
         SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
-            StoreError::Unavailable(sanitize(&format!(
+            StoreError::unavailable(sanitize(&format!(
                 "{op}: cannot reach DynamoDB: {}",
                 DisplayErrorContext(&err)
             )))
@@ -90,13 +91,14 @@ where
                 || OUTCOME_UNKNOWN_CODES.contains(&code)
                 || service.raw().status().is_server_error()
             {
-                StoreError::Unavailable(message)
+                StoreError::unavailable(message)
             } else {
-                StoreError::Internal(message)
+                StoreError::internal(message)
             }
         }
-        _ => StoreError::Internal(sanitize(&format!("{op}: {}", DisplayErrorContext(&err)))),
-    }
+        _ => StoreError::internal(sanitize(&format!("{op}: {}", DisplayErrorContext(&err)))),
+    };
+    error.caused_by(err)
 }
 
 /// The per-item codes of a cancelled transaction: from `CancellationReasons`, or, if a server

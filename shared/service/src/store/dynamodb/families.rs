@@ -12,8 +12,8 @@ use crate::clock::UnixTime;
 use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, TokenId};
 use crate::secrets::TokenHash;
 use crate::store::{
-    FamilyCreated, FamilyOrigin, FamilyStore, NewFamily, RefreshTokenWithOrigin, Renewal, Renewed,
-    Rotated, Rotation, StoreError, StoreResult,
+    Failure, FamilyCreated, FamilyOrigin, FamilyStore, NewFamily, RefreshTokenWithOrigin, Renewal,
+    Renewed, Rotated, Rotation, StoreError, StoreResult,
 };
 
 /// The `ClientRequestToken` of the rotation to `generation`: every attempt at that rotation,
@@ -43,7 +43,7 @@ impl FamilyStore for DynamoStore {
         let Some(update) = new.legacy_exchange else {
             return match self.transact("CreateFamily", common).await? {
                 Transaction::Committed => Ok(FamilyCreated::Created),
-                Transaction::ConditionsFailed(_) => Err(StoreError::Internal(
+                Transaction::ConditionsFailed(_) => Err(StoreError::internal(
                     "CreateFamily: family, refresh token or access token id already taken"
                         .to_owned(),
                 )),
@@ -104,7 +104,7 @@ impl FamilyStore for DynamoStore {
             Transaction::ConditionsFailed(failed) if failed.contains(&link_index) => {
                 Ok(FamilyCreated::LegacyExchangeRaced)
             }
-            Transaction::ConditionsFailed(_) => Err(StoreError::Internal(
+            Transaction::ConditionsFailed(_) => Err(StoreError::internal(
                 "CreateFamily: family, refresh token or access token id already taken".to_owned(),
             )),
         }
@@ -205,7 +205,7 @@ impl FamilyStore for DynamoStore {
             Ok(Transaction::ConditionsFailed(failed)) if failed.contains(&0) => {
                 Ok(Rotated::NotCurrent)
             }
-            Ok(Transaction::ConditionsFailed(failed)) => Err(StoreError::Internal(format!(
+            Ok(Transaction::ConditionsFailed(failed)) => Err(StoreError::internal(format!(
                 "RotateRefreshToken: integrity condition failed on item(s) {failed:?}"
             ))),
             // A timeout or a lost answer says nothing about whether the write landed.
@@ -253,7 +253,7 @@ impl FamilyStore for DynamoStore {
         match self.transact("RenewRefreshToken", items).await? {
             Transaction::Committed => Ok(Renewed::Renewed),
             Transaction::ConditionsFailed(failed) if failed.contains(&0) => Ok(Renewed::NotCurrent),
-            Transaction::ConditionsFailed(failed) => Err(StoreError::Internal(format!(
+            Transaction::ConditionsFailed(failed) => Err(StoreError::internal(format!(
                 "RenewRefreshToken: integrity condition failed on item(s) {failed:?}"
             ))),
         }
@@ -312,7 +312,7 @@ impl DynamoStore {
     async fn read_back_rotation(
         &self,
         rotation: &Rotation<'_>,
-        reason: String,
+        reason: Failure,
     ) -> StoreResult<Rotated> {
         let family = self
             .get::<Family>(

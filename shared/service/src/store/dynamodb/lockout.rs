@@ -177,5 +177,5 @@ fn number<T: std::str::FromStr>(item: &Item, name: &str) -> StoreResult<T> {
     item.get(name)
         .and_then(|value| value.as_n().ok())
         .and_then(|text| text.parse().ok())
-        .ok_or_else(|| StoreError::Internal(format!("malformed login attempt counter: {name}")))
+        .ok_or_else(|| StoreError::internal(format!("malformed login attempt counter: {name}")))
 }

@@ -48,6 +48,11 @@ mod principals;
 mod requests;
 mod revocation;
 mod table;
+#[cfg(test)]
+mod template_iam;
+
+/// Which item kinds each function writes, for the deployment's IAM conditions.
+pub use codec::keys::{prefix, FUNCTION_WRITES};
 
 /// The SDK, so that users of [`DynamoStore::client`] can name its types without depending on
 /// the same version themselves.

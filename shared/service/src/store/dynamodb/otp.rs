@@ -195,7 +195,7 @@ impl OtpStore for DynamoStore {
                     .and_then(|mut attributes| attributes.remove("tries_left"))
                     .and_then(|value| value.as_n().ok().and_then(|n| n.parse().ok()))
                     .ok_or_else(|| {
-                        StoreError::Internal("SpendOtpTry: no tries_left returned".to_owned())
+                        StoreError::internal("SpendOtpTry: no tries_left returned".to_owned())
                     })?;
                 Ok(Some(left))
             }

@@ -105,7 +105,7 @@ impl PrincipalStore for DynamoStore {
         }
         match self.transact("PutUser", items).await? {
             Transaction::Committed => Ok(()),
-            Transaction::ConditionsFailed(_) => Err(StoreError::Internal(
+            Transaction::ConditionsFailed(_) => Err(StoreError::internal(
                 "PutUser: a user's login or address cannot change, nor take another user's"
                     .to_owned(),
             )),
@@ -173,7 +173,7 @@ impl PrincipalStore for DynamoStore {
         match self.transact("SetUserEmail", items).await? {
             Transaction::Committed => Ok(EmailUpdate::Updated),
             Transaction::ConditionsFailed(failed) if failed == [1] => Ok(EmailUpdate::Taken),
-            Transaction::ConditionsFailed(_) => Err(StoreError::Unavailable(
+            Transaction::ConditionsFailed(_) => Err(StoreError::unavailable(
                 "SetUserEmail: the user changed meanwhile; try again".to_owned(),
             )),
         }

@@ -215,9 +215,9 @@ impl DynamoStore {
                     "ProvisionedThroughputExceeded",
                     "RequestLimitExceeded",
                 ]) {
-                    StoreError::Unavailable(format!("{op}: transaction cancelled: [{summary}]"))
+                    StoreError::unavailable(format!("{op}: transaction cancelled: [{summary}]"))
                 } else {
-                    StoreError::Internal(format!("{op}: transaction cancelled: [{summary}]"))
+                    StoreError::internal(format!("{op}: transaction cancelled: [{summary}]"))
                 },
             );
         }
@@ -250,7 +250,7 @@ impl DynamoStore {
             ))
             .await;
         }
-        Err(StoreError::Unavailable(format!(
+        Err(StoreError::unavailable(format!(
             "BatchWriteItem: {} items still unprocessed after {BATCH_ATTEMPTS} attempts",
             pending.len()
         )))

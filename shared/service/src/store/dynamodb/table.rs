@@ -81,7 +81,7 @@ impl DynamoStore {
                 return Ok(());
             }
             if tokio::time::Instant::now() >= deadline {
-                return Err(StoreError::Unavailable(format!(
+                return Err(StoreError::unavailable(format!(
                     "table {} not ACTIVE after {}s (status {status:?})",
                     self.table,
                     TABLE_ACTIVE_TIMEOUT.as_secs()
@@ -110,7 +110,7 @@ impl DynamoStore {
             // A TTL on another attribute would silently keep every expired item forever.
             return match attribute.as_deref() {
                 Some(TTL_ATTRIBUTE) | None => Ok(()),
-                Some(other) => Err(StoreError::Internal(format!(
+                Some(other) => Err(StoreError::internal(format!(
                     "table {} has TTL on `{other}`, expected `{TTL_ATTRIBUTE}`",
                     self.table
                 ))),

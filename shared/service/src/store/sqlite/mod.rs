@@ -166,7 +166,8 @@ impl SqliteStore {
     pub fn open_with_busy_timeout(path: &Path, busy_timeout: Duration) -> StoreResult<Self> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| {
-                StoreError::Internal(format!("cannot create {}: {e}", parent.display()))
+                StoreError::internal(format!("cannot create {}: {e}", parent.display()))
+                    .caused_by(e)
             })?;
         }
         let conn = Connection::open(path).map_err(map_err)?;
@@ -177,7 +178,7 @@ impl SqliteStore {
             .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
             .map_err(map_err)?;
         if !mode.eq_ignore_ascii_case("wal") {
-            return Err(StoreError::Internal(format!(
+            return Err(StoreError::internal(format!(
                 "{} cannot use WAL journaling (got {mode})",
                 path.display()
             )));
@@ -273,21 +274,22 @@ impl SqliteStore {
 fn map_err(error: rusqlite::Error) -> StoreError {
     match error.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
-            StoreError::Unavailable(format!("SQLite database is busy: {error}"))
+            StoreError::unavailable(format!("SQLite database is busy: {error}"))
         }
-        _ => StoreError::Internal(format!("SQLite: {error}")),
+        _ => StoreError::internal(format!("SQLite: {error}")),
     }
+    .caused_by(error)
 }
 
 fn to_json<T: Serialize>(value: &T) -> StoreResult<String> {
     serde_json::to_string(value)
-        .map_err(|e| StoreError::Internal(format!("cannot serialise a stored item: {e}")))
+        .map_err(|e| StoreError::internal(format!("cannot serialise a stored item: {e}")))
 }
 
 /// serde_json's messages may quote the offending value, so only its position is reported.
 fn from_json<T: DeserializeOwned>(body: &str) -> StoreResult<T> {
     serde_json::from_str(body).map_err(|e| {
-        StoreError::Internal(format!(
+        StoreError::internal(format!(
             "malformed stored {} ({:?} error at line {}, column {})",
             std::any::type_name::<T>()
                 .rsplit("::")

@@ -136,7 +136,7 @@ fn read_row(row: &Row<'_>) -> rusqlite::Result<RawOtp> {
 fn decode(raw: RawOtp) -> StoreResult<OtpRecord> {
     let (id, address, client_id, password, facts, created_at, expires_at, tries_left, consumed) =
         raw;
-    let malformed = |what: &str| StoreError::Internal(format!("malformed stored otp {what}"));
+    let malformed = |what: &str| StoreError::internal(format!("malformed stored otp {what}"));
     Ok(OtpRecord {
         id: OtpId(Uuid::parse_str(&id).map_err(|_| malformed("id"))?),
         address: AddressKey(hash_from_column(&address)?),

@@ -43,14 +43,20 @@ async fn a_write_lock_held_too_long_is_unavailable() {
         threshold: 5,
         window_seconds: 10,
     };
-    let outcome = store.register_login_attempt(&login, limit, 10).await;
+    let outcome = store
+        .lockout()
+        .register_login_attempt(&login, limit, 10)
+        .await;
     assert!(
         matches!(outcome, Err(StoreError::Unavailable(_))),
         "transaction: {outcome:?}"
     );
     let company = PrincipalId::new(uuid::Uuid::nil());
     let client = ClientId::new(uuid::Uuid::nil());
-    let outcome = store.enable_company_for_client(&company, &client).await;
+    let outcome = store
+        .principals()
+        .enable_company_for_client(&company, &client)
+        .await;
     assert!(
         matches!(outcome, Err(StoreError::Unavailable(_))),
         "single statement: {outcome:?}"
@@ -59,6 +65,7 @@ async fn a_write_lock_held_too_long_is_unavailable() {
     other.execute_batch("COMMIT").unwrap();
     assert_eq!(
         store
+            .lockout()
             .register_login_attempt(&login, limit, 10)
             .await
             .unwrap(),
@@ -82,9 +89,9 @@ async fn a_malformed_row_is_internal_and_not_echoed() {
             params![jti.to_string(), i64::MAX, r#"{"jti": "hunter2-secret"}"#],
         )
         .unwrap();
-    match store.get_access_token(&jti, 0).await {
-        Err(StoreError::Internal(message)) => {
-            assert!(!message.contains("hunter2"), "{message}")
+    match store.families().get_access_token(&jti, 0).await {
+        Err(StoreError::Internal(failure)) => {
+            assert!(!failure.to_string().contains("hunter2"), "{failure}")
         }
         other => panic!("expected an internal error, got {other:?}"),
     }

@@ -100,7 +100,7 @@ impl Worker {
         let thread = std::thread::Builder::new()
             .name("sqlite".into())
             .spawn(move || serve(conn, &queue))
-            .map_err(|e| StoreError::Internal(format!("cannot start the SQLite thread: {e}")))?;
+            .map_err(|e| StoreError::internal(format!("cannot start the SQLite thread: {e}")))?;
         Ok(Self {
             jobs: Some(jobs),
             thread: Some(thread),
@@ -166,7 +166,7 @@ fn commit_group(conn: &mut Connection, group: &mut Vec<Box<dyn GroupedWrite>>) {
             Ok(tx) => tx,
             Err(error) => {
                 let error = map_err(error);
-                writes.for_each(|write| write.answer(Err(copy(&error))));
+                writes.for_each(|write| write.answer(Err(error.clone())));
                 return;
             }
         };
@@ -177,7 +177,7 @@ fn commit_group(conn: &mut Connection, group: &mut Vec<Box<dyn GroupedWrite>>) {
                 Ok(true) => ran.push(write),
                 Ok(false) => write.answer(Ok(())),
                 Err(error) => {
-                    write.answer(Err(copy(&error)));
+                    write.answer(Err(error.clone()));
                     lost = Some(error);
                     break;
                 }
@@ -188,7 +188,7 @@ fn commit_group(conn: &mut Connection, group: &mut Vec<Box<dyn GroupedWrite>>) {
             None => tx.commit().map_err(map_err),
         };
         for write in ran {
-            write.answer(outcome.as_ref().map(|_| ()).map_err(copy));
+            write.answer(outcome.as_ref().map(|_| ()).map_err(StoreError::clone));
         }
     }
 }
@@ -213,11 +213,4 @@ fn run_in_savepoint(tx: &Transaction<'_>, write: &mut dyn GroupedWrite) -> Store
     }
     statement("RELEASE grouped_write")?;
     Ok(succeeded)
-}
-
-fn copy(error: &StoreError) -> StoreError {
-    match error {
-        StoreError::Unavailable(message) => StoreError::Unavailable(message.clone()),
-        StoreError::Internal(message) => StoreError::Internal(message.clone()),
-    }
 }

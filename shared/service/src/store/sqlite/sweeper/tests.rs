@@ -41,10 +41,11 @@ async fn issue(store: &SqliteStore, now: UnixTime, expires_at: UnixTime, count: 
     };
     for _ in 0..count {
         let app_token = records::access_token(now, client, None, expires_at);
-        store.put_access_token(&app_token).await.unwrap();
+        store.families().put_access_token(&app_token).await.unwrap();
         Bundle::new(now, expires_at).create(store).await;
         let login = Login::parse(&records::unique_login()).unwrap();
         store
+            .lockout()
             .register_login_attempt(&login, limit, now)
             .await
             .unwrap();

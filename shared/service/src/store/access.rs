@@ -1,0 +1,76 @@
+//! [`Store`]: one accessor per aggregate, so that a caller names the aggregate it uses
+//! (`store.families().create_family(..)`) and a layer in front of a store (the read cache)
+//! answers only the aggregates it changes.
+//!
+//! The aggregates are listed once, in the [`aggregates!`] call below; [`Store`], its
+//! implementation for backends and for layers, and [`StoreLayer`] are generated from that list.
+
+use super::{
+    AuthTokenStore, AuthorizationCodeStore, ClientStore, FamilyStore, LegacyStore, LockoutStore,
+    OtpStore, PrincipalStore, RevocationStore,
+};
+
+/// Generates, from `accessor: Trait` pairs, the [`Store`] trait, its implementation for every
+/// type that implements each aggregate (a backend), [`StoreLayer`] and [`Layered`].
+macro_rules! aggregates {
+    ($($(#[$doc:meta])* $accessor:ident: $aggregate:ident,)+) => {
+        /// The whole store: every aggregate, each behind its accessor. A backend implements every
+        /// aggregate trait on one type and is a `Store` by that alone; a layer in front of a store
+        /// implements [`StoreLayer`] instead.
+        pub trait Store: std::fmt::Debug + Send + Sync {
+            $($(#[$doc])* fn $accessor(&self) -> &dyn $aggregate;)+
+        }
+
+        /// A backend answers every aggregate itself.
+        impl<B> Store for B
+        where
+            B: $($aggregate +)+ std::fmt::Debug + Send + Sync,
+        {
+            $(fn $accessor(&self) -> &dyn $aggregate {
+                self
+            })+
+        }
+
+        /// A store in front of another one, [`behind`](StoreLayer::behind) it: every accessor
+        /// answers the store behind, unless the layer overrides it to answer itself. Wrapped in
+        /// [`Layered`], a layer is a [`Store`].
+        pub trait StoreLayer: std::fmt::Debug + Send + Sync {
+            fn behind(&self) -> &dyn Store;
+            $(fn $accessor(&self) -> &dyn $aggregate {
+                self.behind().$accessor()
+            })+
+        }
+
+        impl<L: StoreLayer> Store for Layered<L> {
+            $(fn $accessor(&self) -> &dyn $aggregate {
+                self.0.$accessor()
+            })+
+        }
+    };
+}
+
+/// A [`StoreLayer`] as a [`Store`]. (A second blanket implementation of [`Store`] for every layer
+/// would overlap with the backends' one, hence the wrapper.)
+#[derive(Debug)]
+pub struct Layered<L>(pub L);
+
+aggregates! {
+    /// Registered OAuth applications.
+    clients: ClientStore,
+    /// Users and companies, and which clients a company enabled.
+    principals: PrincipalStore,
+    /// Legacy apps, imported legacy tokens and their exchange links.
+    legacy: LegacyStore,
+    /// Company auth tokens.
+    auth_tokens: AuthTokenStore,
+    /// Token families with their refresh and access tokens.
+    families: FamilyStore,
+    /// Login attempt counters.
+    lockout: LockoutStore,
+    /// One-time passwords.
+    otp: OtpStore,
+    /// Authorization codes.
+    authorization_codes: AuthorizationCodeStore,
+    /// Revocation of access tokens and of a principal's connection with a client.
+    revocation: RevocationStore,
+}

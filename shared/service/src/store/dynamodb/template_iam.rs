@@ -1,0 +1,122 @@
+//! The deployment template against the code: each function's IAM role may write exactly the
+//! partition-key prefixes [`FUNCTION_WRITES`] declares for it, and no other role may write the
+//! table. The prefixes come from the same constants the keys are built from, so a new item kind
+//! or a changed writer fails here until the template follows.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_norway::Value;
+
+use super::codec::keys::FUNCTION_WRITES;
+
+/// Every DynamoDB action that writes an item (a transaction's items are authorised as these).
+const WRITE_ACTIONS: &[&str] = &[
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:PartiQLInsert",
+    "dynamodb:PartiQLUpdate",
+    "dynamodb:PartiQLDelete",
+];
+
+fn template() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
+    let text = std::fs::read_to_string(path).expect("read template.yaml");
+    serde_norway::from_str(&text).expect("parse template.yaml")
+}
+
+fn as_list(value: &Value) -> Vec<&Value> {
+    match value {
+        Value::Sequence(items) => items.iter().collect(),
+        Value::Null => Vec::new(),
+        single => vec![single],
+    }
+}
+
+/// A policy's statements, both branches of an `!If` included.
+fn statements(document: &Value) -> Vec<&Value> {
+    as_list(&document["Statement"])
+        .into_iter()
+        .flat_map(|statement| match statement {
+            Value::Tagged(tagged) if tagged.tag == "If" => as_list(&tagged.value)
+                .into_iter()
+                .skip(1)
+                .filter(|branch| branch.is_mapping())
+                .collect(),
+            other => vec![other],
+        })
+        .collect()
+}
+
+fn writes_the_table(statement: &Value) -> bool {
+    statement["Effect"].as_str() == Some("Allow")
+        && as_list(&statement["Action"])
+            .iter()
+            .filter_map(|action| action.as_str())
+            .any(|action| {
+                WRITE_ACTIONS.contains(&action) || action == "dynamodb:*" || action == "*"
+            })
+}
+
+/// The prefixes of a statement's `ForAllValues:StringLike` `dynamodb:LeadingKeys` condition,
+/// `PREFIX#*` each, without the `*`.
+fn leading_key_prefixes(role: &str, statement: &Value) -> BTreeSet<String> {
+    let patterns = &statement["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"];
+    assert!(
+        patterns.is_sequence(),
+        "{role}: a table write without a ForAllValues:StringLike dynamodb:LeadingKeys condition"
+    );
+    as_list(patterns)
+        .into_iter()
+        .map(|pattern| {
+            let pattern = pattern.as_str().unwrap_or_default();
+            let prefix = pattern.strip_suffix('*').unwrap_or_default();
+            assert!(
+                prefix.ends_with('#') && !prefix[..prefix.len() - 1].contains(['*', '#']),
+                "{role}: LeadingKeys pattern {pattern:?} is not one concrete PREFIX#*"
+            );
+            prefix.to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn each_role_writes_exactly_the_prefixes_its_function_writes() {
+    let template = template();
+    let resources = template["Resources"]
+        .as_mapping()
+        .expect("the template's Resources");
+    let mut written: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (name, resource) in resources {
+        let role = name.as_str().expect("a logical id");
+        if resource["Type"].as_str() != Some("AWS::IAM::Role") {
+            continue;
+        }
+        let managed = format!("{:?}", resource["Properties"]["ManagedPolicyArns"]);
+        assert!(
+            !managed.to_lowercase().contains("dynamodb"),
+            "{role}: a managed policy grants DynamoDB; use inline statements"
+        );
+        for policy in as_list(&resource["Properties"]["Policies"]) {
+            for statement in statements(&policy["PolicyDocument"]) {
+                if writes_the_table(statement) {
+                    let prefixes = leading_key_prefixes(role, statement);
+                    written.entry(role.to_owned()).or_default().extend(prefixes);
+                }
+            }
+        }
+    }
+    let declared: BTreeMap<String, BTreeSet<String>> = FUNCTION_WRITES
+        .iter()
+        .map(|(role, prefixes)| {
+            let prefixes = prefixes.iter().map(|p| (*p).to_owned()).collect();
+            ((*role).to_owned(), prefixes)
+        })
+        .collect();
+    assert_eq!(
+        written, declared,
+        "template.yaml's LeadingKeys conditions (left) against FUNCTION_WRITES in codec.rs (right)"
+    );
+}
