@@ -213,3 +213,19 @@ integration_tests::on_both_stores!(
     loopback_and_https_connect_urls_are_stored,
     only_first_party_tokens_may_request_company_auth_tokens,
 );
+
+/// The no-secrets check itself: a one-time password's digits inside a timestamp or a longer
+/// number are chance, not a leak; standing alone they are one.
+#[test]
+fn a_one_time_password_counts_as_logged_only_standing_alone() {
+    use integration_tests::logs::holds;
+    assert!(holds(r#"{"otp":"123456"}"#, "123456"));
+    assert!(holds("message otp 123456 sent", "123456"));
+    assert!(!holds(
+        r#"{"timestamp":"2026-11-23T21:02:35.123456Z"}"#,
+        "123456"
+    ));
+    assert!(!holds(r#"{"latency_ms":12.1234567}"#, "123456"));
+    assert!(!holds(r#"{"expires_at":1795123456}"#, "123456"));
+    assert!(holds("a-long-secret-value", "long-secret"));
+}
