@@ -41,7 +41,9 @@ async fn every_store_backed_endpoint_answers_503_when_the_store_is_down() {
         issued_at: now,
         expires_at: now + 3600,
         revoked: false,
-    });
+    })
+    .await
+    .unwrap();
     let secret = format!("dead-store-secret-{}", Uuid::new_v4());
     let requests = [
         (

@@ -1,33 +1,27 @@
-//! The ES256 key ring that signs access tokens, and its public JWK Set.
-//!
-//! The ring is a JSON document (`KeyRingDocument`): a list of P-256 private keys in PKCS#8 PEM,
-//! oldest first; the last one signs. Older keys stay so that tokens they signed still verify
-//! and their public halves stay in the JWK Set after a rotation. At most [`MAX_KEYS`] are kept.
+//! The signing-key secret: a JSON document (`KeyRingDocument`) holding the server secret and,
+//! in rings written before keys had states, the private keys themselves (PKCS#8 PEM, oldest
+//! first, the last one signing). Such a ring keeps working as it is (see
+//! [`KeyRing::from_document`]) until the first rotation moves its keys into the stored ring
+//! (`rotation.rs`); the secret is never rewritten by the services.
 //!
 //! Where the document lives:
 //! - in the cloud, in an AWS Secrets Manager secret named by `SIGNING_KEYS_SECRET_ARN`, read at
 //!   cold start (never in the repository, the template, or an environment variable);
 //! - locally, in `DATA_DIR/signing-keys.json` (mode 0600), generated on first start.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use jsonwebtoken::DecodingKey;
 use p256::elliptic_curve::sec1::ToEncodedPoint;
-use p256::pkcs8::{DecodePrivateKey, EncodePrivateKey, LineEnding};
+use p256::pkcs8::{EncodePrivateKey, LineEnding};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::clock::{Clock, UnixTime};
 use crate::random::RandomSource;
 
-mod jwk_set;
-#[cfg(any(test, feature = "conformance"))]
-pub mod jwks_check;
-mod signer;
-pub use jwk_set::{JwkSet, PublicJwk};
-pub use signer::{encode_part, Es256Signer};
+use super::KeyError;
 
 /// The signing key and the previous ones still published for verification.
 pub const MAX_KEYS: usize = 3;
@@ -52,6 +46,8 @@ impl std::fmt::Debug for StoredKey {
 
 #[derive(Clone, Default, Serialize, Deserialize)]
 pub struct KeyRingDocument {
+    /// Empty in a secret made for a stored ring (`{"server_secret": ...}`).
+    #[serde(default)]
     pub keys: Vec<StoredKey>,
     /// 32 random bytes (base64url) from which the server's symmetric keys are derived (HKDF,
     /// one label per purpose: refresh-token successors, the sign-in page's cookie and CSRF
@@ -92,132 +88,55 @@ impl KeyRingDocument {
     }
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum KeyError {
-    #[error("signing key ring is empty")]
-    Empty,
-    #[error("signing key {kid} is not a P-256 PKCS#8 key")]
-    BadKey { kid: String },
-    #[error("signing key ring is not valid JSON: {0}")]
-    BadDocument(#[from] serde_json::Error),
-    #[error("signing key file {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("signing key secret could not be read: {0}")]
-    Secret(String),
-    #[error("the key ring's server_secret must be {SERVER_SECRET_BYTES} bytes of base64url")]
-    BadServerSecret,
-}
-
 /// The length of [`KeyRingDocument::server_secret`].
 pub const SERVER_SECRET_BYTES: usize = 32;
 
-struct LoadedKey {
-    kid: String,
-    signer: Es256Signer,
-    decoding: DecodingKey,
-    x: String,
-    y: String,
-}
+/// The 32 bytes from which the server's symmetric keys are derived. Never logged.
+pub struct ServerSecret(Vec<u8>);
 
-/// The parsed key ring. Cheap to share behind an `Arc`.
-pub struct KeyRing {
-    /// Oldest first; the last signs.
-    keys: Vec<LoadedKey>,
-    server_secret: Vec<u8>,
-}
-
-impl std::fmt::Debug for KeyRing {
+impl std::fmt::Debug for ServerSecret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kids: Vec<&str> = self.keys.iter().map(|k| k.kid.as_str()).collect();
-        f.debug_struct("KeyRing").field("kids", &kids).finish()
+        f.write_str("ServerSecret(<redacted>)")
     }
 }
 
-impl KeyRing {
-    pub fn from_document(document: &KeyRingDocument) -> Result<Self, KeyError> {
-        if document.keys.is_empty() {
-            return Err(KeyError::Empty);
-        }
-        let keys = document
-            .keys
-            .iter()
-            .map(load_key)
-            .collect::<Result<Vec<_>, _>>()?;
-        let server_secret = match &document.server_secret {
+impl ServerSecret {
+    /// A 256-bit key for one purpose, derived with HKDF-SHA256. Every instance of every function
+    /// derives the same key; different `purpose` labels give independent keys.
+    pub fn derive_key(&self, purpose: &str) -> [u8; 32] {
+        hkdf_expand(&self.0, purpose)
+    }
+}
+
+impl KeyRingDocument {
+    pub fn server_secret(&self) -> Result<ServerSecret, KeyError> {
+        match &self.server_secret {
             Some(encoded) => URL_SAFE_NO_PAD
                 .decode(encoded)
                 .ok()
                 .filter(|bytes| bytes.len() == SERVER_SECRET_BYTES)
-                .ok_or(KeyError::BadServerSecret)?,
-            // A ring written before the field existed: its oldest private key is as secret and
-            // as stable (until three rotations drop it, and a rotation adds the field anyway).
-            None => hkdf_expand(
-                document.keys[0].private_key_pem.as_bytes(),
-                "legacy-server-secret-v1",
-            )
-            .to_vec(),
-        };
-        Ok(Self {
-            keys,
-            server_secret,
-        })
+                .map(ServerSecret)
+                .ok_or(KeyError::BadServerSecret),
+            // A document written before the field existed: its oldest private key is as secret
+            // and as stable (the services never rewrite the document).
+            None => {
+                let oldest = self.keys.first().ok_or(KeyError::Empty)?;
+                Ok(ServerSecret(
+                    hkdf_expand(
+                        oldest.private_key_pem.as_bytes(),
+                        "legacy-server-secret-v1",
+                    )
+                    .to_vec(),
+                ))
+            }
+        }
     }
 
-    /// A 256-bit key for one purpose, derived from the ring's server secret with HKDF-SHA256.
-    /// Every instance of every function derives the same key; different `purpose` labels give
-    /// independent keys.
-    pub fn derive_key(&self, purpose: &str) -> [u8; 32] {
-        hkdf_expand(&self.server_secret, purpose)
-    }
-
-    pub fn from_json(json: &str) -> Result<Self, KeyError> {
-        Self::from_document(&serde_json::from_str(json)?)
-    }
-
-    /// A ring with one freshly generated key, for tests.
-    pub fn generate(random: &dyn RandomSource, clock: &dyn Clock) -> Self {
-        let mut document = KeyRingDocument::default();
-        document.rotate(random, clock);
-        Self::from_document(&document).expect("a freshly generated key loads")
-    }
-
-    /// The `kid` and key that sign new tokens.
-    pub fn signing_key(&self) -> (&str, &Es256Signer) {
-        let key = self.keys.last().expect("a key ring is never empty");
-        (&key.kid, &key.signer)
-    }
-
-    pub fn verification_key(&self, kid: &str) -> Option<&DecodingKey> {
-        self.keys.iter().find(|k| k.kid == kid).map(|k| &k.decoding)
-    }
-
-    /// The public JWK Set (RFC 7517), newest key first.
-    pub fn jwks(&self) -> JwkSet {
-        let keys = self
-            .keys
-            .iter()
-            .rev()
-            .map(|k| PublicJwk {
-                kty: "EC",
-                crv: "P-256",
-                x: k.x.clone(),
-                y: k.y.clone(),
-                kid: k.kid.clone(),
-                use_: "sig",
-                alg: "ES256",
-            })
-            .collect();
-        JwkSet { keys }
-    }
-
-    /// Loads the ring from Secrets Manager when `secret_arn` is given, otherwise from the local
-    /// key file under `data_dir`, creating it on first use.
+    /// Reads the document from Secrets Manager when `secret_arn` is given, otherwise from the
+    /// local key file under `data_dir`, creating it (with one key) on first use.
     pub async fn load(secret_arn: Option<&str>, data_dir: &Path) -> Result<Self, KeyError> {
         match secret_arn {
-            Some(arn) => Self::from_json(&fetch_secret(arn).await?),
+            Some(arn) => Ok(serde_json::from_str(&fetch_secret(arn).await?)?),
             None => Self::load_or_create_local(
                 data_dir,
                 &crate::random::OsRandom,
@@ -232,16 +151,15 @@ impl KeyRing {
         clock: &dyn Clock,
     ) -> Result<Self, KeyError> {
         let path = data_dir.join(LOCAL_KEY_FILE);
-        let document = match read_key_file(&path)? {
-            Some(document) => document,
+        match read_key_file(&path)? {
+            Some(document) => Ok(document),
             None => {
                 let mut document = KeyRingDocument::default();
                 document.rotate(random, clock);
                 write_key_file(&path, &document)?;
-                document
+                Ok(document)
             }
-        };
-        Self::from_document(&document)
+        }
     }
 }
 
@@ -253,8 +171,8 @@ fn hkdf_expand(secret: &[u8], purpose: &str) -> [u8; 32] {
     key
 }
 
-/// Adds a new signing key to the local key file (creating it if needed); the previous public
-/// keys stay published. Returns the new `kid`. Running servers pick it up when restarted.
+/// Adds a key to the local key file in the format before keys had states (creating it if
+/// needed): how a data directory of an older release looks, for tests of the migration.
 pub fn rotate_local(
     data_dir: &Path,
     random: &dyn RandomSource,
@@ -306,7 +224,7 @@ fn write_key_file(path: &Path, document: &KeyRingDocument) -> Result<(), KeyErro
     std::fs::rename(&tmp, path).map_err(io)
 }
 
-fn generate_key(random: &dyn RandomSource, now: UnixTime) -> StoredKey {
+pub(super) fn generate_key(random: &dyn RandomSource, now: UnixTime) -> StoredKey {
     // Drawn from the injected source; a 32-byte string is a valid P-256 scalar except with
     // negligible probability, and then we draw again.
     let secret = loop {
@@ -316,7 +234,7 @@ fn generate_key(random: &dyn RandomSource, now: UnixTime) -> StoredKey {
             break secret;
         }
     };
-    let (x, y) = public_coordinates(&secret);
+    let (x, y) = public_coordinates(&secret.public_key());
     let pem = secret
         .to_pkcs8_pem(LineEnding::LF)
         .expect("a P-256 key encodes as PKCS#8");
@@ -327,32 +245,15 @@ fn generate_key(random: &dyn RandomSource, now: UnixTime) -> StoredKey {
     }
 }
 
-fn load_key(stored: &StoredKey) -> Result<LoadedKey, KeyError> {
-    let bad = || KeyError::BadKey {
-        kid: stored.kid.clone(),
-    };
-    let secret = p256::SecretKey::from_pkcs8_pem(&stored.private_key_pem).map_err(|_| bad())?;
-    let (x, y) = public_coordinates(&secret);
-    let signer = Es256Signer::new(&secret).ok_or_else(bad)?;
-    let decoding = DecodingKey::from_ec_components(&x, &y).map_err(|_| bad())?;
-    Ok(LoadedKey {
-        kid: stored.kid.clone(),
-        signer,
-        decoding,
-        x,
-        y,
-    })
-}
-
-fn public_coordinates(secret: &p256::SecretKey) -> (String, String) {
-    let point = secret.public_key().to_encoded_point(false);
+pub(super) fn public_coordinates(public: &p256::PublicKey) -> (String, String) {
+    let point = public.to_encoded_point(false);
     let x = point.x().expect("uncompressed point has x");
     let y = point.y().expect("uncompressed point has y");
     (URL_SAFE_NO_PAD.encode(x), URL_SAFE_NO_PAD.encode(y))
 }
 
 /// RFC 7638 JWK thumbprint: stable, and derived from the public key alone.
-fn thumbprint(x: &str, y: &str) -> String {
+pub(super) fn thumbprint(x: &str, y: &str) -> String {
     let canonical = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
     URL_SAFE_NO_PAD.encode(Sha256::digest(canonical.as_bytes()))
 }
@@ -363,5 +264,3 @@ async fn fetch_secret(arn: &str) -> Result<String, KeyError> {
         .map_err(KeyError::Secret)
 }
 
-#[cfg(test)]
-mod tests;
