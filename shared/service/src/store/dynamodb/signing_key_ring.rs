@@ -4,14 +4,12 @@
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use super::codec::{key, n, s};
+use super::codec::{key, keys, n, s};
 use super::requests::update_if;
 use super::DynamoStore;
 use crate::store::signing_key_ring::{RingWrite, SigningKeyRingStore, VersionedRing};
 use crate::store::{StoreError, StoreResult};
 
-const PARTITION: &str = "SIGNINGKEYS#RING";
-const SORT: &str = "RING";
 const DOCUMENT: &str = "document";
 const VERSION: &str = "version";
 
@@ -19,7 +17,10 @@ const VERSION: &str = "version";
 impl SigningKeyRingStore for DynamoStore {
     async fn load_signing_key_ring(&self) -> StoreResult<Option<VersionedRing>> {
         let Some(item) = self
-            .get_item("GetSigningKeyRing", key(PARTITION.to_owned(), SORT))
+            .get_item("GetSigningKeyRing", {
+                let (pk, sk) = keys::signing_key_ring();
+                key(pk, sk)
+            })
             .await?
         else {
             return Ok(None);
@@ -43,7 +44,7 @@ impl SigningKeyRingStore for DynamoStore {
     ) -> StoreResult<RingWrite> {
         let version = expected.map_or(1, |v| v + 1);
         let update = self
-            .update_item((PARTITION.to_owned(), SORT))
+            .update_item(keys::signing_key_ring())
             .update_expression("SET #document = :document, #version = :version")
             .expression_attribute_names("#document", DOCUMENT)
             .expression_attribute_names("#version", VERSION)
