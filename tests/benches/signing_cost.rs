@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use token_service::clock::{Clock, ManualClock};
-use token_service::domain::{AccessTokenRecord, ClientId, Geolocation, PrincipalType, Scopes, TokenId};
+use token_service::domain::{
+    AccessTokenRecord, ClientId, Geolocation, PrincipalType, Scopes, TokenId,
+};
 use token_service::jwt::AccessTokenCodec;
 use token_service::signing::kms::Kms;
 use token_service::signing::{lifecycle, rotation, SigningBackend, SigningKeys};
@@ -43,7 +45,9 @@ async fn codec(backend: SigningBackend) -> (AccessTokenCodec, tempfile::TempDir)
     rotation::rotate(store.as_ref(), &factory, &legacy, clock.now())
         .await
         .unwrap();
-    let keys = SigningKeys::open(store, legacy, backend, clock).await.unwrap();
+    let keys = SigningKeys::open(store, legacy, backend, clock)
+        .await
+        .unwrap();
     let geolocation = Geolocation::parse("https://us.api.example.com").unwrap();
     (AccessTokenCodec::new(keys, geolocation), dir)
 }

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use token_service::clock::{Clock, ManualClock};
-use token_service::domain::{AccessTokenRecord, ClientId, Geolocation, PrincipalType, Scopes, TokenId};
+use token_service::domain::{
+    AccessTokenRecord, ClientId, Geolocation, PrincipalType, Scopes, TokenId,
+};
 use token_service::jwt::{AccessTokenCodec, IdTokenClaims};
 use token_service::signing::kms::Kms;
 use token_service::signing::lifecycle;
@@ -78,7 +80,10 @@ fn record(now: i64) -> AccessTokenRecord {
 }
 
 /// `jsonwebtoken` verifies `token` with the JWK the set publishes for its `kid`.
-fn verify_independently<T: serde::de::DeserializeOwned>(token: &str, jwks: &serde_json::Value) -> T {
+fn verify_independently<T: serde::de::DeserializeOwned>(
+    token: &str,
+    jwks: &serde_json::Value,
+) -> T {
     let kid = jsonwebtoken::decode_header(token).unwrap().kid.unwrap();
     let set: jsonwebtoken::jwk::JwkSet = serde_json::from_value(jwks.clone()).unwrap();
     let key = jsonwebtoken::DecodingKey::from_jwk(set.find(&kid).expect("kid published")).unwrap();
@@ -94,7 +99,8 @@ fn verify_independently<T: serde::de::DeserializeOwned>(token: &str, jwks: &serd
 async fn kms_keys_sign_tokens_that_verify_with_the_published_jwks() {
     let endpoint = kms_endpoint();
     let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn SigningKeyRingStore> = Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
+    let store: Arc<dyn SigningKeyRingStore> =
+        Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
     let ring_name = format!("test-{}", uuid::Uuid::new_v4());
     let backend = SigningBackend::Kms(Kms::connect(Some(&endpoint), &ring_name).await);
     let legacy = secret_only();
@@ -109,18 +115,41 @@ async fn kms_keys_sign_tokens_that_verify_with_the_published_jwks() {
     .await
     .unwrap();
     assert_eq!(first.plan, Plan::AddNext);
-    let stored = store.load_signing_key_ring().await.unwrap().unwrap().document;
-    assert!(stored.contains("arn:aws:kms:"), "keys named by ARN: {stored}");
-
-    let keys = SigningKeys::open(store.clone(), legacy.clone(), backend.clone(), clock.clone())
+    let stored = store
+        .load_signing_key_ring()
         .await
-        .unwrap();
-    let codec = AccessTokenCodec::new(keys.clone(), Geolocation::parse("https://us.api.example.com").unwrap());
+        .unwrap()
+        .unwrap()
+        .document;
+    assert!(
+        stored.contains("arn:aws:kms:"),
+        "keys named by ARN: {stored}"
+    );
+
+    let keys = SigningKeys::open(
+        store.clone(),
+        legacy.clone(),
+        backend.clone(),
+        clock.clone(),
+    )
+    .await
+    .unwrap();
+    let codec = AccessTokenCodec::new(
+        keys.clone(),
+        Geolocation::parse("https://us.api.example.com").unwrap(),
+    );
     let record = record(clock.now());
     let access = codec.encode(&record).await.unwrap();
-    let id_token = codec.encode_id_token(&record, &access, Some("n")).await.unwrap();
+    let id_token = codec
+        .encode_id_token(&record, &access, Some("n"))
+        .await
+        .unwrap();
     let jwks = serde_json::to_value(keys.for_verifying().await.jwks()).unwrap();
-    assert_eq!(jwks["keys"].as_array().unwrap().len(), 2, "active and next: {jwks}");
+    assert_eq!(
+        jwks["keys"].as_array().unwrap().len(),
+        2,
+        "active and next: {jwks}"
+    );
     let claims: serde_json::Value = verify_independently(&access, &jwks);
     assert_eq!(claims["jti"], record.jti.to_string());
     let id: IdTokenClaims = verify_independently(&id_token, &jwks);
@@ -152,7 +181,8 @@ async fn kms_keys_sign_tokens_that_verify_with_the_published_jwks() {
 async fn an_unreachable_kms_is_unavailable_in_time_and_signs_nothing() {
     let endpoint = kms_endpoint();
     let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn SigningKeyRingStore> = Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
+    let store: Arc<dyn SigningKeyRingStore> =
+        Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
     let ring_name = format!("test-{}", uuid::Uuid::new_v4());
     let live = SigningBackend::Kms(Kms::connect(Some(&endpoint), &ring_name).await);
     let legacy = secret_only();
@@ -171,14 +201,25 @@ async fn an_unreachable_kms_is_unavailable_in_time_and_signs_nothing() {
     let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead = format!("http://{}", held.local_addr().unwrap());
     let backend = SigningBackend::Kms(Kms::connect(Some(&dead), &ring_name).await);
-    let keys = SigningKeys::open(store, legacy, backend, clock.clone()).await.unwrap();
-    let codec = AccessTokenCodec::new(keys, Geolocation::parse("https://us.api.example.com").unwrap());
+    let keys = SigningKeys::open(store, legacy, backend, clock.clone())
+        .await
+        .unwrap();
+    let codec = AccessTokenCodec::new(
+        keys,
+        Geolocation::parse("https://us.api.example.com").unwrap(),
+    );
     let started = Instant::now();
     let outcome = codec.encode(&record(clock.now())).await;
     let elapsed = started.elapsed();
-    assert!(matches!(outcome, Err(SigningError::Unavailable(_))), "{outcome:?}");
+    assert!(
+        matches!(outcome, Err(SigningError::Unavailable(_))),
+        "{outcome:?}"
+    );
     assert!(elapsed < Duration::from_secs(6), "took {elapsed:?}");
     let status: token_service::store::StoreError = outcome.unwrap_err().into();
-    assert!(matches!(status, token_service::store::StoreError::Unavailable(_)));
+    assert!(matches!(
+        status,
+        token_service::store::StoreError::Unavailable(_)
+    ));
     drop(held);
 }

@@ -262,7 +262,10 @@ mod tests {
         let token = codec.encode(&rec).await.unwrap();
         let header = jsonwebtoken::decode_header(&token).unwrap();
         assert_eq!(header.typ.as_deref(), Some("at+jwt"));
-        assert_eq!(header.kid.as_deref(), Some(codec.keys().snapshot().signing_kid()));
+        assert_eq!(
+            header.kid.as_deref(),
+            Some(codec.keys().snapshot().signing_kid())
+        );
         let claims = codec.decode(&token, 1_001).await.unwrap();
         assert_eq!(claims.jti, rec.jti.to_string());
         assert_eq!(claims.scope, "read write");
@@ -334,8 +337,15 @@ mod id_token_tests {
         let codec = codec();
         let record = record(PrincipalType::User);
         let access_token = codec.encode(&record).await.unwrap();
-        let id_token = codec.encode_id_token(&record, &access_token, Some("n-0S6_WzA2Mj")).await.unwrap();
-        let claims = assert_signed_by_jwks(&id_token, &serde_json::to_value(codec.keys().snapshot().jwks()).unwrap()).claims;
+        let id_token = codec
+            .encode_id_token(&record, &access_token, Some("n-0S6_WzA2Mj"))
+            .await
+            .unwrap();
+        let claims = assert_signed_by_jwks(
+            &id_token,
+            &serde_json::to_value(codec.keys().snapshot().jwks()).unwrap(),
+        )
+        .claims;
 
         assert_eq!(claims["iss"], "https://eu.api.example.com");
         assert_eq!(claims["sub"], record.subject.to_string());
@@ -358,8 +368,15 @@ mod id_token_tests {
         let codec = codec();
         let record = record(PrincipalType::Company);
         let access_token = codec.encode(&record).await.unwrap();
-        let id_token = codec.encode_id_token(&record, &access_token, None).await.unwrap();
-        let claims = assert_signed_by_jwks(&id_token, &serde_json::to_value(codec.keys().snapshot().jwks()).unwrap()).claims;
+        let id_token = codec
+            .encode_id_token(&record, &access_token, None)
+            .await
+            .unwrap();
+        let claims = assert_signed_by_jwks(
+            &id_token,
+            &serde_json::to_value(codec.keys().snapshot().jwks()).unwrap(),
+        )
+        .claims;
         assert!(claims.get("nonce").is_none());
         assert_eq!(claims["principal_type"], "company");
         assert_eq!(

@@ -32,7 +32,10 @@ async fn keys_rotate_migrates_the_local_key_file_then_publishes_a_next_key() {
         .iter()
         .map(|k| (k["kid"].as_str().unwrap(), k["state"].as_str().unwrap()))
         .collect();
-    assert_eq!(states, [(original.as_str(), "active"), (next.as_str(), "next")]);
+    assert_eq!(
+        states,
+        [(original.as_str(), "active"), (next.as_str(), "next")]
+    );
     assert!(keys[0]["activated"].is_i64() && keys[0].get("retired").is_none());
     assert!(keys[1]["created"].is_i64() && keys[1].get("activated").is_none());
     let text = t.text(&["keys", "list"]);

@@ -122,11 +122,8 @@ impl KeyRingDocument {
             None => {
                 let oldest = self.keys.first().ok_or(KeyError::Empty)?;
                 Ok(ServerSecret(
-                    hkdf_expand(
-                        oldest.private_key_pem.as_bytes(),
-                        "legacy-server-secret-v1",
-                    )
-                    .to_vec(),
+                    hkdf_expand(oldest.private_key_pem.as_bytes(), "legacy-server-secret-v1")
+                        .to_vec(),
                 ))
             }
         }
@@ -263,4 +260,3 @@ async fn fetch_secret(arn: &str) -> Result<String, KeyError> {
         .await
         .map_err(KeyError::Secret)
 }
-

@@ -77,8 +77,8 @@ impl KeyRing {
             };
             keys.push(published(&stored.kid, state, &secret.public_key())?);
         }
-        let secret =
-            p256::SecretKey::from_pkcs8_pem(&newest.private_key_pem).map_err(|_| bad(&newest.kid))?;
+        let secret = p256::SecretKey::from_pkcs8_pem(&newest.private_key_pem)
+            .map_err(|_| bad(&newest.kid))?;
         Ok(Self {
             keys,
             active_kid: newest.kid.clone(),
@@ -106,9 +106,11 @@ impl KeyRing {
         let signer = match &active.private {
             PrivateKey::Sealed { sealed } => {
                 let sealer = Sealer::new(server_secret.derive_key(SEALING_PURPOSE));
-                let der = sealer.open(&active.kid, sealed).ok_or_else(|| KeyError::Unseal {
-                    kid: active.kid.clone(),
-                })?;
+                let der = sealer
+                    .open(&active.kid, sealed)
+                    .ok_or_else(|| KeyError::Unseal {
+                        kid: active.kid.clone(),
+                    })?;
                 let secret =
                     p256::SecretKey::from_pkcs8_der(&der).map_err(|_| KeyError::BadKey {
                         kid: active.kid.clone(),
@@ -213,7 +215,11 @@ impl KeyRing {
     }
 }
 
-fn published(kid: &str, state: KeyState, public: &p256::PublicKey) -> Result<PublishedKey, KeyError> {
+fn published(
+    kid: &str,
+    state: KeyState,
+    public: &p256::PublicKey,
+) -> Result<PublishedKey, KeyError> {
     let (x, y) = public_coordinates(public);
     let decoding = DecodingKey::from_ec_components(&x, &y).map_err(|_| KeyError::BadKey {
         kid: kid.to_owned(),

@@ -86,7 +86,10 @@ impl Kms {
             .create_key()
             .key_spec(KeySpec::EccNistP256)
             .key_usage(KeyUsageType::SignVerify)
-            .description(format!("ES256 token signing key of ring {}", self.ring_name))
+            .description(format!(
+                "ES256 token signing key of ring {}",
+                self.ring_name
+            ))
             .tags(tag)
             .send()
             .await
@@ -161,7 +164,8 @@ where
             KmsError::Unavailable(text)
         }
         SdkError::ServiceError(service)
-            if service.raw().status().is_server_error() || service.raw().status().as_u16() == 429 =>
+            if service.raw().status().is_server_error()
+                || service.raw().status().as_u16() == 429 =>
         {
             KmsError::Unavailable(text)
         }

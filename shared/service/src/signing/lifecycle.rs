@@ -106,9 +106,16 @@ pub async fn rotation_lifecycle_keeps_every_token_verifiable(store: Arc<dyn Sign
             if signing_kids.last() != Some(&kid) {
                 signing_kids.push(kid.clone());
             }
-            for (at, set) in cached.iter().filter(|(at, _)| now - at <= JWKS_MAX_AGE_SECONDS) {
+            for (at, set) in cached
+                .iter()
+                .filter(|(at, _)| now - at <= JWKS_MAX_AGE_SECONDS)
+            {
                 assert!(
-                    set["keys"].as_array().unwrap().iter().any(|k| k["kid"] == kid),
+                    set["keys"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|k| k["kid"] == kid),
                     "a JWK Set cached at {at} does not know {kid}, which signs at {now}"
                 );
             }
@@ -129,20 +136,30 @@ pub async fn rotation_lifecycle_keeps_every_token_verifiable(store: Arc<dyn Sign
         assert!(codec.decode(&access, now).await.is_ok());
         cached.push((now, jwks));
     }
-    assert_eq!(plans[0], Plan::AddNext, "the first rotation migrates and adds next");
+    assert_eq!(
+        plans[0],
+        Plan::AddNext,
+        "the first rotation migrates and adds next"
+    );
     assert!(plans[1..].iter().all(|p| *p == Plan::Promote), "{plans:?}");
     assert_eq!(
         signing_kids.len(),
         plans.len(),
         "the legacy key, then one more per promotion: {signing_kids:?}"
     );
-    assert_eq!(keys.derive_key("purpose"), derived, "the server secret never changes");
+    assert_eq!(
+        keys.derive_key("purpose"),
+        derived,
+        "the server secret never changes"
+    );
 
     let stored = rotation::list(store.as_ref(), &legacy).await.unwrap();
     let count = |state| stored.iter().filter(|k| k.state == state).count();
     assert_eq!((count(KeyState::Active), count(KeyState::Next)), (1, 1));
     assert!(
-        !stored.iter().any(|k| legacy.keys.iter().any(|l| l.kid == k.kid)),
+        !stored
+            .iter()
+            .any(|k| legacy.keys.iter().any(|l| l.kid == k.kid)),
         "the migrated keys were removed once their tokens had expired"
     );
 }
@@ -172,7 +189,12 @@ pub async fn concurrent_rotations_leave_one_consistent_ring(store: Arc<dyn Signi
     let states: Vec<KeyState> = keys.iter().map(|k| k.state).collect();
     assert_eq!(
         states,
-        [KeyState::Retired, KeyState::Retired, KeyState::Active, KeyState::Next]
+        [
+            KeyState::Retired,
+            KeyState::Retired,
+            KeyState::Active,
+            KeyState::Next
+        ]
     );
     assert_eq!(keys[1].kid, legacy.keys[1].kid);
 }
@@ -195,5 +217,8 @@ pub async fn a_ring_without_active_key_refuses_to_start(store: Arc<dyn SigningKe
         .unwrap_err();
     assert!(matches!(error, KeyError::Ring(_)), "{error:?}");
     assert!(error.to_string().contains("no active key"), "{error}");
-    assert!(error.to_string().contains("tokenctl keys rotate"), "{error}");
+    assert!(
+        error.to_string().contains("tokenctl keys rotate"),
+        "{error}"
+    );
 }

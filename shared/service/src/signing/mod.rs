@@ -18,10 +18,10 @@
 
 use std::path::PathBuf;
 
-#[cfg(any(test, feature = "conformance"))]
-pub mod jwks_check;
 pub mod document;
 mod jwk_set;
+#[cfg(any(test, feature = "conformance"))]
+pub mod jwks_check;
 mod keyring;
 pub mod kms;
 pub mod ring;

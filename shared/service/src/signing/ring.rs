@@ -25,7 +25,8 @@ pub const TOKEN_LIFETIME_SECONDS: i64 = 3600;
 pub const MARGIN_SECONDS: i64 = 300;
 
 /// How long a key stays `next` at least before it may become `active`.
-pub const MIN_NEXT_SECONDS: i64 = RING_MAX_STALENESS_SECONDS + JWKS_MAX_AGE_SECONDS + MARGIN_SECONDS;
+pub const MIN_NEXT_SECONDS: i64 =
+    RING_MAX_STALENESS_SECONDS + JWKS_MAX_AGE_SECONDS + MARGIN_SECONDS;
 /// How long a key stays published at least once it is `retired`.
 pub const RETIRED_KEPT_SECONDS: i64 =
     RING_MAX_STALENESS_SECONDS + TOKEN_LIFETIME_SECONDS + MARGIN_SECONDS;
@@ -89,7 +90,10 @@ pub enum Plan {
     Promote,
     /// The `next` key is too recent to sign: until `eligible_at`, a rotation changes nothing
     /// (this is what makes a second rotation run at the same time a no-op).
-    NotDue { next_kid: String, eligible_at: UnixTime },
+    NotDue {
+        next_kid: String,
+        eligible_at: UnixTime,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

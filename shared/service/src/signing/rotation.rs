@@ -160,7 +160,10 @@ async fn current(
     legacy: &KeyRingDocument,
 ) -> Result<(RingDocument, Option<u64>), KeyError> {
     Ok(match store.load_signing_key_ring().await? {
-        Some(stored) => (serde_json::from_str(&stored.document)?, Some(stored.version)),
+        Some(stored) => (
+            serde_json::from_str(&stored.document)?,
+            Some(stored.version),
+        ),
         None => (migrate(legacy)?, None),
     })
 }

@@ -67,7 +67,10 @@ mod tests {
     fn opens_only_for_its_kid_and_key() {
         let sealer = Sealer::new([7; 32]);
         let sealed = sealer.seal("kid-a", b"private", &OsRandom);
-        assert_eq!(sealer.open("kid-a", &sealed).as_deref(), Some(&b"private"[..]));
+        assert_eq!(
+            sealer.open("kid-a", &sealed).as_deref(),
+            Some(&b"private"[..])
+        );
         assert_eq!(sealer.open("kid-b", &sealed), None);
         assert_eq!(Sealer::new([8; 32]).open("kid-a", &sealed), None);
         assert!(!sealed.contains("private"));

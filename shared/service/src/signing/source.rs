@@ -90,7 +90,9 @@ pub struct SigningKeys {
 
 impl std::fmt::Debug for SigningKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("SigningKeys").field(&self.snapshot()).finish()
+        f.debug_tuple("SigningKeys")
+            .field(&self.snapshot())
+            .finish()
     }
 }
 
@@ -217,7 +219,9 @@ impl SigningKeys {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Loaded> {
-        self.loaded.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.loaded
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 

@@ -1,9 +1,9 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::store::sqlite::SqliteStore;
 use crate::clock::{Clock, ManualClock};
 use crate::random::OsRandom;
+use crate::store::sqlite::SqliteStore;
 
 #[test]
 fn rotation_keeps_previous_public_keys_and_caps_the_ring() {

@@ -21,14 +21,13 @@ pub async fn run(command: KeysCommand, config: &Config) -> Result<Output, CliErr
         KeysCommand::List => {
             let keys = rotation::list(store.as_ref(), &legacy).await?;
             let text = keys.iter().map(describe).collect::<Vec<_>>().join("\n");
-            Ok(Output::new(json!(keys), text))
+            Ok(Output::list(json!(keys), text))
         }
         KeysCommand::Rotate => {
             let backend = SigningBackend::from_env().await?;
             let factory = backend.factory(&legacy.server_secret()?);
             let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-            let done =
-                rotation::rotate(store.as_ref(), &factory, &legacy, clock.now()).await?;
+            let done = rotation::rotate(store.as_ref(), &factory, &legacy, clock.now()).await?;
             let next = done.ring.next_key().map(|k| k.kid.clone());
             let active = done.ring.active().ok().map(|k| k.kid.clone());
             let summary = json!({
