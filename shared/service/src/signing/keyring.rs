@@ -256,7 +256,7 @@ fn public_key(key: &RingKey) -> Result<p256::PublicKey, KeyError> {
 impl From<SigningError> for crate::store::StoreError {
     fn from(error: SigningError) -> Self {
         match error {
-            SigningError::Unavailable(message) => Self::Unavailable(message),
+            SigningError::Unavailable(message) => Self::unavailable(message),
         }
     }
 }

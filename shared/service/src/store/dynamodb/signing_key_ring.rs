@@ -25,7 +25,7 @@ impl SigningKeyRingStore for DynamoStore {
         else {
             return Ok(None);
         };
-        let malformed = || StoreError::Internal("malformed signing key ring item".to_owned());
+        let malformed = || StoreError::internal("malformed signing key ring item");
         let document = match item.get(DOCUMENT) {
             Some(AttributeValue::S(text)) => text.clone(),
             _ => return Err(malformed()),
