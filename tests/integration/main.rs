@@ -25,6 +25,7 @@ mod refresh_rotation;
 mod revocation;
 mod round_trips;
 mod security;
+mod signing_keys;
 mod store_unavailable;
 mod token_endpoint;
 mod token_policy;

@@ -244,7 +244,12 @@ async fn concur_api_refreshes_hourly_with_its_first_token_on_a_sliding_client() 
         let access = concur_refresh(&app, &client, rt)
             .await
             .unwrap_or_else(|e| panic!("hour {hour}: {e}"));
-        assert!(app.services.codec.decode(&access, app.clock.now()).is_ok());
+        assert!(app
+            .services
+            .codec
+            .decode(&access, app.clock.now())
+            .await
+            .is_ok());
     }
 }
 

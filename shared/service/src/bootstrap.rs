@@ -9,15 +9,15 @@ use crate::context::Context;
 use crate::jwt::AccessTokenCodec;
 use crate::mail::{mailer_from_config, MailConfig};
 use crate::services::Services;
-use crate::signing::KeyRing;
+use crate::signing::SigningKeys;
 
 pub async fn services(config: &Config) -> anyhow::Result<Arc<Services>> {
     // The cache and the services share one clock, so the cache's bound is the clock's time.
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let store = crate::store::open(config).await?;
     let store = crate::store::cached::wrap(store, clock.clone(), config.read_cache_seconds);
-    let keys = KeyRing::load(config.signing_keys_secret_arn.as_deref(), &config.data_dir).await?;
-    let codec = AccessTokenCodec::new(Arc::new(keys), config.geolocation.clone());
+    let keys = SigningKeys::from_config(config, clock.clone()).await?;
+    let codec = AccessTokenCodec::new(keys, config.geolocation.clone());
     let mail = MailConfig::load(config).await?;
     Ok(Arc::new(
         Services::new(

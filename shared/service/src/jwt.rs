@@ -4,7 +4,7 @@
 //! Expiry is checked against the injected clock, not the system time (jsonwebtoken's own `exp`
 //! check is turned off), so tests can move past an expiry without sleeping.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use crate::clock::UnixTime;
 use crate::domain::{AccessTokenRecord, Geolocation, PrincipalType};
-use crate::signing::{encode_part, KeyRing};
+use crate::signing::{encode_part, KeyRing, SigningError, SigningKeys};
 
 /// The media type RFC 9068 §2.1 requires in the `typ` header.
 pub const ACCESS_TOKEN_TYP: &str = "at+jwt";
@@ -81,14 +81,16 @@ pub enum InvalidAccessToken {
 
 #[derive(Debug, Clone)]
 pub struct AccessTokenCodec {
-    keys: Arc<KeyRing>,
+    keys: SigningKeys,
     issuer: Geolocation,
-    /// The signing key's JWS headers, base64url-encoded once: they never change for a key.
-    headers: Arc<EncodedHeaders>,
+    /// The signing key's JWS headers, base64url-encoded once per key: they never change for a
+    /// key, and the key changes only at a rotation.
+    headers: Arc<Mutex<Arc<EncodedHeaders>>>,
 }
 
 #[derive(Debug)]
 struct EncodedHeaders {
+    kid: String,
     access_token: String,
     id_token: String,
 }
@@ -102,23 +104,31 @@ impl EncodedHeaders {
         let mut id_token = Header::new(Algorithm::ES256);
         id_token.kid = Some(kid.to_owned());
         Self {
+            kid: kid.to_owned(),
             access_token: encode_part(&access_token),
             id_token: encode_part(&id_token),
         }
     }
 }
 
+impl From<Arc<KeyRing>> for SigningKeys {
+    fn from(ring: Arc<KeyRing>) -> Self {
+        SigningKeys::fixed(ring)
+    }
+}
+
 impl AccessTokenCodec {
-    pub fn new(keys: Arc<KeyRing>, issuer: Geolocation) -> Self {
-        let headers = Arc::new(EncodedHeaders::new(keys.signing_key().0));
+    pub fn new(keys: impl Into<SigningKeys>, issuer: Geolocation) -> Self {
+        let keys = keys.into();
+        let headers = EncodedHeaders::new(keys.snapshot().signing_kid());
         Self {
             keys,
             issuer,
-            headers,
+            headers: Arc::new(Mutex::new(Arc::new(headers))),
         }
     }
 
-    pub fn keys(&self) -> &KeyRing {
+    pub fn keys(&self) -> &SigningKeys {
         &self.keys
     }
 
@@ -126,8 +136,20 @@ impl AccessTokenCodec {
         &self.issuer
     }
 
+    /// The current ring and the headers naming its signing key.
+    async fn signing(&self) -> Result<(Arc<KeyRing>, Arc<EncodedHeaders>), SigningError> {
+        let ring = self.keys.for_signing().await?;
+        let mut cached = self.headers.lock().unwrap_or_else(|p| p.into_inner());
+        if cached.kid != ring.signing_kid() {
+            *cached = Arc::new(EncodedHeaders::new(ring.signing_kid()));
+        }
+        let headers = cached.clone();
+        drop(cached);
+        Ok((ring, headers))
+    }
+
     /// Signs the token that `record` describes.
-    pub fn encode(&self, record: &AccessTokenRecord) -> String {
+    pub async fn encode(&self, record: &AccessTokenRecord) -> Result<String, SigningError> {
         let claims = AccessTokenClaims {
             iss: self.issuer.to_string(),
             sub: record.subject.hyphenated().to_string(),
@@ -140,19 +162,19 @@ impl AccessTokenCodec {
             principal_type: record.principal_type,
             geolocation: self.issuer.to_string(),
         };
-        let (_, signer) = self.keys.signing_key();
-        signer.sign(&self.headers.access_token, &claims)
+        let (ring, headers) = self.signing().await?;
+        ring.sign(&headers.access_token, &claims).await
     }
 
     /// The ID token that accompanies `access_token` (the token `record` describes, as
     /// [`Self::encode`] returned it): same subject, issue time and principal type, audience the
     /// client. Only user and company families get one; the caller decides.
-    pub fn encode_id_token(
+    pub async fn encode_id_token(
         &self,
         record: &AccessTokenRecord,
         access_token: &str,
         nonce: Option<&str>,
-    ) -> String {
+    ) -> Result<String, SigningError> {
         let claims = IdTokenClaims {
             iss: self.issuer.to_string(),
             sub: record.subject.hyphenated().to_string(),
@@ -164,17 +186,18 @@ impl AccessTokenCodec {
             nonce: nonce.map(str::to_owned),
             principal_type: record.principal_type,
         };
-        let (_, signer) = self.keys.signing_key();
-        signer.sign(&self.headers.id_token, &claims)
+        let (ring, headers) = self.signing().await?;
+        ring.sign(&headers.id_token, &claims).await
     }
 
     /// Verifies signature, `typ`, issuer, audience and expiry. Whether the token was revoked is
     /// a store question, answered by the caller.
-    pub fn decode(
+    pub async fn decode(
         &self,
         token: &str,
         now: UnixTime,
     ) -> Result<AccessTokenClaims, InvalidAccessToken> {
+        let ring = self.keys.for_verifying().await;
         let header =
             jsonwebtoken::decode_header(token).map_err(|_| InvalidAccessToken::Malformed)?;
         let typ_ok = header.typ.as_deref().is_some_and(|t| {
@@ -186,7 +209,7 @@ impl AccessTokenCodec {
         let key = header
             .kid
             .as_deref()
-            .and_then(|kid| self.keys.verification_key(kid))
+            .and_then(|kid| ring.verification_key(kid))
             .ok_or(InvalidAccessToken::UnknownKey)?;
         let mut validation = Validation::new(Algorithm::ES256);
         validation.validate_exp = false;
@@ -232,45 +255,48 @@ mod tests {
         }
     }
 
-    #[test]
-    fn round_trip_and_header() {
+    #[tokio::test]
+    async fn round_trip_and_header() {
         let codec = codec();
         let rec = record(1_000);
-        let token = codec.encode(&rec);
+        let token = codec.encode(&rec).await.unwrap();
         let header = jsonwebtoken::decode_header(&token).unwrap();
         assert_eq!(header.typ.as_deref(), Some("at+jwt"));
-        assert_eq!(header.kid.as_deref(), Some(codec.keys().signing_key().0));
-        let claims = codec.decode(&token, 1_001).unwrap();
+        assert_eq!(
+            header.kid.as_deref(),
+            Some(codec.keys().snapshot().signing_kid())
+        );
+        let claims = codec.decode(&token, 1_001).await.unwrap();
         assert_eq!(claims.jti, rec.jti.to_string());
         assert_eq!(claims.scope, "read write");
         assert_eq!(claims.exp - claims.iat, 3600);
         assert_eq!(claims.iss, "https://us.api.example.com");
     }
 
-    #[test]
-    fn expiry_uses_the_given_time() {
+    #[tokio::test]
+    async fn expiry_uses_the_given_time() {
         let codec = codec();
-        let token = codec.encode(&record(1_000));
+        let token = codec.encode(&record(1_000)).await.unwrap();
         assert_eq!(
-            codec.decode(&token, 4_600),
+            codec.decode(&token, 4_600).await,
             Err(InvalidAccessToken::Expired)
         );
     }
 
-    #[test]
-    fn rejects_foreign_keys_and_tampering() {
-        let token = codec().encode(&record(1_000));
+    #[tokio::test]
+    async fn rejects_foreign_keys_and_tampering() {
+        let token = codec().encode(&record(1_000)).await.unwrap();
         assert_eq!(
-            codec().decode(&token, 1_001),
+            codec().decode(&token, 1_001).await,
             Err(InvalidAccessToken::UnknownKey)
         );
         let codec = codec();
-        let token = codec.encode(&record(1_000));
+        let token = codec.encode(&record(1_000)).await.unwrap();
         let mut parts: Vec<String> = token.split('.').map(str::to_owned).collect();
         parts[1] = parts[1].chars().rev().collect();
-        assert!(codec.decode(&parts.join("."), 1_001).is_err());
+        assert!(codec.decode(&parts.join("."), 1_001).await.is_err());
         assert_eq!(
-            codec.decode("garbage", 1_001),
+            codec.decode("garbage", 1_001).await,
             Err(InvalidAccessToken::Malformed)
         );
     }
@@ -306,15 +332,18 @@ mod id_token_tests {
         }
     }
 
-    #[test]
-    fn claims_signature_and_at_hash() {
+    #[tokio::test]
+    async fn claims_signature_and_at_hash() {
         let codec = codec();
         let record = record(PrincipalType::User);
-        let access_token = codec.encode(&record);
-        let id_token = codec.encode_id_token(&record, &access_token, Some("n-0S6_WzA2Mj"));
+        let access_token = codec.encode(&record).await.unwrap();
+        let id_token = codec
+            .encode_id_token(&record, &access_token, Some("n-0S6_WzA2Mj"))
+            .await
+            .unwrap();
         let claims = assert_signed_by_jwks(
             &id_token,
-            &serde_json::to_value(codec.keys().jwks()).unwrap(),
+            &serde_json::to_value(codec.keys().snapshot().jwks()).unwrap(),
         )
         .claims;
 
@@ -334,21 +363,24 @@ mod id_token_tests {
         assert_eq!(claims["at_hash"].as_str().unwrap().len(), 22);
     }
 
-    #[test]
-    fn nonce_is_absent_when_none_was_given_and_the_token_is_not_an_access_token() {
+    #[tokio::test]
+    async fn nonce_is_absent_when_none_was_given_and_the_token_is_not_an_access_token() {
         let codec = codec();
         let record = record(PrincipalType::Company);
-        let access_token = codec.encode(&record);
-        let id_token = codec.encode_id_token(&record, &access_token, None);
+        let access_token = codec.encode(&record).await.unwrap();
+        let id_token = codec
+            .encode_id_token(&record, &access_token, None)
+            .await
+            .unwrap();
         let claims = assert_signed_by_jwks(
             &id_token,
-            &serde_json::to_value(codec.keys().jwks()).unwrap(),
+            &serde_json::to_value(codec.keys().snapshot().jwks()).unwrap(),
         )
         .claims;
         assert!(claims.get("nonce").is_none());
         assert_eq!(claims["principal_type"], "company");
         assert_eq!(
-            codec.decode(&id_token, 1_700_000_001),
+            codec.decode(&id_token, 1_700_000_001).await,
             Err(InvalidAccessToken::WrongType),
             "an ID token is never accepted as a bearer access token"
         );

@@ -303,13 +303,13 @@ pub enum TableCommand {
 
 #[derive(Subcommand)]
 pub enum KeysCommand {
-    /// Add a new signing key (previous public keys stay published); prints the new kid.
-    Rotate {
-        /// Rotate this key-ring JSON document (created if absent) instead of the local key file
-        /// under DATA_DIR, e.g. to upload it to Secrets Manager afterwards.
-        #[arg(long, value_name = "PATH")]
-        file: Option<PathBuf>,
-    },
+    /// One rotation step of the stored key ring: the `next` key becomes `active`, the active
+    /// key `retired`, and a new `next` key is published (a ring without a `next` key only gets
+    /// one). Refused while the `next` key is too recent. Running services see it within a
+    /// minute.
+    Rotate,
+    /// The ring's keys, oldest first, with their states and times.
+    List,
 }
 
 fn parse_scopes(text: &str) -> Result<Scopes, String> {
@@ -396,6 +396,8 @@ mod tests {
         assert!(parse(&["tokens", "revoke-family", id]).is_ok());
         assert!(parse(&["tokens", "revoke-family", "nope"]).is_err());
         assert!(parse(&["--store", "dynamodb", "table", "create"]).is_ok());
-        assert!(parse(&["keys", "rotate", "--file", "ring.json"]).is_ok());
+        assert!(parse(&["keys", "rotate"]).is_ok());
+        assert!(parse(&["keys", "list"]).is_ok());
+        assert!(parse(&["keys", "rotate", "--file", "ring.json"]).is_err());
     }
 }

@@ -1,4 +1,5 @@
-//! What a verb prints on success: one JSON object (`--json`) or readable text.
+//! What a verb prints on success: one JSON object (`--json`; an array for listings) or readable
+//! text.
 
 use std::io::Write;
 
@@ -13,6 +14,15 @@ impl Output {
     /// `json` must be an object; `text` is what a person reads (one or a few lines).
     pub fn new(json: Value, text: impl Into<String>) -> Self {
         debug_assert!(json.is_object());
+        Self {
+            json,
+            text: text.into(),
+        }
+    }
+
+    /// A listing: `json` is an array (`keys list` prints `[{"kid", ...}]`).
+    pub fn list(json: Value, text: impl Into<String>) -> Self {
+        debug_assert!(json.is_array());
         Self {
             json,
             text: text.into(),

@@ -21,7 +21,7 @@ async fn repeated_exchange_revokes_the_previous_family(app: TestApp) {
 
     let first = m.exchange(&app, &old).await;
     let first = assert_ok(&first).clone();
-    let first_jti = jti_of(&app, first["accessToken"].as_str().unwrap());
+    let first_jti = jti_of(&app, first["accessToken"].as_str().unwrap()).await;
     let first_record = app
         .store
         .families()
@@ -57,7 +57,7 @@ async fn repeated_exchange_revokes_the_previous_family(app: TestApp) {
     assert!(family.revoked_at.is_some());
 
     // The old token points at the second family, which works.
-    let second_jti = jti_of(&app, second["accessToken"].as_str().unwrap());
+    let second_jti = jti_of(&app, second["accessToken"].as_str().unwrap()).await;
     let second_record = app
         .store
         .families()

@@ -61,7 +61,12 @@ async fn user_token_is_exchanged_and_the_new_refresh_token_works(app: TestApp) {
 
     // The access token is one of ours, for the user, issued to the new app.
     let access = body["accessToken"].as_str().unwrap();
-    let claims = app.services.codec.decode(access, app.clock.now()).unwrap();
+    let claims = app
+        .services
+        .codec
+        .decode(access, app.clock.now())
+        .await
+        .unwrap();
     assert_eq!(claims.sub, user.to_string());
     assert_eq!(claims.client_id, m.client.id);
     assert_eq!(claims.scope, "read write");
@@ -187,6 +192,7 @@ async fn wsadmin_token_yields_the_admin_family_or_the_company_family(app: TestAp
             company_body["accessToken"].as_str().unwrap(),
             app.clock.now(),
         )
+        .await
         .unwrap();
     assert_eq!(claims.sub, company.id.to_string());
     assert_eq!(claims.principal_type.as_str(), "company");

@@ -31,17 +31,22 @@ async fn every_store_backed_endpoint_answers_503_when_the_store_is_down() {
     // A correctly signed application token, so the exchange gets as far as the store.
     let now = app.clock.now();
     let client_id = ClientId::parse(&Uuid::new_v4().to_string()).unwrap();
-    let bearer = app.services.codec.encode(&AccessTokenRecord {
-        jti: TokenId::new(Uuid::new_v4()),
-        client_id,
-        principal_type: PrincipalType::Application,
-        subject: Uuid::parse_str(&client_id.to_string()).unwrap(),
-        family_id: None,
-        scopes: Scopes::parse("read").unwrap(),
-        issued_at: now,
-        expires_at: now + 3600,
-        revoked: false,
-    });
+    let bearer = app
+        .services
+        .codec
+        .encode(&AccessTokenRecord {
+            jti: TokenId::new(Uuid::new_v4()),
+            client_id,
+            principal_type: PrincipalType::Application,
+            subject: Uuid::parse_str(&client_id.to_string()).unwrap(),
+            family_id: None,
+            scopes: Scopes::parse("read").unwrap(),
+            issued_at: now,
+            expires_at: now + 3600,
+            revoked: false,
+        })
+        .await
+        .unwrap();
     let secret = format!("dead-store-secret-{}", Uuid::new_v4());
     let requests = [
         (

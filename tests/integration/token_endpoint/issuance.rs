@@ -51,7 +51,12 @@ async fn client_credentials_issues_an_application_token(app: TestApp) {
     assert!(body.get("refresh_expires_in").is_none());
 
     let token = field(&body, "access_token");
-    let claims = app.services.codec.decode(token, app.clock.now()).unwrap();
+    let claims = app
+        .services
+        .codec
+        .decode(token, app.clock.now())
+        .await
+        .unwrap();
     assert_eq!(claims.sub, client.id);
     assert_eq!(claims.client_id, client.id);
     let stored = app
@@ -94,6 +99,7 @@ async fn basic_authentication_is_accepted_and_its_failures_challenge(app: TestAp
         .services
         .codec
         .decode(field(&body, "access_token"), app.clock.now())
+        .await
         .expect("an access token this deployment signed");
     assert_eq!(claims.sub, client.id, "issued to the client named by Basic");
 
@@ -286,7 +292,12 @@ async fn expiries_follow_the_clock(app: TestApp) {
     let jti = jti_of(access);
 
     app.clock.advance(3599);
-    assert!(app.services.codec.decode(access, app.clock.now()).is_ok());
+    assert!(app
+        .services
+        .codec
+        .decode(access, app.clock.now())
+        .await
+        .is_ok());
     assert!(app
         .store
         .families()
@@ -296,7 +307,11 @@ async fn expiries_follow_the_clock(app: TestApp) {
         .is_some());
     app.clock.advance(1);
     assert!(
-        app.services.codec.decode(access, app.clock.now()).is_err(),
+        app.services
+            .codec
+            .decode(access, app.clock.now())
+            .await
+            .is_err(),
         "one hour"
     );
     assert!(app

@@ -1,75 +1,43 @@
-//! `keys rotate`: the local key file, or a key-ring document to upload to Secrets Manager.
+//! `keys rotate` and `keys list` on the stored signing key ring, starting from a data directory
+//! whose key file has today's format (migrated by the first rotation).
 
-use token_service::signing::{KeyRing, KeyRingDocument};
-
-use super::output::{assert_failure, str_field};
+use super::output::str_field;
 use super::target::Target;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn keys_rotate_the_local_key_file_or_a_key_ring_document() {
+async fn keys_rotate_migrates_the_local_key_file_then_publishes_a_next_key() {
     let t = Target::sqlite().await;
-    let local = t.dir.path().join("signing-keys.json");
 
-    let first = t.json(&["keys", "rotate"]);
-    let second = t.json(&["keys", "rotate"]);
-    assert_ne!(first["kid"], second["kid"]);
-    assert_eq!(str_field(&second, "file"), local.display().to_string());
-    let document: KeyRingDocument =
-        serde_json::from_str(&std::fs::read_to_string(&local).unwrap()).unwrap();
-    let kids: Vec<&str> = document.keys.iter().map(|k| k.kid.as_str()).collect();
-    assert_eq!(kids, [str_field(&first, "kid"), str_field(&second, "kid")]);
-    let ring = KeyRing::from_document(&document).unwrap();
+    // Before any rotation: the local key file's one key, as the first rotation will migrate it.
+    let listed = t.json(&["keys", "list"]);
+    let keys = listed.as_array().unwrap();
+    assert_eq!(keys.len(), 1, "{listed}");
+    assert_eq!(keys[0]["state"], "active");
+    let original = str_field(&keys[0], "kid").to_owned();
+
+    let rotated = t.json(&["keys", "rotate"]);
+    assert_eq!(str_field(&rotated, "active"), original, "{rotated}");
+    let next = str_field(&rotated, "next").to_owned();
+    assert_ne!(next, original);
+    assert_eq!(rotated["version"], 1);
+
+    // The next key is too recent to sign: a second rotation changes nothing and says why.
+    let reason = t.fails(&["keys", "rotate"], 4);
+    assert!(reason.contains("not rotated"), "{reason}");
+    assert!(reason.contains(&next), "{reason}");
+
+    let listed = t.json(&["keys", "list"]);
+    let keys = listed.as_array().unwrap();
+    let states: Vec<(&str, &str)> = keys
+        .iter()
+        .map(|k| (k["kid"].as_str().unwrap(), k["state"].as_str().unwrap()))
+        .collect();
     assert_eq!(
-        ring.signing_key().0,
-        str_field(&second, "kid"),
-        "the newest signs"
+        states,
+        [(original.as_str(), "active"), (next.as_str(), "next")]
     );
-
-    // A document to upload to Secrets Manager: created, then rotated; private to the owner.
-    let ring_file = t.dir.path().join("ring.json");
-    let ring_path = ring_file.display().to_string();
-    let created = t.json(&["keys", "rotate", "--file", &ring_path]);
-    assert_eq!(created["keys"], 1);
-    let rotated = t.json(&["keys", "rotate", "--file", &ring_path]);
-    assert_eq!(rotated["keys"], 2);
-    let document: KeyRingDocument =
-        serde_json::from_str(&std::fs::read_to_string(&ring_file).unwrap()).unwrap();
-    assert_eq!(
-        document.keys.last().unwrap().kid,
-        str_field(&rotated, "kid")
-    );
-    KeyRing::from_document(&document).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&ring_file).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
-    }
-    let text = t.text(&["keys", "rotate", "--file", &ring_path]);
-    assert!(!text.contains("PRIVATE KEY"), "{text}");
-
-    let not_a_ring = t.dir.path().join("other.json");
-    std::fs::write(&not_a_ring, "{\"hello\": 1}").unwrap();
-    t.fails(
-        &[
-            "keys",
-            "rotate",
-            "--file",
-            &not_a_ring.display().to_string(),
-        ],
-        2,
-    );
-
-    // Keys kept in Secrets Manager are rotated through a downloaded file only.
-    let out = t
-        .command()
-        .args(["keys", "rotate"])
-        .env(
-            "SIGNING_KEYS_SECRET_ARN",
-            "arn:aws:secretsmanager:us-east-1:1:secret:k",
-        )
-        .output()
-        .unwrap();
-    let reason = assert_failure(&out, &["keys", "rotate"], 2);
-    assert!(reason.contains("--file"), "{reason}");
+    assert!(keys[0]["activated"].is_i64() && keys[0].get("retired").is_none());
+    assert!(keys[1]["created"].is_i64() && keys[1].get("activated").is_none());
+    let text = t.text(&["keys", "list"]);
+    assert!(text.contains(&next) && !text.contains("PRIVATE"), "{text}");
 }

@@ -35,11 +35,15 @@ pub fn success_json(out: &Output, args: &[&str]) -> Value {
     assert_eq!(
         text.trim_end().lines().count(),
         1,
-        "one JSON object on one line: {}",
+        "one JSON value on one line: {}",
         describe(args, out)
     );
     let value: Value = serde_json::from_str(&text).unwrap();
-    assert!(value.is_object(), "{}", describe(args, out));
+    // An object, or for a listing (`keys list`) an array of objects.
+    let listing = value
+        .as_array()
+        .is_some_and(|items| items.iter().all(Value::is_object));
+    assert!(value.is_object() || listing, "{}", describe(args, out));
     value
 }
 

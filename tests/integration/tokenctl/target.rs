@@ -215,7 +215,8 @@ impl Target {
             .count()
     }
 
-    /// Runs with `--json`, expects success, and returns the one JSON object printed.
+    /// Runs with `--json`, expects success, and returns the one JSON value printed (an object, or
+    /// an array of objects for a listing).
     pub fn json(&self, args: &[&str]) -> Value {
         let mut with_json = vec!["--json"];
         with_json.extend_from_slice(args);

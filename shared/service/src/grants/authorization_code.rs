@@ -19,7 +19,7 @@ use crate::errors::ErrorCode;
 use crate::flows::authorize::check_redemption;
 use crate::grants::{FamilyStart, FamilyTokens};
 use crate::services::Services;
-use crate::store::CodeRedeemed;
+use crate::store::{CodeRedeemed, StoreError};
 
 pub(super) async fn grant(
     services: &Services,
@@ -70,7 +70,10 @@ pub(super) async fn grant(
         store.families().revoke_family(&family_id, now).await?;
         return Err(ErrorCode::CodeBadOrExpired.into());
     }
-    Ok(IssuedTokens::from(issued).with_id_token(&services.codec, record.nonce.as_deref()))
+    Ok(IssuedTokens::from(issued)
+        .with_id_token(&services.codec, record.nonce.as_deref())
+        .await
+        .map_err(StoreError::from)?)
 }
 
 /// The user family for a code, not yet redeemed.

@@ -88,6 +88,7 @@ pub async fn authenticate_bearer(
     let claims = services
         .codec
         .decode(token, now)
+        .await
         .map_err(BearerDenial::Invalid)?;
     let jti = TokenId::parse(&claims.jti).map_err(|_| BearerDenial::Unknown)?;
     let record = services
@@ -245,7 +246,7 @@ mod tests {
             .await
             .unwrap()
             .access;
-        let foreign = codec(&f.clock).encode(&record);
+        let foreign = codec(&f.clock).encode(&record).await.unwrap();
         assert_eq!(
             auth(&f, &format!("Bearer {foreign}")).await,
             Err(BearerDenial::Invalid(InvalidAccessToken::UnknownKey))
@@ -275,7 +276,7 @@ mod tests {
             .unwrap()
             .access;
         record.jti = TokenId::new(OsRandom.uuid());
-        let unstored = f.services.codec.encode(&record);
+        let unstored = f.services.codec.encode(&record).await.unwrap();
         assert_eq!(
             auth(&f, &format!("Bearer {unstored}")).await,
             Err(BearerDenial::Unknown)

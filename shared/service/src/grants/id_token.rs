@@ -4,19 +4,28 @@
 use super::IssuedTokens;
 use crate::domain::PrincipalType;
 use crate::jwt::AccessTokenCodec;
+use crate::signing::SigningError;
 
 impl IssuedTokens {
     /// Adds the ID token for a user or company family, unless the grant already set one (the
     /// authorization code grant sets its own, with the authorize request's `nonce`).
     /// Application tokens get none. The OTP grant calls this with `None` as well.
-    pub fn with_id_token(mut self, codec: &AccessTokenCodec, nonce: Option<&str>) -> Self {
+    pub async fn with_id_token(
+        mut self,
+        codec: &AccessTokenCodec,
+        nonce: Option<&str>,
+    ) -> Result<Self, SigningError> {
         let for_principal = matches!(
             self.access.principal_type,
             PrincipalType::User | PrincipalType::Company
         );
         if for_principal && self.id_token.is_none() {
-            self.id_token = Some(codec.encode_id_token(&self.access, &self.access_token, nonce));
+            self.id_token = Some(
+                codec
+                    .encode_id_token(&self.access, &self.access_token, nonce)
+                    .await?,
+            );
         }
-        self
+        Ok(self)
     }
 }

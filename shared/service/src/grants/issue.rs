@@ -152,9 +152,12 @@ impl Services {
             None,
             scopes,
         );
+        // Signed before it is stored: a token that cannot be signed (KMS unavailable) leaves
+        // nothing behind.
+        let access_token = self.codec.encode(&access).await?;
         self.ctx.store.families().put_access_token(&access).await?;
         Ok(IssuedTokens {
-            access_token: self.codec.encode(&access),
+            access_token,
             access,
             refresh: None,
             id_token: None,
@@ -230,12 +233,10 @@ impl Services {
         if created == FamilyCreated::LegacyExchangeRaced {
             return Ok(None);
         }
-        Ok(Some(self.family_tokens(
-            access,
-            refresh_token,
-            &refresh,
-            start.geolocation,
-        )))
+        Ok(Some(
+            self.family_tokens(access, refresh_token, &refresh, start.geolocation)
+                .await?,
+        ))
     }
 
     /// Rotates `presented` (read as `token`, unrotated) to its derived successor and mints an
@@ -282,6 +283,7 @@ impl Services {
                 &successor,
                 origin.geolocation.clone(),
             )
+            .await?
             .into(),
         ))
     }
@@ -316,6 +318,7 @@ impl Services {
                 &successor,
                 family.geolocation.clone(),
             )
+            .await?
             .into())
     }
 
@@ -357,6 +360,7 @@ impl Services {
                 &renewed,
                 origin.geolocation.clone(),
             )
+            .await?
             .into(),
         ))
     }
@@ -376,16 +380,18 @@ impl Services {
         )
     }
 
-    /// What a grant answers once a family's write has succeeded.
-    fn family_tokens(
+    /// What a grant answers once a family's write has succeeded. Signing can still fail (KMS
+    /// unavailable: 503); the client then retries with the refresh token it presented, which
+    /// the retry window of a rotation answers.
+    async fn family_tokens(
         &self,
         access: AccessTokenRecord,
         refresh_token: Secret,
         refresh: &RefreshTokenRecord,
         geolocation: Geolocation,
-    ) -> FamilyTokens {
-        FamilyTokens {
-            access_token: self.codec.encode(&access),
+    ) -> Result<FamilyTokens, StoreError> {
+        Ok(FamilyTokens {
+            access_token: self.codec.encode(&access).await?,
             access,
             refresh: IssuedRefresh {
                 token: refresh_token,
@@ -394,6 +400,6 @@ impl Services {
                 expires_at: refresh.expires_at,
                 geolocation,
             },
-        }
+        })
     }
 }

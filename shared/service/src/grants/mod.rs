@@ -30,6 +30,7 @@ pub use scope::requested_scopes;
 use crate::domain::GrantType;
 use crate::errors::ErrorCode;
 use crate::services::Services;
+use crate::store::StoreError;
 
 /// Runs the grant a token request asks for. Records `grant_type` and `client_id` on the current
 /// tracing span for the request log.
@@ -54,5 +55,8 @@ pub async fn token_grant(
         GrantType::Otp => otp::grant(services, &client, params).await,
     }?;
     // Every user or company family gets an ID token (contract part 8).
-    Ok(issued.with_id_token(&services.codec, None))
+    Ok(issued
+        .with_id_token(&services.codec, None)
+        .await
+        .map_err(StoreError::from)?)
 }

@@ -16,6 +16,7 @@ use super::params::BodyDenial;
 use crate::errors::{Denial, Refusal};
 use crate::grants::{self, GrantDenial, GrantError, IssuedTokens};
 use crate::services::Services;
+use crate::signing::ring::JWKS_MAX_AGE_SECONDS;
 use crate::signing::JwkSet;
 
 /// The success body of contract part 2.
@@ -124,16 +125,18 @@ pub async fn token(
     Ok(Json(TokenResponse::new(issued, &services)))
 }
 
-/// The public signing keys.
+/// The public signing keys: `next`, `active` and `retired` (see `signing::ring`). Safe to cache
+/// for the `max-age` sent: a key is published as `next` for longer than that before it signs.
 // Served and documented at `/oauth2/v0/jwks` too (`http::token_routes`).
 #[utoipa::path(get, path = "/v0/token/jwks", tag = "discovery",
     responses((status = 200, body = JwkSet)))]
 pub async fn jwks(State(services): State<Arc<Services>>) -> Response {
-    // Public keys change rarely and are safe to cache for a few minutes.
-    let mut response = Json(services.codec.keys().jwks()).into_response();
+    let ring = services.codec.keys().for_verifying().await;
+    let mut response = Json(ring.jwks()).into_response();
+    let cache_control = format!("public, max-age={JWKS_MAX_AGE_SECONDS}");
     response.headers_mut().insert(
         header::CACHE_CONTROL,
-        HeaderValue::from_static("public, max-age=300"),
+        HeaderValue::from_str(&cache_control).expect("an ASCII header value"),
     );
     response
 }

@@ -1,105 +1,62 @@
-//! The ES256 key ring that signs access tokens, and its public JWK Set.
+//! The ES256 keys that sign access and ID tokens, and their public JWK Set.
 //!
-//! The ring is a JSON document (`KeyRingDocument`): a list of P-256 private keys in PKCS#8 PEM,
-//! oldest first; the last one signs. Older keys stay so that tokens they signed still verify
-//! and their public halves stay in the JWK Set after a rotation. At most [`MAX_KEYS`] are kept.
+//! Where the ring lives (see `docs/decisions.md`, "Signing keys"):
+//! - the ring's states and public halves are one versioned document in the store (DynamoDB item
+//!   `SIGNINGKEYS#RING`/`RING`, or a SQLite row; [`crate::store::SigningKeyRingStore`]). Every
+//!   instance reads it at cold start and again every [`ring::RING_REFRESH_SECONDS`], so a
+//!   rotation reaches running functions without a redeploy; a rotation replaces it with a write
+//!   conditional on the version it read, so concurrent rotations leave one consistent ring;
+//! - private halves: with `SIGNING_KEYS=local` (the default) each key's PKCS#8 document is
+//!   sealed in the ring with a key derived from the server secret ([`seal`]), and the server
+//!   secret stays where it always was ([`document`]: Secrets Manager, or the local key file);
+//!   with `SIGNING_KEYS=kms` the keys are AWS KMS keys named by ARN ([`kms`]);
+//! - the function roles only read the ring: only `tokenctl keys rotate` and the scheduled
+//!   rotation function write it ([`rotation`]). Until the first rotation, a deployment whose
+//!   ring is still today's secret document signs with that document's newest key, as before.
 //!
-//! Where the document lives:
-//! - in the cloud, in an AWS Secrets Manager secret named by `SIGNING_KEYS_SECRET_ARN`, read at
-//!   cold start (never in the repository, the template, or an environment variable);
-//! - locally, in `DATA_DIR/signing-keys.json` (mode 0600), generated on first start.
+//! Key states and the waits between them are in [`ring`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
-use jsonwebtoken::DecodingKey;
-use p256::elliptic_curve::sec1::ToEncodedPoint;
-use p256::pkcs8::{DecodePrivateKey, EncodePrivateKey, LineEnding};
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-
-use crate::clock::{Clock, UnixTime};
-use crate::random::RandomSource;
-
+pub mod document;
 mod jwk_set;
 #[cfg(any(test, feature = "conformance"))]
 pub mod jwks_check;
+mod keyring;
+pub mod kms;
+pub mod ring;
+pub mod rotation;
+pub mod scheduled;
+pub mod seal;
 mod signer;
+mod source;
+
+pub use document::{
+    rotate_local, KeyRingDocument, ServerSecret, StoredKey, LOCAL_KEY_FILE, MAX_KEYS,
+    SERVER_SECRET_BYTES,
+};
 pub use jwk_set::{JwkSet, PublicJwk};
+pub use keyring::{KeyRing, SigningError};
 pub use signer::{encode_part, Es256Signer};
-
-/// The signing key and the previous ones still published for verification.
-pub const MAX_KEYS: usize = 3;
-
-pub const LOCAL_KEY_FILE: &str = "signing-keys.json";
-
-#[derive(Clone, Serialize, Deserialize)]
-pub struct StoredKey {
-    pub kid: String,
-    pub private_key_pem: String,
-    pub created_at: UnixTime,
-}
-
-impl std::fmt::Debug for StoredKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StoredKey")
-            .field("kid", &self.kid)
-            .field("created_at", &self.created_at)
-            .finish_non_exhaustive()
-    }
-}
-
-#[derive(Clone, Default, Serialize, Deserialize)]
-pub struct KeyRingDocument {
-    pub keys: Vec<StoredKey>,
-    /// 32 random bytes (base64url) from which the server's symmetric keys are derived (HKDF,
-    /// one label per purpose: refresh-token successors, the sign-in page's cookie and CSRF
-    /// tokens). Kept with the signing keys because it is exactly as secret and lives as long.
-    /// Added to the document by the first rotation that finds it missing; a document written
-    /// before it existed derives it from its oldest key (see [`KeyRing::from_document`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_secret: Option<String>,
-}
-
-impl std::fmt::Debug for KeyRingDocument {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KeyRingDocument")
-            .field("keys", &self.keys)
-            .field(
-                "server_secret",
-                &self.server_secret.as_ref().map(|_| "<redacted>"),
-            )
-            .finish()
-    }
-}
-
-impl KeyRingDocument {
-    /// Appends a fresh key, which becomes the signing key, and drops the oldest beyond
-    /// [`MAX_KEYS`]. Returns the new key's `kid`.
-    pub fn rotate(&mut self, random: &dyn RandomSource, clock: &dyn Clock) -> String {
-        if self.server_secret.is_none() {
-            let mut secret = [0u8; SERVER_SECRET_BYTES];
-            random.fill(&mut secret);
-            self.server_secret = Some(URL_SAFE_NO_PAD.encode(secret));
-        }
-        let key = generate_key(random, clock.now());
-        let kid = key.kid.clone();
-        self.keys.push(key);
-        let excess = self.keys.len().saturating_sub(MAX_KEYS);
-        self.keys.drain(..excess);
-        kid
-    }
-}
+pub use source::{SigningBackend, SigningKeys};
 
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
-    #[error("signing key ring is empty")]
+    #[error(
+        "the signing key ring is empty: create its keys with `tokenctl keys rotate` (or by \
+         invoking the key rotation function)"
+    )]
     Empty,
     #[error("signing key {kid} is not a P-256 PKCS#8 key")]
     BadKey { kid: String },
+    #[error("signing key {kid} could not be unsealed with this deployment's server secret")]
+    Unseal { kid: String },
+    #[error("signing key {kid} is held in KMS, but SIGNING_KEYS is not `kms`")]
+    KmsNotConfigured { kid: String },
     #[error("signing key ring is not valid JSON: {0}")]
     BadDocument(#[from] serde_json::Error),
+    #[error(transparent)]
+    Ring(#[from] ring::RingError),
     #[error("signing key file {path}: {source}")]
     Io {
         path: PathBuf,
@@ -109,259 +66,22 @@ pub enum KeyError {
     Secret(String),
     #[error("the key ring's server_secret must be {SERVER_SECRET_BYTES} bytes of base64url")]
     BadServerSecret,
+    #[error(
+        "SIGNING_KEYS=kms, but the table holds no signing key ring yet: create it with \
+         `tokenctl keys rotate` (or by invoking the key rotation function) before starting"
+    )]
+    NoKmsRing,
+    #[error("signing key ring store: {0}")]
+    Store(#[from] crate::store::StoreError),
+    #[error(transparent)]
+    Kms(#[from] kms::KmsError),
+    #[error("SIGNING_KEYS must be `local` or `kms`, got {0:?}")]
+    BadBackend(String),
+    #[error("the signing key ring was changed by {0} concurrent writers in a row; try again")]
+    Contended(u32),
 }
 
-/// The length of [`KeyRingDocument::server_secret`].
-pub const SERVER_SECRET_BYTES: usize = 32;
-
-struct LoadedKey {
-    kid: String,
-    signer: Es256Signer,
-    decoding: DecodingKey,
-    x: String,
-    y: String,
-}
-
-/// The parsed key ring. Cheap to share behind an `Arc`.
-pub struct KeyRing {
-    /// Oldest first; the last signs.
-    keys: Vec<LoadedKey>,
-    server_secret: Vec<u8>,
-}
-
-impl std::fmt::Debug for KeyRing {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kids: Vec<&str> = self.keys.iter().map(|k| k.kid.as_str()).collect();
-        f.debug_struct("KeyRing").field("kids", &kids).finish()
-    }
-}
-
-impl KeyRing {
-    pub fn from_document(document: &KeyRingDocument) -> Result<Self, KeyError> {
-        if document.keys.is_empty() {
-            return Err(KeyError::Empty);
-        }
-        let keys = document
-            .keys
-            .iter()
-            .map(load_key)
-            .collect::<Result<Vec<_>, _>>()?;
-        let server_secret = match &document.server_secret {
-            Some(encoded) => URL_SAFE_NO_PAD
-                .decode(encoded)
-                .ok()
-                .filter(|bytes| bytes.len() == SERVER_SECRET_BYTES)
-                .ok_or(KeyError::BadServerSecret)?,
-            // A ring written before the field existed: its oldest private key is as secret and
-            // as stable (until three rotations drop it, and a rotation adds the field anyway).
-            None => hkdf_expand(
-                document.keys[0].private_key_pem.as_bytes(),
-                "legacy-server-secret-v1",
-            )
-            .to_vec(),
-        };
-        Ok(Self {
-            keys,
-            server_secret,
-        })
-    }
-
-    /// A 256-bit key for one purpose, derived from the ring's server secret with HKDF-SHA256.
-    /// Every instance of every function derives the same key; different `purpose` labels give
-    /// independent keys.
-    pub fn derive_key(&self, purpose: &str) -> [u8; 32] {
-        hkdf_expand(&self.server_secret, purpose)
-    }
-
-    pub fn from_json(json: &str) -> Result<Self, KeyError> {
-        Self::from_document(&serde_json::from_str(json)?)
-    }
-
-    /// A ring with one freshly generated key, for tests.
-    pub fn generate(random: &dyn RandomSource, clock: &dyn Clock) -> Self {
-        let mut document = KeyRingDocument::default();
-        document.rotate(random, clock);
-        Self::from_document(&document).expect("a freshly generated key loads")
-    }
-
-    /// The `kid` and key that sign new tokens.
-    pub fn signing_key(&self) -> (&str, &Es256Signer) {
-        let key = self.keys.last().expect("a key ring is never empty");
-        (&key.kid, &key.signer)
-    }
-
-    pub fn verification_key(&self, kid: &str) -> Option<&DecodingKey> {
-        self.keys.iter().find(|k| k.kid == kid).map(|k| &k.decoding)
-    }
-
-    /// The public JWK Set (RFC 7517), newest key first.
-    pub fn jwks(&self) -> JwkSet {
-        let keys = self
-            .keys
-            .iter()
-            .rev()
-            .map(|k| PublicJwk {
-                kty: "EC",
-                crv: "P-256",
-                x: k.x.clone(),
-                y: k.y.clone(),
-                kid: k.kid.clone(),
-                use_: "sig",
-                alg: "ES256",
-            })
-            .collect();
-        JwkSet { keys }
-    }
-
-    /// Loads the ring from Secrets Manager when `secret_arn` is given, otherwise from the local
-    /// key file under `data_dir`, creating it on first use.
-    pub async fn load(secret_arn: Option<&str>, data_dir: &Path) -> Result<Self, KeyError> {
-        match secret_arn {
-            Some(arn) => Self::from_json(&fetch_secret(arn).await?),
-            None => Self::load_or_create_local(
-                data_dir,
-                &crate::random::OsRandom,
-                &crate::clock::SystemClock,
-            ),
-        }
-    }
-
-    pub fn load_or_create_local(
-        data_dir: &Path,
-        random: &dyn RandomSource,
-        clock: &dyn Clock,
-    ) -> Result<Self, KeyError> {
-        let path = data_dir.join(LOCAL_KEY_FILE);
-        let document = match read_key_file(&path)? {
-            Some(document) => document,
-            None => {
-                let mut document = KeyRingDocument::default();
-                document.rotate(random, clock);
-                write_key_file(&path, &document)?;
-                document
-            }
-        };
-        Self::from_document(&document)
-    }
-}
-
-fn hkdf_expand(secret: &[u8], purpose: &str) -> [u8; 32] {
-    let mut key = [0u8; 32];
-    hkdf::Hkdf::<Sha256>::new(None, secret)
-        .expand(purpose.as_bytes(), &mut key)
-        .expect("32 bytes is a valid HKDF-SHA256 output length");
-    key
-}
-
-/// Adds a new signing key to the local key file (creating it if needed); the previous public
-/// keys stay published. Returns the new `kid`. Running servers pick it up when restarted.
-pub fn rotate_local(
-    data_dir: &Path,
-    random: &dyn RandomSource,
-    clock: &dyn Clock,
-) -> Result<String, KeyError> {
-    let path = data_dir.join(LOCAL_KEY_FILE);
-    let mut document = read_key_file(&path)?.unwrap_or_default();
-    let kid = document.rotate(random, clock);
-    write_key_file(&path, &document)?;
-    Ok(kid)
-}
-
-/// `None` when there is no key file yet.
-fn read_key_file(path: &Path) -> Result<Option<KeyRingDocument>, KeyError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(serde_json::from_str(&text)?)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(KeyError::Io {
-            path: path.to_owned(),
-            source,
-        }),
-    }
-}
-
-fn write_key_file(path: &Path, document: &KeyRingDocument) -> Result<(), KeyError> {
-    let io = |source| KeyError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    let json = serde_json::to_string_pretty(document)?;
-    // Written beside and renamed, so a reader never sees half a file; private to the owner.
-    let tmp = path.with_extension("json.tmp");
-    {
-        use std::io::Write;
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        let mut file = options.open(&tmp).map_err(io)?;
-        file.write_all(json.as_bytes()).map_err(io)?;
-        file.sync_all().map_err(io)?;
-    }
-    std::fs::rename(&tmp, path).map_err(io)
-}
-
-fn generate_key(random: &dyn RandomSource, now: UnixTime) -> StoredKey {
-    // Drawn from the injected source; a 32-byte string is a valid P-256 scalar except with
-    // negligible probability, and then we draw again.
-    let secret = loop {
-        let mut bytes = [0u8; 32];
-        random.fill(&mut bytes);
-        if let Ok(secret) = p256::SecretKey::from_slice(&bytes) {
-            break secret;
-        }
-    };
-    let (x, y) = public_coordinates(&secret);
-    let pem = secret
-        .to_pkcs8_pem(LineEnding::LF)
-        .expect("a P-256 key encodes as PKCS#8");
-    StoredKey {
-        kid: thumbprint(&x, &y),
-        private_key_pem: pem.to_string(),
-        created_at: now,
-    }
-}
-
-fn load_key(stored: &StoredKey) -> Result<LoadedKey, KeyError> {
-    let bad = || KeyError::BadKey {
-        kid: stored.kid.clone(),
-    };
-    let secret = p256::SecretKey::from_pkcs8_pem(&stored.private_key_pem).map_err(|_| bad())?;
-    let (x, y) = public_coordinates(&secret);
-    let signer = Es256Signer::new(&secret).ok_or_else(bad)?;
-    let decoding = DecodingKey::from_ec_components(&x, &y).map_err(|_| bad())?;
-    Ok(LoadedKey {
-        kid: stored.kid.clone(),
-        signer,
-        decoding,
-        x,
-        y,
-    })
-}
-
-fn public_coordinates(secret: &p256::SecretKey) -> (String, String) {
-    let point = secret.public_key().to_encoded_point(false);
-    let x = point.x().expect("uncompressed point has x");
-    let y = point.y().expect("uncompressed point has y");
-    (URL_SAFE_NO_PAD.encode(x), URL_SAFE_NO_PAD.encode(y))
-}
-
-/// RFC 7638 JWK thumbprint: stable, and derived from the public key alone.
-fn thumbprint(x: &str, y: &str) -> String {
-    let canonical = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
-    URL_SAFE_NO_PAD.encode(Sha256::digest(canonical.as_bytes()))
-}
-
-async fn fetch_secret(arn: &str) -> Result<String, KeyError> {
-    crate::aws_sdk::secret_string(arn)
-        .await
-        .map_err(KeyError::Secret)
-}
-
+#[cfg(any(test, feature = "conformance"))]
+pub mod lifecycle;
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,9 @@
+use std::sync::Arc;
+
 use super::*;
-use crate::clock::ManualClock;
+use crate::clock::{Clock, ManualClock};
 use crate::random::OsRandom;
+use crate::store::sqlite::SqliteStore;
 
 #[test]
 fn rotation_keeps_previous_public_keys_and_caps_the_ring() {
@@ -9,7 +12,7 @@ fn rotation_keeps_previous_public_keys_and_caps_the_ring() {
     let first = document.rotate(&OsRandom, &clock);
     let second = document.rotate(&OsRandom, &clock);
     let ring = KeyRing::from_document(&document).unwrap();
-    assert_eq!(ring.signing_key().0, second);
+    assert_eq!(ring.signing_kid(), second);
     let kids: Vec<String> = ring.jwks().keys.into_iter().map(|k| k.kid).collect();
     assert_eq!(kids, vec![second.clone(), first.clone()]);
     assert!(ring.verification_key(&first).is_some());
@@ -69,17 +72,18 @@ fn jwks_never_contains_private_material() {
 fn local_file_is_created_once_and_rotated_in_place() {
     let dir = std::env::temp_dir().join(format!("keys-{}", uuid::Uuid::new_v4()));
     let clock = ManualClock::new(0);
-    let a = KeyRing::load_or_create_local(&dir, &OsRandom, &clock).unwrap();
-    let b = KeyRing::load_or_create_local(&dir, &OsRandom, &clock).unwrap();
-    assert_eq!(
-        a.signing_key().0,
-        b.signing_key().0,
-        "kept, not regenerated"
-    );
+    let load = || {
+        KeyRing::from_document(
+            &KeyRingDocument::load_or_create_local(&dir, &OsRandom, &clock).unwrap(),
+        )
+        .unwrap()
+    };
+    let (a, b) = (load(), load());
+    assert_eq!(a.signing_kid(), b.signing_kid(), "kept, not regenerated");
     let new_kid = rotate_local(&dir, &OsRandom, &clock).unwrap();
-    let c = KeyRing::load_or_create_local(&dir, &OsRandom, &clock).unwrap();
-    assert_eq!(c.signing_key().0, new_kid);
-    assert!(c.verification_key(a.signing_key().0).is_some());
+    let c = load();
+    assert_eq!(c.signing_kid(), new_kid);
+    assert!(c.verification_key(a.signing_kid()).is_some());
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -90,4 +94,66 @@ fn local_file_is_created_once_and_rotated_in_place() {
         assert_eq!(mode & 0o777, 0o600);
     }
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+fn sqlite_ring_store() -> (Arc<SqliteStore>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open_in_dir(dir.path()).unwrap();
+    (Arc::new(store), dir)
+}
+
+#[tokio::test]
+async fn sqlite_ring_writes_are_conditional_on_the_version() {
+    use crate::store::conformance::signing_key_ring::*;
+    let (store, _dir) = sqlite_ring_store();
+    signing_key_ring_writes_are_conditional_on_the_version(store.as_ref()).await;
+    let (store, _dir) = sqlite_ring_store();
+    concurrent_signing_key_ring_writes_have_one_winner(store.as_ref()).await;
+}
+
+#[tokio::test]
+async fn sqlite_rotation_lifecycle_keeps_every_token_verifiable() {
+    let (store, _dir) = sqlite_ring_store();
+    lifecycle::rotation_lifecycle_keeps_every_token_verifiable(store).await;
+}
+
+#[tokio::test]
+async fn sqlite_concurrent_rotations_leave_one_consistent_ring() {
+    let (store, _dir) = sqlite_ring_store();
+    lifecycle::concurrent_rotations_leave_one_consistent_ring(store).await;
+}
+
+#[tokio::test]
+async fn sqlite_ring_without_active_key_refuses_to_start() {
+    let (store, _dir) = sqlite_ring_store();
+    lifecycle::a_ring_without_active_key_refuses_to_start(store).await;
+}
+
+#[tokio::test]
+async fn kms_mode_without_a_stored_ring_refuses_to_start() {
+    let (store, _dir) = sqlite_ring_store();
+    let clock = Arc::new(ManualClock::new(0));
+    let legacy = lifecycle::legacy_document(&clock);
+    // The KMS endpoint is never called: the missing ring is found first.
+    let kms = kms::Kms::connect(Some("http://127.0.0.1:9"), "test").await;
+    let error = SigningKeys::open(store, legacy, SigningBackend::Kms(kms), clock)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, KeyError::NoKmsRing), "{error:?}");
+}
+
+#[test]
+fn a_migrated_ring_keeps_kids_times_and_the_newest_key_signing() {
+    let clock = ManualClock::new(0);
+    let mut legacy = lifecycle::legacy_document(&clock);
+    // The oldest format: no server secret, derived from the oldest key.
+    legacy.server_secret = None;
+    let before = KeyRing::from_document(&legacy).unwrap();
+    let ring = rotation::migrate(&legacy).unwrap();
+    let after = KeyRing::from_ring(&ring, before.server_secret(), None, clock.now()).unwrap();
+    assert_eq!(after.signing_kid(), legacy.keys[1].kid);
+    assert_eq!(after.derive_key("x"), before.derive_key("x"));
+    assert_eq!(ring.keys[0].retired, Some(legacy.keys[1].created_at));
+    assert_eq!(ring.keys[1].state, ring::KeyState::Active);
+    assert!(!serde_json::to_string(&ring).unwrap().contains("PRIVATE"));
 }

@@ -27,6 +27,7 @@ mod open;
 mod otp;
 mod principals;
 mod revocation;
+pub mod signing_key_ring;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
@@ -43,10 +44,11 @@ pub use families::{
 pub use families::{FamilyOrigin, RefreshTokenWithOrigin};
 pub use legacy::LegacyStore;
 pub use lockout::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore};
-pub use open::open;
+pub use open::{open, open_signing_key_ring};
 pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore, REQUEST_WINDOW_SECONDS};
 pub use principals::{EmailUpdate, Inserted, PrincipalStore};
 pub use revocation::RevocationStore;
+pub use signing_key_ring::{RingWrite, SigningKeyRingStore, VersionedRing};
 
 /// For callers: `use crate::store::prelude::*;` puts [`Store`]'s accessors in scope, also on a
 /// concrete backend. An aggregate's methods need no import: they are called on the `&dyn` the

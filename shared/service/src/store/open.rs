@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::dynamodb::DynamoStore;
 #[cfg(feature = "sqlite")]
 use super::sqlite::SqliteStore;
-use super::{Store, StoreResult};
+use super::{SigningKeyRingStore, Store, StoreResult};
 use crate::config::{Config, StoreKind};
 
 /// How long opening the DynamoDB store waits for its warm-up request: a Lambda init has ten
@@ -36,6 +36,33 @@ pub async fn open(config: &Config) -> StoreResult<Arc<dyn Store>> {
             Arc::new(store)
         }
     })
+}
+
+/// The signing key ring's store, on the backend [`open`] uses: a second handle, so that the
+/// ring's wiring stays apart from the [`Store`] of the domain's aggregates. For SQLite it is a
+/// second connection to the same file; for DynamoDB a client of the same table.
+pub async fn open_signing_key_ring(config: &Config) -> StoreResult<Arc<dyn SigningKeyRingStore>> {
+    Ok(match config.store {
+        StoreKind::Sqlite => open_sqlite_ring(config)?,
+        StoreKind::DynamoDb => {
+            let endpoint = config.dynamodb_endpoint.as_deref();
+            let store = DynamoStore::connect(&config.table_name, endpoint).await;
+            if endpoint.is_some() {
+                store.create_table_if_missing().await?;
+            }
+            Arc::new(store)
+        }
+    })
+}
+
+#[cfg(feature = "sqlite")]
+fn open_sqlite_ring(config: &Config) -> StoreResult<Arc<dyn SigningKeyRingStore>> {
+    Ok(Arc::new(SqliteStore::open_in_dir(&config.data_dir)?))
+}
+
+#[cfg(not(feature = "sqlite"))]
+fn open_sqlite_ring(config: &Config) -> StoreResult<Arc<dyn SigningKeyRingStore>> {
+    open_sqlite(config).map(|_| unreachable!("open_sqlite fails without the sqlite feature"))
 }
 
 #[cfg(feature = "sqlite")]

@@ -28,7 +28,7 @@ pub async fn run(cli: Cli, config: Config) -> Result<Output, CliError> {
     match cli.command {
         // These two work on the configuration itself, not through the admin operations.
         Command::Table(command) => table::run(command, &config).await,
-        Command::Keys(command) => keys::run(command, &config),
+        Command::Keys(command) => keys::run(command, &config).await,
         command => {
             let ctx = setup::context(&config).await?;
             match command {

@@ -28,6 +28,7 @@ pub mod registry;
 mod renewal;
 mod revocation;
 mod rotation;
+pub mod signing_key_ring;
 
 pub use auth_tokens::*;
 pub use authorization_codes::*;

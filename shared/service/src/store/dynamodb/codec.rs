@@ -42,6 +42,7 @@ pub(super) mod keys {
         pub const OTP: &str = "OTP#";
         pub const EMAIL: &str = "EMAIL#";
         pub const AUTHORIZATION_CODE: &str = "AUTHCODE#";
+        pub const SIGNING_KEYS: &str = "SIGNINGKEYS#";
     }
 
     /// The partition-key prefixes each Lambda function writes, by the logical id of its IAM role
@@ -70,7 +71,14 @@ pub(super) mod keys {
             &[FAMILY, REFRESH, ACCESS, CONNECTION, LEGACY],
         ),
         ("CompanyAuthtokenFunctionRole", &[AUTH_TOKEN]),
+        // The signing key ring (the scheduled rotation; the other functions only read it).
+        ("RotateKeysFunctionRole", &[SIGNING_KEYS]),
     ];
+
+    /// The one item of the signing key ring.
+    pub fn signing_key_ring() -> (String, &'static str) {
+        (format!("{SIGNING_KEYS}RING"), "RING")
+    }
 
     pub fn client(id: &ClientId) -> (String, &'static str) {
         (format!("{CLIENT}{id}"), "CLIENT")

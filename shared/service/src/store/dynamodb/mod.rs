@@ -24,6 +24,7 @@
 //! | `FAILEDLOGIN#<login>`   | `ATTEMPTS`              | login attempt counter and window (TTL)|
 //! | `OTP#<address hash>`    | `<created, 20 digits>#<id>` | one-time password (TTL)           |
 //! | `EMAIL#<address hash>`  | `EMAIL`                 | `user_id`: uniqueness of addresses    |
+//! | `SIGNINGKEYS#RING`      | `RING`                  | signing key ring document, `version`  |
 //!
 //! `<hash>` is the hex SHA-256 of the credential; no credential is ever stored or logged.
 //! `<address hash>` is the hex SHA-256 of the lower-cased e-mail address.
@@ -47,6 +48,7 @@ mod otp;
 mod principals;
 mod requests;
 mod revocation;
+mod signing_key_ring;
 mod table;
 #[cfg(test)]
 mod template_iam;

@@ -36,6 +36,7 @@ mod lockout;
 mod otp;
 mod principals;
 mod revocation;
+mod signing_key_ring;
 pub mod sweeper;
 #[cfg(test)]
 mod tests;
@@ -138,6 +139,11 @@ CREATE INDEX IF NOT EXISTS otps_by_address ON otps (address, created_at);
 CREATE UNIQUE INDEX IF NOT EXISTS users_by_email
     ON users (lower(json_extract(body, '$.email')))
     WHERE json_extract(body, '$.email') IS NOT NULL;
+CREATE TABLE IF NOT EXISTS signing_key_ring (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    version INTEGER NOT NULL,
+    document TEXT NOT NULL
+);
 ";
 
 /// The embedded store. Cheap to clone; clones share one connection and its thread.

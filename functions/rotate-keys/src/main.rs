@@ -1,0 +1,16 @@
+//! AWS Lambda function that rotates the signing key ring on a schedule (EventBridge). Thin by
+//! design: configuration, one rotation per invocation.
+
+use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
+use token_service::{config::Config, signing::scheduled, telemetry};
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_runtime::Error> {
+    telemetry::init();
+    let config = Config::from_env()?;
+    lambda_runtime::run(service_fn(|_: LambdaEvent<serde_json::Value>| {
+        let config = config.clone();
+        async move { Ok::<_, lambda_runtime::Error>(scheduled::rotate_now(&config).await?) }
+    }))
+    .await
+}

@@ -1,0 +1,83 @@
+//! The cost of signing one access token: the local key (ES256 in process) beside KMS (one
+//! `kms:Sign` per token) against the local KMS emulator at `KMS_ENDPOINT`. The emulator is a
+//! local Python process: its latency is not AWS's (a regional KMS call is a network round trip,
+//! typically milliseconds), so the KMS figure here is a lower bound of the overhead only.
+//!
+//!   KMS_ENDPOINT=$(infra/kms-local.sh start) cargo bench -p integration-tests --bench signing_cost
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use token_service::clock::{Clock, ManualClock};
+use token_service::domain::{
+    AccessTokenRecord, ClientId, Geolocation, PrincipalType, Scopes, TokenId,
+};
+use token_service::jwt::AccessTokenCodec;
+use token_service::signing::kms::Kms;
+use token_service::signing::{lifecycle, rotation, SigningBackend, SigningKeys};
+use token_service::store::sqlite::SqliteStore;
+use token_service::store::SigningKeyRingStore;
+
+const TOKENS: usize = 300;
+
+fn record(now: i64) -> AccessTokenRecord {
+    AccessTokenRecord {
+        jti: TokenId::new(uuid::Uuid::new_v4()),
+        client_id: ClientId::new(uuid::Uuid::new_v4()),
+        principal_type: PrincipalType::User,
+        subject: uuid::Uuid::new_v4(),
+        family_id: None,
+        scopes: Scopes::parse("read write").unwrap(),
+        issued_at: now,
+        expires_at: now + 3600,
+        revoked: false,
+    }
+}
+
+async fn codec(backend: SigningBackend) -> (AccessTokenCodec, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn SigningKeyRingStore> =
+        Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
+    let clock = Arc::new(ManualClock::starting_now());
+    let mut legacy = lifecycle::legacy_document(&ManualClock::new(0));
+    legacy.keys.clear();
+    let factory = backend.factory(&legacy.server_secret().unwrap());
+    rotation::rotate(store.as_ref(), &factory, &legacy, clock.now())
+        .await
+        .unwrap();
+    let keys = SigningKeys::open(store, legacy, backend, clock)
+        .await
+        .unwrap();
+    let geolocation = Geolocation::parse("https://us.api.example.com").unwrap();
+    (AccessTokenCodec::new(keys, geolocation), dir)
+}
+
+/// Median and 95th percentile of signing one token, sequentially.
+async fn measure(codec: &AccessTokenCodec) -> (Duration, Duration) {
+    let now = ManualClock::starting_now().now();
+    let _ = codec.encode(&record(now)).await.unwrap(); // warm the connection
+    let mut times = Vec::with_capacity(TOKENS);
+    for _ in 0..TOKENS {
+        let record = record(now);
+        let started = Instant::now();
+        codec.encode(&record).await.unwrap();
+        times.push(started.elapsed());
+    }
+    times.sort();
+    (times[TOKENS / 2], times[TOKENS * 95 / 100])
+}
+
+#[tokio::main]
+async fn main() {
+    let endpoint = std::env::var("KMS_ENDPOINT")
+        .expect("KMS_ENDPOINT: start the emulator with `infra/kms-local.sh start`");
+    let (local, _a) = codec(SigningBackend::Local).await;
+    let kms = Kms::connect(Some(&endpoint), &format!("bench-{}", uuid::Uuid::new_v4())).await;
+    let (remote, _b) = codec(SigningBackend::Kms(kms)).await;
+    let (local_median, local_p95) = measure(&local).await;
+    let (kms_median, kms_p95) = measure(&remote).await;
+    println!("signing one access token, {TOKENS} tokens each, sequential:");
+    println!("  local key:          median {local_median:>10.2?}  p95 {local_p95:>10.2?}");
+    println!("  KMS (local moto):   median {kms_median:>10.2?}  p95 {kms_p95:>10.2?}");
+    println!("The emulator runs on this machine: AWS KMS adds a network round trip on top.");
+}

@@ -1,0 +1,225 @@
+//! The signing key ring on DynamoDB Local (conditional writes, the rotation lifecycle with an
+//! injected clock, concurrent rotations), and `SIGNING_KEYS=kms` against a local KMS (moto,
+//! `infra/kms-local.sh`, `KMS_ENDPOINT`): every KMS-signed token verified by `jsonwebtoken`
+//! from the published JWK alone, and an unreachable KMS answering "unavailable" in time.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use token_service::clock::{Clock, ManualClock};
+use token_service::domain::{
+    AccessTokenRecord, ClientId, Geolocation, PrincipalType, Scopes, TokenId,
+};
+use token_service::jwt::{AccessTokenCodec, IdTokenClaims};
+use token_service::signing::kms::Kms;
+use token_service::signing::lifecycle;
+use token_service::signing::ring::Plan;
+use token_service::signing::rotation;
+use token_service::signing::{KeyRingDocument, SigningBackend, SigningError, SigningKeys};
+use token_service::store::conformance::signing_key_ring::*;
+use token_service::store::sqlite::SqliteStore;
+use token_service::store::SigningKeyRingStore;
+
+use integration_tests::assertions::assert_signed_by_jwks;
+
+async fn dynamo() -> Arc<dyn SigningKeyRingStore> {
+    Arc::new(
+        integration_tests::dynamodb::fresh_table()
+            .await
+            .expect("DynamoDB Local (DYNAMODB_ENDPOINT)"),
+    )
+}
+
+#[tokio::test]
+async fn dynamodb_ring_writes_are_conditional_on_the_version() {
+    signing_key_ring_writes_are_conditional_on_the_version(dynamo().await.as_ref()).await;
+    concurrent_signing_key_ring_writes_have_one_winner(dynamo().await.as_ref()).await;
+}
+
+#[tokio::test]
+async fn dynamodb_rotation_lifecycle_keeps_every_token_verifiable() {
+    lifecycle::rotation_lifecycle_keeps_every_token_verifiable(dynamo().await).await;
+}
+
+#[tokio::test]
+async fn dynamodb_concurrent_rotations_leave_one_consistent_ring() {
+    lifecycle::concurrent_rotations_leave_one_consistent_ring(dynamo().await).await;
+}
+
+#[tokio::test]
+async fn dynamodb_ring_without_active_key_refuses_to_start() {
+    lifecycle::a_ring_without_active_key_refuses_to_start(dynamo().await).await;
+}
+
+fn kms_endpoint() -> String {
+    std::env::var("KMS_ENDPOINT").ok().filter(|v| !v.is_empty()).expect(
+        "KMS_ENDPOINT: start a local KMS with `export KMS_ENDPOINT=$(infra/kms-local.sh start)` \
+         (infra/test.sh does)",
+    )
+}
+
+/// A secret document with a server secret and no keys: a deployment that starts on KMS.
+fn secret_only() -> KeyRingDocument {
+    let mut document = lifecycle::legacy_document(&ManualClock::new(0));
+    document.keys.clear();
+    document
+}
+
+fn record(now: i64) -> AccessTokenRecord {
+    AccessTokenRecord {
+        jti: TokenId::new(uuid::Uuid::new_v4()),
+        client_id: ClientId::new(uuid::Uuid::new_v4()),
+        principal_type: PrincipalType::User,
+        subject: uuid::Uuid::new_v4(),
+        family_id: None,
+        scopes: Scopes::parse("read").unwrap(),
+        issued_at: now,
+        expires_at: now + 3600,
+        revoked: false,
+    }
+}
+
+/// `jsonwebtoken` verifies `token` with the JWK the set publishes for its `kid`.
+fn verify_independently<T: serde::de::DeserializeOwned>(
+    token: &str,
+    jwks: &serde_json::Value,
+) -> T {
+    let kid = jsonwebtoken::decode_header(token).unwrap().kid.unwrap();
+    let set: jsonwebtoken::jwk::JwkSet = serde_json::from_value(jwks.clone()).unwrap();
+    let key = jsonwebtoken::DecodingKey::from_jwk(set.find(&kid).expect("kid published")).unwrap();
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+    validation.validate_exp = false;
+    validation.validate_aud = false;
+    jsonwebtoken::decode::<T>(token, &key, &validation)
+        .expect("jsonwebtoken verifies the KMS signature")
+        .claims
+}
+
+#[tokio::test]
+async fn kms_keys_sign_tokens_that_verify_with_the_published_jwks() {
+    let endpoint = kms_endpoint();
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn SigningKeyRingStore> =
+        Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
+    let ring_name = format!("test-{}", uuid::Uuid::new_v4());
+    let backend = SigningBackend::Kms(Kms::connect(Some(&endpoint), &ring_name).await);
+    let legacy = secret_only();
+    let clock = Arc::new(ManualClock::starting_now());
+
+    let first = rotation::rotate(
+        store.as_ref(),
+        &backend.factory(&legacy.server_secret().unwrap()),
+        &legacy,
+        clock.now(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(first.plan, Plan::AddNext);
+    let stored = store
+        .load_signing_key_ring()
+        .await
+        .unwrap()
+        .unwrap()
+        .document;
+    assert!(
+        stored.contains("arn:aws:kms:"),
+        "keys named by ARN: {stored}"
+    );
+
+    let keys = SigningKeys::open(
+        store.clone(),
+        legacy.clone(),
+        backend.clone(),
+        clock.clone(),
+    )
+    .await
+    .unwrap();
+    let codec = AccessTokenCodec::new(
+        keys.clone(),
+        Geolocation::parse("https://us.api.example.com").unwrap(),
+    );
+    let record = record(clock.now());
+    let access = codec.encode(&record).await.unwrap();
+    let id_token = codec
+        .encode_id_token(&record, &access, Some("n"))
+        .await
+        .unwrap();
+    let jwks = serde_json::to_value(keys.for_verifying().await.jwks()).unwrap();
+    assert_eq!(
+        jwks["keys"].as_array().unwrap().len(),
+        2,
+        "active and next: {jwks}"
+    );
+    let claims: serde_json::Value = verify_independently(&access, &jwks);
+    assert_eq!(claims["jti"], record.jti.to_string());
+    let id: IdTokenClaims = verify_independently(&id_token, &jwks);
+    assert_eq!(id.nonce.as_deref(), Some("n"));
+    assert_signed_by_jwks(&access, &jwks);
+    assert!(codec.decode(&access, clock.now()).await.is_ok());
+
+    // A rotation once the next key is old enough: the new active KMS key signs, the old
+    // tokens still verify.
+    clock.advance(token_service::signing::ring::MIN_NEXT_SECONDS);
+    let second = rotation::rotate(
+        store.as_ref(),
+        &backend.factory(&legacy.server_secret().unwrap()),
+        &legacy,
+        clock.now(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(second.plan, Plan::Promote);
+    let after = codec.encode(&record).await.unwrap();
+    let jwks = serde_json::to_value(keys.for_verifying().await.jwks()).unwrap();
+    let kid = |t: &str| jsonwebtoken::decode_header(t).unwrap().kid.unwrap();
+    assert_ne!(kid(&after), kid(&access));
+    let _: serde_json::Value = verify_independently(&after, &jwks);
+    let _: serde_json::Value = verify_independently(&access, &jwks);
+}
+
+#[tokio::test]
+async fn an_unreachable_kms_is_unavailable_in_time_and_signs_nothing() {
+    let endpoint = kms_endpoint();
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn SigningKeyRingStore> =
+        Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
+    let ring_name = format!("test-{}", uuid::Uuid::new_v4());
+    let live = SigningBackend::Kms(Kms::connect(Some(&endpoint), &ring_name).await);
+    let legacy = secret_only();
+    let clock = Arc::new(ManualClock::starting_now());
+    rotation::rotate(
+        store.as_ref(),
+        &live.factory(&legacy.server_secret().unwrap()),
+        &legacy,
+        clock.now(),
+    )
+    .await
+    .unwrap();
+
+    // A port we hold bound and never answer on: connections are accepted by the kernel, and
+    // requests hang until the client's timeouts.
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}", held.local_addr().unwrap());
+    let backend = SigningBackend::Kms(Kms::connect(Some(&dead), &ring_name).await);
+    let keys = SigningKeys::open(store, legacy, backend, clock.clone())
+        .await
+        .unwrap();
+    let codec = AccessTokenCodec::new(
+        keys,
+        Geolocation::parse("https://us.api.example.com").unwrap(),
+    );
+    let started = Instant::now();
+    let outcome = codec.encode(&record(clock.now())).await;
+    let elapsed = started.elapsed();
+    assert!(
+        matches!(outcome, Err(SigningError::Unavailable(_))),
+        "{outcome:?}"
+    );
+    assert!(elapsed < Duration::from_secs(6), "took {elapsed:?}");
+    let status: token_service::store::StoreError = outcome.unwrap_err().into();
+    assert!(matches!(
+        status,
+        token_service::store::StoreError::Unavailable(_)
+    ));
+    drop(held);
+}
