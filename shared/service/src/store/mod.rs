@@ -26,6 +26,7 @@ mod lockout;
 mod open;
 mod otp;
 mod principals;
+pub mod rate_limits;
 mod revocation;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
@@ -46,6 +47,7 @@ pub use lockout::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore};
 pub use open::open;
 pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore, REQUEST_WINDOW_SECONDS};
 pub use principals::{EmailUpdate, Inserted, PrincipalStore};
+pub use rate_limits::{Hit, RateKey, RateLimit, RateLimitStore};
 pub use revocation::RevocationStore;
 
 /// For callers: `use crate::store::prelude::*;` puts [`Store`]'s accessors in scope, also on a

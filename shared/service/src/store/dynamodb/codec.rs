@@ -138,6 +138,17 @@ pub(super) mod keys {
             id.simple()
         )
     }
+    /// A rate-limit counter's window (`RateKey::stored` is `<counter>#<subject digest>`).
+    pub fn rate_window(key: &str, window_start: UnixTime) -> (String, String) {
+        (
+            format!("RATE#{key}"),
+            format!("WINDOW#{}", sortable_time(window_start)),
+        )
+    }
+    /// A rate-limit subject's block.
+    pub fn rate_block(key: &str) -> (String, &'static str) {
+        (format!("RATE#{key}"), "BLOCK")
+    }
     pub fn email(address: &TokenHash) -> (String, &'static str) {
         (format!("{EMAIL}{}", address.to_hex()), "EMAIL")
     }

@@ -24,6 +24,8 @@
 //! | `FAILEDLOGIN#<login>`   | `ATTEMPTS`              | login attempt counter and window (TTL)|
 //! | `OTP#<address hash>`    | `<created, 20 digits>#<id>` | one-time password (TTL)           |
 //! | `EMAIL#<address hash>`  | `EMAIL`                 | `user_id`: uniqueness of addresses    |
+//! | `RATE#<counter>#<hash>` | `WINDOW#<start, 20 digits>` | rate-limit hits in a window (TTL) |
+//! | `RATE#<counter>#<hash>` | `BLOCK`                 | a rate-limit block, `until` (TTL)     |
 //!
 //! `<hash>` is the hex SHA-256 of the credential; no credential is ever stored or logged.
 //! `<address hash>` is the hex SHA-256 of the lower-cased e-mail address.
@@ -45,6 +47,7 @@ mod legacy;
 mod lockout;
 mod otp;
 mod principals;
+mod rate_limits;
 mod requests;
 mod revocation;
 mod table;
