@@ -42,6 +42,7 @@ pub(super) mod keys {
         pub const OTP: &str = "OTP#";
         pub const EMAIL: &str = "EMAIL#";
         pub const AUTHORIZATION_CODE: &str = "AUTHCODE#";
+        pub const RATE: &str = "RATE#";
     }
 
     /// The partition-key prefixes each Lambda function writes, by the logical id of its IAM role
@@ -50,7 +51,7 @@ pub(super) mod keys {
     /// (clients, principals, legacy apps, e-mail addresses) is written by `tokenctl` only.
     pub const FUNCTION_WRITES: &[(&str, &[&str])] = &[
         // Access tokens, new families with their connection listing, rotation, revocation,
-        // login attempts, one-time passwords, authorization codes.
+        // login attempts, one-time passwords, authorization codes, rate-limit counters.
         (
             "TokenFunctionRole",
             &[
@@ -61,6 +62,7 @@ pub(super) mod keys {
                 LOGIN_ATTEMPTS,
                 OTP,
                 AUTHORIZATION_CODE,
+                RATE,
             ],
         ),
         // A new family with its tokens and connection listing, the exchange link (on the
@@ -70,6 +72,46 @@ pub(super) mod keys {
             &[FAMILY, REFRESH, ACCESS, CONNECTION, LEGACY],
         ),
         ("CompanyAuthtokenFunctionRole", &[AUTH_TOKEN]),
+    ];
+
+    /// The partition-key prefixes each Lambda function reads (`GetItem`, `Query`), by the
+    /// logical id of its IAM role: the role's read statement names exactly these
+    /// (`template_iam`), so that no function can read item kinds it has no use for (the
+    /// exchange and company functions never read one-time passwords, codes, families or
+    /// refresh tokens; the token function never reads old tokens).
+    pub const FUNCTION_READS: &[(&str, &[&str])] = &[
+        // Clients, principals by id, login and address, enablements; its own items; company
+        // auth tokens at the company password grant; rate-limit blocks.
+        (
+            "TokenFunctionRole",
+            &[
+                CLIENT,
+                USER,
+                LOGIN,
+                EMAIL,
+                COMPANY,
+                FAMILY,
+                REFRESH,
+                ACCESS,
+                CONNECTION,
+                AUTH_TOKEN,
+                AUTHORIZATION_CODE,
+                LOGIN_ATTEMPTS,
+                OTP,
+                RATE,
+            ],
+        ),
+        // The app and its bearer token, the principal and enablement, the consumer key, the
+        // old token and its exchange link.
+        (
+            "ExchangeFunctionRole",
+            &[CLIENT, USER, COMPANY, ACCESS, LEGACY_APP, LEGACY],
+        ),
+        // The administrator's bearer token and user, the company and its enablement, the app.
+        (
+            "CompanyAuthtokenFunctionRole",
+            &[CLIENT, USER, COMPANY, ACCESS],
+        ),
     ];
 
     pub fn client(id: &ClientId) -> (String, &'static str) {
@@ -141,13 +183,13 @@ pub(super) mod keys {
     /// A rate-limit counter's window (`RateKey::stored` is `<counter>#<subject digest>`).
     pub fn rate_window(key: &str, window_start: UnixTime) -> (String, String) {
         (
-            format!("RATE#{key}"),
+            format!("{RATE}{key}"),
             format!("WINDOW#{}", sortable_time(window_start)),
         )
     }
     /// A rate-limit subject's block.
     pub fn rate_block(key: &str) -> (String, &'static str) {
-        (format!("RATE#{key}"), "BLOCK")
+        (format!("{RATE}{key}"), "BLOCK")
     }
     pub fn email(address: &TokenHash) -> (String, &'static str) {
         (format!("{EMAIL}{}", address.to_hex()), "EMAIL")
