@@ -10,9 +10,9 @@ use serde_json::Value;
 use token_service::clock::Clock;
 use token_service::config::{Policy, RateLimits};
 
-const PASSWORD: &str = "limits password 1";
+const USER_PASSWORD: &str = "limits password 1";
 
-fn with_limits(rate_limits: RateLimits) -> AppOptions {
+pub(crate) fn with_limits(rate_limits: RateLimits) -> AppOptions {
     AppOptions {
         policy: Policy {
             rate_limits,
@@ -67,10 +67,12 @@ fn assert_slow_down(answer: (StatusCode, Option<i64>, Value), code: u64, window:
 mod per_client {
     use super::*;
 
-    integration_tests::on_both_stores!(with with_limits(RateLimits {
-        client_per_minute: 3,
-        ..RateLimits::default()
-    }); token_requests_past_the_clients_limit_are_429_until_the_minute_ends);
+    integration_tests::on_both_stores!(with crate::limits::with_limits(
+        token_service::config::RateLimits {
+            client_per_minute: 3,
+            ..token_service::config::RateLimits::default()
+        }
+    );  token_requests_past_the_clients_limit_are_429_until_the_minute_ends);
 
     async fn token_requests_past_the_clients_limit_are_429_until_the_minute_ends(app: TestApp) {
         let (busy, other) = (
@@ -100,16 +102,18 @@ mod per_client {
 mod per_address {
     use super::*;
 
-    integration_tests::on_both_stores!(with with_limits(RateLimits {
-        address_per_minute: 2,
-        ..RateLimits::default()
-    }); password_grants_past_the_addresss_limit_are_429_whatever_the_headers_say);
+    integration_tests::on_both_stores!(with crate::limits::with_limits(
+        token_service::config::RateLimits {
+            address_per_minute: 2,
+            ..token_service::config::RateLimits::default()
+        }
+    );  password_grants_past_the_addresss_limit_are_429_whatever_the_headers_say);
 
     async fn password_grants_past_the_addresss_limit_are_429_whatever_the_headers_say(
         app: TestApp,
     ) {
         let client = app.create_client("read").await;
-        app.create_user("pat", PASSWORD).await;
+        app.create_user("pat", USER_PASSWORD).await;
         let now = app.clock.now();
         app.clock.advance(60 - now.rem_euclid(60));
         let grant = |password: &'static str| {
@@ -123,7 +127,7 @@ mod per_address {
         };
         let (status, _, body) = token_with_headers(&app, &grant("wrong"), &[]).await;
         assert_token_error(&(status, body), 400, "invalid_grant", 5);
-        let (status, _, _) = token_with_headers(&app, &grant(PASSWORD), &[]).await;
+        let (status, _, _) = token_with_headers(&app, &grant(USER_PASSWORD), &[]).await;
         assert_eq!(status, StatusCode::OK);
         // The right password too, and a made-up forwarding header changes nothing.
         assert_slow_down(
@@ -149,7 +153,9 @@ mod per_address {
 }
 
 mod sign_in {
-    use super::*;
+    use integration_tests::app::TestApp;
+    use reqwest::StatusCode;
+
     use crate::authorize::flow::*;
 
     integration_tests::on_both_stores!(
