@@ -133,7 +133,7 @@ mod per_address {
         assert_slow_down(
             token_with_headers(
                 &app,
-                &grant(PASSWORD),
+                &grant(USER_PASSWORD),
                 &[
                     ("x-forwarded-for", "203.0.113.9"),
                     ("x-real-ip", "203.0.113.9"),

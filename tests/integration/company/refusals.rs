@@ -17,12 +17,14 @@ integration_tests::on_both_stores!(
     auth_tokens_stop_with_their_administrator,
 );
 
+/// A change to a user.
+type Change = fn(&mut token_service::domain::User);
+
 /// An auth token is the administrator's act: once the administrator is disabled, demoted or
 /// denied logon, it mints no company family (19), however long it has left.
 async fn auth_tokens_stop_with_their_administrator(app: TestApp) {
     let w = World::new(app).await;
     let company = w.company_id();
-    type Change = fn(&mut token_service::domain::User);
     let changes: [(&str, Change); 3] = [
         ("disabled", |u| {
             u.status = token_service::domain::UserStatus::Disabled
@@ -36,17 +38,24 @@ async fn auth_tokens_stop_with_their_administrator(app: TestApp) {
         let auth_token = w.auth_token(&w.crm).await;
         let first = w.company_grant(&w.crm, &company, &auth_token).await;
         assert_eq!(first.0, StatusCode::OK, "{what}: {}", first.1);
-        let mut admin = w.app.store.get_user(&w.admin.id).await.unwrap().unwrap();
+        let mut admin = w
+            .app
+            .store
+            .principals()
+            .get_user(&w.admin.id)
+            .await
+            .unwrap()
+            .unwrap();
         let before = admin.clone();
         change(&mut admin);
-        w.app.store.put_user(&admin).await.unwrap();
+        w.app.store.principals().put_user(&admin).await.unwrap();
         assert_error(
             &w.company_grant(&w.crm, &company, &auth_token).await,
             400,
             "invalid_grant",
             19,
         );
-        w.app.store.put_user(&before).await.unwrap();
+        w.app.store.principals().put_user(&before).await.unwrap();
     }
 }
 

@@ -76,5 +76,8 @@ pub async fn token_grant(
 
 /// The rate-limit counters of this process's store and configuration.
 pub fn limiter(services: &Services) -> Limiter<'_> {
-    Limiter::new(services.ctx.store.as_ref(), services.policy.rate_limits)
+    Limiter::new(
+        services.ctx.store.rate_limits(),
+        services.policy.rate_limits,
+    )
 }

@@ -139,6 +139,6 @@ pub async fn is_active_administrator(
     admin: &PrincipalId,
     company: &PrincipalId,
 ) -> Result<bool, ServerError> {
-    let user = services.ctx.store.get_user(admin).await?;
+    let user = services.ctx.store.principals().get_user(admin).await?;
     Ok(user.is_some_and(|user| user.administers(company) && user_status_denial(&user).is_none()))
 }

@@ -14,7 +14,11 @@ fn fresh_key(counter: &'static str) -> RateKey {
 }
 
 async fn hit(store: &dyn Store, key: &RateKey, at: i64) -> Hit {
-    store.rate_limits().count_hit(key, LIMIT, at).await.expect("count_hit")
+    store
+        .rate_limits()
+        .count_hit(key, LIMIT, at)
+        .await
+        .expect("count_hit")
 }
 
 pub async fn rate_limit_refuses_over_the_limit_until_the_window_ends(store: &dyn Store) {
@@ -63,7 +67,8 @@ pub async fn refunded_rate_limit_hits_free_their_place(store: &dyn Store) {
         assert_eq!(hit(store, &key, start).await, Hit::Counted { count });
     }
     store
-        .rate_limits().refund_hit(&key, LIMIT, start + 5)
+        .rate_limits()
+        .refund_hit(&key, LIMIT, start + 5)
         .await
         .expect("refund_hit");
     assert_eq!(
@@ -73,11 +78,13 @@ pub async fn refunded_rate_limit_hits_free_their_place(store: &dyn Store) {
     );
     // A refund for a window that has ended, or of a counter never hit, changes nothing.
     store
-        .rate_limits().refund_hit(&key, LIMIT, start - LIMIT.window_seconds)
+        .rate_limits()
+        .refund_hit(&key, LIMIT, start - LIMIT.window_seconds)
         .await
         .expect("refund_hit");
     store
-        .rate_limits().refund_hit(&fresh_key("conformance"), LIMIT, start)
+        .rate_limits()
+        .refund_hit(&fresh_key("conformance"), LIMIT, start)
         .await
         .expect("refund_hit");
     assert!(matches!(
@@ -112,12 +119,14 @@ pub async fn rate_limit_blocks_last_until_their_end_and_never_shorten(store: &dy
     let blocked = |at| store.rate_limits().blocked_until(&key, at);
     assert_eq!(blocked(now).await.expect("blocked_until"), None);
     store
-        .rate_limits().block_until(&key, now + 100)
+        .rate_limits()
+        .block_until(&key, now + 100)
         .await
         .expect("block_until");
     assert_eq!(blocked(now).await.expect("blocked_until"), Some(now + 100));
     store
-        .rate_limits().block_until(&key, now + 50)
+        .rate_limits()
+        .block_until(&key, now + 50)
         .await
         .expect("block_until");
     assert_eq!(
@@ -132,7 +141,8 @@ pub async fn rate_limit_blocks_last_until_their_end_and_never_shorten(store: &dy
     );
     assert_eq!(
         store
-            .rate_limits().blocked_until(&fresh_key("conformance"), now)
+            .rate_limits()
+            .blocked_until(&fresh_key("conformance"), now)
             .await
             .expect("blocked_until"),
         None

@@ -55,7 +55,7 @@ mod table;
 mod template_iam;
 
 /// Which item kinds each function writes, for the deployment's IAM conditions.
-pub use codec::keys::{prefix, FUNCTION_WRITES};
+pub use codec::keys::{prefix, FUNCTION_READS, FUNCTION_WRITES};
 
 /// The SDK, so that users of [`DynamoStore::client`] can name its types without depending on
 /// the same version themselves.

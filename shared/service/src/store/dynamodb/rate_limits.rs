@@ -87,5 +87,5 @@ fn number<T: std::str::FromStr>(item: &Item, name: &str) -> StoreResult<T> {
     item.get(name)
         .and_then(|value| value.as_n().ok())
         .and_then(|text| text.parse().ok())
-        .ok_or_else(|| StoreError::Internal(format!("malformed rate-limit item: {name}")))
+        .ok_or_else(|| StoreError::Internal(format!("malformed rate-limit item: {name}").into()))
 }

@@ -64,9 +64,7 @@ fn reads_the_table(statement: &Value) -> bool {
         && as_list(&statement["Action"])
             .iter()
             .filter_map(|action| action.as_str())
-            .any(|action| {
-                READ_ACTIONS.contains(&action) || action == "dynamodb:*" || action == "*"
-            })
+            .any(|action| READ_ACTIONS.contains(&action) || action == "dynamodb:*" || action == "*")
 }
 
 fn writes_the_table(statement: &Value) -> bool {
