@@ -200,11 +200,17 @@ async fn consume(deps: OtpDeps<'_>, record: &OtpRecord) -> Result<(), OtpError> 
     if !deps.store.consume_otp(record, deps.clock.now()).await? {
         return Err(OtpError::OtpNotFound);
     }
+    // Best effort: the password is consumed and what it grants is written; a refund that fails
+    // only leaves the address's cap one request tighter until the window ends.
     let open_key = open_requests_key(&record.address);
-    deps.limiter
+    if let Err(error) = deps
+        .limiter
         .store
         .refund_hit(&open_key, OPEN_CAP, record.created_at)
-        .await?;
+        .await
+    {
+        tracing::warn!(%error, "one-time password consumed; its open-request count was not given back");
+    }
     Ok(())
 }
 
