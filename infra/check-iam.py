@@ -2,14 +2,15 @@
 
 The rule and its reasons: docs/decisions.md, Least privilege.
 
-Every IAM statement of the template that allows a DynamoDB write must carry a
+Every IAM statement of the template that allows a DynamoDB write or read must carry a
 `ForAllValues:StringLike` `dynamodb:LeadingKeys` condition of concrete `PREFIX#*` patterns, and no
 role may get DynamoDB from a managed policy. Run by infra/lint-template.sh on the template as
 written and on its SAM transform (which also holds any role that SAM generates), with the
 virtualenv's Python: cfn-lint's decoder reads the CloudFormation tags (!If, !Sub, ...).
 
-Which prefixes each role may write is not repeated here: the store's code declares it next to its
-key constants (`FUNCTION_WRITES` in shared/service/src/store/dynamodb/codec.rs), and the unit test
+Which prefixes each role may write or read is not repeated here: the store's code declares it next
+to its key constants (`FUNCTION_WRITES`, `FUNCTION_READS` in
+shared/service/src/store/dynamodb/codec.rs), and the unit test
 `store::dynamodb::template_iam` checks template.yaml against it (`cargo test -p token-service`).
 
 Usage: check-iam.py TEMPLATE...   Exit status 1 and one line per finding when a rule is broken.
@@ -34,6 +35,15 @@ WRITE_ACTIONS = [
     "dynamodb:PartiQLDelete",
 ]
 
+# Every DynamoDB action that reads items.
+READ_ACTIONS = [
+    "dynamodb:GetItem",
+    "dynamodb:BatchGetItem",
+    "dynamodb:Query",
+    "dynamodb:Scan",
+    "dynamodb:PartiQLSelect",
+]
+
 # One concrete prefix per pattern: upper-case kind, '#', then anything.
 PREFIX_PATTERN = re.compile(r"^([A-Z]+#)\*$")
 
@@ -53,13 +63,23 @@ def statements(document):
             yield statement
 
 
+def allowed(statement, actions):
+    """The actions of `actions` a statement names, wildcards expanded."""
+    if "NotAction" in statement:
+        # "everything except ..." would include them; never used for this table.
+        return list(actions)
+    named = [a for a in as_list(statement.get("Action", [])) if isinstance(a, str)]
+    return [w for w in actions if any(fnmatch.fnmatchcase(w, a) for a in named)]
+
+
 def writes(statement):
     """The DynamoDB write actions a statement names, wildcards expanded."""
-    if "NotAction" in statement:
-        # "everything except ..." would include the writes; never used for this table.
-        return list(WRITE_ACTIONS)
-    named = [a for a in as_list(statement.get("Action", [])) if isinstance(a, str)]
-    return [w for w in WRITE_ACTIONS if any(fnmatch.fnmatchcase(w, a) for a in named)]
+    return allowed(statement, WRITE_ACTIONS)
+
+
+def reads(statement):
+    """The DynamoDB read actions a statement names, wildcards expanded."""
+    return allowed(statement, READ_ACTIONS)
 
 
 def leading_key_prefixes(statement):
@@ -104,7 +124,9 @@ def check(path):
             findings.append(f"{name}: a managed policy grants DynamoDB; use inline statements")
     for role, document in policy_documents(resources):
         for statement in statements(document):
-            if statement.get("Effect") != "Allow" or not writes(statement):
+            if statement.get("Effect") != "Allow":
+                continue
+            if not writes(statement) and not reads(statement):
                 continue
             where = f"{role} statement {statement.get('Sid', '(no Sid)')}"
             _, problem = leading_key_prefixes(statement)

@@ -72,6 +72,31 @@ const SERVICE_ROWS: &[(u16, &str, &str)] = &[
         "invalid_request",
         "number of open otp requests has been exceeded",
     ),
+    (
+        86,
+        "invalid_request",
+        "link is not an address registered for this client",
+    ),
+    (
+        140,
+        "slow_down",
+        "too many token requests for this client; retry later (RATE_LIMIT_CLIENT_PER_MINUTE)",
+    ),
+    (
+        141,
+        "slow_down",
+        "too many password attempts from this address; retry later (RATE_LIMIT_ADDRESS_PER_MINUTE)",
+    ),
+    (
+        142,
+        "slow_down",
+        "too many otp requests for this client; retry later (RATE_LIMIT_OTP_CLIENT_PER_HOUR)",
+    ),
+    (
+        143,
+        "slow_down",
+        "too many wrong one-time passwords for this address; blocked for a day (RATE_LIMIT_OTP_FAILURES_PER_HOUR)",
+    ),
 ];
 
 fn spec_rows() -> Vec<(u16, &'static str, &'static str)> {

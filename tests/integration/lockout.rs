@@ -42,7 +42,9 @@ async fn parallel_wrong_passwords_get_at_most_the_threshold_verdicts(app: TestAp
             assert_eq!(answer.0, StatusCode::BAD_REQUEST, "{answer:?}");
         }
     }
-    // The right password is now refused too.
+    // The right password is now refused too (in the next minute: the 60 guesses above used up
+    // this minute's password grants from the test's one address, RATE_LIMIT_ADDRESS_PER_MINUTE).
+    app.clock.advance(60);
     assert_token_error(
         &app.password_grant(&client, "burst", PASSWORD, &[]).await,
         400,

@@ -15,6 +15,7 @@ mod interop;
 mod introspection;
 mod lambda_events;
 mod lambda_runtime;
+mod limits;
 mod lockout;
 mod mail;
 mod metadata;

@@ -103,9 +103,17 @@ async fn mailed_password(
     password_in(&mail.part("text/plain").expect("a text part"))
 }
 
+/// A client whose registered redirect URI is on `https://app.example.com`, the origin the mails'
+/// `link`s may point to.
+async fn client_with_links(app: &TestApp, scopes: &str) -> TestClient {
+    let mut new = NewClient::named("Expenses", Scopes::parse(scopes).unwrap());
+    new.redirect_uris = vec!["https://app.example.com/callback".to_owned()];
+    app.create_client_with(new).await
+}
+
 async fn the_password_yields_a_user_family_once(base: TestApp) {
     let (app, server) = smtp_app(base).await;
-    let client = app.create_client("read write").await;
+    let client = client_with_links(&app, "read write").await;
     let user = user_with_email(&app, "ann", UserStatus::Active).await;
     let facts = [
         ("name", "Ann"),
@@ -276,7 +284,7 @@ async fn facts_must_match_84_and_expiry_83(base: TestApp) {
 /// password; the password still works once they are.
 async fn company_and_link_facts_must_match_84(base: TestApp) {
     let (app, server) = smtp_app(base).await;
-    let client = app.create_client("read").await;
+    let client = client_with_links(&app, "read").await;
     user_with_email(&app, "ann", UserStatus::Active).await;
     let company = ("company", "ACME");
     let link = ("link", "https://app.example.com/x");

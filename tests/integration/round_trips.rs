@@ -49,19 +49,27 @@ dynamodb_test!(
 mod budgets {
     use super::*;
 
-    /// Goal ≤ 1: the client comes from the cache; the one call writes the token's `jti`.
+    /// Goal ≤ 1 + the rate limit: the client comes from the cache; one call writes the token's
+    /// `jti`, one counts the client's request (each limit a request is counted against costs
+    /// one conditional write, `RATE_LIMIT`).
     pub async fn client_credentials(c: Counted) {
         let client = c.app.create_client("read").await;
         c.app.app_token(&client).await;
         let (_, calls) = c
             .calls_of("client_credentials", c.app.app_token(&client))
             .await;
-        assert_within(&calls, 1, "client_credentials");
+        assert_within(&calls, 1 + RATE_LIMIT, "client_credentials");
         assert_eq!(calls.count("PutItem"), 1);
+        assert_eq!(
+            calls.count("UpdateItem"),
+            RATE_LIMIT,
+            "the client's counter"
+        );
     }
 
     /// Goal ≤ 3 plus the lockout counter, which on a correct password is two writes: the attempt
-    /// counted before the password is checked (docs/decisions.md, Lockout), and its refund.
+    /// counted before the password is checked (docs/decisions.md, Lockout), and its refund; plus
+    /// two rate limits (the client's, the source address's).
     pub async fn user_password(c: Counted) {
         let client = c.app.create_client("read").await;
         let login = format!("user-{}@example.com", Uuid::new_v4().simple());
@@ -72,12 +80,13 @@ mod budgets {
             .await;
         assert_within(
             &calls,
-            3 + 2,
-            "password (3 + the lockout counter's two writes)",
+            3 + 2 + 2 * RATE_LIMIT,
+            "password (3 + the lockout counter's two writes + two rate limits)",
         );
     }
 
-    /// Goal ≤ 3.
+    /// Goal ≤ 3 + two rate limits (client, source address); the issuing administrator is
+    /// checked from the read cache.
     pub async fn company_authtoken_grant(c: Counted) {
         let (company, admin, crm) = c.company().await;
         let admin_token = &c.admin_token(&admin).await;
@@ -98,7 +107,7 @@ mod budgets {
             .calls_of("company authtoken grant", c.app.token(&form))
             .await;
         ok(answer);
-        assert_within(&calls, 3, "company authtoken grant");
+        assert_within(&calls, 3 + 2 * RATE_LIMIT, "company authtoken grant");
     }
 
     /// Goal ≤ 3.
@@ -184,7 +193,7 @@ mod budgets {
         ok(c.app.token(&client_form(client, &grant)).await)
     }
 
-    /// Goal ≤ 2: GetItem refresh token (its record carries the family's origin, so the checks
+    /// Goal ≤ 2 + the client's rate limit: GetItem refresh token (its record carries the family's origin, so the checks
     /// need nothing else), TransactWriteItems (whose conditions check that the token is still
     /// current and its family live).
     pub async fn refresh(c: Counted) {
@@ -194,7 +203,7 @@ mod budgets {
         let (_, calls) = c
             .calls_of("refresh", refresh_with(&c, &client, &second))
             .await;
-        assert_within(&calls, 2, "refresh");
+        assert_within(&calls, 2 + RATE_LIMIT, "refresh");
         assert_eq!(calls.count("TransactWriteItems"), 1);
     }
 
@@ -227,12 +236,16 @@ mod budgets {
                 refresh_with(&c, &client, &second),
             )
             .await;
-        assert_within(&calls, 3, "refresh of a token stored without its origin");
+        assert_within(
+            &calls,
+            3 + RATE_LIMIT,
+            "refresh of a token stored without its origin",
+        );
         assert_eq!(calls.count("GetItem"), 2, "the token, then its family");
         let (_, calls) = c
             .calls_of("refresh, its successor", refresh_with(&c, &client, &third))
             .await;
-        assert_within(&calls, 2, "refresh of the successor");
+        assert_within(&calls, 2 + RATE_LIMIT, "refresh of the successor");
     }
 }
 

@@ -201,7 +201,8 @@ impl TestApp {
         let services = Arc::new(services);
         let router = token_service::http::local_router(services.clone());
         tokio::spawn(async move {
-            axum::serve(listener, router).await.expect("test server");
+            let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
+            axum::serve(listener, service).await.expect("test server");
         });
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())

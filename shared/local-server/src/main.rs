@@ -48,7 +48,9 @@ async fn main() -> anyhow::Result<()> {
     );
 
     let router = http::local_router(services).merge(demo_callback::routes(demo, base));
-    axum::serve(listener, router)
+    // With the peer's address, which the per-address limits count.
+    let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, service)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })

@@ -21,6 +21,42 @@ pub struct Policy {
     /// Failed passwords within `lockout_window_seconds` that lock an account (code 14).
     pub lockout_threshold: u32,
     pub lockout_window_seconds: i64,
+    pub rate_limits: RateLimits,
+}
+
+/// The abuse limits (requests per fixed window); 0 turns a limit off. See `crate::limits`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimits {
+    /// `RATE_LIMIT_CLIENT_PER_MINUTE`: token requests per authenticated client.
+    pub client_per_minute: u32,
+    /// `RATE_LIMIT_ADDRESS_PER_MINUTE`: password grants and sign-in posts per source address.
+    pub address_per_minute: u32,
+    /// `RATE_LIMIT_OTP_CLIENT_PER_HOUR`: one-time-password requests per client.
+    pub otp_client_per_hour: u32,
+    /// `RATE_LIMIT_OTP_FAILURES_PER_HOUR`: wrong one-time passwords per address, whichever
+    /// password they were meant for; then the address is blocked for a day.
+    pub otp_failures_per_hour: u32,
+}
+
+impl Default for RateLimits {
+    fn default() -> Self {
+        Self {
+            client_per_minute: 6000,
+            address_per_minute: 60,
+            otp_client_per_hour: 1000,
+            otp_failures_per_hour: 10,
+        }
+    }
+}
+
+impl RateLimits {
+    /// Every limit off (tests that are not about limits, benchmarks).
+    pub const OFF: Self = Self {
+        client_per_minute: 0,
+        address_per_minute: 0,
+        otp_client_per_hour: 0,
+        otp_failures_per_hour: 0,
+    };
 }
 
 impl Default for Policy {
@@ -30,6 +66,7 @@ impl Default for Policy {
             refresh_grace_seconds: 60,
             lockout_threshold: 5,
             lockout_window_seconds: 15 * 60,
+            rate_limits: RateLimits::default(),
         }
     }
 }
@@ -107,6 +144,28 @@ impl Config {
             )?,
             lockout_threshold: parse_number(&get, "LOCKOUT_THRESHOLD", defaults.lockout_threshold)?,
             lockout_window_seconds: defaults.lockout_window_seconds,
+            rate_limits: RateLimits {
+                client_per_minute: parse_number(
+                    &get,
+                    "RATE_LIMIT_CLIENT_PER_MINUTE",
+                    defaults.rate_limits.client_per_minute,
+                )?,
+                address_per_minute: parse_number(
+                    &get,
+                    "RATE_LIMIT_ADDRESS_PER_MINUTE",
+                    defaults.rate_limits.address_per_minute,
+                )?,
+                otp_client_per_hour: parse_number(
+                    &get,
+                    "RATE_LIMIT_OTP_CLIENT_PER_HOUR",
+                    defaults.rate_limits.otp_client_per_hour,
+                )?,
+                otp_failures_per_hour: parse_number(
+                    &get,
+                    "RATE_LIMIT_OTP_FAILURES_PER_HOUR",
+                    defaults.rate_limits.otp_failures_per_hour,
+                )?,
+            },
         };
         let read_cache_seconds = parse_number(&get, "READ_CACHE_SECONDS", MAX_TTL_SECONDS)?;
         if read_cache_seconds > MAX_TTL_SECONDS {
@@ -146,6 +205,10 @@ fn parse_number<T: std::str::FromStr>(
 }
 
 #[cfg(test)]
+#[path = "config_template_tests.rs"]
+mod template_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashMap;
@@ -169,6 +232,30 @@ mod tests {
         assert_eq!(c.policy, Policy::default());
         assert_eq!(c.policy.refresh_token_ttl_seconds, 15_552_000);
         assert_eq!(c.read_cache_seconds, 5);
+        assert_eq!(
+            c.policy.rate_limits,
+            RateLimits {
+                client_per_minute: 6000,
+                address_per_minute: 60,
+                otp_client_per_hour: 1000,
+                otp_failures_per_hour: 10,
+            }
+        );
+    }
+
+    #[test]
+    fn zero_turns_a_rate_limit_off() {
+        let c = config(&[
+            ("RATE_LIMIT_CLIENT_PER_MINUTE", "0"),
+            ("RATE_LIMIT_OTP_FAILURES_PER_HOUR", "3"),
+        ])
+        .unwrap();
+        assert_eq!(c.policy.rate_limits.client_per_minute, 0);
+        assert_eq!(c.policy.rate_limits.otp_failures_per_hour, 3);
+        let err = config(&[("RATE_LIMIT_ADDRESS_PER_MINUTE", "-1")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("RATE_LIMIT_ADDRESS_PER_MINUTE"), "{err}");
     }
 
     #[test]

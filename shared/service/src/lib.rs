@@ -15,6 +15,7 @@ pub mod grants;
 pub mod http;
 pub mod import;
 pub mod jwt;
+pub mod limits;
 pub mod mail;
 pub mod random;
 pub mod secrets;

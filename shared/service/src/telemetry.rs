@@ -13,7 +13,7 @@ use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
 /// The level when `RUST_LOG` is unset, empty or invalid.
-const DEFAULT_DIRECTIVES: &str = "info";
+pub const DEFAULT_DIRECTIVES: &str = "info";
 
 /// The most each of these targets (and the targets under it) may log. What they print above
 /// the ceiling, read in lambda_runtime 1.5 / lambda_http 1.3 / aws-smithy-runtime 1.16:

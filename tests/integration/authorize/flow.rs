@@ -50,7 +50,8 @@ pub fn query<'a>(client: &'a TestClient, extra: &[(&'a str, &'a str)]) -> Vec<(&
 /// One browser session: the pending-request cookie between requests.
 pub struct Session<'a> {
     app: &'a TestApp,
-    cookie: Option<String>,
+    /// The pending request's cookie (`name=value`), as the browser would send it next.
+    pub cookie: Option<String>,
 }
 
 impl<'a> Session<'a> {

@@ -14,7 +14,50 @@ integration_tests::on_both_stores!(
     disabled_and_maintenance_companies,
     client_id_problems,
     auth_token_bound_to_its_app_and_company,
+    auth_tokens_stop_with_their_administrator,
 );
+
+/// A change to a user.
+type Change = fn(&mut token_service::domain::User);
+
+/// An auth token is the administrator's act: once the administrator is disabled, demoted or
+/// denied logon, it mints no company family (19), however long it has left.
+async fn auth_tokens_stop_with_their_administrator(app: TestApp) {
+    let w = World::new(app).await;
+    let company = w.company_id();
+    let changes: [(&str, Change); 3] = [
+        ("disabled", |u| {
+            u.status = token_service::domain::UserStatus::Disabled
+        }),
+        ("demoted", |u| u.is_admin = false),
+        ("denied logon", |u| {
+            u.status = token_service::domain::UserStatus::LogonDenied
+        }),
+    ];
+    for (what, change) in changes {
+        let auth_token = w.auth_token(&w.crm).await;
+        let first = w.company_grant(&w.crm, &company, &auth_token).await;
+        assert_eq!(first.0, StatusCode::OK, "{what}: {}", first.1);
+        let mut admin = w
+            .app
+            .store
+            .principals()
+            .get_user(&w.admin.id)
+            .await
+            .unwrap()
+            .unwrap();
+        let before = admin.clone();
+        change(&mut admin);
+        w.app.store.principals().put_user(&admin).await.unwrap();
+        assert_error(
+            &w.company_grant(&w.crm, &company, &auth_token).await,
+            400,
+            "invalid_grant",
+            19,
+        );
+        w.app.store.principals().put_user(&before).await.unwrap();
+    }
+}
 
 /// A disabled company (123) and one under maintenance (134), when the auth token is issued and
 /// when it is exchanged.

@@ -14,6 +14,8 @@ use token_service::store::dynamodb::DynamoStore;
 use uuid::Uuid;
 
 pub(super) const READ_CACHE_SECONDS: u64 = 5;
+/// What one rate limit costs a request: one conditional write (`UpdateItem` of its counter).
+pub(super) const RATE_LIMIT: usize = 1;
 pub(super) const PASSWORD: &str = "correct horse battery staple";
 
 /// An app over a fresh table behind the counting proxy, with the read cache on.

@@ -27,16 +27,17 @@ async fn a_code_redemption_whose_answers_are_lost_still_answers_the_tokens() {
     let client = code_client(&app).await;
     let code = approved_code(&app, &client).await;
 
-    // The exchange's one UpdateItem is the redemption: every attempt lands, no answer returns.
+    // The exchange's first UpdateItem counts the client's request (its rate limit), its second
+    // is the redemption: every attempt of that one lands, no answer returns.
     proxy.take_calls();
-    proxy.inject(Fault::DropResponse.only_for("UpdateItem"));
+    proxy.inject(Fault::DropResponse.only_for("UpdateItem").sparing_first(1));
     let (status, body) = exchange(&app, &client, &code, &[]).await;
     proxy.clear_fault();
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(
         proxy.calls().count("UpdateItem"),
-        3,
-        "the redemption's UpdateItem, on each of the SDK's three attempts"
+        1 + 3,
+        "the client's counter, then the redemption's UpdateItem on each of the SDK's three attempts"
     );
 
     let now = app.clock.now();
@@ -100,19 +101,21 @@ async fn a_password_consumption_whose_answers_are_lost_still_answers_the_tokens(
         ("channel_handle", address),
     ];
 
-    // The grant's first UpdateItem spends a try, its second consumes the password: that one
-    // lands on every attempt and no answer returns.
+    // The grant's first UpdateItem counts the client's request (its rate limit), the second
+    // spends a try, the third consumes the password: that one lands on every attempt and no
+    // answer returns. (So does the open-request count's refund after it, which is best effort.)
     let proxy = app.proxy();
     proxy.take_calls();
-    proxy.inject(Fault::DropResponse.only_for("UpdateItem").sparing_first(1));
+    proxy.inject(Fault::DropResponse.only_for("UpdateItem").sparing_first(2));
     let (status, body) = app.token(&form).await;
     proxy.clear_fault();
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["principal_type"], "user");
     assert_eq!(
         proxy.calls().count("UpdateItem"),
-        4,
-        "the spent try, then the consumption on each of the SDK's three attempts"
+        2 + 3 + 3,
+        "the client's counter, the spent try, then the consumption and the refund on each of the \
+         SDK's three attempts"
     );
 
     let key = ChannelHandle::parse(address).unwrap().key();

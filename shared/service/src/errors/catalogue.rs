@@ -14,6 +14,8 @@ pub enum OAuthError {
     InvalidClient,
     InvalidScope,
     AccessDenied,
+    /// A rate limit (RFC 8628 §3.5's name for "ask less often").
+    SlowDown,
 }
 
 impl OAuthError {
@@ -24,15 +26,17 @@ impl OAuthError {
             Self::InvalidClient => "invalid_client",
             Self::InvalidScope => "invalid_scope",
             Self::AccessDenied => "access_denied",
+            Self::SlowDown => "slow_down",
         }
     }
 
     /// 400 for request, grant and scope errors; 401 for client authentication; 403 for a denied
-    /// client (contract part 2).
+    /// client; 429 for a rate limit (with `Retry-After`).
     pub fn status(self) -> StatusCode {
         match self {
             Self::InvalidClient => StatusCode::UNAUTHORIZED,
             Self::AccessDenied => StatusCode::FORBIDDEN,
+            Self::SlowDown => StatusCode::TOO_MANY_REQUESTS,
             Self::InvalidRequest | Self::InvalidGrant | Self::InvalidScope => {
                 StatusCode::BAD_REQUEST
             }
@@ -101,6 +105,8 @@ catalogue! {
     OtpNotFound = (83, InvalidRequest, "otp not found"),
     FactVerificationFailed = (84, InvalidRequest, "fact verification failed"),
     OtpVerificationFailed = (85, InvalidRequest, "otp verification failed"),
+    /// A `link` for the one-time-password mail outside the client's registered addresses.
+    OtpLinkNotRegistered = (86, InvalidRequest, "link is not an address registered for this client"),
     UnknownBackendUsername = (100, InvalidRequest, "backend does not know about this username"),
     CodeMissing = (101, InvalidRequest, "code was not supplied"),
     RedirectUriMissing = (102, InvalidRequest, "redirect_uri was not supplied"),
@@ -124,6 +130,11 @@ catalogue! {
     CompanyMaintenance = (134, InvalidRequest, "Company undergoing scheduled maintenance."),
     /// Contract part 2: a body that is neither form-encoded nor JSON.
     UnsupportedRequestFormat = (135, InvalidRequest, "unsupported request format"),
+    /// The rate limits (429 with `Retry-After`); 0 in the configuration turns one off.
+    ClientRateLimited = (140, SlowDown, "too many token requests for this client; retry later (RATE_LIMIT_CLIENT_PER_MINUTE)"),
+    AddressRateLimited = (141, SlowDown, "too many password attempts from this address; retry later (RATE_LIMIT_ADDRESS_PER_MINUTE)"),
+    OtpClientRateLimited = (142, SlowDown, "too many otp requests for this client; retry later (RATE_LIMIT_OTP_CLIENT_PER_HOUR)"),
+    OtpFailuresRateLimited = (143, SlowDown, "too many wrong one-time passwords for this address; blocked for a day (RATE_LIMIT_OTP_FAILURES_PER_HOUR)"),
 }
 
 impl ErrorCode {

@@ -10,7 +10,8 @@
 //!    absent or `companyToken` (`INVALIDTOKEN` with `invalid_request`);
 //! 5. the consumer key: unknown answers 404 `INVALIDAPP`, linked to another app 400 `INVALIDAPP`;
 //! 6. the old token: unknown, expired, issued to another old app, or not WSAdmin when a company
-//!    token is asked: `INVALIDTOKEN`; its scopes within the app's: `INVALIDSCOPES`;
+//!    token is asked, or its administrator no longer an active administrator of the company:
+//!    `INVALIDTOKEN`; its scopes within the app's: `INVALIDSCOPES`;
 //! 7. the principal passes the refresh grant's checks (`INVALIDTOKEN`, see [`principal_home`]);
 //! 8. the family is created together with the old token's link, revoking the family a previous
 //!    exchange of the same old token created, in one conditional write.
@@ -24,7 +25,9 @@ use crate::domain::{
     PrincipalType,
 };
 use crate::errors::{Denial, ExchangeCode, Refusal, ServerError};
-use crate::grants::principal::{check_principal_may_sign_in, find_principal};
+use crate::grants::principal::{
+    check_principal_may_sign_in, find_principal, is_active_administrator,
+};
 use crate::grants::{authenticate_bearer, FamilyStart, FamilyTokens, TokenParams};
 use crate::secrets::TokenHash;
 use crate::services::Services;
@@ -156,6 +159,13 @@ pub async fn exchange(
         .filter(|t| !t.is_expired(now) && t.consumer_key == legacy_app.consumer_key)
         .ok_or(ExchangeCode::InvalidToken)?;
     let (principal_type, principal_id) = principal(&legacy, return_type)?;
+    let through_admin = principal_type == PrincipalType::Company && legacy.wsadmin;
+    if through_admin
+        && !is_active_administrator(services, &legacy.principal_id, &principal_id).await?
+    {
+        tracing::info!("exchange: the WSAdmin token's administrator may no longer act");
+        return Err(ExchangeCode::InvalidToken.into());
+    }
     if !legacy.scopes.is_subset_of(&client.allowed_scopes) {
         return Err(ExchangeCode::InvalidScopes.into());
     }

@@ -2,6 +2,7 @@
 
 use crate::domain::Geolocation;
 use crate::errors::{Denial, ErrorCode, Refusal};
+use crate::limits::Exceeded;
 
 /// A grant's refusal (4xx with a catalogue code) or our failure (5xx); nothing was issued.
 pub type GrantError = Refusal<GrantDenial>;
@@ -13,6 +14,8 @@ pub struct GrantDenial {
     pub geolocation: Option<Geolocation>,
     /// The client authenticated with HTTP Basic, so a 401 carries `WWW-Authenticate: Basic`.
     pub basic_challenge: bool,
+    /// A rate limit's refusal: the seconds for `Retry-After`.
+    pub retry_after: Option<i64>,
 }
 
 impl Denial for GrantDenial {}
@@ -23,6 +26,7 @@ impl GrantDenial {
             code,
             geolocation: None,
             basic_challenge: false,
+            retry_after: None,
         }
     }
 }
@@ -44,5 +48,15 @@ impl GrantError {
 impl From<ErrorCode> for GrantError {
     fn from(code: ErrorCode) -> Self {
         Self::Denied(GrantDenial::new(code))
+    }
+}
+
+/// A rate limit's refusal: 429 `slow_down` with its own code and `Retry-After`.
+impl From<Exceeded> for GrantDenial {
+    fn from(exceeded: Exceeded) -> Self {
+        Self {
+            retry_after: Some(exceeded.retry_after),
+            ..GrantDenial::new(exceeded.limit.code())
+        }
     }
 }

@@ -27,17 +27,24 @@ pub use params::TokenParams;
 pub(crate) use password::authenticate_user;
 pub use scope::requested_scopes;
 
+use std::net::IpAddr;
+
 use crate::domain::GrantType;
 use crate::errors::ErrorCode;
+use crate::limits::{Limit, Limiter};
 use crate::services::Services;
 use crate::store::StoreError;
 
 /// Runs the grant a token request asks for. Records `grant_type` and `client_id` on the current
 /// tracing span for the request log.
+///
+/// `source` is the caller's network address as the platform saw it (never a header the caller
+/// wrote): password grants are counted per address. `None` (no platform address) counts none.
 pub async fn token_grant(
     services: &Services,
     params: &TokenParams,
     authorization: Option<&str>,
+    source: Option<IpAddr>,
 ) -> Result<IssuedTokens, GrantError> {
     let span = tracing::Span::current();
     let grant_type = params.require("grant_type", ErrorCode::GrantTypeMissing)?;
@@ -46,6 +53,16 @@ pub async fn token_grant(
 
     let client = authenticate_client(services, params, authorization).await?;
     span.record("client_id", tracing::field::display(client.id));
+    let limiter = limiter(services);
+    let now = services.ctx.clock.now();
+    limiter
+        .count(Limit::ClientTokenRequests, &client.id.to_string(), now)
+        .await?;
+    if let (GrantType::Password, Some(source)) = (grant, source) {
+        limiter
+            .count(Limit::AddressPasswordAttempts, &source.to_string(), now)
+            .await?;
+    }
 
     let issued = match grant {
         GrantType::ClientCredentials => client_credentials::grant(services, &client, params).await,
@@ -59,4 +76,12 @@ pub async fn token_grant(
         .with_id_token(&services.codec, None)
         .await
         .map_err(StoreError::from)?)
+}
+
+/// The rate-limit counters of this process's store and configuration.
+pub fn limiter(services: &Services) -> Limiter<'_> {
+    Limiter::new(
+        services.ctx.store.rate_limits(),
+        services.policy.rate_limits,
+    )
 }

@@ -62,6 +62,9 @@ pub(super) async fn grant(
 /// keep their own kind.
 impl From<OtpError> for GrantError {
     fn from(error: OtpError) -> Self {
+        if let OtpError::RateLimited(exceeded) = error {
+            return GrantError::Denied(exceeded.into());
+        }
         if let Some(code) = error.error_code() {
             return code.into();
         }

@@ -129,3 +129,16 @@ pub async fn check_principal_may_sign_in(
         Principal::User(user) => user_status_denial(user).map_or(Ok(()), |code| Err(code.into())),
     }
 }
+
+/// Whether `admin` is still an active user who administers `company`. A company's tokens
+/// obtained through an administrator (an auth token, a WSAdmin old token) are the
+/// administrator's act: they stop once the administrator is disabled, denied logon, demoted or
+/// moved, not a day later.
+pub async fn is_active_administrator(
+    services: &Services,
+    admin: &PrincipalId,
+    company: &PrincipalId,
+) -> Result<bool, ServerError> {
+    let user = services.ctx.store.principals().get_user(admin).await?;
+    Ok(user.is_some_and(|user| user.administers(company) && user_status_denial(&user).is_none()))
+}

@@ -15,6 +15,7 @@ use super::observability::Outcome;
 use super::pages::{
     render_consent, render_error, render_sign_in, security_headers, ConsentPage, SignInPage,
 };
+use super::source_address::SourceAddress;
 use crate::errors::ServerError;
 use crate::flows::authorize::{
     self, clear_pending_cookie, set_pending_cookie, AuthorizeParams, AuthorizeStep, FormPage,
@@ -77,14 +78,17 @@ pub async fn start(
             headers(("Set-Cookie" = String), ("Content-Security-Policy" = String))),
         (status = 302, description = "To `redirect_uri` with `code`, `geolocation` and `state`, or with `error_code` on denial",
             headers(("Location" = String), ("Set-Cookie" = String))),
-        (status = 400, description = "Error page: malformed form, no or expired pending request, forged form",
+        (status = 400, description = "Error page: malformed form, no or expired pending request, forged form, too many posts for one request, a consent already given",
             content_type = "text/html", body = String),
+        (status = 429, description = "Error page: too many password attempts from this address",
+            content_type = "text/html", body = String, headers(("Retry-After" = i64))),
         (status = 500, body = ServerErrorBody),
         (status = 503, body = ServerErrorBody),
     ),
 )]
 pub async fn submit(
     State(services): State<Arc<Services>>,
+    SourceAddress(source): SourceAddress,
     headers: HeaderMap,
     form: Result<Form<SubmittedForm>, axum::extract::rejection::FormRejection>,
 ) -> Response {
@@ -93,7 +97,7 @@ pub async fn submit(
     };
     let keys = authorize::authorize_keys(&services);
     let cookie = pending_cookie(&headers);
-    let step = authorize::submit(&services, &keys, cookie, &form).await;
+    let step = authorize::submit(&services, &keys, cookie, &form, source).await;
     respond(&services, step)
 }
 
@@ -159,10 +163,18 @@ fn form_page(page: &FormPage, html: String, secure: bool) -> Response {
     Outcome::Code(200).attach(response)
 }
 
-/// The 400 error page: the address to return to is not trusted, so nothing redirects.
+/// The 400 error page: the address to return to is not trusted, so nothing redirects. A rate
+/// limit's page is a 429 with `Retry-After`.
 fn refused(reason: RefusalReason) -> Response {
     let html = render_error(&reason.to_string());
-    Outcome::Code(400).attach(html_response(StatusCode::BAD_REQUEST, None, html))
+    let RefusalReason::SlowDown { retry_after } = reason else {
+        return Outcome::Code(400).attach(html_response(StatusCode::BAD_REQUEST, None, html));
+    };
+    let mut response = html_response(StatusCode::TOO_MANY_REQUESTS, None, html);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry_after.max(1)));
+    Outcome::Code(429).attach(response)
 }
 
 fn html_response(status: StatusCode, redirect_uri: Option<&str>, html: String) -> Response {

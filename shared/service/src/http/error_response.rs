@@ -51,6 +51,11 @@ impl IntoResponse for GrantDenial {
                 HeaderValue::from_static("Basic realm=\"token\", charset=\"UTF-8\""),
             );
         }
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)));
+        }
         Outcome::Code(self.code.code()).attach(response)
     }
 }

@@ -21,6 +21,7 @@ mod otp;
 pub mod pages;
 mod params;
 mod revoke;
+pub mod source_address;
 pub mod token;
 
 use std::sync::Arc;
@@ -123,15 +124,16 @@ fn also_at(
 
 /// The routes with their services and the parts every router shares.
 fn serve(routes: Routes, services: Arc<Services>) -> Router {
+    let https = services.geolocation().as_str().starts_with("https://");
     let (router, _document) = routes.split_for_parts();
-    finish(router.with_state(services))
+    finish(router.with_state(services), https)
 }
 
 /// The parts every router shares: JSON 404/405 bodies, a panic answered as any server failure,
-/// and the request middleware (outermost, so that a panic's 500 is logged and carries the
-/// correlation id and cache headers like every response).
-fn finish(router: Router) -> Router {
-    router
+/// the request middleware (outermost, so that a panic's 500 is logged and carries the
+/// correlation id and cache headers like every response), and HSTS when served over HTTPS.
+fn finish(router: Router, https: bool) -> Router {
+    let router = router
         .fallback(|| async {
             http_error_response(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
         })
@@ -143,7 +145,27 @@ fn finish(router: Router) -> Router {
             )
         })
         .layer(CatchPanicLayer::custom(answer_panic))
-        .layer(axum::middleware::from_fn(observability::request_context))
+        .layer(axum::middleware::from_fn(observability::request_context));
+    if https {
+        router.layer(axum::middleware::map_response(strict_transport_security))
+    } else {
+        router
+    }
+}
+
+/// One year, subdomains included: a browser that once reached the service over HTTPS never
+/// sends a cookie or a password to it in the clear (RFC 6797). Only on HTTPS deployments: the
+/// header means nothing over plain HTTP, and the local server is plain HTTP on loopback.
+pub const STRICT_TRANSPORT_SECURITY: &str = "max-age=31536000; includeSubDomains";
+
+async fn strict_transport_security(
+    mut response: axum::response::Response,
+) -> axum::response::Response {
+    response.headers_mut().insert(
+        http::header::STRICT_TRANSPORT_SECURITY,
+        http::HeaderValue::from_static(STRICT_TRANSPORT_SECURITY),
+    );
+    response
 }
 
 /// A handler's panic: the 500 of every server failure, the panic's message in the log only.

@@ -17,7 +17,7 @@ use super::forms::OtpRequestForm;
 use super::token::TokenEndpointError;
 use crate::domain::GrantType;
 use crate::errors::ErrorCode;
-use crate::flows::otp::{otp_deps, otp_facts, request_otp, OtpRequest};
+use crate::flows::otp::{otp_deps, otp_facts, registered_origins, request_otp, OtpRequest};
 use crate::grants::{authenticate_client, GrantError};
 use crate::services::Services;
 
@@ -40,7 +40,8 @@ pub struct OtpSentBody {
     )),
     responses(
         (status = 200, body = OtpSentBody),
-        (status = 400, description = "Catalogue codes 57, 58, 80, 81, 82 (too many open requests), 60, 62, 63, 135", body = OAuthErrorBody),
+        (status = 400, description = "Catalogue codes 57, 58, 80, 81, 82 (too many open requests), 86 (`link` outside the client's registered origins), 60, 62, 63, 135", body = OAuthErrorBody),
+        (status = 429, description = "slow_down, catalogue code 142: too many requests by this client; `Retry-After` in seconds", body = OAuthErrorBody, headers(("Retry-After" = i64))),
         ClientRequestRefusals,
         (status = 503, description = "The mail could not be sent", body = ServerErrorBody),
     ),
@@ -65,6 +66,13 @@ pub async fn request(
         channel_type: params.get("channel_type").map(str::to_owned),
         channel_handle: params.get("channel_handle").map(str::to_owned),
         facts: otp_facts(&params),
+        link_origins: registered_origins(
+            client
+                .redirect_uris
+                .iter()
+                .chain(&client.connect_url)
+                .map(String::as_str),
+        ),
     };
     request_otp(otp_deps(&services), request)
         .await

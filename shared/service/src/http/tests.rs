@@ -23,7 +23,7 @@ async fn a_panicking_handler_answers_the_server_error_body() {
         .with_writer(std::io::sink)
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
-    let router = finish(Router::new().route("/panics", get(panics)));
+    let router = finish(Router::new().route("/panics", get(panics)), false);
     let request = http::Request::get("/panics").body(Body::empty()).unwrap();
     let response = router.oneshot(request).await.unwrap();
     assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
@@ -125,4 +125,32 @@ fn the_document_is_every_function_s_routes() {
         .collect();
     assert_eq!(union, every);
     assert_eq!(paths(every_route()), every);
+}
+
+async fn hsts_of(https: bool, path: &str) -> Option<String> {
+    // As above: the request log's callsites are never first seen here without a subscriber.
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(std::io::sink)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let router = finish(Router::new().route("/ok", get(|| async { "ok" })), https);
+    let request = http::Request::get(path).body(Body::empty()).unwrap();
+    let response = router.oneshot(request).await.unwrap();
+    response
+        .headers()
+        .get(http::header::STRICT_TRANSPORT_SECURITY)
+        .map(|v| v.to_str().unwrap().to_owned())
+}
+
+/// HSTS on every response of an HTTPS deployment, the 404 fallback included; none over HTTP.
+#[tokio::test]
+async fn every_https_response_carries_hsts_and_plain_http_none() {
+    for path in ["/ok", "/no-such-path"] {
+        assert_eq!(
+            hsts_of(true, path).await.as_deref(),
+            Some(STRICT_TRANSPORT_SECURITY),
+            "{path}"
+        );
+        assert_eq!(hsts_of(false, path).await, None, "{path}");
+    }
 }

@@ -13,6 +13,7 @@ use super::body::read_params;
 use super::error_response::{OAuthErrorBody, ServerErrorBody};
 use super::forms::TokenRequestForm;
 use super::params::BodyDenial;
+use super::source_address::SourceAddress;
 use crate::errors::{Denial, Refusal};
 use crate::grants::{self, GrantDenial, GrantError, IssuedTokens};
 use crate::services::Services;
@@ -109,11 +110,14 @@ impl IntoResponse for TokenEndpointDenial {
         (status = 401, description = "invalid_client", body = OAuthErrorBody),
         (status = 403, description = "access_denied (59)", body = OAuthErrorBody),
         (status = 413, body = OAuthErrorBody),
+        (status = 429, description = "slow_down: a rate limit (140 requests per client, 141 password grants per source address, 143 wrong one-time passwords per address); `Retry-After` in seconds",
+            body = OAuthErrorBody, headers(("Retry-After" = i64))),
         (status = 500, body = ServerErrorBody),
         (status = 503, body = ServerErrorBody),
     ))]
 pub async fn token(
     State(services): State<Arc<Services>>,
+    SourceAddress(source): SourceAddress,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<TokenResponse>, TokenEndpointError> {
@@ -121,7 +125,7 @@ pub async fn token(
     let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    let issued = grants::token_grant(&services, &params, authorization).await?;
+    let issued = grants::token_grant(&services, &params, authorization, source).await?;
     Ok(Json(TokenResponse::new(issued, &services)))
 }
 

@@ -49,9 +49,9 @@ pub enum MailError {
     /// The message could not be built (an address the mailer cannot encode).
     #[error("could not build the mail: {0}")]
     Message(String),
-    /// Refused by the server, unreachable, timed out, or TLS failed. The SMTP error carries the
-    /// server's reply, never the credentials.
-    #[error("mail server: {0}")]
+    /// Refused by the server, unreachable, timed out, or TLS failed. Shown (and logged) as its
+    /// kind and reply code only: a server's reply text may quote the recipient's address.
+    #[error("mail server: {}", smtp_summary(.0))]
     Smtp(#[from] lettre::transport::smtp::Error),
     #[error("mail server did not finish within {0:?}")]
     TimedOut(std::time::Duration),
@@ -61,4 +61,26 @@ pub enum MailError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// What an SMTP failure may say in a log: its kind and the server's reply code, never the
+/// reply's text.
+fn smtp_summary(error: &lettre::transport::smtp::Error) -> String {
+    let kind = if error.is_permanent() {
+        "permanent rejection"
+    } else if error.is_transient() {
+        "transient rejection"
+    } else if error.is_timeout() {
+        "timed out"
+    } else if error.is_tls() {
+        "TLS failed"
+    } else if error.is_client() {
+        "client error"
+    } else {
+        "connection failed"
+    };
+    match error.status() {
+        Some(code) => format!("{kind}, reply code {code}"),
+        None => kind.to_owned(),
+    }
 }

@@ -1,12 +1,12 @@
 //! Delivery over SMTP with lettre (tokio, rustls with the webpki roots: no OpenSSL).
 //!
 //! `SMTP_URL` forms:
-//! - `smtp://host[:port]`: STARTTLS when the server offers it, plain otherwise (a relay on the
-//!   same host or network). Port 587 by default.
-//! - `smtp://user:pass@host[:port]`, or any `smtp://` URL with `?tls=required`: STARTTLS is
-//!   required, so credentials (and passwords) never cross the network in the clear, even if an
-//!   attacker strips the server's STARTTLS offer. Amazon SES's SMTP interface is this form:
-//!   `smtp://USER:PASS@email-smtp.us-east-1.amazonaws.com:587`.
+//! - `smtp://host[:port]`: STARTTLS is required, so one-time passwords (and credentials) never
+//!   cross the network in the clear, even if an on-path attacker strips the server's STARTTLS
+//!   offer. Only a relay on a loopback address (`localhost`, `127.0.0.0/8`, `::1`) may answer
+//!   in plain text: then nothing leaves the machine. Port 587 by default. Amazon SES's SMTP
+//!   interface: `smtp://USER:PASS@email-smtp.us-east-1.amazonaws.com:587`.
+//! - `?tls=required` is accepted (and redundant) for URLs written when STARTTLS was optional.
 //! - `smtps://user:pass@host[:port]`: TLS from the first byte (implicit TLS), port 465 by default.
 //!
 //! User and password are percent-decoded (SES SMTP passwords contain `/` and `+`).
@@ -28,7 +28,7 @@ pub const DEFAULT_SMTP_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TlsMode {
-    /// STARTTLS if offered, else plain.
+    /// STARTTLS if offered, else plain: loopback relays only.
     Opportunistic,
     /// STARTTLS or fail.
     StartTls,
@@ -70,7 +70,7 @@ impl SmtpUrl {
             Some(_) => return Err(InvalidSmtpUrl("tls may only be `required`")),
         };
         let (tls, default_port) = match url.scheme() {
-            "smtp" if tls_required || credentials.is_some() => (TlsMode::StartTls, 587),
+            "smtp" if tls_required || !is_loopback(&host) => (TlsMode::StartTls, 587),
             "smtp" => (TlsMode::Opportunistic, 587),
             "smtps" => (TlsMode::Implicit, 465),
             _ => return Err(InvalidSmtpUrl("the scheme must be smtp or smtps")),
@@ -86,6 +86,14 @@ impl SmtpUrl {
     pub fn has_credentials(&self) -> bool {
         self.credentials.is_some()
     }
+}
+
+/// A host whose traffic never leaves the machine.
+fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn decode(text: &str) -> Result<String, InvalidSmtpUrl> {
@@ -196,12 +204,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn plain_smtp_upgrades_when_offered() {
+    fn plain_smtp_is_for_loopback_relays_only() {
         let url = SmtpUrl::parse("smtp://127.0.0.1:2525").unwrap();
         assert_eq!((url.host.as_str(), url.port), ("127.0.0.1", 2525));
         assert_eq!(url.tls, TlsMode::Opportunistic);
         assert!(!url.has_credentials());
-        assert_eq!(SmtpUrl::parse("smtp://relay").unwrap().port, 587);
+        for loopback in ["smtp://localhost", "smtp://[::1]:25", "smtp://127.0.0.2"] {
+            assert_eq!(
+                SmtpUrl::parse(loopback).unwrap().tls,
+                TlsMode::Opportunistic
+            );
+        }
+        let relay = SmtpUrl::parse("smtp://relay").unwrap();
+        assert_eq!(relay.port, 587);
+        assert_eq!(
+            relay.tls,
+            TlsMode::StartTls,
+            "a relay elsewhere must not be reached in the clear"
+        );
+        assert_eq!(
+            SmtpUrl::parse("smtp://10.0.0.5:25").unwrap().tls,
+            TlsMode::StartTls
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use super::{
     AuthTokenStore, AuthorizationCodeStore, ClientStore, FamilyStore, LegacyStore, LockoutStore,
-    OtpStore, PrincipalStore, RevocationStore,
+    OtpStore, PrincipalStore, RateLimitStore, RevocationStore,
 };
 
 /// Generates, from `accessor: Trait` pairs, the [`Store`] trait, its implementation for every
@@ -73,4 +73,6 @@ aggregates! {
     authorization_codes: AuthorizationCodeStore,
     /// Revocation of access tokens and of a principal's connection with a client.
     revocation: RevocationStore,
+    /// Rate-limit counters and blocks.
+    rate_limits: RateLimitStore,
 }

@@ -26,6 +26,7 @@ mod lockout;
 mod open;
 mod otp;
 mod principals;
+pub mod rate_limits;
 mod revocation;
 pub mod signing_key_ring;
 #[cfg(feature = "sqlite")]
@@ -47,6 +48,7 @@ pub use lockout::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore};
 pub use open::{open, open_signing_key_ring};
 pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore, REQUEST_WINDOW_SECONDS};
 pub use principals::{EmailUpdate, Inserted, PrincipalStore};
+pub use rate_limits::{Hit, RateKey, RateLimit, RateLimitStore};
 pub use revocation::RevocationStore;
 pub use signing_key_ring::{RingWrite, SigningKeyRingStore, VersionedRing};
 

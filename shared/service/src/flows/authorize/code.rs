@@ -43,7 +43,9 @@ pub fn issue_code(
 
 /// What the token request must repeat of the authorize request it continues: the same
 /// `redirect_uri` (RFC 6749 §4.1.3), and the verifier of the code's PKCE challenge if it has one
-/// (RFC 7636 §4.6). The grant checks first that the code is redeemable, by this client.
+/// (RFC 7636 §4.6), and no verifier for a code issued without a challenge (RFC 9700 §4.8.2:
+/// a verifier there is a downgrade attempt, or an attacker injecting a code stolen from a flow
+/// without PKCE). The grant checks first that the code is redeemable, by this client.
 pub fn check_redemption(
     record: &AuthorizationCode,
     redirect_uri: &str,
@@ -52,10 +54,12 @@ pub fn check_redemption(
     if record.redirect_uri != redirect_uri {
         return Err(ErrorCode::RedirectUriMismatch);
     }
-    if let Some(challenge) = &record.code_challenge {
-        if !verify_s256(code_verifier.unwrap_or_default(), challenge) {
-            return Err(ErrorCode::CodeBadOrExpired);
-        }
+    let answered = match (&record.code_challenge, code_verifier) {
+        (Some(challenge), verifier) => verify_s256(verifier.unwrap_or_default(), challenge),
+        (None, verifier) => verifier.is_none(),
+    };
+    if !answered {
+        return Err(ErrorCode::CodeBadOrExpired);
     }
     Ok(())
 }
@@ -119,5 +123,10 @@ mod tests {
         assert_eq!(check_redemption(&record, uri, Some(&VERIFIER[1..])), bad);
         record.code_challenge = None;
         assert_eq!(check_redemption(&record, uri, None), Ok(()));
+        assert_eq!(
+            check_redemption(&record, uri, Some(VERIFIER)),
+            bad,
+            "a verifier for a code issued without a challenge is a downgrade"
+        );
     }
 }

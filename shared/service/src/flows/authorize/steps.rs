@@ -6,6 +6,8 @@
 //! status, home geolocation) and shows its refusal as a sentence ([`sign_in_message`]), never a
 //! code.
 
+use std::net::IpAddr;
+
 use super::{
     code_location, csrf_token, issue_code, sign_in_message, verify_csrf_token, AuthorizeKeys,
     AuthorizeParams, AuthorizeRejection, ErrorRedirect, Form, PendingAuthorization,
@@ -13,7 +15,8 @@ use super::{
 };
 use crate::domain::{Client, GrantType};
 use crate::errors::ServerError;
-use crate::grants::{authenticate_user, GrantError};
+use crate::grants::{authenticate_user, limiter, GrantError};
+use crate::limits::{Limit, LimitError};
 use crate::services::Services;
 
 /// The purpose under which the key ring derives the pages' cookie and CSRF secret.
@@ -66,6 +69,12 @@ pub enum RefusalReason {
         "The request is too long to be handled. Please go back to the application and try again."
     )]
     TooLarge,
+    /// The sign-in form was posted too often for this request, which has ended.
+    #[error("Too many sign-in attempts. Please go back to the application and start again.")]
+    TooManyPosts,
+    /// Too many password attempts from the caller's address: 429, `Retry-After` seconds.
+    #[error("Too many sign-in attempts from your network. Please wait a minute and try again.")]
+    SlowDown { retry_after: i64 },
 }
 
 /// The fields the two forms post (unknown ones are ignored). Holds a password: no `Debug`.
@@ -114,11 +123,15 @@ pub async fn start(
 }
 
 /// `POST /oauth2/v0/authorize`: the sign-in form, or the consent form once signed in.
+///
+/// `source` is the caller's address as the platform saw it: sign-in posts count against the
+/// same per-address limit as password grants.
 pub async fn submit(
     services: &Services,
     keys: &AuthorizeKeys,
     cookie: Option<&str>,
     form: &SubmittedForm,
+    source: Option<IpAddr>,
 ) -> Result<AuthorizeStep, ServerError> {
     let now = services.ctx.clock.now();
     let pending = match cookie.map(|value| PendingAuthorization::open(value, keys, now)) {
@@ -162,10 +175,47 @@ pub async fn submit(
             decide(services, pending, decision == "approve").await
         }
         (None, _) if verify_csrf_token(keys, Form::SignIn, &pending, csrf) => {
+            if let Some(refusal) = sign_in_refusal(services, &pending, source).await? {
+                return Ok(AuthorizeStep::Refused(refusal));
+            }
             sign_in(services, keys, &client, pending, form).await
         }
         _ => Ok(AuthorizeStep::Refused(RefusalReason::BadForm)),
     }
+}
+
+/// The abuse limits of a sign-in post, before the password is hashed: the per-address limit
+/// shared with password grants, and [`crate::limits::SIGN_IN_POSTS_PER_REQUEST`] posts per pending request
+/// (each post costs an Argon2id hash: a cookie replayed in a loop would be a password oracle
+/// and a CPU amplifier).
+async fn sign_in_refusal(
+    services: &Services,
+    pending: &PendingAuthorization,
+    source: Option<IpAddr>,
+) -> Result<Option<RefusalReason>, ServerError> {
+    let limiter = limiter(services);
+    if let Some(source) = source {
+        let now = services.ctx.clock.now();
+        match limiter
+            .count(Limit::AddressPasswordAttempts, &source.to_string(), now)
+            .await
+        {
+            Ok(()) => {}
+            Err(LimitError::Exceeded(exceeded)) => {
+                return Ok(Some(RefusalReason::SlowDown {
+                    retry_after: exceeded.retry_after,
+                }))
+            }
+            Err(LimitError::Store(error)) => return Err(error.into()),
+        }
+    }
+    if !limiter
+        .count_sign_in_post(&pending.id, pending.expires_at)
+        .await?
+    {
+        return Ok(Some(RefusalReason::TooManyPosts));
+    }
+    Ok(None)
 }
 
 async fn sign_in(
@@ -223,6 +273,14 @@ async fn decide(
         return Ok(AuthorizeStep::Redirect(
             ErrorRedirect::denied(&request.redirect_uri, request.state.as_deref()).location(),
         ));
+    }
+    // One code per pending request: a replayed consent form (a stolen cookie and its CSRF
+    // token) mints nothing more.
+    if !limiter(services)
+        .claim_approval(&pending.id, pending.expires_at)
+        .await?
+    {
+        return Ok(AuthorizeStep::Refused(RefusalReason::NoPendingRequest));
     }
     let issued = issue_code(
         &pending,

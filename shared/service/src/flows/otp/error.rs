@@ -1,6 +1,7 @@
 //! What the flows answer instead of success, and the catalogue code of each.
 
 use crate::errors::ErrorCode;
+use crate::limits::{Exceeded, LimitError};
 use crate::mail::MailError;
 use crate::store::StoreError;
 
@@ -25,6 +26,12 @@ pub enum OtpError {
     OtpVerificationFailed,
     #[error("fact verification failed")]
     FactVerificationFailed,
+    /// Code 86: the mail's `link` is not on one of the client's registered origins.
+    #[error("link is not an address registered for this client")]
+    LinkNotRegistered,
+    /// A rate limit (429).
+    #[error("rate limit exceeded")]
+    RateLimited(Exceeded),
     /// After a verified password only: no user has this address.
     #[error("we don't know this email")]
     UnknownEmail,
@@ -33,6 +40,15 @@ pub enum OtpError {
     Mail(#[from] MailError),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl From<LimitError> for OtpError {
+    fn from(error: LimitError) -> Self {
+        match error {
+            LimitError::Exceeded(exceeded) => Self::RateLimited(exceeded),
+            LimitError::Store(e) => Self::Store(e),
+        }
+    }
 }
 
 impl OtpError {
@@ -49,6 +65,8 @@ impl OtpError {
             Self::OtpVerificationFailed => ErrorCode::OtpVerificationFailed,
             Self::FactVerificationFailed => ErrorCode::FactVerificationFailed,
             Self::UnknownEmail => ErrorCode::UnknownEmail,
+            Self::LinkNotRegistered => ErrorCode::OtpLinkNotRegistered,
+            Self::RateLimited(exceeded) => exceeded.limit.code(),
             Self::Mail(_) | Self::Store(_) => return None,
         })
     }

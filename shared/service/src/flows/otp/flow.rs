@@ -6,17 +6,34 @@ use std::sync::Arc;
 use super::error::OtpError;
 use super::facts::OtpFacts;
 use crate::clock::Clock;
-use crate::domain::{ChannelHandle, ClientId, OneTimePassword, OtpHash, OTP_VALIDITY_MINUTES};
+use crate::domain::{
+    AddressKey, ChannelHandle, ClientId, OneTimePassword, OtpHash, OTP_VALIDITY_MINUTES,
+};
+use crate::limits::{Limit, Limiter};
 use crate::mail::{Mailer, OtpMail};
 use crate::random::{RandomExt, RandomSource};
 use crate::secrets::Secret;
 use crate::services::Services;
-use crate::store::{OtpId, OtpRecord, OtpStore, StoreError, StoreResult, REQUEST_WINDOW_SECONDS};
+use crate::store::{
+    Hit, OtpId, OtpRecord, OtpStore, RateKey, RateLimit, StoreError, StoreResult,
+    REQUEST_WINDOW_SECONDS,
+};
 
 pub const OTP_TTL_SECONDS: i64 = OTP_VALIDITY_MINUTES * 60;
 pub const OTP_TRIES: u32 = 5;
 /// At most this many unconsumed requests for one address within [`REQUEST_WINDOW_SECONDS`].
 pub const MAX_OPEN_REQUESTS: u32 = 5;
+
+/// The atomic part of the open-request cap: a counter per address over fixed windows, given
+/// back when a password is consumed (a redeemed request is no longer open).
+const OPEN_CAP: RateLimit = RateLimit {
+    max: MAX_OPEN_REQUESTS,
+    window_seconds: REQUEST_WINDOW_SECONDS,
+};
+
+fn open_requests_key(address: &AddressKey) -> RateKey {
+    RateKey::new("otp-open", &address.0.to_hex())
+}
 
 /// The only `channel_type` there is.
 const EMAIL_CHANNEL: &str = "email";
@@ -28,6 +45,9 @@ pub struct OtpDeps<'a> {
     pub mailer: &'a dyn Mailer,
     pub clock: &'a dyn Clock,
     pub random: &'a Arc<dyn RandomSource>,
+    /// The rate-limit counters: requests per client, wrong passwords per address, and the
+    /// atomic cap on open requests.
+    pub limiter: Limiter<'a>,
 }
 
 /// The flows' dependencies, out of the process's services.
@@ -37,6 +57,7 @@ pub fn otp_deps(services: &Services) -> OtpDeps<'_> {
         mailer: services.mailer.as_ref(),
         clock: services.ctx.clock.as_ref(),
         random: &services.ctx.random,
+        limiter: crate::grants::limiter(services),
     }
 }
 
@@ -49,6 +70,10 @@ pub struct OtpRequest {
     pub channel_type: Option<String>,
     pub channel_handle: Option<String>,
     pub facts: OtpFacts,
+    /// The origins (`scheme://host[:port]`) a `link` may point to: the client's registered
+    /// redirect URIs and Connect URL. A link elsewhere would let anyone holding the client's
+    /// credentials mail a clickable address of their choosing under this service's name.
+    pub link_origins: Vec<String>,
 }
 
 /// `grant_type=otp` from an authenticated client.
@@ -76,13 +101,41 @@ pub async fn request_otp(deps: OtpDeps<'_>, request: OtpRequest) -> Result<(), O
         request.channel_type.as_deref(),
         request.channel_handle.as_deref(),
     )?;
+    if let Some(link) = request.facts.link.as_deref().filter(|l| !l.is_empty()) {
+        if !link_is_registered(link, &request.link_origins) {
+            return Err(OtpError::LinkNotRegistered);
+        }
+    }
     let address = handle.key();
     let now = deps.clock.now();
+    deps.limiter
+        .count(
+            Limit::ClientOtpRequests,
+            &request.client_id.to_string(),
+            now,
+        )
+        .await?;
     let recent = deps
         .store
         .count_otp_requests(&address, now - REQUEST_WINDOW_SECONDS)
         .await?;
     if recent >= MAX_OPEN_REQUESTS {
+        return Err(OtpError::TooManyOpenRequests);
+    }
+    // The count above is a read: requests in parallel would all pass it. This counter is the
+    // atomic part of the cap (at most five requests per address in a fixed window, whatever
+    // runs in parallel); the count keeps consumed passwords from counting.
+    let open_cap = RateLimit {
+        max: MAX_OPEN_REQUESTS,
+        window_seconds: REQUEST_WINDOW_SECONDS,
+    };
+    let open_key = RateKey::new("otp-open", &address.0.to_hex());
+    if let Hit::Refused { .. } = deps
+        .limiter
+        .store
+        .count_hit(&open_key, open_cap, now)
+        .await?
+    {
         return Err(OtpError::TooManyOpenRequests);
     }
 
@@ -147,6 +200,17 @@ async fn consume(deps: OtpDeps<'_>, record: &OtpRecord) -> Result<(), OtpError> 
     if !deps.store.consume_otp(record, deps.clock.now()).await? {
         return Err(OtpError::OtpNotFound);
     }
+    // Best effort: the password is consumed and what it grants is written; a refund that fails
+    // only leaves the address's cap one request tighter until the window ends.
+    let open_key = open_requests_key(&record.address);
+    if let Err(error) = deps
+        .limiter
+        .store
+        .refund_hit(&open_key, OPEN_CAP, record.created_at)
+        .await
+    {
+        tracing::warn!(%error, "one-time password consumed; its open-request count was not given back");
+    }
     Ok(())
 }
 
@@ -171,6 +235,8 @@ where
         verification.channel_handle.as_deref(),
     )?;
     let now = deps.clock.now();
+    let address = handle.key().0.to_hex();
+    deps.limiter.check_otp_block(&address, now).await?;
     let record = deps
         .store
         .find_open_otp(&handle.key(), now)
@@ -184,6 +250,7 @@ where
     }
     let hash = record.password.clone();
     if !blocking(move || hash.verify(&presented)).await? {
+        deps.limiter.count_otp_failure(&address, now).await?;
         return Err(OtpError::OtpVerificationFailed);
     }
     if verification.facts.hash() != record.facts {
@@ -210,6 +277,29 @@ fn parse_channel(
         return Err(OtpError::InvalidChannelType);
     }
     ChannelHandle::parse(channel_handle).map_err(|_| OtpError::BadChannelHandle)
+}
+
+/// Whether `link` is an absolute `https` URL (or `http` on a loopback host, as registered
+/// redirect URIs may be) whose origin is one of `origins`.
+fn link_is_registered(link: &str, origins: &[String]) -> bool {
+    let Ok(url) = url::Url::parse(link) else {
+        return false;
+    };
+    if !matches!(url.scheme(), "https" | "http") || !url.username().is_empty() {
+        return false;
+    }
+    let origin = url.origin().ascii_serialization();
+    origins.contains(&origin)
+}
+
+/// The origins of a client's registered addresses, for [`OtpRequest::link_origins`].
+pub fn registered_origins<'a>(addresses: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    addresses
+        .into_iter()
+        .filter_map(|address| url::Url::parse(address).ok())
+        .filter(|url| matches!(url.scheme(), "https" | "http"))
+        .map(|url| url.origin().ascii_serialization())
+        .collect()
 }
 
 /// Empty and blank values count as absent.

@@ -19,6 +19,6 @@ mod tests;
 pub use error::OtpError;
 pub use facts::{otp_facts, OtpFacts};
 pub use flow::{
-    check_otp, otp_deps, request_otp, verify_otp, OtpDeps, OtpRequest, OtpVerification,
-    VerifiedOtp, MAX_OPEN_REQUESTS, OTP_TRIES, OTP_TTL_SECONDS,
+    check_otp, otp_deps, registered_origins, request_otp, verify_otp, OtpDeps, OtpRequest,
+    OtpVerification, VerifiedOtp, MAX_OPEN_REQUESTS, OTP_TRIES, OTP_TTL_SECONDS,
 };

@@ -4,7 +4,7 @@
 
 use crate::domain::{Client, PrincipalId, PrincipalType};
 use crate::errors::ErrorCode;
-use crate::grants::principal::check_company_may_sign_in;
+use crate::grants::principal::{check_company_may_sign_in, is_active_administrator};
 use crate::grants::{requested_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
 use crate::secrets::TokenHash;
 use crate::services::Services;
@@ -27,6 +27,9 @@ pub(super) async fn grant(
         .ok_or(ErrorCode::IncorrectAuthToken)?;
     if token.client_id != client.id {
         return Err(ErrorCode::GrantNotIssuedToClient.into());
+    }
+    if !is_active_administrator(services, &token.issued_by, &company_id).await? {
+        return Err(ErrorCode::IncorrectAuthToken.into());
     }
     let company = store
         .principals()

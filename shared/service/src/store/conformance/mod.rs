@@ -22,6 +22,7 @@ mod legacy_exchange;
 mod lockout;
 mod otp;
 mod principals;
+mod rate_limits;
 pub mod records;
 mod refresh_origin;
 pub mod registry;
@@ -39,6 +40,7 @@ pub use legacy_exchange::*;
 pub use lockout::*;
 pub use otp::*;
 pub use principals::*;
+pub use rate_limits::*;
 pub use refresh_origin::*;
 pub use renewal::*;
 pub use revocation::*;
@@ -114,6 +116,10 @@ macro_rules! conformance_suite {
             concurrent_redemptions_have_one_winner,
             revoke_access_token_revokes_only_that_token,
             revoke_connection_revokes_the_principals_families_with_that_client,
+            rate_limit_refuses_over_the_limit_until_the_window_ends,
+            parallel_rate_limit_hits_never_exceed_the_limit,
+            refunded_rate_limit_hits_free_their_place,
+            rate_limit_blocks_last_until_their_end_and_never_shorten,
         );
     };
     (@tests $factory:path; $attributes:tt; $($name:ident),+ $(,)?) => {

@@ -43,6 +43,7 @@ pub(super) mod keys {
         pub const EMAIL: &str = "EMAIL#";
         pub const AUTHORIZATION_CODE: &str = "AUTHCODE#";
         pub const SIGNING_KEYS: &str = "SIGNINGKEYS#";
+        pub const RATE: &str = "RATE#";
     }
 
     /// The partition-key prefixes each Lambda function writes, by the logical id of its IAM role
@@ -51,7 +52,7 @@ pub(super) mod keys {
     /// (clients, principals, legacy apps, e-mail addresses) is written by `tokenctl` only.
     pub const FUNCTION_WRITES: &[(&str, &[&str])] = &[
         // Access tokens, new families with their connection listing, rotation, revocation,
-        // login attempts, one-time passwords, authorization codes.
+        // login attempts, one-time passwords, authorization codes, rate-limit counters.
         (
             "TokenFunctionRole",
             &[
@@ -62,6 +63,7 @@ pub(super) mod keys {
                 LOGIN_ATTEMPTS,
                 OTP,
                 AUTHORIZATION_CODE,
+                RATE,
             ],
         ),
         // A new family with its tokens and connection listing, the exchange link (on the
@@ -79,6 +81,58 @@ pub(super) mod keys {
     pub fn signing_key_ring() -> (String, &'static str) {
         (format!("{SIGNING_KEYS}RING"), "RING")
     }
+
+    /// The partition-key prefixes each Lambda function reads (`GetItem`, `Query`), by the
+    /// logical id of its IAM role: the role's read statement names exactly these
+    /// (`template_iam`), so that no function can read item kinds it has no use for (the
+    /// exchange and company functions never read one-time passwords, codes, families or
+    /// refresh tokens; the token function never reads old tokens).
+    pub const FUNCTION_READS: &[(&str, &[&str])] = &[
+        // Clients, principals by id, login and address, enablements; its own items; company
+        // auth tokens at the company password grant; rate-limit blocks; the signing key ring (every
+        // function reads it at start and refreshes it every minute).
+        (
+            "TokenFunctionRole",
+            &[
+                CLIENT,
+                USER,
+                LOGIN,
+                EMAIL,
+                COMPANY,
+                FAMILY,
+                REFRESH,
+                ACCESS,
+                CONNECTION,
+                AUTH_TOKEN,
+                AUTHORIZATION_CODE,
+                LOGIN_ATTEMPTS,
+                OTP,
+                RATE,
+                SIGNING_KEYS,
+            ],
+        ),
+        // The app and its bearer token, the principal and enablement, the consumer key, the
+        // old token and its exchange link.
+        (
+            "ExchangeFunctionRole",
+            &[
+                CLIENT,
+                USER,
+                COMPANY,
+                ACCESS,
+                LEGACY_APP,
+                LEGACY,
+                SIGNING_KEYS,
+            ],
+        ),
+        // The administrator's bearer token and user, the company and its enablement, the app.
+        (
+            "CompanyAuthtokenFunctionRole",
+            &[CLIENT, USER, COMPANY, ACCESS, SIGNING_KEYS],
+        ),
+        // The key ring, which it rotates.
+        ("RotateKeysFunctionRole", &[SIGNING_KEYS]),
+    ];
 
     pub fn client(id: &ClientId) -> (String, &'static str) {
         (format!("{CLIENT}{id}"), "CLIENT")
@@ -145,6 +199,17 @@ pub(super) mod keys {
             sortable_time(created_at),
             id.simple()
         )
+    }
+    /// A rate-limit counter's window (`RateKey::stored` is `<counter>#<subject digest>`).
+    pub fn rate_window(key: &str, window_start: UnixTime) -> (String, String) {
+        (
+            format!("{RATE}{key}"),
+            format!("WINDOW#{}", sortable_time(window_start)),
+        )
+    }
+    /// A rate-limit subject's block.
+    pub fn rate_block(key: &str) -> (String, &'static str) {
+        (format!("{RATE}{key}"), "BLOCK")
     }
     pub fn email(address: &TokenHash) -> (String, &'static str) {
         (format!("{EMAIL}{}", address.to_hex()), "EMAIL")

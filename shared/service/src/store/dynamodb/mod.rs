@@ -25,6 +25,8 @@
 //! | `OTP#<address hash>`    | `<created, 20 digits>#<id>` | one-time password (TTL)           |
 //! | `EMAIL#<address hash>`  | `EMAIL`                 | `user_id`: uniqueness of addresses    |
 //! | `SIGNINGKEYS#RING`      | `RING`                  | signing key ring document, `version`  |
+//! | `RATE#<counter>#<hash>` | `WINDOW#<start, 20 digits>` | rate-limit hits in a window (TTL) |
+//! | `RATE#<counter>#<hash>` | `BLOCK`                 | a rate-limit block, `until` (TTL)     |
 //!
 //! `<hash>` is the hex SHA-256 of the credential; no credential is ever stored or logged.
 //! `<address hash>` is the hex SHA-256 of the lower-cased e-mail address.
@@ -46,6 +48,7 @@ mod legacy;
 mod lockout;
 mod otp;
 mod principals;
+mod rate_limits;
 mod requests;
 mod revocation;
 mod signing_key_ring;
@@ -54,7 +57,7 @@ mod table;
 mod template_iam;
 
 /// Which item kinds each function writes, for the deployment's IAM conditions.
-pub use codec::keys::{prefix, FUNCTION_WRITES};
+pub use codec::keys::{prefix, FUNCTION_READS, FUNCTION_WRITES};
 
 /// The SDK, so that users of [`DynamoStore::client`] can name its types without depending on
 /// the same version themselves.

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_norway::Value;
 
-use super::codec::keys::FUNCTION_WRITES;
+use super::codec::keys::{FUNCTION_READS, FUNCTION_WRITES};
 
 /// Every DynamoDB action that writes an item (a transaction's items are authorised as these).
 const WRITE_ACTIONS: &[&str] = &[
@@ -48,6 +48,23 @@ fn statements(document: &Value) -> Vec<&Value> {
             other => vec![other],
         })
         .collect()
+}
+
+/// Every DynamoDB action that reads items.
+const READ_ACTIONS: &[&str] = &[
+    "dynamodb:GetItem",
+    "dynamodb:BatchGetItem",
+    "dynamodb:Query",
+    "dynamodb:Scan",
+    "dynamodb:PartiQLSelect",
+];
+
+fn reads_the_table(statement: &Value) -> bool {
+    statement["Effect"].as_str() == Some("Allow")
+        && as_list(&statement["Action"])
+            .iter()
+            .filter_map(|action| action.as_str())
+            .any(|action| READ_ACTIONS.contains(&action) || action == "dynamodb:*" || action == "*")
 }
 
 fn writes_the_table(statement: &Value) -> bool {
@@ -118,5 +135,45 @@ fn each_role_writes_exactly_the_prefixes_its_function_writes() {
     assert_eq!(
         written, declared,
         "template.yaml's LeadingKeys conditions (left) against FUNCTION_WRITES in codec.rs (right)"
+    );
+}
+
+/// Each role's prefixes, from the statements `selects` picks.
+fn prefixes_by_role(selects: fn(&Value) -> bool) -> BTreeMap<String, BTreeSet<String>> {
+    let template = template();
+    let resources = template["Resources"]
+        .as_mapping()
+        .expect("the template's Resources");
+    let mut found: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (name, resource) in resources {
+        let role = name.as_str().expect("a logical id");
+        if resource["Type"].as_str() != Some("AWS::IAM::Role") {
+            continue;
+        }
+        for policy in as_list(&resource["Properties"]["Policies"]) {
+            for statement in statements(&policy["PolicyDocument"]) {
+                if selects(statement) {
+                    let prefixes = leading_key_prefixes(role, statement);
+                    found.entry(role.to_owned()).or_default().extend(prefixes);
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn each_role_reads_exactly_the_prefixes_its_function_reads() {
+    let declared: BTreeMap<String, BTreeSet<String>> = FUNCTION_READS
+        .iter()
+        .map(|(role, prefixes)| {
+            let prefixes = prefixes.iter().map(|p| (*p).to_owned()).collect();
+            ((*role).to_owned(), prefixes)
+        })
+        .collect();
+    assert_eq!(
+        prefixes_by_role(reads_the_table),
+        declared,
+        "template.yaml's read LeadingKeys conditions (left) against FUNCTION_READS in codec.rs (right)"
     );
 }

@@ -35,6 +35,7 @@ mod legacy;
 mod lockout;
 mod otp;
 mod principals;
+mod rate_limits;
 mod revocation;
 mod signing_key_ring;
 pub mod sweeper;
@@ -136,6 +137,19 @@ CREATE TABLE IF NOT EXISTS otps (
     consumed INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS otps_by_address ON otps (address, created_at);
+CREATE TABLE IF NOT EXISTS rate_windows (
+    key TEXT NOT NULL,
+    window_start INTEGER NOT NULL,
+    hits INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (key, window_start)
+);
+CREATE INDEX IF NOT EXISTS rate_windows_by_expiry ON rate_windows (expires_at);
+CREATE TABLE IF NOT EXISTS rate_blocks (
+    key TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rate_blocks_by_expiry ON rate_blocks (expires_at);
 CREATE UNIQUE INDEX IF NOT EXISTS users_by_email
     ON users (lower(json_extract(body, '$.email')))
     WHERE json_extract(body, '$.email') IS NOT NULL;

@@ -42,6 +42,8 @@ pub const EXPIRING_TABLES: &[ExpiringTable] = &[
     expiring("login_attempts"),
     expiring("legacy_tokens"),
     expiring("otps"),
+    expiring("rate_windows"),
+    expiring("rate_blocks"),
     expiring("authorization_codes"),
 ];
 

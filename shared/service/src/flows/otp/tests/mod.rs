@@ -2,20 +2,24 @@
 //! tested by the integration suites), a recording mailer, and a manual clock: the harness is
 //! here, the requests' tests in `request.rs`, the verifications' in `verification.rs`.
 
+mod limits;
 mod request;
 mod verification;
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 
 use super::*;
 use crate::clock::{Clock, ManualClock, UnixTime};
+use crate::config::RateLimits;
 use crate::domain::{AddressKey, ChannelHandle, ClientId, PrincipalId};
+use crate::limits::Limiter;
 use crate::mail::{MailError, Mailer, OtpMail};
 use crate::random::{OsRandom, RandomSource};
 use crate::secrets::Secret;
-use crate::store::{OtpRecord, OtpStore, StoreResult};
+use crate::store::{Hit, OtpRecord, OtpStore, RateKey, RateLimit, RateLimitStore, StoreResult};
 
 #[derive(Default)]
 struct MemoryOtpStore(Mutex<Vec<OtpRecord>>);
@@ -75,6 +79,53 @@ impl OtpStore for MemoryOtpStore {
     }
 }
 
+/// Counters by stored key and window; blocks by stored key.
+#[derive(Default)]
+struct MemoryRateLimits {
+    hits: Mutex<HashMap<(String, i64), u32>>,
+    blocks: Mutex<HashMap<String, UnixTime>>,
+}
+
+#[async_trait]
+impl RateLimitStore for MemoryRateLimits {
+    async fn count_hit(&self, key: &RateKey, limit: RateLimit, now: UnixTime) -> StoreResult<Hit> {
+        let mut hits = self.hits.lock().unwrap();
+        let count = hits
+            .entry((key.stored(), limit.window_start(now)))
+            .or_default();
+        if *count >= limit.max {
+            return Ok(Hit::Refused {
+                retry_after: limit.window_end(now) - now,
+            });
+        }
+        *count += 1;
+        Ok(Hit::Counted { count: *count })
+    }
+
+    async fn refund_hit(&self, key: &RateKey, limit: RateLimit, at: UnixTime) -> StoreResult<()> {
+        let mut hits = self.hits.lock().unwrap();
+        if let Some(count) = hits.get_mut(&(key.stored(), limit.window_start(at))) {
+            *count = count.saturating_sub(1);
+        }
+        Ok(())
+    }
+
+    async fn block_until(&self, key: &RateKey, until: UnixTime) -> StoreResult<()> {
+        let mut blocks = self.blocks.lock().unwrap();
+        let stored = blocks.entry(key.stored()).or_default();
+        *stored = (*stored).max(until);
+        Ok(())
+    }
+
+    async fn blocked_until(&self, key: &RateKey, now: UnixTime) -> StoreResult<Option<UnixTime>> {
+        let blocks = self.blocks.lock().unwrap();
+        Ok(blocks
+            .get(&key.stored())
+            .copied()
+            .filter(|until| *until > now))
+    }
+}
+
 /// Keeps what it "sends"; fails every send when `down`.
 #[derive(Debug, Default)]
 struct RecordingMailer {
@@ -97,6 +148,7 @@ const ADDRESS: &str = "Ann@Example.com";
 
 struct Harness {
     store: MemoryOtpStore,
+    rate_limits: MemoryRateLimits,
     mailer: RecordingMailer,
     clock: ManualClock,
     random: Arc<dyn RandomSource>,
@@ -108,6 +160,7 @@ impl Harness {
     fn new() -> Self {
         Self {
             store: MemoryOtpStore::default(),
+            rate_limits: MemoryRateLimits::default(),
             mailer: RecordingMailer::default(),
             clock: ManualClock::new(1_800_000_000),
             random: Arc::new(OsRandom),
@@ -122,6 +175,7 @@ impl Harness {
             mailer: &self.mailer,
             clock: &self.clock,
             random: &self.random,
+            limiter: Limiter::new(&self.rate_limits, RateLimits::default()),
         }
     }
 
@@ -132,6 +186,7 @@ impl Harness {
             channel_type: Some("email".to_owned()),
             channel_handle: Some(address.to_owned()),
             facts,
+            link_origins: vec!["https://app.example.com".to_owned()],
         }
     }
 

@@ -1,0 +1,111 @@
+//! `template.yaml`'s parameters against the service's own defaults: a deployment that keeps a
+//! parameter's default must behave as the service does with the variable unset. Read as text
+//! (the template's `!Ref` tags are not plain YAML): the `Parameters` section's names and
+//! defaults, and the `NAME: !Ref Parameter` lines that hand them to the functions.
+
+use std::collections::BTreeMap;
+
+use super::Config;
+
+const TEMPLATE: &str = include_str!("../../../template.yaml");
+
+/// Parameters that configure the infrastructure only (no function reads them).
+const INFRASTRUCTURE_ONLY: &[&str] = &[
+    "LogRetentionDays",
+    "ThrottlingBurstLimit",
+    "ThrottlingRateLimit",
+    "TokenThrottlingBurstLimit",
+    "TokenThrottlingRateLimit",
+    "SignInThrottlingBurstLimit",
+    "SignInThrottlingRateLimit",
+    "TableName",
+    "ExistingTableName",
+    "SigningKeysKmsKeyArn",
+    // The EventBridge schedule of the key rotation: it decides when a rotation step runs; the
+    // rotation itself takes no period.
+    "KeyRotationDays",
+    "KeyRotationSchedule",
+];
+
+/// Each parameter's `Default:`, as written (quotes removed).
+fn parameter_defaults() -> BTreeMap<&'static str, Option<String>> {
+    let section = TEMPLATE
+        .split_once("\nParameters:\n")
+        .and_then(|(_, rest)| rest.split_once("\nConditions:\n"))
+        .expect("a Parameters section followed by Conditions")
+        .0;
+    let mut parameters = BTreeMap::new();
+    let mut current = None;
+    for line in section.lines() {
+        if let Some(name) = line.strip_prefix("  ").and_then(|l| l.strip_suffix(':')) {
+            if !name.starts_with(' ') {
+                parameters.insert(name, None);
+                current = Some(name);
+                continue;
+            }
+        }
+        if let (Some(name), Some(value)) = (current, line.trim().strip_prefix("Default: ")) {
+            parameters.insert(name, Some(value.trim_matches('"').to_owned()));
+        }
+    }
+    parameters
+}
+
+/// `VARIABLE: !Ref Parameter` lines of the functions' environments.
+fn variables_of_parameters() -> BTreeMap<&'static str, &'static str> {
+    TEMPLATE
+        .lines()
+        .filter_map(|line| line.trim().split_once(": !Ref "))
+        .filter(|(variable, _)| variable.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+        .map(|(variable, parameter)| (parameter.trim(), variable))
+        .collect()
+}
+
+fn config_with(variable: &str, value: &str) -> String {
+    let config = Config::from_lookup(|name| (name == variable).then(|| value.to_owned()))
+        .unwrap_or_else(|e| panic!("{variable}={value}: {e}"));
+    format!("{config:?}")
+}
+
+#[test]
+fn every_parameter_default_is_the_services_own() {
+    let defaults = parameter_defaults();
+    let variables = variables_of_parameters();
+    assert!(defaults.len() > 10, "parsed {defaults:?}");
+    let unset = format!("{:?}", Config::from_lookup(|_| None).unwrap());
+    for (parameter, default) in &defaults {
+        let Some(default) = default else {
+            continue;
+        };
+        if INFRASTRUCTURE_ONLY.contains(parameter) {
+            continue;
+        }
+        let variable = variables
+            .get(parameter)
+            .unwrap_or_else(|| panic!("{parameter} has a default but reaches no function"));
+        if *variable == "RUST_LOG" {
+            assert_eq!(default, crate::telemetry::DEFAULT_DIRECTIVES, "{parameter}");
+            continue;
+        }
+        assert_eq!(
+            config_with(variable, default),
+            unset,
+            "{parameter}'s default {default} differs from the service's default for {variable}"
+        );
+    }
+}
+
+#[test]
+fn the_limits_and_the_grace_period_are_parameters() {
+    let variables = variables_of_parameters();
+    let passed: Vec<&str> = variables.values().copied().collect();
+    for variable in [
+        "REFRESH_GRACE_SECONDS",
+        "RATE_LIMIT_CLIENT_PER_MINUTE",
+        "RATE_LIMIT_ADDRESS_PER_MINUTE",
+        "RATE_LIMIT_OTP_CLIENT_PER_HOUR",
+        "RATE_LIMIT_OTP_FAILURES_PER_HOUR",
+    ] {
+        assert!(passed.contains(&variable), "{variable} is not a parameter");
+    }
+}

@@ -1,0 +1,150 @@
+//! Rate limits: atomic hits per fixed window, and blocks.
+
+use super::records::*;
+use crate::store::prelude::*;
+use crate::store::{Hit, RateKey, RateLimit};
+
+const LIMIT: RateLimit = RateLimit {
+    max: 3,
+    window_seconds: 60,
+};
+
+fn fresh_key(counter: &'static str) -> RateKey {
+    RateKey::new(counter, &unique_login())
+}
+
+async fn hit(store: &dyn Store, key: &RateKey, at: i64) -> Hit {
+    store
+        .rate_limits()
+        .count_hit(key, LIMIT, at)
+        .await
+        .expect("count_hit")
+}
+
+pub async fn rate_limit_refuses_over_the_limit_until_the_window_ends(store: &dyn Store) {
+    let start = LIMIT.window_start(now()) + LIMIT.window_seconds;
+    let key = fresh_key("conformance");
+    for count in 1..=LIMIT.max {
+        assert_eq!(
+            hit(store, &key, start + i64::from(count)).await,
+            Hit::Counted { count }
+        );
+    }
+    assert_eq!(
+        hit(store, &key, start + 10).await,
+        Hit::Refused { retry_after: 50 },
+        "refused, told to wait until the window ends"
+    );
+    assert_eq!(
+        hit(store, &key, start + 59).await,
+        Hit::Refused { retry_after: 1 }
+    );
+    let same_subject_other_counter = RateKey {
+        counter: "conformance-other",
+        ..key.clone()
+    };
+    assert_eq!(
+        hit(store, &same_subject_other_counter, start + 10).await,
+        Hit::Counted { count: 1 },
+        "each counter counts apart"
+    );
+    assert_eq!(
+        hit(store, &fresh_key("conformance"), start + 10).await,
+        Hit::Counted { count: 1 },
+        "each subject counts apart"
+    );
+    assert_eq!(
+        hit(store, &key, start + 60).await,
+        Hit::Counted { count: 1 },
+        "the next window starts from zero"
+    );
+}
+
+pub async fn refunded_rate_limit_hits_free_their_place(store: &dyn Store) {
+    let start = LIMIT.window_start(now()) + LIMIT.window_seconds;
+    let key = fresh_key("conformance");
+    for count in 1..=LIMIT.max {
+        assert_eq!(hit(store, &key, start).await, Hit::Counted { count });
+    }
+    store
+        .rate_limits()
+        .refund_hit(&key, LIMIT, start + 5)
+        .await
+        .expect("refund_hit");
+    assert_eq!(
+        hit(store, &key, start + 10).await,
+        Hit::Counted { count: LIMIT.max },
+        "the refunded place is taken again"
+    );
+    // A refund for a window that has ended, or of a counter never hit, changes nothing.
+    store
+        .rate_limits()
+        .refund_hit(&key, LIMIT, start - LIMIT.window_seconds)
+        .await
+        .expect("refund_hit");
+    store
+        .rate_limits()
+        .refund_hit(&fresh_key("conformance"), LIMIT, start)
+        .await
+        .expect("refund_hit");
+    assert!(matches!(
+        hit(store, &key, start + 20).await,
+        Hit::Refused { .. }
+    ));
+}
+
+/// The point of a conditional increment: parallel hits cannot pass the limit.
+pub async fn parallel_rate_limit_hits_never_exceed_the_limit(store: &dyn Store) {
+    let now = now();
+    let key = fresh_key("conformance");
+    let hits = futures::future::join_all((0..20).map(|_| hit(store, &key, now))).await;
+    let mut counts: Vec<u32> = hits
+        .iter()
+        .filter_map(|hit| match hit {
+            Hit::Counted { count } => Some(*count),
+            Hit::Refused { .. } => None,
+        })
+        .collect();
+    counts.sort_unstable();
+    assert_eq!(
+        counts,
+        (1..=LIMIT.max).collect::<Vec<_>>(),
+        "exactly the limit's hits pass, each with its own count"
+    );
+}
+
+pub async fn rate_limit_blocks_last_until_their_end_and_never_shorten(store: &dyn Store) {
+    let now = now();
+    let key = fresh_key("conformance");
+    let blocked = |at| store.rate_limits().blocked_until(&key, at);
+    assert_eq!(blocked(now).await.expect("blocked_until"), None);
+    store
+        .rate_limits()
+        .block_until(&key, now + 100)
+        .await
+        .expect("block_until");
+    assert_eq!(blocked(now).await.expect("blocked_until"), Some(now + 100));
+    store
+        .rate_limits()
+        .block_until(&key, now + 50)
+        .await
+        .expect("block_until");
+    assert_eq!(
+        blocked(now).await.expect("blocked_until"),
+        Some(now + 100),
+        "a shorter block leaves the longer one"
+    );
+    assert_eq!(
+        blocked(now + 100).await.expect("blocked_until"),
+        None,
+        "read as absent once it has ended"
+    );
+    assert_eq!(
+        store
+            .rate_limits()
+            .blocked_until(&fresh_key("conformance"), now)
+            .await
+            .expect("blocked_until"),
+        None
+    );
+}
