@@ -42,6 +42,7 @@ fn client() -> Client {
         first_party: false,
         redirect_uris: Vec::new(),
         refresh_rotation: Default::default(),
+        post_logout_redirect_uris: Vec::new(),
     }
 }
 

@@ -10,7 +10,7 @@ use token_service::clock::{Clock, ManualClock};
 use token_service::domain::{
     AccessTokenRecord, ClientId, Geolocation, PrincipalType, Scopes, TokenId,
 };
-use token_service::jwt::{AccessTokenCodec, IdTokenClaims};
+use token_service::jwt::{AccessTokenCodec, IdTokenClaims, SignIn};
 use token_service::signing::kms::Kms;
 use token_service::signing::lifecycle;
 use token_service::signing::ring::Plan;
@@ -141,7 +141,14 @@ async fn kms_keys_sign_tokens_that_verify_with_the_published_jwks() {
     let record = record(clock.now());
     let access = codec.encode(&record).await.unwrap();
     let id_token = codec
-        .encode_id_token(&record, &access, Some("n"))
+        .encode_id_token(
+            &record,
+            &access,
+            SignIn {
+                nonce: Some("n"),
+                auth_time: None,
+            },
+        )
         .await
         .unwrap();
     let jwks = serde_json::to_value(keys.for_verifying().await.jwks()).unwrap();

@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 use crate::context::Context;
 use crate::domain::ChannelHandle;
 use crate::domain::{
-    check_connect_url, check_redirect_uri, Client, ClientId, Company, CompanyStatus, ConsumerKey,
-    FamilyId, Geolocation, GrantType, LegacyApp, Login, PrincipalId, RefreshRotation, Scopes, User,
-    UserStatus,
+    check_connect_url, check_post_logout_redirect_uri, check_redirect_uri, Client, ClientId,
+    Company, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType, LegacyApp, Login,
+    PrincipalId, RefreshRotation, Scopes, User, UserStatus,
 };
 use crate::random::RandomExt;
 use crate::secrets::{PasswordHash, Secret};
@@ -43,6 +43,8 @@ pub struct NewClient {
     pub first_party: bool,
     pub redirect_uris: Vec<String>,
     pub refresh_rotation: RefreshRotation,
+    /// Where RP-initiated logout may return the browser (`--post-logout-redirect-uri`).
+    pub post_logout_redirect_uris: Vec<String>,
 }
 
 impl NewClient {
@@ -57,6 +59,7 @@ impl NewClient {
             first_party: false,
             redirect_uris: Vec::new(),
             refresh_rotation: RefreshRotation::Rotate,
+            post_logout_redirect_uris: Vec::new(),
         }
     }
 }
@@ -84,6 +87,10 @@ pub async fn create_client(ctx: &Context, new: NewClient) -> Result<CreatedClien
     for uri in &new.redirect_uris {
         check_redirect_uri(uri).map_err(|e| AdminError::Invalid(e.to_string()))?;
     }
+    for uri in &new.post_logout_redirect_uris {
+        check_post_logout_redirect_uri(uri)
+            .map_err(|e| AdminError::Invalid(format!("post-logout {e}")))?;
+    }
     // The specification types client_secret as a UUID.
     let secret = Secret::new(ctx.random.uuid().hyphenated().to_string());
     let client = Client {
@@ -99,6 +106,7 @@ pub async fn create_client(ctx: &Context, new: NewClient) -> Result<CreatedClien
         first_party: new.first_party,
         redirect_uris: new.redirect_uris,
         refresh_rotation: new.refresh_rotation,
+        post_logout_redirect_uris: new.post_logout_redirect_uris,
     };
     ctx.store.clients().put_client(&client).await?;
     Ok(CreatedClient { client, secret })

@@ -153,6 +153,10 @@ pub struct ClientsCreate {
     /// http on a loopback host).
     #[arg(long = "redirect-uri", value_name = "URL")]
     pub redirect_uris: Vec<String>,
+    /// Where OpenID Connect RP-initiated logout may send the browser afterwards (repeatable;
+    /// exact match; https, or http on a loopback host).
+    #[arg(long = "post-logout-redirect-uri", value_name = "URL")]
+    pub post_logout_redirect_uris: Vec<String>,
     /// A first-party client (the company administration console): its users' tokens may call
     /// the company auth-token endpoint.
     #[arg(long)]

@@ -11,6 +11,10 @@ use crate::secrets::TokenHash;
 /// within seconds, so a short window only costs a retry to a very slow client.
 pub const AUTHORIZATION_CODE_TTL_SECONDS: i64 = 300;
 
+/// How long a redeemed code is remembered after its redemption: a second use within that time
+/// (a replay, or a client retrying late) revokes the family the first use created.
+pub const REDEEMED_CODE_RETENTION_SECONDS: i64 = 86_400;
+
 /// The stored side of an authorization code. The code itself (256 random bits, URL-safe) is
 /// shown once in the redirect; only its digest is kept, and it doubles as the lookup key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,13 +31,19 @@ pub struct AuthorizationCode {
     /// OpenID Connect `nonce`, copied into the ID token.
     pub nonce: Option<String>,
     pub issued_at: UnixTime,
+    /// Until redeemed: the end of the code's validity. The redemption moves it to
+    /// [`REDEEMED_CODE_RETENTION_SECONDS`] later, the record's TTL.
     pub expires_at: UnixTime,
-    /// Set when the code is redeemed. The record stays until its TTL so that a second use is
-    /// recognised and can revoke the family the first use created (RFC 6749 §4.1.2).
+    /// Set when the code is redeemed. The record stays until `expires_at` so that a second use
+    /// is recognised and can revoke the family the first use created (RFC 6749 §4.1.2).
     pub redeemed_at: Option<UnixTime>,
     /// The family the redemption started, recorded right after it was created.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub family_id: Option<FamilyId>,
+    /// When the user signed in on the page that approved this code: the ID token's `auth_time`.
+    /// Codes stored before the field existed read `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_time: Option<UnixTime>,
 }
 
 impl AuthorizationCode {

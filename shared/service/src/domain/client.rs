@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use url::{Host, Url};
 
-use super::{ClientId, Scopes};
+use super::{ClientId, Scopes, OPENID};
 use crate::clock::UnixTime;
 use crate::secrets::TokenHash;
 
@@ -105,11 +105,36 @@ pub struct Client {
     pub redirect_uris: Vec<String>,
     #[serde(default)]
     pub refresh_rotation: RefreshRotation,
+    /// Where OpenID Connect RP-initiated logout may send the browser afterwards, matched
+    /// exactly. Records written before the field existed read as none.
+    #[serde(default)]
+    pub post_logout_redirect_uris: Vec<String>,
 }
 
 impl Client {
     pub fn may_use(&self, grant: GrantType) -> bool {
         self.grants.contains(&grant)
+    }
+
+    /// A client that may sign users in (the code, password and one-time-password grants) may
+    /// ask for OpenID Connect's `openid` scope as well as its registered ones.
+    pub fn may_sign_users_in(&self) -> bool {
+        [
+            GrantType::AuthorizationCode,
+            GrantType::Password,
+            GrantType::Otp,
+        ]
+        .iter()
+        .any(|grant| self.may_use(*grant))
+    }
+
+    /// What a request for a user or company family may name in `scope`.
+    pub fn requestable_scopes(&self) -> Scopes {
+        if self.may_sign_users_in() {
+            self.allowed_scopes.with(OPENID)
+        } else {
+            self.allowed_scopes.clone()
+        }
     }
 
     /// Refreshing needs both the grant and the refresh permission.
@@ -136,6 +161,12 @@ pub fn check_redirect_uri(uri: &str) -> Result<(), InvalidRedirectUri> {
         InvalidConnectUrl::Malformed(u) => InvalidRedirectUri::Malformed(u),
         InvalidConnectUrl::NotHttps(u) => InvalidRedirectUri::NotHttps(u),
     })
+}
+
+/// Checks a post-logout redirect URI at registration, by the redirect URIs' rules: the browser
+/// is sent there with the relying party's `state`.
+pub fn check_post_logout_redirect_uri(uri: &str) -> Result<(), InvalidRedirectUri> {
+    check_redirect_uri(uri)
 }
 
 /// Why a Connect URL is refused. The URL is echoed: it is configuration, not a credential.
@@ -232,6 +263,64 @@ mod tests {
                 check_connect_url(url),
                 Err(InvalidConnectUrl::Malformed(url.to_owned())),
                 "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn clients_stored_before_logout_addresses_read_none() {
+        let client = Client {
+            id: ClientId::new(uuid::Uuid::nil()),
+            name: "old".into(),
+            secret_hash: TokenHash::of("s"),
+            allowed_scopes: Scopes::parse("read").unwrap(),
+            grants: [GrantType::Password].into_iter().collect(),
+            connect_url: None,
+            refresh_allowed: true,
+            enabled: true,
+            created_at: 0,
+            first_party: false,
+            redirect_uris: Vec::new(),
+            refresh_rotation: RefreshRotation::Rotate,
+            post_logout_redirect_uris: vec!["https://app.example/out".into()],
+        };
+        let mut stored = serde_json::to_value(&client).unwrap();
+        stored
+            .as_object_mut()
+            .unwrap()
+            .remove("post_logout_redirect_uris");
+        let read: Client = serde_json::from_value(stored).unwrap();
+        assert!(read.post_logout_redirect_uris.is_empty());
+    }
+
+    #[test]
+    fn openid_is_requestable_by_clients_that_sign_users_in() {
+        let mut client = Client {
+            id: ClientId::new(uuid::Uuid::nil()),
+            name: "app".into(),
+            secret_hash: TokenHash::of("s"),
+            allowed_scopes: Scopes::parse("read").unwrap(),
+            grants: [GrantType::ClientCredentials].into_iter().collect(),
+            connect_url: None,
+            refresh_allowed: true,
+            enabled: true,
+            created_at: 0,
+            first_party: false,
+            redirect_uris: Vec::new(),
+            refresh_rotation: RefreshRotation::Rotate,
+            post_logout_redirect_uris: Vec::new(),
+        };
+        assert_eq!(client.requestable_scopes().to_string(), "read");
+        for grant in [
+            GrantType::AuthorizationCode,
+            GrantType::Password,
+            GrantType::Otp,
+        ] {
+            client.grants = [grant].into_iter().collect();
+            assert_eq!(
+                client.requestable_scopes().to_string(),
+                "openid read",
+                "{grant:?}"
             );
         }
     }

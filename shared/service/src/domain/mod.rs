@@ -13,11 +13,13 @@ mod principal;
 mod scopes;
 mod tokens;
 
-pub use authorization_code::{AuthorizationCode, AUTHORIZATION_CODE_TTL_SECONDS};
+pub use authorization_code::{
+    AuthorizationCode, AUTHORIZATION_CODE_TTL_SECONDS, REDEEMED_CODE_RETENTION_SECONDS,
+};
 pub use channel::{AddressKey, ChannelHandle, InvalidChannelHandle};
 pub use client::{
-    check_connect_url, check_redirect_uri, Client, GrantType, InvalidConnectUrl,
-    InvalidRedirectUri, RefreshRotation,
+    check_connect_url, check_post_logout_redirect_uri, check_redirect_uri, Client, GrantType,
+    InvalidConnectUrl, InvalidRedirectUri, RefreshRotation,
 };
 pub use geolocation::{Geolocation, InvalidGeolocation};
 pub use ids::{
@@ -27,7 +29,7 @@ pub use ids::{
 pub use legacy::{LegacyApp, LegacyExchange, LegacyToken};
 pub use one_time_password::{OneTimePassword, OtpHash, OTP_DIGITS, OTP_VALIDITY_MINUTES};
 pub use principal::{Company, CompanyStatus, PrincipalType, User, UserStatus};
-pub use scopes::{InvalidScope, Scopes};
+pub use scopes::{InvalidScope, Scopes, OPENID};
 pub use tokens::{
     AccessTokenRecord, AuthToken, Family, RefreshTokenRecord, ACCESS_TOKEN_TTL_SECONDS,
     AUTH_TOKEN_TTL_SECONDS,

@@ -7,6 +7,11 @@ use std::fmt;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Scopes(BTreeSet<String>);
 
+/// The OpenID Connect scope (OpenID Connect Core §3.1.2.1): it asks for an ID token and the
+/// userinfo endpoint, not for an API permission, so clients that sign users in may request it
+/// without having it among their registered scopes.
+pub const OPENID: &str = "openid";
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("scope contains a character outside RFC 6749 §3.3 (%x21 / %x23-5B / %x5D-7E)")]
 pub struct InvalidScope;
@@ -57,6 +62,14 @@ impl Scopes {
 
     pub fn contains(&self, scope: &str) -> bool {
         self.0.contains(scope)
+    }
+
+    /// These scopes and `scope` (a valid scope token, e.g. [`OPENID`]).
+    pub fn with(&self, scope: &str) -> Self {
+        debug_assert!(scope.bytes().all(is_scope_byte));
+        let mut scopes = self.clone();
+        scopes.0.insert(scope.to_owned());
+        scopes
     }
 }
 
@@ -115,6 +128,13 @@ mod tests {
         assert!(Scopes::parse("a c").unwrap().is_subset_of(&all));
         assert!(Scopes::empty().is_subset_of(&all));
         assert!(!Scopes::parse("a d").unwrap().is_subset_of(&all));
+    }
+
+    #[test]
+    fn with_adds_one_scope() {
+        let s = Scopes::parse("read").unwrap().with(OPENID);
+        assert_eq!(s.to_string(), "openid read");
+        assert_eq!(s.with(OPENID), s);
     }
 
     #[test]

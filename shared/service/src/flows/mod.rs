@@ -10,6 +10,8 @@ pub mod authorize;
 pub mod company_auth_token;
 pub mod introspection;
 pub mod legacy_exchange;
+pub mod logout;
 pub mod otp;
 pub mod presented_token;
 pub mod revocation;
+pub mod userinfo;

@@ -2,7 +2,9 @@
 //! consent page, redeemed once, for a user family with an ID token.
 //!
 //! A second use of a code revokes the family the first use created (RFC 6749 §4.1.2): the code
-//! is redeemed and linked to that family in one conditional write, so every later use finds it.
+//! is redeemed and linked to that family in one conditional write, so every later use finds it,
+//! for a day after the redemption (the record is kept that long). Of two concurrent uses, the
+//! loser revokes the winner's family as well as its own.
 //!
 //! The family is written before the code is redeemed: a store failure (503) in between leaves
 //! the code redeemable, so the client's retry of the same request succeeds (contract part 2).
@@ -18,6 +20,7 @@ use crate::domain::{AuthorizationCode, Client, GrantType, PrincipalType};
 use crate::errors::ErrorCode;
 use crate::flows::authorize::check_redemption;
 use crate::grants::{FamilyStart, FamilyTokens};
+use crate::jwt::SignIn;
 use crate::services::Services;
 use crate::store::{CodeRedeemed, StoreError};
 
@@ -66,12 +69,24 @@ pub(super) async fn grant(
         .await?
         == CodeRedeemed::NotRedeemable
     {
-        // A concurrent redemption won, or the code expired since it was read.
+        // A concurrent redemption won, or the code expired since it was read. Ours is never
+        // handed out, and the winner's is revoked too: one code, used twice, leaves no family.
         store.families().revoke_family(&family_id, now).await?;
+        let winner = store
+            .authorization_codes()
+            .get_authorization_code(&hash, now)
+            .await?;
+        if let Some(winner) = winner {
+            revoke_first_use(services, &winner).await?;
+        }
         return Err(ErrorCode::CodeBadOrExpired.into());
     }
+    let sign_in = SignIn {
+        nonce: record.nonce.as_deref(),
+        auth_time: record.auth_time,
+    };
     Ok(IssuedTokens::from(issued)
-        .with_id_token(&services.codec, record.nonce.as_deref())
+        .with_id_token(&services.codec, sign_in)
         .await
         .map_err(StoreError::from)?)
 }

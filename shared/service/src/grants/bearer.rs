@@ -84,6 +84,15 @@ pub async fn authenticate_bearer(
     authorization: Option<&str>,
 ) -> Result<BearerToken, BearerError> {
     let token = bearer_credential(authorization.ok_or(BearerDenial::Missing)?)?;
+    authenticate_access_token(services, token).await
+}
+
+/// Authenticates an access token however it was presented (RFC 6750 §2: the header, or the
+/// `access_token` form field).
+pub async fn authenticate_access_token(
+    services: &Services,
+    token: &str,
+) -> Result<BearerToken, BearerError> {
     let now = services.ctx.clock.now();
     let claims = services
         .codec
@@ -170,6 +179,7 @@ mod tests {
             first_party: false,
             redirect_uris: Vec::new(),
             refresh_rotation: Default::default(),
+            post_logout_redirect_uris: Vec::new(),
         };
         Fixture {
             services,

@@ -3,17 +3,17 @@
 
 use super::IssuedTokens;
 use crate::domain::PrincipalType;
-use crate::jwt::AccessTokenCodec;
+use crate::jwt::{AccessTokenCodec, SignIn};
 use crate::signing::SigningError;
 
 impl IssuedTokens {
-    /// Adds the ID token for a user or company family, unless the grant already set one (the
-    /// authorization code grant sets its own, with the authorize request's `nonce`).
-    /// Application tokens get none. The OTP grant calls this with `None` as well.
+    /// Adds the ID token for a user or company family, unless the grant already set one.
+    /// Application tokens get none. The authorization code grant passes the sign-in's `nonce`
+    /// and `auth_time`; the other grants pass [`SignIn::default`].
     pub async fn with_id_token(
         mut self,
         codec: &AccessTokenCodec,
-        nonce: Option<&str>,
+        sign_in: SignIn<'_>,
     ) -> Result<Self, SigningError> {
         let for_principal = matches!(
             self.access.principal_type,
@@ -22,7 +22,7 @@ impl IssuedTokens {
         if for_principal && self.id_token.is_none() {
             self.id_token = Some(
                 codec
-                    .encode_id_token(&self.access, &self.access_token, nonce)
+                    .encode_id_token(&self.access, &self.access_token, sign_in)
                     .await?,
             );
         }

@@ -19,18 +19,22 @@ pub mod principal;
 mod refresh;
 mod scope;
 
-pub use bearer::{authenticate_bearer, bearer_credential, BearerDenial, BearerError, BearerToken};
+pub use bearer::{
+    authenticate_access_token, authenticate_bearer, bearer_credential, BearerDenial, BearerError,
+    BearerToken,
+};
 pub use client_auth::authenticate_client;
 pub use error::{GrantDenial, GrantError};
 pub use issue::{FamilyStart, FamilyTokens, IssuedRefresh, IssuedTokens};
 pub use params::TokenParams;
 pub(crate) use password::authenticate_user;
-pub use scope::requested_scopes;
+pub use scope::{requested_family_scopes, requested_scopes};
 
 use std::net::IpAddr;
 
 use crate::domain::GrantType;
 use crate::errors::ErrorCode;
+use crate::jwt::SignIn;
 use crate::limits::{Limit, Limiter};
 use crate::services::Services;
 use crate::store::StoreError;
@@ -73,7 +77,7 @@ pub async fn token_grant(
     }?;
     // Every user or company family gets an ID token (contract part 8).
     Ok(issued
-        .with_id_token(&services.codec, None)
+        .with_id_token(&services.codec, SignIn::default())
         .await
         .map_err(StoreError::from)?)
 }

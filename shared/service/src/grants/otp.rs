@@ -4,7 +4,7 @@
 //! writes.
 
 use super::password::{check_user_may_sign_in, start_user_family};
-use super::{requested_scopes, GrantError, IssuedTokens, TokenParams};
+use super::{requested_family_scopes, GrantError, IssuedTokens, TokenParams};
 use crate::domain::{Client, GrantType, User};
 use crate::errors::{ErrorCode, ServerError};
 use crate::flows::otp::{check_otp, otp_deps, otp_facts, OtpError, OtpVerification, VerifiedOtp};
@@ -26,7 +26,7 @@ pub(super) async fn grant(
         facts: otp_facts(params),
     };
     // Before the password is tried: a request that cannot succeed must not spend it.
-    let scopes = requested_scopes(params, &client.allowed_scopes)?;
+    let scopes = requested_family_scopes(params, client)?;
     let store = &services.ctx.store;
     let deps = otp_deps(services);
     // 56, 57, 58, 80, 81, 83, 85, 84, then 55: the flow's order.

@@ -220,13 +220,15 @@ fn is_retry(
 }
 
 /// The family's scopes that its client may still be granted: narrowing a client's allowed
-/// scopes takes effect at its families' next refresh.
+/// scopes takes effect at its families' next refresh. `openid` stays while the client may
+/// sign users in.
 fn grantable_scopes(origin: &FamilyOrigin, client: &Client) -> Scopes {
+    let requestable = client.requestable_scopes();
     Scopes::from_list(
         origin
             .scopes
             .iter()
-            .filter(|scope| client.allowed_scopes.contains(scope)),
+            .filter(|scope| requestable.contains(scope)),
     )
     .expect("scopes taken from a valid set are valid")
 }

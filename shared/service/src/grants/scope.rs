@@ -1,5 +1,5 @@
 use super::params::TokenParams;
-use crate::domain::Scopes;
+use crate::domain::{Client, Scopes};
 use crate::errors::ErrorCode;
 
 /// The `scope` parameter checked against what may be granted; absent means all of it
@@ -14,4 +14,13 @@ pub fn requested_scopes(params: &TokenParams, grantable: &Scopes) -> Result<Scop
     } else {
         Err(ErrorCode::ScopeExceedsGrant)
     }
+}
+
+/// The scopes of a new user or company family: absent means the client's registered scopes;
+/// a `scope` may also name `openid` ([`Client::requestable_scopes`]).
+pub fn requested_family_scopes(params: &TokenParams, client: &Client) -> Result<Scopes, ErrorCode> {
+    if params.get("scope").is_none() {
+        return Ok(client.allowed_scopes.clone());
+    }
+    requested_scopes(params, &client.requestable_scopes())
 }

@@ -38,12 +38,17 @@ use crate::services::Services;
         ("display" = Option<String>, Query, description = "`page`, `popup`, `touch` or `wap`"),
         ("code_challenge" = Option<String>, Query, description = "PKCE (RFC 7636)"),
         ("code_challenge_method" = Option<String>, Query, description = "`S256`"),
+        ("max_age" = Option<String>, Query, description = "Seconds; every authorization signs in afresh, and the ID token then carries `auth_time`"),
+        ("login_hint" = Option<String>, Query, description = "Pre-fills the sign-in form's login"),
+        ("id_token_hint" = Option<String>, Query, description = "An ID token issued to this client: only its user may sign in"),
+        ("request" = Option<String>, Query, description = "Not supported: answered `request_not_supported`"),
+        ("request_uri" = Option<String>, Query, description = "Not supported: answered `request_uri_not_supported`"),
     ),
     responses(
         (status = 200, description = "The sign-in page; sets the pending-request cookie",
             content_type = "text/html", body = String,
             headers(("Set-Cookie" = String), ("Content-Security-Policy" = String))),
-        (status = 302, description = "To `redirect_uri` with `error_code`, `error_description` and `state`",
+        (status = 302, description = "To `redirect_uri` with `error`, `error_code`, `error_description`, `state` and `iss`",
             headers(("Location" = String), ("Set-Cookie" = String))),
         (status = 400, description = "Error page: the client and `redirect_uri` are not known to match",
             content_type = "text/html", body = String),
@@ -76,7 +81,7 @@ pub async fn start(
         (status = 200, description = "The sign-in page again (with a readable message) or the consent page",
             content_type = "text/html", body = String,
             headers(("Set-Cookie" = String), ("Content-Security-Policy" = String))),
-        (status = 302, description = "To `redirect_uri` with `code`, `geolocation` and `state`, or with `error_code` on denial",
+        (status = 302, description = "To `redirect_uri` with `code`, `geolocation`, `state` and `iss`, or with `error` on denial",
             headers(("Location" = String), ("Set-Cookie" = String))),
         (status = 400, description = "Error page: malformed form, no or expired pending request, forged form, too many posts for one request, a consent already given",
             content_type = "text/html", body = String),
@@ -177,7 +182,12 @@ fn refused(reason: RefusalReason) -> Response {
     Outcome::Code(429).attach(response)
 }
 
-fn html_response(status: StatusCode, redirect_uri: Option<&str>, html: String) -> Response {
+/// A page with the security headers; `redirect_uri` joins `form-action` (see `security_headers`).
+pub(super) fn html_response(
+    status: StatusCode,
+    redirect_uri: Option<&str>,
+    html: String,
+) -> Response {
     let mut response = (status, html).into_response();
     let headers = response.headers_mut();
     for (name, value) in security_headers(redirect_uri) {
@@ -186,7 +196,7 @@ fn html_response(status: StatusCode, redirect_uri: Option<&str>, html: String) -
     response
 }
 
-fn insert(headers: &mut HeaderMap, name: header::HeaderName, value: &str) {
+pub(super) fn insert(headers: &mut HeaderMap, name: header::HeaderName, value: &str) {
     // Every value here is built from validated URLs, base64url and fixed text.
     if let Ok(value) = HeaderValue::from_str(value) {
         headers.insert(name, value);

@@ -338,6 +338,7 @@ mod tests {
             first_party: false,
             redirect_uris: Vec::new(),
             refresh_rotation: Default::default(),
+            post_logout_redirect_uris: Vec::new(),
         };
         store.clients().put_client(&client).await.unwrap();
         let key = ConsumerKey::parse("old-app").unwrap();

@@ -22,6 +22,8 @@ pub mod paths {
     pub const REVOKE: &str = "/oauth2/v0/revoke";
     pub const INTROSPECT: &str = "/oauth2/v0/introspect";
     pub const JWKS: &str = "/oauth2/v0/jwks";
+    pub const USERINFO: &str = "/oauth2/v0/userinfo";
+    pub const LOGOUT: &str = "/oauth2/v0/logout";
     pub const CONNECTIONS: &str = "/app-mgmt/v0/connections";
     pub const OAUTH_METADATA: &str = "/.well-known/oauth-authorization-server";
     pub const OPENID_CONFIGURATION: &str = "/.well-known/openid-configuration";
@@ -30,6 +32,25 @@ pub mod paths {
 
 /// Client authentication at the token, revocation and introspection endpoints.
 const CLIENT_AUTH_METHODS: [&str; 2] = ["client_secret_basic", "client_secret_post"];
+
+/// The claims of ID tokens (OpenID Connect Core §2) and of the userinfo endpoint.
+const CLAIMS: [&str; 15] = [
+    "iss",
+    "sub",
+    "aud",
+    "exp",
+    "iat",
+    "nbf",
+    "auth_time",
+    "nonce",
+    "at_hash",
+    "principal_type",
+    "preferred_username",
+    "name",
+    "company_id",
+    "email",
+    "email_verified",
+];
 
 /// RFC 8414 §2 (and the OpenID Connect Discovery fields a relying party needs).
 #[derive(Debug, Serialize, ToSchema)]
@@ -41,6 +62,10 @@ pub struct AuthorizationServerMetadata {
     pub revocation_endpoint: String,
     pub introspection_endpoint: String,
     pub jwks_uri: String,
+    /// OpenID Connect Core §5.3.
+    pub userinfo_endpoint: String,
+    /// OpenID Connect RP-Initiated Logout 1.0.
+    pub end_session_endpoint: String,
     /// Where one-time passwords are requested (contract part 9); not an RFC 8414 field.
     pub otp_endpoint: String,
     pub grant_types_supported: Vec<&'static str>,
@@ -51,8 +76,18 @@ pub struct AuthorizationServerMetadata {
     pub introspection_endpoint_auth_methods_supported: Vec<&'static str>,
     pub id_token_signing_alg_values_supported: Vec<&'static str>,
     pub subject_types_supported: Vec<&'static str>,
-    /// The scopes the server itself interprets; applications' own scopes are per client.
+    /// The scopes the server itself interprets: `openid` any client that signs users in may
+    /// ask; `profile`, `email` and `offline_access` when registered for it. Applications' own
+    /// scopes are per client.
     pub scopes_supported: Vec<&'static str>,
+    /// What ID tokens and the userinfo endpoint may say.
+    pub claims_supported: Vec<&'static str>,
+    pub prompt_values_supported: Vec<&'static str>,
+    /// RFC 9207: every authorization response carries `iss`.
+    pub authorization_response_iss_parameter_supported: bool,
+    /// Request objects (OpenID Connect Core §6) are refused.
+    pub request_parameter_supported: bool,
+    pub request_uri_parameter_supported: bool,
 }
 
 impl AuthorizationServerMetadata {
@@ -66,6 +101,8 @@ impl AuthorizationServerMetadata {
             revocation_endpoint: at(paths::REVOKE),
             introspection_endpoint: at(paths::INTROSPECT),
             jwks_uri: at(paths::JWKS),
+            userinfo_endpoint: at(paths::USERINFO),
+            end_session_endpoint: at(paths::LOGOUT),
             otp_endpoint: at(paths::OTP),
             grant_types_supported: GrantType::ALL.iter().map(|g| g.as_str()).collect(),
             response_types_supported: vec!["code"],
@@ -75,7 +112,12 @@ impl AuthorizationServerMetadata {
             introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.to_vec(),
             id_token_signing_alg_values_supported: vec!["ES256"],
             subject_types_supported: vec!["public"],
-            scopes_supported: vec!["openid", "offline_access"],
+            scopes_supported: vec!["openid", "profile", "email", "offline_access"],
+            claims_supported: CLAIMS.to_vec(),
+            prompt_values_supported: vec!["none", "login", "consent"],
+            authorization_response_iss_parameter_supported: true,
+            request_parameter_supported: false,
+            request_uri_parameter_supported: false,
         }
     }
 }

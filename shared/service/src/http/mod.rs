@@ -14,6 +14,7 @@ pub mod error_response;
 mod exchange;
 pub mod forms;
 mod introspect;
+mod logout;
 pub mod metadata;
 mod observability;
 pub mod openapi;
@@ -23,6 +24,7 @@ mod params;
 mod revoke;
 pub mod source_address;
 pub mod token;
+mod userinfo;
 
 use std::sync::Arc;
 
@@ -85,6 +87,9 @@ fn token_routes() -> Routes {
         .routes(routes!(metadata::oauth_metadata))
         .routes(routes!(metadata::openid_configuration))
         .routes(routes!(openapi::openapi_json))
+        // OpenID Connect: userinfo and RP-initiated logout.
+        .routes(routes!(userinfo::get_userinfo, userinfo::post_userinfo))
+        .routes(routes!(logout::get_logout, logout::post_logout))
 }
 
 fn exchange_routes() -> Routes {

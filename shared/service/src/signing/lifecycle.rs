@@ -11,7 +11,7 @@ use super::rotation::{self, KeyFactory};
 use super::{KeyError, KeyRingDocument, SigningBackend, SigningKeys};
 use crate::clock::{ManualClock, UnixTime};
 use crate::domain::{AccessTokenRecord, ClientId, Geolocation, PrincipalType, Scopes, TokenId};
-use crate::jwt::AccessTokenCodec;
+use crate::jwt::{AccessTokenCodec, SignIn};
 use crate::random::{OsRandom, RandomExt};
 use crate::store::SigningKeyRingStore;
 
@@ -99,7 +99,10 @@ pub async fn rotation_lifecycle_keeps_every_token_verifiable(store: Arc<dyn Sign
         }
         let record = record(now);
         let access = codec.encode(&record).await.unwrap();
-        let id_token = codec.encode_id_token(&record, &access, None).await.unwrap();
+        let id_token = codec
+            .encode_id_token(&record, &access, SignIn::default())
+            .await
+            .unwrap();
         let jwks = serde_json::to_value(keys.for_verifying().await.jwks()).unwrap();
         for token in [&access, &id_token] {
             let kid = assert_signed_by_jwks(token, &jwks).header["kid"].clone();

@@ -21,7 +21,8 @@ pub enum CodeRedeemed {
 #[async_trait]
 pub trait AuthorizationCodeStore: Send + Sync {
     async fn put_authorization_code(&self, code: &AuthorizationCode) -> StoreResult<()>;
-    /// Returns redeemed codes too (reuse detection needs them); expired ones are absent.
+    /// Returns redeemed codes too (reuse detection needs them) until `expires_at`, which the
+    /// redemption moved to a day later; expired ones are absent.
     async fn get_authorization_code(
         &self,
         hash: &TokenHash,
@@ -30,7 +31,10 @@ pub trait AuthorizationCodeStore: Send + Sync {
     /// Marks the code redeemed at `now`, only if it is unredeemed, unexpired and was issued to
     /// `client_id`, and records the family the redemption started (for a later reuse to
     /// revoke), in one conditional write: a code is redeemed at most once, and never without
-    /// its family. A refused code is used up with `family_id` `None`.
+    /// its family. A refused code is used up with `family_id` `None`. The record is then kept
+    /// until [`REDEEMED_CODE_RETENTION_SECONDS`] after `now` (its `expires_at` moves there).
+    ///
+    /// [`REDEEMED_CODE_RETENTION_SECONDS`]: crate::domain::REDEEMED_CODE_RETENTION_SECONDS
     ///
     /// Repeating a redemption that landed, with the same family, answers `Redeemed` again: the
     /// SDK resubmitting after a lost answer, or a read-back after a timeout, finds its own

@@ -51,6 +51,7 @@ async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> 
     new.connect_url = args.connect_url;
     new.refresh_allowed = !args.no_refresh;
     new.redirect_uris = args.redirect_uris;
+    new.post_logout_redirect_uris = args.post_logout_redirect_uris;
     new.first_party = args.first_party;
     new.refresh_rotation = args.refresh_rotation.into();
     let created = admin::create_client(ctx, new).await?;
@@ -67,6 +68,7 @@ async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> 
             "connect_url": client.connect_url,
             "refresh_allowed": client.refresh_allowed,
             "redirect_uris": client.redirect_uris,
+            "post_logout_redirect_uris": client.post_logout_redirect_uris,
             "first_party": client.first_party,
             "refresh_rotation": client.refresh_rotation.as_str(),
         }),

@@ -37,6 +37,7 @@ pub fn issue_code(
         expires_at: now + AUTHORIZATION_CODE_TTL_SECONDS,
         redeemed_at: None,
         family_id: None,
+        auth_time: pending.signed_in_at,
     };
     IssuedCode { code, record }
 }
@@ -81,6 +82,8 @@ mod tests {
             nonce: Some("n".into()),
             prompt: Prompt::default(),
             code_challenge: Some("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".into()),
+            max_age: None,
+            login_hint: None,
         };
         let pending = PendingAuthorization::new(request.clone(), &OsRandom, 100);
         let user = PrincipalId::new(OsRandom.uuid());
@@ -108,6 +111,8 @@ mod tests {
             nonce: None,
             prompt: Prompt::default(),
             code_challenge: Some("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".into()),
+            max_age: None,
+            login_hint: None,
         };
         let pending = PendingAuthorization::new(request, &OsRandom, 100);
         let user = PrincipalId::new(OsRandom.uuid());

@@ -71,6 +71,8 @@ mod tests {
             nonce: None,
             prompt: Prompt::default(),
             code_challenge: None,
+            max_age: None,
+            login_hint: None,
         };
         PendingAuthorization::new(request, &OsRandom, 0)
     }

@@ -27,6 +27,10 @@ pub fn sign_in_message(code: ErrorCode) -> &'static str {
     }
 }
 
+/// The application named the account it expects (`id_token_hint`) and another one signed in.
+pub const NOT_THE_EXPECTED_ACCOUNT: &str =
+    "The application asked for another account. Please sign in with that account.";
+
 #[cfg(test)]
 mod tests {
     use super::*;

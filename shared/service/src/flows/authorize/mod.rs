@@ -19,7 +19,7 @@ mod steps;
 pub use code::{check_redemption, issue_code, IssuedCode};
 pub use csrf::{csrf_token, verify_csrf_token, Form, CSRF_FIELD};
 pub use keys::{AuthorizeKeys, WeakSecret, MIN_SECRET_BYTES};
-pub use messages::sign_in_message;
+pub use messages::{sign_in_message, NOT_THE_EXPECTED_ACCOUNT};
 pub use pending::{
     clear_pending_cookie, set_pending_cookie, PendingAuthorization, PendingCookieError,
     PENDING_COOKIE_NAME, PENDING_COOKIE_PATH, PENDING_TTL_SECONDS,

@@ -42,6 +42,12 @@ pub struct PendingAuthorization {
     pub expires_at: UnixTime,
     /// Set once the sign-in form succeeded; the consent form requires it.
     pub signed_in_user: Option<PrincipalId>,
+    /// When that sign-in happened: the ID token's `auth_time`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signed_in_at: Option<UnixTime>,
+    /// The user a verified `id_token_hint` named: only they may sign in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_user: Option<PrincipalId>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -63,6 +69,8 @@ impl PendingAuthorization {
             request,
             expires_at: now + PENDING_TTL_SECONDS,
             signed_in_user: None,
+            signed_in_at: None,
+            expected_user: None,
         }
     }
 
@@ -164,6 +172,8 @@ mod tests {
             nonce: Some("n-1".into()),
             prompt: Prompt::default(),
             code_challenge: None,
+            max_age: None,
+            login_hint: None,
         };
         PendingAuthorization::new(request, &OsRandom, 1_000)
     }

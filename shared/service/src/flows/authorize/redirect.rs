@@ -1,5 +1,7 @@
 //! The redirects back to the client's registered `redirect_uri`: an error (contract part 8:
-//! `error_code`, `error_description`, `state`, plus RFC 6749's own `error`) or a code.
+//! `error_code`, `error_description`, `state`, plus RFC 6749's own `error`) or a code. Both
+//! carry the issuer as `iss` (RFC 9207), so a client talking to several servers can tell which
+//! one answered.
 
 use url::Url;
 
@@ -56,12 +58,33 @@ impl ErrorRedirect {
         }
     }
 
+    /// An OpenID Connect refusal outside the error catalogue (OpenID Connect Core §3.1.2.6,
+    /// e.g. `request_not_supported`): `error` and a description, no `error_code`.
+    pub fn openid(
+        redirect_uri: &str,
+        state: Option<&str>,
+        error: &'static str,
+        description: &'static str,
+    ) -> Self {
+        Self {
+            redirect_uri: redirect_uri.to_owned(),
+            state: state.map(str::to_owned),
+            error,
+            error_code: None,
+            description,
+        }
+    }
+
     pub fn error_code(&self) -> Option<u16> {
         self.error_code
     }
 
-    /// The `Location` header value.
-    pub fn location(&self) -> String {
+    pub fn error(&self) -> &'static str {
+        self.error
+    }
+
+    /// The `Location` header value; `issuer` is this deployment's geolocation.
+    pub fn location(&self, issuer: &Geolocation) -> String {
         let code = self.error_code.map(|c| c.to_string());
         let mut pairs = vec![
             ("error", self.error),
@@ -73,11 +96,13 @@ impl ErrorRedirect {
         if let Some(state) = self.state.as_deref() {
             pairs.push(("state", state));
         }
+        pairs.push(("iss", issuer.as_str()));
         append_query(&self.redirect_uri, &pairs)
     }
 }
 
-/// The success redirect: `redirect_uri?code=...&geolocation=<base URL>&state=...`.
+/// The success redirect: `redirect_uri?code=...&geolocation=<base URL>&state=...&iss=<base URL>`
+/// (the geolocation is the issuer).
 pub fn code_location(
     redirect_uri: &str,
     code: &str,
@@ -88,6 +113,7 @@ pub fn code_location(
     if let Some(state) = state {
         pairs.push(("state", state));
     }
+    pairs.push(("iss", geolocation.as_str()));
     append_query(redirect_uri, &pairs)
 }
 
@@ -120,6 +146,10 @@ mod tests {
             .collect()
     }
 
+    fn issuer() -> Geolocation {
+        Geolocation::parse("https://us.api.example.com").unwrap()
+    }
+
     #[test]
     fn error_redirect_carries_code_description_and_state() {
         let redirect = ErrorRedirect::from_code(
@@ -127,7 +157,7 @@ mod tests {
             Some("xyz"),
             ErrorCode::DisplayInvalid,
         );
-        let pairs = query(&redirect.location());
+        let pairs = query(&redirect.location(&issuer()));
         let get = |k: &str| {
             pairs
                 .iter()
@@ -139,22 +169,23 @@ mod tests {
         assert_eq!(get("error_code"), Some("118"));
         assert_eq!(get("error_description"), Some("display is invalid"));
         assert_eq!(get("state"), Some("xyz"));
+        assert_eq!(get("iss"), Some("https://us.api.example.com"));
     }
 
     #[test]
     fn denial_says_access_denied() {
-        let location = ErrorRedirect::denied("https://app.example/cb", None).location();
+        let location = ErrorRedirect::denied("https://app.example/cb", None).location(&issuer());
         assert!(location.starts_with("https://app.example/cb?error=access_denied&"));
         assert!(!location.contains("state="));
     }
 
     #[test]
     fn code_redirect() {
-        let geo = Geolocation::parse("https://us.api.example.com").unwrap();
-        let location = code_location("http://127.0.0.1:8080/cb", "abc", &geo, Some("s t"));
+        let location = code_location("http://127.0.0.1:8080/cb", "abc", &issuer(), Some("s t"));
         assert_eq!(
             location,
-            "http://127.0.0.1:8080/cb?code=abc&geolocation=https%3A%2F%2Fus.api.example.com&state=s+t"
+            "http://127.0.0.1:8080/cb?code=abc&geolocation=https%3A%2F%2Fus.api.example.com&state=s+t\
+             &iss=https%3A%2F%2Fus.api.example.com"
         );
     }
 }

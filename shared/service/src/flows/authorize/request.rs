@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::pkce::{is_well_formed_challenge, S256};
 use super::redirect::ErrorRedirect;
-use crate::domain::{ClientId, Scopes};
+use crate::domain::{ClientId, Scopes, OPENID};
 use crate::errors::ErrorCode;
 
 /// The query (GET) or form (POST) parameters of `/oauth2/v0/authorize`, as sent.
@@ -26,6 +26,16 @@ pub struct AuthorizeParams {
     pub display: Option<String>,
     pub code_challenge: Option<String>,
     pub code_challenge_method: Option<String>,
+    /// OpenID Connect Core §3.1.2.1: seconds since the last sign-in the client accepts. No
+    /// sign-in session is kept, so every authorization signs in afresh; `auth_time` says when.
+    pub max_age: Option<String>,
+    /// Pre-fills the sign-in form's login.
+    pub login_hint: Option<String>,
+    /// An ID token this service issued to the client, naming the user it expects.
+    pub id_token_hint: Option<String>,
+    /// Request objects (OpenID Connect Core §6) are not supported: refused, never ignored.
+    pub request: Option<String>,
+    pub request_uri: Option<String>,
 }
 
 /// What the authorize checks need to know about the registered client. Built by the caller from
@@ -84,6 +94,11 @@ pub struct ValidatedAuthorization {
     pub prompt: Prompt,
     /// RFC 7636 S256 challenge, when sent.
     pub code_challenge: Option<String>,
+    /// `max_age` as sent: the ID token then always carries `auth_time`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_age: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub login_hint: Option<String>,
 }
 
 /// The scope that only `prompt=consent` may ask for (OpenID Connect Core §11).
@@ -111,6 +126,27 @@ impl AuthorizeParams {
             return Err(page(UntrustedRedirect::RedirectUriNotRegistered));
         }
         // From here on the address is the client's own: errors go back to it.
+        let openid_refusal = |error, description| {
+            AuthorizeRejection::Redirect(ErrorRedirect::openid(
+                redirect_uri,
+                self.state.as_deref(),
+                error,
+                description,
+            ))
+        };
+        // A request object may carry any of the parameters checked below: refused first.
+        if non_empty(&self.request).is_some() {
+            return Err(openid_refusal(
+                "request_not_supported",
+                "request objects are not supported",
+            ));
+        }
+        if non_empty(&self.request_uri).is_some() {
+            return Err(openid_refusal(
+                "request_uri_not_supported",
+                "request objects are not supported",
+            ));
+        }
         let fail = |code: ErrorCode| {
             AuthorizeRejection::Redirect(ErrorRedirect::from_code(
                 redirect_uri,
@@ -137,6 +173,12 @@ impl AuthorizeParams {
             return Err(fail(ErrorCode::PromptConsentRequiredForOffline));
         }
         let code_challenge = self.check_pkce().map_err(fail)?;
+        let max_age = match non_empty(&self.max_age) {
+            None => None,
+            Some(text) => Some(text.parse::<u64>().map_err(|_| {
+                openid_refusal("invalid_request", "max_age must be a number of seconds")
+            })?),
+        };
         Ok(ValidatedAuthorization {
             client_id: client.id,
             redirect_uri: redirect_uri.to_owned(),
@@ -145,6 +187,8 @@ impl AuthorizeParams {
             nonce: non_empty(&self.nonce).map(str::to_owned),
             prompt,
             code_challenge,
+            max_age,
+            login_hint: non_empty(&self.login_hint).map(str::to_owned),
         })
     }
 
@@ -203,13 +247,14 @@ fn parse_prompt(text: Option<&str>) -> Result<Prompt, ErrorCode> {
     Ok(prompt)
 }
 
-/// Absent means everything the client may have, as at the token endpoint.
+/// Absent means everything the client may have, as at the token endpoint. `openid` needs no
+/// registration: every client of this flow signs users in.
 fn requested_scopes(text: Option<&str>, allowed: &Scopes) -> Result<Scopes, ErrorCode> {
     let Some(text) = text else {
         return Ok(allowed.clone());
     };
     match Scopes::parse(text) {
-        Ok(requested) if requested.is_subset_of(allowed) => Ok(requested),
+        Ok(requested) if requested.is_subset_of(&allowed.with(OPENID)) => Ok(requested),
         _ => Err(ErrorCode::ScopeExceedsGrant),
     }
 }

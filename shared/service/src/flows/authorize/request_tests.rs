@@ -1,7 +1,7 @@
 //! The authorize request's checks, one contract row at a time.
 
 use super::*;
-use crate::domain::{ClientId, Scopes};
+use crate::domain::{ClientId, Geolocation, Scopes};
 use crate::errors::ErrorCode;
 
 const REDIRECT: &str = "https://app.example/cb";
@@ -33,6 +33,10 @@ impl Fixture {
     }
 }
 
+fn issuer() -> Geolocation {
+    Geolocation::parse("https://us.api.example.com").unwrap()
+}
+
 fn params() -> AuthorizeParams {
     AuthorizeParams {
         client_id: Some("6f1d6a52-0c3b-4a3e-9d55-1a2b3c4d5e6f".into()),
@@ -51,7 +55,7 @@ fn page<T>(reason: UntrustedRedirect) -> Result<T, AuthorizeRejection> {
 fn redirected_code(result: Result<ValidatedAuthorization, AuthorizeRejection>) -> u16 {
     match result {
         Err(AuthorizeRejection::Redirect(redirect)) => {
-            let location = redirect.location();
+            let location = redirect.location(&issuer());
             assert!(location.starts_with(REDIRECT), "{location}");
             assert!(location.contains("state=st"), "{location}");
             redirect.error_code().expect("a catalogue code")
@@ -157,7 +161,7 @@ fn display_and_prompt_codes() {
         let Err(AuthorizeRejection::Redirect(r)) = p.validate(&fixture.client()) else {
             panic!("{bad} accepted");
         };
-        assert!(r.location().contains("prompt+is+invalid"), "{bad}");
+        assert!(r.location(&issuer()).contains("prompt+is+invalid"), "{bad}");
     }
 
     let mut p = params();
@@ -167,7 +171,7 @@ fn display_and_prompt_codes() {
     };
     assert_eq!(r.error_code(), Some(119));
     assert!(r
-        .location()
+        .location(&issuer())
         .contains("prompt+must+be+set+to+consent+for+offline_access"));
     p.prompt = Some("consent".into());
     assert!(p.validate(&fixture.client()).is_ok());
@@ -208,4 +212,51 @@ fn pkce_codes() {
     assert_eq!(redirected_code(with(None, Some("S256"))), 60);
     assert_eq!(redirected_code(with(Some("too-short"), Some("S256"))), 60);
     assert!(with(None, None).unwrap().code_challenge.is_none());
+}
+
+#[test]
+fn openid_needs_no_registration() {
+    let fixture = Fixture {
+        scopes: Scopes::parse("read").unwrap(),
+        ..Fixture::new()
+    };
+    let ok = params().validate(&fixture.client()).unwrap();
+    assert_eq!(ok.scopes.to_string(), "openid read");
+}
+
+#[test]
+fn openid_parameters_are_kept_for_the_sign_in() {
+    let fixture = Fixture::new();
+    let mut p = params();
+    p.max_age = Some("0".into());
+    p.login_hint = Some("olivia".into());
+    let ok = p.validate(&fixture.client()).unwrap();
+    assert_eq!(ok.max_age, Some(0));
+    assert_eq!(ok.login_hint.as_deref(), Some("olivia"));
+    for bad in ["-1", "soon", "1.5"] {
+        let mut p = params();
+        p.max_age = Some(bad.into());
+        let Err(AuthorizeRejection::Redirect(r)) = p.validate(&fixture.client()) else {
+            panic!("max_age {bad} accepted");
+        };
+        assert_eq!(r.error(), "invalid_request", "{bad}");
+        assert!(r.location(&issuer()).contains("iss=https"), "{bad}");
+    }
+}
+
+#[test]
+fn request_objects_are_refused_as_unsupported() {
+    let fixture = Fixture::new();
+    let mut p = params();
+    p.request = Some("eyJhbGciOiJub25lIn0.e30.".into());
+    let Err(AuthorizeRejection::Redirect(r)) = p.validate(&fixture.client()) else {
+        panic!("a request object was accepted");
+    };
+    assert_eq!(r.error(), "request_not_supported");
+    let mut p = params();
+    p.request_uri = Some("https://app.example/request.jwt".into());
+    let Err(AuthorizeRejection::Redirect(r)) = p.validate(&fixture.client()) else {
+        panic!("a request_uri was accepted");
+    };
+    assert_eq!(r.error(), "request_uri_not_supported");
 }

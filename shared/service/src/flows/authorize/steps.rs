@@ -11,9 +11,9 @@ use std::net::IpAddr;
 use super::{
     code_location, csrf_token, issue_code, sign_in_message, verify_csrf_token, AuthorizeKeys,
     AuthorizeParams, AuthorizeRejection, ErrorRedirect, Form, PendingAuthorization,
-    PendingCookieError, RegisteredClient, UntrustedRedirect,
+    PendingCookieError, RegisteredClient, UntrustedRedirect, NOT_THE_EXPECTED_ACCOUNT,
 };
-use crate::domain::{Client, GrantType};
+use crate::domain::{Client, GrantType, PrincipalId};
 use crate::errors::ServerError;
 use crate::grants::{authenticate_user, limiter, GrantError};
 use crate::limits::{Limit, LimitError};
@@ -95,7 +95,7 @@ pub async fn start(
 ) -> Result<AuthorizeStep, ServerError> {
     let client_id = match params.client_id() {
         Ok(id) => id,
-        Err(rejection) => return Ok(rejected(rejection)),
+        Err(rejection) => return Ok(rejected(services, rejection)),
     };
     let Some(client) = services.ctx.store.clients().get_client(&client_id).await? else {
         return Ok(AuthorizeStep::Refused(RefusalReason::Untrusted(
@@ -104,22 +104,58 @@ pub async fn start(
     };
     let request = match params.validate(&registered(&client)) {
         Ok(request) => request,
-        Err(rejection) => return Ok(rejected(rejection)),
+        Err(rejection) => return Ok(rejected(services, rejection)),
+    };
+    let expected_user = match hinted_user(services, params, &client).await {
+        Ok(user) => user,
+        Err(refusal) => {
+            let redirect = ErrorRedirect::openid(
+                &request.redirect_uri,
+                request.state.as_deref(),
+                "invalid_request",
+                refusal,
+            );
+            return Ok(redirect_to(services, &redirect));
+        }
     };
     if request.prompt.none {
-        return Ok(AuthorizeStep::Redirect(
-            ErrorRedirect::login_required(&request.redirect_uri, request.state.as_deref())
-                .location(),
-        ));
+        // Whoever the hint names, no sign-in session is kept to confirm it silently.
+        let redirect =
+            ErrorRedirect::login_required(&request.redirect_uri, request.state.as_deref());
+        return Ok(redirect_to(services, &redirect));
     }
-    let pending = PendingAuthorization::new(
+    let login_hint = request.login_hint.clone().unwrap_or_default();
+    let mut pending = PendingAuthorization::new(
         request,
         services.ctx.random.as_ref(),
         services.ctx.clock.now(),
     );
+    pending.expected_user = expected_user;
     Ok(sign_in_page(
-        services, keys, &client, &pending, true, "", None,
+        services,
+        keys,
+        &client,
+        &pending,
+        true,
+        &login_hint,
+        None,
     ))
+}
+
+/// The user an `id_token_hint` names, when one was sent. A hint that is not an ID token this
+/// deployment issued to this client is refused with one description, whatever failed.
+async fn hinted_user(
+    services: &Services,
+    params: &AuthorizeParams,
+    client: &Client,
+) -> Result<Option<PrincipalId>, &'static str> {
+    let Some(hint) = params.id_token_hint.as_deref().filter(|h| !h.is_empty()) else {
+        return Ok(None);
+    };
+    match services.codec.verify_id_token_hint(hint).await {
+        Ok(hinted) if hinted.client_id == client.id => Ok(Some(hinted.principal)),
+        _ => Err("id_token_hint is not valid"),
+    }
 }
 
 /// `POST /oauth2/v0/authorize`: the sign-in form, or the consent form once signed in.
@@ -154,14 +190,12 @@ pub async fn submit(
         Some(client) if client.enabled => client,
         Some(_) => {
             let request = &pending.request;
-            return Ok(AuthorizeStep::Redirect(
-                ErrorRedirect::from_code(
-                    &request.redirect_uri,
-                    request.state.as_deref(),
-                    crate::errors::ErrorCode::ClientDisabled,
-                )
-                .location(),
-            ));
+            let redirect = ErrorRedirect::from_code(
+                &request.redirect_uri,
+                request.state.as_deref(),
+                crate::errors::ErrorCode::ClientDisabled,
+            );
+            return Ok(redirect_to(services, &redirect));
         }
         None => {
             return Ok(AuthorizeStep::Refused(RefusalReason::Untrusted(
@@ -243,7 +277,22 @@ async fn sign_in(
         }
         Err(GrantError::Server(error)) => return Err(error),
     };
+    if pending
+        .expected_user
+        .is_some_and(|expected| expected != user.id)
+    {
+        return Ok(sign_in_page(
+            services,
+            keys,
+            client,
+            &pending,
+            false,
+            login,
+            Some(NOT_THE_EXPECTED_ACCOUNT),
+        ));
+    }
     pending.signed_in_user = Some(user.id);
+    pending.signed_in_at = Some(services.ctx.clock.now());
     let sealed = match pending.seal(keys, services.ctx.random.as_ref()) {
         Ok(sealed) => sealed,
         Err(_) => return Ok(AuthorizeStep::Refused(RefusalReason::TooLarge)),
@@ -270,9 +319,8 @@ async fn decide(
         .signed_in_user
         .expect("the consent form is only accepted after sign-in");
     if !approved {
-        return Ok(AuthorizeStep::Redirect(
-            ErrorRedirect::denied(&request.redirect_uri, request.state.as_deref()).location(),
-        ));
+        let redirect = ErrorRedirect::denied(&request.redirect_uri, request.state.as_deref());
+        return Ok(redirect_to(services, &redirect));
     }
     // One code per pending request: a replayed consent form (a stolen cookie and its CSRF
     // token) mints nothing more.
@@ -340,11 +388,16 @@ fn registered(client: &Client) -> RegisteredClient<'_> {
     }
 }
 
-fn rejected(rejection: AuthorizeRejection) -> AuthorizeStep {
+fn rejected(services: &Services, rejection: AuthorizeRejection) -> AuthorizeStep {
     match rejection {
         AuthorizeRejection::Page(reason) => {
             AuthorizeStep::Refused(RefusalReason::Untrusted(reason))
         }
-        AuthorizeRejection::Redirect(redirect) => AuthorizeStep::Redirect(redirect.location()),
+        AuthorizeRejection::Redirect(redirect) => redirect_to(services, &redirect),
     }
+}
+
+/// An error back to the client, with this deployment as `iss` (RFC 9207).
+fn redirect_to(services: &Services, redirect: &ErrorRedirect) -> AuthorizeStep {
+    AuthorizeStep::Redirect(redirect.location(services.geolocation()))
 }

@@ -5,7 +5,7 @@
 use crate::domain::{Client, PrincipalId, PrincipalType};
 use crate::errors::ErrorCode;
 use crate::grants::principal::{check_company_may_sign_in, is_active_administrator};
-use crate::grants::{requested_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
+use crate::grants::{requested_family_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
 use crate::secrets::TokenHash;
 use crate::services::Services;
 
@@ -16,7 +16,7 @@ pub(super) async fn grant(
     company_id: &str,
     auth_token: &str,
 ) -> Result<IssuedTokens, GrantError> {
-    let scopes = requested_scopes(params, &client.allowed_scopes)?;
+    let scopes = requested_family_scopes(params, client)?;
     let company_id = PrincipalId::parse(company_id).map_err(|_| ErrorCode::IncorrectAuthToken)?;
     let store = &services.ctx.store;
     let token = store

@@ -2,7 +2,7 @@
 
 use crate::domain::{Client, Login, PrincipalType, Scopes, User, UserStatus};
 use crate::errors::{ErrorCode, ServerError};
-use crate::grants::{requested_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
+use crate::grants::{requested_family_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
 use crate::secrets::PasswordHash;
 use crate::services::Services;
 use crate::store::{Attempt, AttemptLimit};
@@ -14,7 +14,7 @@ pub(super) async fn grant(
     username: &str,
     password: &str,
 ) -> Result<IssuedTokens, GrantError> {
-    let scopes = requested_scopes(params, &client.allowed_scopes)?;
+    let scopes = requested_family_scopes(params, client)?;
     let user = authenticate_user(services, username, password).await?;
     start_user_family(services, client, user, scopes).await
 }

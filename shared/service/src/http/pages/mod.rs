@@ -1,4 +1,5 @@
 //! The authorization code flow's pages (contract part 8): sign-in, consent and the error page,
+//! and RP-initiated logout's signed-out and refusal pages,
 //! server-rendered from the askama templates in `shared/service/templates/`. No JavaScript; one small
 //! inlined stylesheet allowed by hash (see [`security_headers`]). What a page says is decided by
 //! the flow ([`crate::flows::authorize`]); this module only renders it.
@@ -69,6 +70,19 @@ struct ErrorTemplate<'a> {
     message: &'a str,
 }
 
+#[derive(Template)]
+#[template(path = "signed_out.html")]
+struct SignedOutTemplate {
+    stylesheet: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "logout_refused.html")]
+struct LogoutRefusedTemplate<'a> {
+    stylesheet: &'static str,
+    message: &'a str,
+}
+
 /// Rendering writes only strings into a `String`, which cannot fail.
 fn render(template: &impl Template) -> String {
     template
@@ -103,6 +117,21 @@ pub fn render_consent(page: &ConsentPage<'_>) -> String {
 /// 400 and never redirected. `message` is readable text, e.g. an `UntrustedRedirect`'s.
 pub fn render_error(message: &str) -> String {
     render(&ErrorTemplate {
+        stylesheet: STYLESHEET,
+        message,
+    })
+}
+
+/// The page after RP-initiated logout when the browser is not sent back to the application.
+pub fn render_signed_out() -> String {
+    render(&SignedOutTemplate {
+        stylesheet: STYLESHEET,
+    })
+}
+
+/// The 400 page of a refused sign-out request: never a redirect.
+pub fn render_logout_refused(message: &str) -> String {
+    render(&LogoutRefusedTemplate {
         stylesheet: STYLESHEET,
         message,
     })

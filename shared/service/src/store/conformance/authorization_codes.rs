@@ -4,6 +4,7 @@
 use super::records::*;
 use crate::domain::{
     AuthorizationCode, ClientId, FamilyId, PrincipalId, AUTHORIZATION_CODE_TTL_SECONDS,
+    REDEEMED_CODE_RETENTION_SECONDS,
 };
 use crate::random::{OsRandom, RandomExt};
 use crate::secrets::TokenHash;
@@ -23,6 +24,7 @@ fn code(now: i64) -> AuthorizationCode {
         expires_at: now + AUTHORIZATION_CODE_TTL_SECONDS,
         redeemed_at: None,
         family_id: None,
+        auth_time: Some(now - 5),
     }
 }
 
@@ -118,14 +120,40 @@ pub async fn authorization_code_is_redeemed_once_and_remembers_its_family(store:
         Some(family),
         "the family is remembered, and no competitor's replaced it"
     );
+    let late = now + AUTHORIZATION_CODE_TTL_SECONDS + 3_600;
     assert_eq!(
         store
             .authorization_codes()
-            .get_authorization_code(hash, now + AUTHORIZATION_CODE_TTL_SECONDS)
+            .get_authorization_code(hash, late)
+            .await
+            .expect("get")
+            .and_then(|code| code.family_id),
+        Some(family),
+        "a redeemed code is remembered past its validity, for a late second use"
+    );
+    assert_eq!(
+        redeem(store, hash, &code.client_id, &competitor, late).await,
+        CodeRedeemed::NotRedeemable,
+        "and stays unredeemable"
+    );
+    assert_eq!(
+        store
+            .authorization_codes()
+            .get_authorization_code(hash, now + 2 + REDEEMED_CODE_RETENTION_SECONDS)
             .await
             .expect("get"),
         None,
-        "an expired code reads as absent"
+        "a day after its (repeated) redemption it is forgotten"
+    );
+    let unredeemed = stored_code(store, now).await;
+    assert_eq!(
+        store
+            .authorization_codes()
+            .get_authorization_code(&unredeemed.code_hash, now + AUTHORIZATION_CODE_TTL_SECONDS)
+            .await
+            .expect("get"),
+        None,
+        "an expired, unredeemed code reads as absent"
     );
     assert_eq!(
         store

@@ -43,6 +43,7 @@ pub fn client(now: UnixTime) -> Client {
         first_party: false,
         redirect_uris: vec!["https://app.example.com/callback".into()],
         refresh_rotation: RefreshRotation::Rotate,
+        post_logout_redirect_uris: Vec::new(),
     }
 }
 

@@ -6,7 +6,7 @@ use super::codec::{keys, n, s, to_item};
 use super::requests::update_if;
 use super::DynamoStore;
 use crate::clock::UnixTime;
-use crate::domain::{AuthorizationCode, ClientId, FamilyId};
+use crate::domain::{AuthorizationCode, ClientId, FamilyId, REDEEMED_CODE_RETENTION_SECONDS};
 use crate::secrets::TokenHash;
 use crate::store::{AuthorizationCodeStore, CodeRedeemed, StoreResult};
 
@@ -49,16 +49,19 @@ impl AuthorizationCodeStore for DynamoStore {
                   OR family_id = :family)",
             )
             .expression_attribute_values(":now", n(now))
+            // The item's TTL moves a day on: a later second use must still find it.
+            .expression_attribute_values(":retain", n(now + REDEEMED_CODE_RETENTION_SECONDS))
             .expression_attribute_values(":client", s(client_id.to_string()));
         let redeem = match family_id {
             Some(family_id) => redeem
                 .update_expression(
-                    "SET redeemed_at = if_not_exists(redeemed_at, :now), family_id = :family",
+                    "SET redeemed_at = if_not_exists(redeemed_at, :now), family_id = :family, \
+                     expires_at = :retain",
                 )
                 .expression_attribute_values(":family", s(family_id.to_string())),
             // No family can match an empty string: a refused code is simply used up.
             None => redeem
-                .update_expression("SET redeemed_at = :now")
+                .update_expression("SET redeemed_at = :now, expires_at = :retain")
                 .expression_attribute_values(":family", s(String::new())),
         };
         let redeemed = match update_if("RedeemAuthorizationCode", redeem).await {

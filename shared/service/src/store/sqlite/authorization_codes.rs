@@ -6,7 +6,7 @@ use rusqlite::{params, OptionalExtension};
 
 use super::{from_json, id_to_sql, map_err, to_json, SqliteStore};
 use crate::clock::UnixTime;
-use crate::domain::{AuthorizationCode, ClientId, FamilyId};
+use crate::domain::{AuthorizationCode, ClientId, FamilyId, REDEEMED_CODE_RETENTION_SECONDS};
 use crate::secrets::TokenHash;
 use crate::store::{AuthorizationCodeStore, CodeRedeemed, StoreError, StoreResult};
 
@@ -35,23 +35,25 @@ impl AuthorizationCodeStore for SqliteStore {
     ) -> StoreResult<Option<AuthorizationCode>> {
         let hash = hash.to_hex();
         self.with_conn(move |conn| {
-            let row: Option<(String, Option<UnixTime>, Option<String>)> = conn
+            type Row = (String, Option<UnixTime>, Option<String>, UnixTime);
+            let row: Option<Row> = conn
                 .prepare_cached(
-                    "SELECT body, redeemed_at, family_id FROM authorization_codes \
+                    "SELECT body, redeemed_at, family_id, expires_at FROM authorization_codes \
                      WHERE code_hash = ?1 AND expires_at > ?2",
                 )
                 .and_then(|mut stmt| {
                     stmt.query_row(params![hash, now], |row| {
-                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
                     })
                     .optional()
                 })
                 .map_err(map_err)?;
-            let Some((body, redeemed_at, family_id)) = row else {
+            let Some((body, redeemed_at, family_id, expires_at)) = row else {
                 return Ok(None);
             };
             let mut code: AuthorizationCode = from_json(&body)?;
             code.redeemed_at = redeemed_at;
+            code.expires_at = expires_at;
             code.family_id = family_id
                 .map(|id| FamilyId::parse(&id))
                 .transpose()
@@ -73,7 +75,7 @@ impl AuthorizationCodeStore for SqliteStore {
         let changed = self
             .execute(
                 "UPDATE authorization_codes \
-                 SET redeemed_at = COALESCE(redeemed_at, ?3), family_id = ?4 \
+                 SET redeemed_at = COALESCE(redeemed_at, ?3), family_id = ?4, expires_at = ?5 \
                  WHERE code_hash = ?1 AND client_id = ?2 \
                  AND ((redeemed_at IS NULL AND expires_at > ?3) OR family_id = ?4)",
                 (
@@ -81,6 +83,7 @@ impl AuthorizationCodeStore for SqliteStore {
                     id_to_sql(client_id),
                     now,
                     family_id.map(id_to_sql),
+                    now + REDEEMED_CODE_RETENTION_SECONDS,
                 ),
             )
             .await?;

@@ -4,17 +4,20 @@
 //! Expiry is checked against the injected clock, not the system time (jsonwebtoken's own `exp`
 //! check is turned off), so tests can move past an expiry without sleeping.
 
+mod id_token;
+
 use std::sync::{Arc, Mutex};
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
 use jsonwebtoken::{Algorithm, Header, Validation};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::clock::UnixTime;
 use crate::domain::{AccessTokenRecord, Geolocation, PrincipalType};
 use crate::signing::{encode_part, KeyRing, SigningError, SigningKeys};
+
+pub use id_token::{
+    at_hash, HintedPrincipal, IdTokenClaims, InvalidIdTokenHint, SignIn, ID_TOKEN_TTL_SECONDS,
+};
 
 /// The media type RFC 9068 §2.1 requires in the `typ` header.
 pub const ACCESS_TOKEN_TYP: &str = "at+jwt";
@@ -34,35 +37,6 @@ pub struct AccessTokenClaims {
     pub jti: String,
     pub principal_type: PrincipalType,
     pub geolocation: String,
-}
-
-/// ID tokens live as long as the access token they accompany.
-pub const ID_TOKEN_TTL_SECONDS: i64 = 3600;
-
-/// OpenID Connect Core §2 claims, plus the principal's type as in access tokens.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IdTokenClaims {
-    /// The issuing deployment's geolocation, as in access tokens.
-    pub iss: String,
-    /// The principal's UUID.
-    pub sub: String,
-    /// The client the token was issued to.
-    pub aud: String,
-    pub exp: UnixTime,
-    pub iat: UnixTime,
-    pub nbf: UnixTime,
-    /// Binds the ID token to the access token issued with it (OpenID Connect Core §3.1.3.6).
-    pub at_hash: String,
-    /// Echoed from the authorize request when one was given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nonce: Option<String>,
-    pub principal_type: PrincipalType,
-}
-
-/// `at_hash` for ES256: base64url of the left half of the SHA-256 of the access token's ASCII.
-pub fn at_hash(access_token: &str) -> String {
-    let digest = Sha256::digest(access_token.as_bytes());
-    URL_SAFE_NO_PAD.encode(&digest[..digest.len() / 2])
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -164,30 +138,6 @@ impl AccessTokenCodec {
         };
         let (ring, headers) = self.signing().await?;
         ring.sign(&headers.access_token, &claims).await
-    }
-
-    /// The ID token that accompanies `access_token` (the token `record` describes, as
-    /// [`Self::encode`] returned it): same subject, issue time and principal type, audience the
-    /// client. Only user and company families get one; the caller decides.
-    pub async fn encode_id_token(
-        &self,
-        record: &AccessTokenRecord,
-        access_token: &str,
-        nonce: Option<&str>,
-    ) -> Result<String, SigningError> {
-        let claims = IdTokenClaims {
-            iss: self.issuer.to_string(),
-            sub: record.subject.hyphenated().to_string(),
-            aud: record.client_id.to_string(),
-            exp: record.issued_at + ID_TOKEN_TTL_SECONDS,
-            iat: record.issued_at,
-            nbf: record.issued_at,
-            at_hash: at_hash(access_token),
-            nonce: nonce.map(str::to_owned),
-            principal_type: record.principal_type,
-        };
-        let (ring, headers) = self.signing().await?;
-        ring.sign(&headers.id_token, &claims).await
     }
 
     /// Verifies signature, `typ`, issuer, audience and expiry. Whether the token was revoked is
@@ -298,91 +248,6 @@ mod tests {
         assert_eq!(
             codec.decode("garbage", 1_001).await,
             Err(InvalidAccessToken::Malformed)
-        );
-    }
-}
-
-#[cfg(test)]
-mod id_token_tests {
-    use super::*;
-    use crate::clock::ManualClock;
-    use crate::domain::{ClientId, Scopes, TokenId};
-    use crate::random::{OsRandom, RandomExt};
-    use crate::signing::jwks_check::assert_signed_by_jwks;
-
-    fn codec() -> AccessTokenCodec {
-        let keys = Arc::new(KeyRing::generate(&OsRandom, &ManualClock::new(0)));
-        AccessTokenCodec::new(
-            keys,
-            Geolocation::parse("https://eu.api.example.com").unwrap(),
-        )
-    }
-
-    fn record(principal_type: PrincipalType) -> AccessTokenRecord {
-        AccessTokenRecord {
-            jti: TokenId::new(OsRandom.uuid()),
-            client_id: ClientId::new(OsRandom.uuid()),
-            principal_type,
-            subject: OsRandom.uuid(),
-            family_id: None,
-            scopes: Scopes::parse("openid").unwrap(),
-            issued_at: 1_700_000_000,
-            expires_at: 1_700_003_600,
-            revoked: false,
-        }
-    }
-
-    #[tokio::test]
-    async fn claims_signature_and_at_hash() {
-        let codec = codec();
-        let record = record(PrincipalType::User);
-        let access_token = codec.encode(&record).await.unwrap();
-        let id_token = codec
-            .encode_id_token(&record, &access_token, Some("n-0S6_WzA2Mj"))
-            .await
-            .unwrap();
-        let claims = assert_signed_by_jwks(
-            &id_token,
-            &serde_json::to_value(codec.keys().snapshot().jwks()).unwrap(),
-        )
-        .claims;
-
-        assert_eq!(claims["iss"], "https://eu.api.example.com");
-        assert_eq!(claims["sub"], record.subject.to_string());
-        assert_eq!(claims["aud"], record.client_id.to_string());
-        assert_eq!(claims["iat"], 1_700_000_000);
-        assert_eq!(claims["nbf"], 1_700_000_000);
-        assert_eq!(claims["exp"], 1_700_003_600);
-        assert_eq!(claims["nonce"], "n-0S6_WzA2Mj");
-        assert_eq!(claims["principal_type"], "user");
-
-        // at_hash recomputed by hand: the first 128 bits of SHA-256 over the token's ASCII.
-        let digest = Sha256::digest(access_token.as_bytes());
-        let left_half: [u8; 16] = digest[..16].try_into().unwrap();
-        assert_eq!(claims["at_hash"], URL_SAFE_NO_PAD.encode(left_half));
-        assert_eq!(claims["at_hash"].as_str().unwrap().len(), 22);
-    }
-
-    #[tokio::test]
-    async fn nonce_is_absent_when_none_was_given_and_the_token_is_not_an_access_token() {
-        let codec = codec();
-        let record = record(PrincipalType::Company);
-        let access_token = codec.encode(&record).await.unwrap();
-        let id_token = codec
-            .encode_id_token(&record, &access_token, None)
-            .await
-            .unwrap();
-        let claims = assert_signed_by_jwks(
-            &id_token,
-            &serde_json::to_value(codec.keys().snapshot().jwks()).unwrap(),
-        )
-        .claims;
-        assert!(claims.get("nonce").is_none());
-        assert_eq!(claims["principal_type"], "company");
-        assert_eq!(
-            codec.decode(&id_token, 1_700_000_001).await,
-            Err(InvalidAccessToken::WrongType),
-            "an ID token is never accepted as a bearer access token"
         );
     }
 }
