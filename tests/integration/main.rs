@@ -19,6 +19,7 @@ mod limits;
 mod lockout;
 mod mail;
 mod metadata;
+mod openid;
 mod otp;
 mod refresh_edges;
 mod refresh_faults;

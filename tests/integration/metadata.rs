@@ -33,6 +33,8 @@ async fn metadata_names_every_endpoint_and_grant(app: TestApp) {
         ("introspection_endpoint", "/oauth2/v0/introspect"),
         ("jwks_uri", "/oauth2/v0/jwks"),
         ("otp_endpoint", "/oauth2/v0/otp"),
+        ("userinfo_endpoint", "/oauth2/v0/userinfo"),
+        ("end_session_endpoint", "/oauth2/v0/logout"),
     ] {
         assert_eq!(metadata[field], format!("{base}{path}"), "{field}");
     }
@@ -54,6 +56,32 @@ async fn metadata_names_every_endpoint_and_grant(app: TestApp) {
     assert_eq!(list("code_challenge_methods_supported"), ["S256"]);
     assert_eq!(list("response_types_supported"), ["code"]);
     assert_eq!(list("id_token_signing_alg_values_supported"), ["ES256"]);
+    // OpenID Connect Discovery 1.0 §3, RFC 9207 §3.
+    assert_eq!(list("subject_types_supported"), ["public"]);
+    assert_eq!(
+        list("scopes_supported"),
+        ["openid", "profile", "email", "offline_access"]
+    );
+    assert_eq!(
+        list("prompt_values_supported"),
+        ["none", "login", "consent"]
+    );
+    let claims = list("claims_supported");
+    for claim in [
+        "sub",
+        "auth_time",
+        "email",
+        "preferred_username",
+        "principal_type",
+    ] {
+        assert!(claims.iter().any(|c| c == claim), "{claim} in {claims:?}");
+    }
+    assert_eq!(
+        metadata["authorization_response_iss_parameter_supported"],
+        true
+    );
+    assert_eq!(metadata["request_parameter_supported"], false);
+    assert_eq!(metadata["request_uri_parameter_supported"], false);
     for field in [
         "token_endpoint_auth_methods_supported",
         "revocation_endpoint_auth_methods_supported",
@@ -82,6 +110,10 @@ async fn advertised_endpoints_are_served(app: TestApp) {
         ("introspection_endpoint", Method::POST),
         ("jwks_uri", Method::GET),
         ("otp_endpoint", Method::POST),
+        ("userinfo_endpoint", Method::GET),
+        ("userinfo_endpoint", Method::POST),
+        ("end_session_endpoint", Method::GET),
+        ("end_session_endpoint", Method::POST),
     ] {
         let url = metadata[field].as_str().unwrap();
         let status = app
@@ -121,6 +153,8 @@ async fn openapi_document_lists_every_served_operation(app: TestApp) {
         "/openapi.json",
         "/oauth2/v0/authorize",
         "/oauth2/v0/otp",
+        "/oauth2/v0/userinfo",
+        "/oauth2/v0/logout",
     ] {
         assert!(paths.contains_key(path), "{path} is documented");
     }

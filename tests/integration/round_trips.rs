@@ -8,6 +8,7 @@
 //! Plus the cache's bound: a client disabled elsewhere stops within `READ_CACHE_SECONDS`.
 
 mod counted;
+mod openid;
 
 use std::sync::Arc;
 
@@ -44,9 +45,12 @@ dynamodb_test!(
     legacy_exchange,
     refresh,
     refresh_of_a_token_written_without_its_origin,
+    userinfo,
+    logout,
 );
 
 mod budgets {
+    pub use super::openid::{logout, userinfo};
     use super::*;
 
     /// Goal ≤ 1 + the rate limit: the client comes from the cache; one call writes the token's

@@ -31,6 +31,10 @@ pub async fn create(t: &Target) -> CreatedClients {
         "client_credentials,refresh_token",
         "--connect-url",
         "https://partner.example.com/connect?x=1",
+        "--post-logout-redirect-uri",
+        "https://partner.example.com/signed-out",
+        "--post-logout-redirect-uri",
+        "http://127.0.0.1:9000/bye",
     ]);
     let client_id = ClientId::parse(str_field(&created, "client_id")).unwrap();
     let secret = str_field(&created, "client_secret").to_owned();
@@ -67,6 +71,17 @@ pub async fn create(t: &Target) -> CreatedClients {
         Some("https://partner.example.com/connect?x=1")
     );
     assert!(client.refresh_allowed && client.enabled);
+    assert_eq!(
+        client.post_logout_redirect_uris,
+        [
+            "https://partner.example.com/signed-out",
+            "http://127.0.0.1:9000/bye"
+        ]
+    );
+    assert_eq!(
+        created["post_logout_redirect_uris"][0],
+        "https://partner.example.com/signed-out"
+    );
 
     // Defaults: every grant, no scopes; --no-refresh; readable output names the secret once.
     let text = t.text(&["clients", "create", "--name", "Other", "--no-refresh"]);
@@ -90,10 +105,17 @@ pub async fn create(t: &Target) -> CreatedClients {
     assert_eq!(other.grants, GrantType::ALL.into_iter().collect());
     assert!(other.allowed_scopes.is_empty());
     assert!(!other.refresh_allowed);
+    assert!(other.post_logout_redirect_uris.is_empty());
 
-    let refused: [&[&str]; 4] = [
+    let refused: [&[&str]; 5] = [
         &["--name", "X", "--grants", "implicit"],
         &["--name", "X", "--connect-url", "ftp://x"],
+        &[
+            "--name",
+            "X",
+            "--post-logout-redirect-uri",
+            "http://partner.example.com/out",
+        ],
         &["--name", "  "],
         &[],
     ];
