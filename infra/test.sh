@@ -159,6 +159,15 @@ step_build() {
 	cargo build --workspace --all-targets
 }
 
+# --- Step: relying-party libraries -----------------------------------------------------------
+# openid-client 6 (Node) and authlib (Python), pinned into .cache/ by infra/relying-parties.sh:
+# the integration tests' oidc_interop suite runs them against the app on both stores
+# (tests/interop/README.md). Quick when already installed.
+step_relying_parties() {
+	step "relying-party libraries for the interoperability tests (infra/relying-parties.sh)"
+	infra/relying-parties.sh install >/dev/null
+}
+
 # Eight test threads on two cores: the integration tests mostly wait (on DynamoDB Local, Chromium,
 # the SMTP server, fault proxies), and with libtest's default of one thread per core the suite
 # took 123 s where eight threads take about 70 s. Its long pole is the DynamoDB import of 10,000
@@ -175,15 +184,6 @@ step_fuzz_api() {
 	infra/fuzz-api.sh
 }
 
-# --- Step: relying-party interoperability ------------------------------------------------------
-# openid-client 6 (Node) and authlib (Python), pinned in .cache/ by infra/relying-parties.sh,
-# drive the built local server through discovery, the code flow and the token endpoints
-# (tests/interop/README.md).
-step_interop() {
-	step "relying-party libraries against target/debug/token-service (infra/interop.sh)"
-	infra/interop.sh
-}
-
 # To add a step: write a step_<name> function above and list it here, in the order to run.
 STEPS=(
 	step_prerequisites
@@ -193,8 +193,8 @@ STEPS=(
 	step_kms_local
 	step_build
 	step_templates_result
+	step_relying_parties
 	step_tests
-	step_interop
 	step_fuzz_api
 )
 

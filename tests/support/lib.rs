@@ -8,6 +8,8 @@ pub mod ddb_proxy;
 pub mod dynamodb;
 pub mod logs;
 pub mod ports;
+pub mod relying_party;
 pub mod smtp_server;
 pub mod sqlite;
 pub mod stored_data;
+pub mod user_agent;

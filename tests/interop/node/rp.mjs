@@ -288,6 +288,25 @@ const cases = {
 		return { location };
 	},
 
+	// OpenID Connect Core §6: a server that does not take request objects answers
+	// request_not_supported to the client, and says so in its metadata.
+	async 'oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported'() {
+		const config = await configuration();
+		const supported = config.serverMetadata().request_parameter_supported;
+		const part = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+		const claims = { iss: env.clientId, aud: env.issuer, client_id: env.clientId, response_type: 'code',
+			redirect_uri: env.redirectUri, scope: env.scope, state: 's', nonce: 'n' };
+		const request = `${part({ alg: 'none' })}.${part(claims)}.`;
+		const url = client.buildAuthorizationUrl(config, { redirect_uri: env.redirectUri, scope: env.scope,
+			state: 's', nonce: 'n', request });
+		const { location } = await peek(url);
+		const params = location && new URL(location).searchParams;
+		check(supported === false, `request_parameter_supported is ${supported}`);
+		check(params?.get('error') === 'request_not_supported' && params.get('state') === 's',
+			`answered ${location}`);
+		return { error: params.get('error'), iss: params.get('iss') };
+	},
+
 	// openid-client's own DPoP: the code bound to the key (dpop_jkt), then every call with proofs.
 	async 'dpop-openid-client'() {
 		const config = await configuration();

@@ -1,0 +1,23 @@
+//! openid-client 6 (on oauth4webapi), `tests/interop/node/rp.mjs`.
+
+use integration_tests::relying_party::Driver;
+
+super::cases!(Driver::Node;
+    discovery => "discovery",
+    oidcc_server => "oidcc-server",
+    rfc9207_iss => "rfc9207-iss",
+    oidcc_userinfo_get => "oidcc-userinfo-get",
+    oidcc_userinfo_post_header => "oidcc-userinfo-post-header",
+    oidcc_refresh_token => "oidcc-refresh-token",
+    rfc7662_introspection => "rfc7662-introspection",
+    rfc7009_revocation => "rfc7009-revocation",
+    oidcc_codereuse => "oidcc-codereuse",
+    oidcc_ensure_redirect_uri_in_authorization_request => "oidcc-ensure-redirect-uri-in-authorization-request",
+    oidcc_ensure_registered_redirect_uri => "oidcc-ensure-registered-redirect-uri",
+    oidcc_prompt_none_not_logged_in => "oidcc-prompt-none-not-logged-in",
+    oidcc_id_token_hint => "oidcc-id-token-hint",
+    oidcc_prompt_login => "oidcc-prompt-login",
+    oidcc_max_age_1 => "oidcc-max-age-1",
+    oidcc_rp_initiated_logout => "oidcc-rp-initiated-logout",
+    oidcc_unsigned_request_object => "oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported",
+);
