@@ -1,4 +1,4 @@
-//! The token endpoint's grants (contract part 2), independent of HTTP.
+//! The token endpoint's grants (docs/decisions.md, "Token formats"), independent of HTTP.
 //!
 //! Order of checks, chosen so that nothing is revealed to a caller that has not earned it:
 //! the request's shape (`grant_type`), then client authentication, then whether the client may
@@ -75,7 +75,7 @@ pub async fn token_grant(
         GrantType::AuthorizationCode => authorization_code::grant(services, &client, params).await,
         GrantType::Otp => otp::grant(services, &client, params).await,
     }?;
-    // Every user or company family gets an ID token (contract part 8).
+    // Every user or company family gets an ID token (docs/decisions.md, "Authorization code flow").
     Ok(issued
         .with_id_token(&services.codec, SignIn::default())
         .await

@@ -1,7 +1,7 @@
-//! `grant_type=otp` (contract part 9): a one-time password mailed by `POST /oauth2/v0/otp`
-//! proves the caller owns an address; the user with that address gets a family. The password's
-//! checks are the flow's ([`crate::flows::otp`]); this handler orders them with the family's
-//! writes.
+//! `grant_type=otp` (docs/decisions.md, "One-time passwords"): a one-time password mailed by `POST
+//! /oauth2/v0/otp` proves the caller owns an address; the user with that address gets a family. The
+//! password's checks are the flow's ([`crate::flows::otp`]); this handler orders them with the
+//! family's writes.
 
 use super::password::{check_user_may_sign_in, start_user_family};
 use super::{requested_family_scopes, GrantError, IssuedTokens, TokenParams};
@@ -41,8 +41,9 @@ pub(super) async fn grant(
         verified.consume(deps).await?;
         return Err(refusal);
     }
-    // The family is written before the password is consumed: a store failure in between leaves
-    // the password open, so the client's retry of the same request succeeds (contract part 2).
+    // The family is written before the password is consumed: a store failure in between leaves the
+    // password open, so the client's retry of the same request succeeds (docs/decisions.md, "Store
+    // unavailable (503) and lost answers").
     let issued = start_user_family(services, client, user.clone(), scopes).await?;
     if let Err(error) = verified.consume(deps).await {
         // A concurrent redemption won (or the store failed): this family is never handed out.

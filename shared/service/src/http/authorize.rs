@@ -1,6 +1,6 @@
-//! `GET` and `POST /oauth2/v0/authorize` (contract part 8): reads the query, the form and the
-//! pending-request cookie, runs [`crate::flows::authorize`], and answers its step as a page
-//! (with the security headers) or a `302`.
+//! `GET` and `POST /oauth2/v0/authorize` (docs/decisions.md, "Authorization code flow"): reads the
+//! query, the form and the pending-request cookie, runs [`crate::flows::authorize`], and answers
+//! its step as a page (with the security headers) or a `302`.
 
 use std::sync::Arc;
 

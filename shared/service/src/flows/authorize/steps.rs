@@ -1,6 +1,7 @@
-//! The authorization code flow's steps (contract part 8), independent of HTTP: the authorize
-//! request, the sign-in form, the consent form. Each step answers what to show next (a page,
-//! with the pending request to keep in the browser's cookie) or where to send the browser.
+//! The authorization code flow's steps (docs/decisions.md, "Authorization code flow"), independent
+//! of HTTP: the authorize request, the sign-in form, the consent form. Each step answers what to
+//! show next (a page, with the pending request to keep in the browser's cookie) or where to send
+//! the browser.
 //!
 //! Sign-in runs the password grant's own check ([`authenticate_user`]: Argon2id, lockout,
 //! status, home geolocation) and shows its refusal as a sentence ([`sign_in_message`]), never a
@@ -218,10 +219,10 @@ pub async fn submit(
     }
 }
 
-/// The abuse limits of a sign-in post, before the password is hashed: the per-address limit
-/// shared with password grants, and [`crate::limits::SIGN_IN_POSTS_PER_REQUEST`] posts per pending request
-/// (each post costs an Argon2id hash: a cookie replayed in a loop would be a password oracle
-/// and a CPU amplifier).
+/// The abuse limits of a sign-in post, before the password is hashed: the per-address limit shared
+/// with password grants, and [`crate::limits::SIGN_IN_POSTS_PER_REQUEST`] posts per pending request
+/// (each post costs an Argon2id hash: a cookie replayed in a loop would be a password oracle and a
+/// CPU amplifier).
 async fn sign_in_refusal(
     services: &Services,
     pending: &PendingAuthorization,

@@ -1,4 +1,5 @@
-//! The two flows of contract part 9.
+//! The two one-time-password flows (docs/decisions.md, "One-time passwords"): mailing a
+//! password, and checking one.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -215,8 +216,9 @@ async fn consume(deps: OtpDeps<'_>, record: &OtpRecord) -> Result<(), OtpError> 
 }
 
 /// [`verify_otp`] without its last step: the caller consumes the password
-/// ([`VerifiedOtp::consume`]) once what it grants is written, so that a store failure in
-/// between leaves the password open for the client's retry (contract part 2).
+/// ([`VerifiedOtp::consume`]) once what it grants is written, so that a store failure in between
+/// leaves the password open for the client's retry (docs/decisions.md, "Store unavailable (503) and
+/// lost answers").
 pub async fn check_otp<U, F, Fut>(
     deps: OtpDeps<'_>,
     verification: OtpVerification,

@@ -1,5 +1,6 @@
-//! One-time passwords by e-mail (contract part 9), free of HTTP: the caller has authenticated the
-//! client (60-63) and passes the request's fields; these flows answer with a domain result.
+//! One-time passwords by e-mail (docs/decisions.md, "One-time passwords"), free of HTTP: the caller
+//! has authenticated the client (60-63) and passes the request's fields; these flows answer with a
+//! domain result.
 //!
 //! - [`request_otp`]: validate the channel, cap the requests per address, mail a fresh password,
 //!   then store only its hash.
