@@ -4,10 +4,12 @@
 //! family's writes.
 
 use super::password::{check_user_may_sign_in, start_user_family};
-use super::{requested_family_scopes, GrantError, IssuedTokens, TokenParams};
+use super::{requested_family_scopes, GrantDenial, GrantError, IssuedTokens, TokenParams};
 use crate::domain::{Client, GrantType, User};
-use crate::errors::{ErrorCode, ServerError};
-use crate::flows::otp::{check_otp, otp_deps, otp_facts, OtpError, OtpVerification, VerifiedOtp};
+use crate::errors::ErrorCode;
+use crate::flows::otp::{
+    check_otp, otp_deps, otp_facts, OtpDenial, OtpError, OtpVerification, VerifiedOtp,
+};
 use crate::services::Services;
 
 pub(super) async fn grant(
@@ -59,22 +61,18 @@ pub(super) async fn grant(
     Ok(issued)
 }
 
-/// Refusals keep their catalogue code; a failed send is worth a retry (503); store failures
-/// keep their own kind.
+/// Refusals keep their catalogue code (a rate limit also its `Retry-After`).
+impl From<OtpDenial> for GrantDenial {
+    fn from(denial: OtpDenial) -> Self {
+        match denial {
+            OtpDenial::RateLimited(exceeded) => exceeded.into(),
+            other => GrantDenial::new(other.error_code()),
+        }
+    }
+}
+
 impl From<OtpError> for GrantError {
     fn from(error: OtpError) -> Self {
-        if let OtpError::RateLimited(exceeded) = error {
-            return GrantError::Denied(exceeded.into());
-        }
-        if let Some(code) = error.error_code() {
-            return code.into();
-        }
-        match error {
-            OtpError::Store(e) => e.into(),
-            other => {
-                ServerError::unavailable_because("the one-time password was not mailed", other)
-                    .into()
-            }
-        }
+        error.widen()
     }
 }

@@ -17,7 +17,7 @@ mod flow;
 #[cfg(test)]
 mod tests;
 
-pub use error::OtpError;
+pub use error::{OtpDenial, OtpError};
 pub use facts::{otp_facts, OtpFacts};
 pub use flow::{
     check_otp, otp_deps, registered_origins, request_otp, verify_otp, OtpDeps, OtpRequest,
