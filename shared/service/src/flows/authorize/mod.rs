@@ -32,5 +32,6 @@ pub use request::{
     ValidatedAuthorization, OFFLINE_ACCESS,
 };
 pub use steps::{
-    authorize_keys, start, submit, AuthorizeStep, FormPage, RefusalReason, SubmittedForm,
+    authorize_keys, start, submit, AuthorizeError, AuthorizeStep, FormPage, RefusalReason,
+    SubmittedForm,
 };
