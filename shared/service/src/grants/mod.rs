@@ -76,8 +76,18 @@ pub async fn token_grant(
         GrantType::Otp => otp::grant(services, &client, params).await,
     }?;
     // Every user or company family gets an ID token (docs/decisions.md, "Authorization code flow").
+    // Where the principal proves who they are in this very request, the token says when
+    // (`auth_time`, OpenID Connect Core 2); a refresh authenticates no one and leaves it out,
+    // which Core 12.2 allows.
+    let sign_in = match grant {
+        GrantType::Password | GrantType::Otp => SignIn {
+            auth_time: Some(now),
+            ..SignIn::default()
+        },
+        _ => SignIn::default(),
+    };
     Ok(issued
-        .with_id_token(&services.codec, SignIn::default())
+        .with_id_token(&services.codec, sign_in)
         .await
         .map_err(StoreError::from)?)
 }
