@@ -17,6 +17,7 @@ pub mod import;
 pub mod jwt;
 pub mod limits;
 pub mod mail;
+pub mod measure;
 pub mod random;
 pub mod secrets;
 pub mod services;
