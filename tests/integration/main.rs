@@ -22,6 +22,7 @@ mod metadata;
 mod oidc_interop;
 mod openid;
 mod otp;
+mod private_key_jwt;
 mod refresh_edges;
 mod refresh_faults;
 mod refresh_rotation;
