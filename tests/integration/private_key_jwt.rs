@@ -9,6 +9,7 @@ pub(crate) mod keys;
 mod refusals;
 
 use integration_tests::app::{json_of, TestApp, TestClient};
+use integration_tests::assertions::assert_token_error;
 use keys::{jwk_set, ClientKey};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -191,6 +192,24 @@ async fn assertions_authenticate_at_every_endpoint(app: TestApp) {
     fields.extend(assertion_fields(&fresh("/oauth2/v0/introspect")));
     let (_, introspected) = post(&app, "/oauth2/v0/introspect", &fields).await;
     assert_eq!(introspected["active"], false, "revoked: {introspected}");
+
+    // The one-time-password request authenticates the client first: with a good assertion it
+    // goes on to its own checks (57, no channel_type); with another key's, 63.
+    let answer = post(
+        &app,
+        "/oauth2/v0/otp",
+        &assertion_fields(&fresh("/oauth2/v0/otp")),
+    )
+    .await;
+    assert_token_error(&answer, 400, "invalid_request", 57);
+    let stranger = ClientKey::eddsa("k");
+    let forged = stranger.sign(&with(
+        claims(&app, &client),
+        "aud",
+        json!(app.url("/oauth2/v0/otp")),
+    ));
+    let answer = post(&app, "/oauth2/v0/otp", &assertion_fields(&forged)).await;
+    assert_token_error(&answer, 401, "invalid_client", 63);
 }
 
 async fn a_replayed_assertion_is_refused(app: TestApp) {
@@ -200,7 +219,7 @@ async fn a_replayed_assertion_is_refused(app: TestApp) {
     let (status, body) = app_token(&app, &assertion).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     for _ in 0..2 {
-        integration_tests::assertions::assert_token_error(
+        assert_token_error(
             &app_token(&app, &assertion).await,
             401,
             "invalid_client",
@@ -226,7 +245,7 @@ async fn parallel_uses_of_one_assertion_have_one_winner(app: TestApp) {
         .iter()
         .filter(|(status, _)| *status != StatusCode::OK)
     {
-        integration_tests::assertions::assert_token_error(answer, 401, "invalid_client", 63);
+        assert_token_error(answer, 401, "invalid_client", 63);
     }
 }
 
@@ -241,7 +260,7 @@ async fn the_secret_keeps_working_beside_the_keys(app: TestApp) {
     admin::set_client_jwks(app.ctx(), &id, set).await.unwrap();
     let (status, body) = app_token(&app, &other.sign(&claims(&app, &client))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    integration_tests::assertions::assert_token_error(
+    assert_token_error(
         &app_token(&app, &key.sign(&claims(&app, &client))).await,
         401,
         "invalid_client",
