@@ -10,6 +10,7 @@
 mod counted;
 mod openid;
 mod otp;
+mod private_key_jwt;
 
 use std::sync::Arc;
 
@@ -49,11 +50,13 @@ dynamodb_test!(
     userinfo,
     logout,
     one_time_password,
+    client_credentials_with_private_key_jwt,
 );
 
 mod budgets {
     pub use super::openid::{logout, userinfo};
     pub use super::otp::one_time_password;
+    pub use super::private_key_jwt::client_credentials_with_private_key_jwt;
     use super::*;
 
     /// Goal ≤ 1 + the rate limit: the client comes from the cache; one call writes the token's
