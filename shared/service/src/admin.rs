@@ -45,6 +45,8 @@ pub struct NewClient {
     pub refresh_rotation: RefreshRotation,
     /// Where RP-initiated logout may return the browser (`--post-logout-redirect-uri`).
     pub post_logout_redirect_uris: Vec<String>,
+    /// Every token request must carry a DPoP proof (`--require-dpop`).
+    pub require_dpop: bool,
 }
 
 impl NewClient {
@@ -60,6 +62,7 @@ impl NewClient {
             redirect_uris: Vec::new(),
             refresh_rotation: RefreshRotation::Rotate,
             post_logout_redirect_uris: Vec::new(),
+            require_dpop: false,
         }
     }
 }
@@ -107,6 +110,7 @@ pub async fn create_client(ctx: &Context, new: NewClient) -> Result<CreatedClien
         redirect_uris: new.redirect_uris,
         refresh_rotation: new.refresh_rotation,
         post_logout_redirect_uris: new.post_logout_redirect_uris,
+        require_dpop: new.require_dpop,
     };
     ctx.store.clients().put_client(&client).await?;
     Ok(CreatedClient { client, secret })
@@ -137,6 +141,24 @@ pub async fn set_refresh_rotation(
         .await?
         .ok_or_else(|| not_found("client", id))?;
     client.refresh_rotation = rotation;
+    ctx.store.clients().put_client(&client).await?;
+    Ok(client)
+}
+
+/// Takes effect at the client's next token request (`tokenctl clients set-require-dpop`):
+/// tokens issued before keep their binding, or their lack of one.
+pub async fn set_require_dpop(
+    ctx: &Context,
+    id: &ClientId,
+    require_dpop: bool,
+) -> Result<Client, AdminError> {
+    let mut client = ctx
+        .store
+        .clients()
+        .get_client(id)
+        .await?
+        .ok_or_else(|| not_found("client", id))?;
+    client.require_dpop = require_dpop;
     ctx.store.clients().put_client(&client).await?;
     Ok(client)
 }

@@ -108,6 +108,14 @@ pub enum ClientsCommand {
         #[arg(value_enum)]
         rotation: RefreshRotationArg,
     },
+    /// Require (true) or stop requiring (false) a DPoP proof (RFC 9449) with every token
+    /// request of this application.
+    SetRequireDpop {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+        #[arg(value_name = "true|false", action = clap::ArgAction::Set)]
+        require_dpop: bool,
+    },
 }
 
 /// The client's refresh policy (docs/decisions.md, Refresh tokens).
@@ -164,6 +172,10 @@ pub struct ClientsCreate {
     /// What a refresh does to the refresh token.
     #[arg(long, value_enum, default_value = "rotate")]
     pub refresh_rotation: RefreshRotationArg,
+    /// Every token request must carry a DPoP proof (RFC 9449): its tokens are always bound to
+    /// the client's key.
+    #[arg(long)]
+    pub require_dpop: bool,
 }
 
 #[derive(Subcommand)]

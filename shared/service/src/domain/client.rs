@@ -81,6 +81,9 @@ impl RefreshRotation {
     }
 }
 
+// Independent registration switches, each its own stored field: records written before a
+// switch existed read it as off.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Client {
     pub id: ClientId,
@@ -109,6 +112,10 @@ pub struct Client {
     /// exactly. Records written before the field existed read as none.
     #[serde(default)]
     pub post_logout_redirect_uris: Vec<String>,
+    /// Every token request must carry a DPoP proof (RFC 9449; docs/decisions.md, DPoP).
+    /// Records written before the field existed read as `false`.
+    #[serde(default)]
+    pub require_dpop: bool,
 }
 
 impl Client {
@@ -283,14 +290,17 @@ mod tests {
             redirect_uris: Vec::new(),
             refresh_rotation: RefreshRotation::Rotate,
             post_logout_redirect_uris: vec!["https://app.example/out".into()],
+            require_dpop: true,
         };
         let mut stored = serde_json::to_value(&client).unwrap();
         stored
             .as_object_mut()
             .unwrap()
             .remove("post_logout_redirect_uris");
+        stored.as_object_mut().unwrap().remove("require_dpop");
         let read: Client = serde_json::from_value(stored).unwrap();
         assert!(read.post_logout_redirect_uris.is_empty());
+        assert!(!read.require_dpop, "old clients need no DPoP proof");
     }
 
     #[test]
@@ -309,6 +319,7 @@ mod tests {
             redirect_uris: Vec::new(),
             refresh_rotation: RefreshRotation::Rotate,
             post_logout_redirect_uris: Vec::new(),
+            require_dpop: false,
         };
         assert_eq!(client.requestable_scopes().to_string(), "read");
         for grant in [

@@ -40,6 +40,26 @@ pub async fn run(command: ClientsCommand, ctx: &Context) -> Result<Output, CliEr
                 ),
             ))
         }
+        ClientsCommand::SetRequireDpop {
+            client_id,
+            require_dpop,
+        } => {
+            let client = admin::set_require_dpop(ctx, &client_id, require_dpop).await?;
+            let what = if client.require_dpop {
+                "must send a DPoP proof with every token request"
+            } else {
+                "may send DPoP proofs (optional)"
+            };
+            Ok(Output::new(
+                json!({ "client_id": client.id, "require_dpop": client.require_dpop }),
+                format!(
+                    "Client {} ({}) {what}. {}",
+                    client.id,
+                    client.name,
+                    super::cache_delay_note()
+                ),
+            ))
+        }
     }
 }
 
@@ -54,6 +74,7 @@ async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> 
     new.post_logout_redirect_uris = args.post_logout_redirect_uris;
     new.first_party = args.first_party;
     new.refresh_rotation = args.refresh_rotation.into();
+    new.require_dpop = args.require_dpop;
     let created = admin::create_client(ctx, new).await?;
     let client = &created.client;
     // The only place a secret is ever printed: once, at creation. Only its hash is stored.
@@ -71,6 +92,7 @@ async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> 
             "post_logout_redirect_uris": client.post_logout_redirect_uris,
             "first_party": client.first_party,
             "refresh_rotation": client.refresh_rotation.as_str(),
+            "require_dpop": client.require_dpop,
         }),
         format!(
             "Created client {:?}.\n\
