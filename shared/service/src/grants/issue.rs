@@ -125,8 +125,8 @@ impl Services {
     /// The one successor `presented` (of generation `generation - 1`) can ever have:
     /// base64url(HMAC-SHA256(key, purpose || family id || generation || token)). Derived rather
     /// than random so that a retry can be answered with it without storing it in the clear
-    /// (contract part 7); the family id and generation keep successors of different families
-    /// and rotations apart.
+    /// (docs/decisions.md, "Refresh tokens"); the family id and generation keep successors of
+    /// different families and rotations apart.
     pub fn successor_token(
         &self,
         family_id: &FamilyId,
@@ -307,9 +307,9 @@ impl Services {
         ))
     }
 
-    /// A retry of a rotation that already happened (contract part 7): the same successor again,
-    /// with a freshly minted access token recorded with the family. The caller has checked that
-    /// `family.current_token` is the successor derived from `rotated`.
+    /// A retry of a rotation that already happened (docs/decisions.md, "Refresh tokens"): the same
+    /// successor again, with a freshly minted access token recorded with the family. The caller has
+    /// checked that `family.current_token` is the successor derived from `rotated`.
     pub async fn reissue_successor(
         &self,
         family: &Family,
@@ -342,9 +342,9 @@ impl Services {
             .into())
     }
 
-    /// The `sliding` policy (contract part 7): the same refresh token, its expiry renewed.
-    /// `Ok(None)` when the token is no longer the family's current one, or the family is
-    /// revoked or expired (the write's condition decides).
+    /// The `sliding` policy (docs/decisions.md, "Refresh tokens"): the same refresh token, its
+    /// expiry renewed. `Ok(None)` when the token is no longer the family's current one, or the
+    /// family is revoked or expired (the write's condition decides).
     pub async fn slide_family(
         &self,
         token: &RefreshTokenWithOrigin,
