@@ -157,15 +157,7 @@ pub async fn set_require_dpop(
     id: &ClientId,
     require_dpop: bool,
 ) -> Result<Client, AdminError> {
-    let mut client = ctx
-        .store
-        .clients()
-        .get_client(id)
-        .await?
-        .ok_or_else(|| not_found("client", id))?;
-    client.require_dpop = require_dpop;
-    ctx.store.clients().put_client(&client).await?;
-    Ok(client)
+    update_client(ctx, id, |client| client.require_dpop = require_dpop).await
 }
 
 pub async fn create_company(

@@ -77,4 +77,3 @@ pub fn is_well_formed_thumbprint(text: &str) -> bool {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
-
