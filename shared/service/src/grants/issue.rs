@@ -220,6 +220,10 @@ impl Services {
             start.scopes.clone(),
             start.jkt.clone(),
         );
+        // Signed before anything is written, as every access token here: a signature that fails
+        // (KMS unavailable) leaves no family, rotation or token behind (docs/decisions.md,
+        // Signing keys).
+        let access_token = self.codec.encode(&access).await?;
         let family = Family {
             id: family_id,
             client_id: start.client_id,
@@ -251,10 +255,13 @@ impl Services {
         if created == FamilyCreated::LegacyExchangeRaced {
             return Ok(None);
         }
-        Ok(Some(
-            self.family_tokens(access, refresh_token, &refresh, start.geolocation)
-                .await?,
-        ))
+        Ok(Some(family_tokens(
+            access_token,
+            access,
+            refresh_token,
+            &refresh,
+            start.geolocation,
+        )))
     }
 
     /// Rotates `presented` (read as `token`, unrotated) to its derived successor and mints an
@@ -279,6 +286,7 @@ impl Services {
             generation,
         );
         let access = self.family_access_record(current.family_id, origin, scopes, jkt);
+        let access_token = self.codec.encode(&access).await?;
         let outcome = self
             .ctx
             .store
@@ -296,13 +304,13 @@ impl Services {
             return Ok(None);
         }
         Ok(Some(
-            self.family_tokens(
+            family_tokens(
+                access_token,
                 access,
                 refresh_token,
                 &successor,
                 origin.geolocation.clone(),
             )
-            .await?
             .into(),
         ))
     }
@@ -320,6 +328,7 @@ impl Services {
     ) -> Result<IssuedTokens, StoreError> {
         let refresh_token = self.successor_token(&family.id, rotated.generation + 1, presented);
         let access = self.family_access_record(family.id, &FamilyOrigin::from(family), scopes, jkt);
+        let access_token = self.codec.encode(&access).await?;
         self.ctx.store.families().put_access_token(&access).await?;
         let successor = RefreshTokenRecord {
             issued_at: rotated.rotated_at.unwrap_or(rotated.issued_at),
@@ -331,15 +340,14 @@ impl Services {
                 family.generation,
             )
         };
-        Ok(self
-            .family_tokens(
-                access,
-                refresh_token,
-                &successor,
-                family.geolocation.clone(),
-            )
-            .await?
-            .into())
+        Ok(family_tokens(
+            access_token,
+            access,
+            refresh_token,
+            &successor,
+            family.geolocation.clone(),
+        )
+        .into())
     }
 
     /// The `sliding` policy (docs/decisions.md, "Refresh tokens"): the same refresh token, its
@@ -359,6 +367,7 @@ impl Services {
             ..record.clone()
         };
         let access = self.family_access_record(record.family_id, origin, scopes, jkt);
+        let access_token = self.codec.encode(&access).await?;
         let outcome = self
             .ctx
             .store
@@ -375,13 +384,13 @@ impl Services {
             return Ok(None);
         }
         Ok(Some(
-            self.family_tokens(
+            family_tokens(
+                access_token,
                 access,
                 presented.clone(),
                 &renewed,
                 origin.geolocation.clone(),
             )
-            .await?
             .into(),
         ))
     }
@@ -402,27 +411,26 @@ impl Services {
             jkt.map(str::to_owned),
         )
     }
+}
 
-    /// What a grant answers once a family's write has succeeded. Signing can still fail (KMS
-    /// unavailable: 503); the client then retries with the refresh token it presented, which
-    /// the retry window of a rotation answers.
-    async fn family_tokens(
-        &self,
-        access: AccessTokenRecord,
-        refresh_token: Secret,
-        refresh: &RefreshTokenRecord,
-        geolocation: Geolocation,
-    ) -> Result<FamilyTokens, StoreError> {
-        Ok(FamilyTokens {
-            access_token: self.codec.encode(&access).await?,
-            access,
-            refresh: IssuedRefresh {
-                token: refresh_token,
-                family_id: refresh.family_id,
-                issued_at: refresh.issued_at,
-                expires_at: refresh.expires_at,
-                geolocation,
-            },
-        })
+/// What a grant answers once a family's write has succeeded, its access token signed
+/// before that write.
+fn family_tokens(
+    access_token: String,
+    access: AccessTokenRecord,
+    refresh_token: Secret,
+    refresh: &RefreshTokenRecord,
+    geolocation: Geolocation,
+) -> FamilyTokens {
+    FamilyTokens {
+        access_token,
+        access,
+        refresh: IssuedRefresh {
+            token: refresh_token,
+            family_id: refresh.family_id,
+            issued_at: refresh.issued_at,
+            expires_at: refresh.expires_at,
+            geolocation,
+        },
     }
 }
