@@ -44,6 +44,7 @@ fn client() -> Client {
         refresh_rotation: Default::default(),
         post_logout_redirect_uris: Vec::new(),
         jwks: None,
+        require_dpop: false,
     }
 }
 

@@ -99,6 +99,12 @@ const SERVICE_ROWS: &[(u16, &str, &str)] = &[
         "slow_down",
         "too many wrong one-time passwords for this address; blocked for a day (RATE_LIMIT_OTP_FAILURES_PER_HOUR)",
     ),
+    (150, "invalid_dpop_proof", "invalid DPoP proof"),
+    (
+        151,
+        "use_dpop_nonce",
+        "DPoP proof requires the server's nonce (DPoP-Nonce header)",
+    ),
 ];
 
 fn spec_rows() -> Vec<(u16, &'static str, &'static str)> {

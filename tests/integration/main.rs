@@ -7,6 +7,7 @@ mod conformance_dynamodb;
 mod conformance_sqlite;
 mod cross_cutting;
 mod ddb_proxy;
+mod dpop;
 mod dynamodb_ttl;
 mod error_catalogue;
 mod exchange;

@@ -49,6 +49,8 @@ pub struct NewClient {
     /// Public keys for `private_key_jwt` (`--jwks-file`), already checked by
     /// [`PublicJwkSet::parse`].
     pub jwks: Option<PublicJwkSet>,
+    /// Every token request must carry a DPoP proof (`--require-dpop`).
+    pub require_dpop: bool,
 }
 
 impl NewClient {
@@ -65,6 +67,7 @@ impl NewClient {
             refresh_rotation: RefreshRotation::Rotate,
             post_logout_redirect_uris: Vec::new(),
             jwks: None,
+            require_dpop: false,
         }
     }
 }
@@ -113,6 +116,7 @@ pub async fn create_client(ctx: &Context, new: NewClient) -> Result<CreatedClien
         refresh_rotation: new.refresh_rotation,
         post_logout_redirect_uris: new.post_logout_redirect_uris,
         jwks: new.jwks,
+        require_dpop: new.require_dpop,
     };
     ctx.store.clients().put_client(&client).await?;
     Ok(CreatedClient { client, secret })
@@ -168,6 +172,16 @@ pub async fn existing_client(ctx: &Context, id: &ClientId) -> Result<Client, Adm
         .get_client(id)
         .await?
         .ok_or_else(|| not_found("client", id))
+}
+
+/// Takes effect at the client's next token request (`tokenctl clients set-require-dpop`):
+/// tokens issued before keep their binding, or their lack of one.
+pub async fn set_require_dpop(
+    ctx: &Context,
+    id: &ClientId,
+    require_dpop: bool,
+) -> Result<Client, AdminError> {
+    update_client(ctx, id, |client| client.require_dpop = require_dpop).await
 }
 
 pub async fn create_company(

@@ -116,6 +116,14 @@ pub enum ClientsCommand {
         #[arg(value_enum)]
         rotation: RefreshRotationArg,
     },
+    /// Require (true) or stop requiring (false) a DPoP proof (RFC 9449) with every token
+    /// request of this application.
+    SetRequireDpop {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+        #[arg(value_name = "true|false", action = clap::ArgAction::Set)]
+        require_dpop: bool,
+    },
 }
 
 /// The client's refresh policy (docs/decisions.md, Refresh tokens).
@@ -176,6 +184,10 @@ pub struct ClientsCreate {
     /// authenticate with `private_key_jwt` besides its secret.
     #[arg(long, value_name = "FILE")]
     pub jwks_file: Option<PathBuf>,
+    /// Every token request must carry a DPoP proof (RFC 9449): its tokens are always bound to
+    /// the client's key.
+    #[arg(long)]
+    pub require_dpop: bool,
 }
 
 #[derive(Subcommand)]

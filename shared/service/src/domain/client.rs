@@ -83,6 +83,9 @@ impl RefreshRotation {
     }
 }
 
+// Independent registration switches, each its own stored field: records written before a
+// switch existed read it as off.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Client {
     pub id: ClientId,
@@ -116,6 +119,10 @@ pub struct Client {
     /// Records written before the field existed read as none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jwks: Option<PublicJwkSet>,
+    /// Every token request must carry a DPoP proof (RFC 9449; docs/decisions.md, DPoP).
+    /// Records written before the field existed read as `false`.
+    #[serde(default)]
+    pub require_dpop: bool,
 }
 
 impl Client {
@@ -291,14 +298,17 @@ mod tests {
             refresh_rotation: RefreshRotation::Rotate,
             post_logout_redirect_uris: vec!["https://app.example/out".into()],
             jwks: None,
+            require_dpop: true,
         };
         let mut stored = serde_json::to_value(&client).unwrap();
         stored
             .as_object_mut()
             .unwrap()
             .remove("post_logout_redirect_uris");
+        stored.as_object_mut().unwrap().remove("require_dpop");
         let read: Client = serde_json::from_value(stored).unwrap();
         assert!(read.post_logout_redirect_uris.is_empty());
+        assert!(!read.require_dpop, "old clients need no DPoP proof");
     }
 
     /// A record written before `jwks` existed reads as a client without keys; one with keys
@@ -320,6 +330,7 @@ mod tests {
             refresh_rotation: RefreshRotation::Rotate,
             post_logout_redirect_uris: Vec::new(),
             jwks: None,
+            require_dpop: false,
         };
         let stored = serde_json::to_value(&client).unwrap();
         assert!(stored.get("jwks").is_none(), "nothing written without keys");
@@ -353,6 +364,7 @@ mod tests {
             refresh_rotation: RefreshRotation::Rotate,
             post_logout_redirect_uris: Vec::new(),
             jwks: None,
+            require_dpop: false,
         };
         assert_eq!(client.requestable_scopes().to_string(), "read");
         for grant in [

@@ -99,6 +99,8 @@ pub struct AuthorizationServerMetadata {
     /// Request objects (OpenID Connect Core §6) are refused.
     pub request_parameter_supported: bool,
     pub request_uri_parameter_supported: bool,
+    /// RFC 9449 §5.1: the algorithms DPoP proofs may be signed with.
+    pub dpop_signing_alg_values_supported: Vec<&'static str>,
 }
 
 impl AuthorizationServerMetadata {
@@ -132,6 +134,7 @@ impl AuthorizationServerMetadata {
             authorization_response_iss_parameter_supported: true,
             request_parameter_supported: false,
             request_uri_parameter_supported: false,
+            dpop_signing_alg_values_supported: crate::jose::Algorithm::names(),
         }
     }
 }

@@ -59,6 +59,26 @@ pub async fn run(command: ClientsCommand, ctx: &Context) -> Result<Output, CliEr
                 ),
             ))
         }
+        ClientsCommand::SetRequireDpop {
+            client_id,
+            require_dpop,
+        } => {
+            let client = admin::set_require_dpop(ctx, &client_id, require_dpop).await?;
+            let what = if client.require_dpop {
+                "must send a DPoP proof with every token request"
+            } else {
+                "may send DPoP proofs (optional)"
+            };
+            Ok(Output::new(
+                json!({ "client_id": client.id, "require_dpop": client.require_dpop }),
+                format!(
+                    "Client {} ({}) {what}. {}",
+                    client.id,
+                    client.name,
+                    super::cache_delay_note()
+                ),
+            ))
+        }
     }
 }
 
@@ -74,6 +94,7 @@ async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> 
     new.first_party = args.first_party;
     new.refresh_rotation = args.refresh_rotation.into();
     new.jwks = args.jwks_file.as_deref().map(read_jwks).transpose()?;
+    new.require_dpop = args.require_dpop;
     let created = admin::create_client(ctx, new).await?;
     let client = &created.client;
     // The only place a secret is ever printed: once, at creation. Only its hash is stored.
@@ -92,6 +113,7 @@ async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> 
             "first_party": client.first_party,
             "refresh_rotation": client.refresh_rotation.as_str(),
             "jwks_keys": key_ids(client),
+            "require_dpop": client.require_dpop,
         }),
         format!(
             "Created client {:?}.\n\
