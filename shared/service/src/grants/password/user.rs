@@ -149,7 +149,13 @@ async fn verify_password(
         .map_err(|e| ServerError::internal_because("the password verification task failed", e))?;
     match user {
         Some(user) if verified => Ok((user, attempt.map(|attempt| LoginRefund { login, attempt }))),
-        _ => Err(ErrorCode::IncorrectCredentials.into()),
+        _ => {
+            // The wrong password that reaches the threshold locks the login.
+            if attempt.is_some_and(|a| a.count == services.policy.lockout_threshold) {
+                crate::measure::lockout();
+            }
+            Err(ErrorCode::IncorrectCredentials.into())
+        }
     }
 }
 
