@@ -24,3 +24,4 @@ pub mod services;
 pub mod signing;
 pub mod store;
 pub mod telemetry;
+pub mod traces;
