@@ -161,11 +161,6 @@ impl RunningFunction {
         }
     }
 
-    /// Everything the function wrote to stdout and stderr so far.
-    pub fn output(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
     fn fail(&self, why: &str) -> ! {
         let output = std::fs::read_to_string(&self.log).unwrap_or_default();
         let tail: Vec<&str> = output.lines().rev().take(30).collect();
