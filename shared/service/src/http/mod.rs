@@ -10,6 +10,7 @@ mod body;
 mod client_request;
 mod company;
 mod connections;
+mod dpop;
 pub mod error_response;
 mod exchange;
 pub mod forms;
