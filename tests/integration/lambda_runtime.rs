@@ -41,6 +41,7 @@ use token_service::secrets::Secret;
 use token_service::signing;
 
 use function::{FunctionEnv, RunningFunction};
+use integration_tests::otlp_receiver::{attribute, OtlpReceiver};
 
 /// The deployment's geolocation, the same for the three functions and the users.
 const GEOLOCATION: &str = "https://lambda-runtime.test.example";
@@ -231,6 +232,63 @@ async fn each_function_binary_answers_under_the_runtime_api() {
         (&exchange, exchange_first),
         (&company, company_first),
     ]);
+}
+
+/// With `OTEL_EXPORTER_OTLP_ENDPOINT` set, the token function exports its spans to the OTLP
+/// receiver before it answers: the request span with the correlation id the caller sent, and
+/// the store's calls (the SDK's DynamoDB operation spans) in the same trace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn the_token_function_exports_the_request_span_with_its_correlation_id() {
+    let Some(deployment) = Deployment::create().await else {
+        return;
+    };
+    let receiver = OtlpReceiver::start().await;
+    let extra = [("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint.as_str())];
+    let token = RunningFunction::start_with("token", &deployment.env, &extra).await;
+    let correlation_id = format!("trace-test-{}", uuid::Uuid::new_v4());
+    let grant = [("grant_type", "client_credentials")];
+    let mut event = http_api_event("/v0/token", &deployment.basic(), Some(&grant));
+    event["headers"]["x-correlation-id"] = json!(correlation_id);
+    let (answer, _) = token.invoke(event).await;
+    assert_eq!(answer.status, 200, "client_credentials: {}", answer.body);
+
+    let request = receiver
+        .wait_for(Duration::from_secs(10), |span| {
+            span.name == "request" && attribute(span, "correlation_id") == Some(&correlation_id)
+        })
+        .await
+        .unwrap_or_else(|| {
+            let names: Vec<String> = receiver.spans().iter().map(|s| s.name.clone()).collect();
+            panic!(
+                "no request span with the correlation id; received {names:?}\n{}",
+                token.output()
+            )
+        });
+    assert_eq!(
+        attribute(&request, "grant_type"),
+        Some("client_credentials")
+    );
+    assert_eq!(attribute(&request, "path"), Some("/v0/token"));
+    let spans = receiver.spans();
+    let store_calls: Vec<&str> = spans
+        .iter()
+        .filter(|s| s.trace_id == request.trace_id && s.name.starts_with("DynamoDB."))
+        .map(|s| s.name.as_str())
+        .collect();
+    assert!(
+        !store_calls.is_empty(),
+        "no store call in the request's trace: {spans:?}"
+    );
+    let secret = deployment.client_secret.as_str();
+    let access_token = answer.body["access_token"].as_str().unwrap();
+    for span in &spans {
+        let text = format!("{span:?}");
+        assert!(
+            !text.contains(secret) && !text.contains(access_token),
+            "a secret in {text}"
+        );
+    }
 }
 
 /// The token function wrote its metrics as CloudWatch embedded metric format lines on stdout,

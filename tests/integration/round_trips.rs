@@ -103,9 +103,9 @@ mod budgets {
         );
     }
 
-    /// Goal ≤ 3 plus the lockout counter, which on a correct password is two writes: the attempt
-    /// counted before the password is checked (docs/decisions.md, Lockout), and its refund; plus
-    /// two rate limits (the client's, the source address's).
+    /// 3: the attempt counted before the password is checked (docs/decisions.md, Lockout), the
+    /// user read with its login item, and the family's transaction, which takes the attempt back;
+    /// plus two rate limits (the client's, the source address's).
     pub async fn user_password(c: Counted) {
         let client = c.app.create_client("read").await;
         let login = format!("user-{}@example.com", Uuid::new_v4().simple());
@@ -116,8 +116,15 @@ mod budgets {
             .await;
         assert_within(
             &calls,
-            3 + 2 + 2 * RATE_LIMIT,
-            "password (3 + the lockout counter's two writes + two rate limits)",
+            3 + 2 * RATE_LIMIT,
+            "password (the attempt, the user, the family with the refund + two rate limits)",
+        );
+        assert_eq!(calls.count("GetItem"), 1, "the login item holds the user");
+        assert_eq!(calls.count("TransactWriteItems"), 1);
+        assert_eq!(
+            calls.count("UpdateItem"),
+            1 + 2 * RATE_LIMIT,
+            "the attempt, no refund of its own"
         );
     }
 

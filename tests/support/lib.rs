@@ -7,6 +7,7 @@ pub mod browser;
 pub mod ddb_proxy;
 pub mod dynamodb;
 pub mod logs;
+pub mod otlp_receiver;
 pub mod ports;
 pub mod relying_party;
 pub mod smtp_server;

@@ -55,6 +55,8 @@ async fn main() -> anyhow::Result<()> {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await?;
+    // The spans still batched, when traces are exported (off the async workers: it blocks).
+    let _ = tokio::task::spawn_blocking(token_service::traces::flush).await;
     Ok(())
 }
 

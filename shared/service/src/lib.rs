@@ -25,3 +25,4 @@ pub mod services;
 pub mod signing;
 pub mod store;
 pub mod telemetry;
+pub mod traces;

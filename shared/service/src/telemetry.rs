@@ -1,4 +1,5 @@
-//! Structured logs: JSON in Lambda (CloudWatch parses it), human-readable locally.
+//! Structured logs: JSON in Lambda (CloudWatch parses it), human-readable locally; and the
+//! OpenTelemetry layer (`traces`) when an OTLP endpoint is configured.
 //!
 //! The filter comes from `RUST_LOG` (default `info`), within fixed ceilings for the crates that
 //! would otherwise print credentials: whatever `RUST_LOG` asks, even a directive naming their
@@ -65,6 +66,7 @@ where
             .boxed()
     };
     let result = tracing_subscriber::registry()
+        .with(crate::traces::layer())
         .with(output.with_filter(filter(&directives)))
         .try_init();
     // Already initialised (tests spawning several servers): keep the first.

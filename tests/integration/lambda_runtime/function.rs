@@ -65,6 +65,11 @@ pub struct RunningFunction {
 impl RunningFunction {
     /// Starts the binary and waits for its first poll of `next`: the end of its init.
     pub async fn start(name: &'static str, env: &FunctionEnv) -> Self {
+        Self::start_with(name, env, &[]).await
+    }
+
+    /// As [`Self::start`], with `extra` variables set too.
+    pub async fn start_with(name: &'static str, env: &FunctionEnv, extra: &[(&str, &str)]) -> Self {
         let binary = function_binary(name);
         let api = RuntimeApi::serve(name).await;
         let log = env.data_dir.path().join(format!("{name}.log"));
@@ -88,6 +93,7 @@ impl RunningFunction {
             .env("GEOLOCATION", GEOLOCATION)
             .env("DATA_DIR", env.data_dir.path())
             .env("RUST_LOG", "info")
+            .envs(extra.iter().copied())
             .stdin(Stdio::null())
             .stdout(output.try_clone().unwrap())
             .stderr(output)

@@ -69,7 +69,7 @@ pub fn local_router(services: Arc<Services>) -> Router {
 }
 
 /// A Lambda function's router: its metrics written as CloudWatch embedded metric format lines
-/// after each invocation (`measure::emf`).
+/// after each invocation (`measure::emf`), and its spans exported if traces are on (`traces`).
 pub fn lambda(router: Router) -> Router {
     measure::emf::install();
     router.layer(axum::middleware::map_response(flush_metrics))
@@ -77,6 +77,10 @@ pub fn lambda(router: Router) -> Router {
 
 async fn flush_metrics(response: axum::response::Response) -> axum::response::Response {
     measure::emf::flush();
+    if crate::traces::enabled() {
+        // The export is a blocking HTTP call to the collector (the Lambda extension's).
+        let _ = tokio::task::spawn_blocking(crate::traces::flush).await;
+    }
     response
 }
 

@@ -74,6 +74,7 @@ pub async fn request_context(request: Request, next: Next) -> Response {
         method = %request.method(),
         path = %request.uri().path(),
         correlation_id = %correlation_id,
+        otel.kind = "server",
         grant_type = tracing::field::Empty,
         client_id = tracing::field::Empty,
         code = tracing::field::Empty,

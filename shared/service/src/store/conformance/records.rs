@@ -231,6 +231,7 @@ impl Bundle {
             refresh_token: &self.refresh,
             access_token: &self.access,
             legacy_exchange: None,
+            login_refund: None,
         }
     }
 

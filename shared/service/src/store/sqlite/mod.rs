@@ -22,6 +22,7 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OptionalExtension};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use tracing::Instrument;
 
 use super::{StoreError, StoreResult};
 use crate::secrets::TokenHash;
@@ -246,7 +247,10 @@ impl SqliteStore {
             // The caller may have stopped waiting; the work is done either way.
             let _ = reply.send(op(conn));
         })))?;
-        answer.await.map_err(|_| worker::thread_gone())?
+        answer
+            .instrument(store_call::<F>())
+            .await
+            .map_err(|_| worker::thread_gone())?
     }
 
     /// Runs `op` inside the next group transaction (`BEGIN IMMEDIATE`: the write lock is taken
@@ -261,7 +265,10 @@ impl SqliteStore {
         let (reply, answer) = tokio::sync::oneshot::channel();
         self.worker
             .submit(Job::Grouped(Box::new(Write::new(op, reply))))?;
-        answer.await.map_err(|_| worker::thread_gone())?
+        answer
+            .instrument(store_call::<F>())
+            .await
+            .map_err(|_| worker::thread_gone())?
     }
 
     /// Reads one JSON body by key, `None` if there is no row.
@@ -335,4 +342,37 @@ fn hash_from_column(text: &str) -> StoreResult<TokenHash> {
 
 fn id_to_sql(id: &impl std::fmt::Display) -> String {
     id.to_string()
+}
+
+/// The span of one store call, for traces (`debug`: never in the logs). Named by the store
+/// method that submitted `F`, read from the closure's type name
+/// (`…::SqliteStore>::get_client::{{closure}}…` → `get_client`): no list to keep in step.
+fn store_call<F>() -> tracing::Span {
+    tracing::debug_span!(
+        "sqlite",
+        operation = operation_of(std::any::type_name::<F>()),
+        otel.kind = "client",
+    )
+}
+
+fn operation_of(closure_type: &str) -> &str {
+    let method = closure_type
+        .split_once("::{{closure}}")
+        .map_or(closure_type, |(method, _)| method);
+    method.rsplit("::").next().unwrap_or(method)
+}
+
+#[cfg(test)]
+mod store_call_tests {
+    #[test]
+    fn a_store_call_is_named_by_the_method_that_submitted_it() {
+        fn get_client() -> &'static str {
+            fn name_of<F>(_: &F) -> &'static str {
+                std::any::type_name::<F>()
+            }
+            name_of(&|| ())
+        }
+        assert_eq!(super::operation_of(get_client()), "get_client");
+        assert_eq!(super::operation_of("plain"), "plain");
+    }
 }
