@@ -72,6 +72,8 @@ const SERVICE_ROWS: &[(u16, &str, &str)] = &[
         "invalid_request",
         "number of open otp requests has been exceeded",
     ),
+    // private_key_jwt (RFC 7523): a refused client assertion, 401 like the secret it replaces.
+    (63, "invalid_client", "client_assertion is invalid"),
     (
         86,
         "invalid_request",

@@ -24,6 +24,7 @@ mod metrics;
 mod oidc_interop;
 mod openid;
 mod otp;
+mod private_key_jwt;
 mod refresh_edges;
 mod refresh_faults;
 mod refresh_rotation;

@@ -10,6 +10,7 @@
 mod counted;
 mod openid;
 mod otp;
+mod private_key_jwt;
 
 use std::sync::Arc;
 
@@ -50,11 +51,13 @@ dynamodb_test!(
     userinfo,
     logout,
     one_time_password,
+    client_credentials_with_private_key_jwt,
 );
 
 mod budgets {
     pub use super::openid::{logout, userinfo};
     pub use super::otp::one_time_password;
+    pub use super::private_key_jwt::client_credentials_with_private_key_jwt;
     use super::*;
 
     /// Goal ≤ 1 + the rate limit: the client comes from the cache; one call writes the token's
@@ -100,9 +103,9 @@ mod budgets {
         );
     }
 
-    /// Goal ≤ 3 plus the lockout counter, which on a correct password is two writes: the attempt
-    /// counted before the password is checked (docs/decisions.md, Lockout), and its refund; plus
-    /// two rate limits (the client's, the source address's).
+    /// 3: the attempt counted before the password is checked (docs/decisions.md, Lockout), the
+    /// user read with its login item, and the family's transaction, which takes the attempt back;
+    /// plus two rate limits (the client's, the source address's).
     pub async fn user_password(c: Counted) {
         let client = c.app.create_client("read").await;
         let login = format!("user-{}@example.com", Uuid::new_v4().simple());
@@ -113,8 +116,15 @@ mod budgets {
             .await;
         assert_within(
             &calls,
-            3 + 2 + 2 * RATE_LIMIT,
-            "password (3 + the lockout counter's two writes + two rate limits)",
+            3 + 2 * RATE_LIMIT,
+            "password (the attempt, the user, the family with the refund + two rate limits)",
+        );
+        assert_eq!(calls.count("GetItem"), 1, "the login item holds the user");
+        assert_eq!(calls.count("TransactWriteItems"), 1);
+        assert_eq!(
+            calls.count("UpdateItem"),
+            1 + 2 * RATE_LIMIT,
+            "the attempt, no refund of its own"
         );
     }
 

@@ -22,8 +22,9 @@
 //!   So on SQLite, as with DynamoDB's writes refused, reads still succeed: introspection and
 //!   the first authorize page answer 200, and are asserted to.
 //! - **DynamoDB, transactions refused** (the grants that start or rotate a family): only the
-//!   family's transaction fails, after the single-item writes before it (a lockout count and its
-//!   refund, a one-time password's try) landed. A code or a password is redeemed only after the
+//!   family's transaction fails, after the single-item writes before it (a lockout count, a
+//!   one-time password's try) landed; the password grant's refund, part of the failed
+//!   transaction, is then written on its own. A code or a password is redeemed only after the
 //!   family is written, so the retry still finds it open.
 //!
 //! The apps run without the read cache (`READ_CACHE_SECONDS=0`, as [`TestApp::with_store`]
@@ -112,8 +113,8 @@ pub enum Outage {
     /// Every request to the store fails.
     Everything,
     /// DynamoDB only: the transactions fail (a family started or rotated, a legacy exchange);
-    /// the single-item writes before them (a lockout count and its refund, a code's
-    /// redemption, a one-time password's try) land.
+    /// the single-item writes before and after them (a lockout count and, when the family's
+    /// transaction fails, its refund; a code's redemption, a one-time password's try) land.
     TransactionsRefused,
 }
 

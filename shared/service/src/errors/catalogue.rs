@@ -104,6 +104,9 @@ catalogue! {
     ClientNotFound = (61, InvalidClient, "client not found"),
     ClientIdMissing = (62, InvalidRequest, "client_id was not supplied"),
     ClientSecretMissing = (63, InvalidRequest, "client_secret was not supplied"),
+    /// `private_key_jwt`: the client assertion does not authenticate the client (bad signature,
+    /// claims, algorithm, or a replayed `jti`); 63 as the secret it stands in for.
+    ClientAssertionInvalid = (63, InvalidClient, "client_assertion is invalid"),
     IncorrectClientSecret = (64, InvalidClient, "Incorrect credentials. Please Retry"),
     GrantTypeMissing = (65, InvalidRequest, "grant_type was not supplied"),
     InvalidChannelType = (80, InvalidRequest, "invalid channel type"),

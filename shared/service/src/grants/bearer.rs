@@ -200,6 +200,7 @@ mod tests {
             redirect_uris: Vec::new(),
             refresh_rotation: Default::default(),
             post_logout_redirect_uris: Vec::new(),
+            jwks: None,
             require_dpop: false,
         };
         Fixture {

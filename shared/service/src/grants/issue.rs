@@ -17,8 +17,8 @@ use crate::random::RandomExt;
 use crate::secrets::Secret;
 use crate::services::Services;
 use crate::store::{
-    FamilyCreated, FamilyOrigin, LegacyExchangeUpdate, NewFamily, RefreshTokenWithOrigin, Renewal,
-    Renewed, Rotated, Rotation, StoreError,
+    FamilyCreated, FamilyOrigin, LegacyExchangeUpdate, LoginRefund, NewFamily,
+    RefreshTokenWithOrigin, Renewal, Renewed, Rotated, Rotation, StoreError,
 };
 
 /// The purpose the successor key is derived for, and the MAC's domain separator.
@@ -182,7 +182,18 @@ impl Services {
 
     /// Starts a family: its first refresh token and first access token, in one write.
     pub async fn start_family(&self, start: FamilyStart) -> Result<FamilyTokens, ServerError> {
-        match self.create_family(start, None).await? {
+        self.start_family_refunding(start, None).await
+    }
+
+    /// [`Self::start_family`], taking back a correct password's login attempt in the same
+    /// write (docs/decisions.md, Lockout). On an error the attempt may still be counted: the
+    /// caller takes it back on its own.
+    pub async fn start_family_refunding(
+        &self,
+        start: FamilyStart,
+        refund: Option<LoginRefund>,
+    ) -> Result<FamilyTokens, ServerError> {
+        match self.create_family(start, None, refund).await? {
             Some(tokens) => Ok(tokens),
             // The store reports a lost race only for a legacy link, and there is none here.
             None => Err(ServerError::internal(
@@ -200,13 +211,14 @@ impl Services {
         start: FamilyStart,
         link: LegacyExchangeUpdate,
     ) -> Result<Option<FamilyTokens>, StoreError> {
-        self.create_family(start, Some(link)).await
+        self.create_family(start, Some(link), None).await
     }
 
     async fn create_family(
         &self,
         start: FamilyStart,
         link: Option<LegacyExchangeUpdate>,
+        login_refund: Option<LoginRefund>,
     ) -> Result<Option<FamilyTokens>, StoreError> {
         let now = self.ctx.clock.now();
         let family_id = FamilyId::new(self.ctx.random.uuid());
@@ -250,6 +262,7 @@ impl Services {
                     update.exchange.family_id = family_id;
                     update
                 }),
+                login_refund,
             })
             .await?;
         if created == FamilyCreated::LegacyExchangeRaced {

@@ -7,6 +7,7 @@
 
 mod authorization_code;
 mod bearer;
+pub mod client_assertion;
 mod client_auth;
 mod client_credentials;
 mod error;

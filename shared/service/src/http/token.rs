@@ -116,7 +116,7 @@ impl IntoResponse for TokenEndpointDenial {
         (status = 200, body = TokenResponse),
         (status = 400, description = "invalid_request, invalid_grant, invalid_scope (catalogue codes; 16 with geolocation); invalid_dpop_proof (150); use_dpop_nonce (151, with `DPoP-Nonce`)", body = OAuthErrorBody,
             headers(("DPoP-Nonce" = String, description = "With `DPOP_NONCE=on`: the nonce DPoP proofs must carry"))),
-        (status = 401, description = "invalid_client", body = OAuthErrorBody),
+        (status = 401, description = "invalid_client (61, 64; 63 for a refused client assertion)", body = OAuthErrorBody),
         (status = 403, description = "access_denied (59)", body = OAuthErrorBody),
         (status = 413, body = OAuthErrorBody),
         (status = 429, description = "slow_down: a rate limit (140 requests per client, 141 password grants per source address, 143 wrong one-time passwords per address); `Retry-After` in seconds",

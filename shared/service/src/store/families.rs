@@ -60,6 +60,10 @@ pub struct NewFamily<'a> {
     /// Set by the legacy exchange: in the same write, point the old token at this family and
     /// revoke the family the previous exchange created.
     pub legacy_exchange: Option<LegacyExchangeUpdate>,
+    /// Set by the password grant: in the same write, take back the attempt its correct password
+    /// counted (as [`super::LockoutStore::refund_login_attempt`] would: nothing if its window
+    /// ended, which does not stop the family). Never with `legacy_exchange`.
+    pub login_refund: Option<super::LoginRefund>,
 }
 
 #[derive(Debug, Clone)]

@@ -48,6 +48,14 @@ pub struct AllowedAttempt {
     pub window_start: UnixTime,
 }
 
+/// An allowed attempt to take back in the same write as the family its correct password starts
+/// ([`super::NewFamily::login_refund`]), rather than in a write of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginRefund {
+    pub login: Login,
+    pub attempt: AllowedAttempt,
+}
+
 #[async_trait]
 pub trait LockoutStore: Send + Sync {
     /// Counts one attempt for `login` at `now`, atomically with the check against `limit`. The

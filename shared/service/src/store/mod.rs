@@ -45,7 +45,7 @@ pub use families::{
 };
 pub use families::{FamilyOrigin, RefreshTokenWithOrigin};
 pub use legacy::LegacyStore;
-pub use lockout::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore};
+pub use lockout::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore, LoginRefund};
 pub use open::{open, open_signing_key_ring};
 pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore, REQUEST_WINDOW_SECONDS};
 pub use principals::{EmailUpdate, Inserted, PrincipalStore};

@@ -5,8 +5,10 @@ use crate::errors::{ErrorCode, ServerError};
 use crate::grants::{requested_family_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
 use crate::secrets::PasswordHash;
 use crate::services::Services;
-use crate::store::{Attempt, AttemptLimit};
+use crate::store::{Attempt, AttemptLimit, LoginRefund};
 
+/// The family's write takes back the password's attempt (docs/decisions.md, Lockout): a correct
+/// password costs the attempt, the user's read and that one write.
 pub(super) async fn grant(
     services: &Services,
     client: &Client,
@@ -15,8 +17,38 @@ pub(super) async fn grant(
     password: &str,
 ) -> Result<IssuedTokens, GrantError> {
     let scopes = requested_family_scopes(params, client)?;
-    let user = authenticate_user(services, username, password).await?;
-    start_user_family(services, client, user, scopes, params.dpop_jkt()).await
+    let (user, refund) = authenticate_user_refund_pending(services, username, password).await?;
+    let start = FamilyStart {
+        client_id: client.id,
+        principal_type: PrincipalType::User,
+        principal_id: user.id,
+        scopes,
+        geolocation: user.geolocation,
+        jkt: params.dpop_jkt().map(str::to_owned),
+    };
+    match services.start_family_refunding(start, refund.clone()).await {
+        Ok(issued) => Ok(issued.into()),
+        Err(error) => {
+            // Nothing written (a signature or the write failed): a failure of ours must not
+            // count as a failed login.
+            if let Some(refund) = refund {
+                if let Err(refund_error) = take_back(services, &refund).await {
+                    tracing::warn!(%refund_error, "a correct password's attempt left counted");
+                }
+            }
+            Err(error.into())
+        }
+    }
+}
+
+async fn take_back(services: &Services, refund: &LoginRefund) -> Result<(), GrantError> {
+    services
+        .ctx
+        .store
+        .lockout()
+        .refund_login_attempt(&refund.login, &refund.attempt)
+        .await?;
+    Ok(())
 }
 
 /// A new family for a user who has just proved who they are (a password, a one-time password),
@@ -49,9 +81,28 @@ pub(crate) async fn authenticate_user(
     username: &str,
     password: &str,
 ) -> Result<User, GrantError> {
-    let user = verify_password(services, username, password).await?;
-    check_user_may_sign_in(services, &user)?;
+    let (user, refund) = authenticate_user_refund_pending(services, username, password).await?;
+    if let Some(refund) = refund {
+        take_back(services, &refund).await?;
+    }
     Ok(user)
+}
+
+/// [`authenticate_user`], leaving the correct password's attempt for the caller to take back
+/// (with the family it writes). A user who may not sign in gets it back here.
+async fn authenticate_user_refund_pending(
+    services: &Services,
+    username: &str,
+    password: &str,
+) -> Result<(User, Option<LoginRefund>), GrantError> {
+    let (user, refund) = verify_password(services, username, password).await?;
+    if let Err(refusal) = check_user_may_sign_in(services, &user) {
+        if let Some(refund) = refund {
+            take_back(services, &refund).await?;
+        }
+        return Err(refusal);
+    }
+    Ok((user, refund))
 }
 
 /// Once a user has proved who they are (a password, a one-time password): a disabled account
@@ -73,12 +124,12 @@ pub(crate) fn check_user_may_sign_in(services: &Services, user: &User) -> Result
 ///
 /// The attempt is counted before the password is compared, atomically with the lockout check
 /// (docs/decisions.md, "Lockout"), so parallel guesses cannot pass the threshold; a correct
-/// password takes its attempt back, so correct logins never lock anyone out.
+/// password's attempt is returned, to be taken back, so correct logins never lock anyone out.
 async fn verify_password(
     services: &Services,
     username: &str,
     password: &str,
-) -> Result<User, GrantError> {
+) -> Result<(User, Option<LoginRefund>), GrantError> {
     let Ok(login) = Login::parse(username) else {
         return Err(ErrorCode::IncorrectCredentials.into());
     };
@@ -100,15 +151,7 @@ async fn verify_password(
         .await
         .map_err(|e| ServerError::internal_because("the password verification task failed", e))?;
     match user {
-        Some(user) if verified => {
-            if let Some(attempt) = attempt {
-                store
-                    .lockout()
-                    .refund_login_attempt(&login, &attempt)
-                    .await?;
-            }
-            Ok(user)
-        }
+        Some(user) if verified => Ok((user, attempt.map(|attempt| LoginRefund { login, attempt }))),
         _ => {
             // The wrong password that reaches the threshold locks the login.
             if attempt.is_some_and(|a| a.count == services.policy.lockout_threshold) {

@@ -3,7 +3,7 @@
 use super::records::*;
 use crate::domain::Login;
 use crate::store::prelude::*;
-use crate::store::{AllowedAttempt, Attempt, AttemptLimit};
+use crate::store::{AllowedAttempt, Attempt, AttemptLimit, FamilyCreated, LoginRefund, NewFamily};
 
 const LIMIT: AttemptLimit = AttemptLimit {
     threshold: 3,
@@ -110,4 +110,60 @@ pub async fn parallel_login_attempts_never_exceed_the_threshold(store: &dyn Stor
         (1..=LIMIT.threshold).collect::<Vec<_>>(),
         "exactly the threshold's attempts pass, each with its own count"
     );
+}
+
+/// The password grant's refund rides on the family's write: the attempt is taken back with it,
+/// and an attempt whose window has ended meanwhile does not stop the family.
+pub async fn a_family_write_takes_back_its_login_attempt(store: &dyn Store) {
+    let now = now();
+    let login = fresh_login();
+    let Attempt::Allowed(attempt) = register(store, &login, now).await else {
+        panic!("locked");
+    };
+    let bundle = Bundle::live(now);
+    let created = store
+        .families()
+        .create_family(NewFamily {
+            login_refund: Some(LoginRefund {
+                login: login.clone(),
+                attempt,
+            }),
+            ..bundle.new_family()
+        })
+        .await
+        .expect("create_family");
+    assert_eq!(created, FamilyCreated::Created);
+    assert_eq!(
+        register(store, &login, now + 1).await,
+        allowed(1, now),
+        "the family's write took the attempt back"
+    );
+
+    // The window of an attempt ends before its family is written: nothing to take back, and the
+    // new window keeps its count.
+    let Attempt::Allowed(old) = register(store, &login, now + 2).await else {
+        panic!("locked");
+    };
+    let later = now + LIMIT.window_seconds;
+    assert_eq!(register(store, &login, later).await, allowed(1, later));
+    let late = Bundle::live(now);
+    let created = store
+        .families()
+        .create_family(NewFamily {
+            login_refund: Some(LoginRefund {
+                login: login.clone(),
+                attempt: old,
+            }),
+            ..late.new_family()
+        })
+        .await
+        .expect("create_family with a refund past its window");
+    assert_eq!(created, FamilyCreated::Created);
+    assert!(store
+        .families()
+        .get_family(&late.family.id, now)
+        .await
+        .unwrap()
+        .is_some());
+    assert_eq!(register(store, &login, later + 1).await, allowed(2, later));
 }

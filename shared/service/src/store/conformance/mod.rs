@@ -109,6 +109,7 @@ macro_rules! conformance_suite {
             login_attempts_lock_at_the_threshold_until_the_window_ends,
             refunded_login_attempts_never_lock,
             parallel_login_attempts_never_exceed_the_threshold,
+            a_family_write_takes_back_its_login_attempt,
             otp_newest_open_record_counts_and_consumption,
             otp_tries_are_spent_atomically_by_12_parallel_requests,
             otp_is_consumed_once_by_10_parallel_requests,

@@ -44,6 +44,7 @@ pub fn client(now: UnixTime) -> Client {
         redirect_uris: vec!["https://app.example.com/callback".into()],
         refresh_rotation: RefreshRotation::Rotate,
         post_logout_redirect_uris: Vec::new(),
+        jwks: None,
         require_dpop: false,
     }
 }
@@ -230,6 +231,7 @@ impl Bundle {
             refresh_token: &self.refresh,
             access_token: &self.access,
             legacy_exchange: None,
+            login_refund: None,
         }
     }
 

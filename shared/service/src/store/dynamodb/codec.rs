@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::errors::sanitize;
-use crate::domain::{PrincipalId, RefreshTokenRecord};
+use crate::domain::{PrincipalId, RefreshTokenRecord, User};
 use crate::store::{FamilyOrigin, StoreError, StoreResult};
 
 pub(super) type Item = HashMap<String, AttributeValue>;
@@ -230,10 +230,33 @@ pub(super) mod keys {
     }
 }
 
-/// The login uniqueness item: which user holds a login.
+/// The login uniqueness item: which user holds a login, and on a login item a copy of that user,
+/// written in the same transaction as the user item, so that a sign-in reads its user in one
+/// `GetItem` (docs/decisions.md, Lockout). Address items, and login items written before the
+/// copy existed, hold the id only.
 #[derive(Serialize, Deserialize)]
 pub(super) struct LoginOwner {
     pub(super) user_id: PrincipalId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) user: Option<User>,
+}
+
+impl LoginOwner {
+    /// An address item's owner: the id only.
+    pub(super) fn id_of(user: &User) -> Self {
+        Self {
+            user_id: user.id,
+            user: None,
+        }
+    }
+
+    /// A login item's owner, with the copy.
+    pub(super) fn copy_of(user: &User) -> Self {
+        Self {
+            user_id: user.id,
+            user: Some(user.clone()),
+        }
+    }
 }
 
 pub(super) fn s(value: impl Into<String>) -> AttributeValue {

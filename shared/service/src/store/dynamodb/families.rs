@@ -41,7 +41,20 @@ impl FamilyStore for DynamoStore {
             self.put_connection_member(new.family)?,
         ];
         let Some(update) = new.legacy_exchange else {
-            return match self.transact("CreateFamily", common).await? {
+            let refund_index = common.len();
+            let mut items = common.clone();
+            if let Some(refund) = &new.login_refund {
+                items.push(self.refund_item(refund)?);
+            }
+            let mut outcome = self.transact("CreateFamily", items).await?;
+            if let Transaction::ConditionsFailed(failed) = &outcome {
+                if new.login_refund.is_some() && failed == &[refund_index] {
+                    // The attempt's window ended (or was refunded to zero): nothing to take
+                    // back, the family still has to be written.
+                    outcome = self.transact("CreateFamily", common).await?;
+                }
+            }
+            return match outcome {
                 Transaction::Committed => Ok(FamilyCreated::Created),
                 Transaction::ConditionsFailed(_) => Err(StoreError::internal(
                     "CreateFamily: family, refresh token or access token id already taken"
@@ -49,6 +62,11 @@ impl FamilyStore for DynamoStore {
                 )),
             };
         };
+        if new.login_refund.is_some() {
+            return Err(StoreError::internal(
+                "CreateFamily: a legacy exchange takes back no login attempt".to_owned(),
+            ));
+        }
 
         // The link moves only if it still points where the caller saw it: of two concurrent
         // exchanges of one legacy token, one wins and the other writes nothing.

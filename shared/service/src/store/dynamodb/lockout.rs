@@ -8,15 +8,17 @@
 //! nothing written and starts over.
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::ReturnValue;
+use aws_sdk_dynamodb::types::{ReturnValue, TransactWriteItem, Update};
 
 use super::codec::{key, keys, n, Item};
-use super::errors::store_error;
+use super::errors::{build_error, store_error};
 use super::requests::update_if;
 use super::DynamoStore;
 use crate::clock::UnixTime;
 use crate::domain::Login;
-use crate::store::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore, StoreError, StoreResult};
+use crate::store::{
+    AllowedAttempt, Attempt, AttemptLimit, LockoutStore, LoginRefund, StoreError, StoreResult,
+};
 
 /// Rounds of "increment, else open a window" before giving up. Each lost round means another
 /// request changed the counter in between, which can happen at most twice per window (one
@@ -83,6 +85,23 @@ impl LockoutStore for DynamoStore {
 }
 
 impl DynamoStore {
+    /// [`LockoutStore::refund_login_attempt`] as an item of another transaction (the family's).
+    /// Its condition fails when there is nothing to take back; the caller then writes without it.
+    pub(super) fn refund_item(&self, refund: &LoginRefund) -> StoreResult<TransactWriteItem> {
+        let (pk, sk) = keys::login_attempts(&refund.login);
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .update_expression("ADD attempts :minus_one")
+            .condition_expression("window_start = :start AND attempts > :zero")
+            .expression_attribute_values(":minus_one", n(-1))
+            .expression_attribute_values(":start", n(refund.attempt.window_start))
+            .expression_attribute_values(":zero", n(0))
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
     /// Counts the attempt in a live window with room; `None` if there is no such window.
     async fn increment(
         &self,

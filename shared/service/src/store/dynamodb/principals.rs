@@ -38,7 +38,11 @@ impl DynamoStore {
         let Some(owner) = self.get::<LoginOwner>(op, uniqueness_key).await? else {
             return Ok(None);
         };
-        Ok(self.get_user(&owner.user_id).await?.filter(still_holds))
+        let user = match owner.user {
+            Some(copy) => Some(copy),
+            None => self.get_user(&owner.user_id).await?,
+        };
+        Ok(user.filter(still_holds))
     }
 
     /// Puts a uniqueness item (login or address) unless another user holds it.
@@ -62,13 +66,15 @@ impl DynamoStore {
 impl PrincipalStore for DynamoStore {
     async fn insert_user(&self, user: &User) -> StoreResult<Inserted> {
         // The address's item has the login item's shape: which user holds it.
-        let owner = LoginOwner { user_id: user.id };
         let mut items = vec![
             self.put_new(to_item(user, keys::user(&user.id))?)?,
-            self.put_new(to_item(&owner, keys::login(&user.login))?)?,
+            self.put_new(to_item(
+                &LoginOwner::copy_of(user),
+                keys::login(&user.login),
+            )?)?,
         ];
         if let Some(email) = &user.email {
-            items.push(self.put_new(to_item(&owner, email_key(email))?)?);
+            items.push(self.put_new(to_item(&LoginOwner::id_of(user), email_key(email))?)?);
         }
         match self.transact("InsertUser", items).await? {
             Transaction::Committed => Ok(Inserted::Inserted),
@@ -95,13 +101,12 @@ impl PrincipalStore for DynamoStore {
             user_put = user_put.expression_attribute_values(":email", s(email.as_str()));
         }
         let user_put = user_put.build().map_err(build_error)?;
-        let owner = LoginOwner { user_id: user.id };
         let mut items = vec![
             TransactWriteItem::builder().put(user_put).build(),
-            self.put_owned_by(&owner, keys::login(&user.login))?,
+            self.put_owned_by(&LoginOwner::copy_of(user), keys::login(&user.login))?,
         ];
         if let Some(email) = &user.email {
-            items.push(self.put_owned_by(&owner, email_key(email))?);
+            items.push(self.put_owned_by(&LoginOwner::id_of(user), email_key(email))?);
         }
         match self.transact("PutUser", items).await? {
             Transaction::Committed => Ok(()),
@@ -154,10 +159,9 @@ impl PrincipalStore for DynamoStore {
             user_put = user_put.expression_attribute_values(":previous", s(email.as_str()));
         }
         let user_put = user_put.build().map_err(build_error)?;
-        let owner = LoginOwner { user_id: *id };
         let mut items = vec![
             TransactWriteItem::builder().put(user_put).build(),
-            self.put_owned_by(&owner, email_key(address.as_str()))?,
+            self.put_owned_by(&LoginOwner::id_of(&user), email_key(address.as_str()))?,
         ];
         let new_key = email_key(address.as_str());
         if let Some(old_key) = previous.as_deref().map(email_key).filter(|k| *k != new_key) {
@@ -170,6 +174,8 @@ impl PrincipalStore for DynamoStore {
                 .map_err(build_error)?;
             items.push(TransactWriteItem::builder().delete(release).build());
         }
+        // Last, so that the address's item stays at index 1 for the outcome below.
+        items.push(self.put_owned_by(&LoginOwner::copy_of(&user), keys::login(&user.login))?);
         match self.transact("SetUserEmail", items).await? {
             Transaction::Committed => Ok(EmailUpdate::Updated),
             Transaction::ConditionsFailed(failed) if failed == [1] => Ok(EmailUpdate::Taken),

@@ -98,6 +98,7 @@ impl FamilyStore for SqliteStore {
         let refresh = new.refresh_token.clone();
         let access = new.access_token.clone();
         let exchange = new.legacy_exchange.clone();
+        let refund = new.login_refund.clone();
         self.write_tx(move |tx| {
             if let Some(update) = &exchange {
                 let linked: Option<String> = tx
@@ -132,6 +133,9 @@ impl FamilyStore for SqliteStore {
             .map_err(map_err)?;
             insert_refresh_token(tx, &refresh)?;
             insert_access_token(tx, &access)?;
+            if let Some(refund) = &refund {
+                super::lockout::refund_in(tx, refund)?;
+            }
 
             if let Some(update) = &exchange {
                 tx.prepare_cached(

@@ -8,7 +8,20 @@ use rusqlite::{params, OptionalExtension};
 use super::{map_err, SqliteStore};
 use crate::clock::UnixTime;
 use crate::domain::Login;
-use crate::store::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore, StoreResult};
+use crate::store::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore, LoginRefund, StoreResult};
+
+const REFUND: &str = "UPDATE login_attempts SET attempts = attempts - 1
+     WHERE login = ?1 AND window_start = ?2 AND attempts > 0";
+
+/// [`LockoutStore::refund_login_attempt`] inside another write's transaction (the family's).
+pub(super) fn refund_in(tx: &rusqlite::Transaction<'_>, refund: &LoginRefund) -> StoreResult<()> {
+    tx.prepare_cached(REFUND)
+        .and_then(|mut stmt| {
+            stmt.execute(params![refund.login.as_str(), refund.attempt.window_start])
+        })
+        .map_err(map_err)?;
+    Ok(())
+}
 
 #[async_trait]
 impl LockoutStore for SqliteStore {
@@ -69,12 +82,7 @@ impl LockoutStore for SqliteStore {
         attempt: &AllowedAttempt,
     ) -> StoreResult<()> {
         let params = (login.as_str().to_owned(), attempt.window_start);
-        self.execute(
-            "UPDATE login_attempts SET attempts = attempts - 1
-             WHERE login = ?1 AND window_start = ?2 AND attempts > 0",
-            params,
-        )
-        .await?;
+        self.execute(REFUND, params).await?;
         Ok(())
     }
 }
