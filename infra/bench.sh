@@ -277,6 +277,19 @@ cold_starts() {
 }
 
 # --- 4. Signing cost ----------------------------------------------------------------------------
+# client_credentials with a DPoP proof per request beside the same grant as a bearer request,
+# in the in-process harness (wrk cannot send a fresh proof per request): the price of the proof's
+# checks and its jti's conditional write, on both stores.
+dpop_beside_bearer() {
+	say "DPoP beside bearer, client_credentials (tests/benches/token_endpoint.rs)"
+	note_load "DPoP beside bearer"
+	DPOP_BESIDE_BEARER="$(BENCH_CASES=client_credentials,client_credentials+dpop \
+		cargo bench -p integration-tests --bench token_endpoint 2>"$RUN/dpop.log")" || {
+		cat "$RUN/dpop.log" >&2
+		die "the DPoP harness failed"
+	}
+}
+
 signing_cost() {
 	if [[ -z "${KMS_ENDPOINT:-}" ]]; then
 		say "starting the local KMS (infra/kms-local.sh)"
@@ -306,6 +319,7 @@ use_dynamodb_local
 round_trips
 cold_starts
 signing_cost
+dpop_beside_bearer
 PER_GRANT=""
 if [[ "${1:-}" == "--per-grant" ]]; then
 	say "the in-process harness (cargo bench, tests/benches/token_endpoint.rs)"
@@ -351,6 +365,10 @@ $(cat "$RUN/key_ring_reads.txt" 2>/dev/null)
 
 Signing cost (the KMS emulator runs on this machine; AWS KMS adds a network round trip):
 $SIGNING_COST
+
+client_credentials with a DPoP proof beside the bearer request (in-process harness; the proofs
+are signed by the harness on the same cores):
+$DPOP_BESIDE_BEARER
 EOF
 if [[ -n "$PER_GRANT" ]]; then
 	printf '\nIn-process harness, per grant and store:\n\n%s\n' "$PER_GRANT"

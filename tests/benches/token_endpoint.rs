@@ -1,6 +1,9 @@
 //! Throughput and latency of the token endpoint over real HTTP, per grant and per store.
 //!
 //! `infra/bench.sh --per-grant` (or `cargo bench -p integration-tests --bench token_endpoint`).
+//! `BENCH_CASES` (comma-separated case names) runs only those: `infra/bench.sh` runs
+//! `client_credentials` and `client_credentials+dpop` side by side this way. The DPoP case signs
+//! a fresh proof per request (ES256, p256) in this process, on the same cores as the server.
 //! Runs on SQLite, and on DynamoDB Local too when `DYNAMODB_ENDPOINT` is set. The DynamoDB calls
 //! per grant are counted by the round-trip budget tests (`tests/integration/round_trips.rs`),
 //! which `infra/bench.sh` also runs. Request loops are bounded and only target the loopback
@@ -10,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use futures::stream::{self, StreamExt};
 use integration_tests::app::{Backend, TestApp};
+use integration_tests::dpop::DpopKey;
 
 const REQUESTS: usize = 400;
 const CONCURRENCY: usize = 16;
@@ -28,32 +32,55 @@ async fn main() {
         "{:<10} {:<20} {:>9} {:>9} {:>9} {:>9}",
         "store", "case", "req/s", "p50 ms", "p99 ms", "max ms"
     );
+    let cases = std::env::var("BENCH_CASES").ok();
+    let wanted = |case: &str| {
+        cases
+            .as_deref()
+            .is_none_or(|cases| cases.split(',').any(|c| c.trim() == case))
+    };
     for backend in backends {
         let app = TestApp::spawn(backend).await.expect("store available");
         let client = app.create_client("read write").await;
         app.create_user("bench", PASSWORD).await;
         let label = format!("{backend:?}");
-
-        let report = run(&app, |_| {
+        let client_credentials = |_| {
             vec![
                 ("grant_type", "client_credentials".to_owned()),
                 ("client_id", client.id.clone()),
                 ("client_secret", client.secret.clone()),
             ]
-        })
-        .await;
-        print_row(&label, "client_credentials", &report);
+        };
+
+        if wanted("client_credentials") {
+            let report = run(&app, client_credentials, |_| None).await;
+            print_row(&label, "client_credentials", &report);
+        }
+
+        // The same grant with a DPoP proof per request: one more conditional write (its jti).
+        if wanted("client_credentials+dpop") {
+            let key = DpopKey::generate();
+            let report = run(&app, client_credentials, |_| Some(key.token_proof(&app))).await;
+            print_row(&label, "client_credentials+dpop", &report);
+        }
+
+        if !wanted("password") {
+            continue;
+        }
 
         // Password grants are dominated by Argon2id, by design.
-        let report = run(&app, |_| {
-            vec![
-                ("grant_type", "password".to_owned()),
-                ("client_id", client.id.clone()),
-                ("client_secret", client.secret.clone()),
-                ("username", "bench".to_owned()),
-                ("password", PASSWORD.to_owned()),
-            ]
-        })
+        let report = run(
+            &app,
+            |_| {
+                vec![
+                    ("grant_type", "password".to_owned()),
+                    ("client_id", client.id.clone()),
+                    ("client_secret", client.secret.clone()),
+                    ("username", "bench".to_owned()),
+                    ("password", PASSWORD.to_owned()),
+                ]
+            },
+            |_| None,
+        )
         .await;
         print_row(&label, "password", &report);
 
@@ -63,14 +90,18 @@ async fn main() {
             let tokens = app.user_tokens(&client, "bench", PASSWORD).await;
             refresh_tokens.push(tokens["refresh_token"].as_str().unwrap().to_owned());
         }
-        let report = run(&app, |i| {
-            vec![
-                ("grant_type", "refresh_token".to_owned()),
-                ("client_id", client.id.clone()),
-                ("client_secret", client.secret.clone()),
-                ("refresh_token", refresh_tokens[i].clone()),
-            ]
-        })
+        let report = run(
+            &app,
+            |i| {
+                vec![
+                    ("grant_type", "refresh_token".to_owned()),
+                    ("client_id", client.id.clone()),
+                    ("client_secret", client.secret.clone()),
+                    ("refresh_token", refresh_tokens[i].clone()),
+                ]
+            },
+            |_| None,
+        )
         .await;
         print_row(&label, "refresh_token", &report);
     }
@@ -81,20 +112,25 @@ struct Report {
     latencies: Vec<Duration>,
 }
 
-async fn run(app: &TestApp, form: impl Fn(usize) -> Vec<(&'static str, String)>) -> Report {
+/// `REQUESTS` token requests with `form(i)`, and `proof(i)` as the `DPoP` header when there is
+/// one (the proof's `htu` names `/oauth2/v0/token`, so DPoP requests go there).
+async fn run(
+    app: &TestApp,
+    form: impl Fn(usize) -> Vec<(&'static str, String)>,
+    proof: impl Fn(usize) -> Option<String>,
+) -> Report {
     let started = Instant::now();
     let mut latencies: Vec<Duration> = stream::iter(0..REQUESTS)
         .map(|i| {
             let form = form(i);
+            let proof = proof(i);
             async move {
                 let sent = Instant::now();
-                let response = app
-                    .http
-                    .post(app.url("/v0/token"))
-                    .form(&form)
-                    .send()
-                    .await
-                    .expect("loopback request");
+                let mut request = app.http.post(app.url("/oauth2/v0/token")).form(&form);
+                if let Some(proof) = proof {
+                    request = request.header("DPoP", proof);
+                }
+                let response = request.send().await.expect("loopback request");
                 assert_eq!(
                     response.status(),
                     200,

@@ -5,6 +5,7 @@ pub mod app;
 pub mod assertions;
 pub mod browser;
 pub mod ddb_proxy;
+pub mod dpop;
 pub mod dynamodb;
 pub mod logs;
 pub mod otlp_receiver;

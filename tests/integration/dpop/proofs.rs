@@ -7,6 +7,7 @@ use integration_tests::app::{AppOptions, TestApp};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use token_service::admin::NewClient;
+use token_service::clock::Clock;
 use token_service::config::Policy;
 use token_service::domain::Scopes;
 
