@@ -31,6 +31,7 @@ fn record(now: i64) -> AccessTokenRecord {
         issued_at: now,
         expires_at: now + 3600,
         revoked: false,
+        jkt: None,
     }
 }
 

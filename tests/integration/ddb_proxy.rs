@@ -43,6 +43,8 @@ fn client() -> Client {
         redirect_uris: Vec::new(),
         refresh_rotation: Default::default(),
         post_logout_redirect_uris: Vec::new(),
+        jwks: None,
+        require_dpop: false,
     }
 }
 

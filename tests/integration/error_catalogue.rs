@@ -72,6 +72,8 @@ const SERVICE_ROWS: &[(u16, &str, &str)] = &[
         "invalid_request",
         "number of open otp requests has been exceeded",
     ),
+    // private_key_jwt (RFC 7523): a refused client assertion, 401 like the secret it replaces.
+    (63, "invalid_client", "client_assertion is invalid"),
     (
         86,
         "invalid_request",
@@ -96,6 +98,12 @@ const SERVICE_ROWS: &[(u16, &str, &str)] = &[
         143,
         "slow_down",
         "too many wrong one-time passwords for this address; blocked for a day (RATE_LIMIT_OTP_FAILURES_PER_HOUR)",
+    ),
+    (150, "invalid_dpop_proof", "invalid DPoP proof"),
+    (
+        151,
+        "use_dpop_nonce",
+        "DPoP proof requires the server's nonce (DPoP-Nonce header)",
     ),
 ];
 

@@ -89,9 +89,20 @@ async fn metadata_names_every_endpoint_and_grant(app: TestApp) {
     ] {
         assert_eq!(
             list(field),
-            ["client_secret_basic", "client_secret_post"],
+            [
+                "client_secret_basic",
+                "client_secret_post",
+                "private_key_jwt"
+            ],
             "{field}"
         );
+    }
+    for field in [
+        "token_endpoint_auth_signing_alg_values_supported",
+        "revocation_endpoint_auth_signing_alg_values_supported",
+        "introspection_endpoint_auth_signing_alg_values_supported",
+    ] {
+        assert_eq!(list(field), ["ES256", "PS256", "EdDSA"], "{field}");
     }
 
     assert_eq!(

@@ -75,6 +75,16 @@ fn expect(app: &TestApp, rp: &RelyingParty, case: &str, result: &Value) {
                 "{location}"
             );
         }
+        "dpop-openid-client" => {
+            // The code bound by dpop_jkt, userinfo and refresh with proofs passed in the driver;
+            // a refresh of the bound family without a proof is refused (108).
+            assert_eq!(result["refresh_without_proof"], "invalid_grant", "{result}");
+            assert!(result["jkt"].as_str().is_some_and(|jkt| jkt.len() == 43));
+        }
+        "dpop-client-credentials" => {
+            assert_eq!(result["replay"], "invalid_dpop_proof", "{result}");
+            assert!(result["jkt"].as_str().is_some_and(|jkt| jkt.len() == 43));
+        }
         "oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported" => {
             assert_eq!(result["error"], "request_not_supported");
         }

@@ -10,6 +10,7 @@
 mod counted;
 mod openid;
 mod otp;
+mod private_key_jwt;
 
 use std::sync::Arc;
 
@@ -40,6 +41,7 @@ macro_rules! dynamodb_test {
 
 dynamodb_test!(
     client_credentials,
+    client_credentials_with_dpop,
     user_password,
     company_authtoken_grant,
     company_auth_token_issue,
@@ -49,11 +51,13 @@ dynamodb_test!(
     userinfo,
     logout,
     one_time_password,
+    client_credentials_with_private_key_jwt,
 );
 
 mod budgets {
     pub use super::openid::{logout, userinfo};
     pub use super::otp::one_time_password;
+    pub use super::private_key_jwt::client_credentials_with_private_key_jwt;
     use super::*;
 
     /// Goal ≤ 1 + the rate limit: the client comes from the cache; one call writes the token's
@@ -71,6 +75,31 @@ mod budgets {
             calls.count("UpdateItem"),
             RATE_LIMIT,
             "the client's counter"
+        );
+    }
+
+    /// Goal ≤ 2 + the rate limit: the application token's `jti` and the proof's `jti` (one
+    /// conditional PutItem, docs/decisions.md, DPoP); the proof itself is checked in memory.
+    pub async fn client_credentials_with_dpop(c: Counted) {
+        let client = c.app.create_client("read").await;
+        let key = crate::dpop::DpopKey::generate();
+        let form = crate::dpop::client_credentials(&client);
+        let proof = key.token_proof(&c.app);
+        crate::dpop::token_with(&c.app, &form, &[&proof]).await;
+        let proof = key.token_proof(&c.app);
+        let ((status, _, body), calls) = c
+            .calls_of(
+                "client_credentials with DPoP",
+                crate::dpop::token_with(&c.app, &form, &[&proof]),
+            )
+            .await;
+        assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+        assert_eq!(body["token_type"], "DPoP");
+        assert_within(&calls, 2 + RATE_LIMIT, "client_credentials with DPoP");
+        assert_eq!(
+            calls.count("PutItem"),
+            2,
+            "the token's jti, the proof's jti"
         );
     }
 

@@ -19,6 +19,7 @@ mod clients;
 mod companies;
 mod configuration;
 mod import_file;
+mod jwks;
 mod keys;
 mod legacy_apps;
 mod legacy_import;
@@ -62,8 +63,14 @@ macro_rules! on_both_targets {
 on_both_targets!(
     every_admin_verb,
     client_and_user_options,
+    client_jwks,
     legacy_token_import
 );
+
+/// `clients create --jwks-file` and `clients set-jwks`.
+async fn client_jwks(t: Target) {
+    jwks::client_jwks(&t).await;
+}
 
 /// Applications, companies, users, legacy apps and token families, in the order an operator
 /// sets a deployment up; one session, so that its transcript covers every verb.

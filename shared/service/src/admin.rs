@@ -10,6 +10,7 @@ use crate::domain::{
     Company, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType, LegacyApp, Login,
     PrincipalId, RefreshRotation, Scopes, User, UserStatus,
 };
+use crate::jose::PublicJwkSet;
 use crate::random::RandomExt;
 use crate::secrets::{PasswordHash, Secret};
 use crate::store::{EmailUpdate, Inserted, StoreError};
@@ -45,6 +46,11 @@ pub struct NewClient {
     pub refresh_rotation: RefreshRotation,
     /// Where RP-initiated logout may return the browser (`--post-logout-redirect-uri`).
     pub post_logout_redirect_uris: Vec<String>,
+    /// Public keys for `private_key_jwt` (`--jwks-file`), already checked by
+    /// [`PublicJwkSet::parse`].
+    pub jwks: Option<PublicJwkSet>,
+    /// Every token request must carry a DPoP proof (`--require-dpop`).
+    pub require_dpop: bool,
 }
 
 impl NewClient {
@@ -60,6 +66,8 @@ impl NewClient {
             redirect_uris: Vec::new(),
             refresh_rotation: RefreshRotation::Rotate,
             post_logout_redirect_uris: Vec::new(),
+            jwks: None,
+            require_dpop: false,
         }
     }
 }
@@ -107,6 +115,8 @@ pub async fn create_client(ctx: &Context, new: NewClient) -> Result<CreatedClien
         redirect_uris: new.redirect_uris,
         refresh_rotation: new.refresh_rotation,
         post_logout_redirect_uris: new.post_logout_redirect_uris,
+        jwks: new.jwks,
+        require_dpop: new.require_dpop,
     };
     ctx.store.clients().put_client(&client).await?;
     Ok(CreatedClient { client, secret })
@@ -123,6 +133,24 @@ pub async fn set_refresh_rotation(
     rotation: RefreshRotation,
 ) -> Result<Client, AdminError> {
     update_client(ctx, id, |client| client.refresh_rotation = rotation).await
+}
+
+/// Registers (replacing any) the client's public keys for `private_key_jwt`; its secret keeps
+/// working beside them (`tokenctl clients set-jwks`).
+pub async fn set_client_jwks(
+    ctx: &Context,
+    id: &ClientId,
+    jwks: PublicJwkSet,
+) -> Result<Client, AdminError> {
+    update_client(ctx, id, |client| client.jwks = Some(jwks)).await
+}
+
+/// Reads a JWK Set for `private_key_jwt` from JSON text, refusing private, symmetric and
+/// unsupported keys with a message saying which key and why.
+pub fn parse_jwks(text: &str) -> Result<PublicJwkSet, AdminError> {
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| AdminError::Invalid(format!("the JWK Set is not JSON: {e}")))?;
+    PublicJwkSet::parse(value).map_err(|e| AdminError::Invalid(format!("JWK Set refused: {e}")))
 }
 
 /// Reads a client, changes it, and writes it back: every `tokenctl clients set-*` verb.
@@ -144,6 +172,16 @@ pub async fn existing_client(ctx: &Context, id: &ClientId) -> Result<Client, Adm
         .get_client(id)
         .await?
         .ok_or_else(|| not_found("client", id))
+}
+
+/// Takes effect at the client's next token request (`tokenctl clients set-require-dpop`):
+/// tokens issued before keep their binding, or their lack of one.
+pub async fn set_require_dpop(
+    ctx: &Context,
+    id: &ClientId,
+    require_dpop: bool,
+) -> Result<Client, AdminError> {
+    update_client(ctx, id, |client| client.require_dpop = require_dpop).await
 }
 
 pub async fn create_company(

@@ -22,6 +22,8 @@ pub struct Policy {
     pub lockout_threshold: u32,
     pub lockout_window_seconds: i64,
     pub rate_limits: RateLimits,
+    /// `DPOP_NONCE=on`: DPoP proofs must carry a server nonce (RFC 9449 §8).
+    pub dpop_nonce: bool,
 }
 
 /// The abuse limits (requests per fixed window); 0 turns a limit off. See `crate::limits`.
@@ -67,6 +69,7 @@ impl Default for Policy {
             lockout_threshold: 5,
             lockout_window_seconds: 15 * 60,
             rate_limits: RateLimits::default(),
+            dpop_nonce: false,
         }
     }
 }
@@ -135,6 +138,17 @@ impl Config {
                 value: ttl_days.to_string(),
             });
         }
+        let dpop_nonce = match get("DPOP_NONCE").as_deref().map(str::trim) {
+            None | Some("off") => false,
+            Some("on") => true,
+            Some(other) => {
+                return Err(ConfigError::Invalid {
+                    name: "DPOP_NONCE",
+                    expected: "on or off",
+                    value: other.to_owned(),
+                })
+            }
+        };
         let policy = Policy {
             refresh_token_ttl_seconds: ttl_days * 86_400,
             refresh_grace_seconds: parse_number(
@@ -166,6 +180,7 @@ impl Config {
                     defaults.rate_limits.otp_failures_per_hour,
                 )?,
             },
+            dpop_nonce,
         };
         let read_cache_seconds = parse_number(&get, "READ_CACHE_SECONDS", MAX_TTL_SECONDS)?;
         if read_cache_seconds > MAX_TTL_SECONDS {
@@ -270,6 +285,15 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("READ_CACHE_SECONDS"), "{err}");
+    }
+
+    #[test]
+    fn dpop_nonces_are_off_unless_on() {
+        assert!(!config(&[]).unwrap().policy.dpop_nonce);
+        assert!(!config(&[("DPOP_NONCE", "off")]).unwrap().policy.dpop_nonce);
+        assert!(config(&[("DPOP_NONCE", "on")]).unwrap().policy.dpop_nonce);
+        let err = config(&[("DPOP_NONCE", "yes")]).unwrap_err().to_string();
+        assert!(err.contains("DPOP_NONCE"), "{err}");
     }
 
     #[test]

@@ -101,12 +101,28 @@ pub enum ClientsCommand {
         #[arg(value_name = "CLIENT_ID")]
         client_id: ClientId,
     },
+    /// Register the application's public keys for `private_key_jwt` client authentication
+    /// (a JWK Set file; replaces any registered before). Private or symmetric keys are refused.
+    SetJwks {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
     /// Choose what a refresh does to the refresh token (takes effect at the next refresh).
     SetRefreshRotation {
         #[arg(value_name = "CLIENT_ID")]
         client_id: ClientId,
         #[arg(value_enum)]
         rotation: RefreshRotationArg,
+    },
+    /// Require (true) or stop requiring (false) a DPoP proof (RFC 9449) with every token
+    /// request of this application.
+    SetRequireDpop {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+        #[arg(value_name = "true|false", action = clap::ArgAction::Set)]
+        require_dpop: bool,
     },
 }
 
@@ -164,6 +180,14 @@ pub struct ClientsCreate {
     /// What a refresh does to the refresh token.
     #[arg(long, value_enum, default_value = "rotate")]
     pub refresh_rotation: RefreshRotationArg,
+    /// A JWK Set file of the application's public keys (ES256, PS256, EdDSA), so that it may
+    /// authenticate with `private_key_jwt` besides its secret.
+    #[arg(long, value_name = "FILE")]
+    pub jwks_file: Option<PathBuf>,
+    /// Every token request must carry a DPoP proof (RFC 9449): its tokens are always bound to
+    /// the client's key.
+    #[arg(long)]
+    pub require_dpop: bool,
 }
 
 #[derive(Subcommand)]

@@ -1,4 +1,5 @@
-//! openid-client 6 (on oauth4webapi), `tests/interop/node/rp.mjs`.
+//! openid-client 6 (on oauth4webapi), `tests/interop/node/rp.mjs`; its DPoP cases also use the
+//! `dpop` package (RFC 9449 proofs built by another implementation than the tests' own).
 
 use integration_tests::relying_party::Driver;
 
@@ -20,4 +21,6 @@ super::cases!(Driver::Node;
     oidcc_max_age_1 => "oidcc-max-age-1",
     oidcc_rp_initiated_logout => "oidcc-rp-initiated-logout",
     oidcc_unsigned_request_object => "oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported",
+    dpop_openid_client => "dpop-openid-client",
+    dpop_client_credentials => "dpop-client-credentials",
 );

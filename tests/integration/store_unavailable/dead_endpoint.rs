@@ -44,6 +44,7 @@ async fn every_store_backed_endpoint_answers_503_when_the_store_is_down() {
             issued_at: now,
             expires_at: now + 3600,
             revoked: false,
+            jkt: None,
         })
         .await
         .unwrap();

@@ -10,7 +10,8 @@ use super::target::{Target, UNKNOWN};
 const CONSOLE_CALLBACK: &str = "https://console.example.com/callback";
 const LOOPBACK_CALLBACK: &str = "http://127.0.0.1:8080/cb";
 
-/// `clients create` with the client options, their defaults, and `clients set-refresh-rotation`.
+/// `clients create` with the client options, their defaults, `clients set-refresh-rotation` and
+/// `clients set-require-dpop`.
 pub async fn client_options(t: &Target) {
     let created = t.json(&[
         "clients",
@@ -61,6 +62,33 @@ pub async fn client_options(t: &Target) {
         );
     }
     t.fails(&["clients", "set-refresh-rotation", UNKNOWN, "rotate"], 3);
+
+    // DPoP: off unless asked for, at creation or later.
+    assert!(!console.require_dpop && !plain.require_dpop, "the default");
+    let strict = t.json(&["clients", "create", "--name", "Strict", "--require-dpop"]);
+    assert_eq!(strict["require_dpop"], true, "{strict}");
+    let strict = ClientId::parse(str_field(&strict, "client_id")).unwrap();
+    assert!(
+        t.store
+            .clients()
+            .get_client(&strict)
+            .await
+            .unwrap()
+            .unwrap()
+            .require_dpop
+    );
+    for (value, expected) in [("true", true), ("false", false)] {
+        let out = t.json(&["clients", "set-require-dpop", &client_id, value]);
+        assert_eq!(out["require_dpop"], expected, "{out}");
+        let stored = t.store.clients().get_client(&id).await.unwrap().unwrap();
+        assert_eq!(stored.require_dpop, expected, "after {value}");
+        assert_eq!(
+            stored.redirect_uris, console.redirect_uris,
+            "the rest is kept"
+        );
+    }
+    t.fails(&["clients", "set-require-dpop", UNKNOWN, "true"], 3);
+    t.fails(&["clients", "set-require-dpop", &client_id, "maybe"], 2);
     t.fails(
         &["clients", "set-refresh-rotation", &client_id, "sometimes"],
         2,

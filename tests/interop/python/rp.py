@@ -309,7 +309,12 @@ def main():
         print(json.dumps(register()))
         return 0
     requested = [name.strip() for name in setting("CASE").split(",") if name.strip()]
-    names = list(CASES) if "all" in requested else requested
+    # `all` leaves out private-key-jwt unless its key was registered (PRIVATE_KEY_FILE).
+    names = (
+        [name for name in CASES if name != "private-key-jwt" or os.environ.get("PRIVATE_KEY_FILE")]
+        if "all" in requested
+        else requested
+    )
     unknown = [name for name in names if name not in CASES]
     if unknown:
         print(f"rp.py: unknown case {', '.join(unknown)}; known: {', '.join(CASES)}", file=sys.stderr)

@@ -45,6 +45,10 @@ pub struct AuthorizationCode {
     /// Codes stored before the field existed read `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_time: Option<UnixTime>,
+    /// RFC 9449 §10: the thumbprint of the DPoP key the authorize request named; the token
+    /// request redeeming the code must carry a proof by that key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_jkt: Option<String>,
 }
 
 impl AuthorizationCode {

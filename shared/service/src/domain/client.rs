@@ -6,6 +6,7 @@ use url::{Host, Url};
 
 use super::{ClientId, Scopes, OPENID};
 use crate::clock::UnixTime;
+use crate::jose::PublicJwkSet;
 use crate::secrets::TokenHash;
 
 /// The grants a client may be allowed to use (`tokenctl clients create --grants`).
@@ -82,6 +83,9 @@ impl RefreshRotation {
     }
 }
 
+// Independent registration switches, each its own stored field: records written before a
+// switch existed read it as off.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Client {
     pub id: ClientId,
@@ -111,6 +115,14 @@ pub struct Client {
     /// exactly. Records written before the field existed read as none.
     #[serde(default)]
     pub post_logout_redirect_uris: Vec<String>,
+    /// The public keys of `private_key_jwt` client authentication (RFC 7523), when registered.
+    /// Records written before the field existed read as none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jwks: Option<PublicJwkSet>,
+    /// Every token request must carry a DPoP proof (RFC 9449; docs/decisions.md, DPoP).
+    /// Records written before the field existed read as `false`.
+    #[serde(default)]
+    pub require_dpop: bool,
 }
 
 impl Client {
@@ -285,14 +297,54 @@ mod tests {
             redirect_uris: Vec::new(),
             refresh_rotation: RefreshRotation::Rotate,
             post_logout_redirect_uris: vec!["https://app.example/out".into()],
+            jwks: None,
+            require_dpop: true,
         };
         let mut stored = serde_json::to_value(&client).unwrap();
         stored
             .as_object_mut()
             .unwrap()
             .remove("post_logout_redirect_uris");
+        stored.as_object_mut().unwrap().remove("require_dpop");
         let read: Client = serde_json::from_value(stored).unwrap();
         assert!(read.post_logout_redirect_uris.is_empty());
+        assert!(!read.require_dpop, "old clients need no DPoP proof");
+    }
+
+    /// A record written before `jwks` existed reads as a client without keys; one with keys
+    /// keeps them (the stores keep the serde form: SQLite's JSON body, DynamoDB's attributes).
+    #[test]
+    fn clients_stored_before_jwks_read_none_and_keys_round_trip() {
+        let mut client = Client {
+            id: ClientId::new(uuid::Uuid::nil()),
+            name: "old".into(),
+            secret_hash: TokenHash::of("s"),
+            allowed_scopes: Scopes::parse("read").unwrap(),
+            grants: [GrantType::ClientCredentials].into_iter().collect(),
+            connect_url: None,
+            refresh_allowed: true,
+            enabled: true,
+            created_at: 0,
+            first_party: false,
+            redirect_uris: Vec::new(),
+            refresh_rotation: RefreshRotation::Rotate,
+            post_logout_redirect_uris: Vec::new(),
+            jwks: None,
+            require_dpop: false,
+        };
+        let stored = serde_json::to_value(&client).unwrap();
+        assert!(stored.get("jwks").is_none(), "nothing written without keys");
+        let read: Client = serde_json::from_value(stored).unwrap();
+        assert_eq!(read.jwks, None);
+
+        let set = serde_json::json!({"keys": [{
+            "kty": "OKP", "crv": "Ed25519", "kid": "k",
+            "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",
+        }]});
+        client.jwks = Some(PublicJwkSet::parse(set.clone()).unwrap());
+        let stored = serde_json::to_value(&client).unwrap();
+        assert_eq!(stored["jwks"], set);
+        assert_eq!(serde_json::from_value::<Client>(stored).unwrap(), client);
     }
 
     #[test]
@@ -311,6 +363,8 @@ mod tests {
             redirect_uris: Vec::new(),
             refresh_rotation: RefreshRotation::Rotate,
             post_logout_redirect_uris: Vec::new(),
+            jwks: None,
+            require_dpop: false,
         };
         assert_eq!(client.requestable_scopes().to_string(), "read");
         for grant in [

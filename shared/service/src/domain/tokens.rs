@@ -31,6 +31,11 @@ pub struct Family {
     /// Expiry of the current refresh token; rotation renews it.
     pub expires_at: UnixTime,
     pub revoked_at: Option<UnixTime>,
+    /// The RFC 7638 thumbprint of the key the family's refresh tokens are bound to (DPoP,
+    /// RFC 9449 §5): a refresh needs a proof by that key. Families started without a proof,
+    /// and those written before the field existed, are unbound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jkt: Option<String>,
 }
 
 impl Family {
@@ -68,6 +73,10 @@ pub struct AccessTokenRecord {
     pub expires_at: UnixTime,
     /// Set by the store on read when the token or its family has been revoked.
     pub revoked: bool,
+    /// The DPoP key the token is bound to (its `cnf.jkt`): presented only with a proof by that
+    /// key. `None`: a bearer token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jkt: Option<String>,
 }
 
 /// A company auth token (spec 4.4, 5.4): bound to one company and one client, reusable for 24 h.

@@ -16,6 +16,10 @@ pub enum OAuthError {
     AccessDenied,
     /// A rate limit (RFC 8628 §3.5's name for "ask less often").
     SlowDown,
+    /// RFC 9449 §5: the DPoP proof is missing where required, malformed or does not verify.
+    InvalidDpopProof,
+    /// RFC 9449 §8: retry with the server's nonce (sent in `DPoP-Nonce`).
+    UseDpopNonce,
 }
 
 impl OAuthError {
@@ -27,6 +31,8 @@ impl OAuthError {
             Self::InvalidScope => "invalid_scope",
             Self::AccessDenied => "access_denied",
             Self::SlowDown => "slow_down",
+            Self::InvalidDpopProof => "invalid_dpop_proof",
+            Self::UseDpopNonce => "use_dpop_nonce",
         }
     }
 
@@ -37,9 +43,11 @@ impl OAuthError {
             Self::InvalidClient => StatusCode::UNAUTHORIZED,
             Self::AccessDenied => StatusCode::FORBIDDEN,
             Self::SlowDown => StatusCode::TOO_MANY_REQUESTS,
-            Self::InvalidRequest | Self::InvalidGrant | Self::InvalidScope => {
-                StatusCode::BAD_REQUEST
-            }
+            Self::InvalidRequest
+            | Self::InvalidGrant
+            | Self::InvalidScope
+            | Self::InvalidDpopProof
+            | Self::UseDpopNonce => StatusCode::BAD_REQUEST,
         }
     }
 }
@@ -96,6 +104,9 @@ catalogue! {
     ClientNotFound = (61, InvalidClient, "client not found"),
     ClientIdMissing = (62, InvalidRequest, "client_id was not supplied"),
     ClientSecretMissing = (63, InvalidRequest, "client_secret was not supplied"),
+    /// `private_key_jwt`: the client assertion does not authenticate the client (bad signature,
+    /// claims, algorithm, or a replayed `jti`); 63 as the secret it stands in for.
+    ClientAssertionInvalid = (63, InvalidClient, "client_assertion is invalid"),
     IncorrectClientSecret = (64, InvalidClient, "Incorrect credentials. Please Retry"),
     GrantTypeMissing = (65, InvalidRequest, "grant_type was not supplied"),
     InvalidChannelType = (80, InvalidRequest, "invalid channel type"),
@@ -137,6 +148,12 @@ catalogue! {
     AddressRateLimited = (141, SlowDown, "too many password attempts from this address; retry later (RATE_LIMIT_ADDRESS_PER_MINUTE)"),
     OtpClientRateLimited = (142, SlowDown, "too many otp requests for this client; retry later (RATE_LIMIT_OTP_CLIENT_PER_HOUR)"),
     OtpFailuresRateLimited = (143, SlowDown, "too many wrong one-time passwords for this address; blocked for a day (RATE_LIMIT_OTP_FAILURES_PER_HOUR)"),
+    /// RFC 9449: a token request whose DPoP proof is malformed, fails a check, or is missing
+    /// for a client that requires one or a code bound to a key.
+    InvalidDpopProof = (150, InvalidDpopProof, "invalid DPoP proof"),
+    /// RFC 9449 §8 (`DPOP_NONCE=on`): the proof lacks the server's current nonce, sent in the
+    /// `DPoP-Nonce` header of this answer.
+    UseDpopNonce = (151, UseDpopNonce, "DPoP proof requires the server's nonce (DPoP-Nonce header)"),
 }
 
 impl ErrorCode {

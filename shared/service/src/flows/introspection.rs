@@ -13,6 +13,8 @@ use crate::services::Services;
 
 /// `token_type` of an active access token: its RFC 6749 §5.1 type.
 pub const ACCESS_TOKEN_TYPE: &str = "Bearer";
+/// `token_type` of an active DPoP-bound access token (RFC 9449 §6.2).
+pub const DPOP_ACCESS_TOKEN_TYPE: &str = "DPoP";
 /// `token_type` of an active refresh token, which has no §5.1 type: the RFC 7009 hint's name.
 pub const REFRESH_TOKEN_TYPE: &str = "refresh_token";
 
@@ -27,6 +29,8 @@ pub struct ActiveToken {
     pub issued_at: UnixTime,
     pub token_type: &'static str,
     pub principal_type: PrincipalType,
+    /// The DPoP key thumbprint the token is bound to (`cnf.jkt`).
+    pub jkt: Option<String>,
 }
 
 /// `POST /oauth2/v0/introspect` after client authentication: `None` means inactive.
@@ -48,8 +52,13 @@ pub async fn introspect(
             subject: record.subject.hyphenated().to_string(),
             expires_at: record.expires_at,
             issued_at: record.issued_at,
-            token_type: ACCESS_TOKEN_TYPE,
+            token_type: if record.jkt.is_some() {
+                DPOP_ACCESS_TOKEN_TYPE
+            } else {
+                ACCESS_TOKEN_TYPE
+            },
             principal_type: record.principal_type,
+            jkt: record.jkt,
         }),
         // Only the family's current, unrotated token is live; the family holds its expiry,
         // renewed at each use.
@@ -66,6 +75,7 @@ pub async fn introspect(
                 issued_at: record.issued_at,
                 token_type: REFRESH_TOKEN_TYPE,
                 principal_type: family.principal_type,
+                jkt: family.jkt,
             })
         }
         _ => None,

@@ -264,6 +264,7 @@ async fn start_family(
             principal_id: family.principal_id,
             scopes: family.legacy.scopes.clone(),
             geolocation: family.geolocation.clone(),
+            jkt: None,
         };
         let link = LegacyExchangeUpdate {
             exchange: LegacyExchange {

@@ -8,6 +8,7 @@
 
 pub mod authorize;
 pub mod company_auth_token;
+pub mod dpop;
 pub mod introspection;
 pub mod legacy_exchange;
 pub mod logout;

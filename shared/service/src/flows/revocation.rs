@@ -9,7 +9,8 @@
 use super::presented_token::{identify, PresentedToken, TokenTypeHint};
 use crate::domain::{Client, PrincipalId, PrincipalType};
 use crate::errors::{Denial, Refusal, ServerError};
-use crate::grants::{authenticate_bearer, BearerDenial};
+use crate::flows::dpop::{authenticate_credential, credential, AccessDenial, DpopRequest};
+use crate::grants::BearerDenial;
 use crate::services::Services;
 
 /// What revocation did, for the request log; the caller answers 200 either way.
@@ -54,11 +55,15 @@ pub async fn revoke_token(
 }
 
 /// Why `DELETE /app-mgmt/v0/connections` revoked nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConnectionDenial {
-    /// No, bad, expired or revoked bearer token.
+    /// No, bad, expired or revoked bearer token, or a DPoP-bound one presented as a bearer
+    /// token.
     #[error("{0}")]
     Bearer(BearerDenial),
+    /// The `DPoP` scheme: an invalid or unbound token, or a refused proof.
+    #[error("{0}")]
+    Dpop(AccessDenial),
     /// An application token speaks for no user or company: there is no connection to remove.
     #[error("application tokens have no connection")]
     ApplicationToken,
@@ -72,6 +77,15 @@ impl From<BearerDenial> for ConnectionDenial {
     }
 }
 
+impl From<AccessDenial> for ConnectionDenial {
+    fn from(denial: AccessDenial) -> Self {
+        match denial {
+            AccessDenial::Bearer(denial) => Self::Bearer(denial),
+            other => Self::Dpop(other),
+        }
+    }
+}
+
 pub type ConnectionError = Refusal<ConnectionDenial>;
 
 /// `DELETE /app-mgmt/v0/connections`: authenticates the `Authorization` header value and revokes
@@ -79,8 +93,13 @@ pub type ConnectionError = Refusal<ConnectionDenial>;
 pub async fn revoke_connection(
     services: &Services,
     authorization: Option<&str>,
+    dpop: &DpopRequest,
 ) -> Result<(), ConnectionError> {
-    let bearer = authenticate_bearer(services, authorization)
+    let credential = authorization
+        .ok_or(BearerDenial::Missing)
+        .and_then(credential)
+        .map_err(ConnectionDenial::Bearer)?;
+    let bearer = authenticate_credential(services, credential, dpop)
         .await
         .map_err(Refusal::widen)?;
     if bearer.principal_type() == PrincipalType::Application {

@@ -9,7 +9,8 @@
 
 use crate::domain::{PrincipalId, PrincipalType, OPENID};
 use crate::errors::{Denial, Refusal};
-use crate::grants::{authenticate_access_token, BearerDenial};
+use crate::flows::dpop::{authenticate_credential, AccessDenial, Credential, DpopRequest};
+use crate::grants::BearerDenial;
 use crate::services::Services;
 
 const PROFILE: &str = "profile";
@@ -29,12 +30,17 @@ pub struct UserInfo {
     pub email_verified: Option<bool>,
 }
 
-/// Why no claims are answered (RFC 6750 §3.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+/// Why no claims are answered (RFC 6750 §3.1, RFC 9449 §7.1).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UserInfoDenial {
-    /// No, malformed, expired, revoked or unknown access token: 401 `invalid_token`.
+    /// No, malformed, expired, revoked or unknown access token, or a DPoP-bound one presented
+    /// as a bearer token: 401 `invalid_token`.
     #[error("{0}")]
     Bearer(BearerDenial),
+    /// The `DPoP` scheme: an invalid or unbound token, or a refused proof (401 with a `DPoP`
+    /// challenge).
+    #[error("{0}")]
+    Dpop(AccessDenial),
     /// An application token, or a token without `openid`: 403 `insufficient_scope`.
     #[error("the token does not carry the openid scope of a user or company")]
     InsufficientScope,
@@ -48,16 +54,27 @@ impl From<BearerDenial> for UserInfoDenial {
     }
 }
 
+impl From<AccessDenial> for UserInfoDenial {
+    fn from(denial: AccessDenial) -> Self {
+        match denial {
+            AccessDenial::Bearer(denial) => Self::Bearer(denial),
+            other => Self::Dpop(other),
+        }
+    }
+}
+
 pub type UserInfoError = Refusal<UserInfoDenial>;
 
-/// The claims for `access_token` (taken from the `Authorization` header or the form body by
-/// the caller; `Err` when neither carried one).
+/// The claims for the access token (taken from the `Authorization` header or the form body by
+/// the caller; `Err` when neither carried one), with the request's DPoP proof if the token
+/// came with the `DPoP` scheme.
 pub async fn userinfo(
     services: &Services,
-    access_token: Result<&str, BearerDenial>,
+    credential: Result<Credential<'_>, BearerDenial>,
+    dpop: &DpopRequest,
 ) -> Result<UserInfo, UserInfoError> {
-    let token = access_token.map_err(UserInfoDenial::Bearer)?;
-    let bearer = authenticate_access_token(services, token)
+    let credential = credential.map_err(UserInfoDenial::Bearer)?;
+    let bearer = authenticate_credential(services, credential, dpop)
         .await
         .map_err(Refusal::widen)?;
     let scopes = &bearer.record.scopes;

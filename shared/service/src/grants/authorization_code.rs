@@ -50,7 +50,15 @@ pub(super) async fn grant(
         return Err(ErrorCode::CodeBadOrExpired.into());
     }
     check_redemption(&record, redirect_uri, params.get("code_verifier"))?;
-    let issued = match issue_for_user(services, client, &record).await {
+    // RFC 9449 §10: a code bound at the authorize endpoint needs a proof by that key.
+    if record
+        .dpop_jkt
+        .as_deref()
+        .is_some_and(|bound| params.dpop_jkt() != Some(bound))
+    {
+        return Err(ErrorCode::InvalidDpopProof.into());
+    }
+    let issued = match issue_for_user(services, client, &record, params.dpop_jkt()).await {
         Ok(issued) => issued,
         Err(refusal @ GrantError::Denied(_)) => {
             // A refused code is used up all the same.
@@ -96,6 +104,7 @@ async fn issue_for_user(
     services: &Services,
     client: &Client,
     record: &AuthorizationCode,
+    dpop_jkt: Option<&str>,
 ) -> Result<FamilyTokens, GrantError> {
     // The user signed in moments ago, but may have been disabled since.
     let user = services
@@ -118,6 +127,7 @@ async fn issue_for_user(
             principal_id: user.id,
             scopes: record.scopes.clone(),
             geolocation: user.geolocation,
+            jkt: dpop_jkt.map(str::to_owned),
         })
         .await?;
     Ok(issued)

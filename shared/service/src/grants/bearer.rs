@@ -55,6 +55,12 @@ pub enum BearerDenial {
     /// The token, or its family, was revoked.
     #[error("access token revoked")]
     Revoked,
+    /// A DPoP-bound token (RFC 9449 §7.2) presented as a bearer token: it needs its proof.
+    #[error("DPoP-bound access token presented as a bearer token")]
+    DpopBound,
+    /// A bearer token presented with the `DPoP` scheme: no key to check the proof against.
+    #[error("bearer access token presented with the DPoP scheme")]
+    NotDpopBound,
 }
 
 /// The token of an `Authorization: Bearer <token>` header value. The scheme is
@@ -87,9 +93,23 @@ pub async fn authenticate_bearer(
     authenticate_access_token(services, token).await
 }
 
-/// Authenticates an access token however it was presented (RFC 6750 §2: the header, or the
-/// `access_token` form field).
+/// Authenticates a bearer access token however it was presented (RFC 6750 §2: the header, or
+/// the `access_token` form field). A DPoP-bound token is refused: without its proof, it is
+/// just what a thief would present (RFC 9449 §7.2).
 pub async fn authenticate_access_token(
+    services: &Services,
+    token: &str,
+) -> Result<BearerToken, BearerError> {
+    let bearer = verify_access_token(services, token).await?;
+    if bearer.record.jkt.is_some() {
+        return Err(BearerDenial::DpopBound.into());
+    }
+    Ok(bearer)
+}
+
+/// The token's signature, claims and stored record, whatever it is bound to: the caller checks
+/// the binding.
+pub async fn verify_access_token(
     services: &Services,
     token: &str,
 ) -> Result<BearerToken, BearerError> {
@@ -180,6 +200,8 @@ mod tests {
             redirect_uris: Vec::new(),
             refresh_rotation: Default::default(),
             post_logout_redirect_uris: Vec::new(),
+            jwks: None,
+            require_dpop: false,
         };
         Fixture {
             services,
@@ -304,6 +326,7 @@ mod tests {
                 principal_id: PrincipalId::new(OsRandom.uuid()),
                 scopes: Scopes::parse("read").unwrap(),
                 geolocation: geolocation(),
+                jkt: None,
             })
             .await
             .unwrap();

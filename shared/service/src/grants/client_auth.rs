@@ -1,9 +1,11 @@
 //! Client authentication at the token endpoint (RFC 6749 §2.3.1): `client_id` and
-//! `client_secret` in the body, or HTTP Basic. Both at once must agree.
+//! `client_secret` in the body, or HTTP Basic. Both at once must agree. A signed client
+//! assertion (`private_key_jwt`) is the other method, in `client_assertion.rs`.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
+use super::client_assertion;
 use super::error::{GrantDenial, GrantError};
 use super::params::TokenParams;
 use crate::domain::{Client, ClientId};
@@ -25,6 +27,10 @@ pub async fn authenticate_client(
     params: &TokenParams,
     authorization: Option<&str>,
 ) -> Result<Client, GrantError> {
+    if client_assertion::presents_assertion(params) {
+        let basic = authorization.is_some_and(|header| basic_credentials(header).is_some());
+        return client_assertion::authenticate(services, params, basic).await;
+    }
     let presented = presented_credentials(params, authorization)?;
     let deny = |code: ErrorCode| {
         GrantError::Denied(GrantDenial {

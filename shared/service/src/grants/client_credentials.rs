@@ -14,5 +14,8 @@ pub(super) async fn grant(
         return Err(ErrorCode::UnsupportedGrant.into());
     }
     let scopes = requested_scopes(params, &client.allowed_scopes)?;
-    Ok(services.issue_application_token(client, scopes).await?)
+    let jkt = params.dpop_jkt().map(str::to_owned);
+    Ok(services
+        .issue_bound_application_token(client, scopes, jkt)
+        .await?)
 }

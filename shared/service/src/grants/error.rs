@@ -2,6 +2,7 @@
 
 use crate::domain::Geolocation;
 use crate::errors::{Denial, ErrorCode, Refusal};
+use crate::flows::dpop::ProofDenial;
 use crate::limits::Exceeded;
 
 /// A grant's refusal (4xx with a catalogue code) or our failure (5xx); nothing was issued.
@@ -48,6 +49,17 @@ impl GrantError {
 impl From<ErrorCode> for GrantError {
     fn from(code: ErrorCode) -> Self {
         Self::Denied(GrantDenial::new(code))
+    }
+}
+
+/// RFC 9449 §5 and §8: `use_dpop_nonce` for a missing or stale server nonce, otherwise
+/// `invalid_dpop_proof`.
+impl From<ProofDenial> for GrantDenial {
+    fn from(denial: ProofDenial) -> Self {
+        GrantDenial::new(match denial {
+            ProofDenial::NonceRequired => ErrorCode::UseDpopNonce,
+            _ => ErrorCode::InvalidDpopProof,
+        })
     }
 }
 

@@ -72,6 +72,8 @@ pub struct FamilyStart {
     pub principal_id: PrincipalId,
     pub scopes: Scopes,
     pub geolocation: Geolocation,
+    /// The DPoP key the family's refresh tokens and first access token are bound to.
+    pub jkt: Option<String>,
 }
 
 impl Services {
@@ -82,6 +84,7 @@ impl Services {
         subject: Uuid,
         family_id: Option<FamilyId>,
         scopes: Scopes,
+        jkt: Option<String>,
     ) -> AccessTokenRecord {
         // One reading of the clock: the jti's time is the token's `iat`.
         let now_millis = self.ctx.clock.now_millis();
@@ -96,6 +99,7 @@ impl Services {
             issued_at: now,
             expires_at: now + ACCESS_TOKEN_TTL_SECONDS,
             revoked: false,
+            jkt,
         }
     }
 
@@ -145,12 +149,24 @@ impl Services {
         client: &Client,
         scopes: Scopes,
     ) -> Result<IssuedTokens, StoreError> {
+        self.issue_bound_application_token(client, scopes, None)
+            .await
+    }
+
+    /// The same, bound to the DPoP key `jkt` when there is one.
+    pub async fn issue_bound_application_token(
+        &self,
+        client: &Client,
+        scopes: Scopes,
+        jkt: Option<String>,
+    ) -> Result<IssuedTokens, StoreError> {
         let access = self.access_record(
             client.id,
             PrincipalType::Application,
             *client.id.as_uuid(),
             None,
             scopes,
+            jkt,
         );
         // Signed before it is stored: a token that cannot be signed (KMS unavailable) leaves
         // nothing behind.
@@ -202,6 +218,7 @@ impl Services {
             *start.principal_id.as_uuid(),
             Some(family_id),
             start.scopes.clone(),
+            start.jkt.clone(),
         );
         // Signed before anything is written, as every access token here: a signature that fails
         // (KMS unavailable) leaves no family, rotation or token behind (docs/decisions.md,
@@ -219,6 +236,7 @@ impl Services {
             created_at: now,
             expires_at: refresh.expires_at,
             revoked_at: None,
+            jkt: start.jkt,
         };
         let created = self
             .ctx
@@ -256,6 +274,7 @@ impl Services {
         token: &RefreshTokenWithOrigin,
         presented: &Secret,
         scopes: Scopes,
+        jkt: Option<&str>,
     ) -> Result<Option<IssuedTokens>, StoreError> {
         let (current, origin) = (&token.record, &token.origin);
         let generation = current.generation + 1;
@@ -266,7 +285,7 @@ impl Services {
             origin.client_id,
             generation,
         );
-        let access = self.family_access_record(current.family_id, origin, scopes);
+        let access = self.family_access_record(current.family_id, origin, scopes, jkt);
         let access_token = self.codec.encode(&access).await?;
         let outcome = self
             .ctx
@@ -305,9 +324,10 @@ impl Services {
         rotated: &RefreshTokenRecord,
         presented: &Secret,
         scopes: Scopes,
+        jkt: Option<&str>,
     ) -> Result<IssuedTokens, StoreError> {
         let refresh_token = self.successor_token(&family.id, rotated.generation + 1, presented);
-        let access = self.family_access_record(family.id, &FamilyOrigin::from(family), scopes);
+        let access = self.family_access_record(family.id, &FamilyOrigin::from(family), scopes, jkt);
         let access_token = self.codec.encode(&access).await?;
         self.ctx.store.families().put_access_token(&access).await?;
         let successor = RefreshTokenRecord {
@@ -338,6 +358,7 @@ impl Services {
         token: &RefreshTokenWithOrigin,
         presented: &Secret,
         scopes: Scopes,
+        jkt: Option<&str>,
     ) -> Result<Option<IssuedTokens>, StoreError> {
         let (record, origin) = (&token.record, &token.origin);
         let now = self.ctx.clock.now();
@@ -345,7 +366,7 @@ impl Services {
             expires_at: now + self.policy.refresh_token_ttl_seconds,
             ..record.clone()
         };
-        let access = self.family_access_record(record.family_id, origin, scopes);
+        let access = self.family_access_record(record.family_id, origin, scopes, jkt);
         let access_token = self.codec.encode(&access).await?;
         let outcome = self
             .ctx
@@ -379,6 +400,7 @@ impl Services {
         family_id: FamilyId,
         origin: &FamilyOrigin,
         scopes: Scopes,
+        jkt: Option<&str>,
     ) -> AccessTokenRecord {
         self.access_record(
             origin.client_id,
@@ -386,6 +408,7 @@ impl Services {
             *origin.principal_id.as_uuid(),
             Some(family_id),
             scopes,
+            jkt.map(str::to_owned),
         )
     }
 }

@@ -7,6 +7,7 @@
 
 mod authorization_code;
 mod bearer;
+pub mod client_assertion;
 mod client_auth;
 mod client_credentials;
 mod error;
@@ -20,8 +21,8 @@ mod refresh;
 mod scope;
 
 pub use bearer::{
-    authenticate_access_token, authenticate_bearer, bearer_credential, BearerDenial, BearerError,
-    BearerToken,
+    authenticate_access_token, authenticate_bearer, bearer_credential, verify_access_token,
+    BearerDenial, BearerError, BearerToken,
 };
 pub use client_auth::authenticate_client;
 pub use error::{GrantDenial, GrantError};
@@ -32,8 +33,9 @@ pub use scope::{requested_family_scopes, requested_scopes};
 
 use std::net::IpAddr;
 
-use crate::domain::GrantType;
+use crate::domain::{Client, GrantType};
 use crate::errors::ErrorCode;
+use crate::flows::dpop::{self, DpopRequest, ProofDenial};
 use crate::jwt::SignIn;
 use crate::limits::{Limit, Limiter};
 use crate::services::Services;
@@ -44,18 +46,23 @@ use crate::store::StoreError;
 ///
 /// `source` is the caller's network address as the platform saw it (never a header the caller
 /// wrote): password grants are counted per address. `None` (no platform address) counts none.
+///
+/// A DPoP proof (`dpop`) is checked once the client is known, before the grant's own checks:
+/// the grant then binds what it issues to the proof's key (docs/decisions.md, DPoP).
 pub async fn token_grant(
     services: &Services,
-    params: &TokenParams,
+    mut params: TokenParams,
     authorization: Option<&str>,
     source: Option<IpAddr>,
+    dpop: &DpopRequest,
 ) -> Result<IssuedTokens, GrantError> {
     let span = tracing::Span::current();
     let grant_type = params.require("grant_type", ErrorCode::GrantTypeMissing)?;
     let grant = GrantType::parse(grant_type).ok_or(ErrorCode::UnsupportedGrant)?;
     span.record("grant_type", grant.as_str());
+    crate::measure::note_grant(grant.as_str());
 
-    let client = authenticate_client(services, params, authorization).await?;
+    let client = authenticate_client(services, &params, authorization).await?;
     span.record("client_id", tracing::field::display(client.id));
     let limiter = limiter(services);
     let now = services.ctx.clock.now();
@@ -67,6 +74,9 @@ pub async fn token_grant(
             .count(Limit::AddressPasswordAttempts, &source.to_string(), now)
             .await?;
     }
+
+    params.set_dpop_jkt(sender_key(services, &client, dpop).await?);
+    let params = &params;
 
     let issued = match grant {
         GrantType::ClientCredentials => client_credentials::grant(services, &client, params).await,
@@ -90,6 +100,28 @@ pub async fn token_grant(
         .with_id_token(&services.codec, sign_in)
         .await
         .map_err(StoreError::from)?)
+}
+
+/// The thumbprint of the request's proof key, once the proof passed every check and its `jti`
+/// was unused. A client registered with `--require-dpop` must send one.
+async fn sender_key(
+    services: &Services,
+    client: &Client,
+    dpop: &DpopRequest,
+) -> Result<Option<String>, GrantError> {
+    let proof = dpop::check_request(services, dpop, None)
+        .await
+        .map_err(|refusal| {
+            refusal.map_denied(|denial| {
+                tracing::info!(%denial, "token request: DPoP proof refused");
+                GrantDenial::from(denial)
+            })
+        })?;
+    if proof.is_none() && client.require_dpop {
+        tracing::info!("token request without the DPoP proof its client requires");
+        return Err(GrantDenial::from(ProofDenial::Missing).into());
+    }
+    Ok(proof.map(|proof| proof.jkt))
 }
 
 /// The rate-limit counters of this process's store and configuration.

@@ -46,7 +46,8 @@ pub(super) async fn grant(
     // The family is written before the password is consumed: a store failure in between leaves the
     // password open, so the client's retry of the same request succeeds (docs/decisions.md, "Store
     // unavailable (503) and lost answers").
-    let issued = start_user_family(services, client, user.clone(), scopes).await?;
+    let issued =
+        start_user_family(services, client, user.clone(), scopes, params.dpop_jkt()).await?;
     if let Err(error) = verified.consume(deps).await {
         // A concurrent redemption won (or the store failed): this family is never handed out.
         if let Some(refresh) = &issued.refresh {

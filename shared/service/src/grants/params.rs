@@ -13,12 +13,17 @@ use crate::secrets::Secret;
 /// Request parameters by name. RFC 6749 §3.1: a parameter sent without a value is treated as
 /// omitted, and none may appear twice.
 #[derive(Default)]
-pub struct TokenParams(HashMap<String, String>);
+pub struct TokenParams {
+    values: HashMap<String, String>,
+    /// The thumbprint of the key of the request's DPoP proof (RFC 9449), set by the token
+    /// endpoint once the proof passed its checks; never read from the body.
+    dpop_jkt: Option<String>,
+}
 
 impl std::fmt::Debug for TokenParams {
     /// Names only: values include passwords and tokens.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_set().entries(self.0.keys()).finish()
+        f.debug_set().entries(self.values.keys()).finish()
     }
 }
 
@@ -40,11 +45,25 @@ impl TokenParams {
                 return Err(ErrorCode::UnsupportedRequestFormat);
             }
         }
-        Ok(Self(map))
+        Ok(Self {
+            values: map,
+            dpop_jkt: None,
+        })
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(String::as_str)
+        self.values.get(name).map(String::as_str)
+    }
+
+    /// The request carried a valid DPoP proof by the key of this thumbprint.
+    pub fn set_dpop_jkt(&mut self, jkt: Option<String>) {
+        self.dpop_jkt = jkt;
+    }
+
+    /// The thumbprint of the request's verified DPoP proof key: what the issued tokens are
+    /// bound to. `None`: no proof, bearer tokens.
+    pub fn dpop_jkt(&self) -> Option<&str> {
+        self.dpop_jkt.as_deref()
     }
 
     pub fn secret(&self, name: &str) -> Option<Secret> {

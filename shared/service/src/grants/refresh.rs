@@ -57,6 +57,7 @@ pub(super) async fn grant(
     }
     for round in 0..READS {
         let token = look_up(services, client, &presented).await?;
+        check_sender(&token.origin, params.dpop_jkt())?;
         // An unrotated token read for the first time is presumed current: the write checks.
         let family = if round > 0 || token.record.rotated_at.is_some() {
             Some(live_family(services, &token.record).await?)
@@ -106,6 +107,19 @@ async fn look_up(
         return Err(ErrorCode::GrantNotIssuedToClient.into());
     }
     Ok(token)
+}
+
+/// A family bound to a DPoP key refreshes only with a proof by that key (RFC 9449 §5). Refused
+/// as an unknown token would be (108), and before any reuse check: a thief without the key
+/// must not be able to revoke the family by replaying a rotated token.
+fn check_sender(origin: &FamilyOrigin, dpop_jkt: Option<&str>) -> Result<(), GrantError> {
+    match origin.jkt.as_deref() {
+        Some(bound) if dpop_jkt != Some(bound) => {
+            tracing::info!("refresh token bound to another DPoP key, or presented without proof");
+            Err(ErrorCode::BadRefreshToken.into())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The token's family, unless it is revoked or expired (108).
@@ -159,13 +173,21 @@ async fn refresh(
     .await?;
     let scopes = requested_scopes(params, &grantable_scopes(origin, client))?;
     Ok(match token_use {
-        Use::Rotate => services.rotate_family(token, presented, scopes).await?,
+        Use::Rotate => {
+            services
+                .rotate_family(token, presented, scopes, params.dpop_jkt())
+                .await?
+        }
         Use::Retry(family) => Some(
             services
-                .reissue_successor(family, &token.record, presented, scopes)
+                .reissue_successor(family, &token.record, presented, scopes, params.dpop_jkt())
                 .await?,
         ),
-        Use::Slide => services.slide_family(token, presented, scopes).await?,
+        Use::Slide => {
+            services
+                .slide_family(token, presented, scopes, params.dpop_jkt())
+                .await?
+        }
         Use::ReadAgain => None,
     })
 }
@@ -189,6 +211,7 @@ async fn decide<'a>(
         (RefreshRotation::Rotate, Some(rotated_at)) => {
             let now = services.ctx.clock.now();
             if is_retry(services, presented, record, family, rotated_at, now) {
+                crate::measure::refresh_retry_within_grace();
                 return Ok(Use::Retry(family));
             }
             services
@@ -198,6 +221,7 @@ async fn decide<'a>(
                 .revoke_family(&family.id, now)
                 .await?;
             tracing::warn!(family_id = %family.id, "rotated refresh token reused; family revoked");
+            crate::measure::refresh_reuse_detected();
             Err(ErrorCode::BadRefreshToken.into())
         }
     }
@@ -291,6 +315,7 @@ mod tests {
                 principal_id: f.user.id,
                 scopes: records::scopes("read"),
                 geolocation: home,
+                jkt: None,
             })
             .await
             .unwrap();

@@ -43,6 +43,7 @@ use crate::services::Services;
         ("id_token_hint" = Option<String>, Query, description = "An ID token issued to this client: only its user may sign in"),
         ("request" = Option<String>, Query, description = "Not supported: answered `request_not_supported`"),
         ("request_uri" = Option<String>, Query, description = "Not supported: answered `request_uri_not_supported`"),
+        ("dpop_jkt" = Option<String>, Query, description = "RFC 9449 §10: the DPoP key thumbprint the code is bound to"),
     ),
     responses(
         (status = 200, description = "The sign-in page; sets the pending-request cookie",

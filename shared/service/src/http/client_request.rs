@@ -75,7 +75,9 @@ impl utoipa::IntoResponses for ClientRequestRefusals {
         BTreeMap::from([
             (
                 "401".to_owned(),
-                json::<OAuthErrorBody>("Client authentication failed (61, 64)"),
+                json::<OAuthErrorBody>(
+                    "Client authentication failed (61, 64; 63 for a refused client assertion)",
+                ),
             ),
             (
                 "403".to_owned(),

@@ -6,13 +6,15 @@
 //! |---|---|---|---|
 //! | no, bad, expired or revoked token | 401 (+ `WWW-Authenticate: Bearer`) | 401 | `invalid_token` |
 //! | an application token (no user, no connection) | 403 | 403 | `access_denied` |
+//! | `Authorization: DPoP`: bad token or proof (RFC 9449 §7.1) | 401 (+ `WWW-Authenticate: DPoP`) | 401 | `invalid_token`, `invalid_dpop_proof` |
 
 use std::sync::Arc;
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use http::{header, HeaderMap, HeaderValue, StatusCode};
+use http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 
+use super::dpop::{dpop_challenge, dpop_request, with_nonce};
 use super::error_response::{http_error_response, OAuthErrorBody, ServerErrorBody};
 use crate::flows::revocation::{revoke_connection, ConnectionDenial, ConnectionError};
 use crate::grants::BearerDenial;
@@ -21,6 +23,7 @@ use crate::services::Services;
 impl IntoResponse for ConnectionDenial {
     fn into_response(self) -> Response {
         match self {
+            Self::Dpop(denial) => super::userinfo::dpop_refusal(&denial, "connections"),
             Self::Bearer(denial) => {
                 tracing::info!(%denial, "connections: bearer token refused");
                 let mut response = http_error_response(
@@ -37,6 +40,12 @@ impl IntoResponse for ConnectionDenial {
                     header::WWW_AUTHENTICATE,
                     HeaderValue::from_static(challenge),
                 );
+                if denial == BearerDenial::DpopBound {
+                    response.headers_mut().append(
+                        header::WWW_AUTHENTICATE,
+                        dpop_challenge("connections", None),
+                    );
+                }
                 response
             }
             Self::ApplicationToken => http_error_response(
@@ -54,6 +63,7 @@ impl IntoResponse for ConnectionDenial {
     path = "/app-mgmt/v0/connections",
     tag = "token",
     security(("bearer" = [])),
+    params(("DPoP" = Option<String>, Header, description = "With `Authorization: DPoP <token>`: a DPoP proof (RFC 9449) with the token's `ath`")),
     responses(
         (status = 200, description = "Every family of this user with this client is revoked"),
         (status = 401, description = "No, bad, expired or revoked bearer token", body = OAuthErrorBody),
@@ -64,11 +74,17 @@ impl IntoResponse for ConnectionDenial {
 )]
 pub async fn delete_connections(
     State(services): State<Arc<Services>>,
+    method: Method,
+    uri: Uri,
     headers: HeaderMap,
-) -> Result<Response, ConnectionError> {
+) -> Response {
+    let dpop = dpop_request(&headers, &method, &uri);
     let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    revoke_connection(&services, authorization).await?;
-    Ok(StatusCode::OK.into_response())
+    let answer: Result<Response, ConnectionError> =
+        revoke_connection(&services, authorization, &dpop)
+            .await
+            .map(|()| StatusCode::OK.into_response());
+    with_nonce(&services, answer.into_response())
 }

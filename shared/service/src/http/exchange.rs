@@ -339,6 +339,8 @@ mod tests {
             redirect_uris: Vec::new(),
             refresh_rotation: Default::default(),
             post_logout_redirect_uris: Vec::new(),
+            jwks: None,
+            require_dpop: false,
         };
         store.clients().put_client(&client).await.unwrap();
         let key = ConsumerKey::parse("old-app").unwrap();

@@ -43,6 +43,12 @@ pub struct TokenRequestForm {
     pub client_id: Option<String>,
     #[schema(schema_with = parameter_value)]
     pub client_secret: Option<String>,
+    /// `private_key_jwt` (RFC 7523): `urn:ietf:params:oauth:client-assertion-type:jwt-bearer`.
+    #[schema(schema_with = parameter_value)]
+    pub client_assertion_type: Option<String>,
+    /// `private_key_jwt`: the client's signed JWT, instead of `client_secret`.
+    #[schema(schema_with = parameter_value)]
+    pub client_assertion: Option<String>,
     #[schema(schema_with = parameter_value)]
     pub scope: Option<String>,
     #[schema(schema_with = parameter_value)]
@@ -63,6 +69,12 @@ pub struct ClientTokenForm {
     pub client_id: Option<String>,
     #[schema(schema_with = parameter_value)]
     pub client_secret: Option<String>,
+    /// `private_key_jwt` (RFC 7523): `urn:ietf:params:oauth:client-assertion-type:jwt-bearer`.
+    #[schema(schema_with = parameter_value)]
+    pub client_assertion_type: Option<String>,
+    /// `private_key_jwt`: the client's signed JWT, instead of `client_secret`.
+    #[schema(schema_with = parameter_value)]
+    pub client_assertion: Option<String>,
     #[schema(schema_with = parameter_value)]
     pub token: Option<String>,
     /// `access_token` or `refresh_token`; only a hint.
@@ -109,6 +121,12 @@ pub struct OtpRequestForm {
     pub client_id: Option<String>,
     #[schema(schema_with = parameter_value)]
     pub client_secret: Option<String>,
+    /// `private_key_jwt` (RFC 7523): `urn:ietf:params:oauth:client-assertion-type:jwt-bearer`.
+    #[schema(schema_with = parameter_value)]
+    pub client_assertion_type: Option<String>,
+    /// `private_key_jwt`: the client's signed JWT, instead of `client_secret`.
+    #[schema(schema_with = parameter_value)]
+    pub client_assertion: Option<String>,
     /// `email`, the only channel.
     #[schema(schema_with = email_channel_type)]
     pub channel_type: Option<String>,

@@ -16,6 +16,7 @@ use super::client_request::{
 use super::error_response::{OAuthErrorBody, ServerErrorBody};
 use super::forms::ClientTokenForm;
 use crate::flows::introspection::{introspect as introspect_token, ActiveToken};
+use crate::jwt::Confirmation;
 use crate::services::Services;
 
 /// RFC 7662 §2.2. An inactive token is `{"active": false}` and nothing else.
@@ -36,12 +37,15 @@ pub struct IntrospectionResponse {
     /// Unix time at which the token was issued.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iat: Option<i64>,
-    /// `Bearer` for access tokens, `refresh_token` for refresh tokens.
+    /// `Bearer` or `DPoP` for access tokens, `refresh_token` for refresh tokens.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token_type: Option<&'static str>,
     /// `user`, `company` or `application`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_type: Option<&'static str>,
+    /// RFC 9449 §6.2: the DPoP key a bound access or refresh token is bound to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cnf: Option<Confirmation>,
 }
 
 impl From<Option<ActiveToken>> for IntrospectionResponse {
@@ -56,6 +60,7 @@ impl From<Option<ActiveToken>> for IntrospectionResponse {
                 iat: None,
                 token_type: None,
                 principal_type: None,
+                cnf: None,
             },
             Some(token) => Self {
                 active: true,
@@ -66,6 +71,7 @@ impl From<Option<ActiveToken>> for IntrospectionResponse {
                 iat: Some(token.issued_at),
                 token_type: Some(token.token_type),
                 principal_type: Some(token.principal_type.as_str()),
+                cnf: token.jkt.map(|jkt| Confirmation { jkt }),
             },
         }
     }

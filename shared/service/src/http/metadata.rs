@@ -12,6 +12,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::GrantType;
+use crate::jose::Algorithm;
 use crate::services::Services;
 
 /// The paths this deployment serves, relative to its geolocation. The routers and the metadata
@@ -32,7 +33,11 @@ pub mod paths {
 }
 
 /// Client authentication at the token, revocation and introspection endpoints.
-const CLIENT_AUTH_METHODS: [&str; 2] = ["client_secret_basic", "client_secret_post"];
+const CLIENT_AUTH_METHODS: [&str; 3] = [
+    "client_secret_basic",
+    "client_secret_post",
+    "private_key_jwt",
+];
 
 /// The claims of ID tokens (OpenID Connect Core §2) and of the userinfo endpoint.
 const CLAIMS: [&str; 15] = [
@@ -76,6 +81,10 @@ pub struct AuthorizationServerMetadata {
     pub token_endpoint_auth_methods_supported: Vec<&'static str>,
     pub revocation_endpoint_auth_methods_supported: Vec<&'static str>,
     pub introspection_endpoint_auth_methods_supported: Vec<&'static str>,
+    /// What `private_key_jwt` assertions may be signed with (RFC 8414 §2), at each endpoint.
+    pub token_endpoint_auth_signing_alg_values_supported: Vec<&'static str>,
+    pub revocation_endpoint_auth_signing_alg_values_supported: Vec<&'static str>,
+    pub introspection_endpoint_auth_signing_alg_values_supported: Vec<&'static str>,
     pub id_token_signing_alg_values_supported: Vec<&'static str>,
     pub subject_types_supported: Vec<&'static str>,
     /// The scopes the server itself interprets: `openid` any client that signs users in may
@@ -90,6 +99,8 @@ pub struct AuthorizationServerMetadata {
     /// Request objects (OpenID Connect Core §6) are refused.
     pub request_parameter_supported: bool,
     pub request_uri_parameter_supported: bool,
+    /// RFC 9449 §5.1: the algorithms DPoP proofs may be signed with.
+    pub dpop_signing_alg_values_supported: Vec<&'static str>,
 }
 
 impl AuthorizationServerMetadata {
@@ -112,6 +123,9 @@ impl AuthorizationServerMetadata {
             token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.to_vec(),
             revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.to_vec(),
             introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.to_vec(),
+            token_endpoint_auth_signing_alg_values_supported: Algorithm::names(),
+            revocation_endpoint_auth_signing_alg_values_supported: Algorithm::names(),
+            introspection_endpoint_auth_signing_alg_values_supported: Algorithm::names(),
             id_token_signing_alg_values_supported: vec!["ES256"],
             subject_types_supported: vec!["public"],
             scopes_supported: vec!["openid", "profile", "email", "offline_access"],
@@ -120,6 +134,7 @@ impl AuthorizationServerMetadata {
             authorization_response_iss_parameter_supported: true,
             request_parameter_supported: false,
             request_uri_parameter_supported: false,
+            dpop_signing_alg_values_supported: crate::jose::Algorithm::names(),
         }
     }
 }
@@ -153,4 +168,26 @@ pub async fn oauth_metadata(State(services): State<Arc<Services>>) -> Response {
 )]
 pub async fn openid_configuration(State(services): State<Arc<Services>>) -> Response {
     oauth_metadata(State(services)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::paths;
+    use crate::grants::client_assertion::AUDIENCE_PATHS;
+
+    /// An assertion's `aud` may name any endpoint that authenticates clients: the grants keep
+    /// that list without importing `http`, so it is checked against the routes' paths here.
+    #[test]
+    fn assertion_audiences_are_the_client_authenticating_routes() {
+        assert_eq!(
+            AUDIENCE_PATHS,
+            [
+                paths::TOKEN,
+                "/v0/token",
+                paths::REVOKE,
+                paths::INTROSPECT,
+                paths::OTP
+            ]
+        );
+    }
 }

@@ -6,15 +6,17 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use http::{header, HeaderMap, HeaderValue};
+use http::{header, HeaderMap, HeaderValue, Method, Uri};
 use serde::Serialize;
 
 use super::body::read_params;
+use super::dpop::{dpop_request, with_nonce};
 use super::error_response::{OAuthErrorBody, ServerErrorBody};
 use super::forms::TokenRequestForm;
 use super::params::BodyDenial;
 use super::source_address::SourceAddress;
 use crate::errors::{Denial, Refusal};
+use crate::flows::dpop::DpopRequest;
 use crate::grants::{self, GrantDenial, GrantError, IssuedTokens};
 use crate::services::Services;
 use crate::signing::ring::JWKS_MAX_AGE_SECONDS;
@@ -24,6 +26,7 @@ use crate::signing::JwkSet;
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct TokenResponse {
     pub access_token: String,
+    /// `Bearer`, or `DPoP` when the request carried a valid DPoP proof (RFC 9449 §5).
     pub token_type: &'static str,
     pub expires_in: i64,
     pub scope: String,
@@ -55,8 +58,13 @@ impl TokenResponse {
             geolocation: geolocation.to_string(),
             id: issued.access.subject.hyphenated().to_string(),
             principal_type: issued.access.principal_type.as_str(),
+            // RFC 9449 §5: a token bound to the proof's key.
+            token_type: if issued.access.jkt.is_some() {
+                "DPoP"
+            } else {
+                "Bearer"
+            },
             access_token: issued.access_token,
-            token_type: "Bearer",
         }
     }
 }
@@ -106,27 +114,43 @@ impl IntoResponse for TokenEndpointDenial {
     )),
     responses(
         (status = 200, body = TokenResponse),
-        (status = 400, description = "invalid_request, invalid_grant, invalid_scope (catalogue codes; 16 with geolocation)", body = OAuthErrorBody),
-        (status = 401, description = "invalid_client", body = OAuthErrorBody),
+        (status = 400, description = "invalid_request, invalid_grant, invalid_scope (catalogue codes; 16 with geolocation); invalid_dpop_proof (150); use_dpop_nonce (151, with `DPoP-Nonce`)", body = OAuthErrorBody,
+            headers(("DPoP-Nonce" = String, description = "With `DPOP_NONCE=on`: the nonce DPoP proofs must carry"))),
+        (status = 401, description = "invalid_client (61, 64; 63 for a refused client assertion)", body = OAuthErrorBody),
         (status = 403, description = "access_denied (59)", body = OAuthErrorBody),
         (status = 413, body = OAuthErrorBody),
         (status = 429, description = "slow_down: a rate limit (140 requests per client, 141 password grants per source address, 143 wrong one-time passwords per address); `Retry-After` in seconds",
             body = OAuthErrorBody, headers(("Retry-After" = i64))),
         (status = 500, body = ServerErrorBody),
         (status = 503, body = ServerErrorBody),
-    ))]
+    ),
+    params(("DPoP" = Option<String>, Header, description = "A DPoP proof (RFC 9449): the tokens are then bound to its key")))]
 pub async fn token(
     State(services): State<Arc<Services>>,
     SourceAddress(source): SourceAddress,
+    method: Method,
+    uri: Uri,
     headers: HeaderMap,
     body: Body,
+) -> Response {
+    let dpop = dpop_request(&headers, &method, &uri);
+    let answer = issue(&services, source, &headers, body, &dpop).await;
+    with_nonce(&services, answer.into_response())
+}
+
+async fn issue(
+    services: &Services,
+    source: Option<std::net::IpAddr>,
+    headers: &HeaderMap,
+    body: Body,
+    dpop: &DpopRequest,
 ) -> Result<Json<TokenResponse>, TokenEndpointError> {
-    let params = read_params(&headers, body).await?;
+    let params = read_params(headers, body).await?;
     let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    let issued = grants::token_grant(&services, &params, authorization, source).await?;
-    Ok(Json(TokenResponse::new(issued, &services)))
+    let issued = grants::token_grant(services, params, authorization, source, dpop).await?;
+    Ok(Json(TokenResponse::new(issued, services)))
 }
 
 /// The public signing keys: `next`, `active` and `retired` (see `signing::ring`). Safe to cache

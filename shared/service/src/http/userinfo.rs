@@ -6,6 +6,10 @@
 //! | no, bad, expired, revoked or unknown token | 401 | `Bearer error="invalid_token"` |
 //! | an application token, or one without `openid` | 403 | `Bearer error="insufficient_scope"` |
 //! | a token both in the header and the body | 400 | `Bearer error="invalid_request"` |
+//! | a DPoP-bound token as a bearer token | 401 | `Bearer error="invalid_token"`, then `DPoP` |
+//! | `DPoP` scheme: bad or unbound token | 401 | `DPoP error="invalid_token"` |
+//! | `DPoP` scheme: bad, missing or replayed proof | 401 | `DPoP error="invalid_dpop_proof"` |
+//! | `DPoP` scheme, `DPOP_NONCE=on`: no or stale nonce | 401 | `DPoP error="use_dpop_nonce"` |
 
 use std::sync::Arc;
 
@@ -13,14 +17,16 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use http::{header, HeaderMap, HeaderValue, StatusCode};
+use http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::body::read_optional_params;
+use super::dpop::{dpop_challenge, dpop_request, proof_error, with_nonce};
 use super::error_response::{http_error_response, OAuthErrorBody, ServerErrorBody};
+use crate::flows::dpop::{credential, AccessDenial, Credential};
 use crate::flows::userinfo::{userinfo, UserInfo, UserInfoDenial, UserInfoError};
-use crate::grants::{bearer_credential, BearerDenial};
+use crate::grants::BearerDenial;
 use crate::services::Services;
 
 /// OpenID Connect Core §5.1 claims; only `sub` and `principal_type` are always present.
@@ -68,7 +74,9 @@ pub struct UserInfoForm {
 
 impl IntoResponse for UserInfoDenial {
     fn into_response(self) -> Response {
+        let bound_as_bearer = matches!(self, Self::Bearer(BearerDenial::DpopBound));
         let (status, error, description) = match self {
+            Self::Dpop(denial) => return dpop_refusal(&denial, "userinfo"),
             Self::Bearer(denial) => {
                 tracing::info!(%denial, "userinfo: bearer token refused");
                 (
@@ -83,8 +91,34 @@ impl IntoResponse for UserInfoDenial {
                 "The access token was not issued for a user with the openid scope.",
             ),
         };
-        challenge(http_error_response(status, error, description), error)
+        let mut response = challenge(http_error_response(status, error, description), error);
+        if bound_as_bearer {
+            response
+                .headers_mut()
+                .append(header::WWW_AUTHENTICATE, dpop_challenge("userinfo", None));
+        }
+        response
     }
+}
+
+/// 401 with a `DPoP` challenge (RFC 9449 §7.1), for a refusal of the `DPoP` scheme.
+pub(super) fn dpop_refusal(denial: &AccessDenial, realm: &str) -> Response {
+    tracing::info!(%denial, realm, "DPoP-bound access token refused");
+    let (error, description) = match denial {
+        AccessDenial::Proof(proof) => (
+            proof_error(proof),
+            "The DPoP proof is missing, invalid, replayed, or not by the token's key.",
+        ),
+        AccessDenial::Bearer(_) | AccessDenial::DpopToken(_) => (
+            "invalid_token",
+            "The access token is missing, invalid, expired, revoked or not DPoP-bound.",
+        ),
+    };
+    let mut response = http_error_response(StatusCode::UNAUTHORIZED, error, description);
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, dpop_challenge(realm, Some(error)));
+    response
 }
 
 fn challenge(mut response: Response, error: &'static str) -> Response {
@@ -108,13 +142,13 @@ fn answer(result: Result<UserInfo, UserInfoError>) -> Response {
     }
 }
 
-fn header_token(headers: &HeaderMap) -> Option<Result<&str, BearerDenial>> {
+fn header_token(headers: &HeaderMap) -> Option<Result<Credential<'_>, BearerDenial>> {
     let value = headers.get(header::AUTHORIZATION)?;
     Some(
         value
             .to_str()
             .map_err(|_| BearerDenial::MalformedHeader)
-            .and_then(bearer_credential),
+            .and_then(credential),
     )
 }
 
@@ -124,6 +158,7 @@ fn header_token(headers: &HeaderMap) -> Option<Result<&str, BearerDenial>> {
     path = "/oauth2/v0/userinfo",
     tag = "openid",
     security(("bearer" = [])),
+    params(("DPoP" = Option<String>, Header, description = "With `Authorization: DPoP <token>`: a DPoP proof (RFC 9449) with the token's `ath`")),
     responses(
         (status = 200, body = UserInfoBody),
         (status = 401, description = "No, bad, expired or revoked access token", body = OAuthErrorBody,
@@ -134,9 +169,15 @@ fn header_token(headers: &HeaderMap) -> Option<Result<&str, BearerDenial>> {
         (status = 503, body = ServerErrorBody),
     ),
 )]
-pub async fn get_userinfo(State(services): State<Arc<Services>>, headers: HeaderMap) -> Response {
+pub async fn get_userinfo(
+    State(services): State<Arc<Services>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let dpop = dpop_request(&headers, &method, &uri);
     let token = header_token(&headers).unwrap_or(Err(BearerDenial::Missing));
-    answer(userinfo(&services, token).await)
+    with_nonce(&services, answer(userinfo(&services, token, &dpop).await))
 }
 
 /// The same, with the token in the header or in the `access_token` form field.
@@ -145,6 +186,7 @@ pub async fn get_userinfo(State(services): State<Arc<Services>>, headers: Header
     path = "/oauth2/v0/userinfo",
     tag = "openid",
     security(("bearer" = []), ()),
+    params(("DPoP" = Option<String>, Header, description = "With `Authorization: DPoP <token>`: a DPoP proof (RFC 9449) with the token's `ath`")),
     request_body(content((UserInfoForm = "application/x-www-form-urlencoded"))),
     responses(
         (status = 200, body = UserInfoBody),
@@ -160,9 +202,12 @@ pub async fn get_userinfo(State(services): State<Arc<Services>>, headers: Header
 )]
 pub async fn post_userinfo(
     State(services): State<Arc<Services>>,
+    method: Method,
+    uri: Uri,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    let dpop = dpop_request(&headers, &method, &uri);
     let params = match read_optional_params(&headers, body).await {
         Ok(params) => params,
         Err(denial) => return denial.into_response(),
@@ -178,8 +223,8 @@ pub async fn post_userinfo(
             return challenge(response, "invalid_request");
         }
         (Some(token), None) => token,
-        (None, Some(token)) => Ok(token),
+        (None, Some(token)) => Ok(Credential::Bearer(token)),
         (None, None) => Err(BearerDenial::Missing),
     };
-    answer(userinfo(&services, token).await)
+    with_nonce(&services, answer(userinfo(&services, token, &dpop).await))
 }

@@ -168,6 +168,7 @@ mod tests {
             issued_at: 1_700_000_000,
             expires_at: 1_700_003_600,
             revoked: false,
+            jkt: None,
         }
     }
 

@@ -37,6 +37,15 @@ pub struct AccessTokenClaims {
     pub jti: String,
     pub principal_type: PrincipalType,
     pub geolocation: String,
+    /// RFC 9449 §6.1: the DPoP key a sender-constrained token is bound to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cnf: Option<Confirmation>,
+}
+
+/// RFC 7800 confirmation claim, with RFC 9449's JWK thumbprint member.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Confirmation {
+    pub jkt: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -135,6 +144,7 @@ impl AccessTokenCodec {
             jti: record.jti.to_string(),
             principal_type: record.principal_type,
             geolocation: self.issuer.to_string(),
+            cnf: record.jkt.clone().map(|jkt| Confirmation { jkt }),
         };
         let (ring, headers) = self.signing().await?;
         ring.sign(&headers.access_token, &claims).await
@@ -202,6 +212,7 @@ mod tests {
             issued_at: now,
             expires_at: now + 3600,
             revoked: false,
+            jkt: None,
         }
     }
 

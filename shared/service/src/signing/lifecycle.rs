@@ -41,6 +41,7 @@ fn record(now: UnixTime) -> AccessTokenRecord {
         issued_at: now,
         expires_at: now + 3600,
         revoked: false,
+        jkt: None,
     }
 }
 

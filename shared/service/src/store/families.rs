@@ -24,6 +24,10 @@ pub struct FamilyOrigin {
     pub scopes: Scopes,
     pub geolocation: Geolocation,
     pub created_at: UnixTime,
+    /// The DPoP key the family's refresh tokens are bound to ([`Family::jkt`]); copies written
+    /// before the field existed read as unbound, as do their families.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jkt: Option<String>,
 }
 
 impl From<&Family> for FamilyOrigin {
@@ -35,6 +39,7 @@ impl From<&Family> for FamilyOrigin {
             scopes: family.scopes.clone(),
             geolocation: family.geolocation.clone(),
             created_at: family.created_at,
+            jkt: family.jkt.clone(),
         }
     }
 }

@@ -1,9 +1,12 @@
-//! `clients create`, `clients disable`.
+//! `clients create`, `clients disable`, `clients set-jwks`, `clients set-refresh-rotation`.
+
+use std::path::Path;
 
 use serde_json::json;
 use token_service::admin::{self, NewClient};
 use token_service::context::Context;
 use token_service::domain::{Client, GrantType};
+use token_service::jose::PublicJwkSet;
 
 use crate::args::{ClientsCommand, ClientsCreate};
 use crate::error::CliError;
@@ -24,6 +27,22 @@ pub async fn run(command: ClientsCommand, ctx: &Context) -> Result<Output, CliEr
                 ),
             ))
         }
+        ClientsCommand::SetJwks { client_id, file } => {
+            let jwks = read_jwks(&file)?;
+            let client = admin::set_client_jwks(ctx, &client_id, jwks).await?;
+            let kids = key_ids(&client);
+            Ok(Output::new(
+                json!({ "client_id": client.id, "jwks_keys": kids }),
+                format!(
+                    "Client {} ({}) may now authenticate with private_key_jwt ({} key(s)); its \
+                     secret keeps working. {}",
+                    client.id,
+                    client.name,
+                    kids.len(),
+                    super::cache_delay_note()
+                ),
+            ))
+        }
         ClientsCommand::SetRefreshRotation {
             client_id,
             rotation,
@@ -34,6 +53,26 @@ pub async fn run(command: ClientsCommand, ctx: &Context) -> Result<Output, CliEr
                 json!({ "client_id": client.id, "refresh_rotation": policy }),
                 format!(
                     "Client {} ({}) now uses refresh rotation {policy:?} from its next refresh on. {}",
+                    client.id,
+                    client.name,
+                    super::cache_delay_note()
+                ),
+            ))
+        }
+        ClientsCommand::SetRequireDpop {
+            client_id,
+            require_dpop,
+        } => {
+            let client = admin::set_require_dpop(ctx, &client_id, require_dpop).await?;
+            let what = if client.require_dpop {
+                "must send a DPoP proof with every token request"
+            } else {
+                "may send DPoP proofs (optional)"
+            };
+            Ok(Output::new(
+                json!({ "client_id": client.id, "require_dpop": client.require_dpop }),
+                format!(
+                    "Client {} ({}) {what}. {}",
                     client.id,
                     client.name,
                     super::cache_delay_note()
@@ -54,6 +93,8 @@ async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> 
     new.post_logout_redirect_uris = args.post_logout_redirect_uris;
     new.first_party = args.first_party;
     new.refresh_rotation = args.refresh_rotation.into();
+    new.jwks = args.jwks_file.as_deref().map(read_jwks).transpose()?;
+    new.require_dpop = args.require_dpop;
     let created = admin::create_client(ctx, new).await?;
     let client = &created.client;
     // The only place a secret is ever printed: once, at creation. Only its hash is stored.
@@ -71,6 +112,8 @@ async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> 
             "post_logout_redirect_uris": client.post_logout_redirect_uris,
             "first_party": client.first_party,
             "refresh_rotation": client.refresh_rotation.as_str(),
+            "jwks_keys": key_ids(client),
+            "require_dpop": client.require_dpop,
         }),
         format!(
             "Created client {:?}.\n\
@@ -80,6 +123,23 @@ async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> 
             client.name, client.id
         ),
     ))
+}
+
+/// A JWK Set file, checked: public ES256, PS256 or EdDSA keys only.
+fn read_jwks(file: &Path) -> Result<PublicJwkSet, CliError> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| CliError::invalid(format!("cannot read {}: {e}", file.display())))?;
+    Ok(admin::parse_jwks(&text)?)
+}
+
+/// Each registered key by its `kid`, or by its RFC 7638 thumbprint when it has none.
+fn key_ids(client: &Client) -> Vec<String> {
+    client.jwks.as_ref().map_or_else(Vec::new, |set| {
+        set.keys()
+            .iter()
+            .map(|key| key.kid().map_or_else(|| key.thumbprint(), str::to_owned))
+            .collect()
+    })
 }
 
 fn grant_names(client: &Client) -> Vec<&'static str> {

@@ -38,6 +38,7 @@ pub fn issue_code(
         redeemed_at: None,
         family_id: None,
         auth_time: pending.signed_in_at,
+        dpop_jkt: request.dpop_jkt.clone(),
     };
     IssuedCode { code, record }
 }
@@ -84,6 +85,7 @@ mod tests {
             code_challenge: Some("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".into()),
             max_age: None,
             login_hint: None,
+            dpop_jkt: None,
         };
         let pending = PendingAuthorization::new(request.clone(), &OsRandom, 100);
         let user = PrincipalId::new(OsRandom.uuid());
@@ -113,6 +115,7 @@ mod tests {
             code_challenge: Some("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".into()),
             max_age: None,
             login_hint: None,
+            dpop_jkt: None,
         };
         let pending = PendingAuthorization::new(request, &OsRandom, 100);
         let user = PrincipalId::new(OsRandom.uuid());

@@ -73,6 +73,7 @@ mod tests {
             code_challenge: None,
             max_age: None,
             login_hint: None,
+            dpop_jkt: None,
         };
         PendingAuthorization::new(request, &OsRandom, 0)
     }

@@ -37,6 +37,8 @@ pub struct AuthorizeParams {
     /// Request objects (OpenID Connect Core §6) are not supported: refused, never ignored.
     pub request: Option<String>,
     pub request_uri: Option<String>,
+    /// RFC 9449 §10: the thumbprint of the client's DPoP key, binding the code to it.
+    pub dpop_jkt: Option<String>,
 }
 
 /// What the authorize checks need to know about the registered client. Built by the caller from
@@ -100,6 +102,9 @@ pub struct ValidatedAuthorization {
     pub max_age: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub login_hint: Option<String>,
+    /// RFC 9449 §10: the code is redeemed only with a DPoP proof by this key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_jkt: Option<String>,
 }
 
 /// The scope that only `prompt=consent` may ask for (OpenID Connect Core §11).
@@ -180,6 +185,16 @@ impl AuthorizeParams {
                 openid_refusal("invalid_request", "max_age must be a number of seconds")
             })?),
         };
+        let dpop_jkt = match non_empty(&self.dpop_jkt) {
+            None => None,
+            Some(jkt) if crate::flows::dpop::is_well_formed_thumbprint(jkt) => Some(jkt.to_owned()),
+            Some(_) => {
+                return Err(openid_refusal(
+                    "invalid_request",
+                    "dpop_jkt must be a base64url SHA-256 JWK thumbprint",
+                ))
+            }
+        };
         Ok(ValidatedAuthorization {
             client_id: client.id,
             redirect_uri: redirect_uri.to_owned(),
@@ -190,6 +205,7 @@ impl AuthorizeParams {
             code_challenge,
             max_age,
             login_hint: non_empty(&self.login_hint).map(str::to_owned),
+            dpop_jkt,
         })
     }
 

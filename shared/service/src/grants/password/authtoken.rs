@@ -44,6 +44,7 @@ pub(super) async fn grant(
             principal_id: company.id,
             scopes,
             geolocation: company.geolocation,
+            jkt: params.dpop_jkt().map(str::to_owned),
         })
         .await?;
     Ok(issued.into())

@@ -16,7 +16,7 @@ pub(super) async fn grant(
 ) -> Result<IssuedTokens, GrantError> {
     let scopes = requested_family_scopes(params, client)?;
     let user = authenticate_user(services, username, password).await?;
-    start_user_family(services, client, user, scopes).await
+    start_user_family(services, client, user, scopes, params.dpop_jkt()).await
 }
 
 /// A new family for a user who has just proved who they are (a password, a one-time password),
@@ -26,6 +26,7 @@ pub(crate) async fn start_user_family(
     client: &Client,
     user: User,
     scopes: Scopes,
+    dpop_jkt: Option<&str>,
 ) -> Result<IssuedTokens, GrantError> {
     let issued = services
         .start_family(FamilyStart {
@@ -34,6 +35,7 @@ pub(crate) async fn start_user_family(
             principal_id: user.id,
             scopes,
             geolocation: user.geolocation,
+            jkt: dpop_jkt.map(str::to_owned),
         })
         .await?;
     Ok(issued.into())
@@ -107,7 +109,13 @@ async fn verify_password(
             }
             Ok(user)
         }
-        _ => Err(ErrorCode::IncorrectCredentials.into()),
+        _ => {
+            // The wrong password that reaches the threshold locks the login.
+            if attempt.is_some_and(|a| a.count == services.policy.lockout_threshold) {
+                crate::measure::lockout();
+            }
+            Err(ErrorCode::IncorrectCredentials.into())
+        }
     }
 }
 

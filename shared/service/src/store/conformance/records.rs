@@ -44,6 +44,8 @@ pub fn client(now: UnixTime) -> Client {
         redirect_uris: vec!["https://app.example.com/callback".into()],
         refresh_rotation: RefreshRotation::Rotate,
         post_logout_redirect_uris: Vec::new(),
+        jwks: None,
+        require_dpop: false,
     }
 }
 
@@ -130,6 +132,7 @@ pub fn access_token(
         issued_at: now,
         expires_at,
         revoked: false,
+        jkt: None,
     }
 }
 
@@ -192,6 +195,7 @@ impl Bundle {
             created_at: now,
             expires_at,
             revoked_at: None,
+            jkt: None,
         };
         let access = access_token(
             now,

@@ -1,0 +1,185 @@
+//! Bound access tokens at this service's own resource endpoints (RFC 9449 §7): userinfo and
+//! `DELETE /app-mgmt/v0/connections` take `Authorization: DPoP` with a proof carrying the
+//! token's `ath`; a bound token presented as a bearer token is refused; refusals answer 401 with
+//! a `DPoP` challenge.
+
+use integration_tests::app::{json_of, TestApp};
+use reqwest::{header, StatusCode};
+use serde_json::Value;
+
+use super::*;
+
+integration_tests::on_both_stores!(
+    userinfo_takes_a_bound_token_with_its_proof,
+    the_connections_endpoint_takes_a_bound_token_with_its_proof,
+);
+
+const USERINFO: &str = "/oauth2/v0/userinfo";
+const CONNECTIONS: &str = "/app-mgmt/v0/connections";
+const LOGIN: &str = "dpop-reader@example.com";
+const PASSWORD: &str = "correct horse battery staple";
+
+/// A bound user token with `openid`, and the key it is bound to.
+async fn bound_user_token(app: &TestApp) -> (TestClient, DpopKey, String) {
+    app.create_user(LOGIN, PASSWORD).await;
+    let client = app.create_client("read").await;
+    let key = DpopKey::generate();
+    let form = [
+        ("grant_type", "password"),
+        ("client_id", client.id.as_str()),
+        ("client_secret", client.secret.as_str()),
+        ("username", LOGIN),
+        ("password", PASSWORD),
+        ("scope", "openid read"),
+    ];
+    let (status, _, body) = token_with(app, &form, &[&key.token_proof(app)]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let token = body["access_token"].as_str().unwrap().to_owned();
+    (client, key, token)
+}
+
+/// A proof for `method` at `path` with the `ath` of `token`.
+fn resource_proof(app: &TestApp, key: &DpopKey, method: &str, path: &str, token: &str) -> String {
+    let mut proof = key.proof(app, method, path);
+    proof.claims["ath"] = ath(token).into();
+    key.sign(&proof)
+}
+
+async fn send(
+    app: &TestApp,
+    method: reqwest::Method,
+    path: &str,
+    authorization: &str,
+    proof: Option<&str>,
+) -> (StatusCode, Option<String>, Value) {
+    let mut request = app
+        .http
+        .request(method, app.url(path))
+        .header(header::AUTHORIZATION, authorization);
+    if let Some(proof) = proof {
+        request = request.header("DPoP", proof);
+    }
+    let response = request.send().await.unwrap();
+    let challenge = response
+        .headers()
+        .get(header::WWW_AUTHENTICATE)
+        .map(|v| v.to_str().unwrap().to_owned());
+    let (status, body) = json_of(response).await;
+    (status, challenge, body)
+}
+
+fn assert_dpop_refusal(answer: &(StatusCode, Option<String>, Value), error: &str, case: &str) {
+    let (status, challenge, body) = answer;
+    assert_eq!(*status, StatusCode::UNAUTHORIZED, "{case}: {body}");
+    assert_eq!(body["error"], error, "{case}: {body}");
+    let challenge = challenge.as_deref().unwrap_or_default();
+    assert!(
+        challenge.starts_with("DPoP ") && challenge.contains(&format!("error=\"{error}\"")),
+        "{case}: {challenge}"
+    );
+}
+
+async fn userinfo_takes_a_bound_token_with_its_proof(app: TestApp) {
+    let (_, key, token) = bound_user_token(&app).await;
+    let other = DpopKey::generate();
+    let dpop = format!("DPoP {token}");
+    let get = reqwest::Method::GET;
+
+    let proof = resource_proof(&app, &key, "GET", USERINFO, &token);
+    let (status, _, claims) = send(&app, get.clone(), USERINFO, &dpop, Some(&proof)).await;
+    assert_eq!(status, StatusCode::OK, "{claims}");
+    assert_eq!(claims["principal_type"], "user");
+    // The same proof again: replayed.
+    let replay = send(&app, get.clone(), USERINFO, &dpop, Some(&proof)).await;
+    assert_dpop_refusal(&replay, "invalid_dpop_proof", "replayed proof");
+
+    // As a bearer token: refused, whatever else comes with it.
+    let (status, challenge, body) = send(
+        &app,
+        get.clone(),
+        USERINFO,
+        &format!("Bearer {token}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_eq!(body["error"], "invalid_token");
+    assert!(challenge.unwrap().starts_with("Bearer "));
+    let response = app.post_form(USERINFO, &[("access_token", &token)]).await;
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "form field");
+
+    let no_ath = key.sign(&key.proof(&app, "GET", USERINFO));
+    let wrong_ath = {
+        let mut proof = key.proof(&app, "GET", USERINFO);
+        proof.claims["ath"] = ath("another token").into();
+        key.sign(&proof)
+    };
+    let cases = [
+        ("no proof", None),
+        ("no ath", Some(no_ath)),
+        ("another token's ath", Some(wrong_ath)),
+        (
+            "another key",
+            Some(resource_proof(&app, &other, "GET", USERINFO, &token)),
+        ),
+        (
+            "POST proof on GET",
+            Some(resource_proof(&app, &key, "POST", USERINFO, &token)),
+        ),
+        ("the token endpoint's proof", Some(key.token_proof(&app))),
+    ];
+    for (case, proof) in &cases {
+        let answer = send(&app, get.clone(), USERINFO, &dpop, proof.as_deref()).await;
+        assert_dpop_refusal(&answer, "invalid_dpop_proof", case);
+    }
+
+    // A bearer token with the DPoP scheme has no key to check against.
+    let client = app.create_client("read").await;
+    let bearer = app.user_tokens(&client, LOGIN, PASSWORD).await["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let proof = resource_proof(&app, &key, "GET", USERINFO, &bearer);
+    let answer = send(&app, get, USERINFO, &format!("DPoP {bearer}"), Some(&proof)).await;
+    assert_dpop_refusal(
+        &answer,
+        "invalid_token",
+        "unbound token with the DPoP scheme",
+    );
+}
+
+async fn the_connections_endpoint_takes_a_bound_token_with_its_proof(app: TestApp) {
+    let (client, key, token) = bound_user_token(&app).await;
+    let delete = reqwest::Method::DELETE;
+    let dpop = format!("DPoP {token}");
+
+    let (status, _, body) = send(
+        &app,
+        delete.clone(),
+        CONNECTIONS,
+        &format!("Bearer {token}"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "as a bearer token: {body}"
+    );
+    let answer = send(&app, delete.clone(), CONNECTIONS, &dpop, None).await;
+    assert_dpop_refusal(&answer, "invalid_dpop_proof", "no proof");
+    // Nothing was revoked by the refusals.
+    assert_eq!(introspect(&app, &client, &token).await["active"], true);
+
+    let proof = resource_proof(&app, &key, "DELETE", CONNECTIONS, &token);
+    let response = app
+        .http
+        .delete(app.url(CONNECTIONS))
+        .header(header::AUTHORIZATION, &dpop)
+        .header("DPoP", proof)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(introspect(&app, &client, &token).await["active"], false);
+}

@@ -1,0 +1,52 @@
+//! Budgets of `private_key_jwt` client authentication, warm: what an assertion costs beyond a
+//! secret, and what a refused one costs.
+
+use super::counted::*;
+use crate::private_key_jwt::keys::ClientKey;
+use crate::private_key_jwt::{app_token, claims, client_with_keys};
+use reqwest::StatusCode;
+
+/// Goal ≤ 2 + the rate limit: the client comes from the read cache; one conditional `PutItem`
+/// marks the assertion's `jti` used, one writes the access token's `jti`.
+pub async fn client_credentials_with_private_key_jwt(c: Counted) {
+    let key = ClientKey::es256("k");
+    let client = client_with_keys(&c.app, &[&key]).await;
+    let (status, body) = app_token(&c.app, &key.sign(&claims(&c.app, &client))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let assertion = key.sign(&claims(&c.app, &client));
+    let ((status, body), calls) = c
+        .calls_of("private_key_jwt", app_token(&c.app, &assertion))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_within(
+        &calls,
+        2 + RATE_LIMIT,
+        "client_credentials with private_key_jwt",
+    );
+    assert_eq!(
+        calls.count("PutItem"),
+        2,
+        "the assertion's jti and the token's"
+    );
+    assert_eq!(
+        calls.count("UpdateItem"),
+        RATE_LIMIT,
+        "the client's counter"
+    );
+
+    // A refused assertion (another key) writes nothing and reads nothing more: the client is
+    // cached.
+    let forged = ClientKey::es256("k").sign(&claims(&c.app, &client));
+    let ((status, _), calls) = c
+        .calls_of("refused private_key_jwt", app_token(&c.app, &forged))
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(calls.total(), 0, "{:?}", calls.by_operation());
+    // The replay of the counted assertion: one conditional PutItem that fails, nothing else.
+    let ((status, _), calls) = c
+        .calls_of("replayed private_key_jwt", app_token(&c.app, &assertion))
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(calls.total(), 1, "{:?}", calls.by_operation());
+    assert_eq!(calls.count("PutItem"), 1);
+}
