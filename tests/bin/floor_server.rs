@@ -46,6 +46,7 @@ async fn token(
         issued_at: now,
         expires_at: now + 3600,
         revoked: false,
+        jkt: None,
     };
     match floor.codec.encode(&record).await {
         Ok(access_token) => Json(serde_json::json!({
