@@ -20,6 +20,8 @@
 # 4. Signing cost: one access token's signature with the local key beside one `kms:Sign`
 #    (tests/benches/signing_cost.rs) against the local KMS emulator at KMS_ENDPOINT, else its
 #    own instance (infra/kms-local.sh, stopped at exit).
+# 5. Cost model: infra/cost-model.py on this run's round-trip counts and its throughput (CPU per
+#    request = cores / req/s, an upper bound since wrk shares the cores).
 #
 #   infra/bench.sh               # all of the above (a few minutes once built)
 #   infra/bench.sh --per-grant   # also the in-process harness: every grant on SQLite and
@@ -160,6 +162,8 @@ build_everything() {
 	for binary in "${LAMBDA_BINARIES[@]}"; do packages+=(-p "$binary"); done
 	# The rotation function too: the lambda_runtime test runs it (it has no cold-start row).
 	cargo build --release "${packages[@]}" -p rotate-keys
+	say "building the floor server (release)"
+	cargo build --release -p integration-tests --bin floor-server
 	say "building the integration suite (debug: it only counts and times)"
 	cargo test -q -p integration-tests --test integration --no-run
 }
@@ -197,8 +201,22 @@ side_by_side() {
 	peer_url="http://127.0.0.1:$peer_port/token"
 	peer_auth="$(basic "$peer_id" "$peer_secret")"
 
+	local floor_port floor_url
+	floor_port="$(free_port)"
+	say "floor server on 127.0.0.1:$floor_port (HTTP + one ES256 signature, tests/bin/floor_server.rs)"
+	PORT="$floor_port" "$TARGET/release/floor-server" >"$RUN/floor.log" 2>&1 &
+	PIDS+=($!)
+	floor_url="http://127.0.0.1:$floor_port/v0/token"
+	local tries=0
+	until curl -s -o /dev/null -X POST -d grant_type=client_credentials "$floor_url"; do
+		tries=$((tries + 1))
+		((tries < 100)) || die "the floor server did not start: $(cat "$RUN/floor.log")"
+		sleep 0.1
+	done
+
 	OURS_CC_RUNS=()
 	PEER_CC_RUNS=()
+	FLOOR_CC_RUNS=()
 	local round
 	for round in $(seq 1 "$ROUNDS"); do
 		say "wrk: local server, client_credentials (round $round of $ROUNDS)"
@@ -207,13 +225,17 @@ side_by_side() {
 		say "wrk: node-oidc-provider, client_credentials (round $round of $ROUNDS)"
 		note_load "wrk: node-oidc-provider, round $round"
 		PEER_CC_RUNS+=("$(load "$peer_url" "$peer_auth" grant_type=client_credentials)")
+		say "wrk: floor server, client_credentials (round $round of $ROUNDS)"
+		note_load "wrk: floor server, round $round"
+		FLOOR_CC_RUNS+=("$(load "$floor_url" "$ours_auth" grant_type=client_credentials)")
 	done
 	say "wrk: local server, password"
 	note_load "wrk: local server, password"
 	OURS_PASSWORD="$(load "$ours_url" "$ours_auth" "$password_form")"
-	kill "${PIDS[-1]}" "${PIDS[-2]}"
+	kill "${PIDS[-1]}" "${PIDS[-2]}" "${PIDS[-3]}"
 	OURS_CC="$(printf '%s\n' "${OURS_CC_RUNS[@]}" | cut -d' ' -f1 | median_int)"
 	PEER_CC="$(printf '%s\n' "${PEER_CC_RUNS[@]}" | cut -d' ' -f1 | median_int)"
+	FLOOR_CC="$(printf '%s\n' "${FLOOR_CC_RUNS[@]}" | cut -d' ' -f1 | median_int)"
 }
 
 use_dynamodb_local() {
@@ -340,7 +362,9 @@ uptime at end:   $(uptime)
 |---|---|---|
 $(printf '%s\n' "${LOADS[@]}")
 
-Side by side: wrk -t$THREADS -c$CONNECTIONS -d$DURATION, the $(nproc) cores shared by wrk and the server, the two servers taking turns
+Side by side: wrk -t$THREADS -c$CONNECTIONS -d$DURATION, the $(nproc) cores shared by wrk and the server, the three servers taking turns
+
+client_credentials against the floor (HTTP + one ES256 signature, no store): floor median $FLOOR_CC req/s (rounds $(printf '%s, ' "${FLOOR_CC_RUNS[@]}" | sed 's/, $//')); token-service at $(awk -v a="${OURS_CC%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.0f %%", 100 * a / b }') of the floor, node-oidc-provider at $(awk -v a="${PEER_CC%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.0f %%", 100 * a / b }')
 
 | grant | token-service req/s | node-oidc-provider $(json_field "$CACHE/node/node_modules/oidc-provider/package.json" version) req/s | ratio |
 |---|---|---|---|
@@ -373,4 +397,9 @@ EOF
 if [[ -n "$PER_GRANT" ]]; then
 	printf '\nIn-process harness, per grant and store:\n\n%s\n' "$PER_GRANT"
 fi
+cpu_ms() { awk -v rps="${1%% *}" -v cores="$(nproc)" 'BEGIN { if (rps > 0) printf "%.3f", 1000 * cores / rps }'; }
+printf '\nCost model (infra/cost-model.py, this run'"'"'s counts and CPU per request):\n\n'
+python3 infra/cost-model.py --round-trips "$RUN/round_trips.log" \
+	--cpu-ms "client_credentials=$(cpu_ms "$OURS_CC")" --cpu-ms "password=$(cpu_ms "$OURS_PASSWORD")" ||
+	say "the cost model failed"
 [[ "$ROUND_TRIPS_VERDICT" == all* ]]

@@ -138,11 +138,14 @@ impl SigningKeys {
     /// [`Self::open`] with the configuration every binary reads (`SIGNING_KEYS_SECRET_ARN` or
     /// the local key file, `SIGNING_KEYS`, the store).
     pub async fn from_config(config: &Config, clock: Arc<dyn Clock>) -> Result<Self, KeyError> {
-        let legacy =
-            KeyRingDocument::load(config.signing_keys_secret_arn.as_deref(), &config.data_dir)
-                .await?;
-        let store = crate::store::open_signing_key_ring(config).await?;
-        Self::open(store, legacy, SigningBackend::from_env().await?, clock).await
+        // Three independent reads at a cold start (a secret, the store's client, KMS's): side
+        // by side rather than one after the other.
+        let (legacy, store, backend) = tokio::join!(
+            KeyRingDocument::load(config.signing_keys_secret_arn.as_deref(), &config.data_dir),
+            crate::store::open_signing_key_ring(config),
+            SigningBackend::from_env(),
+        );
+        Self::open(store?, legacy?, backend?, clock).await
     }
 
     /// The ring as last read, without looking at the store.
