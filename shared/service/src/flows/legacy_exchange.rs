@@ -20,6 +20,7 @@
 
 use uuid::Uuid;
 
+use crate::domain::audit::StartedBy;
 use crate::domain::{
     Client, ConsumerKey, FamilyId, Geolocation, LegacyExchange, LegacyToken, PrincipalId,
     PrincipalType,
@@ -263,6 +264,7 @@ async fn start_family(
             principal_id: family.principal_id,
             scopes: family.legacy.scopes.clone(),
             geolocation: family.geolocation.clone(),
+            grant: StartedBy::LegacyExchange,
         };
         let link = LegacyExchangeUpdate {
             exchange: LegacyExchange {

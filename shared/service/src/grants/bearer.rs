@@ -304,6 +304,7 @@ mod tests {
                 principal_id: PrincipalId::new(OsRandom.uuid()),
                 scopes: Scopes::parse("read").unwrap(),
                 geolocation: geolocation(),
+                grant: crate::domain::audit::StartedBy::Password,
             })
             .await
             .unwrap();

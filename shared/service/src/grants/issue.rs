@@ -7,7 +7,9 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use uuid::Uuid;
 
+use crate::audit;
 use crate::clock::UnixTime;
+use crate::domain::audit::{AuditKind, StartedBy};
 use crate::domain::{
     AccessTokenRecord, Client, ClientId, Family, FamilyId, Geolocation, PrincipalId, PrincipalType,
     RefreshTokenRecord, Scopes, TokenId, ACCESS_TOKEN_TTL_SECONDS,
@@ -72,6 +74,8 @@ pub struct FamilyStart {
     pub principal_id: PrincipalId,
     pub scopes: Scopes,
     pub geolocation: Geolocation,
+    /// How, for the family's `family.started` audit event.
+    pub grant: StartedBy,
 }
 
 impl Services {
@@ -216,6 +220,11 @@ impl Services {
             expires_at: refresh.expires_at,
             revoked_at: None,
         };
+        let started = self.family_event(
+            AuditKind::FamilyStarted { grant: start.grant },
+            family_id,
+            (&family).into(),
+        );
         let created = self
             .ctx
             .store
@@ -228,11 +237,13 @@ impl Services {
                     update.exchange.family_id = family_id;
                     update
                 }),
+                audit: std::slice::from_ref(&started),
             })
             .await?;
         if created == FamilyCreated::LegacyExchangeRaced {
             return Ok(None);
         }
+        audit::logged(&[started]);
         Ok(Some(
             self.family_tokens(access, refresh_token, &refresh, start.geolocation)
                 .await?,
@@ -260,6 +271,11 @@ impl Services {
             generation,
         );
         let access = self.family_access_record(current.family_id, origin, scopes);
+        let refreshed = self.family_event(
+            AuditKind::FamilyRefreshed { generation },
+            current.family_id,
+            origin.into(),
+        );
         let outcome = self
             .ctx
             .store
@@ -271,11 +287,13 @@ impl Services {
                 access_token: &access,
                 now: self.ctx.clock.now(),
                 origin: Some(origin),
+                audit: std::slice::from_ref(&refreshed),
             })
             .await?;
         if outcome == Rotated::NotCurrent {
             return Ok(None);
         }
+        audit::logged(&[refreshed]);
         Ok(Some(
             self.family_tokens(
                 access,
@@ -338,6 +356,13 @@ impl Services {
             ..record.clone()
         };
         let access = self.family_access_record(record.family_id, origin, scopes);
+        let refreshed = self.family_event(
+            AuditKind::FamilyRefreshed {
+                generation: record.generation,
+            },
+            record.family_id,
+            origin.into(),
+        );
         let outcome = self
             .ctx
             .store
@@ -348,11 +373,13 @@ impl Services {
                 expires_at: renewed.expires_at,
                 access_token: &access,
                 now,
+                audit: std::slice::from_ref(&refreshed),
             })
             .await?;
         if outcome == Renewed::NotCurrent {
             return Ok(None);
         }
+        audit::logged(&[refreshed]);
         Ok(Some(
             self.family_tokens(
                 access,

@@ -8,6 +8,8 @@ use axum::response::Response;
 use http::{header, HeaderName, HeaderValue};
 use tracing::Instrument;
 
+use crate::domain::audit::{CorrelationId, RequestFacts, UserAgent};
+
 pub static CORRELATION_ID: HeaderName = HeaderName::from_static("x-correlation-id");
 /// Concur's own correlation header (contract part 10): echoed when the request sent one.
 pub static CONCUR_CORRELATION_ID: HeaderName = HeaderName::from_static("concur-correlationid");
@@ -65,7 +67,18 @@ pub async fn request_context(request: Request, next: Next) -> Response {
         client_id = tracing::field::Empty,
         code = tracing::field::Empty,
     );
-    let mut response = next.run(request).instrument(span.clone()).await;
+    // What audit events recorded while serving this request say of it.
+    let facts = RequestFacts {
+        source_address: super::source_address::source_address(request.extensions()),
+        user_agent: request
+            .headers()
+            .get(header::USER_AGENT)
+            .and_then(|v| UserAgent::from_header(v.as_bytes())),
+        correlation_id: CorrelationId::parse(&correlation_id),
+    };
+    let mut response = facts
+        .scope(next.run(request).instrument(span.clone()))
+        .await;
     if let Some(outcome) = response.extensions().get::<Outcome>() {
         outcome.record(&span);
     }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::StoreResult;
 use crate::clock::UnixTime;
+use crate::domain::audit::AuditEvent;
 use crate::domain::{
     AccessTokenRecord, ClientId, Family, FamilyId, Geolocation, LegacyExchange, PrincipalId,
     PrincipalType, RefreshTokenRecord, Scopes, TokenId,
@@ -55,6 +56,8 @@ pub struct NewFamily<'a> {
     /// Set by the legacy exchange: in the same write, point the old token at this family and
     /// revoke the family the previous exchange created.
     pub legacy_exchange: Option<LegacyExchangeUpdate>,
+    /// Audit events written in the same write (the family's `family.started`): all or nothing.
+    pub audit: &'a [AuditEvent],
 }
 
 #[derive(Debug, Clone)]
@@ -87,6 +90,8 @@ pub struct Rotation<'a> {
     /// `None` writes the successor as records were written before the copy existed: it still
     /// refreshes, at the cost of one more read.
     pub origin: Option<&'a FamilyOrigin>,
+    /// Audit events written in the same write, only if the rotation happens.
+    pub audit: &'a [AuditEvent],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +115,8 @@ pub struct Renewal<'a> {
     pub expires_at: UnixTime,
     pub access_token: &'a AccessTokenRecord,
     pub now: UnixTime,
+    /// Audit events written in the same write, only if the renewal happens.
+    pub audit: &'a [AuditEvent],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +125,16 @@ pub enum Renewed {
     /// The token is not the family's current one, or the family is revoked or expired:
     /// nothing was written.
     NotCurrent,
+}
+
+/// What [`FamilyStore::revoke_family_recorded`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FamilyRevoked {
+    /// This call revoked the family, and wrote its audit events.
+    Revoked,
+    /// It was revoked before: nothing was written.
+    AlreadyRevoked,
+    NotFound,
 }
 
 #[async_trait]
@@ -147,7 +164,17 @@ pub trait FamilyStore: Send + Sync {
     async fn renew_refresh_token(&self, renewal: Renewal<'_>) -> StoreResult<Renewed>;
     /// Marks the family revoked: its refresh tokens stop working and its access tokens read as
     /// revoked. Returns `false` if there is no such family. Idempotent.
-    async fn revoke_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<bool>;
+    async fn revoke_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<bool> {
+        Ok(self.revoke_family_recorded(id, now, &[]).await? != FamilyRevoked::NotFound)
+    }
+    /// [`FamilyStore::revoke_family`] with audit events, written in the same write and only by
+    /// the call that revokes a live family (not by a repeat).
+    async fn revoke_family_recorded(
+        &self,
+        id: &FamilyId,
+        now: UnixTime,
+        audit: &[AuditEvent],
+    ) -> StoreResult<FamilyRevoked>;
 
     // Access tokens.
     /// For application tokens; the other grants write theirs with the family.

@@ -1,5 +1,7 @@
 //! `credtype=password`: a user's login and password, with lockout after repeated failures.
 
+use crate::audit;
+use crate::domain::audit::{AuditKind, StartedBy};
 use crate::domain::{Client, Login, PrincipalType, Scopes, User, UserStatus};
 use crate::errors::{ErrorCode, ServerError};
 use crate::grants::{requested_family_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
@@ -16,7 +18,7 @@ pub(super) async fn grant(
 ) -> Result<IssuedTokens, GrantError> {
     let scopes = requested_family_scopes(params, client)?;
     let user = authenticate_user(services, username, password).await?;
-    start_user_family(services, client, user, scopes).await
+    start_user_family(services, client, user, scopes, StartedBy::Password).await
 }
 
 /// A new family for a user who has just proved who they are (a password, a one-time password),
@@ -26,6 +28,7 @@ pub(crate) async fn start_user_family(
     client: &Client,
     user: User,
     scopes: Scopes,
+    grant: StartedBy,
 ) -> Result<IssuedTokens, GrantError> {
     let issued = services
         .start_family(FamilyStart {
@@ -34,6 +37,7 @@ pub(crate) async fn start_user_family(
             principal_id: user.id,
             scopes,
             geolocation: user.geolocation,
+            grant,
         })
         .await?;
     Ok(issued.into())
@@ -107,7 +111,18 @@ async fn verify_password(
             }
             Ok(user)
         }
-        _ => Err(ErrorCode::IncorrectCredentials.into()),
+        _ => {
+            if attempt.is_some_and(|a| a.count == services.policy.lockout_threshold) {
+                // This failure used the window's last attempt: the login is locked from now on.
+                // The login itself is never recorded (it may be a mistyped password).
+                let mut event = audit::event(&services.ctx, AuditKind::LoginLocked);
+                if let Some(user) = &user {
+                    event = event.principal(PrincipalType::User, user.id);
+                }
+                audit::record(&services.ctx, event).await;
+            }
+            Err(ErrorCode::IncorrectCredentials.into())
+        }
     }
 }
 

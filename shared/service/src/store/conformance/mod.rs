@@ -12,6 +12,7 @@
 
 use super::Store;
 
+mod audit;
 mod auth_tokens;
 mod authorization_codes;
 mod clients;
@@ -31,6 +32,7 @@ mod revocation;
 mod rotation;
 pub mod signing_key_ring;
 
+pub use audit::*;
 pub use auth_tokens::*;
 pub use authorization_codes::*;
 pub use clients::*;
@@ -120,6 +122,8 @@ macro_rules! conformance_suite {
             parallel_rate_limit_hits_never_exceed_the_limit,
             refunded_rate_limit_hits_free_their_place,
             rate_limit_blocks_last_until_their_end_and_never_shorten,
+            audit_events_are_read_by_subject_newest_first,
+            audit_events_land_only_with_the_family_writes_they_record,
         );
     };
     (@tests $factory:path; $attributes:tt; $($name:ident),+ $(,)?) => {

@@ -227,6 +227,7 @@ impl Bundle {
             refresh_token: &self.refresh,
             access_token: &self.access,
             legacy_exchange: None,
+            audit: &[],
         }
     }
 
@@ -280,6 +281,7 @@ pub fn rotation<'a>(
         access_token,
         now,
         origin: None,
+        audit: &[],
     }
 }
 

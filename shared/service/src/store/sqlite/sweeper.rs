@@ -45,6 +45,7 @@ pub const EXPIRING_TABLES: &[ExpiringTable] = &[
     expiring("rate_windows"),
     expiring("rate_blocks"),
     expiring("authorization_codes"),
+    expiring("audit_events"),
 ];
 
 /// Rows deleted per statement: small enough that a concurrent write waits milliseconds.
