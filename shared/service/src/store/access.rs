@@ -7,7 +7,7 @@
 
 use super::{
     AuditStore, AuthTokenStore, AuthorizationCodeStore, ClientStore, FamilyStore, LegacyStore,
-    LockoutStore, OtpStore, PrincipalStore, RateLimitStore, RevocationStore,
+    LockoutStore, OtpStore, PrincipalStore, RateLimitStore, ReplayStore, RevocationStore,
 };
 
 /// Generates, from `accessor: Trait` pairs, the [`Store`] trait, its implementation for every
@@ -77,4 +77,6 @@ aggregates! {
     rate_limits: RateLimitStore,
     /// Audit events.
     audit: AuditStore,
+    /// Single use of JWT `jti`s (client assertions, DPoP proofs) until their expiry.
+    replays: ReplayStore,
 }

@@ -138,6 +138,9 @@ pub enum AuditKind {
     ClientCreated,
     #[serde(rename = "client.disabled")]
     ClientDisabled,
+    /// Any other change of a client's registration.
+    #[serde(rename = "client.updated")]
+    ClientUpdated,
     #[serde(rename = "client.refresh_rotation_set")]
     ClientRefreshRotationSet { rotation: super::RefreshRotation },
     #[serde(rename = "company.created")]
@@ -168,6 +171,7 @@ impl AuditKind {
             Self::KeyRotated { .. } => "key.rotated",
             Self::ClientCreated => "client.created",
             Self::ClientDisabled => "client.disabled",
+            Self::ClientUpdated => "client.updated",
             Self::ClientRefreshRotationSet { .. } => "client.refresh_rotation_set",
             Self::CompanyCreated => "company.created",
             Self::CompanyStatusSet { .. } => "company.status_set",

@@ -45,6 +45,7 @@ pub(super) mod keys {
         pub const AUTHORIZATION_CODE: &str = "AUTHCODE#";
         pub const SIGNING_KEYS: &str = "SIGNINGKEYS#";
         pub const RATE: &str = "RATE#";
+        pub const USED_JTI: &str = "JTI#";
         pub const AUDIT: &str = "AUDIT#";
     }
 
@@ -54,7 +55,8 @@ pub(super) mod keys {
     /// (clients, principals, legacy apps, e-mail addresses) is written by `tokenctl` only.
     pub const FUNCTION_WRITES: &[(&str, &[&str])] = &[
         // Access tokens, new families with their connection listing, rotation, revocation,
-        // login attempts, one-time passwords, authorization codes, rate-limit counters.
+        // login attempts, one-time passwords, authorization codes, rate-limit counters, used
+        // `jti`s of client assertions (a conditional PutItem; never read).
         (
             "TokenFunctionRole",
             &[
@@ -66,6 +68,7 @@ pub(super) mod keys {
                 OTP,
                 AUTHORIZATION_CODE,
                 RATE,
+                USED_JTI,
                 AUDIT,
             ],
         ),
@@ -214,6 +217,10 @@ pub(super) mod keys {
     /// A rate-limit subject's block.
     pub fn rate_block(key: &str) -> (String, &'static str) {
         (format!("{RATE}{key}"), "BLOCK")
+    }
+    /// A used `jti` (`ReplayKey::stored`: its kind and digest).
+    pub fn used_jti(key: &str) -> (String, &'static str) {
+        (format!("{USED_JTI}{key}"), "JTI")
     }
     pub fn email(address: &TokenHash) -> (String, &'static str) {
         (format!("{EMAIL}{}", address.to_hex()), "EMAIL")

@@ -27,6 +27,7 @@
 //! | `SIGNINGKEYS#RING`      | `RING`                  | signing key ring document, `version`  |
 //! | `RATE#<counter>#<hash>` | `WINDOW#<start, 20 digits>` | rate-limit hits in a window (TTL) |
 //! | `RATE#<counter>#<hash>` | `BLOCK`                 | a rate-limit block, `until` (TTL)     |
+//! | `JTI#<kind>#<hash>`     | `JTI`                   | a used JWT `jti` (TTL: the JWT's `exp`) |
 //! | `AUDIT#<subject>`       | `<time, 20 digits>#<event id>` | audit event `body` (TTL 400 days) |
 //!
 //! `<hash>` is the hex SHA-256 of the credential; no credential is ever stored or logged.
@@ -53,6 +54,7 @@ mod lockout;
 mod otp;
 mod principals;
 mod rate_limits;
+mod replays;
 mod requests;
 mod revocation;
 mod signing_key_ring;
