@@ -5,6 +5,7 @@
 //! SQLite file). `tokenctl audit` itself is tested in the `tokenctl` suite.
 
 mod admin_changes;
+mod best_effort;
 mod families;
 mod same_write;
 

@@ -19,6 +19,7 @@ pub mod jose;
 pub mod jwt;
 pub mod limits;
 pub mod mail;
+pub mod measure;
 pub mod random;
 pub mod secrets;
 pub mod services;

@@ -112,8 +112,9 @@ async fn verify_password(
             Ok(user)
         }
         _ => {
+            // The wrong password that reaches the threshold locks the login.
             if attempt.is_some_and(|a| a.count == services.policy.lockout_threshold) {
-                // This failure used the window's last attempt: the login is locked from now on.
+                crate::measure::lockout();
                 // The login itself is never recorded (it may be a mistyped password).
                 let mut event = audit::event(&services.ctx, AuditKind::LoginLocked);
                 if let Some(user) = &user {
