@@ -1,6 +1,7 @@
 //! The one integration test binary: every suite is a module here, so the workspace links one
 //! test executable instead of one per file.
 
+mod audit;
 mod authorize;
 mod company;
 mod conformance_dynamodb;

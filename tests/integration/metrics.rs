@@ -4,7 +4,7 @@
 //! the labels (endpoint, grant, catalogue code, limit) keep other suites' requests apart where
 //! they can. No metric line holds a secret, a token or a password of the flows run.
 
-mod scrape;
+pub mod scrape;
 mod unavailable;
 
 use integration_tests::app::{AppOptions, TestApp, TestClient};

@@ -15,6 +15,7 @@
 //! [`target`] runs the tool and [`output`] checks what a run printed; the other modules hold
 //! one subject each.
 
+mod audit;
 mod clients;
 mod companies;
 mod configuration;
@@ -30,6 +31,7 @@ mod target;
 mod tokens;
 mod users;
 
+use audit::audit_verb;
 use legacy_import::legacy_token_import;
 use target::Target;
 
@@ -61,6 +63,7 @@ macro_rules! on_both_targets {
 }
 
 on_both_targets!(
+    audit_verb,
     every_admin_verb,
     client_and_user_options,
     client_jwks,

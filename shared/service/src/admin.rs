@@ -1,19 +1,37 @@
 //! Application management and company administration: the operations behind `tokenctl` and the
 //! local demo data. They validate input, keep secrets hashed, and return what was created.
+//! Each change is recorded as an audit event (docs/decisions.md, Audit events), best effort.
 
 use std::collections::BTreeSet;
 
+use crate::audit;
 use crate::context::Context;
+use crate::domain::audit::{AuditKind, RevocationReason};
 use crate::domain::ChannelHandle;
 use crate::domain::{
     check_connect_url, check_post_logout_redirect_uri, check_redirect_uri, Client, ClientId,
     Company, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType, LegacyApp, Login,
-    PrincipalId, RefreshRotation, Scopes, User, UserStatus,
+    PrincipalId, PrincipalType, RefreshRotation, Scopes, User, UserStatus,
 };
 use crate::jose::PublicJwkSet;
 use crate::random::RandomExt;
 use crate::secrets::{PasswordHash, Secret};
-use crate::store::{EmailUpdate, Inserted, StoreError};
+use crate::store::{EmailUpdate, FamilyRevoked, Inserted, StoreError};
+
+/// Records what an administrator did to a client.
+async fn client_changed(ctx: &Context, kind: AuditKind, client: ClientId) {
+    audit::record(ctx, audit::event(ctx, kind).client(client)).await;
+}
+
+/// Records what an administrator did to a company or a user.
+async fn principal_changed(
+    ctx: &Context,
+    kind: AuditKind,
+    principal_type: PrincipalType,
+    id: PrincipalId,
+) {
+    audit::record(ctx, audit::event(ctx, kind).principal(principal_type, id)).await;
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum AdminError {
@@ -119,11 +137,14 @@ pub async fn create_client(ctx: &Context, new: NewClient) -> Result<CreatedClien
         require_dpop: new.require_dpop,
     };
     ctx.store.clients().put_client(&client).await?;
+    client_changed(ctx, AuditKind::ClientCreated, client.id).await;
     Ok(CreatedClient { client, secret })
 }
 
 pub async fn disable_client(ctx: &Context, id: &ClientId) -> Result<Client, AdminError> {
-    update_client(ctx, id, |client| client.enabled = false).await
+    let client = change_client(ctx, id, |client| client.enabled = false).await?;
+    client_changed(ctx, AuditKind::ClientDisabled, client.id).await;
+    Ok(client)
 }
 
 /// Takes effect at the client's next refresh (`tokenctl clients set-refresh-rotation`).
@@ -132,7 +153,10 @@ pub async fn set_refresh_rotation(
     id: &ClientId,
     rotation: RefreshRotation,
 ) -> Result<Client, AdminError> {
-    update_client(ctx, id, |client| client.refresh_rotation = rotation).await
+    let client = change_client(ctx, id, |client| client.refresh_rotation = rotation).await?;
+    let kind = AuditKind::ClientRefreshRotationSet { rotation };
+    client_changed(ctx, kind, client.id).await;
+    Ok(client)
 }
 
 /// Registers (replacing any) the client's public keys for `private_key_jwt`; its secret keeps
@@ -154,7 +178,19 @@ pub fn parse_jwks(text: &str) -> Result<PublicJwkSet, AdminError> {
 }
 
 /// Reads a client, changes it, and writes it back: every `tokenctl clients set-*` verb.
+/// Recorded as `client.updated`.
 pub async fn update_client(
+    ctx: &Context,
+    id: &ClientId,
+    change: impl FnOnce(&mut Client),
+) -> Result<Client, AdminError> {
+    let client = change_client(ctx, id, change).await?;
+    client_changed(ctx, AuditKind::ClientUpdated, client.id).await;
+    Ok(client)
+}
+
+/// [`update_client`] for a change recorded as an event of its own.
+async fn change_client(
     ctx: &Context,
     id: &ClientId,
     change: impl FnOnce(&mut Client),
@@ -201,6 +237,8 @@ pub async fn create_company(
         created_at: ctx.clock.now(),
     };
     ctx.store.principals().put_company(&company).await?;
+    let kind = AuditKind::CompanyCreated;
+    principal_changed(ctx, kind, PrincipalType::Company, company.id).await;
     Ok(company)
 }
 
@@ -219,6 +257,10 @@ pub async fn enable_company_for_client(
         .principals()
         .enable_company_for_client(company, client)
         .await?;
+    let event = audit::event(ctx, AuditKind::CompanyClientEnabled)
+        .client(*client)
+        .principal(PrincipalType::Company, *company);
+    audit::record(ctx, event).await;
     Ok(())
 }
 
@@ -235,6 +277,8 @@ pub async fn set_company_status(
         .ok_or_else(|| not_found("company", id))?;
     company.status = status;
     ctx.store.principals().put_company(&company).await?;
+    let kind = AuditKind::CompanyStatusSet { status };
+    principal_changed(ctx, kind, PrincipalType::Company, company.id).await;
     Ok(company)
 }
 
@@ -285,7 +329,10 @@ pub async fn create_user(ctx: &Context, new: NewUser) -> Result<User, AdminError
         email: email.map(|address| address.as_str().to_owned()),
     };
     match ctx.store.principals().insert_user(&user).await? {
-        Inserted::Inserted => Ok(user),
+        Inserted::Inserted => {
+            principal_changed(ctx, AuditKind::UserCreated, PrincipalType::User, user.id).await;
+            Ok(user)
+        }
         Inserted::AlreadyExists if user.email.is_some() => Err(AdminError::Conflict(format!(
             "login {} or that e-mail address is already taken",
             user.login
@@ -305,12 +352,14 @@ pub async fn set_user_email(
 ) -> Result<User, AdminError> {
     let address = parse_email(address)?;
     match ctx.store.principals().set_user_email(id, &address).await? {
-        EmailUpdate::Updated => ctx
-            .store
-            .principals()
-            .get_user(id)
-            .await?
-            .ok_or_else(|| not_found("user", id)),
+        EmailUpdate::Updated => {
+            principal_changed(ctx, AuditKind::UserEmailSet, PrincipalType::User, *id).await;
+            ctx.store
+                .principals()
+                .get_user(id)
+                .await?
+                .ok_or_else(|| not_found("user", id))
+        }
         EmailUpdate::Taken => Err(AdminError::Conflict(
             "another user already has that e-mail address".into(),
         )),
@@ -330,18 +379,35 @@ pub async fn link_legacy_app(
         linked_at: ctx.clock.now(),
     };
     ctx.store.legacy().put_legacy_app(&app).await?;
+    client_changed(ctx, AuditKind::LegacyAppLinked, *client).await;
     Ok(app)
 }
 
+/// Revokes a family (even an expired one, as long as it is stored), with its `family.revoked`
+/// event in the same write.
 pub async fn revoke_family(ctx: &Context, id: &FamilyId) -> Result<(), AdminError> {
-    if ctx
+    let now = ctx.clock.now();
+    // Read whatever its expiry, for the event's client and principal.
+    let Some(family) = ctx.store.families().get_family(id, i64::MIN).await? else {
+        return Err(not_found("token family", id));
+    };
+    let kind = AuditKind::FamilyRevoked {
+        reason: RevocationReason::Admin,
+    };
+    let event = audit::event(ctx, kind)
+        .client(family.client_id)
+        .principal(family.principal_type, family.principal_id)
+        .family(family.id);
+    let events = [event];
+    match ctx
         .store
         .families()
-        .revoke_family(id, ctx.clock.now())
+        .revoke_family_recorded(id, now, &events)
         .await?
     {
-        Ok(())
-    } else {
-        Err(not_found("token family", id))
+        FamilyRevoked::Revoked => audit::logged(&events),
+        FamilyRevoked::AlreadyRevoked => {}
+        FamilyRevoked::NotFound => return Err(not_found("token family", id)),
     }
+    Ok(())
 }

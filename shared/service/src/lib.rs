@@ -3,6 +3,7 @@
 //! functions and the local server serve.
 
 pub mod admin;
+pub mod audit;
 pub mod aws_sdk;
 pub mod bootstrap;
 pub mod clock;

@@ -5,7 +5,9 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use token_service::clock::UnixTime;
+use token_service::domain::audit::rfc3339;
 use token_service::domain::{
     ClientId, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType, Login, PrincipalId,
     RefreshRotation, Scopes, UserStatus,
@@ -90,6 +92,31 @@ pub enum Command {
     /// The ES256 signing keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Audit events about a principal, a client or a token family, newest first (with --json,
+    /// one object a line).
+    Audit(AuditArgs),
+}
+
+#[derive(Args)]
+#[command(group(
+    ArgGroup::new("subject")
+        .required(true)
+        .args(["principal", "client", "family", "deployment"])
+))]
+pub struct AuditArgs {
+    /// A user or company id.
+    #[arg(long, value_name = "ID")]
+    pub principal: Option<PrincipalId>,
+    #[arg(long, value_name = "ID")]
+    pub client: Option<ClientId>,
+    #[arg(long, value_name = "ID")]
+    pub family: Option<FamilyId>,
+    /// Events about no principal, client or family (key rotations, lockouts of unknown logins).
+    #[arg(long)]
+    pub deployment: bool,
+    /// Only events at or after this time (RFC 3339, e.g. 2026-11-25T09:00:00Z, or a date).
+    #[arg(long, value_parser = parse_time, value_name = "RFC3339")]
+    pub since: Option<UnixTime>,
 }
 
 #[derive(Subcommand)]
@@ -340,6 +367,10 @@ pub enum KeysCommand {
     List,
 }
 
+fn parse_time(text: &str) -> Result<UnixTime, String> {
+    rfc3339::parse(text).ok_or_else(|| format!("{text:?} is not an RFC 3339 time"))
+}
+
 fn parse_scopes(text: &str) -> Result<Scopes, String> {
     Scopes::parse(text).map_err(|e| e.to_string())
 }
@@ -427,5 +458,11 @@ mod tests {
         assert!(parse(&["keys", "rotate"]).is_ok());
         assert!(parse(&["keys", "list"]).is_ok());
         assert!(parse(&["keys", "rotate", "--file", "ring.json"]).is_err());
+        assert!(parse(&["audit", "--family", id, "--since", "2026-11-25T09:00:00Z"]).is_ok());
+        assert!(parse(&["audit", "--client", id, "--json"]).is_ok());
+        assert!(parse(&["audit", "--deployment"]).is_ok());
+        assert!(parse(&["audit"]).is_err(), "a subject is required");
+        assert!(parse(&["audit", "--client", id, "--family", id]).is_err());
+        assert!(parse(&["audit", "--client", id, "--since", "yesterday"]).is_err());
     }
 }

@@ -8,6 +8,8 @@ use serde_json::Value;
 pub struct Output {
     json: Value,
     text: String,
+    /// Print `json`'s elements one a line (JSON Lines) instead of one array.
+    lines: bool,
 }
 
 impl Output {
@@ -17,6 +19,7 @@ impl Output {
         Self {
             json,
             text: text.into(),
+            lines: false,
         }
     }
 
@@ -26,12 +29,27 @@ impl Output {
         Self {
             json,
             text: text.into(),
+            lines: false,
+        }
+    }
+
+    /// A stream of records: with `--json`, one object a line (nothing for none).
+    pub fn lines(records: Vec<Value>, text: impl Into<String>) -> Self {
+        Self {
+            json: Value::Array(records),
+            text: text.into(),
+            lines: true,
         }
     }
 
     pub fn print(&self, as_json: bool) -> std::io::Result<()> {
         let mut stdout = std::io::stdout().lock();
-        if as_json {
+        if as_json && self.lines {
+            for record in self.json.as_array().into_iter().flatten() {
+                serde_json::to_writer(&mut stdout, record)?;
+                stdout.write_all(b"\n")?;
+            }
+        } else if as_json {
             serde_json::to_writer(&mut stdout, &self.json)?;
             stdout.write_all(b"\n")?;
         } else {

@@ -2,6 +2,7 @@
 //! grants read and write. Plain values with their own rules; nothing here reaches a store, the
 //! mail or HTTP.
 
+pub mod audit;
 mod authorization_code;
 mod channel;
 mod client;

@@ -21,6 +21,7 @@
 
 use uuid::Uuid;
 
+use crate::domain::audit::StartedBy;
 use crate::domain::{
     Client, ConsumerKey, FamilyId, Geolocation, LegacyExchange, LegacyToken, PrincipalId,
     PrincipalType,
@@ -265,6 +266,7 @@ async fn start_family(
             scopes: family.legacy.scopes.clone(),
             geolocation: family.geolocation.clone(),
             jkt: None,
+            grant: StartedBy::LegacyExchange,
         };
         let link = LegacyExchangeUpdate {
             exchange: LegacyExchange {

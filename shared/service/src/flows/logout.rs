@@ -10,8 +10,10 @@
 use serde::Deserialize;
 use url::Url;
 
-use crate::domain::{ClientId, PrincipalId};
+use crate::domain::audit::RevocationReason;
+use crate::domain::ClientId;
 use crate::errors::{Denial, Refusal};
+use crate::grants::FamilyOwner;
 use crate::jwt::HintedPrincipal;
 use crate::services::Services;
 
@@ -116,13 +118,13 @@ async fn registered_address<'a>(
 
 /// Revokes every family the hinted user (or company) holds with the hint's client.
 async fn end_connection(services: &Services, hinted: &HintedPrincipal) -> Result<(), LogoutError> {
-    let now = services.ctx.clock.now();
-    let principal: PrincipalId = hinted.principal;
+    let owner = FamilyOwner {
+        client_id: hinted.client_id,
+        principal_type: hinted.principal_type,
+        principal_id: hinted.principal,
+    };
     services
-        .ctx
-        .store
-        .revocation()
-        .revoke_connection(&principal, &hinted.client_id, now)
+        .revoke_connection_for(owner, RevocationReason::Logout)
         .await?;
     tracing::info!(client_id = %hinted.client_id, "RP-initiated logout: connection revoked");
     Ok(())
@@ -149,6 +151,7 @@ fn non_empty(value: &Option<String>) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::PrincipalId;
 
     #[test]
     fn state_is_appended_to_the_registered_query() {

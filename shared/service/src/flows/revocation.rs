@@ -7,10 +7,11 @@
 //! §2.2), so the endpoint reveals nothing about other clients' tokens.
 
 use super::presented_token::{identify, PresentedToken, TokenTypeHint};
+use crate::domain::audit::RevocationReason;
 use crate::domain::{Client, PrincipalId, PrincipalType};
 use crate::errors::{Denial, Refusal, ServerError};
 use crate::flows::dpop::{authenticate_credential, credential, AccessDenial, DpopRequest};
-use crate::grants::BearerDenial;
+use crate::grants::{BearerDenial, FamilyOwner};
 use crate::services::Services;
 
 /// What revocation did, for the request log; the caller answers 200 either way.
@@ -43,11 +44,26 @@ pub async fn revoke_token(
                 .await?;
             Revoked::AccessToken
         }
-        PresentedToken::Refresh { record, .. } => {
-            store
-                .families()
-                .revoke_family(&record.family_id, now)
-                .await?;
+        PresentedToken::Refresh { record, family, .. } => {
+            match &family {
+                Some(family) => {
+                    services
+                        .revoke_family_for(
+                            record.family_id,
+                            family.into(),
+                            RevocationReason::RevocationEndpoint,
+                            None,
+                        )
+                        .await?;
+                }
+                // Gone or expired: nothing to record.
+                None => {
+                    store
+                        .families()
+                        .revoke_family(&record.family_id, now)
+                        .await?;
+                }
+            }
             Revoked::Family
         }
         PresentedToken::Unknown => Revoked::Nothing,
@@ -106,13 +122,13 @@ pub async fn revoke_connection(
         return Err(ConnectionDenial::ApplicationToken.into());
     }
     tracing::Span::current().record("client_id", tracing::field::display(bearer.client_id()));
-    let principal = PrincipalId::new(bearer.subject());
-    let now = services.ctx.clock.now();
+    let owner = FamilyOwner {
+        client_id: bearer.client_id(),
+        principal_type: bearer.principal_type(),
+        principal_id: PrincipalId::new(bearer.subject()),
+    };
     services
-        .ctx
-        .store
-        .revocation()
-        .revoke_connection(&principal, &bearer.client_id(), now)
+        .revoke_connection_for(owner, RevocationReason::ConnectionsEndpoint)
         .await?;
     Ok(())
 }

@@ -16,9 +16,11 @@
 
 use super::principal::user_status_denial;
 use super::{GrantError, IssuedTokens, TokenParams};
+use crate::domain::audit::{RevocationReason, StartedBy};
 use crate::domain::{AuthorizationCode, Client, GrantType, PrincipalType};
 use crate::errors::ErrorCode;
 use crate::flows::authorize::check_redemption;
+use crate::grants::FamilyOwner;
 use crate::grants::{FamilyStart, FamilyTokens};
 use crate::jwt::SignIn;
 use crate::services::Services;
@@ -79,7 +81,14 @@ pub(super) async fn grant(
     {
         // A concurrent redemption won, or the code expired since it was read. Ours is never
         // handed out, and the winner's is revoked too: one code, used twice, leaves no family.
-        store.families().revoke_family(&family_id, now).await?;
+        let ours = FamilyOwner {
+            client_id: client.id,
+            principal_type: PrincipalType::User,
+            principal_id: record.user_id,
+        };
+        services
+            .revoke_family_for(family_id, ours, RevocationReason::CodeReplay, None)
+            .await?;
         let winner = store
             .authorization_codes()
             .get_authorization_code(&hash, now)
@@ -128,6 +137,7 @@ async fn issue_for_user(
             scopes: record.scopes.clone(),
             geolocation: user.geolocation,
             jkt: dpop_jkt.map(str::to_owned),
+            grant: StartedBy::AuthorizationCode,
         })
         .await?;
     Ok(issued)
@@ -138,12 +148,13 @@ async fn revoke_first_use(
     record: &AuthorizationCode,
 ) -> Result<(), GrantError> {
     if let Some(family_id) = &record.family_id {
-        let now = services.ctx.clock.now();
+        let owner = FamilyOwner {
+            client_id: record.client_id,
+            principal_type: PrincipalType::User,
+            principal_id: record.user_id,
+        };
         services
-            .ctx
-            .store
-            .families()
-            .revoke_family(family_id, now)
+            .revoke_family_for(*family_id, owner, RevocationReason::CodeReplay, None)
             .await?;
         tracing::warn!(%family_id, "authorization code used twice; its family revoked");
     }

@@ -327,6 +327,7 @@ mod tests {
                 scopes: Scopes::parse("read").unwrap(),
                 geolocation: geolocation(),
                 jkt: None,
+                grant: crate::domain::audit::StartedBy::Password,
             })
             .await
             .unwrap();

@@ -7,7 +7,9 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use uuid::Uuid;
 
+use crate::audit;
 use crate::clock::UnixTime;
+use crate::domain::audit::{AuditKind, StartedBy};
 use crate::domain::{
     AccessTokenRecord, Client, ClientId, Family, FamilyId, Geolocation, PrincipalId, PrincipalType,
     RefreshTokenRecord, Scopes, TokenId, ACCESS_TOKEN_TTL_SECONDS,
@@ -74,6 +76,8 @@ pub struct FamilyStart {
     pub geolocation: Geolocation,
     /// The DPoP key the family's refresh tokens and first access token are bound to.
     pub jkt: Option<String>,
+    /// How, for the family's `family.started` audit event.
+    pub grant: StartedBy,
 }
 
 impl Services {
@@ -250,6 +254,11 @@ impl Services {
             revoked_at: None,
             jkt: start.jkt,
         };
+        let started = self.family_event(
+            AuditKind::FamilyStarted { grant: start.grant },
+            family_id,
+            (&family).into(),
+        );
         let created = self
             .ctx
             .store
@@ -263,11 +272,13 @@ impl Services {
                     update
                 }),
                 login_refund,
+                audit: std::slice::from_ref(&started),
             })
             .await?;
         if created == FamilyCreated::LegacyExchangeRaced {
             return Ok(None);
         }
+        audit::logged(&[started]);
         Ok(Some(family_tokens(
             access_token,
             access,
@@ -299,6 +310,11 @@ impl Services {
             generation,
         );
         let access = self.family_access_record(current.family_id, origin, scopes, jkt);
+        let refreshed = self.family_event(
+            AuditKind::FamilyRefreshed { generation },
+            current.family_id,
+            origin.into(),
+        );
         let access_token = self.codec.encode(&access).await?;
         let outcome = self
             .ctx
@@ -311,11 +327,13 @@ impl Services {
                 access_token: &access,
                 now: self.ctx.clock.now(),
                 origin: Some(origin),
+                audit: std::slice::from_ref(&refreshed),
             })
             .await?;
         if outcome == Rotated::NotCurrent {
             return Ok(None);
         }
+        audit::logged(&[refreshed]);
         Ok(Some(
             family_tokens(
                 access_token,
@@ -380,6 +398,13 @@ impl Services {
             ..record.clone()
         };
         let access = self.family_access_record(record.family_id, origin, scopes, jkt);
+        let refreshed = self.family_event(
+            AuditKind::FamilyRefreshed {
+                generation: record.generation,
+            },
+            record.family_id,
+            origin.into(),
+        );
         let access_token = self.codec.encode(&access).await?;
         let outcome = self
             .ctx
@@ -391,11 +416,13 @@ impl Services {
                 expires_at: renewed.expires_at,
                 access_token: &access,
                 now,
+                audit: std::slice::from_ref(&refreshed),
             })
             .await?;
         if outcome == Renewed::NotCurrent {
             return Ok(None);
         }
+        audit::logged(&[refreshed]);
         Ok(Some(
             family_tokens(
                 access_token,

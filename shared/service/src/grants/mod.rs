@@ -5,6 +5,7 @@
 //! use the grant, then the grant's own parameters and credentials, and only after the
 //! credentials are proven, the principal's state and home geolocation.
 
+mod audited;
 mod authorization_code;
 mod bearer;
 pub mod client_assertion;
@@ -20,6 +21,7 @@ pub mod principal;
 mod refresh;
 mod scope;
 
+pub use audited::FamilyOwner;
 pub use bearer::{
     authenticate_access_token, authenticate_bearer, bearer_credential, verify_access_token,
     BearerDenial, BearerError, BearerToken,

@@ -4,8 +4,11 @@
 //! family's writes.
 
 use super::password::{check_user_may_sign_in, start_user_family};
-use super::{requested_family_scopes, GrantDenial, GrantError, IssuedTokens, TokenParams};
-use crate::domain::{Client, GrantType, User};
+use super::{
+    requested_family_scopes, FamilyOwner, GrantDenial, GrantError, IssuedTokens, TokenParams,
+};
+use crate::domain::audit::{RevocationReason, StartedBy};
+use crate::domain::{Client, GrantType, PrincipalType, User};
 use crate::errors::ErrorCode;
 use crate::flows::otp::{
     check_otp, otp_deps, otp_facts, OtpDenial, OtpError, OtpVerification, VerifiedOtp,
@@ -46,15 +49,25 @@ pub(super) async fn grant(
     // The family is written before the password is consumed: a store failure in between leaves the
     // password open, so the client's retry of the same request succeeds (docs/decisions.md, "Store
     // unavailable (503) and lost answers").
-    let issued =
-        start_user_family(services, client, user.clone(), scopes, params.dpop_jkt()).await?;
+    let issued = start_user_family(
+        services,
+        client,
+        user.clone(),
+        scopes,
+        params.dpop_jkt(),
+        StartedBy::Otp,
+    )
+    .await?;
     if let Err(error) = verified.consume(deps).await {
         // A concurrent redemption won (or the store failed): this family is never handed out.
         if let Some(refresh) = &issued.refresh {
-            let now = services.ctx.clock.now();
-            store
-                .families()
-                .revoke_family(&refresh.family_id, now)
+            let ours = FamilyOwner {
+                client_id: client.id,
+                principal_type: PrincipalType::User,
+                principal_id: user.id,
+            };
+            services
+                .revoke_family_for(refresh.family_id, ours, RevocationReason::OtpReplay, None)
                 .await?;
         }
         return Err(error.into());

@@ -20,6 +20,7 @@
 use super::principal::check_principal_may_refresh;
 use super::{requested_scopes, GrantError, IssuedTokens, TokenParams};
 use crate::clock::UnixTime;
+use crate::domain::audit::{AuditKind, RevocationReason};
 use crate::domain::{Client, Family, RefreshRotation, RefreshTokenRecord, Scopes};
 use crate::errors::ErrorCode;
 use crate::secrets::Secret;
@@ -215,10 +216,12 @@ async fn decide<'a>(
                 return Ok(Use::Retry(family));
             }
             services
-                .ctx
-                .store
-                .families()
-                .revoke_family(&family.id, now)
+                .revoke_family_for(
+                    family.id,
+                    family.into(),
+                    RevocationReason::ReuseDetected,
+                    Some(AuditKind::RefreshReuseDetected),
+                )
                 .await?;
             tracing::warn!(family_id = %family.id, "rotated refresh token reused; family revoked");
             crate::measure::refresh_reuse_detected();
@@ -316,6 +319,7 @@ mod tests {
                 scopes: records::scopes("read"),
                 geolocation: home,
                 jkt: None,
+                grant: crate::domain::audit::StartedBy::Password,
             })
             .await
             .unwrap();

@@ -9,6 +9,7 @@ use axum::response::Response;
 use http::{header, HeaderName, HeaderValue};
 use tracing::Instrument;
 
+use crate::domain::audit::{CorrelationId, RequestFacts, UserAgent};
 use crate::measure;
 
 pub static CORRELATION_ID: HeaderName = HeaderName::from_static("x-correlation-id");
@@ -84,7 +85,16 @@ pub async fn request_context(request: Request, next: Next) -> Response {
         .get::<MatchedPath>()
         .map_or(measure::UNMATCHED, MatchedPath::as_str)
         .to_owned();
-    let handled = next.run(request).instrument(span.clone());
+    // What audit events recorded while serving this request say of it.
+    let facts = RequestFacts {
+        source_address: super::source_address::source_address(request.extensions()),
+        user_agent: request
+            .headers()
+            .get(header::USER_AGENT)
+            .and_then(|v| UserAgent::from_header(v.as_bytes())),
+        correlation_id: CorrelationId::parse(&correlation_id),
+    };
+    let handled = facts.scope(next.run(request).instrument(span.clone()));
     let (mut response, grant) = measure::with_request_facts(handled).await;
     let outcome = response.extensions().get::<Outcome>().copied();
     if let Some(outcome) = outcome {

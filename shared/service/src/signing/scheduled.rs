@@ -27,6 +27,11 @@ pub async fn rotate_now(config: &Config) -> Result<Value, KeyError> {
         } => json!({ "outcome": "not due", "next": next_kid, "eligible_at": eligible_at }),
     };
     tracing::info!(%outcome, version = ?done.version, "signing key rotation");
+    if !matches!(done.plan, Plan::NotDue { .. }) {
+        let active = done.ring.active().ok().map(|k| k.kid.as_str());
+        crate::audit::key_rotated(config, active, done.ring.next_key().map(|k| k.kid.as_str()))
+            .await;
+    }
     Ok(json!({
         "result": outcome,
         "version": done.version,

@@ -6,8 +6,8 @@
 //! implementation for backends and for layers, and [`StoreLayer`] are generated from that list.
 
 use super::{
-    AuthTokenStore, AuthorizationCodeStore, ClientStore, FamilyStore, LegacyStore, LockoutStore,
-    OtpStore, PrincipalStore, RateLimitStore, ReplayStore, RevocationStore,
+    AuditStore, AuthTokenStore, AuthorizationCodeStore, ClientStore, FamilyStore, LegacyStore,
+    LockoutStore, OtpStore, PrincipalStore, RateLimitStore, ReplayStore, RevocationStore,
 };
 
 /// Generates, from `accessor: Trait` pairs, the [`Store`] trait, its implementation for every
@@ -75,6 +75,8 @@ aggregates! {
     revocation: RevocationStore,
     /// Rate-limit counters and blocks.
     rate_limits: RateLimitStore,
+    /// Audit events.
+    audit: AuditStore,
     /// Single use of JWT `jti`s (client assertions, DPoP proofs) until their expiry.
     replays: ReplayStore,
 }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::StoreResult;
 use crate::clock::UnixTime;
+use crate::domain::audit::AuditEvent;
 use crate::domain::{
     AccessTokenRecord, ClientId, Family, FamilyId, Geolocation, LegacyExchange, PrincipalId,
     PrincipalType, RefreshTokenRecord, Scopes, TokenId,
@@ -64,6 +65,8 @@ pub struct NewFamily<'a> {
     /// counted (as [`super::LockoutStore::refund_login_attempt`] would: nothing if its window
     /// ended, which does not stop the family). Never with `legacy_exchange`.
     pub login_refund: Option<super::LoginRefund>,
+    /// Audit events written in the same write (the family's `family.started`): all or nothing.
+    pub audit: &'a [AuditEvent],
 }
 
 #[derive(Debug, Clone)]
@@ -96,6 +99,8 @@ pub struct Rotation<'a> {
     /// `None` writes the successor as records were written before the copy existed: it still
     /// refreshes, at the cost of one more read.
     pub origin: Option<&'a FamilyOrigin>,
+    /// Audit events written in the same write, only if the rotation happens.
+    pub audit: &'a [AuditEvent],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,6 +125,8 @@ pub struct Renewal<'a> {
     pub expires_at: UnixTime,
     pub access_token: &'a AccessTokenRecord,
     pub now: UnixTime,
+    /// Audit events written in the same write, only if the renewal happens.
+    pub audit: &'a [AuditEvent],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,6 +135,16 @@ pub enum Renewed {
     /// The token is not the family's current one, or the family is revoked or expired:
     /// nothing was written.
     NotCurrent,
+}
+
+/// What [`FamilyStore::revoke_family_recorded`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FamilyRevoked {
+    /// This call revoked the family, and wrote its audit events.
+    Revoked,
+    /// It was revoked before: nothing was written.
+    AlreadyRevoked,
+    NotFound,
 }
 
 #[async_trait]
@@ -157,7 +174,17 @@ pub trait FamilyStore: Send + Sync {
     async fn renew_refresh_token(&self, renewal: Renewal<'_>) -> StoreResult<Renewed>;
     /// Marks the family revoked: its refresh tokens stop working and its access tokens read as
     /// revoked. Returns `false` if there is no such family. Idempotent.
-    async fn revoke_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<bool>;
+    async fn revoke_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<bool> {
+        Ok(self.revoke_family_recorded(id, now, &[]).await? != FamilyRevoked::NotFound)
+    }
+    /// [`FamilyStore::revoke_family`] with audit events, written in the same write and only by
+    /// the call that revokes a live family (not by a repeat).
+    async fn revoke_family_recorded(
+        &self,
+        id: &FamilyId,
+        now: UnixTime,
+        audit: &[AuditEvent],
+    ) -> StoreResult<FamilyRevoked>;
 
     // Access tokens.
     /// For application tokens; the other grants write theirs with the family.

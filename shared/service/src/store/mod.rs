@@ -12,6 +12,7 @@
 //!   error. Errors are only for the store itself failing.
 
 mod access;
+mod audit;
 mod auth_tokens;
 mod authorization_codes;
 pub mod cached;
@@ -34,24 +35,25 @@ pub mod signing_key_ring;
 pub mod sqlite;
 
 pub use access::{Layered, Store, StoreLayer};
+pub use audit::{AuditQuery, AuditStore};
 pub use auth_tokens::AuthTokenStore;
 pub use authorization_codes::{AuthorizationCodeStore, CodeRedeemed};
 pub use cached::CachedStore;
 pub use clients::ClientStore;
 pub use error::{Failure, StoreError, StoreResult};
 pub use families::{
-    FamilyCreated, FamilyStore, LegacyExchangeUpdate, NewFamily, Renewal, Renewed, Rotated,
-    Rotation,
+    FamilyCreated, FamilyRevoked, FamilyStore, LegacyExchangeUpdate, NewFamily, Renewal, Renewed,
+    Rotated, Rotation,
 };
 pub use families::{FamilyOrigin, RefreshTokenWithOrigin};
 pub use legacy::LegacyStore;
 pub use lockout::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore, LoginRefund};
-pub use open::{open, open_signing_key_ring};
+pub use open::{open, open_cold, open_signing_key_ring};
 pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore, REQUEST_WINDOW_SECONDS};
 pub use principals::{EmailUpdate, Inserted, PrincipalStore};
 pub use rate_limits::{Hit, RateKey, RateLimit, RateLimitStore};
 pub use replays::{ReplayKey, ReplayStore};
-pub use revocation::RevocationStore;
+pub use revocation::{AuditFor, RevocationStore};
 pub use signing_key_ring::{RingWrite, SigningKeyRingStore, VersionedRing};
 
 /// For callers: `use crate::store::prelude::*;` puts [`Store`]'s accessors in scope, also on a

@@ -23,6 +23,16 @@ const WARM_UP_TIMEOUT: Duration = Duration::from_secs(2);
 /// `STORE=sqlite` in a binary built without the `sqlite` feature (the Lambda functions) is a
 /// configuration error, not a silent fallback.
 pub async fn open(config: &Config) -> StoreResult<Arc<dyn Store>> {
+    open_warm(config, true).await
+}
+
+/// [`open`] without the warm-up read, for a process that writes one item and ends (the
+/// scheduled key rotation's audit event), whose role may not read that item.
+pub async fn open_cold(config: &Config) -> StoreResult<Arc<dyn Store>> {
+    open_warm(config, false).await
+}
+
+async fn open_warm(config: &Config, warm: bool) -> StoreResult<Arc<dyn Store>> {
     Ok(match config.store {
         StoreKind::Sqlite => open_sqlite(config)?,
         StoreKind::DynamoDb => {
@@ -30,7 +40,7 @@ pub async fn open(config: &Config) -> StoreResult<Arc<dyn Store>> {
             let store = DynamoStore::connect(&config.table_name, endpoint).await;
             if endpoint.is_some() {
                 store.create_table_if_missing().await?;
-            } else {
+            } else if warm {
                 warm_up(&store).await;
             }
             Arc::new(store)

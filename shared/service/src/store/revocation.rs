@@ -5,7 +5,11 @@ use async_trait::async_trait;
 
 use super::StoreResult;
 use crate::clock::UnixTime;
-use crate::domain::{ClientId, PrincipalId, TokenId};
+use crate::domain::audit::AuditEvent;
+use crate::domain::{ClientId, FamilyId, PrincipalId, TokenId};
+
+/// The audit event of one family's revocation, made for each family a revocation finds.
+pub type AuditFor<'a> = &'a (dyn Fn(FamilyId) -> AuditEvent + Send + Sync);
 
 #[async_trait]
 pub trait RevocationStore: Send + Sync {
@@ -15,11 +19,13 @@ pub trait RevocationStore: Send + Sync {
 
     /// Revokes every family that `principal` holds with `client` (their refresh tokens and
     /// access tokens), whatever their state. Families of other clients or other principals are
-    /// untouched. Idempotent.
+    /// untouched. Idempotent. Returns the families this call revoked (not those already
+    /// revoked); each gets the event `audit` makes for it, in the same write as its revocation.
     async fn revoke_connection(
         &self,
         principal: &PrincipalId,
         client: &ClientId,
         now: UnixTime,
-    ) -> StoreResult<()>;
+        audit: Option<AuditFor<'_>>,
+    ) -> StoreResult<Vec<FamilyId>>;
 }

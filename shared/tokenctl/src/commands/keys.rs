@@ -30,6 +30,9 @@ pub async fn run(command: KeysCommand, config: &Config) -> Result<Output, CliErr
             let done = rotation::rotate(store.as_ref(), &factory, &legacy, clock.now()).await?;
             let next = done.ring.next_key().map(|k| k.kid.clone());
             let active = done.ring.active().ok().map(|k| k.kid.clone());
+            if !matches!(done.plan, Plan::NotDue { .. }) {
+                token_service::audit::key_rotated(config, active.as_deref(), next.as_deref()).await;
+            }
             let summary = json!({
                 "version": done.version,
                 "active": active,

@@ -1,5 +1,6 @@
 //! One module per noun; each verb returns what to print or why it failed.
 
+mod audit;
 mod clients;
 mod companies;
 mod keys;
@@ -38,6 +39,7 @@ pub async fn run(cli: Cli, config: Config) -> Result<Output, CliError> {
                 Command::LegacyApps(command) => legacy::run_apps(command, &ctx).await,
                 Command::LegacyTokens(command) => legacy::run_tokens(command, &ctx).await,
                 Command::Tokens(command) => tokens::run(command, &ctx).await,
+                Command::Audit(args) => audit::run(&args, &ctx).await,
                 Command::Table(_) | Command::Keys(_) => unreachable!("handled above"),
             }
         }

@@ -2,6 +2,7 @@
 //! administrator obtained standing in for a password (spec 4.6, 5.4). The auth token is not
 //! consumed: it may be used again within its window (a retry after a network failure).
 
+use crate::domain::audit::StartedBy;
 use crate::domain::{Client, PrincipalId, PrincipalType};
 use crate::errors::ErrorCode;
 use crate::grants::principal::{check_company_may_sign_in, is_active_administrator};
@@ -45,6 +46,7 @@ pub(super) async fn grant(
             scopes,
             geolocation: company.geolocation,
             jkt: params.dpop_jkt().map(str::to_owned),
+            grant: StartedBy::CompanyAuthToken,
         })
         .await?;
     Ok(issued.into())

@@ -1,5 +1,7 @@
 //! `credtype=password`: a user's login and password, with lockout after repeated failures.
 
+use crate::audit;
+use crate::domain::audit::{AuditKind, StartedBy};
 use crate::domain::{Client, Login, PrincipalType, Scopes, User, UserStatus};
 use crate::errors::{ErrorCode, ServerError};
 use crate::grants::{requested_family_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
@@ -25,6 +27,7 @@ pub(super) async fn grant(
         scopes,
         geolocation: user.geolocation,
         jkt: params.dpop_jkt().map(str::to_owned),
+        grant: StartedBy::Password,
     };
     match services.start_family_refunding(start, refund.clone()).await {
         Ok(issued) => Ok(issued.into()),
@@ -59,6 +62,7 @@ pub(crate) async fn start_user_family(
     user: User,
     scopes: Scopes,
     dpop_jkt: Option<&str>,
+    grant: StartedBy,
 ) -> Result<IssuedTokens, GrantError> {
     let issued = services
         .start_family(FamilyStart {
@@ -68,6 +72,7 @@ pub(crate) async fn start_user_family(
             scopes,
             geolocation: user.geolocation,
             jkt: dpop_jkt.map(str::to_owned),
+            grant,
         })
         .await?;
     Ok(issued.into())
@@ -156,6 +161,12 @@ async fn verify_password(
             // The wrong password that reaches the threshold locks the login.
             if attempt.is_some_and(|a| a.count == services.policy.lockout_threshold) {
                 crate::measure::lockout();
+                // The login itself is never recorded (it may be a mistyped password).
+                let mut event = audit::event(&services.ctx, AuditKind::LoginLocked);
+                if let Some(user) = &user {
+                    event = event.principal(PrincipalType::User, user.id);
+                }
+                audit::record(&services.ctx, event).await;
             }
             Err(ErrorCode::IncorrectCredentials.into())
         }

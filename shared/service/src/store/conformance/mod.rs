@@ -12,6 +12,7 @@
 
 use super::Store;
 
+mod audit;
 mod auth_tokens;
 mod authorization_codes;
 mod clients;
@@ -32,6 +33,7 @@ mod revocation;
 mod rotation;
 pub mod signing_key_ring;
 
+pub use audit::*;
 pub use auth_tokens::*;
 pub use authorization_codes::*;
 pub use clients::*;
@@ -125,6 +127,8 @@ macro_rules! conformance_suite {
             rate_limit_blocks_last_until_their_end_and_never_shorten,
             jti_is_used_once_until_it_expires,
             parallel_first_uses_of_one_jti_have_one_winner,
+            audit_events_are_read_by_subject_newest_first,
+            audit_events_land_only_with_the_family_writes_they_record,
         );
     };
     (@tests $factory:path; $attributes:tt; $($name:ident),+ $(,)?) => {

@@ -232,6 +232,7 @@ impl Bundle {
             access_token: &self.access,
             legacy_exchange: None,
             login_refund: None,
+            audit: &[],
         }
     }
 
@@ -285,6 +286,7 @@ pub fn rotation<'a>(
         access_token,
         now,
         origin: None,
+        audit: &[],
     }
 }
 

@@ -168,6 +168,7 @@ pub async fn rotated_and_renewed_tokens_keep_their_family_origin(store: &dyn Sto
             expires_at,
             access_token: &access,
             now: now + 30,
+            audit: &[],
         })
         .await
         .expect("renew_refresh_token");

@@ -25,6 +25,7 @@ async fn renew(
             expires_at,
             access_token,
             now,
+            audit: &[],
         })
         .await
         .expect("renew_refresh_token")

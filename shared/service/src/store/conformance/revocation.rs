@@ -82,11 +82,15 @@ pub async fn revoke_connection_revokes_the_principals_families_with_that_client(
     let other_client = family_of(store, principal, ClientId::new(OsRandom.uuid())).await;
     let other_principal = family_of(store, PrincipalId::new(OsRandom.uuid()), client).await;
 
-    store
+    let mut revoked = store
         .revocation()
-        .revoke_connection(&principal, &client, now())
+        .revoke_connection(&principal, &client, now(), None)
         .await
         .expect("revoke_connection");
+    revoked.sort();
+    let mut expected = vec![first.family.id, second.family.id];
+    expected.sort();
+    assert_eq!(revoked, expected, "it answers the families it revoked");
     for (bundle, revoked, what) in [
         (&first, true, "the first family is revoked"),
         (&second, true, "the second family is revoked"),
@@ -104,11 +108,12 @@ pub async fn revoke_connection_revokes_the_principals_families_with_that_client(
         assert_eq!(is_revoked(store, bundle).await, revoked, "{what}");
     }
 
-    store
+    let again = store
         .revocation()
-        .revoke_connection(&principal, &client, now())
+        .revoke_connection(&principal, &client, now(), None)
         .await
         .expect("revoke_connection is idempotent");
+    assert!(again.is_empty(), "a repeat revokes nothing new: {again:?}");
     let later = family_of(store, principal, client).await;
     assert!(
         !is_revoked(store, &later).await,
@@ -116,7 +121,7 @@ pub async fn revoke_connection_revokes_the_principals_families_with_that_client(
     );
     store
         .revocation()
-        .revoke_connection(&PrincipalId::new(OsRandom.uuid()), &client, now())
+        .revoke_connection(&PrincipalId::new(OsRandom.uuid()), &client, now(), None)
         .await
         .expect("revoking a connection with no families succeeds");
 }

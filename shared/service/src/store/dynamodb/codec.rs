@@ -20,6 +20,7 @@ const ORIGIN: &str = "origin";
 
 pub(super) mod keys {
     use crate::clock::UnixTime;
+    use crate::domain::audit::{AuditId, AuditSubject};
     use crate::domain::{ClientId, ConsumerKey, FamilyId, Login, PrincipalId, TokenId};
     use crate::secrets::TokenHash;
     use prefix::*;
@@ -45,6 +46,7 @@ pub(super) mod keys {
         pub const SIGNING_KEYS: &str = "SIGNINGKEYS#";
         pub const RATE: &str = "RATE#";
         pub const USED_JTI: &str = "JTI#";
+        pub const AUDIT: &str = "AUDIT#";
     }
 
     /// The partition-key prefixes each Lambda function writes, by the logical id of its IAM role
@@ -67,17 +69,19 @@ pub(super) mod keys {
                 AUTHORIZATION_CODE,
                 RATE,
                 USED_JTI,
+                AUDIT,
             ],
         ),
-        // A new family with its tokens and connection listing, the exchange link (on the
-        // legacy token's partition), revoking the family of a previous exchange.
+        // A new family with its tokens, connection listing and audit event, the exchange link
+        // (on the legacy token's partition), revoking the family of a previous exchange.
         (
             "ExchangeFunctionRole",
-            &[FAMILY, REFRESH, ACCESS, CONNECTION, LEGACY],
+            &[FAMILY, REFRESH, ACCESS, CONNECTION, LEGACY, AUDIT],
         ),
         ("CompanyAuthtokenFunctionRole", &[AUTH_TOKEN]),
-        // The signing key ring (the scheduled rotation; the other functions only read it).
-        ("RotateKeysFunctionRole", &[SIGNING_KEYS]),
+        // The signing key ring (the scheduled rotation; the other functions only read it), and
+        // the rotation's audit event.
+        ("RotateKeysFunctionRole", &[SIGNING_KEYS, AUDIT]),
     ];
 
     /// The one item of the signing key ring.
@@ -223,6 +227,20 @@ pub(super) mod keys {
     }
     pub fn authorization_code(hash: &TokenHash) -> (String, &'static str) {
         (format!("{AUTHORIZATION_CODE}{}", hash.to_hex()), "AUTHCODE")
+    }
+    /// The partition of one subject's audit events.
+    pub fn audit_partition(subject: &AuditSubject) -> String {
+        match subject {
+            AuditSubject::Principal(id) => format!("{AUDIT}PRINCIPAL#{id}"),
+            AuditSubject::Client(id) => format!("{AUDIT}CLIENT#{id}"),
+            AuditSubject::Family(id) => format!("{AUDIT}FAMILY#{id}"),
+            AuditSubject::Deployment => format!("{AUDIT}DEPLOYMENT"),
+        }
+    }
+    /// Time first (see [`sortable_time`]), so a query reads newest first and `sk >= since` is
+    /// a time range; then the time-ordered event id, which orders the events of one second.
+    pub fn audit_sort(at: UnixTime, id: &AuditId) -> String {
+        format!("{}#{id}", sortable_time(at))
     }
     /// Zero-padded so that string order is time order and `sk >= since` is a time range.
     pub fn sortable_time(at: UnixTime) -> String {

@@ -9,11 +9,12 @@ use super::codec::{key, keys, n, refresh_token_from_item, refresh_token_item, s,
 use super::errors::build_error;
 use super::requests::{update_if, Transaction};
 use crate::clock::UnixTime;
+use crate::domain::audit::AuditEvent;
 use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, TokenId};
 use crate::secrets::TokenHash;
 use crate::store::{
-    Failure, FamilyCreated, FamilyOrigin, FamilyStore, NewFamily, RefreshTokenWithOrigin, Renewal,
-    Renewed, Rotated, Rotation, StoreError, StoreResult,
+    Failure, FamilyCreated, FamilyOrigin, FamilyRevoked, FamilyStore, NewFamily,
+    RefreshTokenWithOrigin, Renewal, Renewed, Rotated, Rotation, StoreError, StoreResult,
 };
 
 /// The `ClientRequestToken` of the rotation to `generation`: every attempt at that rotation,
@@ -40,6 +41,8 @@ impl FamilyStore for DynamoStore {
             // Lists the family under its (principal, client) connection; see revocation.rs.
             self.put_connection_member(new.family)?,
         ];
+        // The family's audit event lands with it or not at all.
+        common.extend(self.audit_puts(new.audit)?);
         let Some(update) = new.legacy_exchange else {
             let refund_index = common.len();
             let mut items = common.clone();
@@ -205,7 +208,7 @@ impl FamilyStore for DynamoStore {
             .expression_attribute_values(":now", n(rotation.now))
             .build()
             .map_err(build_error)?;
-        let items = vec![
+        let mut items = vec![
             TransactWriteItem::builder().update(family).build(),
             TransactWriteItem::builder().update(presented).build(),
             self.put_new(refresh_token_item(successor, rotation.origin)?)?,
@@ -214,6 +217,7 @@ impl FamilyStore for DynamoStore {
                 keys::access(&rotation.access_token.jti),
             )?)?,
         ];
+        items.extend(self.audit_puts(rotation.audit)?);
         let request_token = rotation_request_token(&rotation.family_id, successor.generation);
         let outcome = self
             .transact_with_request_token("RotateRefreshToken", items, Some(request_token))
@@ -258,7 +262,7 @@ impl FamilyStore for DynamoStore {
             .expression_attribute_values(":expires_at", n(renewal.expires_at))
             .build()
             .map_err(build_error)?;
-        let items = vec![
+        let mut items = vec![
             TransactWriteItem::builder().update(family).build(),
             TransactWriteItem::builder().update(token).build(),
             self.put_new(to_item(
@@ -266,6 +270,7 @@ impl FamilyStore for DynamoStore {
                 keys::access(&renewal.access_token.jti),
             )?)?,
         ];
+        items.extend(self.audit_puts(renewal.audit)?);
         // Renewing is idempotent for the client (the token does not change), so an unknown
         // outcome is left to the client's retry of the same request.
         match self.transact("RenewRefreshToken", items).await? {
@@ -278,17 +283,33 @@ impl FamilyStore for DynamoStore {
     }
 
     async fn revoke_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<bool> {
-        let (pk, sk) = keys::family(id);
-        // `if_not_exists` keeps the first revocation time, so revoking again changes nothing.
-        let update = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
-            .update_expression("SET revoked_at = if_not_exists(revoked_at, :now)")
-            .condition_expression("attribute_exists(pk)")
-            .expression_attribute_values(":now", n(now));
-        update_if("RevokeFamily", update).await
+        // One plain update where no event rides along.
+        self.mark_family_revoked(id, now).await
+    }
+
+    async fn revoke_family_recorded(
+        &self,
+        id: &FamilyId,
+        now: UnixTime,
+        audit: &[AuditEvent],
+    ) -> StoreResult<FamilyRevoked> {
+        let mut items = vec![self.revoke_live_family(id, now)?];
+        items.extend(self.audit_puts(audit)?);
+        match self.transact("RevokeFamily", items).await? {
+            Transaction::Committed => Ok(FamilyRevoked::Revoked),
+            // Already revoked, or no such family: the plain update tells which, and keeps the
+            // first revocation time; no event, since this call revoked nothing.
+            Transaction::ConditionsFailed(failed) if failed.contains(&0) => {
+                Ok(if self.mark_family_revoked(id, now).await? {
+                    FamilyRevoked::AlreadyRevoked
+                } else {
+                    FamilyRevoked::NotFound
+                })
+            }
+            Transaction::ConditionsFailed(failed) => Err(StoreError::internal(format!(
+                "RevokeFamily: audit item(s) {failed:?} already taken"
+            ))),
+        }
     }
 
     async fn put_access_token(&self, record: &AccessTokenRecord) -> StoreResult<()> {
@@ -324,6 +345,44 @@ impl FamilyStore for DynamoStore {
 }
 
 impl DynamoStore {
+    /// Revokes the family unless it is already: `false` if there is no such family.
+    pub(super) async fn mark_family_revoked(
+        &self,
+        id: &FamilyId,
+        now: UnixTime,
+    ) -> StoreResult<bool> {
+        let (pk, sk) = keys::family(id);
+        // `if_not_exists` keeps the first revocation time, so revoking again changes nothing.
+        let update = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .update_expression("SET revoked_at = if_not_exists(revoked_at, :now)")
+            .condition_expression("attribute_exists(pk)")
+            .expression_attribute_values(":now", n(now));
+        update_if("RevokeFamily", update).await
+    }
+
+    /// A transaction's revocation of a family that exists and is not revoked yet: its condition
+    /// failing means this write revokes nothing.
+    pub(super) fn revoke_live_family(
+        &self,
+        id: &FamilyId,
+        now: UnixTime,
+    ) -> StoreResult<TransactWriteItem> {
+        let (pk, sk) = keys::family(id);
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .update_expression("SET revoked_at = :now")
+            .condition_expression("attribute_exists(pk) AND attribute_not_exists(revoked_at)")
+            .expression_attribute_values(":now", n(now))
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
     /// Resolves a rotation whose outcome is unknown by reading the family back: the successor
     /// is derived, so whether it is current is a comparison. Still the presented token: nothing
     /// landed, and the caller's 503 invites a retry, which is safe.

@@ -28,9 +28,12 @@
 //! | `RATE#<counter>#<hash>` | `WINDOW#<start, 20 digits>` | rate-limit hits in a window (TTL) |
 //! | `RATE#<counter>#<hash>` | `BLOCK`                 | a rate-limit block, `until` (TTL)     |
 //! | `JTI#<kind>#<hash>`     | `JTI`                   | a used JWT `jti` (TTL: the JWT's `exp`) |
+//! | `AUDIT#<subject>`       | `<time, 20 digits>#<event id>` | audit event `body` (TTL 400 days) |
 //!
 //! `<hash>` is the hex SHA-256 of the credential; no credential is ever stored or logged.
-//! `<address hash>` is the hex SHA-256 of the lower-cased e-mail address.
+//! `<address hash>` is the hex SHA-256 of the lower-cased e-mail address. `<subject>` is
+//! `PRINCIPAL#<id>`, `CLIENT#<id>`, `FAMILY#<id>` or `DEPLOYMENT`: an event is written once
+//! under each subject it names (`audit.rs`).
 
 use std::time::Duration;
 
@@ -39,6 +42,7 @@ use aws_config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::config::{Credentials, Region};
 use aws_sdk_dynamodb::Client;
 
+mod audit;
 mod auth_tokens;
 mod authorization_codes;
 mod clients;

@@ -12,13 +12,15 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use serde::{Deserialize, Serialize};
 
+use aws_sdk_dynamodb::types::Update;
+
 use super::codec::{from_item, key, keys, n, s, to_item, PK};
-use super::errors::store_error;
-use super::requests::update_if;
+use super::errors::{build_error, store_error};
+use super::requests::{update_if, Transaction};
 use super::DynamoStore;
 use crate::clock::UnixTime;
 use crate::domain::{ClientId, Family, FamilyId, PrincipalId, TokenId};
-use crate::store::{FamilyStore, RevocationStore, StoreResult};
+use crate::store::{AuditFor, RevocationStore, StoreError, StoreResult};
 
 /// One family of a (principal, client) connection.
 #[derive(Serialize, Deserialize)]
@@ -91,24 +93,42 @@ impl RevocationStore for DynamoStore {
         principal: &PrincipalId,
         client: &ClientId,
         now: UnixTime,
-    ) -> StoreResult<()> {
+        audit: Option<AuditFor<'_>>,
+    ) -> StoreResult<Vec<FamilyId>> {
+        let mut revoked = Vec::new();
         for family_id in self.connection_members(principal, client).await? {
-            self.revoke_family(&family_id, now).await?;
-            // The family is dead for good (revoked, or already deleted by its TTL), so its
-            // connection item may go: DynamoDB's TTL deletes it, which needs no DeleteItem
-            // permission.
+            // The family is dead for good once this is done (revoked, or already deleted by its
+            // TTL), so its connection item may go: DynamoDB's TTL deletes it, which needs no
+            // DeleteItem permission.
             let (pk, sk) = keys::connection(principal, client, &family_id);
-            self.client
-                .update_item()
+            let expire = Update::builder()
                 .table_name(&self.table)
                 .set_key(Some(key(pk, sk)))
                 .update_expression("SET expires_at = :now")
                 .condition_expression("attribute_exists(pk)")
                 .expression_attribute_values(":now", n(now))
-                .send()
-                .await
-                .map_err(|e| store_error("ExpireConnectionMember", e))?;
+                .build()
+                .map_err(build_error)?;
+            let expire = TransactWriteItem::builder().update(expire).build();
+            // A live family: its revocation, the listing's expiry and its event in one write.
+            let mut items = vec![self.revoke_live_family(&family_id, now)?, expire.clone()];
+            if let Some(audit) = audit {
+                items.extend(self.audit_puts(&[audit(family_id)])?);
+            }
+            match self.transact("RevokeConnectionFamily", items).await? {
+                Transaction::Committed => revoked.push(family_id),
+                // Already revoked, or gone: only the listing is left to expire.
+                Transaction::ConditionsFailed(failed) if failed == [0] => {
+                    self.transact("ExpireConnectionMember", vec![expire])
+                        .await?;
+                }
+                Transaction::ConditionsFailed(failed) => {
+                    return Err(StoreError::internal(format!(
+                        "RevokeConnectionFamily: condition failed on item(s) {failed:?}"
+                    )))
+                }
+            }
         }
-        Ok(())
+        Ok(revoked)
     }
 }

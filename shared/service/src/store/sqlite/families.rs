@@ -3,13 +3,15 @@
 use async_trait::async_trait;
 use rusqlite::{params, OptionalExtension};
 
+use super::audit::insert_audit_events;
 use super::{from_json, hash_from_column, id_to_sql, map_err, to_json, SqliteStore};
 use crate::clock::UnixTime;
+use crate::domain::audit::AuditEvent;
 use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, TokenId};
 use crate::secrets::TokenHash;
 use crate::store::{
-    FamilyCreated, FamilyOrigin, FamilyStore, NewFamily, RefreshTokenWithOrigin, Renewal, Renewed,
-    Rotated, Rotation, StoreResult,
+    FamilyCreated, FamilyOrigin, FamilyRevoked, FamilyStore, NewFamily, RefreshTokenWithOrigin,
+    Renewal, Renewed, Rotated, Rotation, StoreResult,
 };
 
 /// A family row: the body laid under the mutable columns.
@@ -99,6 +101,7 @@ impl FamilyStore for SqliteStore {
         let access = new.access_token.clone();
         let exchange = new.legacy_exchange.clone();
         let refund = new.login_refund.clone();
+        let audit = new.audit.to_vec();
         self.write_tx(move |tx| {
             if let Some(update) = &exchange {
                 let linked: Option<String> = tx
@@ -160,6 +163,7 @@ impl FamilyStore for SqliteStore {
                     .map_err(map_err)?;
                 }
             }
+            insert_audit_events(tx, &audit)?;
             Ok(FamilyCreated::Created)
         })
         .await
@@ -261,6 +265,7 @@ impl FamilyStore for SqliteStore {
         let successor = rotation.successor.clone();
         let access = rotation.access_token.clone();
         let now = rotation.now;
+        let audit = rotation.audit.to_vec();
         self.write_tx(move |tx| {
             // The condition is the whole race protection: of concurrent rotations of one token
             // only the first sees it current, whichever process or connection it comes from.
@@ -289,6 +294,7 @@ impl FamilyStore for SqliteStore {
                 .map_err(map_err)?;
             insert_refresh_token(tx, &successor)?;
             insert_access_token(tx, &access)?;
+            insert_audit_events(tx, &audit)?;
             Ok(Rotated::Rotated)
         })
         .await
@@ -299,6 +305,7 @@ impl FamilyStore for SqliteStore {
         let presented = renewal.presented.to_hex();
         let access = renewal.access_token.clone();
         let (expires_at, now) = (renewal.expires_at, renewal.now);
+        let audit = renewal.audit.to_vec();
         self.write_tx(move |tx| {
             let changed = tx
                 .prepare_cached(
@@ -315,22 +322,41 @@ impl FamilyStore for SqliteStore {
                 .and_then(|mut stmt| stmt.execute(params![presented, expires_at]))
                 .map_err(map_err)?;
             insert_access_token(tx, &access)?;
+            insert_audit_events(tx, &audit)?;
             Ok(Renewed::Renewed)
         })
         .await
     }
 
-    async fn revoke_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<bool> {
+    async fn revoke_family_recorded(
+        &self,
+        id: &FamilyId,
+        now: UnixTime,
+        audit: &[AuditEvent],
+    ) -> StoreResult<FamilyRevoked> {
         let id = id_to_sql(id);
+        let audit = audit.to_vec();
         self.write_tx(move |tx| {
-            // COALESCE keeps the first revocation time, so revoking again changes nothing.
-            let changed = tx
+            let revoked = tx
                 .prepare_cached(
-                    "UPDATE families SET revoked_at = COALESCE(revoked_at, ?2) WHERE id = ?1",
+                    "UPDATE families SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
                 )
                 .and_then(|mut stmt| stmt.execute(params![id, now]))
                 .map_err(map_err)?;
-            Ok(changed > 0)
+            if revoked > 0 {
+                insert_audit_events(tx, &audit)?;
+                return Ok(FamilyRevoked::Revoked);
+            }
+            // Already revoked (the first revocation time stays), or no such family.
+            let exists = tx
+                .prepare_cached("SELECT 1 FROM families WHERE id = ?1")
+                .and_then(|mut stmt| stmt.exists([&id]))
+                .map_err(map_err)?;
+            Ok(if exists {
+                FamilyRevoked::AlreadyRevoked
+            } else {
+                FamilyRevoked::NotFound
+            })
         })
         .await
     }

@@ -28,6 +28,7 @@ use super::{StoreError, StoreResult};
 use crate::secrets::TokenHash;
 use worker::{Job, Worker, Write};
 
+mod audit;
 mod auth_tokens;
 mod authorization_codes;
 mod clients;
@@ -160,6 +161,18 @@ CREATE INDEX IF NOT EXISTS used_jtis_by_expiry ON used_jtis (expires_at);
 CREATE UNIQUE INDEX IF NOT EXISTS users_by_email
     ON users (lower(json_extract(body, '$.email')))
     WHERE json_extract(body, '$.email') IS NOT NULL;
+CREATE TABLE IF NOT EXISTS audit_events (
+    id TEXT PRIMARY KEY,
+    at INTEGER NOT NULL,
+    principal_id TEXT,
+    client_id TEXT,
+    family_id TEXT,
+    expires_at INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_events_by_principal ON audit_events (principal_id, at);
+CREATE INDEX IF NOT EXISTS audit_events_by_client ON audit_events (client_id, at);
+CREATE INDEX IF NOT EXISTS audit_events_by_family ON audit_events (family_id, at);
 CREATE TABLE IF NOT EXISTS signing_key_ring (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     version INTEGER NOT NULL,

@@ -2,10 +2,16 @@
 
 use async_trait::async_trait;
 
-use super::{id_to_sql, SqliteStore};
+use super::audit::insert_audit_events;
+use super::{id_to_sql, map_err, SqliteStore};
 use crate::clock::UnixTime;
-use crate::domain::{ClientId, PrincipalId, TokenId};
-use crate::store::{RevocationStore, StoreResult};
+use crate::domain::{ClientId, FamilyId, PrincipalId, TokenId};
+use crate::store::{AuditFor, RevocationStore, StoreError, StoreResult};
+
+/// The live families of a connection. The owner and client live in the body only; a scan of
+/// one user's families is cheap for the embedded store, which serves one developer's data.
+const OF_THE_CONNECTION: &str = "json_extract(body, '$.principal_id') = ?1
+    AND json_extract(body, '$.client_id') = ?2 AND revoked_at IS NULL";
 
 #[async_trait]
 impl RevocationStore for SqliteStore {
@@ -25,17 +31,54 @@ impl RevocationStore for SqliteStore {
         principal: &PrincipalId,
         client: &ClientId,
         now: UnixTime,
-    ) -> StoreResult<()> {
-        // The owner and client live in the body only; a scan of one user's families is cheap
-        // for the embedded store, which serves one developer's data.
-        self.execute(
-            "UPDATE families SET revoked_at = ?3
-             WHERE json_extract(body, '$.principal_id') = ?1
-               AND json_extract(body, '$.client_id') = ?2
-               AND revoked_at IS NULL",
-            (id_to_sql(principal), id_to_sql(client), now),
-        )
-        .await?;
-        Ok(())
+        audit: Option<AuditFor<'_>>,
+    ) -> StoreResult<Vec<FamilyId>> {
+        let (principal, client) = (id_to_sql(principal), id_to_sql(client));
+        let live: Vec<String> = {
+            let (principal, client) = (principal.clone(), client.clone());
+            self.with_conn(move |conn| {
+                conn.prepare_cached(&format!(
+                    "SELECT id FROM families WHERE {OF_THE_CONNECTION}"
+                ))
+                .and_then(|mut stmt| {
+                    stmt.query_map(rusqlite::params![principal, client], |row| row.get(0))?
+                        .collect::<Result<_, _>>()
+                })
+                .map_err(map_err)
+            })
+            .await?
+        };
+        // Each event is made before the write (the caller's closure cannot run on the
+        // connection's thread) and written with its family's revocation.
+        let mut revocations = Vec::with_capacity(live.len());
+        for id in live {
+            let family = FamilyId::parse(&id)
+                .map_err(|_| StoreError::internal("malformed stored family id".to_owned()))?;
+            revocations.push((id, family, audit.map(|audit| audit(family))));
+        }
+        self.write_tx(move |tx| {
+            let mut revoked = Vec::new();
+            for (id, family, event) in &revocations {
+                let changed = tx
+                    .prepare_cached(
+                        "UPDATE families SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+                    )
+                    .and_then(|mut stmt| stmt.execute(rusqlite::params![id, now]))
+                    .map_err(map_err)?;
+                if changed > 0 {
+                    insert_audit_events(tx, event.as_slice())?;
+                    revoked.push(*family);
+                }
+            }
+            // A family started since the read above is revoked all the same (without an event:
+            // a race this store, serving one developer, does not expect).
+            tx.prepare_cached(&format!(
+                "UPDATE families SET revoked_at = ?3 WHERE {OF_THE_CONNECTION}"
+            ))
+            .and_then(|mut stmt| stmt.execute(rusqlite::params![principal, client, now]))
+            .map_err(map_err)?;
+            Ok(revoked)
+        })
+        .await
     }
 }

@@ -46,6 +46,7 @@ pub const EXPIRING_TABLES: &[ExpiringTable] = &[
     expiring("rate_blocks"),
     expiring("used_jtis"),
     expiring("authorization_codes"),
+    expiring("audit_events"),
 ];
 
 /// Rows deleted per statement: small enough that a concurrent write waits milliseconds.

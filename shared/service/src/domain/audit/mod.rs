@@ -1,0 +1,445 @@
+//! Audit events: one per security-relevant fact (docs/decisions.md, Audit events).
+//!
+//! An event holds identifiers, a kind with typed details, and the facts of the request that
+//! caused it. Nothing in it is free text chosen by the service, so nothing secret can be put in
+//! by mistake: there is no field a token, a secret, a password, a login or a mail body would fit
+//! in. The two values a caller writes (its user agent and correlation id) are bounded, printable
+//! ASCII, and echo only what the caller sent.
+
+pub mod rfc3339;
+
+use std::fmt;
+use std::future::Future;
+use std::net::IpAddr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use uuid::Uuid;
+
+use super::{ClientId, CompanyStatus, FamilyId, PrincipalId, PrincipalType};
+use crate::clock::UnixTime;
+
+/// How long an event is kept: DynamoDB's TTL and the SQLite sweeper delete it after that.
+pub const AUDIT_RETENTION_SECONDS: i64 = 400 * 86_400;
+
+/// One event's identifier: a time-ordered UUID (version 7), so that events of one second sort
+/// by the millisecond they were recorded in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct AuditId(Uuid);
+
+impl AuditId {
+    pub fn new(id: Uuid) -> Self {
+        Self(id)
+    }
+}
+
+impl fmt::Display for AuditId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.hyphenated().fmt(f)
+    }
+}
+
+/// How a family was started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartedBy {
+    Password,
+    /// The password grant with a company auth token (`credtype=authtoken`).
+    CompanyAuthToken,
+    AuthorizationCode,
+    Otp,
+    LegacyExchange,
+}
+
+/// Why a family was revoked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RevocationReason {
+    /// OpenID Connect RP-initiated logout (the user signed out of the client).
+    Logout,
+    /// `DELETE /app-mgmt/v0/connections`.
+    ConnectionsEndpoint,
+    /// RFC 7009 revocation of one of its refresh tokens.
+    RevocationEndpoint,
+    /// A rotated refresh token was presented again after the retry window.
+    ReuseDetected,
+    /// `tokenctl tokens revoke-family`.
+    Admin,
+    /// An authorization code was redeemed twice: every family it started is revoked.
+    CodeReplay,
+    /// A one-time password was redeemed twice at once: the loser's family is never handed out.
+    OtpReplay,
+}
+
+/// A client secret's identifier (never the secret).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SecretId(Uuid);
+
+impl SecretId {
+    pub fn new(id: Uuid) -> Self {
+        Self(id)
+    }
+}
+
+/// A signing key's `kid` (a public JWK thumbprint): base64url characters only, so that no other
+/// text can be passed off as one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct KeyId(String);
+
+impl KeyId {
+    pub fn parse(kid: &str) -> Option<Self> {
+        let valid = !kid.is_empty()
+            && kid.len() <= 128
+            && kid
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        valid.then(|| Self(kid.to_owned()))
+    }
+}
+
+impl<'de> Deserialize<'de> for KeyId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::parse(&text).ok_or_else(|| serde::de::Error::custom("not a key id"))
+    }
+}
+
+/// What happened. Serialised as `event` (its name) and the variant's own fields beside it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event")]
+pub enum AuditKind {
+    #[serde(rename = "family.started")]
+    FamilyStarted { grant: StartedBy },
+    /// A rotation (`generation` is the successor's) or a sliding renewal (unchanged).
+    #[serde(rename = "family.refreshed")]
+    FamilyRefreshed { generation: u32 },
+    #[serde(rename = "family.revoked")]
+    FamilyRevoked { reason: RevocationReason },
+    #[serde(rename = "refresh.reuse_detected")]
+    RefreshReuseDetected,
+    /// The attempt that used up a login's last attempt of its window failed: the login is locked
+    /// until the window ends.
+    #[serde(rename = "login.locked")]
+    LoginLocked,
+    #[serde(rename = "client.secret_added")]
+    ClientSecretAdded { secret_id: SecretId },
+    #[serde(rename = "client.secret_revoked")]
+    ClientSecretRevoked { secret_id: SecretId },
+    /// One rotation step of the signing key ring: `active` signs from now on, `next` is
+    /// published for the following step.
+    #[serde(rename = "key.rotated")]
+    KeyRotated {
+        active: Option<KeyId>,
+        next: Option<KeyId>,
+    },
+    #[serde(rename = "client.created")]
+    ClientCreated,
+    #[serde(rename = "client.disabled")]
+    ClientDisabled,
+    /// Any other change of a client's registration.
+    #[serde(rename = "client.updated")]
+    ClientUpdated,
+    #[serde(rename = "client.refresh_rotation_set")]
+    ClientRefreshRotationSet { rotation: super::RefreshRotation },
+    #[serde(rename = "company.created")]
+    CompanyCreated,
+    #[serde(rename = "company.status_set")]
+    CompanyStatusSet { status: CompanyStatus },
+    #[serde(rename = "company.client_enabled")]
+    CompanyClientEnabled,
+    #[serde(rename = "user.created")]
+    UserCreated,
+    #[serde(rename = "user.email_set")]
+    UserEmailSet,
+    #[serde(rename = "legacy_app.linked")]
+    LegacyAppLinked,
+}
+
+impl AuditKind {
+    /// The `event` name, e.g. `family.started`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::FamilyStarted { .. } => "family.started",
+            Self::FamilyRefreshed { .. } => "family.refreshed",
+            Self::FamilyRevoked { .. } => "family.revoked",
+            Self::RefreshReuseDetected => "refresh.reuse_detected",
+            Self::LoginLocked => "login.locked",
+            Self::ClientSecretAdded { .. } => "client.secret_added",
+            Self::ClientSecretRevoked { .. } => "client.secret_revoked",
+            Self::KeyRotated { .. } => "key.rotated",
+            Self::ClientCreated => "client.created",
+            Self::ClientDisabled => "client.disabled",
+            Self::ClientUpdated => "client.updated",
+            Self::ClientRefreshRotationSet { .. } => "client.refresh_rotation_set",
+            Self::CompanyCreated => "company.created",
+            Self::CompanyStatusSet { .. } => "company.status_set",
+            Self::CompanyClientEnabled => "company.client_enabled",
+            Self::UserCreated => "user.created",
+            Self::UserEmailSet => "user.email_set",
+            Self::LegacyAppLinked => "legacy_app.linked",
+        }
+    }
+}
+
+/// The `User-Agent` a caller sent: printable ASCII, at most [`UserAgent::MAX_LEN`] bytes (cut
+/// there), or none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct UserAgent(String);
+
+impl UserAgent {
+    pub const MAX_LEN: usize = 256;
+
+    pub fn from_header(value: &[u8]) -> Option<Self> {
+        let value = value.get(..Self::MAX_LEN).unwrap_or(value);
+        let printable = value.iter().all(|b| (b' '..=b'~').contains(b));
+        let text = std::str::from_utf8(value).ok()?.trim();
+        (printable && !text.is_empty()).then(|| Self(text.to_owned()))
+    }
+}
+
+impl<'de> Deserialize<'de> for UserAgent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::from_header(text.as_bytes()).ok_or_else(|| serde::de::Error::custom("user agent"))
+    }
+}
+
+/// A request's correlation id: 1 to 128 visible ASCII characters (what the service accepts in
+/// `X-Correlation-Id`, or the UUID it generated).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct CorrelationId(String);
+
+impl CorrelationId {
+    pub fn parse(text: &str) -> Option<Self> {
+        let valid =
+            !text.is_empty() && text.len() <= 128 && text.bytes().all(|b| b.is_ascii_graphic());
+        valid.then(|| Self(text.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for CorrelationId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::parse(&text).ok_or_else(|| serde::de::Error::custom("correlation id"))
+    }
+}
+
+/// Where the request that caused an event came from, as the HTTP layer saw it. Empty for what
+/// no request caused (`tokenctl`, the scheduled key rotation).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestFacts {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_address: Option<IpAddr>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_agent: Option<UserAgent>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correlation_id: Option<CorrelationId>,
+}
+
+tokio::task_local! {
+    static CURRENT_REQUEST: RequestFacts;
+}
+
+impl RequestFacts {
+    /// The facts of the request being served by this task, set by [`RequestFacts::scope`];
+    /// empty outside one. A task-local rather than a parameter of every flow: an event can
+    /// arise deep in any grant, and its origin is the same wherever that is.
+    pub fn current() -> Self {
+        CURRENT_REQUEST.try_with(Clone::clone).unwrap_or_default()
+    }
+
+    /// Runs `work` with these facts as [`RequestFacts::current`].
+    pub async fn scope<F: Future>(self, work: F) -> F::Output {
+        CURRENT_REQUEST.scope(self, work).await
+    }
+}
+
+/// One audit event. `time` is RFC 3339 in JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditEvent {
+    #[serde(with = "rfc3339_serde")]
+    pub time: UnixTime,
+    #[serde(flatten)]
+    pub kind: AuditKind,
+    #[serde(default)]
+    pub client_id: Option<ClientId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal_type: Option<PrincipalType>,
+    #[serde(default)]
+    pub principal_id: Option<PrincipalId>,
+    #[serde(default)]
+    pub family_id: Option<FamilyId>,
+    #[serde(flatten)]
+    pub request: RequestFacts,
+    pub id: AuditId,
+}
+
+impl AuditEvent {
+    /// An event of `kind` at `time`, about nothing yet: the builder methods below say whom.
+    pub fn new(id: AuditId, time: UnixTime, kind: AuditKind, request: RequestFacts) -> Self {
+        Self {
+            time,
+            kind,
+            client_id: None,
+            principal_type: None,
+            principal_id: None,
+            family_id: None,
+            request,
+            id,
+        }
+    }
+
+    #[must_use]
+    pub fn client(mut self, id: ClientId) -> Self {
+        self.client_id = Some(id);
+        self
+    }
+
+    #[must_use]
+    pub fn principal(mut self, kind: PrincipalType, id: PrincipalId) -> Self {
+        self.principal_type = Some(kind);
+        self.principal_id = Some(id);
+        self
+    }
+
+    #[must_use]
+    pub fn family(mut self, id: FamilyId) -> Self {
+        self.family_id = Some(id);
+        self
+    }
+
+    /// When the stores delete it.
+    pub fn expires_at(&self) -> UnixTime {
+        self.time + AUDIT_RETENTION_SECONDS
+    }
+
+    /// The event as one JSON object.
+    pub fn to_json(&self) -> String {
+        // Every field is an identifier, a number, an enum or a checked string: this cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+mod rfc3339_serde {
+    use super::{rfc3339, Deserialize, Deserializer, Serializer, UnixTime};
+
+    // The signature is serde's `with` convention.
+    #[allow(clippy::trivially_copy_pass_by_ref)]
+    pub fn serialize<S: Serializer>(at: &UnixTime, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&rfc3339::format(*at))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<UnixTime, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        rfc3339::parse(&text).ok_or_else(|| serde::de::Error::custom("time is not RFC 3339"))
+    }
+}
+
+/// Whose events a query reads. Every event is filed under each subject it names, and under
+/// [`AuditSubject::Deployment`] when it names none (a key rotation, a lockout of an unknown
+/// login).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditSubject {
+    Principal(PrincipalId),
+    Client(ClientId),
+    Family(FamilyId),
+    Deployment,
+}
+
+impl AuditEvent {
+    /// The subjects this event is filed under.
+    pub fn subjects(&self) -> Vec<AuditSubject> {
+        let mut subjects: Vec<AuditSubject> = [
+            self.principal_id.map(AuditSubject::Principal),
+            self.client_id.map(AuditSubject::Client),
+            self.family_id.map(AuditSubject::Family),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if subjects.is_empty() {
+            subjects.push(AuditSubject::Deployment);
+        }
+        subjects
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event() -> AuditEvent {
+        AuditEvent::new(
+            AuditId::new(Uuid::nil()),
+            1_795_000_000,
+            AuditKind::FamilyRevoked {
+                reason: RevocationReason::ReuseDetected,
+            },
+            RequestFacts {
+                source_address: Some(IpAddr::from([192, 0, 2, 1])),
+                user_agent: UserAgent::from_header(b"curl/8.5.0"),
+                correlation_id: CorrelationId::parse("abc-123"),
+            },
+        )
+        .client(ClientId::new(Uuid::from_u128(1)))
+        .principal(PrincipalType::User, PrincipalId::new(Uuid::from_u128(2)))
+        .family(FamilyId::new(Uuid::from_u128(3)))
+    }
+
+    #[test]
+    fn serialises_flat_with_its_name_and_reads_back() {
+        let event = event();
+        let json: serde_json::Value = serde_json::from_str(&event.to_json()).unwrap();
+        assert_eq!(json["event"], "family.revoked");
+        assert_eq!(json["reason"], "reuse_detected");
+        assert_eq!(json["time"], "2026-11-18T11:06:40Z");
+        assert_eq!(json["principal_type"], "user");
+        assert_eq!(json["source_address"], "192.0.2.1");
+        assert_eq!(json["user_agent"], "curl/8.5.0");
+        assert_eq!(json["correlation_id"], "abc-123");
+        assert_eq!(event.kind.name(), "family.revoked");
+        let back: AuditEvent = serde_json::from_str(&event.to_json()).unwrap();
+        assert_eq!(back, event);
+        let unit = AuditEvent::new(
+            AuditId::new(Uuid::nil()),
+            0,
+            AuditKind::LoginLocked,
+            RequestFacts::default(),
+        );
+        let back: AuditEvent = serde_json::from_str(&unit.to_json()).unwrap();
+        assert_eq!(back, unit);
+        assert_eq!(unit.subjects(), vec![AuditSubject::Deployment]);
+        assert_eq!(event.subjects().len(), 3);
+    }
+
+    #[test]
+    fn caller_written_values_are_bounded_printable_ascii() {
+        assert_eq!(UserAgent::from_header(b"a\nb"), None);
+        assert_eq!(UserAgent::from_header(b"   "), None);
+        let long = UserAgent::from_header(&[b'x'; 1000]).unwrap();
+        assert_eq!(long.0.len(), UserAgent::MAX_LEN);
+        assert_eq!(CorrelationId::parse("has space"), None);
+        assert_eq!(CorrelationId::parse(&"x".repeat(129)), None);
+        assert_eq!(KeyId::parse("a.b"), None);
+        assert!(KeyId::parse("Ab-_09").is_some());
+    }
+
+    #[tokio::test]
+    async fn request_facts_follow_the_task() {
+        assert_eq!(RequestFacts::current(), RequestFacts::default());
+        let facts = RequestFacts {
+            correlation_id: CorrelationId::parse("c"),
+            ..RequestFacts::default()
+        };
+        let seen = facts.clone().scope(async { RequestFacts::current() }).await;
+        assert_eq!(seen, facts);
+    }
+}
