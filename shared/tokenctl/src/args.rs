@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use token_service::domain::{
     ClientId, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType, Login, PrincipalId,
-    RefreshRotation, Scopes, UserStatus,
+    RefreshRotation, Scopes, SecretId, UserStatus,
 };
 
 #[derive(Parser)]
@@ -107,6 +107,34 @@ pub enum ClientsCommand {
         client_id: ClientId,
         #[arg(value_enum)]
         rotation: RefreshRotationArg,
+    },
+    /// An application's secrets (up to 5 at once): rotate without downtime by adding a new
+    /// one, deploying it, then revoking the old one.
+    #[command(subcommand)]
+    Secrets(ClientSecretsCommand),
+}
+
+#[derive(Subcommand)]
+pub enum ClientSecretsCommand {
+    /// Add a secret; prints its secret_id and client_secret (shown only this once).
+    Add {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+        /// Days until the secret stops working [default: never].
+        #[arg(long, value_name = "DAYS")]
+        expires_in: Option<u32>,
+    },
+    /// List the secrets' ids and dates (never the secrets).
+    List {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+    },
+    /// Revoke a secret (not the last unexpired one).
+    Revoke {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+        #[arg(value_name = "SECRET_ID")]
+        secret_id: SecretId,
     },
 }
 

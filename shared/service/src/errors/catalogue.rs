@@ -96,6 +96,8 @@ catalogue! {
     ClientNotFound = (61, InvalidClient, "client not found"),
     ClientIdMissing = (62, InvalidRequest, "client_id was not supplied"),
     ClientSecretMissing = (63, InvalidRequest, "client_secret was not supplied"),
+    /// A secret past the expiry it was added with (docs/decisions.md, Client secrets).
+    ClientSecretExpired = (63, InvalidClient, "client_secret has expired"),
     IncorrectClientSecret = (64, InvalidClient, "Incorrect credentials. Please Retry"),
     GrantTypeMissing = (65, InvalidRequest, "grant_type was not supplied"),
     InvalidChannelType = (80, InvalidRequest, "invalid channel type"),

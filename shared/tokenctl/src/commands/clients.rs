@@ -1,4 +1,4 @@
-//! `clients create`, `clients disable`.
+//! `clients create`, `clients disable`, `clients set-refresh-rotation`, `clients secrets`.
 
 use serde_json::json;
 use token_service::admin::{self, NewClient};
@@ -24,6 +24,7 @@ pub async fn run(command: ClientsCommand, ctx: &Context) -> Result<Output, CliEr
                 ),
             ))
         }
+        ClientsCommand::Secrets(command) => super::client_secrets::run(command, ctx).await,
         ClientsCommand::SetRefreshRotation {
             client_id,
             rotation,

@@ -1,5 +1,6 @@
 //! One module per noun; each verb returns what to print or why it failed.
 
+mod client_secrets;
 mod clients;
 mod companies;
 mod keys;
