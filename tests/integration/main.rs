@@ -2,6 +2,7 @@
 //! test executable instead of one per file.
 
 mod authorize;
+mod client_secrets;
 mod company;
 mod conformance_dynamodb;
 mod conformance_sqlite;

@@ -15,6 +15,7 @@
 //! [`target`] runs the tool and [`output`] checks what a run printed; the other modules hold
 //! one subject each.
 
+mod client_secrets;
 mod clients;
 mod companies;
 mod configuration;
@@ -62,8 +63,15 @@ macro_rules! on_both_targets {
 on_both_targets!(
     every_admin_verb,
     client_and_user_options,
+    client_secrets,
     legacy_token_import
 );
+
+/// `clients secrets`: add, list, revoke, and a record of before several secrets.
+async fn client_secrets(t: Target) {
+    client_secrets::add_list_revoke(&t).await;
+    client_secrets::an_old_record_lists_as_one_secret_and_migrates(&t).await;
+}
 
 /// Applications, companies, users, legacy apps and token families, in the order an operator
 /// sets a deployment up; one session, so that its transcript covers every verb.

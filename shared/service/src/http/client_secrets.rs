@@ -226,9 +226,14 @@ pub async fn add(
     let expires_in_days = if body.iter().all(u8::is_ascii_whitespace) {
         None
     } else {
-        match serde_json::from_slice::<AddSecretRequest>(&body) {
-            Ok(request) => request.expires_in_days,
-            Err(_) => {
+        // An object only: serde would also read the struct from an array.
+        let request = serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .filter(serde_json::Value::is_object)
+            .and_then(|object| serde_json::from_value::<AddSecretRequest>(object).ok());
+        match request {
+            Some(request) => request.expires_in_days,
+            None => {
                 return http_error_response(
                     StatusCode::BAD_REQUEST,
                     "invalid_request",
