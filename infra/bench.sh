@@ -14,7 +14,12 @@
 #    under an in-test Lambda Runtime API over DynamoDB Local, and the test prints its init (process
 #    start to its first poll for an event) and its first request's latency. The test harness
 #    itself stays a debug build; `LAMBDA_BINARIES_DIR` points it at target/release. Run
-#    BENCH_COLD_STARTS (3) times; the summary gives each binary's median.
+#    BENCH_COLD_STARTS (3) times; the summary gives each binary's median. The same test runs
+#    the key rotation function and prints the token function's init with and without a stored
+#    key ring (its read timed by the function itself); the summary gives those lines too.
+# 4. Signing cost: one access token's signature with the local key beside one `kms:Sign`
+#    (tests/benches/signing_cost.rs) against the local KMS emulator at KMS_ENDPOINT, else its
+#    own instance (infra/kms-local.sh, stopped at exit).
 #
 #   infra/bench.sh               # all of the above (a few minutes once built)
 #   infra/bench.sh --per-grant   # also the in-process harness: every grant on SQLite and
@@ -44,6 +49,7 @@ RUN="$CACHE/run-$$"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 PIDS=()
 OWN_DYNAMODB_LOCAL=""
+OWN_KMS_LOCAL=""
 
 say() { echo "bench: $*" >&2; }
 die() {
@@ -55,6 +61,9 @@ cleanup() {
 	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
 	if [[ -n "$OWN_DYNAMODB_LOCAL" ]]; then
 		DYNAMODB_LOCAL_PID_FILE="$RUN/dynamodb-local.pid" infra/dynamodb-local.sh stop >/dev/null 2>&1 || true
+	fi
+	if [[ -n "$OWN_KMS_LOCAL" ]]; then
+		KMS_LOCAL_PID_FILE="$RUN/kms-local.pid" infra/kms-local.sh stop >/dev/null 2>&1 || true
 	fi
 	rm -rf "$RUN"
 }
@@ -149,7 +158,8 @@ build_everything() {
 	say "building the Lambda functions and the hello-world baseline (release)"
 	local packages=()
 	for binary in "${LAMBDA_BINARIES[@]}"; do packages+=(-p "$binary"); done
-	cargo build --release "${packages[@]}"
+	# The rotation function too: the lambda_runtime test runs it (it has no cold-start row).
+	cargo build --release "${packages[@]}" -p rotate-keys
 	say "building the integration suite (debug: it only counts and times)"
 	cargo test -q -p integration-tests --test integration --no-run
 }
@@ -253,6 +263,8 @@ cold_starts() {
 		}
 		sed -nE 's/^  ([a-z-]+) +init +([0-9.]+) ms +first request +([0-9.]+) ms$/\1 \2 \3/p' \
 			"$RUN/lambda_runtime.log" >>"$RUN/cold_starts.txt"
+		sed -n '/^key ring read at/,/^$/{/^  /p}' "$RUN/lambda_runtime.log" |
+			sed "s/^/  run $run: /" >>"$RUN/key_ring_reads.txt"
 	done
 	COLD_STARTS=""
 	local binary init first
@@ -262,6 +274,22 @@ cold_starts() {
 		[[ -n "$init" ]] || die "no cold-start figures for $binary: $(cat "$RUN/lambda_runtime.log")"
 		COLD_STARTS+="| $binary | $init ms | $first ms | $(stat -c %s "$TARGET/release/$binary" | awk '{ printf "%.1f MiB", $1 / 1048576 }') |"$'\n'
 	done
+}
+
+# --- 4. Signing cost ----------------------------------------------------------------------------
+signing_cost() {
+	if [[ -z "${KMS_ENDPOINT:-}" ]]; then
+		say "starting the local KMS (infra/kms-local.sh)"
+		OWN_KMS_LOCAL=1
+		KMS_ENDPOINT="$(KMS_LOCAL_PID_FILE="$RUN/kms-local.pid" infra/kms-local.sh start)"
+	fi
+	export KMS_ENDPOINT
+	say "signing cost, local key beside KMS at $KMS_ENDPOINT (tests/benches/signing_cost.rs)"
+	note_load "signing cost"
+	SIGNING_COST="$(cargo bench -p integration-tests --bench signing_cost 2>"$RUN/signing_cost.log")" || {
+		cat "$RUN/signing_cost.log" >&2
+		die "the signing cost harness failed"
+	}
 }
 
 median_int() { median | cut -d. -f1; }
@@ -277,6 +305,7 @@ side_by_side
 use_dynamodb_local
 round_trips
 cold_starts
+signing_cost
 PER_GRANT=""
 if [[ "${1:-}" == "--per-grant" ]]; then
 	say "the in-process harness (cargo bench, tests/benches/token_endpoint.rs)"
@@ -317,6 +346,11 @@ Cold starts, release binaries under the in-test Runtime API over DynamoDB Local,
 | binary | init | first request | size |
 |---|---|---|---|
 $COLD_STARTS
+The key ring's read at the token function's init, every run (debug test, release binaries):
+$(cat "$RUN/key_ring_reads.txt" 2>/dev/null)
+
+Signing cost (the KMS emulator runs on this machine; AWS KMS adds a network round trip):
+$SIGNING_COST
 EOF
 if [[ -n "$PER_GRANT" ]]; then
 	printf '\nIn-process harness, per grant and store:\n\n%s\n' "$PER_GRANT"

@@ -34,29 +34,9 @@ if ! "$VENV/bin/python" -c 'import schemathesis' 2>/dev/null; then
 fi
 
 # A free loopback port, and a fresh data directory with its own demo data.
-PORT="$("$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-DATA_DIR="$(mktemp -d "${TMPDIR:-/tmp}/fuzz-api.XXXXXX")"
-SERVER_PID=""
-cleanup() {
-	if [[ -n "$SERVER_PID" ]]; then
-		kill "$SERVER_PID" 2>/dev/null || true
-		wait "$SERVER_PID" 2>/dev/null || true
-	fi
-	rm -rf "$DATA_DIR"
-}
-trap cleanup EXIT
-
-STORE=sqlite DATA_DIR="$DATA_DIR" PORT="$PORT" RUST_LOG=warn \
-	"$SERVER" >"$DATA_DIR/server.log" 2>&1 &
-SERVER_PID=$!
-BASE="http://127.0.0.1:$PORT"
-for _ in $(seq 1 100); do
-	if "$VENV/bin/python" -c "import urllib.request; urllib.request.urlopen('$BASE/openapi.json', timeout=1)" 2>/dev/null; then
-		break
-	fi
-	kill -0 "$SERVER_PID" 2>/dev/null || { cat "$DATA_DIR/server.log" >&2; echo "fuzz-api: the server exited" >&2; exit 1; }
-	sleep 0.2
-done
+# shellcheck source=infra/lib/local-server.sh
+source "$ROOT/infra/lib/local-server.sh"
+start_local_server "$VENV/bin/python" fuzz-api
 
 # The demo client's credentials, so that generated token, revocation, introspection and one-time
 # password requests get past client authentication into the grants and flows (the one-time

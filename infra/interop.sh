@@ -36,33 +36,9 @@ done
 NODE="$(infra/relying-parties.sh node)"
 PYTHON="$(infra/relying-parties.sh python)"
 
-PORT="$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-DATA_DIR="$(mktemp -d "${TMPDIR:-/tmp}/interop.XXXXXX")"
-SERVER_PID=""
-cleanup() {
-	if [[ -n "$SERVER_PID" ]]; then
-		kill "$SERVER_PID" 2>/dev/null || true
-		wait "$SERVER_PID" 2>/dev/null || true
-	fi
-	rm -rf "$DATA_DIR"
-}
-trap cleanup EXIT
-
-STORE=sqlite DATA_DIR="$DATA_DIR" PORT="$PORT" RUST_LOG=warn \
-	"$SERVER" >"$DATA_DIR/server.log" 2>&1 &
-SERVER_PID=$!
-BASE="http://127.0.0.1:$PORT"
-for _ in $(seq 1 100); do
-	if "$PYTHON" -c "import urllib.request; urllib.request.urlopen('$BASE/openapi.json', timeout=1)" 2>/dev/null; then
-		break
-	fi
-	kill -0 "$SERVER_PID" 2>/dev/null || {
-		cat "$DATA_DIR/server.log" >&2
-		echo "interop: the server exited" >&2
-		exit 1
-	}
-	sleep 0.2
-done
+# shellcheck source=infra/lib/local-server.sh
+source "$ROOT/infra/lib/local-server.sh"
+start_local_server "$PYTHON" interop
 
 demo() { "$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$DATA_DIR/demo.json" "$1"; }
 field() { "$PYTHON" -c 'import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }

@@ -33,13 +33,10 @@ VENV="$CACHE_DIR/venv"
 # Pinned so every machine runs the same emulator; boto3 and cryptography are for `check`.
 PACKAGES=("moto[server]==5.2.5" boto3==1.44.5 cryptography==50.0.2)
 PID_FILE="${KMS_LOCAL_PID_FILE:-$CACHE_DIR/run/kms-local.pid}"
-START_TIMEOUT_SECONDS=60
-
-log() { echo "kms-local: $*" >&2; }
-die() {
-	log "error: $*"
-	exit 1
-}
+SERVICE=kms-local
+FIXED_PORT="${KMS_LOCAL_PORT:-}"
+# shellcheck source=infra/lib/local-service.sh
+source "$ROOT/infra/lib/local-service.sh"
 
 # The pins that the virtualenv does not hold, one a line.
 missing_packages() {
@@ -68,99 +65,21 @@ install() {
 	fi
 }
 
-port_in_use() {
-	# bash's /dev/tcp: connecting succeeds only if something listens.
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+launch() {
+	nohup "$VENV/bin/moto_server" -H 127.0.0.1 -p "$1" >"$2" 2>&1 </dev/null &
 }
 
-free_port() {
-	"$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+extra_command() {
+	case "$1" in
+	check)
+		is_running || die "not running: infra/kms-local.sh start"
+		"$VENV/bin/python" "$ROOT/infra/kms-local-check.py" "$(endpoint_of_running)"
+		;;
+	*)
+		echo "usage: $0 install|start|stop|status|check" >&2
+		exit 2
+		;;
+	esac
 }
 
-is_running() {
-	[[ -f "$PID_FILE" ]] || return 1
-	local pid
-	pid="$(head -n1 "$PID_FILE")"
-	[[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null
-}
-
-endpoint_of_running() {
-	echo "http://127.0.0.1:$(sed -n 2p "$PID_FILE")"
-}
-
-start() {
-	if is_running; then
-		log "already running (pid $(head -n1 "$PID_FILE"))"
-		endpoint_of_running
-		return 0
-	fi
-	install
-	local port pid log_file deadline
-	mkdir -p "$(dirname "$PID_FILE")"
-	log_file="${PID_FILE%.pid}.log"
-	# The port is free when chosen but could be taken before moto binds it: try a few.
-	for _ in 1 2 3; do
-		port="${KMS_LOCAL_PORT:-$(free_port)}"
-		nohup "$VENV/bin/moto_server" -H 127.0.0.1 -p "$port" >"$log_file" 2>&1 </dev/null &
-		pid=$!
-		printf '%s\n%s\n' "$pid" "$port" >"$PID_FILE"
-		deadline=$((SECONDS + START_TIMEOUT_SECONDS))
-		while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
-			if port_in_use "$port"; then
-				log "listening on 127.0.0.1:$port (pid $pid)"
-				echo "http://127.0.0.1:$port"
-				return 0
-			fi
-			sleep 0.2
-		done
-		if kill -0 "$pid" 2>/dev/null; then
-			kill "$pid" 2>/dev/null || true
-			rm -f "$PID_FILE"
-			die "did not answer on port $port within ${START_TIMEOUT_SECONDS}s; log: $log_file"
-		fi
-		rm -f "$PID_FILE"
-		log "exited at start on port $port; retrying. Last log lines:"
-		tail -n 5 "$log_file" >&2 || true
-	done
-	die "could not be started; log: $log_file"
-}
-
-stop() {
-	if ! [[ -f "$PID_FILE" ]]; then
-		return 0
-	fi
-	local pid
-	pid="$(head -n1 "$PID_FILE")"
-	if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
-		kill "$pid" 2>/dev/null || true
-		for _ in $(seq 1 50); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$pid" 2>/dev/null; then
-			kill -9 "$pid" 2>/dev/null || true
-		fi
-		log "stopped (pid $pid)"
-	fi
-	rm -f "$PID_FILE"
-}
-
-case "${1:-}" in
-install) install ;;
-start) start ;;
-stop) stop ;;
-status)
-	if is_running; then endpoint_of_running; else
-		log "not running"
-		exit 1
-	fi
-	;;
-check)
-	is_running || die "not running: infra/kms-local.sh start"
-	"$VENV/bin/python" "$ROOT/infra/kms-local-check.py" "$(endpoint_of_running)"
-	;;
-*)
-	echo "usage: $0 install|start|stop|status|check" >&2
-	exit 2
-	;;
-esac
+local_service_main "$@"

@@ -1,5 +1,6 @@
-//! `POST /oauth2/v0/revoke` (RFC 7009) and `DELETE /app-mgmt/v0/connections` (contract part
-//! 10), on both stores; plus the `concur-api` crate's `revoke_tokens` against the app.
+//! `POST /oauth2/v0/revoke` (RFC 7009) and `DELETE /app-mgmt/v0/connections` (docs/decisions.md,
+//! "Revocation, introspection and connections"), on both stores; plus the `concur-api` crate's
+//! `revoke_tokens` against the app.
 
 use integration_tests::app::{json_of, TestApp, TestClient};
 use reqwest::StatusCode;

@@ -9,6 +9,7 @@
 
 mod counted;
 mod openid;
+mod otp;
 
 use std::sync::Arc;
 
@@ -48,10 +49,12 @@ dynamodb_test!(
     refresh_of_a_token_written_without_its_origin,
     userinfo,
     logout,
+    one_time_password,
 );
 
 mod budgets {
     pub use super::openid::{logout, userinfo};
+    pub use super::otp::one_time_password;
     use super::*;
 
     /// Goal ≤ 1 + the rate limit: the client comes from the cache; one call writes the token's

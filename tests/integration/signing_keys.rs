@@ -3,6 +3,8 @@
 //! `infra/kms-local.sh`, `KMS_ENDPOINT`): every KMS-signed token verified by `jsonwebtoken`
 //! from the published JWK alone, and an unreachable KMS answering "unavailable" in time.
 
+mod kms_outage;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

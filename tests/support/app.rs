@@ -14,7 +14,7 @@ use token_service::jwt::AccessTokenCodec;
 use token_service::mail::Mailer;
 use token_service::secrets::Secret;
 use token_service::services::Services;
-use token_service::signing::KeyRing;
+use token_service::signing::{KeyRing, SigningKeys};
 use token_service::store::dynamodb::DynamoStore;
 use token_service::store::sqlite::SqliteStore;
 use token_service::store::Store;
@@ -139,7 +139,21 @@ impl TestApp {
     pub async fn spawn_with(backend: Backend, options: AppOptions) -> Option<Self> {
         let (store, data) = fresh_store(backend).await?;
         let clock = Arc::new(ManualClock::starting_now());
-        let mut app = Self::serve(store, clock, backend, options).await;
+        let mut app = Self::serve(store, clock, backend, options, None).await;
+        app.data = Arc::new(data);
+        Some(app)
+    }
+
+    /// An app on a fresh store that signs with `keys` (e.g. a ring held in KMS) instead of a
+    /// generated local key.
+    pub async fn spawn_with_keys(
+        backend: Backend,
+        options: AppOptions,
+        keys: SigningKeys,
+    ) -> Option<Self> {
+        let (store, data) = fresh_store(backend).await?;
+        let clock = Arc::new(ManualClock::starting_now());
+        let mut app = Self::serve(store, clock, backend, options, Some(keys)).await;
         app.data = Arc::new(data);
         Some(app)
     }
@@ -147,7 +161,7 @@ impl TestApp {
     /// An app over a store the test built itself (e.g. one pointed at a dead endpoint).
     pub async fn with_store(store: Arc<dyn Store>, backend: Backend, options: AppOptions) -> Self {
         let clock = Arc::new(ManualClock::starting_now());
-        Self::serve(store, clock, backend, options).await
+        Self::serve(store, clock, backend, options, None).await
     }
 
     /// An app over `store` behind the read cache the binaries use (`READ_CACHE_SECONDS`), on
@@ -160,7 +174,7 @@ impl TestApp {
     ) -> Self {
         let clock = Arc::new(ManualClock::starting_now());
         let store = token_service::store::cached::wrap(store, clock.clone(), read_cache_seconds);
-        Self::serve(store, clock, backend, options).await
+        Self::serve(store, clock, backend, options, None).await
     }
 
     /// A second deployment (another region) over the same store and clock, as a global table
@@ -174,6 +188,7 @@ impl TestApp {
                 policy: self.services.policy.clone(),
                 mailer: Some(self.services.mailer.clone()),
             },
+            None,
         )
         .await;
         other.data = self.data.clone();
@@ -185,6 +200,7 @@ impl TestApp {
         clock: Arc<ManualClock>,
         backend: Backend,
         options: AppOptions,
+        keys: Option<SigningKeys>,
     ) -> Self {
         crate::logs::install_log_capture();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -192,7 +208,9 @@ impl TestApp {
             .expect("bind a loopback port");
         let address = format!("http://{}", listener.local_addr().unwrap());
         let ctx = Context::new(store.clone()).with_clock(clock.clone());
-        let keys = Arc::new(KeyRing::generate(ctx.random.as_ref(), clock.as_ref()));
+        let keys = keys.unwrap_or_else(|| {
+            Arc::new(KeyRing::generate(ctx.random.as_ref(), clock.as_ref())).into()
+        });
         let codec = AccessTokenCodec::new(keys, Geolocation::parse(&address).unwrap());
         let mut services = Services::new(ctx, codec, options.policy);
         if let Some(mailer) = options.mailer {

@@ -12,4 +12,5 @@ pub mod relying_party;
 pub mod smtp_server;
 pub mod sqlite;
 pub mod stored_data;
+pub mod tcp_fault;
 pub mod user_agent;

@@ -117,15 +117,7 @@ pub async fn create_client(ctx: &Context, new: NewClient) -> Result<CreatedClien
 }
 
 pub async fn disable_client(ctx: &Context, id: &ClientId) -> Result<Client, AdminError> {
-    let mut client = ctx
-        .store
-        .clients()
-        .get_client(id)
-        .await?
-        .ok_or_else(|| not_found("client", id))?;
-    client.enabled = false;
-    ctx.store.clients().put_client(&client).await?;
-    Ok(client)
+    update_client(ctx, id, |client| client.enabled = false).await
 }
 
 /// Takes effect at the client's next refresh (`tokenctl clients set-refresh-rotation`).
@@ -134,15 +126,28 @@ pub async fn set_refresh_rotation(
     id: &ClientId,
     rotation: RefreshRotation,
 ) -> Result<Client, AdminError> {
-    let mut client = ctx
-        .store
+    update_client(ctx, id, |client| client.refresh_rotation = rotation).await
+}
+
+/// Reads a client, changes it, and writes it back: every `tokenctl clients set-*` verb.
+pub async fn update_client(
+    ctx: &Context,
+    id: &ClientId,
+    change: impl FnOnce(&mut Client),
+) -> Result<Client, AdminError> {
+    let mut client = existing_client(ctx, id).await?;
+    change(&mut client);
+    ctx.store.clients().put_client(&client).await?;
+    Ok(client)
+}
+
+/// The client `id` names, or [`AdminError`]'s "not found".
+pub async fn existing_client(ctx: &Context, id: &ClientId) -> Result<Client, AdminError> {
+    ctx.store
         .clients()
         .get_client(id)
         .await?
-        .ok_or_else(|| not_found("client", id))?;
-    client.refresh_rotation = rotation;
-    ctx.store.clients().put_client(&client).await?;
-    Ok(client)
+        .ok_or_else(|| not_found("client", id))
 }
 
 pub async fn create_company(
@@ -175,11 +180,7 @@ pub async fn enable_company_for_client(
         .get_company(company)
         .await?
         .ok_or_else(|| not_found("company", company))?;
-    ctx.store
-        .clients()
-        .get_client(client)
-        .await?
-        .ok_or_else(|| not_found("client", client))?;
+    existing_client(ctx, client).await?;
     ctx.store
         .principals()
         .enable_company_for_client(company, client)
@@ -288,11 +289,7 @@ pub async fn link_legacy_app(
     consumer_key: ConsumerKey,
     client: &ClientId,
 ) -> Result<LegacyApp, AdminError> {
-    ctx.store
-        .clients()
-        .get_client(client)
-        .await?
-        .ok_or_else(|| not_found("client", client))?;
+    existing_client(ctx, client).await?;
     let app = LegacyApp {
         consumer_key,
         client_id: *client,

@@ -1,4 +1,4 @@
-//! Configuration from the environment (contract part 5), shared by every binary.
+//! Configuration from the environment (the README's Configuration), shared by every binary.
 
 use std::path::PathBuf;
 
@@ -15,8 +15,8 @@ pub enum StoreKind {
 pub struct Policy {
     pub refresh_token_ttl_seconds: i64,
     /// A rotated refresh token presented again less than this many seconds after its rotation,
-    /// while its successor is unused, is a retry and gets the same successor (contract part 7);
-    /// later, it is reuse. 0: never a retry.
+    /// while its successor is unused, is a retry and gets the same successor (docs/decisions.md,
+    /// "Refresh tokens"); later, it is reuse. 0: never a retry.
     pub refresh_grace_seconds: i64,
     /// Failed passwords within `lockout_window_seconds` that lock an account (code 14).
     pub lockout_threshold: u32,

@@ -14,6 +14,7 @@ pub mod flows;
 pub mod grants;
 pub mod http;
 pub mod import;
+pub mod jose;
 pub mod jwt;
 pub mod limits;
 pub mod mail;

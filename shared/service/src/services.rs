@@ -13,7 +13,8 @@ pub struct Services {
     pub ctx: Context,
     pub codec: AccessTokenCodec,
     pub policy: Policy,
-    /// Where one-time passwords are sent (contract part 9); [`NoMailer`] unless set.
+    /// Where one-time passwords are sent (docs/decisions.md, "One-time passwords"); [`NoMailer`]
+    /// unless set.
     pub mailer: Arc<dyn Mailer>,
 }
 

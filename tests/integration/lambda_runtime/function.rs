@@ -109,6 +109,13 @@ impl RunningFunction {
 
     /// Hands `event` to the function; returns its answer and how long it took.
     pub async fn invoke(&self, event: Value) -> (FunctionResponse, Duration) {
+        let (value, took) = self.invoke_raw(event).await;
+        (FunctionResponse::decode(&value), took)
+    }
+
+    /// Hands `event` to a function that is not behind API Gateway (a scheduled one); returns
+    /// its answer as it posted it, and how long it took.
+    pub async fn invoke_raw(&self, event: Value) -> (Value, Duration) {
         let handed_out = Instant::now();
         let answer = self.api.invoke(event);
         let (outcome, arrived) = self
@@ -116,9 +123,14 @@ impl RunningFunction {
             .await
             .expect("the Runtime API keeps the answer's sender until it answers");
         match outcome {
-            Outcome::Response(value) => (FunctionResponse::decode(&value), arrived - handed_out),
+            Outcome::Response(value) => (value, arrived - handed_out),
             Outcome::Error(value) => self.fail(&format!("reported an invocation error: {value}")),
         }
+    }
+
+    /// The function's output so far (its JSON log lines).
+    pub fn output(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// Awaits `future`, failing with the function's output if the process exits, reports an init

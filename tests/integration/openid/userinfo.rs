@@ -4,11 +4,17 @@
 use integration_tests::app::{json_of, TestApp};
 use reqwest::{header, StatusCode};
 use serde_json::{json, Value};
+use token_service::clock::Clock;
+use token_service::domain::{AuthToken, ClientId};
+use token_service::secrets::TokenHash;
+
+use crate::authorize::flow::assert_id_token;
 
 use super::*;
 
 integration_tests::on_both_stores!(
     userinfo_answers_the_claims_its_scopes_allow,
+    userinfo_describes_a_company_and_auth_time_marks_sign_ins,
     userinfo_refuses_with_bearer_challenges,
 );
 
@@ -62,6 +68,76 @@ async fn userinfo_answers_the_claims_its_scopes_allow(app: TestApp) {
         claims,
         json!({"sub": user.id.to_string(), "principal_type": "user"}),
         "no profile, no email"
+    );
+}
+
+/// A company family (the company password grant with an auth token) reads the company's name and
+/// id with `profile`, nothing more without. Its ID token says when the company signed in
+/// (`auth_time`, as for users' passwords); a refreshed one leaves it out, as no one signed in.
+async fn userinfo_describes_a_company_and_auth_time_marks_sign_ins(app: TestApp) {
+    let company = app.create_company("Acme").await;
+    let admin = app.create_company_admin("boss", PASSWORD, &company).await;
+    let client = oidc_client(&app, "company app").await;
+    app.enable_company_for(&company, &client).await;
+    let now = app.clock.now();
+    let auth_token = "auth-token-for-userinfo-0123456789abcdef012345";
+    app.store
+        .auth_tokens()
+        .put_auth_token(&AuthToken {
+            token_hash: TokenHash::of(auth_token),
+            company_id: company.id,
+            client_id: ClientId::parse(&client.id).unwrap(),
+            issued_by: admin.id,
+            issued_at: now,
+            expires_at: now + 86_400,
+        })
+        .await
+        .unwrap();
+    let company_id = company.id.to_string();
+    let grant = |scope: &'static str| {
+        let (app, client, company_id) = (&app, &client, company_id.clone());
+        async move {
+            let (status, tokens) = app
+                .password_grant(
+                    client,
+                    &company_id,
+                    auth_token,
+                    &[("credtype", "authtoken"), ("scope", scope)],
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{tokens}");
+            tokens
+        }
+    };
+    let tokens = grant("openid profile").await;
+    let (status, claims) = get(&app, tokens["access_token"].as_str().unwrap()).await;
+    assert_eq!(status, StatusCode::OK, "{claims}");
+    assert_eq!(
+        claims,
+        json!({
+            "sub": company_id,
+            "principal_type": "company",
+            "name": "Acme",
+            "company_id": company_id,
+        })
+    );
+    let id_token = assert_id_token(&app, &tokens, &company_id, &client, "company").await;
+    assert_eq!(id_token["auth_time"], json!(now), "{id_token}");
+
+    let (status, refreshed) = app
+        .refresh(&client, tokens["refresh_token"].as_str().unwrap())
+        .await;
+    assert_eq!(status, StatusCode::OK, "{refreshed}");
+    let id_token = assert_id_token(&app, &refreshed, &company_id, &client, "company").await;
+    assert!(id_token.get("auth_time").is_none(), "{id_token}");
+
+    let bare = grant("openid").await;
+    let (status, claims) = get(&app, bare["access_token"].as_str().unwrap()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        claims,
+        json!({"sub": company_id, "principal_type": "company"}),
+        "no profile, no name"
     );
 }
 

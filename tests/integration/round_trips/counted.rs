@@ -45,6 +45,18 @@ impl Counted {
         Some(Self { proxy, app, store })
     }
 
+    /// The same table behind the same proxy, the app built again with `options` (a mailer).
+    pub(super) async fn with_options(self, options: AppOptions) -> Self {
+        let app = TestApp::with_read_cache(
+            self.store.clone(),
+            Backend::DynamoDb,
+            options,
+            READ_CACHE_SECONDS,
+        )
+        .await;
+        Self { app, ..self }
+    }
+
     /// The calls `run` makes, printed by operation (`--nocapture` shows today's counts).
     pub(super) async fn calls_of<T>(
         &self,

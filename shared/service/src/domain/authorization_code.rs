@@ -1,5 +1,5 @@
-//! Authorization codes (RFC 6749 §4.1, contract part 8): what the consent screen hands the
-//! browser and the `authorization_code` grant redeems once.
+//! Authorization codes (RFC 6749 §4.1; docs/decisions.md, "Authorization code flow"): what the
+//! consent screen hands the browser and the `authorization_code` grant redeems once.
 
 use serde::{Deserialize, Serialize};
 
@@ -7,8 +7,9 @@ use super::{ClientId, FamilyId, PrincipalId, Scopes};
 use crate::clock::UnixTime;
 use crate::secrets::TokenHash;
 
-/// A code is good for five minutes (contract part 8); the token request follows the redirect
-/// within seconds, so a short window only costs a retry to a very slow client.
+/// A code is good for five minutes (docs/decisions.md, "Authorization code flow"); the token
+/// request follows the redirect within seconds, so a short window only costs a retry to a very slow
+/// client.
 pub const AUTHORIZATION_CODE_TTL_SECONDS: i64 = 300;
 
 /// How long a redeemed code is remembered after its redemption: a second use within that time

@@ -37,9 +37,9 @@ impl ChannelHandle {
         &self.0
     }
 
-    /// The store key of this address. Addresses are case-insensitive here (contract part 6:
-    /// `--email` is unique case-insensitively), so `Ann@Example.com` and `ann@example.com` share
-    /// their open passwords and their request cap.
+    /// The store key of this address. Addresses are case-insensitive here (`tokenctl`'s `--email`
+    /// is unique case-insensitively: docs/decisions.md, "Administration (tokenctl)"), so
+    /// `Ann@Example.com` and `ann@example.com` share their open passwords and their request cap.
     pub fn key(&self) -> AddressKey {
         AddressKey(TokenHash::of(&self.0.to_lowercase()))
     }

@@ -30,7 +30,7 @@ impl GrantType {
     ];
 
     /// The wire value of `grant_type`. `refresh` is accepted as an alias of `refresh_token`
-    /// (the contract, part 2).
+    /// (docs/decisions.md, "Requests and client authentication").
     pub fn parse(text: &str) -> Option<Self> {
         match text {
             "client_credentials" => Some(Self::ClientCredentials),
@@ -53,7 +53,8 @@ impl GrantType {
     }
 }
 
-/// What a refresh does to the refresh token (contract part 7), chosen per client.
+/// What a refresh does to the refresh token (docs/decisions.md, "Refresh tokens"), chosen per
+/// client.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefreshRotation {
@@ -98,12 +99,13 @@ pub struct Client {
     pub refresh_allowed: bool,
     pub enabled: bool,
     pub created_at: UnixTime,
-    /// A first-party client (the company administration console) may call the company
-    /// auth-token endpoint with its users' tokens (contract part 4). Records written before
-    /// the field existed read as `false`.
+    /// A first-party client (the company administration console) may call the company auth-token
+    /// endpoint with its users' tokens (docs/decisions.md, "Company auth tokens"). Records written
+    /// before the field existed read as `false`.
     #[serde(default)]
     pub first_party: bool,
-    /// The exact `redirect_uri` values the authorization code flow accepts (contract part 8).
+    /// The exact `redirect_uri` values the authorization code flow accepts (docs/decisions.md,
+    /// "Authorization code flow").
     #[serde(default)]
     pub redirect_uris: Vec<String>,
     #[serde(default)]

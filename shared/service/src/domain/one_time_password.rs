@@ -17,7 +17,7 @@ use crate::secrets::{PasswordHash, Secret};
 /// Digits in a one-time password.
 pub const OTP_DIGITS: usize = 6;
 /// How long a one-time password is valid: its record's lifetime, and what the mail tells the
-/// reader (contract part 9).
+/// reader (docs/decisions.md, "One-time passwords").
 pub const OTP_VALIDITY_MINUTES: i64 = 10;
 const OTP_SPACE: u32 = 1_000_000;
 

@@ -112,8 +112,9 @@ pub struct User {
     pub geolocation: Geolocation,
     pub status: UserStatus,
     pub created_at: UnixTime,
-    /// Where one-time passwords reach the user (contract part 9): unique among users, compared
-    /// case-insensitively, stored as given. Users stored before addresses existed read `None`.
+    /// Where one-time passwords reach the user (docs/decisions.md, "One-time passwords"): unique
+    /// among users, compared case-insensitively, stored as given. Users stored before addresses
+    /// existed read `None`.
     #[serde(default)]
     pub email: Option<String>,
 }

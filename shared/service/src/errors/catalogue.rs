@@ -1,6 +1,6 @@
 //! The token endpoint's error catalogue (spec part 7) as data: each entry has its numeric
 //! `code`, its RFC 6749 `error` and its `error_description`, exactly as the specification
-//! spells them. The HTTP status follows from `error` (contract part 2).
+//! spells them. The HTTP status follows from `error` (docs/decisions.md, "Token formats").
 
 use http::StatusCode;
 use serde::Serialize;
@@ -102,7 +102,8 @@ catalogue! {
     GrantTypeMissing = (65, InvalidRequest, "grant_type was not supplied"),
     InvalidChannelType = (80, InvalidRequest, "invalid channel type"),
     BadChannelHandle = (81, InvalidRequest, "bad channel handle"),
-    /// Contract part 9: five open requests for one address within 15 minutes.
+    /// docs/decisions.md, "One-time passwords": five open requests for one address within 15
+    /// minutes.
     TooManyOpenOtpRequests = (82, InvalidRequest, "number of open otp requests has been exceeded"),
     OtpNotFound = (83, InvalidRequest, "otp not found"),
     FactVerificationFailed = (84, InvalidRequest, "fact verification failed"),
@@ -130,7 +131,8 @@ catalogue! {
     ProxiesInvalid = (122, InvalidRequest, "proxies supplied are invalid"),
     PrincipalDisabled = (123, InvalidRequest, "principal is disabled"),
     CompanyMaintenance = (134, InvalidRequest, "Company undergoing scheduled maintenance."),
-    /// Contract part 2: a body that is neither form-encoded nor JSON.
+    /// docs/decisions.md, "Requests and client authentication": a body that is neither form-encoded
+    /// nor JSON.
     UnsupportedRequestFormat = (135, InvalidRequest, "unsupported request format"),
     /// The rate limits (429 with `Retry-After`); 0 in the configuration turns one off.
     ClientRateLimited = (140, SlowDown, "too many token requests for this client; retry later (RATE_LIMIT_CLIENT_PER_MINUTE)"),

@@ -1,4 +1,4 @@
-//! The old-token exchange's codes (spec part 7, contract part 3).
+//! The old-token exchange's codes (spec part 7; docs/decisions.md, "Old-token exchange").
 
 use super::OAuthError;
 
@@ -6,7 +6,7 @@ use super::OAuthError;
 pub const EXCHANGE_OK: &str = "OK";
 
 /// The exchange's failure codes. Every one is answered with 400, except the unknown consumer
-/// key, which the handler answers with 404 itself (contract part 3).
+/// key, which the handler answers with 404 itself (docs/decisions.md, "Old-token exchange").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExchangeCode {
     InvalidScopes,
@@ -26,7 +26,7 @@ impl ExchangeCode {
         }
     }
 
-    /// The RFC 6749 `error` that accompanies the code (contract part 3).
+    /// The RFC 6749 `error` that accompanies the code (docs/decisions.md, "Old-token exchange").
     pub fn error(self) -> OAuthError {
         match self {
             Self::InvalidScopes => OAuthError::InvalidScope,

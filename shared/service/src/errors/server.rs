@@ -70,10 +70,17 @@ impl ServerError {
     /// have applied a write, so the 503 never claims that nothing changed; it promises what is
     /// true: every write is conditional or idempotent, so resending the same request is safe.
     pub fn public_message(&self) -> &'static str {
-        if self.is_unavailable() {
-            "The token store did not answer in time; retrying the same request is safe."
-        } else {
-            "The server failed to process the request."
+        match self {
+            Self::Store(StoreError::Unavailable { .. }) => {
+                "The token store did not answer in time; retrying the same request is safe."
+            }
+            // A mail server, KMS, or a concurrent request that won a race.
+            Self::Unavailable { .. } => {
+                "A service this request depends on did not answer in time; retrying the same request is safe."
+            }
+            Self::Store(StoreError::Internal { .. }) | Self::Internal { .. } => {
+                "The server failed to process the request."
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Token introspection (RFC 7662, contract part 10), independent of HTTP.
+//! Token introspection (RFC 7662; docs/decisions.md, "Revocation, introspection and connections"),
+//! independent of HTTP.
 //!
 //! A client may introspect the tokens issued to it; any other token (another client's,
 //! unknown, malformed, expired, revoked, or a rotated refresh token) reads `{"active": false}`,

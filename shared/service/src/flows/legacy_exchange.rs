@@ -1,5 +1,6 @@
-//! The old-token exchange (contract part 3): an old refresh token of the deprecated framework
-//! in, a new token family out. No HTTP here: `http::exchange` reads the request and answers.
+//! The old-token exchange (docs/decisions.md, "Old-token exchange"): an old refresh token of the
+//! deprecated framework in, a new token family out. No HTTP here: `http::exchange` reads the
+//! request and answers.
 //!
 //! Order of checks, so that nothing is revealed to a caller that has not earned it:
 //!
@@ -202,13 +203,13 @@ fn principal(
     }
 }
 
-/// The principal's home deployment, once it passed the refresh grant's checks (contract part
-/// 11): it exists, a user is neither disabled nor denied logon, a company is neither disabled
-/// nor in maintenance and is enabled for the calling app. Every refusal is `INVALIDTOKEN`: the
-/// old token no longer names a principal that may sign in to this app, which is a fact about
+/// The principal's home deployment, once it passed the refresh grant's checks (docs/decisions.md,
+/// "Lockout"): it exists, a user is neither disabled nor denied logon, a company is neither
+/// disabled nor in maintenance and is enabled for the calling app. Every refusal is `INVALIDTOKEN`:
+/// the old token no longer names a principal that may sign in to this app, which is a fact about
 /// the token's principal (like the refresh grant's `invalid_grant`), not about the calling app
-/// (`INVALIDAPP` is kept for the app's own link and state). The catalogue code that applies goes
-/// to the log only.
+/// (`INVALIDAPP` is kept for the app's own link and state). The catalogue code that applies goes to
+/// the log only.
 async fn principal_home(
     services: &Services,
     principal_type: PrincipalType,

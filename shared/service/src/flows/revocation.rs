@@ -1,5 +1,5 @@
-//! Token revocation (RFC 7009, contract part 10) and Concur's connection removal, independent
-//! of HTTP.
+//! Token revocation (RFC 7009; docs/decisions.md, "Revocation, introspection and connections") and
+//! Concur's connection removal, independent of HTTP.
 //!
 //! A refresh token revokes its whole family (its refresh tokens and the access tokens they
 //! minted); an access token revokes itself only. A token that is unknown, expired, already

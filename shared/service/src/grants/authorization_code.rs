@@ -1,18 +1,18 @@
-//! `grant_type=authorization_code` (RFC 6749 §4.1.3, contract part 8): a code minted by the
-//! consent page, redeemed once, for a user family with an ID token.
+//! `grant_type=authorization_code` (RFC 6749 §4.1.3; docs/decisions.md, "Authorization code flow"):
+//! a code minted by the consent page, redeemed once, for a user family with an ID token.
 //!
 //! A second use of a code revokes the family the first use created (RFC 6749 §4.1.2): the code
 //! is redeemed and linked to that family in one conditional write, so every later use finds it,
 //! for a day after the redemption (the record is kept that long). Of two concurrent uses, the
 //! loser revokes the winner's family as well as its own.
 //!
-//! The family is written before the code is redeemed: a store failure (503) in between leaves
-//! the code redeemable, so the client's retry of the same request succeeds (contract part 2).
-//! A redemption whose answer is lost is repeated or read back by the store with the same family
-//! and still counts as ours. What remains: when the store stops answering altogether after the
-//! redemption landed, the request answers 503 and the client's retry finds the code used.
-//! The family of a redemption that then fails or loses a race is never handed out (and is
-//! revoked when the race was lost).
+//! The family is written before the code is redeemed: a store failure (503) in between leaves the
+//! code redeemable, so the client's retry of the same request succeeds (docs/decisions.md, "Store
+//! unavailable (503) and lost answers"). A redemption whose answer is lost is repeated or read back
+//! by the store with the same family and still counts as ours. What remains: when the store stops
+//! answering altogether after the redemption landed, the request answers 503 and the client's retry
+//! finds the code used. The family of a redemption that then fails or loses a race is never handed
+//! out (and is revoked when the race was lost).
 
 use super::principal::user_status_denial;
 use super::{GrantError, IssuedTokens, TokenParams};

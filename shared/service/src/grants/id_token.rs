@@ -1,5 +1,6 @@
-//! OpenID Connect ID tokens on the grants' answers (contract part 8): every grant that starts
-//! or continues a user or company family returns one, signed with the access tokens' keys.
+//! OpenID Connect ID tokens on the grants' answers (docs/decisions.md, "Authorization code flow"):
+//! every grant that starts or continues a user or company family returns one, signed with the
+//! access tokens' keys.
 
 use super::IssuedTokens;
 use crate::domain::PrincipalType;

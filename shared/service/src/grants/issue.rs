@@ -121,8 +121,8 @@ impl Services {
     /// The one successor `presented` (of generation `generation - 1`) can ever have:
     /// base64url(HMAC-SHA256(key, purpose || family id || generation || token)). Derived rather
     /// than random so that a retry can be answered with it without storing it in the clear
-    /// (contract part 7); the family id and generation keep successors of different families
-    /// and rotations apart.
+    /// (docs/decisions.md, "Refresh tokens"); the family id and generation keep successors of
+    /// different families and rotations apart.
     pub fn successor_token(
         &self,
         family_id: &FamilyId,
@@ -203,6 +203,10 @@ impl Services {
             Some(family_id),
             start.scopes.clone(),
         );
+        // Signed before anything is written, as every access token here: a signature that fails
+        // (KMS unavailable) leaves no family, rotation or token behind (docs/decisions.md,
+        // Signing keys).
+        let access_token = self.codec.encode(&access).await?;
         let family = Family {
             id: family_id,
             client_id: start.client_id,
@@ -233,10 +237,13 @@ impl Services {
         if created == FamilyCreated::LegacyExchangeRaced {
             return Ok(None);
         }
-        Ok(Some(
-            self.family_tokens(access, refresh_token, &refresh, start.geolocation)
-                .await?,
-        ))
+        Ok(Some(family_tokens(
+            access_token,
+            access,
+            refresh_token,
+            &refresh,
+            start.geolocation,
+        )))
     }
 
     /// Rotates `presented` (read as `token`, unrotated) to its derived successor and mints an
@@ -260,6 +267,7 @@ impl Services {
             generation,
         );
         let access = self.family_access_record(current.family_id, origin, scopes);
+        let access_token = self.codec.encode(&access).await?;
         let outcome = self
             .ctx
             .store
@@ -277,20 +285,20 @@ impl Services {
             return Ok(None);
         }
         Ok(Some(
-            self.family_tokens(
+            family_tokens(
+                access_token,
                 access,
                 refresh_token,
                 &successor,
                 origin.geolocation.clone(),
             )
-            .await?
             .into(),
         ))
     }
 
-    /// A retry of a rotation that already happened (contract part 7): the same successor again,
-    /// with a freshly minted access token recorded with the family. The caller has checked that
-    /// `family.current_token` is the successor derived from `rotated`.
+    /// A retry of a rotation that already happened (docs/decisions.md, "Refresh tokens"): the same
+    /// successor again, with a freshly minted access token recorded with the family. The caller has
+    /// checked that `family.current_token` is the successor derived from `rotated`.
     pub async fn reissue_successor(
         &self,
         family: &Family,
@@ -300,6 +308,7 @@ impl Services {
     ) -> Result<IssuedTokens, StoreError> {
         let refresh_token = self.successor_token(&family.id, rotated.generation + 1, presented);
         let access = self.family_access_record(family.id, &FamilyOrigin::from(family), scopes);
+        let access_token = self.codec.encode(&access).await?;
         self.ctx.store.families().put_access_token(&access).await?;
         let successor = RefreshTokenRecord {
             issued_at: rotated.rotated_at.unwrap_or(rotated.issued_at),
@@ -311,20 +320,19 @@ impl Services {
                 family.generation,
             )
         };
-        Ok(self
-            .family_tokens(
-                access,
-                refresh_token,
-                &successor,
-                family.geolocation.clone(),
-            )
-            .await?
-            .into())
+        Ok(family_tokens(
+            access_token,
+            access,
+            refresh_token,
+            &successor,
+            family.geolocation.clone(),
+        )
+        .into())
     }
 
-    /// The `sliding` policy (contract part 7): the same refresh token, its expiry renewed.
-    /// `Ok(None)` when the token is no longer the family's current one, or the family is
-    /// revoked or expired (the write's condition decides).
+    /// The `sliding` policy (docs/decisions.md, "Refresh tokens"): the same refresh token, its
+    /// expiry renewed. `Ok(None)` when the token is no longer the family's current one, or the
+    /// family is revoked or expired (the write's condition decides).
     pub async fn slide_family(
         &self,
         token: &RefreshTokenWithOrigin,
@@ -338,6 +346,7 @@ impl Services {
             ..record.clone()
         };
         let access = self.family_access_record(record.family_id, origin, scopes);
+        let access_token = self.codec.encode(&access).await?;
         let outcome = self
             .ctx
             .store
@@ -354,13 +363,13 @@ impl Services {
             return Ok(None);
         }
         Ok(Some(
-            self.family_tokens(
+            family_tokens(
+                access_token,
                 access,
                 presented.clone(),
                 &renewed,
                 origin.geolocation.clone(),
             )
-            .await?
             .into(),
         ))
     }
@@ -379,27 +388,26 @@ impl Services {
             scopes,
         )
     }
+}
 
-    /// What a grant answers once a family's write has succeeded. Signing can still fail (KMS
-    /// unavailable: 503); the client then retries with the refresh token it presented, which
-    /// the retry window of a rotation answers.
-    async fn family_tokens(
-        &self,
-        access: AccessTokenRecord,
-        refresh_token: Secret,
-        refresh: &RefreshTokenRecord,
-        geolocation: Geolocation,
-    ) -> Result<FamilyTokens, StoreError> {
-        Ok(FamilyTokens {
-            access_token: self.codec.encode(&access).await?,
-            access,
-            refresh: IssuedRefresh {
-                token: refresh_token,
-                family_id: refresh.family_id,
-                issued_at: refresh.issued_at,
-                expires_at: refresh.expires_at,
-                geolocation,
-            },
-        })
+/// What a grant answers once a family's write has succeeded, its access token signed
+/// before that write.
+fn family_tokens(
+    access_token: String,
+    access: AccessTokenRecord,
+    refresh_token: Secret,
+    refresh: &RefreshTokenRecord,
+    geolocation: Geolocation,
+) -> FamilyTokens {
+    FamilyTokens {
+        access_token,
+        access,
+        refresh: IssuedRefresh {
+            token: refresh_token,
+            family_id: refresh.family_id,
+            issued_at: refresh.issued_at,
+            expires_at: refresh.expires_at,
+            geolocation,
+        },
     }
 }

@@ -1,4 +1,4 @@
-//! The token endpoint's grants (contract part 2), independent of HTTP.
+//! The token endpoint's grants (docs/decisions.md, "Token formats"), independent of HTTP.
 //!
 //! Order of checks, chosen so that nothing is revealed to a caller that has not earned it:
 //! the request's shape (`grant_type`), then client authentication, then whether the client may
@@ -75,9 +75,19 @@ pub async fn token_grant(
         GrantType::AuthorizationCode => authorization_code::grant(services, &client, params).await,
         GrantType::Otp => otp::grant(services, &client, params).await,
     }?;
-    // Every user or company family gets an ID token (contract part 8).
+    // Every user or company family gets an ID token (docs/decisions.md, "Authorization code flow").
+    // Where the principal proves who they are in this very request, the token says when
+    // (`auth_time`, OpenID Connect Core 2); a refresh authenticates no one and leaves it out,
+    // which Core 12.2 allows.
+    let sign_in = match grant {
+        GrantType::Password | GrantType::Otp => SignIn {
+            auth_time: Some(now),
+            ..SignIn::default()
+        },
+        _ => SignIn::default(),
+    };
     Ok(issued
-        .with_id_token(&services.codec, SignIn::default())
+        .with_id_token(&services.codec, sign_in)
         .await
         .map_err(StoreError::from)?)
 }

@@ -1,13 +1,15 @@
-//! `grant_type=otp` (contract part 9): a one-time password mailed by `POST /oauth2/v0/otp`
-//! proves the caller owns an address; the user with that address gets a family. The password's
-//! checks are the flow's ([`crate::flows::otp`]); this handler orders them with the family's
-//! writes.
+//! `grant_type=otp` (docs/decisions.md, "One-time passwords"): a one-time password mailed by `POST
+//! /oauth2/v0/otp` proves the caller owns an address; the user with that address gets a family. The
+//! password's checks are the flow's ([`crate::flows::otp`]); this handler orders them with the
+//! family's writes.
 
 use super::password::{check_user_may_sign_in, start_user_family};
-use super::{requested_family_scopes, GrantError, IssuedTokens, TokenParams};
+use super::{requested_family_scopes, GrantDenial, GrantError, IssuedTokens, TokenParams};
 use crate::domain::{Client, GrantType, User};
-use crate::errors::{ErrorCode, ServerError};
-use crate::flows::otp::{check_otp, otp_deps, otp_facts, OtpError, OtpVerification, VerifiedOtp};
+use crate::errors::ErrorCode;
+use crate::flows::otp::{
+    check_otp, otp_deps, otp_facts, OtpDenial, OtpError, OtpVerification, VerifiedOtp,
+};
 use crate::services::Services;
 
 pub(super) async fn grant(
@@ -41,8 +43,9 @@ pub(super) async fn grant(
         verified.consume(deps).await?;
         return Err(refusal);
     }
-    // The family is written before the password is consumed: a store failure in between leaves
-    // the password open, so the client's retry of the same request succeeds (contract part 2).
+    // The family is written before the password is consumed: a store failure in between leaves the
+    // password open, so the client's retry of the same request succeeds (docs/decisions.md, "Store
+    // unavailable (503) and lost answers").
     let issued = start_user_family(services, client, user.clone(), scopes).await?;
     if let Err(error) = verified.consume(deps).await {
         // A concurrent redemption won (or the store failed): this family is never handed out.
@@ -58,22 +61,18 @@ pub(super) async fn grant(
     Ok(issued)
 }
 
-/// Refusals keep their catalogue code; a failed send is worth a retry (503); store failures
-/// keep their own kind.
+/// Refusals keep their catalogue code (a rate limit also its `Retry-After`).
+impl From<OtpDenial> for GrantDenial {
+    fn from(denial: OtpDenial) -> Self {
+        match denial {
+            OtpDenial::RateLimited(exceeded) => exceeded.into(),
+            other => GrantDenial::new(other.error_code()),
+        }
+    }
+}
+
 impl From<OtpError> for GrantError {
     fn from(error: OtpError) -> Self {
-        if let OtpError::RateLimited(exceeded) = error {
-            return GrantError::Denied(exceeded.into());
-        }
-        if let Some(code) = error.error_code() {
-            return code.into();
-        }
-        match error {
-            OtpError::Store(e) => e.into(),
-            other => {
-                ServerError::unavailable_because("the one-time password was not mailed", other)
-                    .into()
-            }
-        }
+        error.widen()
     }
 }

@@ -1,4 +1,5 @@
-//! `grant_type=refresh_token` (alias `refresh`): the client's refresh policy (contract part 7).
+//! `grant_type=refresh_token` (alias `refresh`): the client's refresh policy (docs/decisions.md,
+//! "Refresh tokens").
 //!
 //! - `rotate`: every use of the current token returns its successor, derived from it (so at
 //!   most one successor ever exists). A rotated token presented again less than
@@ -10,7 +11,7 @@
 //! Order of checks: 106, 107, lookup (108), client binding (105), home geolocation (16, before
 //! anything is written or revoked), rotated-token handling, principal, scopes.
 //!
-//! Reads (issue 16): the common path, a use of the family's current token, reads only that
+//! Reads: the common path, a use of the family's current token, reads only that
 //! token, whose record carries its family's origin; that the token is still current and its
 //! family live is the condition of the write. The family is read only where its state decides
 //! the answer: a rotated token (retry or reuse), a write that lost (revoked, raced, or a retry

@@ -1,6 +1,6 @@
-//! `GET` and `POST /oauth2/v0/authorize` (contract part 8): reads the query, the form and the
-//! pending-request cookie, runs [`crate::flows::authorize`], and answers its step as a page
-//! (with the security headers) or a `302`.
+//! `GET` and `POST /oauth2/v0/authorize` (docs/decisions.md, "Authorization code flow"): reads the
+//! query, the form and the pending-request cookie, runs [`crate::flows::authorize`], and answers
+//! its step as a page (with the security headers) or a `302`.
 
 use std::sync::Arc;
 
@@ -16,10 +16,10 @@ use super::pages::{
     render_consent, render_error, render_sign_in, security_headers, ConsentPage, SignInPage,
 };
 use super::source_address::SourceAddress;
-use crate::errors::ServerError;
+use crate::errors::Refusal;
 use crate::flows::authorize::{
-    self, clear_pending_cookie, set_pending_cookie, AuthorizeParams, AuthorizeStep, FormPage,
-    RefusalReason, SubmittedForm, PENDING_COOKIE_NAME, PENDING_COOKIE_PATH,
+    self, clear_pending_cookie, set_pending_cookie, AuthorizeError, AuthorizeParams, AuthorizeStep,
+    FormPage, RefusalReason, SubmittedForm, PENDING_COOKIE_NAME, PENDING_COOKIE_PATH,
 };
 use crate::services::Services;
 
@@ -118,7 +118,7 @@ fn pending_cookie(headers: &HeaderMap) -> Option<&str> {
         .map(|(_, value)| value)
 }
 
-fn respond(services: &Services, step: Result<AuthorizeStep, ServerError>) -> Response {
+fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> Response {
     // The cookie is `Secure` wherever the service is served over HTTPS; only the local server
     // on plain-HTTP loopback goes without.
     let secure = services.geolocation().as_str().starts_with("https://");
@@ -151,8 +151,8 @@ fn respond(services: &Services, step: Result<AuthorizeStep, ServerError>) -> Res
             insert(headers, header::CACHE_CONTROL, "no-store");
             Outcome::Code(302).attach(response)
         }
-        Ok(AuthorizeStep::Refused(reason)) => refused(reason),
-        Err(error) => error.into_response(),
+        Err(Refusal::Denied(reason)) => refused(reason),
+        Err(Refusal::Server(error)) => error.into_response(),
     }
 }
 

@@ -9,7 +9,8 @@ use super::params::{form_params, json_params, BodyDenial};
 use crate::errors::ErrorCode;
 use crate::grants::TokenParams;
 
-/// Contract part 2: larger bodies are refused ([`BodyDenial::TooLarge`]).
+/// Larger bodies are refused (docs/decisions.md, "Requests and client authentication")
+/// ([`BodyDenial::TooLarge`]).
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
 /// The token endpoint's answers: 413 or the catalogue's 135.

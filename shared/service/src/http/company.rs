@@ -1,7 +1,7 @@
-//! `POST /profile-service/v1/keys/principals/{COMPANY_ID}/authtoken/` (contract part 4): reads
-//! the request, runs `flows::company_auth_token` (which documents the order of checks) and
-//! answers with JSON or a `301` to the app's Connect URL. Served with and without the trailing
-//! slash.
+//! `POST /profile-service/v1/keys/principals/{COMPANY_ID}/authtoken/` (docs/decisions.md, "Company
+//! auth tokens"): reads the request, runs `flows::company_auth_token` (which documents the order of
+//! checks) and answers with JSON or a `301` to the app's Connect URL. Served with and without the
+//! trailing slash.
 //!
 //! # Statuses
 //!
@@ -18,13 +18,13 @@
 //! non-catalogue error of this service.
 //!
 //! **Statuses of catalogue codes.** On this endpoint 401 means only "the administrator's bearer
-//! token is missing, bad or expired" and 403 only "not an administrator of this company" or
-//! "the token is not a first-party app's" (contract part 4), so a client reacting to them (sign in again; ask another administrator)
-//! does the right thing. Every problem with the named app is a bad request: the contract says
-//! "Unknown app: 400", and codes 61 (unknown app), 59 (disabled app) and 53 (company not
-//! enabled for the app) are answered with 400 too, keeping the catalogue's `code`, `error` and
-//! `error_description`. At `/v0/token`, where the app itself authenticates, the same codes keep
-//! their usual 401 / 403.
+//! token is missing, bad or expired" and 403 only "not an administrator of this company" or "the
+//! token is not a first-party app's" (docs/decisions.md, "Company auth tokens"), so a client
+//! reacting to them (sign in again; ask another administrator) does the right thing. Every problem
+//! with the named app is a bad request: the contract says "Unknown app: 400", and codes 61 (unknown
+//! app), 59 (disabled app) and 53 (company not enabled for the app) are answered with 400 too,
+//! keeping the catalogue's `code`, `error` and `error_description`. At `/v0/token`, where the app
+//! itself authenticates, the same codes keep their usual 401 / 403.
 
 use std::sync::Arc;
 
@@ -55,8 +55,9 @@ use crate::services::Services;
 pub(super) const PATH_WITHOUT_SLASH: &str =
     "/profile-service/v1/keys/principals/{COMPANY_ID}/authtoken";
 
-/// The company auth-token endpoint's body (contract part 4), success (`PASS`, code 0, `token`)
-/// and refusal (`FAIL`, with the token endpoint's `error` and `error_description`).
+/// The company auth-token endpoint's body (docs/decisions.md, "Company auth tokens"), success
+/// (`PASS`, code 0, `token`) and refusal (`FAIL`, with the token endpoint's `error` and
+/// `error_description`).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CompanyAuthTokenBody {
     /// `PASS` or `FAIL`.
@@ -83,7 +84,8 @@ impl CompanyAuthTokenBody {
         }
     }
 
-    /// The error body of contract part 4: the profile-service fields plus the token endpoint's.
+    /// The error body (docs/decisions.md, "Company auth tokens"): the profile-service fields plus
+    /// the token endpoint's.
     fn fail(code: u16, error: &'static str, description: &'static str) -> Self {
         Self {
             status: "FAIL",
@@ -216,9 +218,10 @@ impl IntoResponse for CompanyAuthTokenDenial {
     }
 }
 
-/// `client_id` from the query or the body (form or JSON; an empty body, whatever its content
-/// type, carries nothing). If both carry it, they must agree. `redirect` is read from the query
-/// only (`?redirect=true`, contract part 4): `true` or `false`, case-insensitive.
+/// `client_id` from the query or the body (form or JSON; an empty body, whatever its content type,
+/// carries nothing). If both carry it, they must agree. `redirect` is read from the query only
+/// (`?redirect=true`; docs/decisions.md, "Company auth tokens"): `true` or `false`,
+/// case-insensitive.
 async fn read_params(
     query: Option<&str>,
     headers: &HeaderMap,

@@ -1,5 +1,6 @@
-//! `DELETE /app-mgmt/v0/connections` (Concur, contract part 10): the user signs the app out
-//! everywhere. Revokes every family the bearer token's principal holds with the token's client.
+//! `DELETE /app-mgmt/v0/connections` (Concur; docs/decisions.md, "Revocation, introspection and
+//! connections"): the user signs the app out everywhere. Revokes every family the bearer token's
+//! principal holds with the token's client.
 //!
 //! | refusal | status | `code` | `error` |
 //! |---|---|---|---|

@@ -1,6 +1,6 @@
-//! JSON error bodies of the token endpoint (contract part 2), shared by the endpoints that
-//! answer in its shape, the 5xx shape every endpoint shares, and the answer to any
-//! [`Refusal`] whose denial has an answer of its own.
+//! JSON error bodies of the token endpoint (docs/decisions.md, "Requests and client
+//! authentication"), shared by the endpoints that answer in its shape, the 5xx shape every endpoint
+//! shares, and the answer to any [`Refusal`] whose denial has an answer of its own.
 
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -12,8 +12,8 @@ use super::observability::Outcome;
 use crate::errors::{Denial, ErrorCode, Refusal, ServerError};
 use crate::grants::GrantDenial;
 
-/// The token endpoint's error body (contract part 2), and every 4xx outside the catalogue, where
-/// `code` is the HTTP status.
+/// The token endpoint's error body (docs/decisions.md, "Requests and client authentication"), and
+/// every 4xx outside the catalogue, where `code` is the HTTP status.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct OAuthErrorBody {
     /// RFC 6749 §5.2 error, or `invalid_token` / `not_found` outside the catalogue.

@@ -1,7 +1,7 @@
-//! `POST /appmgmt/v0/legacyApps/{OLDConsumerKey}/exchangeRefreshToken/me` (contract part 3):
-//! reads the request, runs `flows::legacy_exchange` (which documents the order of checks) and
-//! answers in the exchange's shape: `{"code", "error", "error_description"}` with 400, except
-//! 404 for an unknown consumer key.
+//! `POST /appmgmt/v0/legacyApps/{OLDConsumerKey}/exchangeRefreshToken/me` (docs/decisions.md,
+//! "Old-token exchange"): reads the request, runs `flows::legacy_exchange` (which documents the
+//! order of checks) and answers in the exchange's shape: `{"code", "error", "error_description"}`
+//! with 400, except 404 for an unknown consumer key.
 //!
 //! Every refusal is in that shape, with a string `code` (never the token endpoint's numbers):
 //! an undecodable consumer key in the path (`%FF`) names no old app (404 `INVALIDAPP`, answered
@@ -35,7 +35,7 @@ use crate::services::Services;
 /// The only value `returnType` may have.
 const COMPANY_TOKEN: &str = "companyToken";
 
-/// The success body (contract part 3).
+/// The success body (docs/decisions.md, "Old-token exchange").
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct ExchangeResponse {
@@ -43,7 +43,7 @@ pub(super) struct ExchangeResponse {
     access_token: String,
     refresh_token: String,
     expires_in: i64,
-    /// The refresh token's expiry, Unix seconds (contract part 3).
+    /// The refresh token's expiry, Unix seconds (docs/decisions.md, "Old-token exchange").
     refresh_expires_in: i64,
     scope: String,
     geolocation: String,
@@ -78,7 +78,7 @@ impl ExchangeResponse {
     }
 }
 
-/// Every refusal of the exchange (contract part 3): a named `code`.
+/// Every refusal of the exchange (docs/decisions.md, "Old-token exchange"): a named `code`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ExchangeErrorBody {
     /// `UNAUTHORIZED`, `INVALIDAPP`, `INVALIDTOKEN` or `INVALIDSCOPES`.
@@ -133,9 +133,9 @@ impl IntoResponse for ExchangeDenial {
 /// Exchanges an old refresh token for a new token family.
 #[utoipa::path(post, path = "/appmgmt/v0/legacyApps/{OLDConsumerKey}/exchangeRefreshToken/me",
     tag = "exchange",
-    // The application token is required, but its absence is answered 400 UNAUTHORIZED like
-    // any bad token (contract part 3), not 401: described as optional so that the document
-    // says what the endpoint does.
+    // The application token is required, but its absence is answered 400 UNAUTHORIZED like any bad
+    // token (docs/decisions.md, "Old-token exchange"), not 401: described as optional so that the
+    // document says what the endpoint does.
     security(("bearer" = []), ()),
     params(
         ("OLDConsumerKey" = String, Path, description = "The old application's consumer key"),

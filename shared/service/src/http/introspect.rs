@@ -1,4 +1,5 @@
-//! `POST /oauth2/v0/introspect` (RFC 7662, contract part 10).
+//! `POST /oauth2/v0/introspect` (RFC 7662; docs/decisions.md, "Revocation, introspection and
+//! connections").
 
 use std::sync::Arc;
 

@@ -1,5 +1,6 @@
-//! Discovery: RFC 8414 authorization server metadata, served also as OpenID Connect discovery,
-//! and the JWK Set at its OAuth 2.0 path (contract part 10).
+//! Discovery: RFC 8414 authorization server metadata, served also as OpenID Connect discovery, and
+//! the JWK Set at its OAuth 2.0 path (docs/decisions.md, "Revocation, introspection and
+//! connections").
 
 use std::sync::Arc;
 
@@ -66,7 +67,8 @@ pub struct AuthorizationServerMetadata {
     pub userinfo_endpoint: String,
     /// OpenID Connect RP-Initiated Logout 1.0.
     pub end_session_endpoint: String,
-    /// Where one-time passwords are requested (contract part 9); not an RFC 8414 field.
+    /// Where one-time passwords are requested (docs/decisions.md, "One-time passwords"); not an RFC
+    /// 8414 field.
     pub otp_endpoint: String,
     pub grant_types_supported: Vec<&'static str>,
     pub response_types_supported: Vec<&'static str>,

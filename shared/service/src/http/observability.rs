@@ -9,7 +9,8 @@ use http::{header, HeaderName, HeaderValue};
 use tracing::Instrument;
 
 pub static CORRELATION_ID: HeaderName = HeaderName::from_static("x-correlation-id");
-/// Concur's own correlation header (contract part 10): echoed when the request sent one.
+/// Concur's own correlation header (docs/decisions.md, "Revocation, introspection and
+/// connections"): echoed when the request sent one.
 pub static CONCUR_CORRELATION_ID: HeaderName = HeaderName::from_static("concur-correlationid");
 
 /// The outcome code of a response, for the request log's `code` field: a numeric catalogue code

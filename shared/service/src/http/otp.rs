@@ -1,5 +1,5 @@
-//! `POST /oauth2/v0/otp` (contract part 9): mails a one-time password to an address. The answer
-//! is the same whether or not a user has the address.
+//! `POST /oauth2/v0/otp` (docs/decisions.md, "One-time passwords"): mails a one-time password to an
+//! address. The answer is the same whether or not a user has the address.
 
 use std::sync::Arc;
 

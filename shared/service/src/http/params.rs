@@ -71,7 +71,7 @@ impl<'de> Deserialize<'de> for JsonObject {
 /// at its own step of the order of checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyDenial {
-    /// Over the size limit (contract part 2: 413).
+    /// Over the size limit (413; docs/decisions.md, "Requests and client authentication").
     TooLarge,
     /// Neither a form nor a JSON object of strings, or a repeated parameter (code 135).
     Format(ErrorCode),

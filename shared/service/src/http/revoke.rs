@@ -1,5 +1,6 @@
-//! `POST /oauth2/v0/revoke` (RFC 7009, contract part 10): 200 with an empty body whether or not
-//! anything was revoked, so that a client learns nothing about tokens that are not its own.
+//! `POST /oauth2/v0/revoke` (RFC 7009; docs/decisions.md, "Revocation, introspection and
+//! connections"): 200 with an empty body whether or not anything was revoked, so that a client
+//! learns nothing about tokens that are not its own.
 
 use std::sync::Arc;
 

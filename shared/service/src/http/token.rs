@@ -20,7 +20,7 @@ use crate::services::Services;
 use crate::signing::ring::JWKS_MAX_AGE_SECONDS;
 use crate::signing::JwkSet;
 
-/// The success body of contract part 2.
+/// The success body (docs/decisions.md, "Token formats").
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct TokenResponse {
     pub access_token: String,
@@ -30,7 +30,7 @@ pub struct TokenResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<String>,
     /// Despite its name, as in Concur's responses: the Unix time (seconds) at which the
-    /// refresh token expires (contract part 2).
+    /// refresh token expires (docs/decisions.md, "Token formats").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refresh_expires_in: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1,4 +1,5 @@
-//! The legacy-token import: JSON Lines of old refresh tokens (contract part 6) into the store.
+//! The legacy-token import: JSON Lines of old refresh tokens (docs/decisions.md, "Administration
+//! (tokenctl)") into the store.
 //!
 //! One object a line:
 //!

@@ -1,5 +1,5 @@
 //! Access tokens as RFC 9068 JWTs: `typ: at+jwt`, ES256, identified by `kid`; and OpenID
-//! Connect ID tokens (contract part 8), signed with the same keys.
+//! Connect ID tokens (docs/decisions.md, "Authorization code flow"), signed with the same keys.
 //!
 //! Expiry is checked against the injected clock, not the system time (jsonwebtoken's own `exp`
 //! check is turned off), so tests can move past an expiry without sleeping.

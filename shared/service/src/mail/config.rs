@@ -1,4 +1,4 @@
-//! `SMTP_URL` and `MAIL_FROM` (contract part 5), read beside the main [`Config`].
+//! `SMTP_URL` and `MAIL_FROM` (the README's Configuration), read beside the main [`Config`].
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,6 +1,6 @@
-//! Mail for one-time passwords (contract part 9): the [`Mailer`] trait, the message, and its two
-//! implementations: [`SmtpMailer`] (`SMTP_URL`) and [`OutboxMailer`] (`.eml` files under
-//! `DATA_DIR/outbox/`, the local default).
+//! Mail for one-time passwords (docs/decisions.md, "One-time passwords"): the [`Mailer`] trait, the
+//! message, and its two implementations: [`SmtpMailer`] (`SMTP_URL`) and [`OutboxMailer`] (`.eml`
+//! files under `DATA_DIR/outbox/`, the local default).
 //!
 //! An adapter, like a store backend: the one-time-password flow ([`crate::flows::otp`]) calls
 //! [`Mailer`]; this module depends on the domain's values only, never on the flow.

@@ -7,7 +7,7 @@
 
 use super::{
     AuthTokenStore, AuthorizationCodeStore, ClientStore, FamilyStore, LegacyStore, LockoutStore,
-    OtpStore, PrincipalStore, RateLimitStore, RevocationStore,
+    OtpStore, PrincipalStore, RateLimitStore, ReplayStore, RevocationStore,
 };
 
 /// Generates, from `accessor: Trait` pairs, the [`Store`] trait, its implementation for every
@@ -75,4 +75,6 @@ aggregates! {
     revocation: RevocationStore,
     /// Rate-limit counters and blocks.
     rate_limits: RateLimitStore,
+    /// Single use of JWT `jti`s (client assertions, DPoP proofs) until their expiry.
+    replays: ReplayStore,
 }

@@ -1,6 +1,6 @@
-//! Authorization codes (contract part 8): stored as a hash, redeemed once, and remembered after
-//! redemption with the family the redemption started, so that a second use can revoke it
-//! (RFC 6749 §4.1.2).
+//! Authorization codes (docs/decisions.md, "Authorization code flow"): stored as a hash, redeemed
+//! once, and remembered after redemption with the family the redemption started, so that a second
+//! use can revoke it (RFC 6749 §4.1.2).
 
 use async_trait::async_trait;
 

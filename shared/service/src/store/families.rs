@@ -100,8 +100,9 @@ pub enum Rotated {
     NotCurrent,
 }
 
-/// The `sliding` policy (contract part 7): keep the family's current refresh token, renew its
-/// expiry (on the token and the family) and record the access token minted with it, at once.
+/// The `sliding` policy (docs/decisions.md, "Refresh tokens"): keep the family's current refresh
+/// token, renew its expiry (on the token and the family) and record the access token minted with
+/// it, at once.
 #[derive(Debug, Clone)]
 pub struct Renewal<'a> {
     pub family_id: FamilyId,

@@ -1,5 +1,5 @@
 //! Password lockout: password attempts per login, counted atomically before the password is
-//! compared (contract part 11).
+//! compared (docs/decisions.md, "Lockout").
 //!
 //! Each login has one counter. Its window opens at the first attempt after the previous window
 //! ended and lasts `window_seconds`; an attempt is let through only while fewer than
@@ -9,10 +9,11 @@
 //! attempt, rather than a sliding one, is what a single conditional counter can enforce: the
 //! lock lasts until the window that filled up ends.
 //!
-//! An attempt whose password turns out correct is refunded ([`LockoutStore::refund_login_attempt`]),
-//! so correct logins never count towards a lockout; failures are never forgotten before their
-//! window ends. Attempts in flight count, though: more than `threshold` simultaneous logins of
-//! one user may be answered "locked" until the first ones are refunded.
+//! An attempt whose password turns out correct is refunded
+//! ([`LockoutStore::refund_login_attempt`]), so correct logins never count towards a lockout;
+//! failures are never forgotten before their window ends. Attempts in flight count, though: more
+//! than `threshold` simultaneous logins of one user may be answered "locked" until the first ones
+//! are refunded.
 
 use async_trait::async_trait;
 

@@ -27,6 +27,7 @@ mod open;
 mod otp;
 mod principals;
 pub mod rate_limits;
+mod replays;
 mod revocation;
 pub mod signing_key_ring;
 #[cfg(feature = "sqlite")]
@@ -49,6 +50,7 @@ pub use open::{open, open_signing_key_ring};
 pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore, REQUEST_WINDOW_SECONDS};
 pub use principals::{EmailUpdate, Inserted, PrincipalStore};
 pub use rate_limits::{Hit, RateKey, RateLimit, RateLimitStore};
+pub use replays::{ReplayKey, ReplayStore};
 pub use revocation::RevocationStore;
 pub use signing_key_ring::{RingWrite, SigningKeyRingStore, VersionedRing};
 

@@ -1,6 +1,7 @@
-//! One-time passwords (contract part 9): the records and what the flow ([`crate::flows::otp`])
-//! needs from storage. Both backends implement [`OtpStore`]; the rules of [`crate::store`] apply
-//! (expiry checked on read against `now`, conditional writes that lose are outcomes, not errors).
+//! One-time passwords (docs/decisions.md, "One-time passwords"): the records and what the flow
+//! ([`crate::flows::otp`]) needs from storage. Both backends implement [`OtpStore`]; the rules of
+//! [`crate::store`] apply (expiry checked on read against `now`, conditional writes that lose are
+//! outcomes, not errors).
 
 use std::fmt;
 
@@ -26,8 +27,8 @@ impl fmt::Display for OtpId {
     }
 }
 
-/// Only this digest of the facts ([`crate::flows::otp::OtpFacts`]) is stored: equality is all verification needs, and the store
-/// then keeps no names in the clear.
+/// Only this digest of the facts ([`crate::flows::otp::OtpFacts`]) is stored: equality is all
+/// verification needs, and the store then keeps no names in the clear.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FactsHash(pub TokenHash);
 
@@ -55,7 +56,8 @@ impl OtpRecord {
     }
 }
 
-/// The one-time passwords aggregate (contract part 9); one of [`crate::store::Store`]'s parts.
+/// The one-time passwords aggregate (docs/decisions.md, "One-time passwords"); one of
+/// [`crate::store::Store`]'s parts.
 #[async_trait]
 pub trait OtpStore: Send + Sync {
     /// Stores a new record (its id is fresh; the write need not be conditional).

@@ -1,8 +1,9 @@
-//! The authorization code flow (contract part 8), free of HTTP: the authorize request's checks,
-//! the pending request kept in an encrypted cookie, CSRF tokens for the forms, PKCE, minting
-//! codes and checking them when redeemed, and the steps ([`start`], [`submit`]) that tie these
-//! together. `http::authorize` maps each step to a page (`http::pages`), a redirect and cookies;
-//! the token endpoint's `grant_type=authorization_code` (`grants`) redeems the codes.
+//! The authorization code flow (docs/decisions.md, "Authorization code flow"), free of HTTP: the
+//! authorize request's checks, the pending request kept in an encrypted cookie, CSRF tokens for the
+//! forms, PKCE, minting codes and checking them when redeemed, and the steps ([`start`],
+//! [`submit`]) that tie these together. `http::authorize` maps each step to a page (`http::pages`),
+//! a redirect and cookies; the token endpoint's `grant_type=authorization_code` (`grants`) redeems
+//! the codes.
 
 mod code;
 mod csrf;
@@ -31,5 +32,6 @@ pub use request::{
     ValidatedAuthorization, OFFLINE_ACCESS,
 };
 pub use steps::{
-    authorize_keys, start, submit, AuthorizeStep, FormPage, RefusalReason, SubmittedForm,
+    authorize_keys, start, submit, AuthorizeError, AuthorizeStep, FormPage, RefusalReason,
+    SubmittedForm,
 };

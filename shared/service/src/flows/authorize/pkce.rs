@@ -5,7 +5,8 @@ use base64::Engine;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-/// The only `code_challenge_method` accepted; `plain` is refused (contract part 8).
+/// The only `code_challenge_method` accepted; `plain` is refused (docs/decisions.md, "Authorization
+/// code flow").
 pub const S256: &str = "S256";
 
 /// An S256 challenge is the unpadded base64url of a SHA-256 digest: exactly 43 characters.

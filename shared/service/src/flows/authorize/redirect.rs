@@ -1,7 +1,7 @@
-//! The redirects back to the client's registered `redirect_uri`: an error (contract part 8:
-//! `error_code`, `error_description`, `state`, plus RFC 6749's own `error`) or a code. Both
-//! carry the issuer as `iss` (RFC 9207), so a client talking to several servers can tell which
-//! one answered.
+//! The redirects back to the client's registered `redirect_uri`: an error (docs/decisions.md,
+//! "Authorization code flow": `error_code`, `error_description`, `state`, plus RFC 6749's own
+//! `error`) or a code. Both carry the issuer as `iss` (RFC 9207), so a client talking to several
+//! servers can tell which one answered.
 
 use url::Url;
 

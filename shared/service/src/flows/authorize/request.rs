@@ -1,4 +1,5 @@
-//! The authorize request (contract part 8) parsed and checked in the contract's order.
+//! The authorize request (docs/decisions.md, "Authorization code flow") parsed and checked in the
+//! contract's order.
 //!
 //! Two phases, because the redirect target must be trusted before anything is sent to it:
 //! 1. [`AuthorizeParams::client_id`] and then [`AuthorizeParams::validate`] up to the

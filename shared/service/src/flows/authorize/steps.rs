@@ -1,6 +1,7 @@
-//! The authorization code flow's steps (contract part 8), independent of HTTP: the authorize
-//! request, the sign-in form, the consent form. Each step answers what to show next (a page,
-//! with the pending request to keep in the browser's cookie) or where to send the browser.
+//! The authorization code flow's steps (docs/decisions.md, "Authorization code flow"), independent
+//! of HTTP: the authorize request, the sign-in form, the consent form. Each step answers what to
+//! show next (a page, with the pending request to keep in the browser's cookie) or where to send
+//! the browser.
 //!
 //! Sign-in runs the password grant's own check ([`authenticate_user`]: Argon2id, lockout,
 //! status, home geolocation) and shows its refusal as a sentence ([`sign_in_message`]), never a
@@ -14,9 +15,9 @@ use super::{
     PendingCookieError, RegisteredClient, UntrustedRedirect, NOT_THE_EXPECTED_ACCOUNT,
 };
 use crate::domain::{Client, GrantType, PrincipalId};
-use crate::errors::ServerError;
+use crate::errors::{Denial, Refusal};
 use crate::grants::{authenticate_user, limiter, GrantError};
-use crate::limits::{Limit, LimitError};
+use crate::limits::{Exceeded, Limit};
 use crate::services::Services;
 
 /// The purpose under which the key ring derives the pages' cookie and CSRF secret.
@@ -37,9 +38,11 @@ pub enum AuthorizeStep {
     Consent(FormPage),
     /// `302` to the client's registered address (a code or an error); the cookie is cleared.
     Redirect(String),
-    /// The 400 error page; never a redirect, the address is not (or no longer) trusted.
-    Refused(RefusalReason),
 }
+
+/// What a step answers instead: the error page (400, or 429 for [`RefusalReason::SlowDown`];
+/// never a redirect, the address is not or no longer trusted), or our failure.
+pub type AuthorizeError = Refusal<RefusalReason>;
 
 /// What a sign-in or consent page needs.
 #[derive(Debug)]
@@ -77,6 +80,16 @@ pub enum RefusalReason {
     SlowDown { retry_after: i64 },
 }
 
+impl Denial for RefusalReason {}
+
+impl From<Exceeded> for RefusalReason {
+    fn from(exceeded: Exceeded) -> Self {
+        Self::SlowDown {
+            retry_after: exceeded.retry_after,
+        }
+    }
+}
+
 /// The fields the two forms post (unknown ones are ignored). Holds a password: no `Debug`.
 #[derive(Default, serde::Deserialize)]
 pub struct SubmittedForm {
@@ -92,19 +105,19 @@ pub async fn start(
     services: &Services,
     keys: &AuthorizeKeys,
     params: &AuthorizeParams,
-) -> Result<AuthorizeStep, ServerError> {
+) -> Result<AuthorizeStep, AuthorizeError> {
     let client_id = match params.client_id() {
         Ok(id) => id,
-        Err(rejection) => return Ok(rejected(services, rejection)),
+        Err(rejection) => return rejected(services, rejection),
     };
     let Some(client) = services.ctx.store.clients().get_client(&client_id).await? else {
-        return Ok(AuthorizeStep::Refused(RefusalReason::Untrusted(
+        return Err(Refusal::Denied(RefusalReason::Untrusted(
             UntrustedRedirect::UnknownClient,
         )));
     };
     let request = match params.validate(&registered(&client)) {
         Ok(request) => request,
-        Err(rejection) => return Ok(rejected(services, rejection)),
+        Err(rejection) => return rejected(services, rejection),
     };
     let expected_user = match hinted_user(services, params, &client).await {
         Ok(user) => user,
@@ -131,15 +144,7 @@ pub async fn start(
         services.ctx.clock.now(),
     );
     pending.expected_user = expected_user;
-    Ok(sign_in_page(
-        services,
-        keys,
-        &client,
-        &pending,
-        true,
-        &login_hint,
-        None,
-    ))
+    sign_in_page(services, keys, &client, &pending, true, &login_hint, None)
 }
 
 /// The user an `id_token_hint` names, when one was sent. A hint that is not an ID token this
@@ -168,15 +173,15 @@ pub async fn submit(
     cookie: Option<&str>,
     form: &SubmittedForm,
     source: Option<IpAddr>,
-) -> Result<AuthorizeStep, ServerError> {
+) -> Result<AuthorizeStep, AuthorizeError> {
     let now = services.ctx.clock.now();
     let pending = match cookie.map(|value| PendingAuthorization::open(value, keys, now)) {
         Some(Ok(pending)) => pending,
         None | Some(Err(PendingCookieError::Expired | PendingCookieError::Invalid)) => {
-            return Ok(AuthorizeStep::Refused(RefusalReason::NoPendingRequest))
+            return Err(Refusal::Denied(RefusalReason::NoPendingRequest))
         }
         Some(Err(PendingCookieError::TooLarge)) => {
-            return Ok(AuthorizeStep::Refused(RefusalReason::TooLarge))
+            return Err(Refusal::Denied(RefusalReason::TooLarge))
         }
     };
     // Looked up again: the name is shown, and a client disabled meanwhile gets no code.
@@ -198,58 +203,47 @@ pub async fn submit(
             return Ok(redirect_to(services, &redirect));
         }
         None => {
-            return Ok(AuthorizeStep::Refused(RefusalReason::Untrusted(
+            return Err(Refusal::Denied(RefusalReason::Untrusted(
                 UntrustedRedirect::UnknownClient,
             )))
         }
     };
     let csrf = form.csrf_token.as_deref().unwrap_or_default();
     match (&form.decision, pending.signed_in_user) {
-        (Some(decision), Some(_)) if verify_csrf_token(keys, Form::Consent, &pending, csrf) => {
-            decide(services, pending, decision == "approve").await
+        (Some(decision), Some(user)) if verify_csrf_token(keys, Form::Consent, &pending, csrf) => {
+            decide(services, pending, user, decision == "approve").await
         }
         (None, _) if verify_csrf_token(keys, Form::SignIn, &pending, csrf) => {
-            if let Some(refusal) = sign_in_refusal(services, &pending, source).await? {
-                return Ok(AuthorizeStep::Refused(refusal));
-            }
+            count_sign_in_post(services, &pending, source).await?;
             sign_in(services, keys, &client, pending, form).await
         }
-        _ => Ok(AuthorizeStep::Refused(RefusalReason::BadForm)),
+        _ => Err(Refusal::Denied(RefusalReason::BadForm)),
     }
 }
 
-/// The abuse limits of a sign-in post, before the password is hashed: the per-address limit
-/// shared with password grants, and [`crate::limits::SIGN_IN_POSTS_PER_REQUEST`] posts per pending request
-/// (each post costs an Argon2id hash: a cookie replayed in a loop would be a password oracle
-/// and a CPU amplifier).
-async fn sign_in_refusal(
+/// The abuse limits of a sign-in post, before the password is hashed: the per-address limit shared
+/// with password grants, and [`crate::limits::SIGN_IN_POSTS_PER_REQUEST`] posts per pending request
+/// (each post costs an Argon2id hash: a cookie replayed in a loop would be a password oracle and a
+/// CPU amplifier).
+async fn count_sign_in_post(
     services: &Services,
     pending: &PendingAuthorization,
     source: Option<IpAddr>,
-) -> Result<Option<RefusalReason>, ServerError> {
+) -> Result<(), AuthorizeError> {
     let limiter = limiter(services);
     if let Some(source) = source {
         let now = services.ctx.clock.now();
-        match limiter
+        limiter
             .count(Limit::AddressPasswordAttempts, &source.to_string(), now)
-            .await
-        {
-            Ok(()) => {}
-            Err(LimitError::Exceeded(exceeded)) => {
-                return Ok(Some(RefusalReason::SlowDown {
-                    retry_after: exceeded.retry_after,
-                }))
-            }
-            Err(LimitError::Store(error)) => return Err(error.into()),
-        }
+            .await?;
     }
     if !limiter
         .count_sign_in_post(&pending.id, pending.expires_at)
         .await?
     {
-        return Ok(Some(RefusalReason::TooManyPosts));
+        return Err(RefusalReason::TooManyPosts.into());
     }
-    Ok(None)
+    Ok(())
 }
 
 async fn sign_in(
@@ -258,14 +252,14 @@ async fn sign_in(
     client: &Client,
     mut pending: PendingAuthorization,
     form: &SubmittedForm,
-) -> Result<AuthorizeStep, ServerError> {
+) -> Result<AuthorizeStep, AuthorizeError> {
     let login = form.login.as_deref().unwrap_or_default();
     let password = form.password.as_deref().unwrap_or_default();
     let user = match authenticate_user(services, login, password).await {
         Ok(user) => user,
         Err(GrantError::Denied(denial)) => {
             let message = sign_in_message(denial.code);
-            return Ok(sign_in_page(
+            return sign_in_page(
                 services,
                 keys,
                 client,
@@ -273,15 +267,15 @@ async fn sign_in(
                 false,
                 login,
                 Some(message),
-            ));
+            );
         }
-        Err(GrantError::Server(error)) => return Err(error),
+        Err(GrantError::Server(error)) => return Err(error.into()),
     };
     if pending
         .expected_user
         .is_some_and(|expected| expected != user.id)
     {
-        return Ok(sign_in_page(
+        return sign_in_page(
             services,
             keys,
             client,
@@ -289,13 +283,13 @@ async fn sign_in(
             false,
             login,
             Some(NOT_THE_EXPECTED_ACCOUNT),
-        ));
+        );
     }
     pending.signed_in_user = Some(user.id);
     pending.signed_in_at = Some(services.ctx.clock.now());
     let sealed = match pending.seal(keys, services.ctx.random.as_ref()) {
         Ok(sealed) => sealed,
-        Err(_) => return Ok(AuthorizeStep::Refused(RefusalReason::TooLarge)),
+        Err(_) => return Err(Refusal::Denied(RefusalReason::TooLarge)),
     };
     Ok(AuthorizeStep::Consent(FormPage {
         app_name: client.name.clone(),
@@ -312,12 +306,10 @@ async fn sign_in(
 async fn decide(
     services: &Services,
     pending: PendingAuthorization,
+    user: PrincipalId,
     approved: bool,
-) -> Result<AuthorizeStep, ServerError> {
+) -> Result<AuthorizeStep, AuthorizeError> {
     let request = &pending.request;
-    let user = pending
-        .signed_in_user
-        .expect("the consent form is only accepted after sign-in");
     if !approved {
         let redirect = ErrorRedirect::denied(&request.redirect_uri, request.state.as_deref());
         return Ok(redirect_to(services, &redirect));
@@ -328,7 +320,7 @@ async fn decide(
         .claim_approval(&pending.id, pending.expires_at)
         .await?
     {
-        return Ok(AuthorizeStep::Refused(RefusalReason::NoPendingRequest));
+        return Err(Refusal::Denied(RefusalReason::NoPendingRequest));
     }
     let issued = issue_code(
         &pending,
@@ -358,16 +350,16 @@ fn sign_in_page(
     new_cookie: bool,
     login: &str,
     error: Option<&'static str>,
-) -> AuthorizeStep {
+) -> Result<AuthorizeStep, AuthorizeError> {
     let sealed = if new_cookie {
         match pending.seal(keys, services.ctx.random.as_ref()) {
             Ok(sealed) => Some(sealed),
-            Err(_) => return AuthorizeStep::Refused(RefusalReason::TooLarge),
+            Err(_) => return Err(RefusalReason::TooLarge.into()),
         }
     } else {
         None
     };
-    AuthorizeStep::SignIn(FormPage {
+    Ok(AuthorizeStep::SignIn(FormPage {
         app_name: client.name.clone(),
         redirect_uri: pending.request.redirect_uri.clone(),
         csrf_token: csrf_token(keys, Form::SignIn, pending),
@@ -375,7 +367,7 @@ fn sign_in_page(
         scopes: Vec::new(),
         login: login.to_owned(),
         error,
-    })
+    }))
 }
 
 fn registered(client: &Client) -> RegisteredClient<'_> {
@@ -388,12 +380,13 @@ fn registered(client: &Client) -> RegisteredClient<'_> {
     }
 }
 
-fn rejected(services: &Services, rejection: AuthorizeRejection) -> AuthorizeStep {
+fn rejected(
+    services: &Services,
+    rejection: AuthorizeRejection,
+) -> Result<AuthorizeStep, AuthorizeError> {
     match rejection {
-        AuthorizeRejection::Page(reason) => {
-            AuthorizeStep::Refused(RefusalReason::Untrusted(reason))
-        }
-        AuthorizeRejection::Redirect(redirect) => redirect_to(services, &redirect),
+        AuthorizeRejection::Page(reason) => Err(RefusalReason::Untrusted(reason).into()),
+        AuthorizeRejection::Redirect(redirect) => Ok(redirect_to(services, &redirect)),
     }
 }
 

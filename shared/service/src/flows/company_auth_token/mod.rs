@@ -1,8 +1,8 @@
-//! The company auth token (contract part 4, spec 4.4, 4.5, 5.4): an administrator obtains a
-//! company auth token for one app, either as JSON or as a redirect to the app's Connect URL.
-//! The app then exchanges it at `/v0/token` with `grant_type=password&credtype=authtoken`
-//! (`grants::password::authtoken`). No HTTP here: `http::company` reads the request and
-//! answers.
+//! The company auth token (spec 4.4, 4.5, 5.4; docs/decisions.md, "Company auth tokens"): an
+//! administrator obtains a company auth token for one app, either as JSON or as a redirect to the
+//! app's Connect URL. The app then exchanges it at `/v0/token` with
+//! `grant_type=password&credtype=authtoken` (`grants::password::authtoken`). No HTTP here:
+//! `http::company` reads the request and answers.
 //!
 //! # Checks, in order
 //!
@@ -13,7 +13,7 @@
 //! |---|---|---|
 //! | 1 | `Authorization: Bearer` with a valid, live access token (signature, expiry by the injected clock, `jti` in the store, not revoked) | `Bearer` |
 //! | 2 | the token is a user's (not a company's or an application's), and that user still exists | `NotAUserToken`, `UserGone` |
-//! | 2a | the token was issued to an enabled first-party client (contract part 4) | `NotFirstPartyClient` |
+//! | 2a | the token was issued to an enabled first-party client | `NotFirstPartyClient` |
 //! | 3 | `COMPANY_ID` is a UUID naming a company | `UnknownCompany` |
 //! | 4 | the user administers that company (`User::administers`) | `NotAdministrator` |
 //! | 5 | the administrator's account is active (disabled: 123; logon denied: 12) | `Catalogue` |

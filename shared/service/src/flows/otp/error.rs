@@ -1,12 +1,14 @@
-//! What the flows answer instead of success, and the catalogue code of each.
+//! Why the one-time-password flows refuse a request, and the catalogue code of each.
 
-use crate::errors::ErrorCode;
-use crate::limits::{Exceeded, LimitError};
-use crate::mail::MailError;
-use crate::store::StoreError;
+use crate::errors::{Denial, ErrorCode, Refusal};
+use crate::limits::Exceeded;
+
+/// What the flows answer instead of success: a [`OtpDenial`], or our failure (a store or mail
+/// server that did not answer: 503).
+pub type OtpError = Refusal<OtpDenial>;
 
 #[derive(Debug, thiserror::Error)]
-pub enum OtpError {
+pub enum OtpDenial {
     #[error("channel_type missing")]
     ChannelTypeMissing,
     #[error("channel_handle missing")]
@@ -35,26 +37,20 @@ pub enum OtpError {
     /// After a verified password only: no user has this address.
     #[error("we don't know this email")]
     UnknownEmail,
-    /// The mail could not be sent: 503, and no password was stored.
-    #[error(transparent)]
-    Mail(#[from] MailError),
-    #[error(transparent)]
-    Store(#[from] StoreError),
 }
 
-impl From<LimitError> for OtpError {
-    fn from(error: LimitError) -> Self {
-        match error {
-            LimitError::Exceeded(exceeded) => Self::RateLimited(exceeded),
-            LimitError::Store(e) => Self::Store(e),
-        }
+impl Denial for OtpDenial {}
+
+impl From<Exceeded> for OtpDenial {
+    fn from(exceeded: Exceeded) -> Self {
+        Self::RateLimited(exceeded)
     }
 }
 
-impl OtpError {
-    /// The catalogue entry of a refusal; `None` for the mail and store failures (503 / 500).
-    pub fn error_code(&self) -> Option<ErrorCode> {
-        Some(match self {
+impl OtpDenial {
+    /// The catalogue entry of this refusal.
+    pub fn error_code(&self) -> ErrorCode {
+        match self {
             Self::ChannelTypeMissing => ErrorCode::ChannelTypeMissing,
             Self::ChannelHandleMissing => ErrorCode::ChannelHandleMissing,
             Self::InvalidChannelType => ErrorCode::InvalidChannelType,
@@ -67,7 +63,6 @@ impl OtpError {
             Self::UnknownEmail => ErrorCode::UnknownEmail,
             Self::LinkNotRegistered => ErrorCode::OtpLinkNotRegistered,
             Self::RateLimited(exceeded) => exceeded.limit.code(),
-            Self::Mail(_) | Self::Store(_) => return None,
-        })
+        }
     }
 }

@@ -1,22 +1,23 @@
-//! The two flows of contract part 9.
+//! The two one-time-password flows (docs/decisions.md, "One-time passwords"): mailing a
+//! password, and checking one.
 
 use std::future::Future;
 use std::sync::Arc;
 
-use super::error::OtpError;
+use super::error::{OtpDenial, OtpError};
 use super::facts::OtpFacts;
 use crate::clock::Clock;
 use crate::domain::{
     AddressKey, ChannelHandle, ClientId, OneTimePassword, OtpHash, OTP_VALIDITY_MINUTES,
 };
+use crate::errors::ServerError;
 use crate::limits::{Limit, Limiter};
 use crate::mail::{Mailer, OtpMail};
 use crate::random::{RandomExt, RandomSource};
 use crate::secrets::Secret;
 use crate::services::Services;
 use crate::store::{
-    Hit, OtpId, OtpRecord, OtpStore, RateKey, RateLimit, StoreError, StoreResult,
-    REQUEST_WINDOW_SECONDS,
+    Hit, OtpId, OtpRecord, OtpStore, RateKey, RateLimit, StoreResult, REQUEST_WINDOW_SECONDS,
 };
 
 pub const OTP_TTL_SECONDS: i64 = OTP_VALIDITY_MINUTES * 60;
@@ -103,7 +104,7 @@ pub async fn request_otp(deps: OtpDeps<'_>, request: OtpRequest) -> Result<(), O
     )?;
     if let Some(link) = request.facts.link.as_deref().filter(|l| !l.is_empty()) {
         if !link_is_registered(link, &request.link_origins) {
-            return Err(OtpError::LinkNotRegistered);
+            return Err(OtpDenial::LinkNotRegistered.into());
         }
     }
     let address = handle.key();
@@ -120,7 +121,7 @@ pub async fn request_otp(deps: OtpDeps<'_>, request: OtpRequest) -> Result<(), O
         .count_otp_requests(&address, now - REQUEST_WINDOW_SECONDS)
         .await?;
     if recent >= MAX_OPEN_REQUESTS {
-        return Err(OtpError::TooManyOpenRequests);
+        return Err(OtpDenial::TooManyOpenRequests.into());
     }
     // The count above is a read: requests in parallel would all pass it. This counter is the
     // atomic part of the cap (at most five requests per address in a fixed window, whatever
@@ -136,7 +137,7 @@ pub async fn request_otp(deps: OtpDeps<'_>, request: OtpRequest) -> Result<(), O
         .count_hit(&open_key, open_cap, now)
         .await?
     {
-        return Err(OtpError::TooManyOpenRequests);
+        return Err(OtpDenial::TooManyOpenRequests.into());
     }
 
     let password = OneTimePassword::generate(deps.random.as_ref());
@@ -148,7 +149,9 @@ pub async fn request_otp(deps: OtpDeps<'_>, request: OtpRequest) -> Result<(), O
         link: request.facts.link.filter(|link| !link.is_empty()),
         password,
     };
-    deps.mailer.send(&mail).await?;
+    deps.mailer.send(&mail).await.map_err(|error| {
+        ServerError::unavailable_because("the one-time password was not mailed", error)
+    })?;
 
     let record = OtpRecord {
         id: OtpId(deps.random.uuid()),
@@ -198,7 +201,7 @@ impl<U> VerifiedOtp<U> {
 
 async fn consume(deps: OtpDeps<'_>, record: &OtpRecord) -> Result<(), OtpError> {
     if !deps.store.consume_otp(record, deps.clock.now()).await? {
-        return Err(OtpError::OtpNotFound);
+        return Err(OtpDenial::OtpNotFound.into());
     }
     // Best effort: the password is consumed and what it grants is written; a refund that fails
     // only leaves the address's cap one request tighter until the window ends.
@@ -215,8 +218,9 @@ async fn consume(deps: OtpDeps<'_>, record: &OtpRecord) -> Result<(), OtpError> 
 }
 
 /// [`verify_otp`] without its last step: the caller consumes the password
-/// ([`VerifiedOtp::consume`]) once what it grants is written, so that a store failure in
-/// between leaves the password open for the client's retry (contract part 2).
+/// ([`VerifiedOtp::consume`]) once what it grants is written, so that a store failure in between
+/// leaves the password open for the client's retry (docs/decisions.md, "Store unavailable (503) and
+/// lost answers").
 pub async fn check_otp<U, F, Fut>(
     deps: OtpDeps<'_>,
     verification: OtpVerification,
@@ -229,7 +233,7 @@ where
     let presented = verification
         .otp
         .filter(|otp| !otp.expose().trim().is_empty())
-        .ok_or(OtpError::OtpMissing)?;
+        .ok_or(OtpDenial::OtpMissing)?;
     let handle = parse_channel(
         verification.channel_type.as_deref(),
         verification.channel_handle.as_deref(),
@@ -243,25 +247,25 @@ where
         .await?
         // A password mailed at one client's request is no use to another client.
         .filter(|record| record.client_id == verification.client_id)
-        .ok_or(OtpError::OtpNotFound)?;
+        .ok_or(OtpDenial::OtpNotFound)?;
 
     if deps.store.spend_otp_try(&record, now).await?.is_none() {
-        return Err(OtpError::OtpNotFound);
+        return Err(OtpDenial::OtpNotFound.into());
     }
     let hash = record.password.clone();
     if !blocking(move || hash.verify(&presented)).await? {
         deps.limiter.count_otp_failure(&address, now).await?;
-        return Err(OtpError::OtpVerificationFailed);
+        return Err(OtpDenial::OtpVerificationFailed.into());
     }
     if verification.facts.hash() != record.facts {
-        return Err(OtpError::FactVerificationFailed);
+        return Err(OtpDenial::FactVerificationFailed.into());
     }
     match find_user(handle).await? {
         Some(user) => Ok(VerifiedOtp { user, record }),
         None => {
             // The password was right: it is used up although no user has the address.
             consume(deps, &record).await?;
-            Err(OtpError::UnknownEmail)
+            Err(OtpDenial::UnknownEmail.into())
         }
     }
 }
@@ -271,12 +275,12 @@ fn parse_channel(
     channel_type: Option<&str>,
     channel_handle: Option<&str>,
 ) -> Result<ChannelHandle, OtpError> {
-    let channel_type = present(channel_type).ok_or(OtpError::ChannelTypeMissing)?;
-    let channel_handle = present(channel_handle).ok_or(OtpError::ChannelHandleMissing)?;
+    let channel_type = present(channel_type).ok_or(OtpDenial::ChannelTypeMissing)?;
+    let channel_handle = present(channel_handle).ok_or(OtpDenial::ChannelHandleMissing)?;
     if channel_type.trim() != EMAIL_CHANNEL {
-        return Err(OtpError::InvalidChannelType);
+        return Err(OtpDenial::InvalidChannelType.into());
     }
-    ChannelHandle::parse(channel_handle).map_err(|_| OtpError::BadChannelHandle)
+    ChannelHandle::parse(channel_handle).map_err(|_| OtpDenial::BadChannelHandle.into())
 }
 
 /// Whether `link` is an absolute `https` URL (or `http` on a loopback host, as registered
@@ -323,5 +327,5 @@ async fn blocking<T: Send + 'static>(
 ) -> Result<T, OtpError> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|join| StoreError::internal(format!("hashing task failed: {join}")).into())
+        .map_err(|join| ServerError::internal_because("hashing task failed", join).into())
 }

@@ -1,5 +1,6 @@
-//! One-time passwords by e-mail (contract part 9), free of HTTP: the caller has authenticated the
-//! client (60-63) and passes the request's fields; these flows answer with a domain result.
+//! One-time passwords by e-mail (docs/decisions.md, "One-time passwords"), free of HTTP: the caller
+//! has authenticated the client (60-63) and passes the request's fields; these flows answer with a
+//! domain result.
 //!
 //! - [`request_otp`]: validate the channel, cap the requests per address, mail a fresh password,
 //!   then store only its hash.
@@ -16,7 +17,7 @@ mod flow;
 #[cfg(test)]
 mod tests;
 
-pub use error::OtpError;
+pub use error::{OtpDenial, OtpError};
 pub use facts::{otp_facts, OtpFacts};
 pub use flow::{
     check_otp, otp_deps, registered_origins, request_otp, verify_otp, OtpDeps, OtpRequest,

@@ -70,8 +70,8 @@ pub(crate) fn check_user_may_sign_in(services: &Services, user: &User) -> Result
 /// login is verified against a decoy hash (same cost) and counts towards the same lockout.
 ///
 /// The attempt is counted before the password is compared, atomically with the lockout check
-/// (contract part 11), so parallel guesses cannot pass the threshold; a correct password takes
-/// its attempt back, so correct logins never lock anyone out.
+/// (docs/decisions.md, "Lockout"), so parallel guesses cannot pass the threshold; a correct
+/// password takes its attempt back, so correct logins never lock anyone out.
 async fn verify_password(
     services: &Services,
     username: &str,

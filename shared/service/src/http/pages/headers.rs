@@ -1,4 +1,4 @@
-//! The response headers every page carries (contract part 8).
+//! The response headers every page carries (docs/decisions.md, "Authorization code flow").
 //!
 //! The stylesheet is inlined and allowed by its SHA-256 hash rather than served from a route:
 //! one request per page, nothing more to route on three deployments, and the policy still

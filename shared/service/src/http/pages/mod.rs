@@ -1,8 +1,8 @@
-//! The authorization code flow's pages (contract part 8): sign-in, consent and the error page,
-//! and RP-initiated logout's signed-out and refusal pages,
-//! server-rendered from the askama templates in `shared/service/templates/`. No JavaScript; one small
-//! inlined stylesheet allowed by hash (see [`security_headers`]). What a page says is decided by
-//! the flow ([`crate::flows::authorize`]); this module only renders it.
+//! The authorization code flow's pages (docs/decisions.md, "Authorization code flow"): sign-in,
+//! consent and the error page, and RP-initiated logout's signed-out and refusal pages,
+//! server-rendered from the askama templates in `shared/service/templates/`. No JavaScript; one
+//! small inlined stylesheet allowed by hash (see [`security_headers`]). What a page says is decided
+//! by the flow ([`crate::flows::authorize`]); this module only renders it.
 
 mod headers;
 mod scopes;

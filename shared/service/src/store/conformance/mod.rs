@@ -28,6 +28,7 @@ pub mod records;
 mod refresh_origin;
 pub mod registry;
 mod renewal;
+mod replays;
 mod revocation;
 mod rotation;
 pub mod signing_key_ring;
@@ -45,6 +46,7 @@ pub use principals::*;
 pub use rate_limits::*;
 pub use refresh_origin::*;
 pub use renewal::*;
+pub use replays::*;
 pub use revocation::*;
 pub use rotation::*;
 
@@ -125,6 +127,8 @@ macro_rules! conformance_suite {
             parallel_rate_limit_hits_never_exceed_the_limit,
             refunded_rate_limit_hits_free_their_place,
             rate_limit_blocks_last_until_their_end_and_never_shorten,
+            jti_is_used_once_until_it_expires,
+            parallel_first_uses_of_one_jti_have_one_winner,
         );
     };
     (@tests $factory:path; $attributes:tt; $($name:ident),+ $(,)?) => {

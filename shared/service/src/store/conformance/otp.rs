@@ -1,4 +1,4 @@
-//! One-time passwords, and users' e-mail addresses (contract part 9).
+//! One-time passwords, and users' e-mail addresses (docs/decisions.md, "One-time passwords").
 
 use std::sync::Arc;
 

@@ -164,8 +164,8 @@ pub async fn rotation_of_revoked_or_expired_family_is_refused(store: &dyn Store)
     .await;
 }
 
-/// From one refresh token at most one successor is ever issued (contract part 2), also when
-/// many requests present it at the same moment.
+/// From one refresh token at most one successor is ever issued (docs/decisions.md, "Token
+/// formats"), also when many requests present it at the same moment.
 pub async fn rotation_has_exactly_one_winner_of_20(store: &dyn Store) {
     const RACERS: u32 = 20;
     let now = now();

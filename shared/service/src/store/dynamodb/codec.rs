@@ -44,6 +44,7 @@ pub(super) mod keys {
         pub const AUTHORIZATION_CODE: &str = "AUTHCODE#";
         pub const SIGNING_KEYS: &str = "SIGNINGKEYS#";
         pub const RATE: &str = "RATE#";
+        pub const USED_JTI: &str = "JTI#";
     }
 
     /// The partition-key prefixes each Lambda function writes, by the logical id of its IAM role
@@ -53,8 +54,9 @@ pub(super) mod keys {
     /// created by `tokenctl`, and the token function updates their secrets.
     pub const FUNCTION_WRITES: &[(&str, &[&str])] = &[
         // Access tokens, new families with their connection listing, rotation, revocation,
-        // login attempts, one-time passwords, authorization codes, rate-limit counters, and
-        // client secrets (`UpdateItem` only: the secrets API and each secret's last use).
+        // login attempts, one-time passwords, authorization codes, rate-limit counters, used
+        // `jti`s of client assertions (a conditional PutItem; never read), and client secrets
+        // (`UpdateItem` only: the secrets API and each secret's last use).
         (
             "TokenFunctionRole",
             &[
@@ -67,6 +69,7 @@ pub(super) mod keys {
                 OTP,
                 AUTHORIZATION_CODE,
                 RATE,
+                USED_JTI,
             ],
         ),
         // A new family with its tokens and connection listing, the exchange link (on the
@@ -213,6 +216,10 @@ pub(super) mod keys {
     /// A rate-limit subject's block.
     pub fn rate_block(key: &str) -> (String, &'static str) {
         (format!("{RATE}{key}"), "BLOCK")
+    }
+    /// A used `jti` (`ReplayKey::stored`: its kind and digest).
+    pub fn used_jti(key: &str) -> (String, &'static str) {
+        (format!("{USED_JTI}{key}"), "JTI")
     }
     pub fn email(address: &TokenHash) -> (String, &'static str) {
         (format!("{EMAIL}{}", address.to_hex()), "EMAIL")

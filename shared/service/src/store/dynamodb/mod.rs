@@ -27,6 +27,7 @@
 //! | `SIGNINGKEYS#RING`      | `RING`                  | signing key ring document, `version`  |
 //! | `RATE#<counter>#<hash>` | `WINDOW#<start, 20 digits>` | rate-limit hits in a window (TTL) |
 //! | `RATE#<counter>#<hash>` | `BLOCK`                 | a rate-limit block, `until` (TTL)     |
+//! | `JTI#<kind>#<hash>`     | `JTI`                   | a used JWT `jti` (TTL: the JWT's `exp`) |
 //!
 //! `<hash>` is the hex SHA-256 of the credential; no credential is ever stored or logged.
 //! `<address hash>` is the hex SHA-256 of the lower-cased e-mail address.
@@ -49,6 +50,7 @@ mod lockout;
 mod otp;
 mod principals;
 mod rate_limits;
+mod replays;
 mod requests;
 mod revocation;
 mod signing_key_ring;

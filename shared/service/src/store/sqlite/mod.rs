@@ -36,6 +36,7 @@ mod lockout;
 mod otp;
 mod principals;
 mod rate_limits;
+mod replays;
 mod revocation;
 mod signing_key_ring;
 pub mod sweeper;
@@ -150,6 +151,11 @@ CREATE TABLE IF NOT EXISTS rate_blocks (
     expires_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS rate_blocks_by_expiry ON rate_blocks (expires_at);
+CREATE TABLE IF NOT EXISTS used_jtis (
+    key TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS used_jtis_by_expiry ON used_jtis (expires_at);
 CREATE UNIQUE INDEX IF NOT EXISTS users_by_email
     ON users (lower(json_extract(body, '$.email')))
     WHERE json_extract(body, '$.email') IS NOT NULL;

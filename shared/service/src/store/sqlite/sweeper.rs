@@ -44,6 +44,7 @@ pub const EXPIRING_TABLES: &[ExpiringTable] = &[
     expiring("otps"),
     expiring("rate_windows"),
     expiring("rate_blocks"),
+    expiring("used_jtis"),
     expiring("authorization_codes"),
 ];
 

@@ -44,7 +44,7 @@ async fn wrong_passwords_across_passwords_block_the_address_for_a_day() {
     // The last password is still open (three tries left), and right: refused all the same.
     let right = h.verification(ADDRESS, &password, facts());
     let refused = h.verify(right.clone()).await.unwrap_err();
-    let OtpError::RateLimited(exceeded) = refused else {
+    let Refusal::Denied(OtpDenial::RateLimited(exceeded)) = refused else {
         panic!("expected a rate limit, got {refused:?}");
     };
     assert_eq!(exceeded.limit.code().code(), 143);
@@ -65,7 +65,7 @@ async fn parallel_requests_never_open_more_than_the_cap() {
     assert!(answers
         .iter()
         .filter_map(|answer| answer.as_ref().err())
-        .all(|error| matches!(error, OtpError::TooManyOpenRequests)));
+        .all(|error| matches!(error, Refusal::Denied(OtpDenial::TooManyOpenRequests))));
     assert_eq!(
         h.mailer.sent.lock().unwrap().len(),
         MAX_OPEN_REQUESTS as usize

@@ -15,6 +15,7 @@ use super::*;
 use crate::clock::{Clock, ManualClock, UnixTime};
 use crate::config::RateLimits;
 use crate::domain::{AddressKey, ChannelHandle, ClientId, PrincipalId};
+use crate::errors::Refusal;
 use crate::limits::Limiter;
 use crate::mail::{MailError, Mailer, OtpMail};
 use crate::random::{OsRandom, RandomSource};
@@ -235,5 +236,8 @@ fn wrong(password: &str) -> String {
 }
 
 fn code(result: Result<impl std::fmt::Debug, OtpError>) -> Option<u16> {
-    result.unwrap_err().error_code().map(|c| c.code())
+    result
+        .unwrap_err()
+        .denial()
+        .map(|denial| denial.error_code().code())
 }

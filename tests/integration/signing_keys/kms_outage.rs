@@ -1,0 +1,207 @@
+//! `SIGNING_KEYS=kms` at the token endpoint while KMS stops answering: a relay between the
+//! service and the local KMS goes silent (connections accepted, never answered), as a KMS that
+//! is unreachable or hung would. Each grant answers 503 in the catalogue's shape within the KMS
+//! client's bounded timeouts, signs nothing with another key, and writes nothing: the access
+//! token is signed before the family, rotation or token is written (docs/decisions.md, Signing
+//! keys). Once KMS answers again, the same requests succeed, signed by the ring's active KMS key.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use integration_tests::app::{AppOptions, Backend, TestApp, TestClient};
+use integration_tests::stored_data::{scan_table, StoredData};
+use integration_tests::tcp_fault::SilentRelay;
+use reqwest::StatusCode;
+use serde_json::Value;
+use token_service::clock::{Clock, ManualClock};
+use token_service::config::Policy;
+use token_service::secrets::TokenHash;
+use token_service::signing::kms::Kms;
+use token_service::signing::{rotation, SigningBackend, SigningKeys};
+use token_service::store::sqlite::SqliteStore;
+use token_service::store::SigningKeyRingStore;
+
+use crate::store_unavailable::assert_unavailable;
+
+const LOGIN: &str = "kms-outage@example.com";
+const PASSWORD: &str = "a password long enough";
+/// The KMS client gives up after 4 s (two attempts of at most 2 s); the rest is slack for a
+/// loaded 2-core machine.
+const IN_TIME: Duration = Duration::from_secs(7);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_token_grants_answer_503_while_kms_is_silent_and_write_nothing() {
+    kms_outage(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn dynamodb_token_grants_answer_503_while_kms_is_silent_and_write_nothing() {
+    kms_outage(Backend::DynamoDb).await;
+}
+
+async fn kms_outage(backend: Backend) {
+    let relay = SilentRelay::start(&super::kms_endpoint()).await;
+    let ring_dir = tempfile::tempdir().unwrap();
+    let ring_store: Arc<dyn SigningKeyRingStore> =
+        Arc::new(SqliteStore::open_in_dir(ring_dir.path()).unwrap());
+    let ring_name = format!("test-{}", uuid::Uuid::new_v4());
+    let kms = SigningBackend::Kms(Kms::connect(Some(&relay.url()), &ring_name).await);
+    let legacy = super::secret_only();
+    let clock = Arc::new(ManualClock::starting_now());
+    rotation::rotate(
+        ring_store.as_ref(),
+        &kms.factory(&legacy.server_secret().unwrap()),
+        &legacy,
+        clock.now(),
+    )
+    .await
+    .unwrap();
+    let keys = SigningKeys::open(ring_store, legacy, kms, clock)
+        .await
+        .unwrap();
+    let active_kid = keys.snapshot().signing_kid().to_owned();
+    // With a threshold of 1, an attempt the failure left counted would lock the retry out.
+    let options = AppOptions {
+        policy: Policy {
+            lockout_threshold: 1,
+            ..Policy::default()
+        },
+        mailer: None,
+    };
+    let Some(app) = TestApp::spawn_with_keys(backend, options, keys).await else {
+        return;
+    };
+    let client = app.create_client("read").await;
+    app.create_user(LOGIN, PASSWORD).await;
+    let first = app.user_tokens(&client, LOGIN, PASSWORD).await;
+    let refresh_token = first["refresh_token"].as_str().unwrap().to_owned();
+
+    let grants = [
+        vec![("grant_type", "client_credentials")],
+        vec![
+            ("grant_type", "password"),
+            ("username", LOGIN),
+            ("password", PASSWORD),
+        ],
+        vec![
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token.as_str()),
+        ],
+    ];
+    let written = issued_counts(&app.data).await;
+    relay.go_silent();
+    for form in &grants {
+        let started = Instant::now();
+        let response = token_request(&app, &client, form).await;
+        let elapsed = started.elapsed();
+        assert_unavailable(form[0].1, response).await;
+        assert!(
+            elapsed < IN_TIME,
+            "{}: answered after {elapsed:?}",
+            form[0].1
+        );
+    }
+    assert_eq!(
+        issued_counts(&app.data).await,
+        written,
+        "families, refresh tokens, access tokens: nothing written"
+    );
+    let now = app.clock.now();
+    let presented = app
+        .store
+        .families()
+        .get_refresh_token(&TokenHash::of(&refresh_token), now)
+        .await
+        .unwrap()
+        .expect("the refresh token is still stored");
+    assert_eq!(presented.rotated_at, None, "not rotated by the failed call");
+
+    relay.answer_again();
+    for form in &grants {
+        let (status, body) =
+            integration_tests::app::json_of(token_request(&app, &client, form).await).await;
+        assert_eq!(
+            status,
+            StatusCode::OK,
+            "{} once KMS answers: {body}",
+            form[0].1
+        );
+        let token = body["access_token"].as_str().unwrap();
+        let header = jsonwebtoken::decode_header(token).unwrap();
+        assert_eq!(header.kid.as_deref(), Some(active_kid.as_str()), "{body}");
+        if let Some(id_token) = body["id_token"].as_str() {
+            let header = jsonwebtoken::decode_header(id_token).unwrap();
+            assert_eq!(header.kid.as_deref(), Some(active_kid.as_str()));
+        }
+    }
+    let jwks: Value = app
+        .http
+        .get(app.url("/oauth2/v0/jwks"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let published: Vec<&str> = jwks["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|k| k["kid"].as_str())
+        .collect();
+    assert!(published.contains(&active_kid.as_str()), "{jwks}");
+}
+
+async fn token_request(
+    app: &TestApp,
+    client: &TestClient,
+    form: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut all = vec![
+        ("client_id", client.id.as_str()),
+        ("client_secret", client.secret.as_str()),
+    ];
+    all.extend_from_slice(form);
+    app.http
+        .post(app.url("/v0/token"))
+        .form(&all)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// How many families, refresh tokens and access tokens the app's store holds.
+async fn issued_counts(data: &StoredData) -> [usize; 3] {
+    match data {
+        StoredData::Sqlite(dir) => {
+            let database = dir.path().join(token_service::store::sqlite::FILE_NAME);
+            let connection = rusqlite::Connection::open_with_flags(
+                database,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            )
+            .unwrap();
+            ["families", "refresh_tokens", "access_tokens"].map(|table| {
+                connection
+                    .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| {
+                        row.get::<_, usize>(0)
+                    })
+                    .unwrap()
+            })
+        }
+        StoredData::Dynamo(store) => {
+            let items = scan_table(store).await;
+            ["FAMILY#", "REFRESH#", "ACCESS#"].map(|prefix| {
+                items
+                    .iter()
+                    .filter(|item| {
+                        item.get("pk")
+                            .and_then(|pk| pk.as_s().ok())
+                            .is_some_and(|pk| pk.starts_with(prefix))
+                    })
+                    .count()
+            })
+        }
+        StoredData::Opaque => unreachable!("spawn_with_keys keeps the store's data"),
+    }
+}
