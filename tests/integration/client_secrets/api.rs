@@ -4,6 +4,7 @@ use integration_tests::app::{json_of, TestApp, TestClient};
 use integration_tests::assertions::assert_token_error;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use token_service::admin;
 use token_service::clock::Clock;
 use uuid::Uuid;
 
@@ -231,6 +232,22 @@ pub async fn refuses_other_callers_and_bad_requests(app: TestApp) {
         "nothing written"
     );
     assert_eq!(stored_secrets(&app, &other).await.len(), 1);
+
+    // A disabled app's tokens may still be live; it manages nothing with them.
+    admin::disable_client(app.ctx(), &super::client_id(&client))
+        .await
+        .unwrap();
+    let body = expect(list(&app, &client.id, token).await, StatusCode::FORBIDDEN);
+    assert_eq!(body["error"], "access_denied");
+    expect(
+        add(&app, &client.id, token, None).await,
+        StatusCode::FORBIDDEN,
+    );
+    assert_eq!(
+        stored_secrets(&app, &client).await,
+        before,
+        "nothing written"
+    );
 }
 
 pub async fn keeps_at_most_five_and_never_the_last(app: TestApp) {

@@ -172,6 +172,9 @@ pub enum AppDenial {
     /// An application token of another app than the one in the path.
     #[error("a token of another application")]
     AnotherApp,
+    /// The app is disabled: its tokens may still be live, but it manages nothing.
+    #[error("the application is disabled")]
+    Disabled,
 }
 
 impl Denial for AppDenial {}
@@ -183,7 +186,7 @@ impl From<BearerDenial> for AppDenial {
 }
 
 /// The app named in the path, when the `Authorization` header carries a live application
-/// token (`client_credentials`) of that same app.
+/// token (`client_credentials`) of that same app, and the app is enabled.
 pub async fn authorize_app(
     services: &Services,
     authorization: Option<&str>,
@@ -195,8 +198,13 @@ pub async fn authorize_app(
     if bearer.principal_type() != PrincipalType::Application {
         return Err(AppDenial::NotAnApplicationToken.into());
     }
-    match ClientId::parse(path_client_id) {
-        Ok(id) if id == bearer.client_id() => Ok(id),
-        _ => Err(AppDenial::AnotherApp.into()),
+    let id = match ClientId::parse(path_client_id) {
+        Ok(id) if id == bearer.client_id() => id,
+        _ => return Err(AppDenial::AnotherApp.into()),
+    };
+    let client = services.ctx.store.clients().get_client(&id).await?;
+    if !client.is_some_and(|client| client.enabled) {
+        return Err(AppDenial::Disabled.into());
     }
+    Ok(id)
 }

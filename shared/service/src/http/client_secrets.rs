@@ -7,7 +7,7 @@
 //! | refusal | status | `error` |
 //! |---|---|---|
 //! | no, bad, expired or revoked token | 401 (+ `WWW-Authenticate: Bearer`) | `invalid_token` |
-//! | a user's token, or another app's | 403 | `access_denied` |
+//! | a user's token, another app's, or a disabled app's | 403 | `access_denied` |
 //! | an unreadable body, or an expiry out of range | 400 | `invalid_request` |
 //! | no such secret (or client) | 404 | `not_found` |
 //! | a sixth secret, or the last unexpired one revoked | 409 | `conflict` |
@@ -102,6 +102,11 @@ impl IntoResponse for AppDenial {
                 "access_denied",
                 "The token was issued to another application.",
             ),
+            Self::Disabled => http_error_response(
+                StatusCode::FORBIDDEN,
+                "access_denied",
+                "The application is disabled.",
+            ),
         }
     }
 }
@@ -164,7 +169,7 @@ async fn authorized(
         (status = 200, body = [SecretBody]),
         (status = 401, description = "No, bad, expired or revoked bearer token", body = OAuthErrorBody,
             headers(("WWW-Authenticate" = String))),
-        (status = 403, description = "A user's token, or another app's", body = OAuthErrorBody),
+        (status = 403, description = "A user's token, another app's, or a disabled app's", body = OAuthErrorBody),
         (status = 404, description = "No such application", body = OAuthErrorBody),
         (status = 500, body = ServerErrorBody),
         (status = 503, body = ServerErrorBody),
@@ -202,7 +207,7 @@ pub async fn list(
         (status = 400, description = "An unreadable body, or an expiry out of range", body = OAuthErrorBody),
         (status = 401, description = "No, bad, expired or revoked bearer token", body = OAuthErrorBody,
             headers(("WWW-Authenticate" = String))),
-        (status = 403, description = "A user's token, or another app's", body = OAuthErrorBody),
+        (status = 403, description = "A user's token, another app's, or a disabled app's", body = OAuthErrorBody),
         (status = 404, description = "No such application", body = OAuthErrorBody),
         (status = 409, description = "The app has 5 secrets already", body = OAuthErrorBody),
         (status = 413, body = OAuthErrorBody),
@@ -269,7 +274,7 @@ pub async fn add(
         (status = 204, description = "Revoked"),
         (status = 401, description = "No, bad, expired or revoked bearer token", body = OAuthErrorBody,
             headers(("WWW-Authenticate" = String))),
-        (status = 403, description = "A user's token, or another app's", body = OAuthErrorBody),
+        (status = 403, description = "A user's token, another app's, or a disabled app's", body = OAuthErrorBody),
         (status = 404, description = "No such secret", body = OAuthErrorBody),
         (status = 409, description = "The app's last unexpired secret", body = OAuthErrorBody),
         (status = 500, body = ServerErrorBody),
