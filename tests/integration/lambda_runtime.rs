@@ -216,12 +216,67 @@ async fn each_function_binary_answers_under_the_runtime_api() {
     assert_eq!(issued.body["code"], 0);
     assert!(issued.body["token"].as_str().is_some_and(|t| !t.is_empty()));
 
+    let secrets = [
+        deployment.client_secret.as_str(),
+        ADMIN_PASSWORD,
+        app_token,
+        user_token,
+        deployment.old_token.as_str(),
+    ];
+    assert_metrics_written(&token, &secrets);
+
     report_cold_starts(&[
         (&hello, hello_first),
         (&token, token_first),
         (&exchange, exchange_first),
         (&company, company_first),
     ]);
+}
+
+/// The token function wrote its metrics as CloudWatch embedded metric format lines on stdout,
+/// one per label set, after its invocations: the cold start, and the two token requests by
+/// grant. No metric line holds a secret of the requests.
+fn assert_metrics_written(token: &RunningFunction, secrets: &[&str]) {
+    let output = token.output();
+    let lines: Vec<Value> = output
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|line| line.get("_aws").is_some())
+        .collect();
+    for line in &lines {
+        let directive = &line["_aws"]["CloudWatchMetrics"][0];
+        assert_eq!(directive["Namespace"], "TokenService", "{line}");
+        assert!(line["_aws"]["Timestamp"].is_u64(), "{line}");
+        for set in directive["Dimensions"].as_array().expect("Dimensions") {
+            for name in set.as_array().expect("a dimension set") {
+                assert!(line[name.as_str().unwrap()].is_string(), "{line}");
+            }
+        }
+        for metric in directive["Metrics"].as_array().expect("Metrics") {
+            assert!(!line[metric["Name"].as_str().unwrap()].is_null(), "{line}");
+        }
+        assert_eq!(line["function"], "token", "{line}");
+        for (i, secret) in secrets.iter().enumerate() {
+            assert!(
+                !line.to_string().contains(secret),
+                "secret #{i} in a metric line"
+            );
+        }
+    }
+    let requests = |grant: &str| -> u64 {
+        lines
+            .iter()
+            .filter(|l| l["endpoint"] == "/v0/token" && l["grant"] == grant)
+            .filter_map(|l| l["requests_total"].as_u64())
+            .sum()
+    };
+    assert_eq!(requests("client_credentials"), 1, "{output}");
+    assert_eq!(requests("password"), 1, "{output}");
+    let cold_starts: u64 = lines
+        .iter()
+        .filter_map(|l| l["cold_starts_total"].as_u64())
+        .sum();
+    assert_eq!(cold_starts, 1, "{output}");
 }
 
 /// Straight to the stderr handle, not `eprintln!`, which the harness hides for passing tests: the

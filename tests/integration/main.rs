@@ -20,6 +20,7 @@ mod limits;
 mod lockout;
 mod mail;
 mod metadata;
+mod metrics;
 mod oidc_interop;
 mod openid;
 mod otp;

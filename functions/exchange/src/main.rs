@@ -7,5 +7,5 @@ async fn main() -> Result<(), lambda_http::Error> {
     telemetry::init();
     let config = Config::from_env()?;
     let services = bootstrap::services(&config).await?;
-    lambda_http::run(http::exchange_router(services)).await
+    lambda_http::run(http::lambda(http::exchange_router(services))).await
 }

@@ -25,6 +25,11 @@ const INFRASTRUCTURE_ONLY: &[&str] = &[
     // rotation itself takes no period.
     "KeyRotationDays",
     "KeyRotationSchedule",
+    // The CloudWatch alarms on the functions' metrics: thresholds and where they notify.
+    "AlarmTopicArn",
+    "ServerErrorRateAlarmPercent",
+    "UnavailableRateAlarmPercent",
+    "ReuseDetectedAlarmPerMinute",
 ];
 
 /// Each parameter's `Default:`, as written (quotes removed).

@@ -18,6 +18,7 @@ pub mod jose;
 pub mod jwt;
 pub mod limits;
 pub mod mail;
+pub mod measure;
 pub mod random;
 pub mod secrets;
 pub mod services;

@@ -113,6 +113,7 @@ impl<'a> Limiter<'a> {
         match self.store.count_hit(&limit.key(subject), rate, now).await? {
             Hit::Counted { .. } => Ok(()),
             Hit::Refused { retry_after } => {
+                crate::measure::rate_limited(limit.counter());
                 Err(LimitError::Exceeded(Exceeded { limit, retry_after }))
             }
         }
@@ -126,10 +127,13 @@ impl<'a> Limiter<'a> {
         }
         match self.store.blocked_until(&limit.key(address), now).await? {
             None => Ok(()),
-            Some(until) => Err(LimitError::Exceeded(Exceeded {
-                limit,
-                retry_after: crate::store::rate_limits::retry_after(until, now),
-            })),
+            Some(until) => {
+                crate::measure::rate_limited(limit.counter());
+                Err(LimitError::Exceeded(Exceeded {
+                    limit,
+                    retry_after: crate::store::rate_limits::retry_after(until, now),
+                }))
+            }
         }
     }
 

@@ -128,7 +128,7 @@ impl RunningFunction {
         }
     }
 
-    /// The function's output so far (its JSON log lines).
+    /// Everything the function wrote to stdout and stderr so far (its JSON log lines).
     pub fn output(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
@@ -156,7 +156,7 @@ impl RunningFunction {
     }
 
     fn fail(&self, why: &str) -> ! {
-        let output = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let output = self.output();
         let tail: Vec<&str> = output.lines().rev().take(30).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
         panic!(

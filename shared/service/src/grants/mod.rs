@@ -54,6 +54,7 @@ pub async fn token_grant(
     let grant_type = params.require("grant_type", ErrorCode::GrantTypeMissing)?;
     let grant = GrantType::parse(grant_type).ok_or(ErrorCode::UnsupportedGrant)?;
     span.record("grant_type", grant.as_str());
+    crate::measure::note_grant(grant.as_str());
 
     let client = authenticate_client(services, params, authorization).await?;
     span.record("client_id", tracing::field::display(client.id));

@@ -189,6 +189,7 @@ async fn decide<'a>(
         (RefreshRotation::Rotate, Some(rotated_at)) => {
             let now = services.ctx.clock.now();
             if is_retry(services, presented, record, family, rotated_at, now) {
+                crate::measure::refresh_retry_within_grace();
                 return Ok(Use::Retry(family));
             }
             services
@@ -198,6 +199,7 @@ async fn decide<'a>(
                 .revoke_family(&family.id, now)
                 .await?;
             tracing::warn!(family_id = %family.id, "rotated refresh token reused; family revoked");
+            crate::measure::refresh_reuse_detected();
             Err(ErrorCode::BadRefreshToken.into())
         }
     }

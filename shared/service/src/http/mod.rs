@@ -36,6 +36,7 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 use utoipa_axum::routes;
 
 use crate::errors::ServerError;
+use crate::measure;
 use crate::services::Services;
 use error_response::http_error_response;
 
@@ -59,9 +60,37 @@ pub fn company_router(services: Arc<Services>) -> Router {
     serve(company_routes(), services)
 }
 
-/// Every route of every function, for the local all-in-one server.
+/// Every route of every function, for the local all-in-one server, and `GET /metrics`.
 pub fn local_router(services: Arc<Services>) -> Router {
-    serve(every_route(), services)
+    measure::prometheus::install();
+    // Added after the shared parts: a scrape is neither counted nor in the OpenAPI document
+    // (an operator's route, not the API; docs/decisions.md, Metrics and traces).
+    serve(every_route(), services).route("/metrics", axum::routing::get(prometheus_metrics))
+}
+
+/// A Lambda function's router: its metrics written as CloudWatch embedded metric format lines
+/// after each invocation (`measure::emf`).
+pub fn lambda(router: Router) -> Router {
+    measure::emf::install();
+    router.layer(axum::middleware::map_response(flush_metrics))
+}
+
+async fn flush_metrics(response: axum::response::Response) -> axum::response::Response {
+    measure::emf::flush();
+    response
+}
+
+/// Every metric in the Prometheus text format (version 0.0.4).
+async fn prometheus_metrics() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match measure::prometheus::render() {
+        Some(text) => (
+            [(http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+            text,
+        )
+            .into_response(),
+        None => http_error_response(StatusCode::NOT_FOUND, "not_found", "no such endpoint"),
+    }
 }
 
 /// What `GET /openapi.json` describes: every function's routes.

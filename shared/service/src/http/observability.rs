@@ -1,12 +1,15 @@
-//! One log line per request, a correlation id, and the cache headers every response carries.
+//! One log line and the request metrics per request, a correlation id, and the cache headers
+//! every response carries.
 
 use std::time::Instant;
 
-use axum::extract::Request;
+use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::Response;
 use http::{header, HeaderName, HeaderValue};
 use tracing::Instrument;
+
+use crate::measure;
 
 pub static CORRELATION_ID: HeaderName = HeaderName::from_static("x-correlation-id");
 /// Concur's own correlation header (docs/decisions.md, "Revocation, introspection and
@@ -30,6 +33,14 @@ impl Outcome {
         response
     }
 
+    /// The `code` label of a refusal's metric.
+    fn label(self) -> String {
+        match self {
+            Self::Code(code) => code.to_string(),
+            Self::Name(name) => name.to_owned(),
+        }
+    }
+
     fn record(self, span: &tracing::Span) {
         match self {
             Self::Code(code) => span.record("code", code),
@@ -40,7 +51,8 @@ impl Outcome {
 
 /// Wraps every route. The request span has empty `grant_type` and `client_id` fields that
 /// handlers fill in, and a `code` field filled from the response's [`Outcome`]; the one log
-/// line is written when the response is ready. Headers,
+/// line is written and the request's metrics recorded (`measure::request`, labelled with the
+/// route's template, never the path a caller sent) when the response is ready. Headers,
 /// bodies and query strings are never logged: they carry credentials.
 pub async fn request_context(request: Request, next: Next) -> Response {
     let started = Instant::now();
@@ -66,10 +78,24 @@ pub async fn request_context(request: Request, next: Next) -> Response {
         client_id = tracing::field::Empty,
         code = tracing::field::Empty,
     );
-    let mut response = next.run(request).instrument(span.clone()).await;
-    if let Some(outcome) = response.extensions().get::<Outcome>() {
+    let endpoint = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or(measure::UNMATCHED, MatchedPath::as_str)
+        .to_owned();
+    let handled = next.run(request).instrument(span.clone());
+    let (mut response, grant) = measure::with_request_facts(handled).await;
+    let outcome = response.extensions().get::<Outcome>().copied();
+    if let Some(outcome) = outcome {
         outcome.record(&span);
     }
+    measure::request(
+        &endpoint,
+        grant,
+        response.status(),
+        outcome.map(Outcome::label).as_deref(),
+        started.elapsed(),
+    );
     span.in_scope(|| {
         tracing::info!(
             status = response.status().as_u16(),

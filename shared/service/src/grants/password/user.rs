@@ -107,7 +107,13 @@ async fn verify_password(
             }
             Ok(user)
         }
-        _ => Err(ErrorCode::IncorrectCredentials.into()),
+        _ => {
+            // The wrong password that reaches the threshold locks the login.
+            if attempt.is_some_and(|a| a.count == services.policy.lockout_threshold) {
+                crate::measure::lockout();
+            }
+            Err(ErrorCode::IncorrectCredentials.into())
+        }
     }
 }
 
