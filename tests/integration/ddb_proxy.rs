@@ -32,7 +32,9 @@ fn client() -> Client {
     Client {
         id: ClientId::new(OsRandom.uuid()),
         name: "proxy test client".into(),
-        secret_hash: TokenHash::of(&OsRandom.opaque_token()),
+        secrets: token_service::domain::ClientSecrets::from_single_hash(TokenHash::of(
+            &OsRandom.opaque_token(),
+        )),
         allowed_scopes: Scopes::parse("read").unwrap(),
         grants: GrantType::ALL.into_iter().collect(),
         connect_url: None,

@@ -3,6 +3,7 @@
 
 mod audit;
 mod authorize;
+mod client_secrets;
 mod company;
 mod conformance_dynamodb;
 mod conformance_sqlite;

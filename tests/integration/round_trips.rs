@@ -42,6 +42,7 @@ macro_rules! dynamodb_test {
 dynamodb_test!(
     client_credentials,
     client_credentials_with_dpop,
+    client_credentials_with_several_secrets,
     user_password,
     company_authtoken_grant,
     company_auth_token_issue,
@@ -101,6 +102,39 @@ mod budgets {
             2,
             "the token's jti, the proof's jti"
         );
+    }
+
+    /// The same budget for a client with several secrets, authenticating with its newest: every
+    /// secret is in the one client record (cached), and a secret's last use is written at most
+    /// hourly, by the first request (docs/decisions.md, Client secrets).
+    pub async fn client_credentials_with_several_secrets(c: Counted) {
+        let mut client = c.app.create_client("read").await;
+        for _ in 0..3 {
+            let added = admin::add_client_secret(c.app.ctx(), &client_id(&client), None)
+                .await
+                .unwrap();
+            added.client_secret.expose().clone_into(&mut client.secret);
+        }
+        let (_, calls) = c
+            .calls_of(
+                "client_credentials, first use of a secret",
+                c.app.app_token(&client),
+            )
+            .await;
+        assert_eq!(
+            calls.count("UpdateItem"),
+            RATE_LIMIT + 1,
+            "the secret's last use"
+        );
+        let (_, calls) = c
+            .calls_of(
+                "client_credentials with the newest of 4 secrets",
+                c.app.app_token(&client),
+            )
+            .await;
+        assert_within(&calls, 1 + RATE_LIMIT, "client_credentials, 4 secrets");
+        assert_eq!(calls.count("PutItem"), 1);
+        assert_eq!(calls.count("GetItem"), 0, "the client is cached");
     }
 
     /// 3: the attempt counted before the password is checked (docs/decisions.md, Lockout), the

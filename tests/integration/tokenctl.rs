@@ -16,6 +16,7 @@
 //! one subject each.
 
 mod audit;
+mod client_secrets;
 mod clients;
 mod companies;
 mod configuration;
@@ -67,12 +68,19 @@ on_both_targets!(
     every_admin_verb,
     client_and_user_options,
     client_jwks,
+    client_secrets,
     legacy_token_import
 );
 
 /// `clients create --jwks-file` and `clients set-jwks`.
 async fn client_jwks(t: Target) {
     jwks::client_jwks(&t).await;
+}
+
+/// `clients secrets`: add, list, revoke, and a record of before several secrets.
+async fn client_secrets(t: Target) {
+    client_secrets::add_list_revoke(&t).await;
+    client_secrets::an_old_record_lists_as_one_secret_and_migrates(&t).await;
 }
 
 /// Applications, companies, users, legacy apps and token families, in the order an operator

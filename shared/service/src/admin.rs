@@ -10,9 +10,12 @@ use crate::domain::audit::{AuditKind, RevocationReason};
 use crate::domain::ChannelHandle;
 use crate::domain::{
     check_connect_url, check_post_logout_redirect_uri, check_redirect_uri, Client, ClientId,
-    Company, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType, LegacyApp, Login,
-    PrincipalId, PrincipalType, RefreshRotation, Scopes, User, UserStatus,
+    ClientSecrets, Company, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType,
+    LegacyApp, ListedSecret, Login, PrincipalId, PrincipalType, RefreshRotation, Scopes,
+    SecretId, User, UserStatus,
 };
+use crate::errors::Refusal;
+use crate::flows::client_secrets::{self, AddedSecret, SecretsDenial, SecretsError};
 use crate::jose::PublicJwkSet;
 use crate::random::RandomExt;
 use crate::secrets::{PasswordHash, Secret};
@@ -119,16 +122,17 @@ pub async fn create_client(ctx: &Context, new: NewClient) -> Result<CreatedClien
     }
     // The specification types client_secret as a UUID.
     let secret = Secret::new(ctx.random.uuid().hyphenated().to_string());
+    let now = ctx.clock.now();
     let client = Client {
         id: ClientId::new(ctx.random.uuid()),
         name: name.to_owned(),
-        secret_hash: secret.hash(),
+        secrets: ClientSecrets::first(SecretId::new(ctx.random.uuid()), secret.hash(), now, None),
         allowed_scopes: new.scopes,
         grants: new.grants,
         connect_url: new.connect_url,
         refresh_allowed: new.refresh_allowed,
         enabled: true,
-        created_at: ctx.clock.now(),
+        created_at: now,
         first_party: new.first_party,
         redirect_uris: new.redirect_uris,
         refresh_rotation: new.refresh_rotation,
@@ -410,4 +414,57 @@ pub async fn revoke_family(ctx: &Context, id: &FamilyId) -> Result<(), AdminErro
         FamilyRevoked::NotFound => return Err(not_found("token family", id)),
     }
     Ok(())
+}
+
+/// `clients secrets add`: a new secret, shown once, expiring after `expires_in_days` if given.
+pub async fn add_client_secret(
+    ctx: &Context,
+    id: &ClientId,
+    expires_in_days: Option<u32>,
+) -> Result<AddedSecret, AdminError> {
+    client_secrets::add_secret(ctx, id, expires_in_days)
+        .await
+        .map_err(|e| secrets_error(e, id))
+}
+
+/// `clients secrets list`: ids and dates, never a secret or its digest.
+pub async fn list_client_secrets(
+    ctx: &Context,
+    id: &ClientId,
+) -> Result<Vec<ListedSecret>, AdminError> {
+    client_secrets::list_secrets(ctx, id)
+        .await
+        .map_err(|e| secrets_error(e, id))
+}
+
+/// `clients secrets revoke`: refused for the client's last unexpired secret.
+pub async fn revoke_client_secret(
+    ctx: &Context,
+    id: &ClientId,
+    secret_id: &SecretId,
+) -> Result<(), AdminError> {
+    client_secrets::revoke_secret(ctx, id, secret_id)
+        .await
+        .map_err(|e| secrets_error(e, id))
+}
+
+fn secrets_error(error: SecretsError, client: &ClientId) -> AdminError {
+    use crate::domain::SecretsRefusal;
+    match error {
+        Refusal::Denied(SecretsDenial::UnknownClient) => not_found("client", client),
+        Refusal::Denied(SecretsDenial::Refused(SecretsRefusal::UnknownSecret)) => {
+            AdminError::NotFound {
+                what: "client secret",
+                id: format!("of client {client}"),
+            }
+        }
+        Refusal::Denied(SecretsDenial::InvalidExpiry) => {
+            AdminError::Invalid(SecretsDenial::InvalidExpiry.to_string())
+        }
+        Refusal::Denied(SecretsDenial::Refused(refusal)) => {
+            AdminError::Conflict(refusal.to_string())
+        }
+        Refusal::Server(crate::errors::ServerError::Store(error)) => AdminError::Store(error),
+        Refusal::Server(other) => AdminError::Store(StoreError::unavailable(other.to_string())),
+    }
 }

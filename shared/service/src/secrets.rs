@@ -31,6 +31,16 @@ impl TokenHash {
         Self::of(presented).0.ct_eq(&self.0).into()
     }
 
+    /// Whether two digests are equal, in constant time: for checking one presented credential
+    /// against several stored digests without stopping at the first match.
+    pub fn ct_matches(&self, other: &TokenHash) -> subtle::Choice {
+        self.0.ct_eq(&other.0)
+    }
+
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
     pub fn to_hex(&self) -> String {
         hex::encode(self.0)
     }

@@ -10,7 +10,7 @@ use token_service::clock::UnixTime;
 use token_service::domain::audit::rfc3339;
 use token_service::domain::{
     ClientId, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType, Login, PrincipalId,
-    RefreshRotation, Scopes, UserStatus,
+    RefreshRotation, Scopes, SecretId, UserStatus,
 };
 
 #[derive(Parser)]
@@ -150,6 +150,34 @@ pub enum ClientsCommand {
         client_id: ClientId,
         #[arg(value_name = "true|false", action = clap::ArgAction::Set)]
         require_dpop: bool,
+    },
+    /// An application's secrets (up to 5 at once): rotate without downtime by adding a new
+    /// one, deploying it, then revoking the old one.
+    #[command(subcommand)]
+    Secrets(ClientSecretsCommand),
+}
+
+#[derive(Subcommand)]
+pub enum ClientSecretsCommand {
+    /// Add a secret; prints its secret_id and client_secret (shown only this once).
+    Add {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+        /// Days until the secret stops working [default: never].
+        #[arg(long, value_name = "DAYS")]
+        expires_in: Option<u32>,
+    },
+    /// List the secrets' ids and dates (never the secrets).
+    List {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+    },
+    /// Revoke a secret (not the last unexpired one).
+    Revoke {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+        #[arg(value_name = "SECRET_ID")]
+        secret_id: SecretId,
     },
 }
 

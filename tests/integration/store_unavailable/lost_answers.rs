@@ -27,17 +27,19 @@ async fn a_code_redemption_whose_answers_are_lost_still_answers_the_tokens() {
     let client = code_client(&app).await;
     let code = approved_code(&app, &client).await;
 
-    // The exchange's first UpdateItem counts the client's request (its rate limit), its second
-    // is the redemption: every attempt of that one lands, no answer returns.
+    // The exchange's first UpdateItem records the client secret's first use (hourly), its
+    // second counts the client's request (its rate limit), its third is the redemption: every
+    // attempt of that one lands, no answer returns.
     proxy.take_calls();
-    proxy.inject(Fault::DropResponse.only_for("UpdateItem").sparing_first(1));
+    proxy.inject(Fault::DropResponse.only_for("UpdateItem").sparing_first(2));
     let (status, body) = exchange(&app, &client, &code, &[]).await;
     proxy.clear_fault();
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(
         proxy.calls().count("UpdateItem"),
-        1 + 3,
-        "the client's counter, then the redemption's UpdateItem on each of the SDK's three attempts"
+        2 + 3,
+        "the secret's last use, the client's counter, then the redemption's UpdateItem on each \
+         of the SDK's three attempts"
     );
 
     let now = app.clock.now();

@@ -54,7 +54,10 @@ pub async fn create(t: &Target) -> CreatedClients {
         Some(uuid::Version::Random),
         "a random (v4) id"
     );
-    assert!(client.secret_hash.verify(&secret));
+    assert!(matches!(
+        client.check_secret(&secret, client.created_at),
+        token_service::domain::SecretCheck::Valid { .. }
+    ));
     assert!(!t.stored_anywhere(&secret).await, "secret stored in clear");
     assert!(
         t.stored_anywhere("Partner App").await,
@@ -101,7 +104,10 @@ pub async fn create(t: &Target) -> CreatedClients {
         .await
         .unwrap()
         .unwrap();
-    assert!(other.secret_hash.verify(&other_secret));
+    assert!(matches!(
+        other.check_secret(&other_secret, other.created_at),
+        token_service::domain::SecretCheck::Valid { .. }
+    ));
     assert_eq!(other.grants, GrantType::ALL.into_iter().collect());
     assert!(other.allowed_scopes.is_empty());
     assert!(!other.refresh_allowed);

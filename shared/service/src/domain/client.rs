@@ -4,9 +4,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use url::{Host, Url};
 
-use super::{ClientId, Scopes, OPENID};
+use super::{ClientId, ClientSecrets, ListedSecret, Scopes, SecretCheck, OPENID};
 use crate::clock::UnixTime;
 use crate::jose::PublicJwkSet;
+#[cfg(test)]
 use crate::secrets::TokenHash;
 
 /// The grants a client may be allowed to use (`tokenctl clients create --grants`).
@@ -90,8 +91,10 @@ impl RefreshRotation {
 pub struct Client {
     pub id: ClientId,
     pub name: String,
-    /// The client secret is a UUID, shown once at creation; only this digest is kept.
-    pub secret_hash: TokenHash,
+    /// Its secrets (UUIDs, each shown once when added), as digests: stored flattened into the
+    /// record (`secrets`, `secrets_version`, or an earlier record's `secret_hash`).
+    #[serde(flatten)]
+    pub secrets: ClientSecrets,
     pub allowed_scopes: Scopes,
     pub grants: BTreeSet<GrantType>,
     /// Where the company auth-token flow sends the browser (spec 4.5).
@@ -149,6 +152,15 @@ impl Client {
         } else {
             self.allowed_scopes.clone()
         }
+    }
+
+    /// Checks a presented secret against every secret of the client, in constant time.
+    pub fn check_secret(&self, presented: &str, now: UnixTime) -> SecretCheck {
+        self.secrets.check(presented, now, self.created_at)
+    }
+
+    pub fn list_secrets(&self) -> Vec<ListedSecret> {
+        self.secrets.list(self.created_at)
     }
 
     /// Refreshing needs both the grant and the refresh permission.
@@ -286,7 +298,7 @@ mod tests {
         let client = Client {
             id: ClientId::new(uuid::Uuid::nil()),
             name: "old".into(),
-            secret_hash: TokenHash::of("s"),
+            secrets: ClientSecrets::from_single_hash(TokenHash::of("s")),
             allowed_scopes: Scopes::parse("read").unwrap(),
             grants: [GrantType::Password].into_iter().collect(),
             connect_url: None,
@@ -318,7 +330,7 @@ mod tests {
         let mut client = Client {
             id: ClientId::new(uuid::Uuid::nil()),
             name: "old".into(),
-            secret_hash: TokenHash::of("s"),
+            secrets: ClientSecrets::from_single_hash(TokenHash::of("s")),
             allowed_scopes: Scopes::parse("read").unwrap(),
             grants: [GrantType::ClientCredentials].into_iter().collect(),
             connect_url: None,
@@ -352,7 +364,7 @@ mod tests {
         let mut client = Client {
             id: ClientId::new(uuid::Uuid::nil()),
             name: "app".into(),
-            secret_hash: TokenHash::of("s"),
+            secrets: ClientSecrets::from_single_hash(TokenHash::of("s")),
             allowed_scopes: Scopes::parse("read").unwrap(),
             grants: [GrantType::ClientCredentials].into_iter().collect(),
             connect_url: None,

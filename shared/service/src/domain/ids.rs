@@ -70,6 +70,11 @@ uuid_id!(
     TokenId,
     "token id"
 );
+uuid_id!(
+    /// One of a client's secrets (`secret_id`), which names it for listing and revocation.
+    SecretId,
+    "secret_id"
+);
 
 /// The consumer key of an application of the deprecated framework (`{OLDConsumerKey}`).
 /// Free-form in the old system, so only emptiness and length are checked.

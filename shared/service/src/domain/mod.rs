@@ -6,6 +6,7 @@ pub mod audit;
 mod authorization_code;
 mod channel;
 mod client;
+mod client_secrets;
 mod geolocation;
 mod ids;
 mod legacy;
@@ -22,10 +23,14 @@ pub use client::{
     check_connect_url, check_post_logout_redirect_uri, check_redirect_uri, Client, GrantType,
     InvalidConnectUrl, InvalidRedirectUri, RefreshRotation,
 };
+pub use client_secrets::{
+    ClientSecret, ClientSecrets, ListedSecret, SecretCheck, SecretsRefusal,
+    LAST_USED_RESOLUTION_SECONDS, MAX_CLIENT_SECRETS,
+};
 pub use geolocation::{Geolocation, InvalidGeolocation};
 pub use ids::{
     ClientId, ConsumerKey, FamilyId, InvalidConsumerKey, InvalidId, InvalidLogin, Login,
-    PrincipalId, TokenId,
+    PrincipalId, SecretId, TokenId,
 };
 pub use legacy::{LegacyApp, LegacyExchange, LegacyToken};
 pub use one_time_password::{OneTimePassword, OtpHash, OTP_DIGITS, OTP_VALIDITY_MINUTES};

@@ -24,7 +24,7 @@ use uuid::Uuid;
 use crate::domain::audit::StartedBy;
 use crate::domain::{
     Client, ConsumerKey, FamilyId, Geolocation, LegacyExchange, LegacyToken, PrincipalId,
-    PrincipalType,
+    PrincipalType, SecretCheck,
 };
 use crate::errors::{Denial, ExchangeCode, Refusal, ServerError};
 use crate::grants::principal::{
@@ -122,9 +122,12 @@ pub async fn exchange(
     let params = request.params?;
 
     // 3. The app's own secret proves the caller holds more than a (possibly leaked) token.
-    let secret_ok = params
-        .get("secret")
-        .is_some_and(|secret| client.secret_hash.verify(secret));
+    let secret_ok = params.get("secret").is_some_and(|secret| {
+        matches!(
+            client.check_secret(secret, services.ctx.clock.now()),
+            SecretCheck::Valid { .. }
+        )
+    });
     if !secret_ok {
         return Err(ExchangeCode::Unauthorized.into());
     }

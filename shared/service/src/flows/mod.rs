@@ -7,6 +7,7 @@
 //! endpoint's handler of its grant (in `grants`) calls into it for anything the flow decides.
 
 pub mod authorize;
+pub mod client_secrets;
 pub mod company_auth_token;
 pub mod dpop;
 pub mod introspection;

@@ -8,8 +8,9 @@ use base64::Engine;
 use super::client_assertion;
 use super::error::{GrantDenial, GrantError};
 use super::params::TokenParams;
-use crate::domain::{Client, ClientId};
+use crate::domain::{Client, ClientId, SecretCheck};
 use crate::errors::{ErrorCode, OAuthError};
+use crate::flows::client_secrets;
 use crate::secrets::Secret;
 use crate::services::Services;
 
@@ -47,19 +48,32 @@ pub async fn authenticate_client(
         .as_ref()
         .ok_or_else(|| deny(ErrorCode::ClientSecretMissing))?;
     let id = ClientId::parse(id).map_err(|_| deny(ErrorCode::ClientNotFound))?;
-    let client = services
-        .ctx
-        .store
-        .clients()
+    let store = services.ctx.store.clients();
+    let now = services.ctx.clock.now();
+    let mut client = store
         .get_client(&id)
         .await?
         .ok_or_else(|| deny(ErrorCode::ClientNotFound))?;
-    if !client.secret_hash.verify(secret.expose()) {
-        return Err(deny(ErrorCode::IncorrectClientSecret));
+    let mut checked = client.check_secret(secret.expose(), now);
+    if checked == SecretCheck::Wrong && store.caches_clients() {
+        // A secret added elsewhere since this instance cached the client works at once too.
+        client = store
+            .get_client_uncached(&id)
+            .await?
+            .ok_or_else(|| deny(ErrorCode::ClientNotFound))?;
+        checked = client.check_secret(secret.expose(), now);
     }
+    let (secret_id, record_use) = match checked {
+        SecretCheck::Valid { id, record_use } => (id, record_use),
+        SecretCheck::Expired => return Err(deny(ErrorCode::ClientSecretExpired)),
+        SecretCheck::Wrong => return Err(deny(ErrorCode::IncorrectClientSecret)),
+    };
     // Only an authenticated client learns that it is disabled.
     if !client.enabled {
         return Err(deny(ErrorCode::ClientDisabled));
+    }
+    if record_use {
+        client_secrets::record_use(&services.ctx, &client, &secret_id, now).await;
     }
     Ok(client)
 }

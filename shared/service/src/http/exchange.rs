@@ -328,7 +328,7 @@ mod tests {
         let client = Client {
             id: crate::domain::ClientId::new(OsRandom.uuid()),
             name: "app".into(),
-            secret_hash: TokenHash::of(secret),
+            secrets: crate::domain::ClientSecrets::from_single_hash(TokenHash::of(secret)),
             allowed_scopes: Scopes::parse("read").unwrap(),
             grants: BTreeSet::from(GrantType::ALL),
             connect_url: None,

@@ -8,6 +8,7 @@
 mod authorize;
 mod body;
 mod client_request;
+mod client_secrets;
 mod company;
 mod connections;
 mod dpop;
@@ -124,6 +125,9 @@ fn token_routes() -> Routes {
         // OpenID Connect: userinfo and RP-initiated logout.
         .routes(routes!(userinfo::get_userinfo, userinfo::post_userinfo))
         .routes(routes!(logout::get_logout, logout::post_logout))
+        // Concur's secrets API for the app itself.
+        .routes(routes!(client_secrets::list, client_secrets::add))
+        .routes(routes!(client_secrets::revoke))
 }
 
 fn exchange_routes() -> Routes {

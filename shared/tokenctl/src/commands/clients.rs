@@ -1,4 +1,5 @@
-//! `clients create`, `clients disable`, `clients set-jwks`, `clients set-refresh-rotation`.
+//! `clients create`, `clients disable`, `clients set-jwks`, `clients set-refresh-rotation`,
+//! `clients secrets`.
 
 use std::path::Path;
 
@@ -43,6 +44,7 @@ pub async fn run(command: ClientsCommand, ctx: &Context) -> Result<Output, CliEr
                 ),
             ))
         }
+        ClientsCommand::Secrets(command) => super::client_secrets::run(command, ctx).await,
         ClientsCommand::SetRefreshRotation {
             client_id,
             rotation,

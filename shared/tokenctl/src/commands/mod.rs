@@ -1,6 +1,7 @@
 //! One module per noun; each verb returns what to print or why it failed.
 
 mod audit;
+mod client_secrets;
 mod clients;
 mod companies;
 mod keys;

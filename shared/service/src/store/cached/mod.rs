@@ -29,8 +29,8 @@ use super::{
 use crate::clock::{Clock, UnixTime};
 use crate::domain::ChannelHandle;
 use crate::domain::{
-    Client, ClientId, Company, ConsumerKey, LegacyApp, LegacyExchange, LegacyToken, Login,
-    PrincipalId, User,
+    Client, ClientId, ClientSecrets, Company, ConsumerKey, LegacyApp, LegacyExchange, LegacyToken,
+    Login, PrincipalId, SecretId, User,
 };
 use crate::secrets::TokenHash;
 use ttl_map::TtlMap;
@@ -179,6 +179,55 @@ impl ClientStore for CachedStore {
     async fn get_client(&self, id: &ClientId) -> StoreResult<Option<Client>> {
         self.read_through(&self.clients, *id, self.inner.clients().get_client(id))
             .await
+    }
+
+    async fn replace_client_secrets(
+        &self,
+        id: &ClientId,
+        expected_version: u64,
+        secrets: &ClientSecrets,
+    ) -> StoreResult<bool> {
+        let write = self
+            .inner
+            .clients()
+            .replace_client_secrets(id, expected_version, secrets);
+        self.write_through(&self.clients, id, write).await
+    }
+
+    /// A recorded use is written into the cached record too, so that the next requests on this
+    /// instance see it and do not write it again within the hour. When nothing was written
+    /// (another instance recorded it, or the secret is gone) the entry is dropped, so that the
+    /// next request reads the store's record.
+    async fn record_secret_use(
+        &self,
+        id: &ClientId,
+        secret: &SecretId,
+        at: UnixTime,
+    ) -> StoreResult<bool> {
+        let written = self
+            .inner
+            .clients()
+            .record_secret_use(id, secret, at)
+            .await?;
+        let now = self.clock.now();
+        match self.clients.get(id, now) {
+            Some(Some(mut client)) if written => {
+                client.secrets.note_use(secret, at);
+                self.clients.update(id, Some(client));
+            }
+            _ => self.clients.remove(id),
+        }
+        Ok(written)
+    }
+
+    /// Read from the store and cached afresh.
+    async fn get_client_uncached(&self, id: &ClientId) -> StoreResult<Option<Client>> {
+        self.clients.remove(id);
+        self.get_client(id).await
+    }
+
+    fn caches_clients(&self) -> bool {
+        true
     }
 }
 

@@ -51,6 +51,13 @@ impl<K: Eq + Hash, V: Clone> TtlMap<K, V> {
         entries.insert(key, Entry { value, fresh_until });
     }
 
+    /// Replaces the value of a present entry, keeping its deadline.
+    pub(super) fn update(&self, key: &K, value: V) {
+        if let Some(entry) = self.lock().get_mut(key) {
+            entry.value = value;
+        }
+    }
+
     pub(super) fn remove(&self, key: &K) {
         self.lock().remove(key);
     }

@@ -15,6 +15,7 @@ use super::Store;
 mod audit;
 mod auth_tokens;
 mod authorization_codes;
+mod client_secrets;
 mod clients;
 mod families;
 pub mod fixtures;
@@ -36,6 +37,7 @@ pub mod signing_key_ring;
 pub use audit::*;
 pub use auth_tokens::*;
 pub use authorization_codes::*;
+pub use client_secrets::*;
 pub use clients::*;
 pub use families::*;
 pub use legacy::*;
@@ -86,6 +88,9 @@ macro_rules! conformance_suite {
     ($factory:path $(, #[$attribute:meta])* $(,)?) => {
         $crate::conformance_suite!(@tests $factory; [$(#[$attribute])*];
             client_round_trip_and_replace,
+            client_secrets_change_only_from_the_version_read,
+            a_single_secret_record_is_one_secret_until_migrated_in_place,
+            a_secrets_last_use_is_written_at_most_hourly,
             user_round_trip_and_case_insensitive_login,
             duplicate_user_id_or_login_is_rejected,
             company_round_trip_and_client_enablement,

@@ -33,7 +33,7 @@ pub fn client(now: UnixTime) -> Client {
     Client {
         id: ClientId::new(OsRandom.uuid()),
         name: "conformance client".into(),
-        secret_hash: random_hash(),
+        secrets: crate::domain::ClientSecrets::from_single_hash(random_hash()),
         allowed_scopes: scopes("read write"),
         grants: GrantType::ALL.into_iter().collect(),
         connect_url: Some("https://app.example.com/connect".into()),

@@ -52,14 +52,17 @@ pub(super) mod keys {
     /// The partition-key prefixes each Lambda function writes, by the logical id of its IAM role
     /// in `template.yaml`. The role's `dynamodb:LeadingKeys` condition must name exactly these,
     /// and no other role may write the table (`template_iam` tests both). Every other kind
-    /// (clients, principals, legacy apps, e-mail addresses) is written by `tokenctl` only.
+    /// (principals, legacy apps, e-mail addresses) is written by `tokenctl` only; clients are
+    /// created by `tokenctl`, and the token function updates their secrets.
     pub const FUNCTION_WRITES: &[(&str, &[&str])] = &[
         // Access tokens, new families with their connection listing, rotation, revocation,
         // login attempts, one-time passwords, authorization codes, rate-limit counters, used
-        // `jti`s of client assertions (a conditional PutItem; never read).
+        // `jti`s of client assertions (a conditional PutItem; never read), and client secrets
+        // (`UpdateItem` only: the secrets API and each secret's last use).
         (
             "TokenFunctionRole",
             &[
+                CLIENT,
                 FAMILY,
                 REFRESH,
                 ACCESS,

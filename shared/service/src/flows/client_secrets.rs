@@ -1,0 +1,210 @@
+//! A client's secrets: list, add, revoke (behind `tokenctl clients secrets` and Concur's secrets
+//! API for the app itself), and recording a secret's use at authentication. See
+//! docs/decisions.md, Client secrets.
+//!
+//! Every change is a conditional write on the version of the set it read: two changes at once
+//! never both pass the five-secret limit or both revoke one of the last two secrets; the loser
+//! reads again and decides again.
+
+use crate::clock::UnixTime;
+use crate::context::Context;
+use crate::domain::{
+    Client, ClientId, ClientSecret, ListedSecret, PrincipalType, SecretId, SecretsRefusal,
+};
+use crate::errors::{Denial, Refusal};
+use crate::grants::{authenticate_bearer, BearerDenial};
+use crate::random::RandomExt;
+use crate::secrets::Secret;
+use crate::services::Services;
+use crate::store::StoreError;
+
+/// The longest expiry `add` accepts, in days (ten years).
+pub const MAX_EXPIRES_IN_DAYS: u32 = 3650;
+
+/// Rounds of "read, decide, write if unchanged". Each lost round means another change of the
+/// same client's secrets landed in between; more than a few in a row is a store problem.
+const ROUNDS: usize = 5;
+
+/// Why a change or a listing is refused. Nothing is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SecretsDenial {
+    #[error("client not found")]
+    UnknownClient,
+    #[error(transparent)]
+    Refused(#[from] SecretsRefusal),
+    #[error("expires-in must be between 1 and {MAX_EXPIRES_IN_DAYS} days")]
+    InvalidExpiry,
+}
+
+impl Denial for SecretsDenial {}
+
+pub type SecretsError = Refusal<SecretsDenial>;
+
+/// A new secret, shown this once; only its digest is stored.
+#[derive(Debug)]
+pub struct AddedSecret {
+    pub secret_id: SecretId,
+    pub client_secret: Secret,
+    pub created: UnixTime,
+    pub expires: Option<UnixTime>,
+}
+
+/// The client's secrets, oldest first, as the store has them now (past the read cache).
+pub async fn list_secrets(ctx: &Context, id: &ClientId) -> Result<Vec<ListedSecret>, SecretsError> {
+    Ok(current(ctx, id).await?.list_secrets())
+}
+
+/// Adds a secret that expires after `expires_in_days` if given.
+pub async fn add_secret(
+    ctx: &Context,
+    id: &ClientId,
+    expires_in_days: Option<u32>,
+) -> Result<AddedSecret, SecretsError> {
+    if expires_in_days.is_some_and(|days| days == 0 || days > MAX_EXPIRES_IN_DAYS) {
+        return Err(SecretsDenial::InvalidExpiry.into());
+    }
+    // The specification types client_secret as a UUID.
+    let client_secret = Secret::new(ctx.random.uuid().hyphenated().to_string());
+    let secret_id = SecretId::new(ctx.random.uuid());
+    for _ in 0..ROUNDS {
+        let client = current(ctx, id).await?;
+        let created = ctx.clock.now();
+        let expires = expires_in_days.map(|days| created + i64::from(days) * 86_400);
+        let secret = ClientSecret {
+            hash: client_secret.hash(),
+            created,
+            expires,
+            last_used: None,
+        };
+        let next = client
+            .secrets
+            .with_added(client.created_at, secret_id, secret)
+            .map_err(SecretsDenial::from)?;
+        if replace(ctx, &client, &next).await? {
+            return Ok(AddedSecret {
+                secret_id,
+                client_secret,
+                created,
+                expires,
+            });
+        }
+    }
+    Err(kept_changing())
+}
+
+/// Revokes a secret: it stops authenticating at once on this instance, and within the read
+/// cache's bound everywhere.
+pub async fn revoke_secret(
+    ctx: &Context,
+    id: &ClientId,
+    secret_id: &SecretId,
+) -> Result<(), SecretsError> {
+    for _ in 0..ROUNDS {
+        let client = current(ctx, id).await?;
+        let next = client
+            .secrets
+            .without(client.created_at, secret_id, ctx.clock.now())
+            .map_err(SecretsDenial::from)?;
+        if replace(ctx, &client, &next).await? {
+            return Ok(());
+        }
+    }
+    Err(kept_changing())
+}
+
+/// Records that `secret_id` authenticated `client` at `now` (the caller has checked that it is
+/// due: at most hourly). An earlier single-secret record is migrated by this write. Best
+/// effort: a failure is logged and the request goes on, since `last_used` only informs.
+pub async fn record_use(ctx: &Context, client: &Client, secret_id: &SecretId, now: UnixTime) {
+    let store = ctx.store.clients();
+    let written = if client.secrets.is_legacy() {
+        let next = client
+            .secrets
+            .with_use_recorded(client.created_at, secret_id, now);
+        store
+            .replace_client_secrets(&client.id, client.secrets.version(), &next)
+            .await
+    } else {
+        store.record_secret_use(&client.id, secret_id, now).await
+    };
+    if let Err(error) = written {
+        tracing::warn!(
+            error = &error as &(dyn std::error::Error + 'static),
+            "could not record a client secret's use"
+        );
+    }
+}
+
+async fn current(ctx: &Context, id: &ClientId) -> Result<Client, SecretsError> {
+    ctx.store
+        .clients()
+        .get_client_uncached(id)
+        .await?
+        .ok_or(SecretsDenial::UnknownClient.into())
+}
+
+async fn replace(
+    ctx: &Context,
+    client: &Client,
+    next: &crate::domain::ClientSecrets,
+) -> Result<bool, StoreError> {
+    ctx.store
+        .clients()
+        .replace_client_secrets(&client.id, client.secrets.version(), next)
+        .await
+}
+
+fn kept_changing() -> SecretsError {
+    Refusal::Server(
+        StoreError::unavailable("the client's secrets kept changing during the update").into(),
+    )
+}
+
+/// Why the secrets API refuses a caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AppDenial {
+    /// No, bad, expired or revoked bearer token.
+    #[error("{0}")]
+    Bearer(BearerDenial),
+    /// A user's or a company's token: the API is the app's own, not its users'.
+    #[error("not an application token")]
+    NotAnApplicationToken,
+    /// An application token of another app than the one in the path.
+    #[error("a token of another application")]
+    AnotherApp,
+    /// The app is disabled: its tokens may still be live, but it manages nothing.
+    #[error("the application is disabled")]
+    Disabled,
+}
+
+impl Denial for AppDenial {}
+
+impl From<BearerDenial> for AppDenial {
+    fn from(denial: BearerDenial) -> Self {
+        Self::Bearer(denial)
+    }
+}
+
+/// The app named in the path, when the `Authorization` header carries a live application
+/// token (`client_credentials`) of that same app, and the app is enabled.
+pub async fn authorize_app(
+    services: &Services,
+    authorization: Option<&str>,
+    path_client_id: &str,
+) -> Result<ClientId, Refusal<AppDenial>> {
+    let bearer = authenticate_bearer(services, authorization)
+        .await
+        .map_err(Refusal::widen)?;
+    if bearer.principal_type() != PrincipalType::Application {
+        return Err(AppDenial::NotAnApplicationToken.into());
+    }
+    let id = match ClientId::parse(path_client_id) {
+        Ok(id) if id == bearer.client_id() => id,
+        _ => return Err(AppDenial::AnotherApp.into()),
+    };
+    let client = services.ctx.store.clients().get_client(&id).await?;
+    if !client.is_some_and(|client| client.enabled) {
+        return Err(AppDenial::Disabled.into());
+    }
+    Ok(id)
+}
