@@ -11,8 +11,8 @@ use crate::domain::ChannelHandle;
 use crate::domain::{
     check_connect_url, check_post_logout_redirect_uri, check_redirect_uri, Client, ClientId,
     ClientSecrets, Company, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType,
-    LegacyApp, ListedSecret, Login, PrincipalId, PrincipalType, RefreshRotation, Scopes,
-    SecretId, User, UserStatus,
+    LegacyApp, ListedSecret, Login, PrincipalId, PrincipalType, RefreshRotation, Scopes, SecretId,
+    User, UserStatus,
 };
 use crate::errors::Refusal;
 use crate::flows::client_secrets::{self, AddedSecret, SecretsDenial, SecretsError};

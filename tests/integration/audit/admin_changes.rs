@@ -32,6 +32,12 @@ async fn every_admin_change_is_recorded(app: TestApp) {
         .await
         .unwrap();
     app.clock.advance(1);
+    let added = admin::add_client_secret(ctx, &id, None).await.unwrap();
+    app.clock.advance(1);
+    admin::revoke_client_secret(ctx, &id, &added.secret_id)
+        .await
+        .unwrap();
+    app.clock.advance(1);
     admin::disable_client(ctx, &id).await.unwrap();
     app.clock.advance(1);
     let user = app
@@ -48,13 +54,26 @@ async fn every_admin_change_is_recorded(app: TestApp) {
         names(&of_client),
         [
             "client.disabled",
+            "client.secret_revoked",
+            "client.secret_added",
             "company.client_enabled",
             "legacy_app.linked",
             "client.refresh_rotation_set",
             "client.created",
         ]
     );
-    assert_eq!(json(&of_client[3])["rotation"], "sliding");
+    assert_eq!(json(&of_client[5])["rotation"], "sliding");
+    // The secret's id names it in both events; the secret itself is never recorded.
+    for event in &of_client[1..=2] {
+        assert_eq!(
+            json(event)["secret_id"],
+            added.secret_id.to_string(),
+            "{event:?}"
+        );
+        assert!(!json(event)
+            .to_string()
+            .contains(added.client_secret.expose()));
+    }
     let of_company = events_of(&app, principal_subject(company.id)).await;
     assert_eq!(
         names(&of_company),

@@ -6,8 +6,10 @@
 //! never both pass the five-secret limit or both revoke one of the last two secrets; the loser
 //! reads again and decides again.
 
+use crate::audit;
 use crate::clock::UnixTime;
 use crate::context::Context;
+use crate::domain::audit::AuditKind;
 use crate::domain::{
     Client, ClientId, ClientSecret, ListedSecret, PrincipalType, SecretId, SecretsRefusal,
 };
@@ -81,6 +83,7 @@ pub async fn add_secret(
             .with_added(client.created_at, secret_id, secret)
             .map_err(SecretsDenial::from)?;
         if replace(ctx, &client, &next).await? {
+            secret_changed(ctx, AuditKind::ClientSecretAdded { secret_id }, *id).await;
             return Ok(AddedSecret {
                 secret_id,
                 client_secret,
@@ -106,10 +109,20 @@ pub async fn revoke_secret(
             .without(client.created_at, secret_id, ctx.clock.now())
             .map_err(SecretsDenial::from)?;
         if replace(ctx, &client, &next).await? {
+            let kind = AuditKind::ClientSecretRevoked {
+                secret_id: *secret_id,
+            };
+            secret_changed(ctx, kind, *id).await;
             return Ok(());
         }
     }
     Err(kept_changing())
+}
+
+/// The audit event of a change to a client's secrets: after the change, best effort (the
+/// change is the client record's own write; docs/decisions.md, "Audit events").
+async fn secret_changed(ctx: &Context, kind: AuditKind, client: ClientId) {
+    audit::record(ctx, audit::event(ctx, kind).client(client)).await;
 }
 
 /// Records that `secret_id` authenticated `client` at `now` (the caller has checked that it is

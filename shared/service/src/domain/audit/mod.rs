@@ -15,7 +15,7 @@ use std::net::IpAddr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use uuid::Uuid;
 
-use super::{ClientId, CompanyStatus, FamilyId, PrincipalId, PrincipalType};
+use super::{ClientId, CompanyStatus, FamilyId, PrincipalId, PrincipalType, SecretId};
 use crate::clock::UnixTime;
 
 /// How long an event is kept: DynamoDB's TTL and the SQLite sweeper delete it after that.
@@ -69,17 +69,6 @@ pub enum RevocationReason {
     CodeReplay,
     /// A one-time password was redeemed twice at once: the loser's family is never handed out.
     OtpReplay,
-}
-
-/// A client secret's identifier (never the secret).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct SecretId(Uuid);
-
-impl SecretId {
-    pub fn new(id: Uuid) -> Self {
-        Self(id)
-    }
 }
 
 /// A signing key's `kid` (a public JWK thumbprint): base64url characters only, so that no other
