@@ -51,15 +51,15 @@ impl Kms {
         let retries = RetryConfig::standard()
             .with_max_attempts(2)
             .with_initial_backoff(Duration::from_millis(50));
-        let mut builder = aws_sdk_kms::config::Builder::from(crate::aws_sdk::shared_config().await)
+        let mut loader = crate::aws_sdk::config_loader()
             .timeout_config(timeouts)
             .retry_config(retries);
         if let Some(endpoint) = endpoint {
             let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
             let region = env("AWS_REGION").unwrap_or_else(|| "us-east-1".to_owned());
-            builder = builder.endpoint_url(endpoint).region(Region::new(region));
+            loader = loader.endpoint_url(endpoint).region(Region::new(region));
             if env("AWS_ACCESS_KEY_ID").is_none() {
-                builder = builder.credentials_provider(Credentials::new(
+                loader = loader.credentials_provider(Credentials::new(
                     "local",
                     "local",
                     None,
@@ -69,7 +69,7 @@ impl Kms {
             }
         }
         Self {
-            client: Client::from_conf(builder.build()),
+            client: Client::new(&loader.load().await),
             ring_name: ring_name.to_owned(),
         }
     }

@@ -110,21 +110,20 @@ impl DynamoStore {
             .with_max_attempts(3)
             .with_initial_backoff(Duration::from_millis(100))
             .with_max_backoff(Duration::from_secs(1));
-        let mut builder =
-            aws_sdk_dynamodb::config::Builder::from(crate::aws_sdk::shared_config().await)
-                .timeout_config(timeouts)
-                .retry_config(retries);
+        let mut loader = crate::aws_sdk::config_loader()
+            .timeout_config(timeouts)
+            .retry_config(retries);
         if let Some(endpoint) = endpoint {
             let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
             let region = env("AWS_REGION")
                 .or_else(|| env("AWS_DEFAULT_REGION"))
                 .unwrap_or_else(|| "us-east-1".to_owned());
-            builder = builder.endpoint_url(endpoint).region(Region::new(region));
+            loader = loader.endpoint_url(endpoint).region(Region::new(region));
             let has_credentials = (env("AWS_ACCESS_KEY_ID").is_some()
                 && env("AWS_SECRET_ACCESS_KEY").is_some())
                 || env("AWS_PROFILE").is_some();
             if !has_credentials {
-                builder = builder.credentials_provider(Credentials::new(
+                loader = loader.credentials_provider(Credentials::new(
                     "local",
                     "local",
                     None,
@@ -133,7 +132,8 @@ impl DynamoStore {
                 ));
             }
         }
-        Self::from_client(Client::from_conf(builder.build()), table_name)
+        let config = loader.load().await;
+        Self::from_client(Client::new(&config), table_name)
     }
 
     /// A store on an already configured client (tests with special settings).

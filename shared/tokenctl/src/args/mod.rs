@@ -10,7 +10,7 @@ use token_service::clock::UnixTime;
 use token_service::domain::audit::rfc3339;
 use token_service::domain::{
     ClientId, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType, Login, PrincipalId,
-    RefreshRotation, Scopes, SecretId, UserStatus,
+    Scopes, UserStatus,
 };
 
 #[derive(Parser)]
@@ -119,131 +119,9 @@ pub struct AuditArgs {
     pub since: Option<UnixTime>,
 }
 
-#[derive(Subcommand)]
-pub enum ClientsCommand {
-    /// Register an application; prints its client_id and client_secret (shown only this once).
-    Create(ClientsCreate),
-    /// Disable an application: its credentials stop working (code 59).
-    Disable {
-        #[arg(value_name = "CLIENT_ID")]
-        client_id: ClientId,
-    },
-    /// Register the application's public keys for `private_key_jwt` client authentication
-    /// (a JWK Set file; replaces any registered before). Private or symmetric keys are refused.
-    SetJwks {
-        #[arg(value_name = "CLIENT_ID")]
-        client_id: ClientId,
-        #[arg(value_name = "FILE")]
-        file: PathBuf,
-    },
-    /// Choose what a refresh does to the refresh token (takes effect at the next refresh).
-    SetRefreshRotation {
-        #[arg(value_name = "CLIENT_ID")]
-        client_id: ClientId,
-        #[arg(value_enum)]
-        rotation: RefreshRotationArg,
-    },
-    /// Require (true) or stop requiring (false) a DPoP proof (RFC 9449) with every token
-    /// request of this application.
-    SetRequireDpop {
-        #[arg(value_name = "CLIENT_ID")]
-        client_id: ClientId,
-        #[arg(value_name = "true|false", action = clap::ArgAction::Set)]
-        require_dpop: bool,
-    },
-    /// An application's secrets (up to 5 at once): rotate without downtime by adding a new
-    /// one, deploying it, then revoking the old one.
-    #[command(subcommand)]
-    Secrets(ClientSecretsCommand),
-}
+mod clients;
 
-#[derive(Subcommand)]
-pub enum ClientSecretsCommand {
-    /// Add a secret; prints its secret_id and client_secret (shown only this once).
-    Add {
-        #[arg(value_name = "CLIENT_ID")]
-        client_id: ClientId,
-        /// Days until the secret stops working [default: never].
-        #[arg(long, value_name = "DAYS")]
-        expires_in: Option<u32>,
-    },
-    /// List the secrets' ids and dates (never the secrets).
-    List {
-        #[arg(value_name = "CLIENT_ID")]
-        client_id: ClientId,
-    },
-    /// Revoke a secret (not the last unexpired one).
-    Revoke {
-        #[arg(value_name = "CLIENT_ID")]
-        client_id: ClientId,
-        #[arg(value_name = "SECRET_ID")]
-        secret_id: SecretId,
-    },
-}
-
-/// The client's refresh policy (docs/decisions.md, Refresh tokens).
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum RefreshRotationArg {
-    /// Every use returns a successor; a retry within the grace window gets the same one.
-    Rotate,
-    /// The token stays the same; each use renews its expiry (Concur's behaviour).
-    Sliding,
-}
-
-impl From<RefreshRotationArg> for RefreshRotation {
-    fn from(arg: RefreshRotationArg) -> Self {
-        match arg {
-            RefreshRotationArg::Rotate => Self::Rotate,
-            RefreshRotationArg::Sliding => Self::Sliding,
-        }
-    }
-}
-
-#[derive(Args)]
-pub struct ClientsCreate {
-    #[arg(long)]
-    pub name: String,
-    /// Allowed scopes, space separated.
-    #[arg(long, value_parser = parse_scopes, default_value = "")]
-    pub scopes: Scopes,
-    /// Allowed grants, comma separated [default: all].
-    #[arg(
-        long,
-        value_delimiter = ',',
-        value_parser = parse_grant,
-        value_name = "client_credentials,refresh_token,password,authorization_code,otp"
-    )]
-    pub grants: Vec<GrantType>,
-    /// Where the company auth-token flow redirects (https; http only for loopback hosts).
-    #[arg(long, value_name = "URL")]
-    pub connect_url: Option<String>,
-    /// Refuse the refresh grant for this application (code 107).
-    #[arg(long)]
-    pub no_refresh: bool,
-    /// A redirect URI of the authorization code flow (repeatable; exact match; https, or
-    /// http on a loopback host).
-    #[arg(long = "redirect-uri", value_name = "URL")]
-    pub redirect_uris: Vec<String>,
-    /// Where OpenID Connect RP-initiated logout may send the browser afterwards (repeatable;
-    /// exact match; https, or http on a loopback host).
-    #[arg(long = "post-logout-redirect-uri", value_name = "URL")]
-    pub post_logout_redirect_uris: Vec<String>,
-    /// A first-party client (the company administration console): its users' tokens may call
-    /// the company auth-token endpoint.
-    #[arg(long)]
-    pub first_party: bool,
-    /// What a refresh does to the refresh token.
-    #[arg(long, value_enum, default_value = "rotate")]
-    pub refresh_rotation: RefreshRotationArg,
-    /// A JWK Set file of the application's public keys (ES256, PS256, EdDSA), so that it may
-    /// authenticate with `private_key_jwt` besides its secret.
-    #[arg(long, value_name = "FILE")]
-    pub jwks_file: Option<PathBuf>,
-    /// Every token request must carry a DPoP proof (RFC 9449): its tokens are always bound to
-    /// the client's key.
-    #[arg(long)]
-    pub require_dpop: bool,
-}
+pub use clients::*;
 
 #[derive(Subcommand)]
 pub enum CompaniesCommand {
