@@ -77,15 +77,7 @@ async fn correlation_ids_are_echoed_logged_and_replaced_when_invalid() {
 #[tokio::test]
 async fn every_documented_operation_echoes_both_correlation_headers() {
     let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
-    let document: Value = app
-        .http
-        .get(app.url("/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let document: Value = app.get_json("/openapi.json").await;
     let paths = document["paths"].as_object().expect("paths");
     let mut statuses = Vec::new();
     for (path, operations) in paths {

@@ -268,6 +268,18 @@ impl TestApp {
             .expect("request reaches the test server")
     }
 
+    /// `GET path`, its body read as JSON (a document the app publishes: metadata, JWKS, OpenAPI).
+    pub async fn get_json(&self, path: &str) -> Value {
+        self.http
+            .get(self.url(path))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
     /// `POST /v0/token` with a form body; the status and the JSON body.
     pub async fn token(&self, form: &[(&str, &str)]) -> (StatusCode, Value) {
         json_of(self.post_form("/v0/token", form).await).await

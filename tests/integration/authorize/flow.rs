@@ -189,15 +189,7 @@ pub async fn exchange(
 /// Checks a JWT's ES256 signature with the app's published JWK Set and p256 alone (not the
 /// library that signed it); returns its header and claims.
 pub async fn verify_with_jwks(app: &TestApp, token: &str) -> (Value, Value) {
-    let jwks: Value = app
-        .http
-        .get(app.url("/v0/token/jwks"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let jwks: Value = app.get_json("/v0/token/jwks").await;
     let signed = assert_signed_by_jwks(token, &jwks);
     (signed.header, signed.claims)
 }

@@ -58,14 +58,8 @@ async fn a_valid_proof_binds_the_application_token(app: TestApp) {
 
     // Metadata names the algorithms.
     let metadata: Value = app
-        .http
-        .get(app.url("/.well-known/oauth-authorization-server"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .get_json("/.well-known/oauth-authorization-server")
+        .await;
     assert_eq!(
         metadata["dpop_signing_alg_values_supported"],
         json!(["ES256", "PS256", "EdDSA"])

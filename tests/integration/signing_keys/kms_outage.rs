@@ -135,15 +135,7 @@ async fn kms_outage(backend: Backend) {
             assert_eq!(header.kid.as_deref(), Some(active_kid.as_str()));
         }
     }
-    let jwks: Value = app
-        .http
-        .get(app.url("/oauth2/v0/jwks"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let jwks: Value = app.get_json("/oauth2/v0/jwks").await;
     let published: Vec<&str> = jwks["keys"]
         .as_array()
         .unwrap()
