@@ -9,30 +9,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use token_service::clock::{Clock, ManualClock};
-use token_service::domain::{
-    AccessTokenRecord, ClientId, Geolocation, PrincipalType, Scopes, TokenId,
-};
+use token_service::domain::AccessTokenRecord;
 use token_service::jwt::AccessTokenCodec;
 use token_service::signing::kms::Kms;
-use token_service::signing::{lifecycle, rotation, SigningBackend, SigningKeys};
+use token_service::signing::{lifecycle, SigningBackend, SigningKeys};
+use token_service::store::conformance::records::user_access_token;
 use token_service::store::sqlite::SqliteStore;
 use token_service::store::SigningKeyRingStore;
 
 const TOKENS: usize = 300;
 
 fn record(now: i64) -> AccessTokenRecord {
-    AccessTokenRecord {
-        jti: TokenId::new(uuid::Uuid::new_v4()),
-        client_id: ClientId::new(uuid::Uuid::new_v4()),
-        principal_type: PrincipalType::User,
-        subject: uuid::Uuid::new_v4(),
-        family_id: None,
-        scopes: Scopes::parse("read write").unwrap(),
-        issued_at: now,
-        expires_at: now + 3600,
-        revoked: false,
-        jkt: None,
-    }
+    user_access_token(now, "read write")
 }
 
 async fn codec(backend: SigningBackend) -> (AccessTokenCodec, tempfile::TempDir) {
@@ -40,17 +28,12 @@ async fn codec(backend: SigningBackend) -> (AccessTokenCodec, tempfile::TempDir)
     let store: Arc<dyn SigningKeyRingStore> =
         Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
     let clock = Arc::new(ManualClock::starting_now());
-    let mut legacy = lifecycle::legacy_document(&ManualClock::new(0));
-    legacy.keys.clear();
-    let factory = backend.factory(&legacy.server_secret().unwrap());
-    rotation::rotate(store.as_ref(), &factory, &legacy, clock.now())
-        .await
-        .unwrap();
+    let legacy = lifecycle::secret_only();
+    lifecycle::rotate_once(store.as_ref(), &backend, &legacy, clock.now()).await;
     let keys = SigningKeys::open(store, legacy, backend, clock)
         .await
         .unwrap();
-    let geolocation = Geolocation::parse("https://us.api.example.com").unwrap();
-    (AccessTokenCodec::new(keys, geolocation), dir)
+    (lifecycle::codec(keys), dir)
 }
 
 /// Median and 95th percentile of signing one token, sequentially.

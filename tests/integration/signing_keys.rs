@@ -9,15 +9,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use token_service::clock::{Clock, ManualClock};
-use token_service::domain::{
-    AccessTokenRecord, ClientId, Geolocation, PrincipalType, Scopes, TokenId,
-};
-use token_service::jwt::{AccessTokenCodec, IdTokenClaims, SignIn};
+use token_service::domain::AccessTokenRecord;
+use token_service::jwt::{IdTokenClaims, SignIn};
 use token_service::signing::kms::Kms;
 use token_service::signing::lifecycle;
 use token_service::signing::ring::Plan;
-use token_service::signing::rotation;
-use token_service::signing::{KeyRingDocument, SigningBackend, SigningError, SigningKeys};
+use token_service::signing::{SigningBackend, SigningError, SigningKeys};
+use token_service::store::conformance::records::user_access_token;
 use token_service::store::conformance::signing_key_ring::*;
 use token_service::store::sqlite::SqliteStore;
 use token_service::store::SigningKeyRingStore;
@@ -60,26 +58,31 @@ fn kms_endpoint() -> String {
     )
 }
 
-/// A secret document with a server secret and no keys: a deployment that starts on KMS.
-fn secret_only() -> KeyRingDocument {
-    let mut document = lifecycle::legacy_document(&ManualClock::new(0));
-    document.keys.clear();
-    document
+/// A new deployment on KMS: its own ring store (SQLite in the returned directory), and KMS keys
+/// at `endpoint` under a fresh ring name.
+pub async fn kms_ring(endpoint: &str) -> KmsRing {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn SigningKeyRingStore> =
+        Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
+    let name = format!("test-{}", uuid::Uuid::new_v4());
+    let backend = SigningBackend::Kms(Kms::connect(Some(endpoint), &name).await);
+    KmsRing {
+        store,
+        backend,
+        name,
+        _dir: dir,
+    }
+}
+
+pub struct KmsRing {
+    pub store: Arc<dyn SigningKeyRingStore>,
+    pub backend: SigningBackend,
+    pub name: String,
+    _dir: tempfile::TempDir,
 }
 
 fn record(now: i64) -> AccessTokenRecord {
-    AccessTokenRecord {
-        jti: TokenId::new(uuid::Uuid::new_v4()),
-        client_id: ClientId::new(uuid::Uuid::new_v4()),
-        principal_type: PrincipalType::User,
-        subject: uuid::Uuid::new_v4(),
-        family_id: None,
-        scopes: Scopes::parse("read").unwrap(),
-        issued_at: now,
-        expires_at: now + 3600,
-        revoked: false,
-        jkt: None,
-    }
+    user_access_token(now, "read")
 }
 
 /// `jsonwebtoken` verifies `token` with the JWK the set publishes for its `kid`.
@@ -100,24 +103,13 @@ fn verify_independently<T: serde::de::DeserializeOwned>(
 
 #[tokio::test]
 async fn kms_keys_sign_tokens_that_verify_with_the_published_jwks() {
-    let endpoint = kms_endpoint();
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn SigningKeyRingStore> =
-        Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
-    let ring_name = format!("test-{}", uuid::Uuid::new_v4());
-    let backend = SigningBackend::Kms(Kms::connect(Some(&endpoint), &ring_name).await);
-    let legacy = secret_only();
+    let ring = kms_ring(&kms_endpoint()).await;
+    let (store, backend) = (ring.store.clone(), ring.backend.clone());
+    let legacy = lifecycle::secret_only();
     let clock = Arc::new(ManualClock::starting_now());
 
-    let first = rotation::rotate(
-        store.as_ref(),
-        &backend.factory(&legacy.server_secret().unwrap()),
-        &legacy,
-        clock.now(),
-    )
-    .await
-    .unwrap();
-    assert_eq!(first.plan, Plan::AddNext);
+    let first = lifecycle::rotate_once(store.as_ref(), &backend, &legacy, clock.now()).await;
+    assert_eq!(first, Plan::AddNext);
     let stored = store
         .load_signing_key_ring()
         .await
@@ -137,10 +129,7 @@ async fn kms_keys_sign_tokens_that_verify_with_the_published_jwks() {
     )
     .await
     .unwrap();
-    let codec = AccessTokenCodec::new(
-        keys.clone(),
-        Geolocation::parse("https://us.api.example.com").unwrap(),
-    );
+    let codec = lifecycle::codec(keys.clone());
     let record = record(clock.now());
     let access = codec.encode(&record).await.unwrap();
     let id_token = codec
@@ -170,15 +159,8 @@ async fn kms_keys_sign_tokens_that_verify_with_the_published_jwks() {
     // A rotation once the next key is old enough: the new active KMS key signs, the old
     // tokens still verify.
     clock.advance(token_service::signing::ring::MIN_NEXT_SECONDS);
-    let second = rotation::rotate(
-        store.as_ref(),
-        &backend.factory(&legacy.server_secret().unwrap()),
-        &legacy,
-        clock.now(),
-    )
-    .await
-    .unwrap();
-    assert_eq!(second.plan, Plan::Promote);
+    let second = lifecycle::rotate_once(store.as_ref(), &backend, &legacy, clock.now()).await;
+    assert_eq!(second, Plan::Promote);
     let after = codec.encode(&record).await.unwrap();
     let jwks = serde_json::to_value(keys.for_verifying().await.jwks()).unwrap();
     let kid = |t: &str| jsonwebtoken::decode_header(t).unwrap().kid.unwrap();
@@ -189,35 +171,21 @@ async fn kms_keys_sign_tokens_that_verify_with_the_published_jwks() {
 
 #[tokio::test]
 async fn an_unreachable_kms_is_unavailable_in_time_and_signs_nothing() {
-    let endpoint = kms_endpoint();
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn SigningKeyRingStore> =
-        Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
-    let ring_name = format!("test-{}", uuid::Uuid::new_v4());
-    let live = SigningBackend::Kms(Kms::connect(Some(&endpoint), &ring_name).await);
-    let legacy = secret_only();
+    let ring = kms_ring(&kms_endpoint()).await;
+    let (store, live, ring_name) = (ring.store.clone(), &ring.backend, &ring.name);
+    let legacy = lifecycle::secret_only();
     let clock = Arc::new(ManualClock::starting_now());
-    rotation::rotate(
-        store.as_ref(),
-        &live.factory(&legacy.server_secret().unwrap()),
-        &legacy,
-        clock.now(),
-    )
-    .await
-    .unwrap();
+    lifecycle::rotate_once(store.as_ref(), live, &legacy, clock.now()).await;
 
     // A port we hold bound and never answer on: connections are accepted by the kernel, and
     // requests hang until the client's timeouts.
     let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead = format!("http://{}", held.local_addr().unwrap());
-    let backend = SigningBackend::Kms(Kms::connect(Some(&dead), &ring_name).await);
+    let backend = SigningBackend::Kms(Kms::connect(Some(&dead), ring_name).await);
     let keys = SigningKeys::open(store, legacy, backend, clock.clone())
         .await
         .unwrap();
-    let codec = AccessTokenCodec::new(
-        keys,
-        Geolocation::parse("https://us.api.example.com").unwrap(),
-    );
+    let codec = lifecycle::codec(keys);
     let started = Instant::now();
     let outcome = codec.encode(&record(clock.now())).await;
     let elapsed = started.elapsed();

@@ -16,10 +16,7 @@ use serde_json::Value;
 use token_service::clock::{Clock, ManualClock};
 use token_service::config::Policy;
 use token_service::secrets::TokenHash;
-use token_service::signing::kms::Kms;
-use token_service::signing::{rotation, SigningBackend, SigningKeys};
-use token_service::store::sqlite::SqliteStore;
-use token_service::store::SigningKeyRingStore;
+use token_service::signing::{lifecycle, SigningKeys};
 
 use crate::store_unavailable::assert_unavailable;
 
@@ -42,22 +39,11 @@ async fn dynamodb_token_grants_answer_503_while_kms_is_silent_and_write_nothing(
 
 async fn kms_outage(backend: Backend) {
     let relay = SilentRelay::start(&super::kms_endpoint()).await;
-    let ring_dir = tempfile::tempdir().unwrap();
-    let ring_store: Arc<dyn SigningKeyRingStore> =
-        Arc::new(SqliteStore::open_in_dir(ring_dir.path()).unwrap());
-    let ring_name = format!("test-{}", uuid::Uuid::new_v4());
-    let kms = SigningBackend::Kms(Kms::connect(Some(&relay.url()), &ring_name).await);
-    let legacy = super::secret_only();
+    let ring = super::kms_ring(&relay.url()).await;
+    let legacy = lifecycle::secret_only();
     let clock = Arc::new(ManualClock::starting_now());
-    rotation::rotate(
-        ring_store.as_ref(),
-        &kms.factory(&legacy.server_secret().unwrap()),
-        &legacy,
-        clock.now(),
-    )
-    .await
-    .unwrap();
-    let keys = SigningKeys::open(ring_store, legacy, kms, clock)
+    lifecycle::rotate_once(ring.store.as_ref(), &ring.backend, &legacy, clock.now()).await;
+    let keys = SigningKeys::open(ring.store.clone(), legacy, ring.backend.clone(), clock)
         .await
         .unwrap();
     let active_kid = keys.snapshot().signing_kid().to_owned();

@@ -19,10 +19,11 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use http::{header, HeaderMap, HeaderValue, StatusCode};
+use http::{header, HeaderMap, StatusCode};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::bearer::bearer_refusal;
 use super::body::MAX_BODY_BYTES;
 use super::error_response::{http_error_response, OAuthErrorBody, ServerErrorBody};
 use super::params::BodyDenial;
@@ -30,7 +31,6 @@ use crate::domain::{ClientId, ListedSecret, SecretId, SecretsRefusal};
 use crate::flows::client_secrets::{
     add_secret, authorize_app, list_secrets, revoke_secret, AppDenial, SecretsDenial,
 };
-use crate::grants::BearerDenial;
 use crate::services::Services;
 
 /// One secret as listed: never the secret or its digest. Times are Unix seconds.
@@ -74,24 +74,7 @@ pub struct AddSecretRequest {
 impl IntoResponse for AppDenial {
     fn into_response(self) -> Response {
         match self {
-            Self::Bearer(denial) => {
-                tracing::info!(%denial, "secrets API: bearer token refused");
-                let mut response = http_error_response(
-                    StatusCode::UNAUTHORIZED,
-                    "invalid_token",
-                    "The bearer access token is missing, invalid or expired.",
-                );
-                // RFC 6750 §3.1: without bearer credentials the challenge carries no error.
-                let challenge = match denial {
-                    BearerDenial::Missing => "Bearer realm=\"app-mgmt\"",
-                    _ => "Bearer realm=\"app-mgmt\", error=\"invalid_token\"",
-                };
-                response.headers_mut().insert(
-                    header::WWW_AUTHENTICATE,
-                    HeaderValue::from_static(challenge),
-                );
-                response
-            }
+            Self::Bearer(denial) => bearer_refusal("app-mgmt", denial, false),
             Self::NotAnApplicationToken => http_error_response(
                 StatusCode::FORBIDDEN,
                 "access_denied",

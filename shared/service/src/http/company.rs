@@ -37,6 +37,7 @@ use http::{header, HeaderMap, HeaderValue, StatusCode};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::bearer::bearer_challenge;
 use super::body::read_optional_params;
 use super::error_response::ServerErrorBody;
 use super::forms::CompanyAuthTokenForm;
@@ -202,16 +203,13 @@ impl IntoResponse for CompanyAuthTokenDenial {
         let body = CompanyAuthTokenBody::fail(code, error, description);
         let mut response = (status, Json(body)).into_response();
         if denial.is_unauthenticated() {
-            // RFC 6750 §3.1: without bearer credentials the challenge carries no error.
-            let challenge = match denial {
-                CompanyAuthTokenDenial::Bearer(BearerDenial::Missing) => {
-                    "Bearer realm=\"company-authtoken\""
-                }
-                _ => "Bearer realm=\"company-authtoken\", error=\"invalid_token\"",
-            };
+            let no_credentials = matches!(
+                denial,
+                CompanyAuthTokenDenial::Bearer(BearerDenial::Missing)
+            );
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
-                HeaderValue::from_static(challenge),
+                bearer_challenge("company-authtoken", no_credentials),
             );
         }
         Outcome::Code(code).attach(response)

@@ -12,42 +12,20 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use http::{header, HeaderMap, StatusCode};
 
-use super::dpop::{dpop_challenge, dpop_request, with_nonce};
+use super::bearer::bearer_refusal;
+use super::dpop::{dpop_refusal, with_nonce};
 use super::error_response::{http_error_response, OAuthErrorBody, ServerErrorBody};
+use crate::flows::dpop::DpopRequest;
 use crate::flows::revocation::{revoke_connection, ConnectionDenial, ConnectionError};
-use crate::grants::BearerDenial;
 use crate::services::Services;
 
 impl IntoResponse for ConnectionDenial {
     fn into_response(self) -> Response {
         match self {
-            Self::Dpop(denial) => super::userinfo::dpop_refusal(&denial, "connections"),
-            Self::Bearer(denial) => {
-                tracing::info!(%denial, "connections: bearer token refused");
-                let mut response = http_error_response(
-                    StatusCode::UNAUTHORIZED,
-                    "invalid_token",
-                    "The bearer access token is missing, invalid or expired.",
-                );
-                // RFC 6750 §3.1: without bearer credentials the challenge carries no error.
-                let challenge = match denial {
-                    BearerDenial::Missing => "Bearer realm=\"connections\"",
-                    _ => "Bearer realm=\"connections\", error=\"invalid_token\"",
-                };
-                response.headers_mut().insert(
-                    header::WWW_AUTHENTICATE,
-                    HeaderValue::from_static(challenge),
-                );
-                if denial == BearerDenial::DpopBound {
-                    response.headers_mut().append(
-                        header::WWW_AUTHENTICATE,
-                        dpop_challenge("connections", None),
-                    );
-                }
-                response
-            }
+            Self::Dpop(denial) => dpop_refusal(&denial, "connections"),
+            Self::Bearer(denial) => bearer_refusal("connections", denial, true),
             Self::ApplicationToken => http_error_response(
                 StatusCode::FORBIDDEN,
                 "access_denied",
@@ -74,11 +52,9 @@ impl IntoResponse for ConnectionDenial {
 )]
 pub async fn delete_connections(
     State(services): State<Arc<Services>>,
-    method: Method,
-    uri: Uri,
+    dpop: DpopRequest,
     headers: HeaderMap,
 ) -> Response {
-    let dpop = dpop_request(&headers, &method, &uri);
     let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());

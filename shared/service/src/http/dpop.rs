@@ -1,10 +1,15 @@
 //! DPoP (RFC 9449) at the HTTP edge: the `DPoP` header fields a request carries, the server
 //! nonce answered in `DPoP-Nonce`, and the `DPoP` challenge of the resource endpoints.
 
-use axum::response::Response;
-use http::{HeaderMap, HeaderValue, Method, Uri};
+use std::convert::Infallible;
 
-use crate::flows::dpop::{current_nonce, DpopRequest, ProofDenial};
+use axum::extract::FromRequestParts;
+use axum::response::Response;
+use http::request::Parts;
+use http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
+
+use super::error_response::http_error_response;
+use crate::flows::dpop::{current_nonce, AccessDenial, DpopRequest, ProofDenial};
 use crate::services::Services;
 
 /// RFC 9449 §4.1.
@@ -26,6 +31,16 @@ pub fn dpop_request(headers: &HeaderMap, method: &Method, uri: &Uri) -> DpopRequ
             .collect(),
         method: method.as_str().to_owned(),
         path: uri.path().to_owned(),
+    }
+}
+
+/// A handler that checks proofs takes the request's DPoP fields as an argument, read as
+/// [`dpop_request`] reads them.
+impl<S: Send + Sync> FromRequestParts<S> for DpopRequest {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Infallible> {
+        Ok(dpop_request(&parts.headers, &parts.method, &parts.uri))
     }
 }
 
@@ -56,4 +71,25 @@ pub fn proof_error(denial: &ProofDenial) -> &'static str {
         ProofDenial::NonceRequired => "use_dpop_nonce",
         _ => "invalid_dpop_proof",
     }
+}
+
+/// 401 with a `DPoP` challenge (RFC 9449 §7.1): a resource endpoint's refusal of the `DPoP`
+/// scheme, its token or its proof.
+pub fn dpop_refusal(denial: &AccessDenial, realm: &str) -> Response {
+    tracing::info!(%denial, realm, "DPoP-bound access token refused");
+    let (error, description) = match denial {
+        AccessDenial::Proof(proof) => (
+            proof_error(proof),
+            "The DPoP proof is missing, invalid, replayed, or not by the token's key.",
+        ),
+        AccessDenial::Bearer(_) | AccessDenial::DpopToken(_) => (
+            "invalid_token",
+            "The access token is missing, invalid, expired, revoked or not DPoP-bound.",
+        ),
+    };
+    let mut response = http_error_response(StatusCode::UNAUTHORIZED, error, description);
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, dpop_challenge(realm, Some(error)));
+    response
 }

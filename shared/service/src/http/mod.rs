@@ -6,6 +6,7 @@
 //! operation is added with [`also_at`], which documents it too.
 
 mod authorize;
+mod bearer;
 mod body;
 mod client_request;
 mod client_secrets;

@@ -6,11 +6,11 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use http::{header, HeaderMap, HeaderValue, Method, Uri};
+use http::{header, HeaderMap, HeaderValue};
 use serde::Serialize;
 
 use super::body::read_params;
-use super::dpop::{dpop_request, with_nonce};
+use super::dpop::with_nonce;
 use super::error_response::{OAuthErrorBody, ServerErrorBody};
 use super::forms::TokenRequestForm;
 use super::params::BodyDenial;
@@ -128,12 +128,10 @@ impl IntoResponse for TokenEndpointDenial {
 pub async fn token(
     State(services): State<Arc<Services>>,
     SourceAddress(source): SourceAddress,
-    method: Method,
-    uri: Uri,
+    dpop: DpopRequest,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let dpop = dpop_request(&headers, &method, &uri);
     let answer = issue(&services, source, &headers, body, &dpop).await;
     with_nonce(&services, answer.into_response())
 }

@@ -17,14 +17,14 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use http::{header, HeaderMap, HeaderValue, StatusCode};
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::body::read_optional_params;
-use super::dpop::{dpop_challenge, dpop_request, proof_error, with_nonce};
+use super::dpop::{dpop_challenge, dpop_refusal, with_nonce};
 use super::error_response::{http_error_response, OAuthErrorBody, ServerErrorBody};
-use crate::flows::dpop::{credential, AccessDenial, Credential};
+use crate::flows::dpop::{credential, Credential, DpopRequest};
 use crate::flows::userinfo::{userinfo, UserInfo, UserInfoDenial, UserInfoError};
 use crate::grants::BearerDenial;
 use crate::services::Services;
@@ -101,26 +101,6 @@ impl IntoResponse for UserInfoDenial {
     }
 }
 
-/// 401 with a `DPoP` challenge (RFC 9449 §7.1), for a refusal of the `DPoP` scheme.
-pub(super) fn dpop_refusal(denial: &AccessDenial, realm: &str) -> Response {
-    tracing::info!(%denial, realm, "DPoP-bound access token refused");
-    let (error, description) = match denial {
-        AccessDenial::Proof(proof) => (
-            proof_error(proof),
-            "The DPoP proof is missing, invalid, replayed, or not by the token's key.",
-        ),
-        AccessDenial::Bearer(_) | AccessDenial::DpopToken(_) => (
-            "invalid_token",
-            "The access token is missing, invalid, expired, revoked or not DPoP-bound.",
-        ),
-    };
-    let mut response = http_error_response(StatusCode::UNAUTHORIZED, error, description);
-    response
-        .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, dpop_challenge(realm, Some(error)));
-    response
-}
-
 fn challenge(mut response: Response, error: &'static str) -> Response {
     let value = match error {
         "insufficient_scope" => {
@@ -171,11 +151,9 @@ fn header_token(headers: &HeaderMap) -> Option<Result<Credential<'_>, BearerDeni
 )]
 pub async fn get_userinfo(
     State(services): State<Arc<Services>>,
-    method: Method,
-    uri: Uri,
+    dpop: DpopRequest,
     headers: HeaderMap,
 ) -> Response {
-    let dpop = dpop_request(&headers, &method, &uri);
     let token = header_token(&headers).unwrap_or(Err(BearerDenial::Missing));
     with_nonce(&services, answer(userinfo(&services, token, &dpop).await))
 }
@@ -202,12 +180,10 @@ pub async fn get_userinfo(
 )]
 pub async fn post_userinfo(
     State(services): State<Arc<Services>>,
-    method: Method,
-    uri: Uri,
+    dpop: DpopRequest,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let dpop = dpop_request(&headers, &method, &uri);
     let params = match read_optional_params(&headers, body).await {
         Ok(params) => params,
         Err(denial) => return denial.into_response(),

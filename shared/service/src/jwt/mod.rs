@@ -190,8 +190,8 @@ impl AccessTokenCodec {
 mod tests {
     use super::*;
     use crate::clock::ManualClock;
-    use crate::domain::{ClientId, Scopes, TokenId};
-    use crate::random::{OsRandom, RandomExt};
+    use crate::random::OsRandom;
+    use crate::store::conformance::records::user_access_token;
 
     fn codec() -> AccessTokenCodec {
         let keys = Arc::new(KeyRing::generate(&OsRandom, &ManualClock::new(0)));
@@ -202,18 +202,7 @@ mod tests {
     }
 
     fn record(now: UnixTime) -> AccessTokenRecord {
-        AccessTokenRecord {
-            jti: TokenId::new(OsRandom.uuid()),
-            client_id: ClientId::new(OsRandom.uuid()),
-            principal_type: PrincipalType::User,
-            subject: OsRandom.uuid(),
-            family_id: None,
-            scopes: Scopes::parse("read write").unwrap(),
-            issued_at: now,
-            expires_at: now + 3600,
-            revoked: false,
-            jkt: None,
-        }
+        user_access_token(now, "read write")
     }
 
     #[tokio::test]

@@ -10,9 +10,10 @@ use super::ring::{KeyState, Plan, JWKS_MAX_AGE_SECONDS, MIN_NEXT_SECONDS};
 use super::rotation::{self, KeyFactory};
 use super::{KeyError, KeyRingDocument, SigningBackend, SigningKeys};
 use crate::clock::{ManualClock, UnixTime};
-use crate::domain::{AccessTokenRecord, ClientId, Geolocation, PrincipalType, Scopes, TokenId};
+use crate::domain::{AccessTokenRecord, Geolocation};
 use crate::jwt::{AccessTokenCodec, SignIn};
-use crate::random::{OsRandom, RandomExt};
+use crate::random::OsRandom;
+use crate::store::conformance::records::user_access_token;
 use crate::store::SigningKeyRingStore;
 
 const START: UnixTime = 1_700_000_000;
@@ -30,19 +31,38 @@ pub fn legacy_document(clock: &ManualClock) -> KeyRingDocument {
     document
 }
 
+/// A secret document with a server secret and no keys: a deployment that starts on KMS.
+pub fn secret_only() -> KeyRingDocument {
+    let mut document = legacy_document(&ManualClock::new(0));
+    document.keys.clear();
+    document
+}
+
+/// One rotation step of `store`'s ring at `now`, new keys made by `backend`: the plan it
+/// carried out.
+pub async fn rotate_once(
+    store: &dyn SigningKeyRingStore,
+    backend: &SigningBackend,
+    legacy: &KeyRingDocument,
+    now: UnixTime,
+) -> Plan {
+    let factory = backend.factory(&legacy.server_secret().unwrap());
+    rotation::rotate(store, &factory, legacy, now)
+        .await
+        .unwrap()
+        .plan
+}
+
+/// The access-token codec of the deployment these tests run as, signing with `keys`.
+pub fn codec(keys: SigningKeys) -> AccessTokenCodec {
+    AccessTokenCodec::new(
+        keys,
+        Geolocation::parse("https://us.api.example.com").unwrap(),
+    )
+}
+
 fn record(now: UnixTime) -> AccessTokenRecord {
-    AccessTokenRecord {
-        jti: TokenId::new(OsRandom.uuid()),
-        client_id: ClientId::new(OsRandom.uuid()),
-        principal_type: PrincipalType::User,
-        subject: OsRandom.uuid(),
-        family_id: None,
-        scopes: Scopes::parse("read").unwrap(),
-        issued_at: now,
-        expires_at: now + 3600,
-        revoked: false,
-        jkt: None,
-    }
+    user_access_token(now, "read")
 }
 
 struct Signed {
@@ -71,10 +91,7 @@ pub async fn rotation_lifecycle_keeps_every_token_verifiable(store: Arc<dyn Sign
         "until the first rotation, the secret document's newest key signs"
     );
     let derived = keys.derive_key("purpose");
-    let codec = AccessTokenCodec::new(
-        keys.clone(),
-        Geolocation::parse("https://us.api.example.com").unwrap(),
-    );
+    let codec = codec(keys.clone());
     let factory = KeyFactory::local(&legacy.server_secret().unwrap(), Arc::new(OsRandom));
 
     let mut signed: Vec<Signed> = Vec::new();

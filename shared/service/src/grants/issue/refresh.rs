@@ -7,8 +7,8 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use crate::audit;
-use crate::domain::audit::AuditKind;
-use crate::domain::{Family, FamilyId, RefreshTokenRecord, Scopes};
+use crate::domain::audit::{AuditEvent, AuditKind};
+use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, Scopes};
 use crate::secrets::Secret;
 use crate::services::Services;
 use crate::store::{
@@ -63,13 +63,7 @@ impl Services {
             origin.client_id,
             generation,
         );
-        let access = self.family_access_record(current.family_id, origin, scopes, jkt);
-        let refreshed = self.family_event(
-            AuditKind::FamilyRefreshed { generation },
-            current.family_id,
-            origin.into(),
-        );
-        let access_token = self.codec.encode(&access).await?;
+        let refresh = self.refresh_of(token, generation, scopes, jkt).await?;
         let outcome = self
             .ctx
             .store
@@ -78,25 +72,17 @@ impl Services {
                 family_id: current.family_id,
                 presented: &current.token_hash,
                 successor: &successor,
-                access_token: &access,
+                access_token: &refresh.access,
                 now: self.ctx.clock.now(),
                 origin: Some(origin),
-                audit: std::slice::from_ref(&refreshed),
+                audit: std::slice::from_ref(&refresh.event),
             })
             .await?;
-        if outcome == Rotated::NotCurrent {
-            return Ok(None);
-        }
-        audit::logged(&[refreshed]);
-        Ok(Some(
-            family_tokens(
-                access_token,
-                access,
-                refresh_token,
-                &successor,
-                origin.geolocation.clone(),
-            )
-            .into(),
+        Ok(refresh.answer(
+            outcome == Rotated::Rotated,
+            refresh_token,
+            &successor,
+            origin,
         ))
     }
 
@@ -145,21 +131,15 @@ impl Services {
         scopes: Scopes,
         jkt: Option<&str>,
     ) -> Result<Option<IssuedTokens>, StoreError> {
-        let (record, origin) = (&token.record, &token.origin);
+        let record = &token.record;
         let now = self.ctx.clock.now();
         let renewed = RefreshTokenRecord {
             expires_at: now + self.policy.refresh_token_ttl_seconds,
             ..record.clone()
         };
-        let access = self.family_access_record(record.family_id, origin, scopes, jkt);
-        let refreshed = self.family_event(
-            AuditKind::FamilyRefreshed {
-                generation: record.generation,
-            },
-            record.family_id,
-            origin.into(),
-        );
-        let access_token = self.codec.encode(&access).await?;
+        let refresh = self
+            .refresh_of(token, record.generation, scopes, jkt)
+            .await?;
         let outcome = self
             .ctx
             .store
@@ -168,24 +148,74 @@ impl Services {
                 family_id: record.family_id,
                 presented: &record.token_hash,
                 expires_at: renewed.expires_at,
-                access_token: &access,
+                access_token: &refresh.access,
                 now,
-                audit: std::slice::from_ref(&refreshed),
+                audit: std::slice::from_ref(&refresh.event),
             })
             .await?;
-        if outcome == Renewed::NotCurrent {
-            return Ok(None);
-        }
-        audit::logged(&[refreshed]);
-        Ok(Some(
-            family_tokens(
-                access_token,
-                access,
-                presented.clone(),
-                &renewed,
-                origin.geolocation.clone(),
-            )
-            .into(),
+        Ok(refresh.answer(
+            outcome == Renewed::Renewed,
+            presented.clone(),
+            &renewed,
+            &token.origin,
         ))
+    }
+
+    /// What a rotation and a renewal both write besides the refresh token: the access token
+    /// with `scopes`, signed before anything is written, and the family's `family.refreshed`
+    /// event for `generation`.
+    async fn refresh_of(
+        &self,
+        token: &RefreshTokenWithOrigin,
+        generation: u32,
+        scopes: Scopes,
+        jkt: Option<&str>,
+    ) -> Result<Refresh, StoreError> {
+        let (family_id, origin) = (token.record.family_id, &token.origin);
+        let access = self.family_access_record(family_id, origin, scopes, jkt);
+        let event = self.family_event(
+            AuditKind::FamilyRefreshed { generation },
+            family_id,
+            origin.into(),
+        );
+        let access_token = self.codec.encode(&access).await?;
+        Ok(Refresh {
+            access,
+            access_token,
+            event,
+        })
+    }
+}
+
+/// A refresh's access token and event, made before the write that stores them with the
+/// refresh token. Holds a live access token: it has no `Debug`.
+struct Refresh {
+    access: AccessTokenRecord,
+    access_token: String,
+    event: AuditEvent,
+}
+
+impl Refresh {
+    /// The grant's answer once the write has `landed`, its event logged; `None` when the
+    /// write's condition failed and nothing was written.
+    fn answer(
+        self,
+        landed: bool,
+        refresh_token: Secret,
+        refresh: &RefreshTokenRecord,
+        origin: &FamilyOrigin,
+    ) -> Option<IssuedTokens> {
+        if !landed {
+            return None;
+        }
+        audit::logged(&[self.event]);
+        let tokens = family_tokens(
+            self.access_token,
+            self.access,
+            refresh_token,
+            refresh,
+            origin.geolocation.clone(),
+        );
+        Some(tokens.into())
     }
 }

@@ -136,6 +136,16 @@ pub fn access_token(
     }
 }
 
+/// A user's access token outside any family, valid for an hour from `now`: what the signing
+/// tests and the signing benchmark sign and verify.
+pub fn user_access_token(now: UnixTime, scope: &str) -> AccessTokenRecord {
+    AccessTokenRecord {
+        principal_type: PrincipalType::User,
+        scopes: scopes(scope),
+        ..access_token(now, ClientId::new(OsRandom.uuid()), None, now + 3600)
+    }
+}
+
 /// An application's access token (no family, no user), valid for the usual lifetime.
 pub fn application_access_token(now: UnixTime) -> AccessTokenRecord {
     access_token(
