@@ -4,7 +4,7 @@
 //! Concur's secrets API for the app itself, and a rotation drill with two app instances that
 //! never sees a failed request. `tokenctl clients secrets` is in `tokenctl`.
 
-mod api;
+pub mod api;
 mod drill;
 pub mod old_record;
 

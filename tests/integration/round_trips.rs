@@ -7,6 +7,7 @@
 //!
 //! Plus the cache's bound: a client disabled elsewhere stops within `READ_CACHE_SECONDS`.
 
+mod client_secrets;
 mod counted;
 mod openid;
 mod otp;
@@ -53,9 +54,13 @@ dynamodb_test!(
     logout,
     one_time_password,
     client_credentials_with_private_key_jwt,
+    secrets_list,
+    secrets_add,
+    secrets_revoke,
 );
 
 mod budgets {
+    pub use super::client_secrets::{secrets_add, secrets_list, secrets_revoke};
     pub use super::openid::{logout, userinfo};
     pub use super::otp::one_time_password;
     pub use super::private_key_jwt::client_credentials_with_private_key_jwt;

@@ -181,17 +181,31 @@ impl ClientStore for CachedStore {
             .await
     }
 
+    /// A change written from the cached version is written into the cached record too: the
+    /// store's record now holds exactly `secrets`, so the app's next request on this instance
+    /// (a rotation's revoke right after its add) finds its client here instead of reading it
+    /// again. Nothing written, or a cached record of another version: the entry is dropped.
+    /// The entry keeps its age, so the cache's bound on other changes holds.
     async fn replace_client_secrets(
         &self,
         id: &ClientId,
         expected_version: u64,
         secrets: &ClientSecrets,
     ) -> StoreResult<bool> {
-        let write = self
+        let written = self
             .inner
             .clients()
-            .replace_client_secrets(id, expected_version, secrets);
-        self.write_through(&self.clients, id, write).await
+            .replace_client_secrets(id, expected_version, secrets)
+            .await;
+        let now = self.clock.now();
+        match (&written, self.clients.get(id, now)) {
+            (Ok(true), Some(Some(mut client))) if client.secrets.version() == expected_version => {
+                client.secrets = secrets.clone();
+                self.clients.update(id, Some(client));
+            }
+            _ => self.clients.remove(id),
+        }
+        written
     }
 
     /// A recorded use is written into the cached record too, so that the next requests on this

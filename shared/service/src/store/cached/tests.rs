@@ -63,6 +63,54 @@ async fn a_write_through_the_cache_is_seen_at_once() {
 }
 
 #[tokio::test]
+async fn a_secrets_change_through_the_cache_is_served_from_it_at_once() {
+    let (_dir, cached, other, clock) = stores();
+    let client = records::client(clock.now());
+    let id = client.id;
+    other.put_client(&client).await.unwrap();
+    let read = cached.get_client(&id).await.unwrap().unwrap();
+    let secret_id = crate::domain::SecretId::new(uuid::Uuid::new_v4());
+    let added = crate::domain::ClientSecret {
+        hash: crate::secrets::TokenHash::of("a new secret"),
+        created: clock.now(),
+        expires: None,
+        last_used: None,
+    };
+    let next = read
+        .secrets
+        .with_added(read.created_at, secret_id, added)
+        .unwrap();
+    let version = read.secrets.version();
+    assert!(cached
+        .replace_client_secrets(&id, version, &next)
+        .await
+        .unwrap());
+
+    // Disabled by another process: still enabled here, so what follows came from the cache.
+    other
+        .put_client(&Client {
+            enabled: false,
+            ..other.get_client(&id).await.unwrap().unwrap()
+        })
+        .await
+        .unwrap();
+    let served = cached.get_client(&id).await.unwrap().unwrap();
+    assert!(served.enabled, "served from the cache");
+    let stored = other.get_client(&id).await.unwrap().unwrap();
+    assert_eq!(
+        served.secrets, stored.secrets,
+        "the cache holds what was written"
+    );
+
+    // A change that loses (another version) drops the entry: the next read is the store's.
+    assert!(!cached
+        .replace_client_secrets(&id, version, &next)
+        .await
+        .unwrap());
+    assert!(!cached.get_client(&id).await.unwrap().unwrap().enabled);
+}
+
+#[tokio::test]
 async fn absent_items_and_users_by_login_are_never_cached() {
     let (_dir, cached, other, clock) = stores();
     let client = records::client(clock.now());
