@@ -4,9 +4,7 @@
 
 use integration_tests::app::{field, TestApp};
 use integration_tests::assertions::assert_token_error as assert_error;
-use token_service::clock::Clock;
 use token_service::domain::RefreshRotation;
-use token_service::secrets::TokenHash;
 
 use crate::refresh_rotation::{ok, refresh, user_family};
 
@@ -56,25 +54,13 @@ async fn another_client_cannot_slide_a_sliding_token(app: TestApp) {
     let (owner, first) = user_family(&app, RefreshRotation::Sliding, "read").await;
     let other = app.create_client("read").await;
     let rt = field(&first, "refresh_token");
-    let issued = app
-        .store
-        .families()
-        .get_refresh_token(&TokenHash::of(rt), app.clock.now())
-        .await
-        .unwrap()
-        .expect("stored");
+    let issued = app.stored_refresh_token(rt).await;
 
     app.clock.advance(3600);
     let foreign = refresh(&app, &other, rt).await;
     assert_error(&foreign, 400, "invalid_grant", 105);
     assert!(foreign.1.get("access_token").is_none(), "{}", foreign.1);
-    let record = app
-        .store
-        .families()
-        .get_refresh_token(&TokenHash::of(rt), app.clock.now())
-        .await
-        .unwrap()
-        .expect("still stored");
+    let record = app.stored_refresh_token(rt).await;
     assert_eq!(
         record.expires_at, issued.expires_at,
         "another client's use does not slide the expiry"

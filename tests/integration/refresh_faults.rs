@@ -199,13 +199,7 @@ async fn an_sqlite_lock_held_elsewhere_answers_503_then_the_retry_succeeds() {
     let (status, body) = refresh(&app, &client, rt1).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(
-        app.store
-            .families()
-            .get_refresh_token(&TokenHash::of(rt1), app.clock.now())
-            .await
-            .unwrap()
-            .unwrap()
-            .rotated_at,
+        app.stored_refresh_token(rt1).await.rotated_at,
         None,
         "nothing written while locked"
     );
@@ -269,20 +263,8 @@ async fn concur_api_on_a_rotating_client_refreshes_once_then_is_refused() {
         .await
         .expect_err("the rotated token is refused");
     assert!(refusal.contains("\"code\":108"), "{refusal}");
-    let record = app
-        .store
-        .families()
-        .get_refresh_token(&TokenHash::of(rt), app.clock.now())
-        .await
-        .unwrap()
-        .unwrap();
-    let family = app
-        .store
-        .families()
-        .get_family(&record.family_id, app.clock.now())
-        .await
-        .unwrap()
-        .unwrap();
+    let record = app.stored_refresh_token(rt).await;
+    let family = app.stored_family(&record.family_id).await;
     assert!(family.revoked_at.is_some(), "reuse revokes the family");
     let body: Value = serde_json::from_str(&refusal[refusal.find('{').unwrap()..]).unwrap();
     assert_error(&(StatusCode::BAD_REQUEST, body), 400, "invalid_grant", 108);

@@ -90,13 +90,7 @@ pub(crate) async fn user_family(
 }
 
 async fn family_of(app: &TestApp, refresh_token: &str) -> FamilyId {
-    app.store
-        .families()
-        .get_refresh_token(&TokenHash::of(refresh_token), app.clock.now())
-        .await
-        .unwrap()
-        .expect("refresh token stored")
-        .family_id
+    app.stored_refresh_token(refresh_token).await.family_id
 }
 
 /// The family is revoked in the store, and so are the access tokens of every answer given.
@@ -246,13 +240,7 @@ async fn sliding_keeps_the_token_and_slides_its_expiry(app: TestApp) {
         let answer = ok(refresh(&app, &client, rt).await);
         assert_eq!(answer["refresh_token"], rt, "hour {hour}: the token stays");
         assert_eq!(answer["refresh_expires_in"], now + ttl, "hour {hour}");
-        let record = app
-            .store
-            .families()
-            .get_refresh_token(&TokenHash::of(rt), now)
-            .await
-            .unwrap()
-            .unwrap();
+        let record = app.stored_refresh_token(rt).await;
         assert_eq!(
             record.expires_at,
             now + ttl,

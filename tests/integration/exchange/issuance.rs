@@ -73,14 +73,7 @@ async fn user_token_is_exchanged_and_the_new_refresh_token_works(app: TestApp) {
 
     // The old token now points at the family the new refresh token belongs to.
     let refresh_token = body["refreshToken"].as_str().unwrap().to_owned();
-    let now = app.clock.now();
-    let record = app
-        .store
-        .families()
-        .get_refresh_token(&TokenHash::of(&refresh_token), now)
-        .await
-        .unwrap()
-        .expect("refresh token stored by its hash");
+    let record = app.stored_refresh_token(&refresh_token).await;
     let link = app
         .store
         .legacy()

@@ -15,7 +15,6 @@ use reqwest::StatusCode;
 use serde_json::Value;
 use token_service::clock::{Clock, ManualClock};
 use token_service::config::Policy;
-use token_service::secrets::TokenHash;
 use token_service::signing::{lifecycle, SigningKeys};
 
 use crate::store_unavailable::assert_unavailable;
@@ -93,14 +92,7 @@ async fn kms_outage(backend: Backend) {
         written,
         "families, refresh tokens, access tokens: nothing written"
     );
-    let now = app.clock.now();
-    let presented = app
-        .store
-        .families()
-        .get_refresh_token(&TokenHash::of(&refresh_token), now)
-        .await
-        .unwrap()
-        .expect("the refresh token is still stored");
+    let presented = app.stored_refresh_token(&refresh_token).await;
     assert_eq!(presented.rotated_at, None, "not rotated by the failed call");
 
     relay.answer_again();

@@ -176,21 +176,9 @@ fn client_token_request(
 
 /// Whether the family of `refresh_token` is revoked.
 async fn family_revoked(app: &TestApp, refresh_token: &str) -> bool {
-    let now = app.clock.now();
-    let record = app
-        .store
-        .families()
-        .get_refresh_token(&TokenHash::of(refresh_token), now)
-        .await
-        .unwrap()
-        .expect("the refresh token is stored");
-    let family = app
-        .store
-        .families()
-        .get_family(&record.family_id, now)
-        .await
-        .unwrap();
-    family.expect("the family is stored").revoked_at.is_some()
+    let record = app.stored_refresh_token(refresh_token).await;
+    let family = app.stored_family(&record.family_id).await;
+    family.revoked_at.is_some()
 }
 
 /// The family of `refresh` is not revoked by the failed `request`; its retry revokes it.

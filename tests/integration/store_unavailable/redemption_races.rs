@@ -30,14 +30,7 @@ async fn one_of_eight_concurrent_code_redemptions_wins(app: TestApp) {
 
     let winner = field(&won[0].1, "refresh_token");
     let now = app.clock.now();
-    let winners_family = app
-        .store
-        .families()
-        .get_refresh_token(&TokenHash::of(winner), now)
-        .await
-        .unwrap()
-        .expect("the winner's refresh token is stored")
-        .family_id;
+    let winners_family = app.stored_refresh_token(winner).await.family_id;
     let stored = app
         .store
         .authorization_codes()

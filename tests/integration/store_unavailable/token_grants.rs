@@ -111,22 +111,9 @@ async fn refresh_token(app: FaultyApp) {
     let form = [("grant_type", "refresh_token"), ("refresh_token", rt1)];
     app.refused("refresh_token", token_request(&app, &client, &form))
         .await;
-    let now = app.clock.now();
-    let record = app
-        .store
-        .families()
-        .get_refresh_token(&TokenHash::of(rt1), now)
-        .await
-        .unwrap()
-        .expect("the refresh token is still stored");
+    let record = app.stored_refresh_token(rt1).await;
     assert_eq!(record.rotated_at, None, "not rotated by the failed call");
-    let family = app
-        .store
-        .families()
-        .get_family(&record.family_id, now)
-        .await
-        .unwrap();
-    let family = family.expect("the family is still stored");
+    let family = app.stored_family(&record.family_id).await;
     assert_eq!((family.generation, family.revoked_at), (0, None));
 
     let second = retried(&app, token_request(&app, &client, &form), "refresh").await;

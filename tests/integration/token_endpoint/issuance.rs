@@ -189,13 +189,7 @@ async fn password_grant_then_refresh_rotates(app: TestApp) {
     assert_ne!(rt2, rt1);
     assert_eq!(second["id"], user.id.to_string());
     assert_eq!(second["refresh_expires_in"], app.clock.now() + 15_552_000);
-    let record = app
-        .store
-        .families()
-        .get_refresh_token(&TokenHash::of(rt2), app.clock.now())
-        .await
-        .unwrap()
-        .unwrap();
+    let record = app.stored_refresh_token(rt2).await;
     assert_eq!(record.generation, 1);
     assert_eq!(
         record.expires_at,

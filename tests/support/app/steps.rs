@@ -6,8 +6,10 @@ use serde_json::Value;
 use token_service::admin;
 use token_service::clock::Clock;
 use token_service::domain::{
-    ClientId, Company, CompanyStatus, ConsumerKey, Family, FamilyId, TokenId, User,
+    ClientId, Company, CompanyStatus, ConsumerKey, Family, FamilyId, RefreshTokenRecord, TokenId,
+    User,
 };
+use token_service::secrets::TokenHash;
 
 use super::{json_of, TestApp, TestClient};
 
@@ -84,6 +86,17 @@ impl TestApp {
         )
         .await
         .unwrap();
+    }
+
+    /// The stored record of `refresh_token`, as the store returns it now; panics unless it is
+    /// there.
+    pub async fn stored_refresh_token(&self, refresh_token: &str) -> RefreshTokenRecord {
+        self.store
+            .families()
+            .get_refresh_token(&TokenHash::of(refresh_token), self.clock.now())
+            .await
+            .unwrap()
+            .expect("the refresh token is stored")
     }
 
     /// The stored family `id`, as the store returns it now; panics unless it is there.

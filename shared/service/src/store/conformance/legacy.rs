@@ -5,9 +5,17 @@ use futures::stream::{self, StreamExt};
 use super::fixtures::*;
 use super::records::*;
 use crate::clock::UnixTime;
-use crate::domain::{ClientId, LegacyApp, LegacyToken, PrincipalType};
+use crate::domain::{ClientId, ConsumerKey, LegacyApp, LegacyToken, PrincipalType};
 use crate::random::{OsRandom, RandomExt};
 use crate::store::prelude::*;
+
+async fn legacy_app(store: &dyn Store, key: &ConsumerKey) -> Option<LegacyApp> {
+    store
+        .legacy()
+        .get_legacy_app(key)
+        .await
+        .expect("get_legacy_app")
+}
 
 pub async fn legacy_app_round_trip_and_relink(store: &dyn Store) {
     let now = now();
@@ -22,11 +30,7 @@ pub async fn legacy_app_round_trip_and_relink(store: &dyn Store) {
         .await
         .expect("put_legacy_app");
     assert_eq!(
-        store
-            .legacy()
-            .get_legacy_app(&app.consumer_key)
-            .await
-            .expect("get_legacy_app"),
+        legacy_app(store, &app.consumer_key).await,
         Some(app.clone()),
         "a legacy app reads back as written"
     );
@@ -38,11 +42,7 @@ pub async fn legacy_app_round_trip_and_relink(store: &dyn Store) {
         .await
         .expect("put_legacy_app again");
     assert_eq!(
-        store
-            .legacy()
-            .get_legacy_app(&app.consumer_key)
-            .await
-            .expect("get_legacy_app"),
+        legacy_app(store, &app.consumer_key).await,
         Some(app),
         "re-linking a consumer key moves it to the new client"
     );

@@ -16,6 +16,15 @@ fn unique_address() -> ChannelHandle {
     ChannelHandle::parse(&address).expect("valid address")
 }
 
+/// The open password of `address` at `now`, as `find_open_otp` reads it.
+async fn open_otp(store: &dyn Store, address: &AddressKey, now: UnixTime) -> Option<OtpRecord> {
+    store
+        .otp()
+        .find_open_otp(address, now)
+        .await
+        .expect("find_open_otp")
+}
+
 fn otp(address: &AddressKey, created_at: UnixTime, tries_left: u32) -> OtpRecord {
     OtpRecord {
         id: OtpId(OsRandom.uuid()),
@@ -46,10 +55,7 @@ pub async fn otp_newest_open_record_counts_and_consumption(store: &dyn Store) {
             .unwrap(),
         0
     );
-    assert_eq!(
-        store.otp().find_open_otp(&address, now).await.unwrap(),
-        None
-    );
+    assert_eq!(open_otp(store, &address, now).await, None);
 
     let old = otp(&address, now - 1000, 5);
     let expired = otp(&address, now - 700, 5);
@@ -73,12 +79,7 @@ pub async fn otp_newest_open_record_counts_and_consumption(store: &dyn Store) {
         "requests within the window are counted, expired ones too, older ones not"
     );
     assert_eq!(
-        store
-            .otp()
-            .find_open_otp(&address, now)
-            .await
-            .unwrap()
-            .as_ref(),
+        open_otp(store, &address, now).await.as_ref(),
         Some(&newest),
         "the newest record is found, every field round-trips"
     );
@@ -103,7 +104,7 @@ pub async fn otp_newest_open_record_counts_and_consumption(store: &dyn Store) {
     );
     assert_eq!(store.otp().spend_otp_try(&newest, now).await.unwrap(), None);
     assert_eq!(
-        store.otp().find_open_otp(&address, now).await.unwrap(),
+        open_otp(store, &address, now).await,
         None,
         "a consumed newest record closes the address; older ones do not come back"
     );
@@ -145,14 +146,7 @@ pub async fn otp_is_consumed_once_by_10_parallel_requests(store: &dyn Store) {
         .filter(|consumed| *consumed)
         .count();
     assert_eq!(winners, 1, "exactly one of 10 parallel consumptions wins");
-    assert_eq!(
-        store
-            .otp()
-            .find_open_otp(&record.address, now)
-            .await
-            .unwrap(),
-        None
-    );
+    assert_eq!(open_otp(store, &record.address, now).await, None);
 }
 
 pub async fn otp_tries_are_spent_atomically_by_12_parallel_requests(store: &dyn Store) {
@@ -171,14 +165,7 @@ pub async fn otp_tries_are_spent_atomically_by_12_parallel_requests(store: &dyn 
         [0, 1, 2, 3, 4],
         "exactly five tries, each counted once"
     );
-    assert_eq!(
-        store
-            .otp()
-            .find_open_otp(&record.address, now)
-            .await
-            .unwrap(),
-        None
-    );
+    assert_eq!(open_otp(store, &record.address, now).await, None);
 }
 
 pub async fn users_are_found_by_unique_case_insensitive_email(store: &dyn Store) {

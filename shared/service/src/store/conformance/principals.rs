@@ -1,10 +1,32 @@
 //! Users, companies, and which clients a company has enabled.
 
 use super::records::*;
-use crate::domain::{ClientId, CompanyStatus, Login, PrincipalId, UserStatus};
+use crate::domain::{ClientId, CompanyStatus, Login, PrincipalId, User, UserStatus};
 use crate::random::{OsRandom, RandomExt};
 use crate::store::prelude::*;
 use crate::store::Inserted;
+
+// The reads and the insert every user case checks, each failing the test on a store error.
+
+async fn stored_user(store: &dyn Store, id: &PrincipalId) -> Option<User> {
+    store.principals().get_user(id).await.expect("get_user")
+}
+
+async fn user_with_login(store: &dyn Store, login: &Login) -> Option<User> {
+    store
+        .principals()
+        .get_user_by_login(login)
+        .await
+        .expect("get_user_by_login")
+}
+
+async fn insert_user(store: &dyn Store, user: &User) -> Inserted {
+    store
+        .principals()
+        .insert_user(user)
+        .await
+        .expect("insert_user")
+}
 
 pub async fn user_round_trip_and_case_insensitive_login(store: &dyn Store) {
     let now = now();
@@ -12,30 +34,15 @@ pub async fn user_round_trip_and_case_insensitive_login(store: &dyn Store) {
     let mut user = user(now, &login);
     user.company_id = Some(PrincipalId::new(OsRandom.uuid()));
     user.is_admin = true;
+    assert_eq!(insert_user(store, &user).await, Inserted::Inserted);
     assert_eq!(
-        store
-            .principals()
-            .insert_user(&user)
-            .await
-            .expect("insert_user"),
-        Inserted::Inserted
-    );
-    assert_eq!(
-        store
-            .principals()
-            .get_user(&user.id)
-            .await
-            .expect("get_user"),
+        stored_user(store, &user.id).await,
         Some(user.clone()),
         "a user reads back by id as written"
     );
     let other_case = Login::parse(&login.to_uppercase()).expect("valid login");
     assert_eq!(
-        store
-            .principals()
-            .get_user_by_login(&other_case)
-            .await
-            .expect("get_user_by_login"),
+        user_with_login(store, &other_case).await,
         Some(user.clone()),
         "a user is found by login in any case"
     );
@@ -43,31 +50,19 @@ pub async fn user_round_trip_and_case_insensitive_login(store: &dyn Store) {
     user.status = UserStatus::LogonDenied;
     store.principals().put_user(&user).await.expect("put_user");
     assert_eq!(
-        store
-            .principals()
-            .get_user(&user.id)
-            .await
-            .expect("get_user"),
+        stored_user(store, &user.id).await,
         Some(user.clone()),
         "put_user replaces the stored user"
     );
     assert_eq!(
-        store
-            .principals()
-            .get_user_by_login(&user.login)
-            .await
-            .expect("get_user_by_login"),
+        user_with_login(store, &user.login).await,
         Some(user),
         "the replaced user is still found by login"
     );
 
     let unknown_login = Login::parse(&unique_login()).expect("valid login");
     assert_eq!(
-        store
-            .principals()
-            .get_user_by_login(&unknown_login)
-            .await
-            .expect("get_user_by_login"),
+        user_with_login(store, &unknown_login).await,
         None,
         "an unknown login is absent"
     );
@@ -86,32 +81,17 @@ pub async fn duplicate_user_id_or_login_is_rejected(store: &dyn Store) {
     let now = now();
     let login = unique_login();
     let first = user(now, &login);
-    assert_eq!(
-        store
-            .principals()
-            .insert_user(&first)
-            .await
-            .expect("insert_user"),
-        Inserted::Inserted
-    );
+    assert_eq!(insert_user(store, &first).await, Inserted::Inserted);
 
     // Same login in another case, another id.
     let same_login = user(now, &login.to_uppercase());
     assert_eq!(
-        store
-            .principals()
-            .insert_user(&same_login)
-            .await
-            .expect("insert_user"),
+        insert_user(store, &same_login).await,
         Inserted::AlreadyExists,
         "a taken login (compared case-insensitively) is rejected"
     );
     assert_eq!(
-        store
-            .principals()
-            .get_user(&same_login.id)
-            .await
-            .expect("get_user"),
+        stored_user(store, &same_login.id).await,
         None,
         "a rejected user is not written"
     );
@@ -120,38 +100,22 @@ pub async fn duplicate_user_id_or_login_is_rejected(store: &dyn Store) {
     let mut same_id = user(now, &unique_login());
     same_id.id = first.id;
     assert_eq!(
-        store
-            .principals()
-            .insert_user(&same_id)
-            .await
-            .expect("insert_user"),
+        insert_user(store, &same_id).await,
         Inserted::AlreadyExists,
         "a taken user id is rejected"
     );
     assert_eq!(
-        store
-            .principals()
-            .get_user_by_login(&same_id.login)
-            .await
-            .expect("get_user_by_login"),
+        user_with_login(store, &same_id.login).await,
         None,
         "a user rejected for its id does not claim its login"
     );
     assert_eq!(
-        store
-            .principals()
-            .get_user(&first.id)
-            .await
-            .expect("get_user"),
+        stored_user(store, &first.id).await,
         Some(first.clone()),
         "the first user is unchanged by rejected inserts"
     );
     assert_eq!(
-        store
-            .principals()
-            .get_user_by_login(&first.login)
-            .await
-            .expect("get_user_by_login"),
+        user_with_login(store, &first.login).await,
         Some(first),
         "the first user still owns the login"
     );
