@@ -69,23 +69,16 @@ pub fn check_redemption(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{ClientId, Scopes};
-    use crate::flows::authorize::{Prompt, ValidatedAuthorization};
+    use crate::flows::authorize::ValidatedAuthorization;
     use crate::random::OsRandom;
 
     #[test]
     fn only_the_hash_is_kept_and_the_binding_is_complete() {
         let request = ValidatedAuthorization {
-            client_id: ClientId::new(OsRandom.uuid()),
-            redirect_uri: "https://app.example/cb".into(),
-            scopes: Scopes::parse("openid").unwrap(),
             state: Some("s".into()),
             nonce: Some("n".into()),
-            prompt: Prompt::default(),
             code_challenge: Some("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".into()),
-            max_age: None,
-            login_hint: None,
-            dpop_jkt: None,
+            ..ValidatedAuthorization::for_tests("openid")
         };
         let pending = PendingAuthorization::new(request.clone(), &OsRandom, 100);
         let user = PrincipalId::new(OsRandom.uuid());
@@ -106,16 +99,8 @@ mod tests {
     fn redemption_repeats_the_redirect_uri_and_answers_the_challenge() {
         const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
         let request = ValidatedAuthorization {
-            client_id: ClientId::new(OsRandom.uuid()),
-            redirect_uri: "https://app.example/cb".into(),
-            scopes: Scopes::empty(),
-            state: None,
-            nonce: None,
-            prompt: Prompt::default(),
             code_challenge: Some("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".into()),
-            max_age: None,
-            login_hint: None,
-            dpop_jkt: None,
+            ..ValidatedAuthorization::for_tests("")
         };
         let pending = PendingAuthorization::new(request, &OsRandom, 100);
         let user = PrincipalId::new(OsRandom.uuid());

@@ -58,23 +58,11 @@ pub fn verify_csrf_token(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{ClientId, Scopes};
-    use crate::flows::authorize::{Prompt, ValidatedAuthorization};
-    use crate::random::{OsRandom, RandomExt};
+    use crate::flows::authorize::ValidatedAuthorization;
+    use crate::random::OsRandom;
 
     fn pending() -> PendingAuthorization {
-        let request = ValidatedAuthorization {
-            client_id: ClientId::new(OsRandom.uuid()),
-            redirect_uri: "https://app.example/cb".into(),
-            scopes: Scopes::empty(),
-            state: None,
-            nonce: None,
-            prompt: Prompt::default(),
-            code_challenge: None,
-            max_age: None,
-            login_hint: None,
-            dpop_jkt: None,
-        };
+        let request = ValidatedAuthorization::for_tests("");
         PendingAuthorization::new(request, &OsRandom, 0)
     }
 

@@ -159,22 +159,13 @@ pub fn clear_pending_cookie(secure: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{ClientId, Scopes};
-    use crate::flows::authorize::Prompt;
-    use crate::random::{OsRandom, RandomExt};
+    use crate::random::OsRandom;
 
     fn pending(state: &str) -> PendingAuthorization {
         let request = ValidatedAuthorization {
-            client_id: ClientId::new(OsRandom.uuid()),
-            redirect_uri: "https://app.example/cb".into(),
-            scopes: Scopes::parse("openid read").unwrap(),
             state: Some(state.into()),
             nonce: Some("n-1".into()),
-            prompt: Prompt::default(),
-            code_challenge: None,
-            max_age: None,
-            login_hint: None,
-            dpop_jkt: None,
+            ..ValidatedAuthorization::for_tests("openid read")
         };
         PendingAuthorization::new(request, &OsRandom, 1_000)
     }

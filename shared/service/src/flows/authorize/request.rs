@@ -107,6 +107,31 @@ pub struct ValidatedAuthorization {
     pub dpop_jkt: Option<String>,
 }
 
+#[cfg(test)]
+impl ValidatedAuthorization {
+    /// A request for a random client to `https://app.example/cb` with `scopes`, nothing else
+    /// asked: what the tests of the code, the cookie and the CSRF token adjust.
+    pub(crate) fn for_tests(scopes: &str) -> Self {
+        use crate::random::{OsRandom, RandomExt};
+        Self {
+            client_id: ClientId::new(OsRandom.uuid()),
+            redirect_uri: "https://app.example/cb".into(),
+            scopes: if scopes.is_empty() {
+                Scopes::empty()
+            } else {
+                Scopes::parse(scopes).unwrap()
+            },
+            state: None,
+            nonce: None,
+            prompt: Prompt::default(),
+            code_challenge: None,
+            max_age: None,
+            login_hint: None,
+            dpop_jkt: None,
+        }
+    }
+}
+
 /// The scope that only `prompt=consent` may ask for (OpenID Connect Core §11).
 pub const OFFLINE_ACCESS: &str = "offline_access";
 

@@ -255,10 +255,22 @@ async fn sign_in(
 ) -> Result<AuthorizeStep, AuthorizeError> {
     let login = form.login.as_deref().unwrap_or_default();
     let password = form.password.as_deref().unwrap_or_default();
-    let user = match authenticate_user(services, login, password).await {
+    // Either refusal shows the sign-in page again, with its message.
+    let signed_in = match authenticate_user(services, login, password).await {
+        Ok(user)
+            if pending
+                .expected_user
+                .is_some_and(|expected| expected != user.id) =>
+        {
+            Err(NOT_THE_EXPECTED_ACCOUNT)
+        }
+        Ok(user) => Ok(user),
+        Err(GrantError::Denied(denial)) => Err(sign_in_message(denial.code)),
+        Err(GrantError::Server(error)) => return Err(error.into()),
+    };
+    let user = match signed_in {
         Ok(user) => user,
-        Err(GrantError::Denied(denial)) => {
-            let message = sign_in_message(denial.code);
+        Err(message) => {
             return sign_in_page(
                 services,
                 keys,
@@ -267,24 +279,9 @@ async fn sign_in(
                 false,
                 login,
                 Some(message),
-            );
+            )
         }
-        Err(GrantError::Server(error)) => return Err(error.into()),
     };
-    if pending
-        .expected_user
-        .is_some_and(|expected| expected != user.id)
-    {
-        return sign_in_page(
-            services,
-            keys,
-            client,
-            &pending,
-            false,
-            login,
-            Some(NOT_THE_EXPECTED_ACCOUNT),
-        );
-    }
     pending.signed_in_user = Some(user.id);
     pending.signed_in_at = Some(services.ctx.clock.now());
     let sealed = match pending.seal(keys, services.ctx.random.as_ref()) {
