@@ -194,11 +194,8 @@ async fn revoked_familys_access_token_is_refused_at_the_company_endpoint(app: Te
         .await
         .unwrap();
     let record = app
-        .store
-        .families()
-        .get_access_token(&TokenId::parse(&claims.jti).unwrap(), app.clock.now())
+        .stored_access_token(&TokenId::parse(&claims.jti).unwrap())
         .await
-        .unwrap()
         .unwrap();
     admin::revoke_family(
         app.ctx(),

@@ -6,8 +6,8 @@ use serde_json::Value;
 use token_service::admin;
 use token_service::clock::Clock;
 use token_service::domain::{
-    ClientId, Company, CompanyStatus, ConsumerKey, Family, FamilyId, RefreshTokenRecord, TokenId,
-    User,
+    AccessTokenRecord, ClientId, Company, CompanyStatus, ConsumerKey, Family, FamilyId,
+    RefreshTokenRecord, TokenId, User,
 };
 use token_service::secrets::TokenHash;
 
@@ -97,6 +97,15 @@ impl TestApp {
             .await
             .unwrap()
             .expect("the refresh token is stored")
+    }
+
+    /// The stored access token `jti` as the store returns it now: `None` once it has expired.
+    pub async fn stored_access_token(&self, jti: &TokenId) -> Option<AccessTokenRecord> {
+        self.store
+            .families()
+            .get_access_token(jti, self.clock.now())
+            .await
+            .unwrap()
     }
 
     /// The stored family `id`, as the store returns it now; panics unless it is there.
