@@ -1,9 +1,13 @@
 //! Clients.
 
 use super::records::*;
-use crate::domain::ClientId;
+use crate::domain::{Client, ClientId};
 use crate::random::{OsRandom, RandomExt};
 use crate::store::prelude::*;
+
+async fn stored_client(store: &dyn Store, id: &ClientId) -> Option<Client> {
+    store.clients().get_client(id).await.expect("get_client")
+}
 
 pub async fn client_round_trip_and_replace(store: &dyn Store) {
     let now = now();
@@ -14,11 +18,7 @@ pub async fn client_round_trip_and_replace(store: &dyn Store) {
         .await
         .expect("put_client");
     assert_eq!(
-        store
-            .clients()
-            .get_client(&client.id)
-            .await
-            .expect("get_client"),
+        stored_client(store, &client.id).await,
         Some(client.clone()),
         "a client reads back as written"
     );
@@ -31,22 +31,14 @@ pub async fn client_round_trip_and_replace(store: &dyn Store) {
         .await
         .expect("put_client again");
     assert_eq!(
-        store
-            .clients()
-            .get_client(&client.id)
-            .await
-            .expect("get_client"),
+        stored_client(store, &client.id).await,
         Some(client),
         "put_client replaces the stored client"
     );
 
     let unknown = ClientId::new(OsRandom.uuid());
     assert_eq!(
-        store
-            .clients()
-            .get_client(&unknown)
-            .await
-            .expect("get_client"),
+        stored_client(store, &unknown).await,
         None,
         "an unknown client is absent"
     );

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::records::*;
 use crate::clock::UnixTime;
-use crate::domain::{AddressKey, ChannelHandle, ClientId, OtpHash};
+use crate::domain::{AddressKey, ChannelHandle, ClientId, OtpHash, PrincipalId, User};
 use crate::random::{OsRandom, RandomExt};
 use crate::secrets::TokenHash;
 use crate::store::prelude::*;
@@ -23,6 +23,22 @@ async fn open_otp(store: &dyn Store, address: &AddressKey, now: UnixTime) -> Opt
         .find_open_otp(address, now)
         .await
         .expect("find_open_otp")
+}
+
+async fn user_with_email(store: &dyn Store, address: &ChannelHandle) -> Option<User> {
+    store
+        .principals()
+        .get_user_by_email(address)
+        .await
+        .expect("get_user_by_email")
+}
+
+async fn set_email(store: &dyn Store, user: &PrincipalId, address: &ChannelHandle) -> EmailUpdate {
+    store
+        .principals()
+        .set_user_email(user, address)
+        .await
+        .expect("set_user_email")
 }
 
 fn otp(address: &AddressKey, created_at: UnixTime, tries_left: u32) -> OtpRecord {
@@ -179,12 +195,7 @@ pub async fn users_are_found_by_unique_case_insensitive_email(store: &dyn Store)
     );
     let upper = ChannelHandle::parse(&address.as_str().to_uppercase()).unwrap();
     assert_eq!(
-        store
-            .principals()
-            .get_user_by_email(&upper)
-            .await
-            .unwrap()
-            .as_ref(),
+        user_with_email(store, &upper).await.as_ref(),
         Some(&ann),
         "found whatever the case"
     );
@@ -209,67 +220,31 @@ pub async fn users_are_found_by_unique_case_insensitive_email(store: &dyn Store)
         store.principals().insert_user(&bob).await.unwrap(),
         Inserted::Inserted
     );
-    assert_eq!(
-        store
-            .principals()
-            .set_user_email(&bob.id, &upper)
-            .await
-            .unwrap(),
-        EmailUpdate::Taken
-    );
+    assert_eq!(set_email(store, &bob.id, &upper).await, EmailUpdate::Taken);
     let unknown = crate::domain::PrincipalId::new(OsRandom.uuid());
     assert_eq!(
-        store
-            .principals()
-            .set_user_email(&unknown, &upper)
-            .await
-            .unwrap(),
+        set_email(store, &unknown, &upper).await,
         EmailUpdate::UnknownUser
     );
 
     // Ann moves to a new address: the old one is released and Bob can take it.
     let moved = unique_address();
     assert_eq!(
-        store
-            .principals()
-            .set_user_email(&ann.id, &moved)
-            .await
-            .unwrap(),
+        set_email(store, &ann.id, &moved).await,
         EmailUpdate::Updated
     );
-    assert_eq!(
-        store
-            .principals()
-            .get_user_by_email(&address)
-            .await
-            .unwrap(),
-        None
-    );
-    let found = store
-        .principals()
-        .get_user_by_email(&moved)
-        .await
-        .unwrap()
-        .unwrap();
+    assert_eq!(user_with_email(store, &address).await, None);
+    let found = user_with_email(store, &moved).await.unwrap();
     assert_eq!(
         (found.id, found.email.as_deref()),
         (ann.id, Some(moved.as_str()))
     );
     assert_eq!(
-        store
-            .principals()
-            .set_user_email(&bob.id, &address)
-            .await
-            .unwrap(),
+        set_email(store, &bob.id, &address).await,
         EmailUpdate::Updated
     );
     assert_eq!(
-        store
-            .principals()
-            .get_user_by_email(&upper)
-            .await
-            .unwrap()
-            .map(|u| u.id),
+        user_with_email(store, &upper).await.map(|u| u.id),
         Some(bob.id)
     );
     // A status change through put_user keeps the address findable.
@@ -280,12 +255,5 @@ pub async fn users_are_found_by_unique_case_insensitive_email(store: &dyn Store)
         .put_user(&bob)
         .await
         .expect("put_user keeps the address");
-    assert_eq!(
-        store
-            .principals()
-            .get_user_by_email(&address)
-            .await
-            .unwrap(),
-        Some(bob)
-    );
+    assert_eq!(user_with_email(store, &address).await, Some(bob));
 }

@@ -1,7 +1,7 @@
 //! Users, companies, and which clients a company has enabled.
 
 use super::records::*;
-use crate::domain::{ClientId, CompanyStatus, Login, PrincipalId, User, UserStatus};
+use crate::domain::{ClientId, Company, CompanyStatus, Login, PrincipalId, User, UserStatus};
 use crate::random::{OsRandom, RandomExt};
 use crate::store::prelude::*;
 use crate::store::Inserted;
@@ -18,6 +18,14 @@ async fn user_with_login(store: &dyn Store, login: &Login) -> Option<User> {
         .get_user_by_login(login)
         .await
         .expect("get_user_by_login")
+}
+
+async fn stored_company(store: &dyn Store, id: &PrincipalId) -> Option<Company> {
+    store
+        .principals()
+        .get_company(id)
+        .await
+        .expect("get_company")
 }
 
 async fn insert_user(store: &dyn Store, user: &User) -> Inserted {
@@ -67,11 +75,7 @@ pub async fn user_round_trip_and_case_insensitive_login(store: &dyn Store) {
         "an unknown login is absent"
     );
     assert_eq!(
-        store
-            .principals()
-            .get_user(&PrincipalId::new(OsRandom.uuid()))
-            .await
-            .expect("get_user"),
+        stored_user(store, &PrincipalId::new(OsRandom.uuid())).await,
         None,
         "an unknown user id is absent"
     );
@@ -130,11 +134,7 @@ pub async fn company_round_trip_and_client_enablement(store: &dyn Store) {
         .await
         .expect("put_company");
     assert_eq!(
-        store
-            .principals()
-            .get_company(&company.id)
-            .await
-            .expect("get_company"),
+        stored_company(store, &company.id).await,
         Some(company.clone()),
         "a company reads back as written"
     );
@@ -145,20 +145,12 @@ pub async fn company_round_trip_and_client_enablement(store: &dyn Store) {
         .await
         .expect("put_company again");
     assert_eq!(
-        store
-            .principals()
-            .get_company(&company.id)
-            .await
-            .expect("get_company"),
+        stored_company(store, &company.id).await,
         Some(company.clone()),
         "put_company replaces the stored company"
     );
     assert_eq!(
-        store
-            .principals()
-            .get_company(&PrincipalId::new(OsRandom.uuid()))
-            .await
-            .expect("get_company"),
+        stored_company(store, &PrincipalId::new(OsRandom.uuid())).await,
         None,
         "an unknown company is absent"
     );
