@@ -32,6 +32,28 @@ pub async fn token_with(
     (status, headers, body)
 }
 
+/// The password grant of `login` with `extra` parameters and a proof by `key`; panics unless it
+/// succeeds. The token response.
+pub async fn bound_password_grant(
+    app: &TestApp,
+    client: &TestClient,
+    (login, password): (&str, &str),
+    extra: &[(&str, &str)],
+    key: &DpopKey,
+) -> Value {
+    let mut form = vec![
+        ("grant_type", "password"),
+        ("client_id", client.id.as_str()),
+        ("client_secret", client.secret.as_str()),
+        ("username", login),
+        ("password", password),
+    ];
+    form.extend_from_slice(extra);
+    let (status, _, body) = token_with(app, &form, &[&key.token_proof(app)]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
 pub fn client_credentials(client: &TestClient) -> [(&str, &str); 3] {
     [
         ("grant_type", "client_credentials"),

@@ -19,16 +19,7 @@ const LOGIN: &str = "dpop-user@example.com";
 const PASSWORD: &str = "correct horse battery staple";
 
 async fn password_tokens(app: &TestApp, client: &TestClient, key: &DpopKey) -> Value {
-    let form = [
-        ("grant_type", "password"),
-        ("client_id", client.id.as_str()),
-        ("client_secret", client.secret.as_str()),
-        ("username", LOGIN),
-        ("password", PASSWORD),
-    ];
-    let (status, _, body) = token_with(app, &form, &[&key.token_proof(app)]).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body
+    bound_password_grant(app, client, (LOGIN, PASSWORD), &[], key).await
 }
 
 async fn refresh(

@@ -24,16 +24,8 @@ async fn bound_user_token(app: &TestApp) -> (TestClient, DpopKey, String) {
     app.create_user(LOGIN, PASSWORD).await;
     let client = app.create_client("read").await;
     let key = DpopKey::generate();
-    let form = [
-        ("grant_type", "password"),
-        ("client_id", client.id.as_str()),
-        ("client_secret", client.secret.as_str()),
-        ("username", LOGIN),
-        ("password", PASSWORD),
-        ("scope", "openid read"),
-    ];
-    let (status, _, body) = token_with(app, &form, &[&key.token_proof(app)]).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let extra = [("scope", "openid read")];
+    let body = bound_password_grant(app, &client, (LOGIN, PASSWORD), &extra, &key).await;
     let token = body["access_token"].as_str().unwrap().to_owned();
     (client, key, token)
 }
