@@ -5,14 +5,12 @@ use std::sync::Arc;
 
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::admin::{self, NewClient, NewUser};
 use token_service::clock::ManualClock;
 use token_service::config::Policy;
 use token_service::context::Context;
-use token_service::domain::{Company, Geolocation, Login, Scopes, User, UserStatus};
+use token_service::domain::Geolocation;
 use token_service::jwt::AccessTokenCodec;
 use token_service::mail::Mailer;
-use token_service::secrets::Secret;
 use token_service::services::Services;
 use token_service::signing::{KeyRing, SigningKeys};
 use token_service::store::dynamodb::DynamoStore;
@@ -21,6 +19,7 @@ use token_service::store::Store;
 
 use crate::stored_data::StoredData;
 
+mod fixtures;
 mod steps;
 pub use steps::{answer_of, field, jti_of};
 
@@ -337,81 +336,6 @@ impl TestApp {
     ) -> (StatusCode, Value) {
         let request = self.company_auth_token_request(company, bearer, query);
         answer_of(body.attach(request)).await
-    }
-
-    // Fixtures.
-
-    pub async fn create_client(&self, scopes: &str) -> TestClient {
-        self.create_client_with(NewClient::named("test app", Scopes::parse(scopes).unwrap()))
-            .await
-    }
-
-    /// A first-party app (the administration console): only its users' tokens may request company
-    /// auth tokens (docs/decisions.md, Company auth tokens).
-    pub async fn create_first_party_client(&self, scopes: &str) -> TestClient {
-        self.create_client_with(NewClient {
-            first_party: true,
-            ..NewClient::named("admin console", Scopes::parse(scopes).unwrap())
-        })
-        .await
-    }
-
-    pub async fn create_client_with(&self, new: NewClient) -> TestClient {
-        let created = admin::create_client(self.ctx(), new).await.unwrap();
-        TestClient {
-            id: created.client.id.to_string(),
-            secret: created.secret.expose().to_owned(),
-        }
-    }
-
-    pub async fn create_user(&self, login: &str, password: &str) -> User {
-        self.create_user_with(login, password, |_| {}).await
-    }
-
-    /// A user living here, adjusted by `customise` before creation.
-    pub async fn create_user_with(
-        &self,
-        login: &str,
-        password: &str,
-        customise: impl FnOnce(&mut NewUser),
-    ) -> User {
-        let mut new = NewUser {
-            login: Login::parse(login).unwrap(),
-            password: Secret::new(password),
-            company_id: None,
-            is_admin: false,
-            geolocation: self.geolocation(),
-            status: UserStatus::Active,
-            email: None,
-        };
-        customise(&mut new);
-        admin::create_user(self.ctx(), new).await.unwrap()
-    }
-
-    pub async fn create_company(&self, name: &str) -> Company {
-        admin::create_company(self.ctx(), name, self.geolocation())
-            .await
-            .unwrap()
-    }
-
-    /// Password grant for a user; panics unless it succeeds. Returns the token response.
-    pub async fn user_tokens(&self, client: &TestClient, login: &str, password: &str) -> Value {
-        let (status, body) = self.password_grant(client, login, password, &[]).await;
-        assert_eq!(status, StatusCode::OK, "password grant: {body}");
-        body
-    }
-
-    /// Application token (client_credentials); panics unless it succeeds.
-    pub async fn app_token(&self, client: &TestClient) -> String {
-        let (status, body) = self
-            .token(&[
-                ("grant_type", "client_credentials"),
-                ("client_id", &client.id),
-                ("client_secret", &client.secret),
-            ])
-            .await;
-        assert_eq!(status, StatusCode::OK, "client_credentials: {body}");
-        body["access_token"].as_str().unwrap().to_owned()
     }
 }
 

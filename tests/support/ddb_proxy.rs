@@ -8,18 +8,19 @@
 //! The store's side is served by [`wire`] (HTTP/1.1 by hand, so a fault owns the socket);
 //! upstream calls go through `reqwest`.
 
+mod calls;
 mod wire;
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use serde_json::Value;
 use token_service::store::dynamodb::DynamoStore;
 use tokio::io::BufReader;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
+use calls::tables_named;
+pub use calls::{Call, Calls};
 use wire::{is_hop_by_hop, read_request, write_response, Request, Response};
 
 /// What goes wrong with a request the fault applies to.
@@ -117,48 +118,6 @@ impl From<Fault> for Injection {
             spared: 0,
             remaining: None,
         }
-    }
-}
-
-/// One request that reached the proxy: its operation and the tables it names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Call {
-    pub operation: String,
-    pub tables: Vec<String>,
-}
-
-/// The calls seen since the proxy started or was last reset, in arrival order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Calls(pub Vec<Call>);
-
-impl Calls {
-    pub fn total(&self) -> usize {
-        self.0.len()
-    }
-
-    /// How many calls of `operation` (`"GetItem"`).
-    pub fn count(&self, operation: &str) -> usize {
-        self.0.iter().filter(|c| c.operation == operation).count()
-    }
-
-    /// Calls per operation, in name order (stable for assertions and reports).
-    pub fn by_operation(&self) -> BTreeMap<String, usize> {
-        let mut counts = BTreeMap::new();
-        for call in &self.0 {
-            *counts.entry(call.operation.clone()).or_default() += 1;
-        }
-        counts
-    }
-
-    /// Only the calls that touch `table`, so tests sharing a proxy can tell theirs apart.
-    pub fn on_table(&self, table: &str) -> Calls {
-        Calls(
-            self.0
-                .iter()
-                .filter(|c| c.tables.iter().any(|t| t == table))
-                .cloned()
-                .collect(),
-        )
     }
 }
 
@@ -377,27 +336,4 @@ impl Forwarder {
             Err(e) => Response::dynamodb_error(502, "BadGateway", &e.to_string()),
         }
     }
-}
-
-/// The tables a request names: `TableName`, the keys of `RequestItems` (batches) and the
-/// `TableName` of each transaction item.
-fn tables_named(body: &[u8]) -> Vec<String> {
-    let Ok(json) = serde_json::from_slice::<Value>(body) else {
-        return Vec::new();
-    };
-    let mut tables: Vec<String> = json["TableName"]
-        .as_str()
-        .map(str::to_owned)
-        .into_iter()
-        .collect();
-    if let Some(batch) = json["RequestItems"].as_object() {
-        tables.extend(batch.keys().cloned());
-    }
-    for item in json["TransactItems"].as_array().into_iter().flatten() {
-        let actions = item.as_object().into_iter().flat_map(|a| a.values());
-        tables.extend(actions.filter_map(|a| a["TableName"].as_str().map(str::to_owned)));
-    }
-    tables.sort();
-    tables.dedup();
-    tables
 }

@@ -3,7 +3,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 
-use crate::domain::{LegacyApp, LegacyExchange};
+use crate::domain::{ConsumerKey, LegacyApp, LegacyExchange, PrincipalType};
 use crate::store::StoreResult;
 
 const NOW: UnixTime = 1_700_000_000;

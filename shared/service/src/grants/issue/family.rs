@@ -1,0 +1,119 @@
+//! Starting a family: its first refresh and access tokens and its audit event in one write,
+//! optionally taking back a login attempt or moving a legacy exchange's link to it.
+
+use crate::audit;
+use crate::domain::audit::AuditKind;
+use crate::domain::{Family, FamilyId};
+use crate::errors::ServerError;
+use crate::random::RandomExt;
+use crate::secrets::Secret;
+use crate::services::Services;
+use crate::store::{FamilyCreated, LegacyExchangeUpdate, LoginRefund, NewFamily, StoreError};
+
+use super::{family_tokens, FamilyStart, FamilyTokens};
+
+impl Services {
+    /// Starts a family: its first refresh token and first access token, in one write.
+    pub async fn start_family(&self, start: FamilyStart) -> Result<FamilyTokens, ServerError> {
+        self.start_family_refunding(start, None).await
+    }
+
+    /// [`Self::start_family`], taking back a correct password's login attempt in the same
+    /// write (docs/decisions.md, Lockout). On an error the attempt may still be counted: the
+    /// caller takes it back on its own.
+    pub async fn start_family_refunding(
+        &self,
+        start: FamilyStart,
+        refund: Option<LoginRefund>,
+    ) -> Result<FamilyTokens, ServerError> {
+        match self.create_family(start, None, refund).await? {
+            Some(tokens) => Ok(tokens),
+            // The store reports a lost race only for a legacy link, and there is none here.
+            None => Err(ServerError::internal(
+                "the store reported a legacy-link race for a family without one",
+            )),
+        }
+    }
+
+    /// Starts a family and moves a legacy exchange's link to it, in one write (the link's
+    /// `exchange.family_id` is set here to the new family's id, which the caller cannot know).
+    /// `Ok(None)` when a concurrent exchange of the same old token moved the link first: nothing
+    /// was written.
+    pub async fn start_family_with_legacy_link(
+        &self,
+        start: FamilyStart,
+        link: LegacyExchangeUpdate,
+    ) -> Result<Option<FamilyTokens>, StoreError> {
+        self.create_family(start, Some(link), None).await
+    }
+
+    async fn create_family(
+        &self,
+        start: FamilyStart,
+        link: Option<LegacyExchangeUpdate>,
+        login_refund: Option<LoginRefund>,
+    ) -> Result<Option<FamilyTokens>, StoreError> {
+        let now = self.ctx.clock.now();
+        let family_id = FamilyId::new(self.ctx.random.uuid());
+        let refresh_token = Secret::new(self.ctx.random.opaque_token());
+        let refresh = self.refresh_record(&refresh_token, family_id, start.client_id, 0);
+        let access = self.access_record(
+            start.client_id,
+            start.principal_type,
+            *start.principal_id.as_uuid(),
+            Some(family_id),
+            start.scopes.clone(),
+            start.jkt.clone(),
+        );
+        // Signed before anything is written, as every access token here: a signature that fails
+        // (KMS unavailable) leaves no family, rotation or token behind (docs/decisions.md,
+        // Signing keys).
+        let access_token = self.codec.encode(&access).await?;
+        let family = Family {
+            id: family_id,
+            client_id: start.client_id,
+            principal_type: start.principal_type,
+            principal_id: start.principal_id,
+            scopes: start.scopes,
+            geolocation: start.geolocation.clone(),
+            current_token: refresh.token_hash.clone(),
+            generation: 0,
+            created_at: now,
+            expires_at: refresh.expires_at,
+            revoked_at: None,
+            jkt: start.jkt,
+        };
+        let started = self.family_event(
+            AuditKind::FamilyStarted { grant: start.grant },
+            family_id,
+            (&family).into(),
+        );
+        let created = self
+            .ctx
+            .store
+            .families()
+            .create_family(NewFamily {
+                family: &family,
+                refresh_token: &refresh,
+                access_token: &access,
+                legacy_exchange: link.map(|mut update| {
+                    update.exchange.family_id = family_id;
+                    update
+                }),
+                login_refund,
+                audit: std::slice::from_ref(&started),
+            })
+            .await?;
+        if created == FamilyCreated::LegacyExchangeRaced {
+            return Ok(None);
+        }
+        audit::logged(&[started]);
+        Ok(Some(family_tokens(
+            access_token,
+            access,
+            refresh_token,
+            &refresh,
+            start.geolocation,
+        )))
+    }
+}

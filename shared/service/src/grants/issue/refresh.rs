@@ -1,0 +1,191 @@
+//! A refresh of a family: rotated to its derived successor, a retry answered with that same
+//! successor, or (the `sliding` policy) the same token with its expiry renewed.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use crate::audit;
+use crate::domain::audit::AuditKind;
+use crate::domain::{Family, FamilyId, RefreshTokenRecord, Scopes};
+use crate::secrets::Secret;
+use crate::services::Services;
+use crate::store::{
+    FamilyOrigin, RefreshTokenWithOrigin, Renewal, Renewed, Rotated, Rotation, StoreError,
+};
+
+use super::{family_tokens, IssuedTokens};
+
+/// The purpose the successor key is derived for, and the MAC's domain separator.
+const SUCCESSOR_PURPOSE: &str = "refresh-successor-v1";
+
+impl Services {
+    /// The one successor `presented` (of generation `generation - 1`) can ever have:
+    /// base64url(HMAC-SHA256(key, purpose || family id || generation || token)). Derived rather
+    /// than random so that a retry can be answered with it without storing it in the clear
+    /// (docs/decisions.md, "Refresh tokens"); the family id and generation keep successors of
+    /// different families and rotations apart.
+    pub fn successor_token(
+        &self,
+        family_id: &FamilyId,
+        generation: u32,
+        presented: &Secret,
+    ) -> Secret {
+        let key = self.codec.keys().derive_key(SUCCESSOR_PURPOSE);
+        // HMAC accepts keys of any length, so this cannot fail.
+        let mut mac = Hmac::<Sha256>::new_from_slice(&key).expect("HMAC takes any key length");
+        mac.update(SUCCESSOR_PURPOSE.as_bytes());
+        mac.update(family_id.as_uuid().as_bytes());
+        mac.update(&generation.to_be_bytes());
+        mac.update(presented.expose().as_bytes());
+        Secret::new(URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()))
+    }
+
+    /// Rotates `presented` (read as `token`, unrotated) to its derived successor and mints an
+    /// access token with `scopes` (a subset of the family's). `Ok(None)` when the token is not
+    /// the family's current one, or the family is revoked or expired: another request rotated
+    /// (or revoked) first, and nothing was written. The write's condition decides, so the family
+    /// need not have been read.
+    pub async fn rotate_family(
+        &self,
+        token: &RefreshTokenWithOrigin,
+        presented: &Secret,
+        scopes: Scopes,
+        jkt: Option<&str>,
+    ) -> Result<Option<IssuedTokens>, StoreError> {
+        let (current, origin) = (&token.record, &token.origin);
+        let generation = current.generation + 1;
+        let refresh_token = self.successor_token(&current.family_id, generation, presented);
+        let successor = self.refresh_record(
+            &refresh_token,
+            current.family_id,
+            origin.client_id,
+            generation,
+        );
+        let access = self.family_access_record(current.family_id, origin, scopes, jkt);
+        let refreshed = self.family_event(
+            AuditKind::FamilyRefreshed { generation },
+            current.family_id,
+            origin.into(),
+        );
+        let access_token = self.codec.encode(&access).await?;
+        let outcome = self
+            .ctx
+            .store
+            .families()
+            .rotate_refresh_token(Rotation {
+                family_id: current.family_id,
+                presented: &current.token_hash,
+                successor: &successor,
+                access_token: &access,
+                now: self.ctx.clock.now(),
+                origin: Some(origin),
+                audit: std::slice::from_ref(&refreshed),
+            })
+            .await?;
+        if outcome == Rotated::NotCurrent {
+            return Ok(None);
+        }
+        audit::logged(&[refreshed]);
+        Ok(Some(
+            family_tokens(
+                access_token,
+                access,
+                refresh_token,
+                &successor,
+                origin.geolocation.clone(),
+            )
+            .into(),
+        ))
+    }
+
+    /// A retry of a rotation that already happened (docs/decisions.md, "Refresh tokens"): the same
+    /// successor again, with a freshly minted access token recorded with the family. The caller has
+    /// checked that `family.current_token` is the successor derived from `rotated`.
+    pub async fn reissue_successor(
+        &self,
+        family: &Family,
+        rotated: &RefreshTokenRecord,
+        presented: &Secret,
+        scopes: Scopes,
+        jkt: Option<&str>,
+    ) -> Result<IssuedTokens, StoreError> {
+        let refresh_token = self.successor_token(&family.id, rotated.generation + 1, presented);
+        let access = self.family_access_record(family.id, &FamilyOrigin::from(family), scopes, jkt);
+        let access_token = self.codec.encode(&access).await?;
+        self.ctx.store.families().put_access_token(&access).await?;
+        let successor = RefreshTokenRecord {
+            issued_at: rotated.rotated_at.unwrap_or(rotated.issued_at),
+            expires_at: family.expires_at,
+            ..self.refresh_record(
+                &refresh_token,
+                family.id,
+                family.client_id,
+                family.generation,
+            )
+        };
+        Ok(family_tokens(
+            access_token,
+            access,
+            refresh_token,
+            &successor,
+            family.geolocation.clone(),
+        )
+        .into())
+    }
+
+    /// The `sliding` policy (docs/decisions.md, "Refresh tokens"): the same refresh token, its
+    /// expiry renewed. `Ok(None)` when the token is no longer the family's current one, or the
+    /// family is revoked or expired (the write's condition decides).
+    pub async fn slide_family(
+        &self,
+        token: &RefreshTokenWithOrigin,
+        presented: &Secret,
+        scopes: Scopes,
+        jkt: Option<&str>,
+    ) -> Result<Option<IssuedTokens>, StoreError> {
+        let (record, origin) = (&token.record, &token.origin);
+        let now = self.ctx.clock.now();
+        let renewed = RefreshTokenRecord {
+            expires_at: now + self.policy.refresh_token_ttl_seconds,
+            ..record.clone()
+        };
+        let access = self.family_access_record(record.family_id, origin, scopes, jkt);
+        let refreshed = self.family_event(
+            AuditKind::FamilyRefreshed {
+                generation: record.generation,
+            },
+            record.family_id,
+            origin.into(),
+        );
+        let access_token = self.codec.encode(&access).await?;
+        let outcome = self
+            .ctx
+            .store
+            .families()
+            .renew_refresh_token(Renewal {
+                family_id: record.family_id,
+                presented: &record.token_hash,
+                expires_at: renewed.expires_at,
+                access_token: &access,
+                now,
+                audit: std::slice::from_ref(&refreshed),
+            })
+            .await?;
+        if outcome == Renewed::NotCurrent {
+            return Ok(None);
+        }
+        audit::logged(&[refreshed]);
+        Ok(Some(
+            family_tokens(
+                access_token,
+                access,
+                presented.clone(),
+                &renewed,
+                origin.geolocation.clone(),
+            )
+            .into(),
+        ))
+    }
+}

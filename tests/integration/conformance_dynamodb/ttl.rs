@@ -1,0 +1,220 @@
+//! The TTL attribute DynamoDB expires items by: on every expiring item, as a top-level number,
+//! renewed where the record's expiry moves, absent where a record never expires; and enabled
+//! on the table.
+
+use std::collections::HashMap;
+
+use integration_tests::dynamodb::fresh_table;
+use token_service::clock::UnixTime;
+use token_service::domain::{Login, ACCESS_TOKEN_TTL_SECONDS, AUTH_TOKEN_TTL_SECONDS};
+use token_service::secrets::TokenHash;
+use token_service::store::conformance::fixtures::stored_application_token;
+use token_service::store::conformance::records::{
+    auth_token, legacy_token, now, rotation, unique_login, Bundle,
+};
+use token_service::store::dynamodb::sdk::types::{AttributeValue, TimeToLiveStatus};
+use token_service::store::dynamodb::{DynamoStore, TTL_ATTRIBUTE};
+use token_service::store::prelude::*;
+use token_service::store::{AttemptLimit, Rotated};
+
+type Item = HashMap<String, AttributeValue>;
+
+async fn raw_item(store: &DynamoStore, pk: &str, sk: &str) -> Item {
+    store
+        .client()
+        .get_item()
+        .table_name(store.table_name())
+        .key("pk", AttributeValue::S(pk.to_owned()))
+        .key("sk", AttributeValue::S(sk.to_owned()))
+        .consistent_read(true)
+        .send()
+        .await
+        .expect("GetItem")
+        .item
+        .unwrap_or_else(|| panic!("no item {pk} / {sk}"))
+}
+
+/// The item a record keyed by a token hash is stored as: partition `{kind}#{hex}`, sort `kind`.
+async fn hashed_item(store: &DynamoStore, kind: &str, hash: &TokenHash) -> Item {
+    raw_item(store, &format!("{kind}#{}", hash.to_hex()), kind).await
+}
+
+#[track_caller]
+fn assert_ttl(item: &Item, expected: UnixTime, what: &str) {
+    assert_eq!(
+        item.get(TTL_ATTRIBUTE),
+        Some(&AttributeValue::N(expected.to_string())),
+        "{what}: `{TTL_ATTRIBUTE}` must be a top-level number holding the expiry in epoch seconds"
+    );
+}
+
+#[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn expiring_items_carry_the_ttl_attribute() {
+    let Some(store) = fresh_table().await else {
+        return;
+    };
+    let now = now();
+    let refresh_expires_at = now + 180 * 86_400;
+
+    let bundle = Bundle::new(now, refresh_expires_at);
+    bundle.create(&store).await;
+    let (family, refresh) = (&bundle.family, &bundle.refresh);
+    let family_pk = format!("FAMILY#{}", family.id);
+    let family_item = raw_item(&store, &family_pk, "FAMILY").await;
+    assert_ttl(&family_item, refresh_expires_at, "family");
+    assert_eq!(
+        family_item.get("current_token"),
+        Some(&AttributeValue::S(refresh.token_hash.to_hex())),
+        "rotation's condition attribute is top-level"
+    );
+    assert_eq!(
+        family_item.get("generation"),
+        Some(&AttributeValue::N("0".into()))
+    );
+    assert!(
+        !family_item.contains_key("revoked_at"),
+        "a live family has no revoked_at attribute (not even NULL)"
+    );
+    assert_ttl(
+        &hashed_item(&store, "REFRESH", &refresh.token_hash).await,
+        refresh_expires_at,
+        "refresh token",
+    );
+    assert_ttl(
+        &raw_item(&store, &format!("ACCESS#{}", bundle.access.jti), "ACCESS").await,
+        now + ACCESS_TOKEN_TTL_SECONDS,
+        "access token of a family",
+    );
+
+    // Rotation renews the family's expiry and gives the successor its own.
+    let later = now + 10;
+    let (successor, rotated_access) = bundle.successor(later, 1);
+    assert_eq!(
+        store
+            .families()
+            .rotate_refresh_token(rotation(
+                family.id,
+                &refresh.token_hash,
+                &successor,
+                &rotated_access,
+                later,
+            ))
+            .await
+            .expect("rotate_refresh_token"),
+        Rotated::Rotated
+    );
+    let family_item = raw_item(&store, &family_pk, "FAMILY").await;
+    assert_ttl(&family_item, successor.expires_at, "family after rotation");
+    assert_eq!(
+        family_item.get("generation"),
+        Some(&AttributeValue::N("1".into()))
+    );
+    assert_ttl(
+        &hashed_item(&store, "REFRESH", &successor.token_hash).await,
+        successor.expires_at,
+        "successor refresh token",
+    );
+    assert_eq!(
+        hashed_item(&store, "REFRESH", &refresh.token_hash)
+            .await
+            .get("rotated_at"),
+        Some(&AttributeValue::N(later.to_string())),
+        "the rotated token records when"
+    );
+
+    store
+        .families()
+        .revoke_family(&family.id, later + 1)
+        .await
+        .expect("revoke_family");
+    assert_eq!(
+        raw_item(&store, &family_pk, "FAMILY")
+            .await
+            .get("revoked_at"),
+        Some(&AttributeValue::N((later + 1).to_string()))
+    );
+
+    let application = stored_application_token(&store, now).await;
+    assert_ttl(
+        &raw_item(&store, &format!("ACCESS#{}", application.jti), "ACCESS").await,
+        application.expires_at,
+        "application access token",
+    );
+
+    let auth = auth_token(now, now + AUTH_TOKEN_TTL_SECONDS);
+    store
+        .auth_tokens()
+        .put_auth_token(&auth)
+        .await
+        .expect("put_auth_token");
+    assert_ttl(
+        &hashed_item(&store, "AUTHTOKEN", &auth.token_hash).await,
+        now + AUTH_TOKEN_TTL_SECONDS,
+        "company auth token",
+    );
+
+    let (expiring, forever) = (legacy_token(Some(now + 3600)), legacy_token(None));
+    store
+        .legacy()
+        .put_legacy_tokens(&[expiring.clone(), forever.clone()])
+        .await
+        .expect("put_legacy_tokens");
+    assert_ttl(
+        &hashed_item(&store, "LEGACY", &expiring.token_hash).await,
+        now + 3600,
+        "legacy token with an expiry",
+    );
+    assert!(
+        !hashed_item(&store, "LEGACY", &forever.token_hash)
+            .await
+            .contains_key(TTL_ATTRIBUTE),
+        "a legacy token valid until exchanged has no TTL attribute"
+    );
+
+    let login = Login::parse(&unique_login()).unwrap();
+    let limit = AttemptLimit {
+        threshold: 5,
+        window_seconds: 900,
+    };
+    store
+        .lockout()
+        .register_login_attempt(&login, limit, now)
+        .await
+        .expect("register_login_attempt");
+    let failures = store
+        .client()
+        .query()
+        .table_name(store.table_name())
+        .key_condition_expression("pk = :pk")
+        .expression_attribute_values(":pk", AttributeValue::S(format!("FAILEDLOGIN#{login}")))
+        .send()
+        .await
+        .expect("Query")
+        .items
+        .unwrap_or_default();
+    assert_eq!(failures.len(), 1, "one counter item per login");
+    assert_ttl(&failures[0], now + 900, "login attempt counter");
+}
+
+#[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn ttl_is_enabled_on_expires_at() {
+    let Some(store) = fresh_table().await else {
+        return;
+    };
+    let description = store
+        .client()
+        .describe_time_to_live()
+        .table_name(store.table_name())
+        .send()
+        .await
+        .expect("DescribeTimeToLive")
+        .time_to_live_description
+        .expect("a TTL description");
+    assert_eq!(
+        description.time_to_live_status,
+        Some(TimeToLiveStatus::Enabled)
+    );
+    assert_eq!(description.attribute_name.as_deref(), Some(TTL_ATTRIBUTE));
+}

@@ -1,0 +1,71 @@
+//! What the proxy counts: each request's operation and the tables it names, so that a test
+//! sharing the proxy with others can tell its own calls apart.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// One request that reached the proxy: its operation and the tables it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    pub operation: String,
+    pub tables: Vec<String>,
+}
+
+/// The calls seen since the proxy started or was last reset, in arrival order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Calls(pub Vec<Call>);
+
+impl Calls {
+    pub fn total(&self) -> usize {
+        self.0.len()
+    }
+
+    /// How many calls of `operation` (`"GetItem"`).
+    pub fn count(&self, operation: &str) -> usize {
+        self.0.iter().filter(|c| c.operation == operation).count()
+    }
+
+    /// Calls per operation, in name order (stable for assertions and reports).
+    pub fn by_operation(&self) -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        for call in &self.0 {
+            *counts.entry(call.operation.clone()).or_default() += 1;
+        }
+        counts
+    }
+
+    /// Only the calls that touch `table`, so tests sharing a proxy can tell theirs apart.
+    pub fn on_table(&self, table: &str) -> Calls {
+        Calls(
+            self.0
+                .iter()
+                .filter(|c| c.tables.iter().any(|t| t == table))
+                .cloned()
+                .collect(),
+        )
+    }
+}
+
+/// The tables a request names: `TableName`, the keys of `RequestItems` (batches) and the
+/// `TableName` of each transaction item.
+pub(super) fn tables_named(body: &[u8]) -> Vec<String> {
+    let Ok(json) = serde_json::from_slice::<Value>(body) else {
+        return Vec::new();
+    };
+    let mut tables: Vec<String> = json["TableName"]
+        .as_str()
+        .map(str::to_owned)
+        .into_iter()
+        .collect();
+    if let Some(batch) = json["RequestItems"].as_object() {
+        tables.extend(batch.keys().cloned());
+    }
+    for item in json["TransactItems"].as_array().into_iter().flatten() {
+        let actions = item.as_object().into_iter().flat_map(|a| a.values());
+        tables.extend(actions.filter_map(|a| a["TableName"].as_str().map(str::to_owned)));
+    }
+    tables.sort();
+    tables.dedup();
+    tables
+}
