@@ -69,6 +69,8 @@ pub enum RevocationReason {
     CodeReplay,
     /// A one-time password was redeemed twice at once: the loser's family is never handed out.
     OtpReplay,
+    /// Its old (legacy) refresh token was exchanged again: the new family replaces it.
+    ExchangedAgain,
 }
 
 /// A signing key's `kid` (a public JWK thumbprint): base64url characters only, so that no other

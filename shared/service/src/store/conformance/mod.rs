@@ -134,6 +134,7 @@ macro_rules! conformance_suite {
             parallel_first_uses_of_one_jti_have_one_winner,
             audit_events_are_read_by_subject_newest_first,
             audit_events_land_only_with_the_family_writes_they_record,
+            a_repeated_exchange_records_only_the_revocation_it_makes,
         );
     };
     (@tests $factory:path; $attributes:tt; $($name:ident),+ $(,)?) => {
