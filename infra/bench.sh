@@ -3,7 +3,9 @@
 #
 # 1. Side by side: the local server (release build, SQLite, demo data, every token persisted) and
 #    node-oidc-provider 9 (in memory, opaque tokens) under the same `wrk` load, taking turns on
-#    the same machine for BENCH_ROUNDS rounds, and the ratio of the medians.
+#    the same machine for BENCH_ROUNDS rounds, and the ratio of the medians. In the same rounds:
+#    the floor server (tests/bin/floor_server.rs: HTTP plus one ES256 signature, no store) and
+#    the local server again with METRICS=off, so the metrics' cost is read from one run.
 # 2. DynamoDB calls per request: the round-trip budget tests (tests/integration/round_trips.rs)
 #    count each flow's calls at the wire, through a proxy in front of DynamoDB Local, on a warm
 #    instance; they fail when a flow exceeds its budget. This script runs them with `--nocapture`
@@ -54,6 +56,8 @@ OWN_DYNAMODB_LOCAL=""
 OWN_KMS_LOCAL=""
 
 say() { echo "bench: $*" >&2; }
+# shellcheck source=infra/bench/lib.sh
+source "$ROOT/infra/bench/lib.sh"
 die() {
 	say "$*"
 	exit 1
@@ -95,52 +99,6 @@ note_load() {
 	rustc="$(pgrep -c -x rustc || true)"
 	LOADS+=("| $1 | $load | ${rustc:-0} |")
 }
-
-free_port() {
-	node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'
-}
-
-# wait_until_up URL LOG: polls until URL answers at all (any status), or fails with the log.
-wait_until_up() {
-	for _ in $(seq 1 100); do
-		curl -s -o /dev/null "$1" && return 0
-		sleep 0.1
-	done
-	cat "$2" >&2
-	die "nothing answers at $1"
-}
-
-# load URL AUTHORIZATION FORM: one wrk run; prints "req/s", with any failures after it.
-load() {
-	local out line
-	# A failing first request means a broken setup, not a slow server: say so instead of timing it.
-	local status
-	status="$(curl -s -o "$RUN/probe" -w '%{http_code}' -H "Authorization: $2" --data "$3" "$1")"
-	[[ "$status" == 200 ]] || die "POST $1 ($3) answered $status: $(cat "$RUN/probe")"
-	out="$(BENCH_AUTHORIZATION="$2" BENCH_FORM="$3" \
-		wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --timeout 10s -s "$ROOT/infra/bench/token.lua" "$1")"
-	line="$(grep '^BENCH_RESULT' <<<"$out")" || die "wrk printed no result: $out"
-	local rps non_2xx socket_errors
-	rps="$(sed -E 's/.*req_per_s=([0-9]+).*/\1/' <<<"$line")"
-	non_2xx="$(sed -E 's/.*non_2xx=([0-9]+).*/\1/' <<<"$line")"
-	socket_errors="$(sed -E 's/.*socket_errors=([0-9]+).*/\1/' <<<"$line")"
-	local failures=()
-	((non_2xx == 0)) || failures+=("$non_2xx non-2xx")
-	((socket_errors == 0)) || failures+=("$socket_errors socket errors or timeouts")
-	if ((${#failures[@]} > 0)); then
-		echo "$rps ($(
-			IFS=,
-			echo "${failures[*]}" | sed 's/,/, /g'
-		))"
-	else
-		echo "$rps"
-	fi
-}
-
-basic() { printf 'Basic %s' "$(printf '%s:%s' "$1" "$2" | base64 -w0)"; }
-form() { node -e 'console.log(new URLSearchParams(JSON.parse(process.argv[1])).toString())' "$1"; }
-json_field() { node -e 'console.log(require(process.argv[1])[process.argv[2]])' "$1" "$2"; }
-ratio() { awk -v a="${1%% *}" -v b="${2%% *}" 'BEGIN { printf "%.2f×", a / b }'; }
 
 # The integration suite (debug build) with a test filter and harness flags; output to a log.
 # Not `cargo test -q`: libtest's terse dots would share lines with what the tests print.
@@ -188,6 +146,18 @@ side_by_side() {
 	client_secret="$(json_field "$demo" client_secret)"
 	ours_auth="$(basic "$client_id" "$client_secret")"
 	ours_url="http://127.0.0.1:$port/v0/token"
+
+	# The same build with METRICS=off (no recorder): what the metrics cost, in the same rounds.
+	local unmetered_port unmetered_demo unmetered_url unmetered_auth
+	unmetered_port="$(free_port)"
+	say "local server with METRICS=off on 127.0.0.1:$unmetered_port (demo data in $RUN/data-unmetered)"
+	METRICS=off DATA_DIR="$RUN/data-unmetered" PORT="$unmetered_port" \
+		"$TARGET/release/token-service" >"$RUN/server-unmetered.log" 2>&1 &
+	PIDS+=($!)
+	wait_until_up "http://127.0.0.1:$unmetered_port/v0/token/jwks" "$RUN/server-unmetered.log"
+	unmetered_demo="$RUN/data-unmetered/demo.json"
+	unmetered_url="http://127.0.0.1:$unmetered_port/v0/token"
+	unmetered_auth="$(basic "$(json_field "$unmetered_demo" client_id)" "$(json_field "$unmetered_demo" client_secret)")"
 	password_form="$(form "{\"grant_type\":\"password\",\"username\":\"$(json_field "$demo" user_login)\",\"password\":\"$(json_field "$demo" user_password)\"}")"
 
 	local peer_id="bench-client" peer_secret="bench-client-secret"
@@ -215,6 +185,7 @@ side_by_side() {
 	done
 
 	OURS_CC_RUNS=()
+	UNMETERED_CC_RUNS=()
 	PEER_CC_RUNS=()
 	FLOOR_CC_RUNS=()
 	local round
@@ -222,6 +193,9 @@ side_by_side() {
 		say "wrk: local server, client_credentials (round $round of $ROUNDS)"
 		note_load "wrk: local server, round $round"
 		OURS_CC_RUNS+=("$(load "$ours_url" "$ours_auth" grant_type=client_credentials)")
+		say "wrk: local server with METRICS=off, client_credentials (round $round of $ROUNDS)"
+		note_load "wrk: local server METRICS=off, round $round"
+		UNMETERED_CC_RUNS+=("$(load "$unmetered_url" "$unmetered_auth" grant_type=client_credentials)")
 		say "wrk: node-oidc-provider, client_credentials (round $round of $ROUNDS)"
 		note_load "wrk: node-oidc-provider, round $round"
 		PEER_CC_RUNS+=("$(load "$peer_url" "$peer_auth" grant_type=client_credentials)")
@@ -232,8 +206,9 @@ side_by_side() {
 	say "wrk: local server, password"
 	note_load "wrk: local server, password"
 	OURS_PASSWORD="$(load "$ours_url" "$ours_auth" "$password_form")"
-	kill "${PIDS[-1]}" "${PIDS[-2]}" "${PIDS[-3]}"
+	kill "${PIDS[-1]}" "${PIDS[-2]}" "${PIDS[-3]}" "${PIDS[-4]}"
 	OURS_CC="$(printf '%s\n' "${OURS_CC_RUNS[@]}" | cut -d' ' -f1 | median_int)"
+	UNMETERED_CC="$(printf '%s\n' "${UNMETERED_CC_RUNS[@]}" | cut -d' ' -f1 | median_int)"
 	PEER_CC="$(printf '%s\n' "${PEER_CC_RUNS[@]}" | cut -d' ' -f1 | median_int)"
 	FLOOR_CC="$(printf '%s\n' "${FLOOR_CC_RUNS[@]}" | cut -d' ' -f1 | median_int)"
 }
@@ -327,8 +302,6 @@ signing_cost() {
 	}
 }
 
-median_int() { median | cut -d. -f1; }
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "%.1f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # --- The run -------------------------------------------------------------------------------------
 ensure_tools
@@ -365,6 +338,8 @@ $(printf '%s\n' "${LOADS[@]}")
 Side by side: wrk -t$THREADS -c$CONNECTIONS -d$DURATION, the $(nproc) cores shared by wrk and the server, the three servers taking turns
 
 client_credentials against the floor (HTTP + one ES256 signature, no store): floor median $FLOOR_CC req/s (rounds $(printf '%s, ' "${FLOOR_CC_RUNS[@]}" | sed 's/, $//')); token-service at $(awk -v a="${OURS_CC%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.0f %%", 100 * a / b }') of the floor, node-oidc-provider at $(awk -v a="${PEER_CC%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.0f %%", 100 * a / b }')
+
+What the metrics cost: client_credentials, median of $ROUNDS rounds, $OURS_CC req/s with metrics (the default) against $UNMETERED_CC req/s with METRICS=off ($(awk -v a="${OURS_CC%% *}" -v b="${UNMETERED_CC%% *}" 'BEGIN { printf "%+.1f %%", 100 * (a - b) / b }'); rounds without: $(printf '%s, ' "${UNMETERED_CC_RUNS[@]}" | sed 's/, $//'))
 
 | grant | token-service req/s | node-oidc-provider $(json_field "$CACHE/node/node_modules/oidc-provider/package.json" version) req/s | ratio |
 |---|---|---|---|

@@ -22,7 +22,12 @@ import math
 import re
 import sys
 
-PRICE_DATE = "2026-11-25 (AWS list prices for us-east-1, unchanged since the 2024-11-01 DynamoDB on-demand cut)"
+# Checked on 2026-11-25 against copies of AWS's pricing pages for us-east-1 (this machine cannot
+# reach the AWS Price List API): DynamoDB on-demand after its November 2024 cut (airbyte.com's and
+# others' copies of the DynamoDB pricing page), Lambda's first tier per architecture (the Lambda
+# pricing page's table, as copied by cloudchipr.com and others), HTTP API's first 300 million
+# requests (aws.amazon.com/api-gateway/pricing as quoted by apigatewaycost.com and amnic.com).
+PRICE_DATE = "2026-11-25 (AWS list prices for us-east-1, cross-checked against copies of AWS's pricing pages)"
 # DynamoDB on-demand, per million request units; storage per GB-month (Standard table class).
 DDB_WRU = 0.625
 DDB_RRU = 0.125
@@ -52,7 +57,7 @@ TRANSACTION_ITEMS_DEFAULT = 4
 # of the round-trip tests is given.
 DEFAULT_CALLS = {
     "client_credentials": {"PutItem": 1},
-    "password": {"GetItem": 2, "UpdateItem": 2, "TransactWriteItems": 1},
+    "password": {"UpdateItem": 1, "GetItem": 1, "TransactWriteItems": 1},
     "company authtoken grant": {"GetItem": 1, "TransactWriteItems": 1},
     "refresh": {"GetItem": 1, "TransactWriteItems": 1},
     "legacy exchange": {"GetItem": 3, "TransactWriteItems": 1},

@@ -21,6 +21,7 @@
 //! response posted. `infra/bench.sh` reads those lines.
 
 mod function;
+mod metrics_off;
 mod rotate_keys;
 mod runtime_api;
 

@@ -90,6 +90,10 @@ pub struct Config {
     /// its own memory (`READ_CACHE_SECONDS`, at most 5; 0 = off): the delay after which a
     /// disabled client or company stops working everywhere. See `store::cached`.
     pub read_cache_seconds: u64,
+    /// Whether requests are counted and timed (`METRICS`, `on` by default). `off` installs no
+    /// exporter: no `/metrics` route's content, no embedded-metric lines; for measuring what the
+    /// metrics cost (`infra/bench.sh`), or a deployment that does not want them.
+    pub metrics: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -138,17 +142,7 @@ impl Config {
                 value: ttl_days.to_string(),
             });
         }
-        let dpop_nonce = match get("DPOP_NONCE").as_deref().map(str::trim) {
-            None | Some("off") => false,
-            Some("on") => true,
-            Some(other) => {
-                return Err(ConfigError::Invalid {
-                    name: "DPOP_NONCE",
-                    expected: "on or off",
-                    value: other.to_owned(),
-                })
-            }
-        };
+        let dpop_nonce = parse_switch(&get, "DPOP_NONCE", false)?;
         let policy = Policy {
             refresh_token_ttl_seconds: ttl_days * 86_400,
             refresh_grace_seconds: parse_number(
@@ -200,7 +194,26 @@ impl Config {
             policy,
             signing_keys_secret_arn: get("SIGNING_KEYS_SECRET_ARN"),
             read_cache_seconds,
+            metrics: parse_switch(&get, "METRICS", true)?,
         })
+    }
+}
+
+/// `on` or `off` (surrounding blanks ignored); unset: `default`.
+fn parse_switch(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: bool,
+) -> Result<bool, ConfigError> {
+    match get(name).as_deref().map(str::trim) {
+        None => Ok(default),
+        Some("on") => Ok(true),
+        Some("off") => Ok(false),
+        Some(other) => Err(ConfigError::Invalid {
+            name,
+            expected: "on or off",
+            value: other.to_owned(),
+        }),
     }
 }
 
@@ -294,6 +307,15 @@ mod tests {
         assert!(config(&[("DPOP_NONCE", "on")]).unwrap().policy.dpop_nonce);
         let err = config(&[("DPOP_NONCE", "yes")]).unwrap_err().to_string();
         assert!(err.contains("DPOP_NONCE"), "{err}");
+    }
+
+    #[test]
+    fn metrics_are_on_unless_off() {
+        assert!(config(&[]).unwrap().metrics);
+        assert!(config(&[("METRICS", " on ")]).unwrap().metrics);
+        assert!(!config(&[("METRICS", "off")]).unwrap().metrics);
+        let err = config(&[("METRICS", "0")]).unwrap_err().to_string();
+        assert!(err.contains("METRICS"), "{err}");
     }
 
     #[test]

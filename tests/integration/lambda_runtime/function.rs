@@ -72,7 +72,11 @@ impl RunningFunction {
     pub async fn start_with(name: &'static str, env: &FunctionEnv, extra: &[(&str, &str)]) -> Self {
         let binary = function_binary(name);
         let api = RuntimeApi::serve(name).await;
-        let log = env.data_dir.path().join(format!("{name}.log"));
+        // One file per process: two instances of one function may run side by side.
+        let log = env
+            .data_dir
+            .path()
+            .join(format!("{name}-{}.log", uuid::Uuid::new_v4().simple()));
         let output = std::fs::File::create(&log).unwrap();
         let started = Instant::now();
         let child = Command::new(&binary)

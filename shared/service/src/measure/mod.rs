@@ -14,6 +14,16 @@ use std::time::Duration;
 
 use http::StatusCode;
 
+/// `METRICS=off`: every metric goes to a recorder that keeps nothing, installed before either
+/// exporter can be, so neither is (the local server's `/metrics` then answers 404). Call it
+/// before the first router is built.
+pub fn switch_off() {
+    // An error means a recorder is already installed: too late to switch off, and said so.
+    if metrics::set_global_recorder(metrics::NoopRecorder).is_err() {
+        tracing::warn!("METRICS=off came after a metrics recorder was installed: metrics stay on");
+    }
+}
+
 /// Requests answered, by `endpoint` and `grant`.
 pub const REQUESTS: &str = "requests_total";
 /// Refusals (4xx with a catalogue code), by `endpoint`, `grant` and `code`.

@@ -1,0 +1,51 @@
+# Helpers of infra/bench.sh: ports, waiting, one wrk run, forms and medians. Sourced; expects
+# ROOT, RUN, THREADS, CONNECTIONS, DURATION and die().
+
+free_port() {
+	node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'
+}
+
+# wait_until_up URL LOG: polls until URL answers at all (any status), or fails with the log.
+wait_until_up() {
+	for _ in $(seq 1 100); do
+		curl -s -o /dev/null "$1" && return 0
+		sleep 0.1
+	done
+	cat "$2" >&2
+	die "nothing answers at $1"
+}
+
+# load URL AUTHORIZATION FORM: one wrk run; prints "req/s", with any failures after it.
+load() {
+	local out line
+	# A failing first request means a broken setup, not a slow server: say so instead of timing it.
+	local status
+	status="$(curl -s -o "$RUN/probe" -w '%{http_code}' -H "Authorization: $2" --data "$3" "$1")"
+	[[ "$status" == 200 ]] || die "POST $1 ($3) answered $status: $(cat "$RUN/probe")"
+	out="$(BENCH_AUTHORIZATION="$2" BENCH_FORM="$3" \
+		wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --timeout 10s -s "$ROOT/infra/bench/token.lua" "$1")"
+	line="$(grep '^BENCH_RESULT' <<<"$out")" || die "wrk printed no result: $out"
+	local rps non_2xx socket_errors
+	rps="$(sed -E 's/.*req_per_s=([0-9]+).*/\1/' <<<"$line")"
+	non_2xx="$(sed -E 's/.*non_2xx=([0-9]+).*/\1/' <<<"$line")"
+	socket_errors="$(sed -E 's/.*socket_errors=([0-9]+).*/\1/' <<<"$line")"
+	local failures=()
+	((non_2xx == 0)) || failures+=("$non_2xx non-2xx")
+	((socket_errors == 0)) || failures+=("$socket_errors socket errors or timeouts")
+	if ((${#failures[@]} > 0)); then
+		echo "$rps ($(
+			IFS=,
+			echo "${failures[*]}" | sed 's/,/, /g'
+		))"
+	else
+		echo "$rps"
+	fi
+}
+
+basic() { printf 'Basic %s' "$(printf '%s:%s' "$1" "$2" | base64 -w0)"; }
+form() { node -e 'console.log(new URLSearchParams(JSON.parse(process.argv[1])).toString())' "$1"; }
+json_field() { node -e 'console.log(require(process.argv[1])[process.argv[2]])' "$1" "$2"; }
+ratio() { awk -v a="${1%% *}" -v b="${2%% *}" 'BEGIN { printf "%.2f×", a / b }'; }
+
+median_int() { median | cut -d. -f1; }
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "%.1f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
