@@ -16,7 +16,7 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use uuid::Uuid;
 
-use super::{ClientId, CompanyStatus, FamilyId, PrincipalId, PrincipalType, SecretId};
+use super::{ClientId, CompanyStatus, FamilyId, PrincipalId, PrincipalType, SecretId, TokenId};
 use crate::clock::UnixTime;
 
 /// How long an event is kept: DynamoDB's TTL and the SQLite sweeper delete it after that.
@@ -109,6 +109,9 @@ pub enum AuditKind {
     FamilyRefreshed { generation: u32 },
     #[serde(rename = "family.revoked")]
     FamilyRevoked { reason: RevocationReason },
+    /// One access token revoked on its own (RFC 7009); its family, if any, stays live.
+    #[serde(rename = "access_token.revoked")]
+    AccessTokenRevoked { jti: TokenId },
     #[serde(rename = "refresh.reuse_detected")]
     RefreshReuseDetected,
     /// The attempt that used up a login's last attempt of its window failed: the login is locked
@@ -156,6 +159,7 @@ impl AuditKind {
             Self::FamilyStarted { .. } => "family.started",
             Self::FamilyRefreshed { .. } => "family.refreshed",
             Self::FamilyRevoked { .. } => "family.revoked",
+            Self::AccessTokenRevoked { .. } => "access_token.revoked",
             Self::RefreshReuseDetected => "refresh.reuse_detected",
             Self::LoginLocked => "login.locked",
             Self::ClientSecretAdded { .. } => "client.secret_added",
