@@ -4,6 +4,7 @@
 //! family's `family.started` lands with the family or not at all (the fault proxy, a locked
 //! SQLite file). `tokenctl audit` itself is tested in the `tokenctl` suite.
 
+mod access_tokens;
 mod admin_changes;
 mod best_effort;
 mod exchange;

@@ -134,7 +134,7 @@ async fn a_company_family_revoked_by_an_exchange_of_its_administrator_names_the_
     app.enable_company_for(&company, &m.client).await;
 
     let first_request = correlation_id();
-    let (_, company_family) = exchanged(
+    let (company_tokens, company_family) = exchanged(
         &app,
         &m,
         "?returnType=companyToken",
@@ -160,7 +160,7 @@ async fn a_company_family_revoked_by_an_exchange_of_its_administrator_names_the_
     // The administrator's own family now: the company's family is revoked, under the company.
     app.clock.advance(5);
     let second_request = correlation_id();
-    let (_, admin_family) = exchanged(&app, &m, "", &wsadmin, &second_request).await;
+    let (admin_tokens, admin_family) = exchanged(&app, &m, "", &wsadmin, &second_request).await;
     let revoked = assert_recorded(
         &app,
         &Expected {
@@ -194,4 +194,20 @@ async fn a_company_family_revoked_by_an_exchange_of_its_administrator_names_the_
             .all(|event| event.family_id.map(|id| id.to_string()) != Some(company_family.clone())),
         "the company's family is not filed under its administrator: {of_admin:?}"
     );
+    let [company_access, company_refresh] = tokens(&company_tokens);
+    let [admin_access, admin_refresh] = tokens(&admin_tokens);
+    assert_no_secret_recorded(
+        &app,
+        &[principal_subject(company_id), principal_subject(admin.id)],
+        &[
+            &wsadmin,
+            &m.client.secret,
+            &m.app_token,
+            company_access,
+            company_refresh,
+            admin_access,
+            admin_refresh,
+        ],
+    )
+    .await;
 }

@@ -125,6 +125,7 @@ macro_rules! conformance_suite {
             expired_authorization_code_is_not_redeemable,
             concurrent_redemptions_have_one_winner,
             revoke_access_token_revokes_only_that_token,
+            revoking_an_access_token_records_only_the_first_time,
             revoke_connection_revokes_the_principals_families_with_that_client,
             rate_limit_refuses_over_the_limit_until_the_window_ends,
             parallel_rate_limit_hits_never_exceed_the_limit,
