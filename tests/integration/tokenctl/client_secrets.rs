@@ -2,22 +2,19 @@
 //! five-secret limit, the last secret kept, and a client record written before several secrets
 //! existed (one secret in `list`, migrated in place at its first change).
 
-use token_service::domain::{ClientId, SecretCheck};
 use uuid::Uuid;
 
-use super::output::str_field;
+use super::output::{str_field, text_field};
 use super::target::{Backend, Target, UNKNOWN};
 use crate::client_secrets::old_record::{self, Raw};
 
 const DAY: i64 = 86_400;
 
 pub async fn add_list_revoke(t: &Target) {
-    let created = t.json(&["clients", "create", "--name", "Rotating App"]);
-    let id = str_field(&created, "client_id").to_owned();
-    let client_id = ClientId::parse(&id).unwrap();
+    let (_, client_id) = t.create_client("Rotating App", &[]);
+    let id = client_id.to_string();
 
-    let listed = t.json(&["clients", "secrets", "list", &id]);
-    let listed = listed.as_array().unwrap();
+    let listed = t.list_secrets(&id);
     assert_eq!(listed.len(), 1);
     assert_eq!(
         listed[0].as_object().unwrap().keys().collect::<Vec<_>>(),
@@ -33,21 +30,9 @@ pub async fn add_list_revoke(t: &Target) {
     let secret = str_field(&added, "client_secret").to_owned();
     assert!(Uuid::parse_str(&secret).is_ok(), "a UUID");
     assert!(!t.stored_anywhere(&secret).await, "stored only as a hash");
-    let client = t
-        .store
-        .clients()
-        .get_client(&client_id)
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(matches!(
-        client.check_secret(&secret, client.created_at),
-        SecretCheck::Valid { .. }
-    ));
-    let listed = t.json(&["clients", "secrets", "list", &id]);
+    assert!(t.secret_verifies(&client_id, &secret).await);
+    let listed = t.list_secrets(&id);
     let added_listed = listed
-        .as_array()
-        .unwrap()
         .iter()
         .find(|s| s["secret_id"] == added["secret_id"])
         .expect("listed");
@@ -55,15 +40,14 @@ pub async fn add_list_revoke(t: &Target) {
         added_listed["expires"].as_i64().unwrap(),
         added_listed["created"].as_i64().unwrap() + 30 * DAY
     );
-    assert!(!listed.to_string().contains(&secret), "never listed");
+    assert!(
+        !listed.iter().any(|s| s.to_string().contains(&secret)),
+        "never listed"
+    );
 
     // Readable output: the secret once, and the listing one line per secret.
     let text = t.text(&["clients", "secrets", "add", &id]);
-    let text_secret = text
-        .lines()
-        .find_map(|l| l.strip_prefix("client_secret:"))
-        .map(|s| s.trim().to_owned())
-        .expect("client_secret line");
+    let text_secret = text_field(&text, "client_secret");
     assert!(text.contains("shown only this once"), "{text}");
     let text = t.text(&["clients", "secrets", "list", &id]);
     assert_eq!(text.lines().count(), 3, "{text}");
@@ -74,8 +58,8 @@ pub async fn add_list_revoke(t: &Target) {
     t.json(&["clients", "secrets", "add", &id]);
     let refused = t.fails(&["clients", "secrets", "add", &id], 4);
     assert!(refused.contains("5 secrets"), "{refused}");
-    let five = t.json(&["clients", "secrets", "list", &id]);
-    assert_eq!(five.as_array().unwrap().len(), 5);
+    let five = t.list_secrets(&id);
+    assert_eq!(five.len(), 5);
 
     // Bad input.
     t.fails(&["clients", "secrets", "add", &id, "--expires-in", "0"], 2);
@@ -86,8 +70,6 @@ pub async fn add_list_revoke(t: &Target) {
 
     // Revoke all but one; the last is refused.
     let ids: Vec<String> = five
-        .as_array()
-        .unwrap()
         .iter()
         .map(|s| s["secret_id"].as_str().unwrap().to_owned())
         .collect();
@@ -97,13 +79,7 @@ pub async fn add_list_revoke(t: &Target) {
     }
     let refused = t.fails(&["clients", "secrets", "revoke", &id, &ids[0]], 4);
     assert!(refused.contains("last"), "{refused}");
-    assert_eq!(
-        t.json(&["clients", "secrets", "list", &id])
-            .as_array()
-            .unwrap()
-            .len(),
-        1
-    );
+    assert_eq!(t.list_secrets(&id).len(), 1);
     let said = t.text(&["clients", "secrets", "add", &id]);
     assert!(said.contains("may take up to 5 seconds"), "{said}");
 
@@ -114,16 +90,9 @@ pub async fn add_list_revoke(t: &Target) {
 }
 
 pub async fn an_old_record_lists_as_one_secret_and_migrates(t: &Target) {
-    let created = t.json(&["clients", "create", "--name", "Old App"]);
-    let id = str_field(&created, "client_id").to_owned();
-    let client_id = ClientId::parse(&id).unwrap();
-    let client = t
-        .store
-        .clients()
-        .get_client(&client_id)
-        .await
-        .unwrap()
-        .unwrap();
+    let (_, client_id) = t.create_client("Old App", &[]);
+    let id = client_id.to_string();
+    let client = t.stored_client(&client_id).await;
     let raw = match &t.backend {
         Backend::Sqlite => {
             Raw::SqliteFile(t.dir.path().join(token_service::store::sqlite::FILE_NAME))
@@ -132,35 +101,14 @@ pub async fn an_old_record_lists_as_one_secret_and_migrates(t: &Target) {
     };
     old_record::write(t.store.as_ref(), raw, client, "an old secret").await;
 
-    let listed = t.json(&["clients", "secrets", "list", &id]);
-    let listed = listed.as_array().unwrap();
+    let listed = t.list_secrets(&id);
     assert_eq!(listed.len(), 1, "{listed:?}");
     let old_id = listed[0]["secret_id"].as_str().unwrap().to_owned();
     t.json(&["clients", "secrets", "add", &id]);
-    let stored = t
-        .store
-        .clients()
-        .get_client(&client_id)
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = t.stored_client(&client_id).await;
     assert!(!stored.secrets.is_legacy(), "rewritten in the new shape");
-    assert!(matches!(
-        stored.check_secret("an old secret", stored.created_at),
-        SecretCheck::Valid { .. }
-    ));
-    let listed = t.json(&["clients", "secrets", "list", &id]);
-    assert_eq!(listed.as_array().unwrap().len(), 2);
+    assert!(t.secret_verifies(&client_id, "an old secret").await);
+    assert_eq!(t.list_secrets(&id).len(), 2);
     t.json(&["clients", "secrets", "revoke", &id, &old_id]);
-    let stored = t
-        .store
-        .clients()
-        .get_client(&client_id)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        stored.check_secret("an old secret", stored.created_at),
-        SecretCheck::Wrong
-    );
+    assert!(!t.secret_verifies(&client_id, "an old secret").await);
 }

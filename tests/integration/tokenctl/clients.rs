@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use token_service::domain::{ClientId, GrantType, Scopes};
 use uuid::Uuid;
 
-use super::output::str_field;
+use super::output::{str_field, text_field};
 use super::target::{Target, UNKNOWN};
 
 /// The two clients `create` made, with the secrets printed for them.
@@ -19,7 +19,6 @@ pub struct CreatedClients {
 /// `clients create`: the secret is printed once, verifies against the stored hash, and is
 /// nowhere in the store in clear; flags and defaults are stored as given.
 pub async fn create(t: &Target) -> CreatedClients {
-    let store = &t.store;
     let created = t.json(&[
         "clients",
         "create",
@@ -39,12 +38,7 @@ pub async fn create(t: &Target) -> CreatedClients {
     let client_id = ClientId::parse(str_field(&created, "client_id")).unwrap();
     let secret = str_field(&created, "client_secret").to_owned();
     assert!(Uuid::parse_str(&secret).is_ok(), "client_secret is a UUID");
-    let client = store
-        .clients()
-        .get_client(&client_id)
-        .await
-        .unwrap()
-        .unwrap();
+    let client = t.stored_client(&client_id).await;
     assert_eq!(
         client.id, client_id,
         "the printed id is the stored client's own"
@@ -54,10 +48,7 @@ pub async fn create(t: &Target) -> CreatedClients {
         Some(uuid::Version::Random),
         "a random (v4) id"
     );
-    assert!(matches!(
-        client.check_secret(&secret, client.created_at),
-        token_service::domain::SecretCheck::Valid { .. }
-    ));
+    assert!(t.secret_verifies(&client_id, &secret).await);
     assert!(!t.stored_anywhere(&secret).await, "secret stored in clear");
     assert!(
         t.stored_anywhere("Partner App").await,
@@ -88,26 +79,10 @@ pub async fn create(t: &Target) -> CreatedClients {
 
     // Defaults: every grant, no scopes; --no-refresh; readable output names the secret once.
     let text = t.text(&["clients", "create", "--name", "Other", "--no-refresh"]);
-    let other_id = text
-        .lines()
-        .find_map(|l| l.strip_prefix("client_id:"))
-        .map(|id| ClientId::parse(id.trim()).unwrap())
-        .expect("client_id line");
-    let other_secret = text
-        .lines()
-        .find_map(|l| l.strip_prefix("client_secret:"))
-        .map(|s| s.trim().to_owned())
-        .expect("client_secret line");
-    let other = store
-        .clients()
-        .get_client(&other_id)
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(matches!(
-        other.check_secret(&other_secret, other.created_at),
-        token_service::domain::SecretCheck::Valid { .. }
-    ));
+    let other_id = ClientId::parse(&text_field(&text, "client_id")).unwrap();
+    let other_secret = text_field(&text, "client_secret");
+    let other = t.stored_client(&other_id).await;
+    assert!(t.secret_verifies(&other_id, &other_secret).await);
     assert_eq!(other.grants, GrantType::ALL.into_iter().collect());
     assert!(other.allowed_scopes.is_empty());
     assert!(!other.refresh_allowed);
@@ -139,28 +114,11 @@ pub async fn create(t: &Target) -> CreatedClients {
 
 /// `clients disable`: only the named client, and the tool says when running servers notice.
 pub async fn disable(t: &Target, clients: &CreatedClients) {
-    let store = &t.store;
     let client_id = clients.partner.to_string();
     let out = t.json(&["clients", "disable", &client_id]);
     assert_eq!(out["enabled"], false);
-    assert!(
-        !store
-            .clients()
-            .get_client(&clients.partner)
-            .await
-            .unwrap()
-            .unwrap()
-            .enabled
-    );
-    assert!(
-        store
-            .clients()
-            .get_client(&clients.other)
-            .await
-            .unwrap()
-            .unwrap()
-            .enabled
-    );
+    assert!(!t.stored_client(&clients.partner).await.enabled);
+    assert!(t.stored_client(&clients.other).await.enabled);
     t.fails(&["clients", "disable", UNKNOWN], 3);
     t.fails(&["clients", "disable", "not-a-uuid"], 2);
     // Running servers cache clients for a few seconds, and the tool says so.

@@ -2,9 +2,7 @@
 //! stored on the client, private and symmetric keys refused with the reason.
 
 use serde_json::json;
-use token_service::domain::ClientId;
 
-use super::output::str_field;
 use super::target::{Target, UNKNOWN};
 
 /// An EC P-256 public key (RFC 7515 Appendix A.3's), and the same with its private `d`.
@@ -23,19 +21,12 @@ pub async fn client_jwks(t: &Target) {
         path.display().to_string()
     };
     let public = write("public.json", &json!({ "keys": [ec_key("one")] }));
-    let created = t.json(&[
-        "clients",
-        "create",
-        "--name",
+    let (created, id) = t.create_client(
         "Signer",
-        "--grants",
-        "client_credentials",
-        "--jwks-file",
-        &public,
-    ]);
+        &["--grants", "client_credentials", "--jwks-file", &public],
+    );
     assert_eq!(created["jwks_keys"], json!(["one"]), "{created}");
-    let id = ClientId::parse(str_field(&created, "client_id")).unwrap();
-    let stored = t.store.clients().get_client(&id).await.unwrap().unwrap();
+    let stored = t.stored_client(&id).await;
     let set = stored.jwks.expect("the set is stored");
     assert_eq!(set.keys().len(), 1);
     assert_eq!(set.keys()[0].kid(), Some("one"));
@@ -49,7 +40,7 @@ pub async fn client_jwks(t: &Target) {
         json!(["two", "oKIywvGUpTVTyxMQ3bwIIeQUudfr_CkLMjCE19ECD-U"]),
         "a key without kid is listed by its RFC 7638 thumbprint: {out}"
     );
-    let stored = t.store.clients().get_client(&id).await.unwrap().unwrap();
+    let stored = t.stored_client(&id).await;
     assert_eq!(stored.jwks.unwrap().keys().len(), 2, "replaced, not added");
     assert!(stored.enabled, "the rest of the client is kept");
 
@@ -83,7 +74,7 @@ pub async fn client_jwks(t: &Target) {
         );
         assert!(message.contains(says), "{message}");
     }
-    let stored = t.store.clients().get_client(&id).await.unwrap().unwrap();
+    let stored = t.stored_client(&id).await;
     assert_eq!(
         stored.jwks.unwrap().keys()[0].kid(),
         Some("two"),

@@ -2,7 +2,7 @@
 //! --refresh-rotation`, `clients set-refresh-rotation`, `users create --email` and
 //! `users set-email`, each run through the binary and read back from the store.
 
-use token_service::domain::{ChannelHandle, ClientId, PrincipalId, RefreshRotation};
+use token_service::domain::{ChannelHandle, PrincipalId, RefreshRotation};
 
 use super::output::str_field;
 use super::target::{Target, UNKNOWN};
@@ -13,21 +13,19 @@ const LOOPBACK_CALLBACK: &str = "http://127.0.0.1:8080/cb";
 /// `clients create` with the client options, their defaults, `clients set-refresh-rotation` and
 /// `clients set-require-dpop`.
 pub async fn client_options(t: &Target) {
-    let created = t.json(&[
-        "clients",
-        "create",
-        "--name",
+    let (created, id) = t.create_client(
         "Admin Console",
-        "--first-party",
-        "--redirect-uri",
-        CONSOLE_CALLBACK,
-        "--redirect-uri",
-        LOOPBACK_CALLBACK,
-        "--refresh-rotation",
-        "sliding",
-    ]);
-    let id = ClientId::parse(str_field(&created, "client_id")).unwrap();
-    let console = t.store.clients().get_client(&id).await.unwrap().unwrap();
+        &[
+            "--first-party",
+            "--redirect-uri",
+            CONSOLE_CALLBACK,
+            "--redirect-uri",
+            LOOPBACK_CALLBACK,
+            "--refresh-rotation",
+            "sliding",
+        ],
+    );
+    let console = t.stored_client(&id).await;
     assert!(console.first_party, "--first-party is stored");
     assert_eq!(
         console.redirect_uris,
@@ -37,9 +35,8 @@ pub async fn client_options(t: &Target) {
     assert_eq!(console.refresh_rotation, RefreshRotation::Sliding);
     assert_eq!(created["refresh_rotation"], "sliding", "{created}");
 
-    let plain = t.json(&["clients", "create", "--name", "Plain"]);
-    let plain = ClientId::parse(str_field(&plain, "client_id")).unwrap();
-    let plain = t.store.clients().get_client(&plain).await.unwrap().unwrap();
+    let (_, plain) = t.create_client("Plain", &[]);
+    let plain = t.stored_client(&plain).await;
     assert!(!plain.first_party && plain.redirect_uris.is_empty());
     assert_eq!(
         plain.refresh_rotation,
@@ -54,7 +51,7 @@ pub async fn client_options(t: &Target) {
     ] {
         let out = t.json(&["clients", "set-refresh-rotation", &client_id, rotation]);
         assert_eq!(out["refresh_rotation"], rotation, "{out}");
-        let stored = t.store.clients().get_client(&id).await.unwrap().unwrap();
+        let stored = t.stored_client(&id).await;
         assert_eq!(stored.refresh_rotation, expected, "after {rotation}");
         assert_eq!(
             stored.redirect_uris, console.redirect_uris,
@@ -65,22 +62,13 @@ pub async fn client_options(t: &Target) {
 
     // DPoP: off unless asked for, at creation or later.
     assert!(!console.require_dpop && !plain.require_dpop, "the default");
-    let strict = t.json(&["clients", "create", "--name", "Strict", "--require-dpop"]);
-    assert_eq!(strict["require_dpop"], true, "{strict}");
-    let strict = ClientId::parse(str_field(&strict, "client_id")).unwrap();
-    assert!(
-        t.store
-            .clients()
-            .get_client(&strict)
-            .await
-            .unwrap()
-            .unwrap()
-            .require_dpop
-    );
+    let (created, strict) = t.create_client("Strict", &["--require-dpop"]);
+    assert_eq!(created["require_dpop"], true, "{created}");
+    assert!(t.stored_client(&strict).await.require_dpop);
     for (value, expected) in [("true", true), ("false", false)] {
         let out = t.json(&["clients", "set-require-dpop", &client_id, value]);
         assert_eq!(out["require_dpop"], expected, "{out}");
-        let stored = t.store.clients().get_client(&id).await.unwrap().unwrap();
+        let stored = t.stored_client(&id).await;
         assert_eq!(stored.require_dpop, expected, "after {value}");
         assert_eq!(
             stored.redirect_uris, console.redirect_uris,

@@ -70,3 +70,11 @@ pub fn str_field<'a>(value: &'a Value, key: &str) -> &'a str {
         .as_str()
         .unwrap_or_else(|| panic!("{key} in {value}"))
 }
+
+/// The value of the `key:` line of a run's readable output.
+pub fn text_field(text: &str, key: &str) -> String {
+    text.lines()
+        .find_map(|line| line.strip_prefix(key)?.strip_prefix(':'))
+        .map(|value| value.trim().to_owned())
+        .unwrap_or_else(|| panic!("a {key} line in {text:?}"))
+}

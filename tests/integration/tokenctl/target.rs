@@ -9,11 +9,12 @@ use integration_tests::dynamodb as ddb;
 use integration_tests::stored_data;
 use serde_json::Value;
 use tempfile::TempDir;
+use token_service::domain::{Client, ClientId, SecretCheck};
 use token_service::store::dynamodb::DynamoStore;
 use token_service::store::sqlite::{SqliteStore, FILE_NAME};
 use token_service::store::Store;
 
-use super::output::{assert_failure, assert_success, success_json};
+use super::output::{assert_failure, assert_success, str_field, success_json};
 
 /// The deployment's own geolocation, as the tool is configured in these tests.
 pub const HOME: &str = "https://us.api.example.com";
@@ -234,6 +235,39 @@ impl Target {
     /// Expects failure with `code`; returns the one-line reason.
     pub fn fails(&self, args: &[&str], code: i32) -> String {
         assert_failure(&self.output(args), args, code)
+    }
+
+    /// `clients create --name <name> <flags>` with `--json`: what it printed, and the new
+    /// client's id.
+    pub fn create_client(&self, name: &str, flags: &[&str]) -> (Value, ClientId) {
+        let created = self.json(&[&["clients", "create", "--name", name], flags].concat());
+        let id = ClientId::parse(str_field(&created, "client_id")).unwrap();
+        (created, id)
+    }
+
+    /// `clients secrets list <client_id>` with `--json`: one object per secret.
+    pub fn list_secrets(&self, client_id: &str) -> Vec<Value> {
+        let listed = self.json(&["clients", "secrets", "list", client_id]);
+        listed.as_array().expect("a listing").clone()
+    }
+
+    /// The client as the store holds it now, read back through the test's own store.
+    pub async fn stored_client(&self, id: &ClientId) -> Client {
+        self.store
+            .clients()
+            .get_client(id)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("client {id} is stored"))
+    }
+
+    /// Whether `id`'s stored secrets take `secret` now.
+    pub async fn secret_verifies(&self, id: &ClientId, secret: &str) -> bool {
+        let client = self.stored_client(id).await;
+        matches!(
+            client.check_secret(secret, client.created_at),
+            SecretCheck::Valid { .. }
+        )
     }
 
     /// Whether `needle` appears anywhere in the stored data, in clear. On SQLite only the

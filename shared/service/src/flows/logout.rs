@@ -103,12 +103,10 @@ async fn registered_address<'a>(
     // Without a client there is no registration to match against.
     let client_id = client_id.ok_or(LogoutDenial::RedirectNotRegistered)?;
     let client = services
-        .ctx
-        .store
-        .clients()
-        .get_client(&client_id)
-        .await?
-        .ok_or(LogoutDenial::UnknownClient)?;
+        .registered_client(&client_id, || {
+            LogoutError::from(LogoutDenial::UnknownClient)
+        })
+        .await?;
     if client.post_logout_redirect_uris.iter().any(|r| r == uri) {
         Ok(uri)
     } else {

@@ -155,12 +155,8 @@ async fn authenticate_or_say_why(
     }
     let id = ClientId::parse(&iss).map_err(|_| "iss is not a client id")?;
     let client = services
-        .ctx
-        .store
-        .clients()
-        .get_client(&id)
-        .await?
-        .ok_or("unknown client")?;
+        .registered_client(&id, || Refused::from("unknown client"))
+        .await?;
     let keys = client.jwks.as_ref().ok_or("no JWK Set registered")?;
     let claims = verified_claims(token, &header, keys)?;
     let now = services.ctx.clock.now();

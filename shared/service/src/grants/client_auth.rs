@@ -13,6 +13,7 @@ use crate::errors::{ErrorCode, OAuthError};
 use crate::flows::client_secrets;
 use crate::secrets::Secret;
 use crate::services::Services;
+use crate::store::StoreError;
 
 /// The credentials a request presents, before they are checked.
 #[derive(Debug)]
@@ -20,6 +21,23 @@ struct Presented {
     id: Option<String>,
     secret: Option<Secret>,
     via_basic: bool,
+}
+
+impl Services {
+    /// The client registered as `id`, or the caller's `unknown` refusal when there is none. Every
+    /// endpoint that names a client looks it up this way; a store failure stays the caller's 503.
+    pub async fn registered_client<E: From<StoreError>>(
+        &self,
+        id: &ClientId,
+        unknown: impl FnOnce() -> E,
+    ) -> Result<Client, E> {
+        self.ctx
+            .store
+            .clients()
+            .get_client(id)
+            .await?
+            .ok_or_else(unknown)
+    }
 }
 
 /// Authenticates the calling client, or says why not.
@@ -50,10 +68,9 @@ pub async fn authenticate_client(
     let id = ClientId::parse(id).map_err(|_| deny(ErrorCode::ClientNotFound))?;
     let store = services.ctx.store.clients();
     let now = services.ctx.clock.now();
-    let mut client = store
-        .get_client(&id)
-        .await?
-        .ok_or_else(|| deny(ErrorCode::ClientNotFound))?;
+    let mut client = services
+        .registered_client(&id, || deny(ErrorCode::ClientNotFound))
+        .await?;
     let mut checked = client.check_secret(secret.expose(), now);
     if checked == SecretCheck::Wrong && store.caches_clients() {
         // A secret added elsewhere since this instance cached the client works at once too.

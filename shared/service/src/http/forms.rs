@@ -33,22 +33,38 @@ fn email_channel_handle() -> utoipa::openapi::Object {
         .build()
 }
 
+/// A form of an endpoint that authenticates its client: the client's credentials (a secret, or a
+/// `private_key_jwt` assertion) come first, then the endpoint's own parameters. One declaration of
+/// the credentials, so that a new client authentication method reaches every such endpoint.
+macro_rules! client_form {
+    (
+        $(#[$attribute:meta])*
+        pub struct $name:ident { $($(#[$field_attribute:meta])* pub $field:ident: $type:ty,)* }
+    ) => {
+        $(#[$attribute])*
+        #[derive(ToSchema)]
+        pub struct $name {
+            #[schema(schema_with = parameter_value)]
+            pub client_id: Option<String>,
+            #[schema(schema_with = parameter_value)]
+            pub client_secret: Option<String>,
+            /// `private_key_jwt` (RFC 7523): `urn:ietf:params:oauth:client-assertion-type:jwt-bearer`.
+            #[schema(schema_with = parameter_value)]
+            pub client_assertion_type: Option<String>,
+            /// `private_key_jwt`: the client's signed JWT, instead of `client_secret`.
+            #[schema(schema_with = parameter_value)]
+            pub client_assertion: Option<String>,
+            $($(#[$field_attribute])* pub $field: $type,)*
+        }
+    };
+}
+
+client_form! {
 /// Parameters of the token endpoint (form or JSON; all optional here because each missing one
 /// has its own catalogue code).
-#[derive(ToSchema)]
 pub struct TokenRequestForm {
     #[schema(schema_with = parameter_value)]
     pub grant_type: Option<String>,
-    #[schema(schema_with = parameter_value)]
-    pub client_id: Option<String>,
-    #[schema(schema_with = parameter_value)]
-    pub client_secret: Option<String>,
-    /// `private_key_jwt` (RFC 7523): `urn:ietf:params:oauth:client-assertion-type:jwt-bearer`.
-    #[schema(schema_with = parameter_value)]
-    pub client_assertion_type: Option<String>,
-    /// `private_key_jwt`: the client's signed JWT, instead of `client_secret`.
-    #[schema(schema_with = parameter_value)]
-    pub client_assertion: Option<String>,
     #[schema(schema_with = parameter_value)]
     pub scope: Option<String>,
     #[schema(schema_with = parameter_value)]
@@ -61,25 +77,17 @@ pub struct TokenRequestForm {
     #[schema(schema_with = parameter_value)]
     pub refresh_token: Option<String>,
 }
+}
 
+client_form! {
 /// Parameters of revocation and introspection (form or JSON).
-#[derive(ToSchema)]
 pub struct ClientTokenForm {
-    #[schema(schema_with = parameter_value)]
-    pub client_id: Option<String>,
-    #[schema(schema_with = parameter_value)]
-    pub client_secret: Option<String>,
-    /// `private_key_jwt` (RFC 7523): `urn:ietf:params:oauth:client-assertion-type:jwt-bearer`.
-    #[schema(schema_with = parameter_value)]
-    pub client_assertion_type: Option<String>,
-    /// `private_key_jwt`: the client's signed JWT, instead of `client_secret`.
-    #[schema(schema_with = parameter_value)]
-    pub client_assertion: Option<String>,
     #[schema(schema_with = parameter_value)]
     pub token: Option<String>,
     /// `access_token` or `refresh_token`; only a hint.
     #[schema(schema_with = parameter_value)]
     pub token_type_hint: Option<String>,
+}
 }
 
 /// Parameters of the old-token exchange (form or JSON).
@@ -113,20 +121,10 @@ pub struct AuthorizeForm {
     pub decision: Option<String>,
 }
 
+client_form! {
 /// Parameters of `POST /oauth2/v0/otp` (form or JSON; all optional here because each missing one
 /// has its own catalogue code).
-#[derive(ToSchema)]
 pub struct OtpRequestForm {
-    #[schema(schema_with = parameter_value)]
-    pub client_id: Option<String>,
-    #[schema(schema_with = parameter_value)]
-    pub client_secret: Option<String>,
-    /// `private_key_jwt` (RFC 7523): `urn:ietf:params:oauth:client-assertion-type:jwt-bearer`.
-    #[schema(schema_with = parameter_value)]
-    pub client_assertion_type: Option<String>,
-    /// `private_key_jwt`: the client's signed JWT, instead of `client_secret`.
-    #[schema(schema_with = parameter_value)]
-    pub client_assertion: Option<String>,
     /// `email`, the only channel.
     #[schema(schema_with = email_channel_type)]
     pub channel_type: Option<String>,
@@ -142,4 +140,5 @@ pub struct OtpRequestForm {
     /// Shown in the mail, and bound to the one-time password.
     #[schema(schema_with = parameter_value)]
     pub link: Option<String>,
+}
 }

@@ -110,11 +110,11 @@ pub async fn start(
         Ok(id) => id,
         Err(rejection) => return rejected(services, rejection),
     };
-    let Some(client) = services.ctx.store.clients().get_client(&client_id).await? else {
-        return Err(Refusal::Denied(RefusalReason::Untrusted(
-            UntrustedRedirect::UnknownClient,
-        )));
-    };
+    let client = services
+        .registered_client(&client_id, || {
+            Refusal::Denied(RefusalReason::Untrusted(UntrustedRedirect::UnknownClient))
+        })
+        .await?;
     let request = match params.validate(&registered(&client)) {
         Ok(request) => request,
         Err(rejection) => return rejected(services, rejection),

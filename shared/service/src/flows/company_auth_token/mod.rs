@@ -265,12 +265,10 @@ async fn resolve_client(
     let id = ClientId::parse(id).map_err(|_| ErrorCode::ClientNotFound)?;
     tracing::Span::current().record("client_id", tracing::field::display(id));
     let client = services
-        .ctx
-        .store
-        .clients()
-        .get_client(&id)
-        .await?
-        .ok_or(ErrorCode::ClientNotFound)?;
+        .registered_client(&id, || {
+            CompanyAuthTokenError::from(ErrorCode::ClientNotFound)
+        })
+        .await?;
     if !client.enabled {
         return Err(ErrorCode::ClientDisabled.into());
     }

@@ -6,11 +6,10 @@
 //! (docs/decisions.md, Audit events).
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::TransactWriteItem;
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 
 use super::codec::{keys, n, s, Item, PK, SK};
-use super::errors::store_error;
-use super::requests::Transaction;
+use super::requests::{query_items, Transaction};
 use super::DynamoStore;
 use crate::domain::audit::AuditEvent;
 use crate::store::{AuditQuery, AuditStore, StoreError, StoreResult};
@@ -59,40 +58,30 @@ impl AuditStore for DynamoStore {
 
     async fn audit_events(&self, query: AuditQuery) -> StoreResult<Vec<AuditEvent>> {
         let since = keys::sortable_time(query.since.unwrap_or(0));
+        let now = query.now;
+        let query = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("#pk = :pk AND #sk >= :since")
+            .expression_attribute_names("#pk", PK)
+            .expression_attribute_names("#sk", SK)
+            .expression_attribute_values(":pk", s(keys::audit_partition(&query.subject)))
+            .expression_attribute_values(":since", s(since))
+            .scan_index_forward(false)
+            .consistent_read(true);
         let mut events = Vec::new();
-        let mut start = None;
-        loop {
-            let page = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("#pk = :pk AND #sk >= :since")
-                .expression_attribute_names("#pk", PK)
-                .expression_attribute_names("#sk", SK)
-                .expression_attribute_values(":pk", s(keys::audit_partition(&query.subject)))
-                .expression_attribute_values(":since", s(since.clone()))
-                .scan_index_forward(false)
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(|e| store_error("QueryAuditEvents", e))?;
-            for mut item in page.items.unwrap_or_default() {
-                let Some(aws_sdk_dynamodb::types::AttributeValue::S(body)) = item.remove(BODY)
-                else {
-                    return Err(StoreError::internal("malformed audit item: no body"));
-                };
-                let event: AuditEvent = serde_json::from_str(&body)
-                    .map_err(|_| StoreError::internal("malformed audit item body"))?;
-                // DynamoDB's TTL deletes days late.
-                if event.expires_at() > query.now {
-                    events.push(event);
-                }
-            }
-            start = page.last_evaluated_key;
-            if start.is_none() {
-                return Ok(events);
+        for mut item in query_items("QueryAuditEvents", query).await? {
+            let Some(AttributeValue::S(body)) = item.remove(BODY) else {
+                return Err(StoreError::internal("malformed audit item: no body"));
+            };
+            let event: AuditEvent = serde_json::from_str(&body)
+                .map_err(|_| StoreError::internal("malformed audit item body"))?;
+            // DynamoDB's TTL deletes days late.
+            if event.expires_at() > now {
+                events.push(event);
             }
         }
+        Ok(events)
     }
 }

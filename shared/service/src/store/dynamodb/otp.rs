@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use super::codec::{from_item, key, keys, n, s, to_item};
 use super::errors::store_error;
-use super::requests::update_if;
+use super::requests::{query_pages, update_if};
 use super::DynamoStore;
 use crate::clock::UnixTime;
 use crate::domain::{AddressKey, ClientId, OtpHash};
@@ -102,31 +102,25 @@ impl OtpStore for DynamoStore {
     }
 
     async fn count_otp_requests(&self, address: &AddressKey, since: UnixTime) -> StoreResult<u32> {
+        let query = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("pk = :pk AND sk >= :since")
+            .filter_expression("#consumed = :false")
+            .expression_attribute_names("#consumed", "consumed")
+            .expression_attribute_values(":pk", s(keys::otps(&address.0)))
+            .expression_attribute_values(":since", s(keys::sortable_time(since)))
+            .expression_attribute_values(":false", boolean(false))
+            .select(Select::Count)
+            .consistent_read(true);
         let mut total: u32 = 0;
-        let mut start = None;
-        loop {
-            let out = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("pk = :pk AND sk >= :since")
-                .filter_expression("#consumed = :false")
-                .expression_attribute_names("#consumed", "consumed")
-                .expression_attribute_values(":pk", s(keys::otps(&address.0)))
-                .expression_attribute_values(":since", s(keys::sortable_time(since)))
-                .expression_attribute_values(":false", boolean(false))
-                .select(Select::Count)
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(|e| store_error("CountOtpRequests", e))?;
-            total = total.saturating_add(u32::try_from(out.count).unwrap_or(0));
-            match out.last_evaluated_key {
-                Some(next) if !next.is_empty() => start = Some(next),
-                _ => return Ok(total),
-            }
-        }
+        query_pages("CountOtpRequests", query, |page| {
+            total = total.saturating_add(u32::try_from(page.count).unwrap_or(0));
+            Ok(())
+        })
+        .await?;
+        Ok(total)
     }
 
     async fn find_open_otp(

@@ -4,6 +4,8 @@
 use std::time::Duration;
 
 use aws_config::timeout::TimeoutConfig;
+use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
+use aws_sdk_dynamodb::operation::query::QueryOutput;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem, WriteRequest};
@@ -66,6 +68,40 @@ pub(super) async fn update_if(op: &str, update: UpdateItemFluentBuilder) -> Stor
         }
         Err(e) => Err(store_error(op, e)),
     }
+}
+
+/// Sends `query` page after page (a `Query` answers at most 1 MB at a time), handing each page to
+/// `each`, until DynamoDB reports no further page.
+pub(super) async fn query_pages(
+    op: &str,
+    query: QueryFluentBuilder,
+    mut each: impl FnMut(QueryOutput) -> StoreResult<()>,
+) -> StoreResult<()> {
+    let mut start = None;
+    loop {
+        let mut page = query
+            .clone()
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(|e| store_error(op, e))?;
+        start = page.last_evaluated_key.take().filter(|key| !key.is_empty());
+        each(page)?;
+        if start.is_none() {
+            return Ok(());
+        }
+    }
+}
+
+/// Every item `query` finds, all pages read.
+pub(super) async fn query_items(op: &str, query: QueryFluentBuilder) -> StoreResult<Vec<Item>> {
+    let mut items = Vec::new();
+    query_pages(op, query, |page| {
+        items.extend(page.items.unwrap_or_default());
+        Ok(())
+    })
+    .await?;
+    Ok(items)
 }
 
 /// How a transaction ended, when it did not fail outright.

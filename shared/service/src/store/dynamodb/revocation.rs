@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use aws_sdk_dynamodb::types::Update;
 
 use super::codec::{from_item, key, keys, n, s, to_item, PK};
-use super::errors::{build_error, store_error};
-use super::requests::{update_if, Transaction};
+use super::errors::build_error;
+use super::requests::{query_items, update_if, Transaction};
 use super::DynamoStore;
 use crate::clock::UnixTime;
 use crate::domain::audit::AuditEvent;
@@ -51,29 +51,19 @@ impl DynamoStore {
         client: &ClientId,
     ) -> StoreResult<Vec<FamilyId>> {
         let pk = keys::connection_partition(principal, client);
-        let mut members = Vec::new();
-        let mut start = None;
-        loop {
-            let page = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("#pk = :pk")
-                .expression_attribute_names("#pk", PK)
-                .expression_attribute_values(":pk", s(pk.clone()))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(|e| store_error("QueryConnection", e))?;
-            for item in page.items.unwrap_or_default() {
-                members.push(from_item::<ConnectionMember>(item)?.family_id);
-            }
-            start = page.last_evaluated_key;
-            if start.is_none() {
-                return Ok(members);
-            }
-        }
+        let query = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("#pk = :pk")
+            .expression_attribute_names("#pk", PK)
+            .expression_attribute_values(":pk", s(pk))
+            .consistent_read(true);
+        query_items("QueryConnection", query)
+            .await?
+            .into_iter()
+            .map(|item| Ok(from_item::<ConnectionMember>(item)?.family_id))
+            .collect()
     }
 }
 
