@@ -176,6 +176,19 @@ async fn exchange_function_exchanges_an_old_token() {
     assert_eq!(body["principalType"], "user");
     assert_eq!(body["id"], user.id.to_string());
     assert!(body["refreshToken"].as_str().is_some_and(|t| !t.is_empty()));
+
+    // Its family.started, with the source address API Gateway saw and the caller's user agent.
+    let refresh = body["refreshToken"].as_str().unwrap();
+    let family_id = crate::audit::family_of_refresh_token(&app, refresh).await;
+    let events = crate::audit::events_of(&app, crate::audit::family_subject(&family_id)).await;
+    assert_eq!(crate::audit::names(&events), ["family.started"]);
+    let started = crate::audit::json(&events[0]);
+    assert_eq!(started["grant"], "legacy_exchange");
+    assert_eq!(started["client_id"], client.id);
+    assert_eq!(started["principal_id"], user.id.to_string());
+    assert_eq!(started["source_address"], "198.51.100.7");
+    assert_eq!(started["user_agent"], "fixture");
+    assert!(started["correlation_id"].is_string(), "{started}");
 }
 
 #[tokio::test]

@@ -13,6 +13,8 @@ mod openid;
 mod otp;
 mod private_key_jwt;
 
+pub(crate) use otp::RecordingMailer;
+
 use std::sync::Arc;
 
 use counted::*;

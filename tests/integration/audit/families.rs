@@ -10,7 +10,10 @@ use token_service::domain::audit::rfc3339;
 use token_service::domain::FamilyId;
 use uuid::Uuid;
 
-use super::{client_subject, events_of, family_of, family_subject, json, names, principal_subject};
+use super::{
+    client_subject, events_of, family_of, family_subject, json, names, principal_subject,
+    USER_AGENT,
+};
 use crate::authorize::flow::{approved_code, code_client, exchange, LOGIN, PASSWORD, VERIFIER};
 use crate::openid::{oidc_client, password_tokens};
 
@@ -21,8 +24,6 @@ integration_tests::on_both_stores!(
     the_failure_that_fills_the_window_locks_the_login,
     no_secret_reaches_an_event_or_the_audit_log,
 );
-
-const USER_AGENT: &str = "audit-suite/1.0 (+https://example.com)";
 
 /// A password grant of `login` sent with a correlation id and a user agent of the test's own.
 async fn signed_in(app: &TestApp, client: &TestClient, login: &str, correlation_id: &str) -> Value {

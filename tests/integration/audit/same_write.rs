@@ -1,14 +1,18 @@
 //! A family and its `family.started` event land together or not at all: the family's write
 //! fails (DynamoDB: its transaction refused by the fault proxy; SQLite: the file write-locked)
-//! → 503 and no event; the retry → one family, one event.
+//! → 503 and no event; the retry → one family, one event. Likewise a repeated legacy exchange
+//! whose write fails leaves the previous family live and its `family.revoked` unwritten.
 
 use integration_tests::app::json_of;
 use reqwest::StatusCode;
 use token_service::domain::audit::AuditEvent;
-use token_service::domain::PrincipalId;
+use token_service::domain::{FamilyId, PrincipalId};
 use uuid::Uuid;
 
-use super::{events_of, family_of, family_subject, names, principal_subject};
+use super::{
+    events_of, family_of, family_of_refresh_token, family_subject, names, principal_subject,
+};
+use crate::exchange::Migration;
 use crate::store_unavailable::{FaultyApp, Outage};
 
 const PASSWORD: &str = "same write password";
@@ -16,6 +20,7 @@ const PASSWORD: &str = "same write password";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_write_locked() {
     a_failed_family_write_leaves_no_started_event(FaultyApp::sqlite().await).await;
+    a_failed_exchange_leaves_no_revocation_event(FaultyApp::sqlite().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -23,6 +28,9 @@ async fn sqlite_write_locked() {
 async fn dynamodb_transactions_refused() {
     if let Some(app) = FaultyApp::dynamodb(Outage::TransactionsRefused).await {
         a_failed_family_write_leaves_no_started_event(app).await;
+    }
+    if let Some(app) = FaultyApp::dynamodb(Outage::TransactionsRefused).await {
+        a_failed_exchange_leaves_no_revocation_event(app).await;
     }
 }
 
@@ -64,5 +72,40 @@ async fn a_failed_family_write_leaves_no_started_event(app: FaultyApp) {
     assert_eq!(
         names(&events_of(&app, family_subject(&family_id)).await),
         ["family.started"]
+    );
+}
+
+async fn a_failed_exchange_leaves_no_revocation_event(app: FaultyApp) {
+    let m = Migration::new(&app, "read").await;
+    let login = format!("same-exchange-{}", Uuid::new_v4().simple());
+    let (_, old) = m.user_with_old_token(&app, &login).await;
+    let request = || {
+        app.exchange_request(&m.consumer_key, "")
+            .header("authorization", m.bearer())
+            .form(&[
+                ("token", old.as_str()),
+                ("secret", m.client.secret.as_str()),
+            ])
+    };
+    let (status, first) = json_of(request().send().await.unwrap()).await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    let first_family = family_of_refresh_token(&app, first["refreshToken"].as_str().unwrap()).await;
+
+    app.refused("exchange", request()).await;
+    let family = app
+        .stored_family(&FamilyId::parse(&first_family).unwrap())
+        .await;
+    assert_eq!(family.revoked_at, None, "the previous family is still live");
+    assert_eq!(
+        names(&events_of(&app, family_subject(&first_family)).await),
+        ["family.started"],
+        "no revocation recorded without the revocation"
+    );
+
+    let (status, second) = json_of(request().send().await.unwrap()).await;
+    assert_eq!(status, StatusCode::OK, "{second}");
+    assert_eq!(
+        names(&events_of(&app, family_subject(&first_family)).await),
+        ["family.revoked", "family.started"]
     );
 }

@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 /// Keeps the passwords it is asked to mail.
 #[derive(Debug, Default)]
-struct RecordingMailer(Mutex<Vec<String>>);
+pub(crate) struct RecordingMailer(Mutex<Vec<String>>);
 
 #[async_trait::async_trait]
 impl Mailer for RecordingMailer {
@@ -26,7 +26,7 @@ impl Mailer for RecordingMailer {
 }
 
 impl RecordingMailer {
-    fn last(&self) -> String {
+    pub(crate) fn last(&self) -> String {
         self.0
             .lock()
             .unwrap()

@@ -21,7 +21,7 @@
 
 use uuid::Uuid;
 
-use crate::domain::audit::StartedBy;
+use crate::domain::audit::{AuditEvent, AuditKind, RevocationReason, StartedBy};
 use crate::domain::{
     Client, ConsumerKey, FamilyId, Geolocation, LegacyExchange, LegacyToken, PrincipalId,
     PrincipalType, SecretCheck,
@@ -262,6 +262,10 @@ async fn start_family(
             .legacy()
             .get_legacy_exchange(&family.hash)
             .await?;
+        let previous_revoked = match &previous {
+            Some(previous) => revoked_event(services, previous.family_id).await?,
+            None => Vec::new(),
+        };
         let start = FamilyStart {
             client_id: family.client.id,
             principal_type: family.principal_type,
@@ -279,6 +283,7 @@ async fn start_family(
                 exchanged_at: services.ctx.clock.now(),
             },
             previous_family: previous.as_ref().map(|p| p.family_id),
+            previous_revoked,
         };
         if let Some(issued) = services.start_family_with_legacy_link(start, link).await? {
             if let Some(previous) = previous {
@@ -292,4 +297,34 @@ async fn start_family(
         tracing::warn!("exchange: concurrent exchange of the same old token; retrying");
     }
     Err(ServerError::unavailable("concurrent exchanges of one old token").into())
+}
+
+/// The `family.revoked` event of the family a previous exchange of the same old token created,
+/// if it is live. Its owner is read rather than assumed: that exchange may have asked for the
+/// company (`returnType=companyToken`) where this one asks for the administrator. The store
+/// writes the event only if its write is the one that revokes the family (docs/decisions.md,
+/// Audit events).
+async fn revoked_event(
+    services: &Services,
+    previous: FamilyId,
+) -> Result<Vec<AuditEvent>, ServerError> {
+    let now = services.ctx.clock.now();
+    let family = services
+        .ctx
+        .store
+        .families()
+        .get_family(&previous, now)
+        .await?;
+    Ok(family
+        .filter(|family| family.revoked_at.is_none())
+        .map(|family| {
+            let reason = RevocationReason::ExchangedAgain;
+            services.family_event(
+                AuditKind::FamilyRevoked { reason },
+                previous,
+                (&family).into(),
+            )
+        })
+        .into_iter()
+        .collect())
 }

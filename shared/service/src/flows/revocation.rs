@@ -7,12 +7,14 @@
 //! §2.2), so the endpoint reveals nothing about other clients' tokens.
 
 use super::presented_token::{identify, PresentedToken, TokenTypeHint};
-use crate::domain::audit::RevocationReason;
-use crate::domain::{Client, PrincipalId, PrincipalType};
+use crate::audit;
+use crate::domain::audit::{AuditEvent, AuditKind, RevocationReason};
+use crate::domain::{AccessTokenRecord, Client, PrincipalId, PrincipalType};
 use crate::errors::{Denial, Refusal, ServerError};
 use crate::flows::dpop::{authenticate_credential, credential, AccessDenial, DpopRequest};
 use crate::grants::{BearerDenial, FamilyOwner};
 use crate::services::Services;
+use crate::store::TokenRevoked;
 
 /// What revocation did, for the request log; the caller answers 200 either way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,10 +40,19 @@ pub async fn revoke_token(
     let store = &services.ctx.store;
     Ok(match presented {
         PresentedToken::Access(record) => {
-            store
+            // A token that reads revoked (its own mark, or its family's) is revoked again
+            // without a record: this request ended nothing.
+            let audit: Vec<AuditEvent> = (!record.revoked)
+                .then(|| access_token_revoked(services, &record))
+                .into_iter()
+                .collect();
+            let revoked = store
                 .revocation()
-                .revoke_access_token(&record.jti, now)
+                .revoke_access_token_recorded(&record.jti, now, &audit)
                 .await?;
+            if revoked == TokenRevoked::Revoked {
+                audit::logged(&audit);
+            }
             Revoked::AccessToken
         }
         PresentedToken::Refresh { record, family, .. } => {
@@ -68,6 +79,20 @@ pub async fn revoke_token(
         }
         PresentedToken::Unknown => Revoked::Nothing,
     })
+}
+
+/// The `access_token.revoked` event of `record`: its client, its principal (an application
+/// token's is its client), its family if any.
+fn access_token_revoked(services: &Services, record: &AccessTokenRecord) -> AuditEvent {
+    let kind = AuditKind::AccessTokenRevoked { jti: record.jti };
+    let mut event = audit::event(&services.ctx, kind).client(record.client_id);
+    if record.principal_type != PrincipalType::Application {
+        event = event.principal(record.principal_type, PrincipalId::new(record.subject));
+    }
+    match record.family_id {
+        Some(family) => event.family(family),
+        None => event,
+    }
 }
 
 /// Why `DELETE /app-mgmt/v0/connections` revoked nothing.

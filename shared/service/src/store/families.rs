@@ -75,11 +75,17 @@ pub struct LegacyExchangeUpdate {
     /// The family the caller saw linked (`None`: never exchanged). The write succeeds only if
     /// this is still the link, so two concurrent exchanges cannot both leave a live family.
     pub previous_family: Option<FamilyId>,
+    /// The previous family's `family.revoked` event: written in the same write, and only if
+    /// that write is the one that revokes it (it exists and was not revoked yet).
+    pub previous_revoked: Vec<AuditEvent>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FamilyCreated {
     Created,
+    /// Created, and the same write revoked the previous exchange's family (with
+    /// [`LegacyExchangeUpdate::previous_revoked`]), which was not revoked until then.
+    CreatedRevokingPrevious,
     /// Another exchange of the same legacy token changed the link first; nothing was written.
     LegacyExchangeRaced,
 }

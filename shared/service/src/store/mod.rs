@@ -53,7 +53,7 @@ pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore, REQUEST_WINDOW_SECONDS};
 pub use principals::{EmailUpdate, Inserted, PrincipalStore};
 pub use rate_limits::{Hit, RateKey, RateLimit, RateLimitStore};
 pub use replays::{ReplayKey, ReplayStore};
-pub use revocation::{AuditFor, RevocationStore};
+pub use revocation::{AuditFor, RevocationStore, TokenRevoked};
 pub use signing_key_ring::{RingWrite, SigningKeyRingStore, VersionedRing};
 
 /// For callers: `use crate::store::prelude::*;` puts [`Store`]'s accessors in scope, also on a

@@ -11,11 +11,34 @@ use crate::domain::{ClientId, FamilyId, PrincipalId, TokenId};
 /// The audit event of one family's revocation, made for each family a revocation finds.
 pub type AuditFor<'a> = &'a (dyn Fn(FamilyId) -> AuditEvent + Send + Sync);
 
+/// What [`RevocationStore::revoke_access_token_recorded`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenRevoked {
+    /// This call revoked the token, and wrote its audit events.
+    Revoked,
+    /// It was revoked before: nothing was written.
+    AlreadyRevoked,
+    /// No such unexpired token.
+    NotFound,
+}
+
 #[async_trait]
 pub trait RevocationStore: Send + Sync {
     /// Marks one access token revoked; its family, if any, stays live. Returns `false` if there
     /// is no such unexpired token. Idempotent.
-    async fn revoke_access_token(&self, jti: &TokenId, now: UnixTime) -> StoreResult<bool>;
+    async fn revoke_access_token(&self, jti: &TokenId, now: UnixTime) -> StoreResult<bool> {
+        let revoked = self.revoke_access_token_recorded(jti, now, &[]).await?;
+        Ok(revoked != TokenRevoked::NotFound)
+    }
+
+    /// [`RevocationStore::revoke_access_token`] with audit events, written in the same write
+    /// and only by the call that sets the token's own mark (not by a repeat).
+    async fn revoke_access_token_recorded(
+        &self,
+        jti: &TokenId,
+        now: UnixTime,
+        audit: &[AuditEvent],
+    ) -> StoreResult<TokenRevoked>;
 
     /// Revokes every family that `principal` holds with `client` (their refresh tokens and
     /// access tokens), whatever their state. Families of other clients or other principals are

@@ -83,6 +83,10 @@ impl Services {
             revoked_at: None,
             jkt: start.jkt,
         };
+        let previous_revoked = link
+            .as_ref()
+            .map(|update| update.previous_revoked.clone())
+            .unwrap_or_default();
         let started = self.family_event(
             AuditKind::FamilyStarted { grant: start.grant },
             family_id,
@@ -108,6 +112,9 @@ impl Services {
             return Ok(None);
         }
         audit::logged(&[started]);
+        if created == FamilyCreated::CreatedRevokingPrevious {
+            audit::logged(&previous_revoked);
+        }
         Ok(Some(family_tokens(
             access_token,
             access,

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use uuid::Uuid;
 
+use super::fixtures::{exchange, stored_legacy_token};
 use super::records::*;
 use crate::clock::UnixTime;
 use crate::domain::audit::{
@@ -14,7 +15,7 @@ use crate::domain::audit::{
 use crate::domain::{ClientId, FamilyId, PrincipalId, PrincipalType};
 use crate::random::{OsRandom, RandomExt};
 use crate::store::prelude::*;
-use crate::store::{AuditQuery, FamilyRevoked, NewFamily, Rotated, Rotation};
+use crate::store::{AuditQuery, FamilyCreated, FamilyRevoked, NewFamily, Rotated, Rotation};
 
 /// Events made one after another in the same second get ids in that order.
 fn event_at(at: UnixTime, kind: AuditKind) -> AuditEvent {
@@ -299,4 +300,80 @@ pub async fn audit_events_land_only_with_the_family_writes_they_record(store: &d
     let events = read(store, AuditSubject::Principal(principal), None, now + 6).await;
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0].family_id, Some(first.family.id));
+}
+
+pub async fn a_repeated_exchange_records_only_the_revocation_it_makes(store: &dyn Store) {
+    let now = now();
+    let legacy = stored_legacy_token(store).await;
+    let revoked_event = |bundle: &Bundle, at| {
+        event_at(
+            at,
+            AuditKind::FamilyRevoked {
+                reason: RevocationReason::ExchangedAgain,
+            },
+        )
+        .client(bundle.family.client_id)
+        .principal(PrincipalType::User, bundle.family.principal_id)
+        .family(bundle.family.id)
+    };
+    let exchange_again = |bundle, previous: &Bundle, event: &AuditEvent, at| {
+        let mut new = exchange_of(bundle, &legacy.token_hash, Some(previous.family.id), at);
+        if let Some(update) = new.legacy_exchange.as_mut() {
+            update.previous_revoked = vec![event.clone()];
+        }
+        async move {
+            store
+                .families()
+                .create_family(new)
+                .await
+                .expect("create_family")
+        }
+    };
+    let first = Bundle::live(now);
+    let created = exchange(store, &first, &legacy.token_hash, None, now).await;
+    assert_eq!(created, FamilyCreated::Created);
+
+    // The live previous family: revoked, with its event, in the exchange's write.
+    let second = Bundle::live(now + 1);
+    let event = revoked_event(&first, now + 1);
+    assert_eq!(
+        exchange_again(&second, &first, &event, now + 1).await,
+        FamilyCreated::CreatedRevokingPrevious
+    );
+    let of_first = AuditSubject::Family(first.family.id);
+    assert_eq!(read(store, of_first, None, now + 1).await, vec![event]);
+
+    // A previous family revoked already (by its user, say): the exchange still happens, but
+    // revokes nothing and records nothing.
+    let revoked = store
+        .families()
+        .revoke_family(&second.family.id, now + 2)
+        .await;
+    assert!(revoked.expect("revoke_family"));
+    let third = Bundle::live(now + 3);
+    let event = revoked_event(&second, now + 3);
+    assert_eq!(
+        exchange_again(&third, &second, &event, now + 3).await,
+        FamilyCreated::Created
+    );
+    let of_second = AuditSubject::Family(second.family.id);
+    assert!(read(store, of_second, None, now + 3).await.is_empty());
+    let second_now = store
+        .families()
+        .get_family(&second.family.id, now + 3)
+        .await;
+    assert_eq!(
+        second_now
+            .expect("get_family")
+            .expect("the family")
+            .revoked_at,
+        Some(now + 2),
+        "the first revocation's time stays"
+    );
+    let link = store.legacy().get_legacy_exchange(&legacy.token_hash).await;
+    assert_eq!(
+        link.expect("get_legacy_exchange")
+            .map(|link| link.family_id),
+        Some(third.family.id)
+    );
 }

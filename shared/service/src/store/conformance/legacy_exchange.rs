@@ -88,8 +88,8 @@ pub async fn legacy_exchange_link_moves_only_from_the_seen_family(store: &dyn St
             now + 2,
         )
         .await,
-        FamilyCreated::Created,
-        "an exchange that saw the current link creates its family"
+        FamilyCreated::CreatedRevokingPrevious,
+        "an exchange that saw the current link creates its family and revokes the previous one"
     );
     assert_eq!(
         read_legacy_exchange(store, &legacy.token_hash).await,

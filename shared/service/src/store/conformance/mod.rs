@@ -125,6 +125,7 @@ macro_rules! conformance_suite {
             expired_authorization_code_is_not_redeemable,
             concurrent_redemptions_have_one_winner,
             revoke_access_token_revokes_only_that_token,
+            revoking_an_access_token_records_only_the_first_time,
             revoke_connection_revokes_the_principals_families_with_that_client,
             rate_limit_refuses_over_the_limit_until_the_window_ends,
             parallel_rate_limit_hits_never_exceed_the_limit,
@@ -134,6 +135,7 @@ macro_rules! conformance_suite {
             parallel_first_uses_of_one_jti_have_one_winner,
             audit_events_are_read_by_subject_newest_first,
             audit_events_land_only_with_the_family_writes_they_record,
+            a_repeated_exchange_records_only_the_revocation_it_makes,
         );
     };
     (@tests $factory:path; $attributes:tt; $($name:ident),+ $(,)?) => {

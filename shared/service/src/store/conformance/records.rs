@@ -314,6 +314,7 @@ pub fn exchange_of<'a>(
                 exchanged_at: now,
             },
             previous_family,
+            previous_revoked: Vec::new(),
         }),
         ..bundle.new_family()
     }

@@ -3,8 +3,10 @@
 use super::fixtures::*;
 use super::records::{access_token, now, Bundle};
 use super::Store;
+use crate::domain::audit::{AuditEvent, AuditKind, AuditSubject, RequestFacts};
 use crate::domain::{ClientId, PrincipalId};
 use crate::random::{OsRandom, RandomExt};
+use crate::store::{AuditQuery, TokenRevoked};
 
 /// A live family of `principal` with `client`, written.
 async fn family_of(store: &dyn Store, principal: PrincipalId, client: ClientId) -> Bundle {
@@ -124,4 +126,58 @@ pub async fn revoke_connection_revokes_the_principals_families_with_that_client(
         .revoke_connection(&PrincipalId::new(OsRandom.uuid()), &client, now(), None)
         .await
         .expect("revoking a connection with no families succeeds");
+}
+
+pub async fn revoking_an_access_token_records_only_the_first_time(store: &dyn Store) {
+    let now = now();
+    let bundle = stored_bundle(store, now).await;
+    let jti = bundle.access.jti;
+    let event = |at| {
+        AuditEvent::new(
+            crate::domain::audit::AuditId::new(OsRandom.uuid()),
+            at,
+            AuditKind::AccessTokenRevoked { jti },
+            RequestFacts::default(),
+        )
+        .client(bundle.family.client_id)
+        .family(bundle.family.id)
+    };
+    let revoke = |at, audit: Vec<AuditEvent>| async move {
+        store
+            .revocation()
+            .revoke_access_token_recorded(&jti, at, &audit)
+            .await
+            .expect("revoke_access_token_recorded")
+    };
+    let first = event(now);
+    assert_eq!(
+        revoke(now, vec![first.clone()]).await,
+        TokenRevoked::Revoked
+    );
+    assert_eq!(
+        revoke(now + 1, vec![event(now + 1)]).await,
+        TokenRevoked::AlreadyRevoked,
+        "a repeat revokes nothing and records nothing"
+    );
+    let unknown = access_token(now, ClientId::new(OsRandom.uuid()), None, now + 60);
+    let absent = store
+        .revocation()
+        .revoke_access_token_recorded(&unknown.jti, now, &[])
+        .await
+        .expect("revoke_access_token_recorded of an unknown jti");
+    assert_eq!(absent, TokenRevoked::NotFound);
+    let events = store
+        .audit()
+        .audit_events(AuditQuery {
+            subject: AuditSubject::Family(bundle.family.id),
+            since: None,
+            now: now + 1,
+        })
+        .await
+        .expect("audit_events");
+    assert_eq!(events, vec![first]);
+    let token = read_access_token(store, &jti, now + 1).await;
+    assert!(token.expect("the token").revoked);
+    let family = present_family(store, &bundle.family.id, now + 1, "the family").await;
+    assert!(family.is_live(now + 1), "its family stays live");
 }

@@ -19,8 +19,13 @@ use super::errors::build_error;
 use super::requests::{query_items, update_if, Transaction};
 use super::DynamoStore;
 use crate::clock::UnixTime;
+use crate::domain::audit::AuditEvent;
 use crate::domain::{ClientId, Family, FamilyId, PrincipalId, TokenId};
-use crate::store::{AuditFor, RevocationStore, StoreError, StoreResult};
+use crate::store::{AuditFor, RevocationStore, StoreError, StoreResult, TokenRevoked};
+
+/// An access token that exists, is unexpired and is not marked revoked yet.
+const UNMARKED: &str =
+    "attribute_exists(pk) AND expires_at > :now AND (attribute_not_exists(revoked) OR revoked = :unmarked)";
 
 /// One family of a (principal, client) connection.
 #[derive(Serialize, Deserialize)]
@@ -64,9 +69,55 @@ impl DynamoStore {
 
 #[async_trait]
 impl RevocationStore for DynamoStore {
-    async fn revoke_access_token(&self, jti: &TokenId, now: UnixTime) -> StoreResult<bool> {
+    async fn revoke_access_token_recorded(
+        &self,
+        jti: &TokenId,
+        now: UnixTime,
+        audit: &[AuditEvent],
+    ) -> StoreResult<TokenRevoked> {
         let (pk, sk) = keys::access(jti);
-        let update = self
+        // First the write that only a live, unmarked token takes, with its events: one
+        // `UpdateItem` without them, a transaction with them.
+        let first = if audit.is_empty() {
+            let update = self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .set_key(Some(key(pk.clone(), sk)))
+                .update_expression("SET revoked = :revoked")
+                .condition_expression(UNMARKED)
+                .expression_attribute_values(":revoked", AttributeValue::Bool(true))
+                .expression_attribute_values(":unmarked", AttributeValue::Bool(false))
+                .expression_attribute_values(":now", n(now));
+            update_if("RevokeAccessToken", update).await?
+        } else {
+            let update = Update::builder()
+                .table_name(&self.table)
+                .set_key(Some(key(pk.clone(), sk)))
+                .update_expression("SET revoked = :revoked")
+                .condition_expression(UNMARKED)
+                .expression_attribute_values(":revoked", AttributeValue::Bool(true))
+                .expression_attribute_values(":unmarked", AttributeValue::Bool(false))
+                .expression_attribute_values(":now", n(now))
+                .build()
+                .map_err(build_error)?;
+            let mut items = vec![TransactWriteItem::builder().update(update).build()];
+            items.extend(self.audit_puts(audit)?);
+            match self.transact("RevokeAccessToken", items).await? {
+                Transaction::Committed => true,
+                Transaction::ConditionsFailed(failed) if failed.contains(&0) => false,
+                Transaction::ConditionsFailed(failed) => {
+                    return Err(StoreError::internal(format!(
+                        "RevokeAccessToken: audit item(s) {failed:?} already taken"
+                    )))
+                }
+            }
+        };
+        if first {
+            return Ok(TokenRevoked::Revoked);
+        }
+        // Marked before, or no such unexpired token: this check tells which.
+        let present = self
             .client
             .update_item()
             .table_name(&self.table)
@@ -75,7 +126,11 @@ impl RevocationStore for DynamoStore {
             .condition_expression("attribute_exists(pk) AND expires_at > :now")
             .expression_attribute_values(":revoked", AttributeValue::Bool(true))
             .expression_attribute_values(":now", n(now));
-        update_if("RevokeAccessToken", update).await
+        Ok(if update_if("RevokeAccessToken", present).await? {
+            TokenRevoked::AlreadyRevoked
+        } else {
+            TokenRevoked::NotFound
+        })
     }
 
     async fn revoke_connection(

@@ -154,13 +154,18 @@ impl FamilyStore for SqliteStore {
                 })
                 .map_err(map_err)?;
                 if let Some(previous) = &update.previous_family {
-                    tx.prepare_cached(
-                        "UPDATE families SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
-                    )
-                    .and_then(|mut stmt| {
-                        stmt.execute(params![id_to_sql(previous), update.exchange.exchanged_at])
-                    })
-                    .map_err(map_err)?;
+                    // Only a live family is revoked here, and only then is its event written.
+                    let revoked = tx
+                        .execute(
+                            "UPDATE families SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+                            params![id_to_sql(previous), update.exchange.exchanged_at],
+                        )
+                        .map_err(map_err)?;
+                    if revoked > 0 {
+                        insert_audit_events(tx, &audit)?;
+                        insert_audit_events(tx, &update.previous_revoked)?;
+                        return Ok(FamilyCreated::CreatedRevokingPrevious);
+                    }
                 }
             }
             insert_audit_events(tx, &audit)?;

@@ -5,8 +5,9 @@ use async_trait::async_trait;
 use super::audit::insert_audit_events;
 use super::{id_to_sql, map_err, SqliteStore};
 use crate::clock::UnixTime;
+use crate::domain::audit::AuditEvent;
 use crate::domain::{ClientId, FamilyId, PrincipalId, TokenId};
-use crate::store::{AuditFor, RevocationStore, StoreError, StoreResult};
+use crate::store::{AuditFor, RevocationStore, StoreError, StoreResult, TokenRevoked};
 
 /// The live families of a connection. The owner and client live in the body only; a scan of
 /// one user's families is cheap for the embedded store, which serves one developer's data.
@@ -15,15 +16,38 @@ const OF_THE_CONNECTION: &str = "json_extract(body, '$.principal_id') = ?1
 
 #[async_trait]
 impl RevocationStore for SqliteStore {
-    async fn revoke_access_token(&self, jti: &TokenId, now: UnixTime) -> StoreResult<bool> {
+    async fn revoke_access_token_recorded(
+        &self,
+        jti: &TokenId,
+        now: UnixTime,
+        audit: &[AuditEvent],
+    ) -> StoreResult<TokenRevoked> {
         // The `revoked` column is what reads consult; the JSON body keeps its issue-time copy.
-        let changed = self
-            .execute(
-                "UPDATE access_tokens SET revoked = 1 WHERE jti = ?1 AND expires_at > ?2",
-                (id_to_sql(jti), now),
-            )
-            .await?;
-        Ok(changed > 0)
+        let jti = id_to_sql(jti);
+        let audit = audit.to_vec();
+        self.write_tx(move |tx| {
+            let marked = tx
+                .prepare_cached(
+                    "UPDATE access_tokens SET revoked = 1
+                     WHERE jti = ?1 AND expires_at > ?2 AND revoked = 0",
+                )
+                .and_then(|mut stmt| stmt.execute(rusqlite::params![jti, now]))
+                .map_err(map_err)?;
+            if marked > 0 {
+                insert_audit_events(tx, &audit)?;
+                return Ok(TokenRevoked::Revoked);
+            }
+            let present = tx
+                .prepare_cached("SELECT 1 FROM access_tokens WHERE jti = ?1 AND expires_at > ?2")
+                .and_then(|mut stmt| stmt.exists(rusqlite::params![jti, now]))
+                .map_err(map_err)?;
+            Ok(if present {
+                TokenRevoked::AlreadyRevoked
+            } else {
+                TokenRevoked::NotFound
+            })
+        })
+        .await
     }
 
     async fn revoke_connection(

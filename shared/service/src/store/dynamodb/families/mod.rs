@@ -87,36 +87,32 @@ impl FamilyStore for DynamoStore {
                 .build(),
         );
 
-        let revoke_previous = match &update.previous_family {
-            None => None,
-            Some(previous) => {
-                let (pk, sk) = keys::family(previous);
-                // Conditional on existence, so that an Update never creates a stub family.
-                let revoke = Update::builder()
-                    .table_name(&self.table)
-                    .set_key(Some(key(pk, sk)))
-                    .update_expression("SET revoked_at = if_not_exists(revoked_at, :now)")
-                    .condition_expression("attribute_exists(pk)")
-                    .expression_attribute_values(":now", n(update.exchange.exchanged_at))
-                    .build()
-                    .map_err(build_error)?;
-                Some(TransactWriteItem::builder().update(revoke).build())
-            }
-        };
+        // Only a live family is revoked here, with its event: one revoked already (or gone, its
+        // TTL passed) fails this item's condition, and the write is made again without both.
+        let mut revoke_previous = Vec::new();
+        if let Some(previous) = &update.previous_family {
+            revoke_previous.push(self.revoke_live_family(previous, update.exchange.exchanged_at)?);
+            revoke_previous.extend(self.audit_puts(&update.previous_revoked)?);
+        }
         let revoke_index = link_index + 1;
 
+        let revoking = !revoke_previous.is_empty();
         let mut items = common.clone();
         items.extend(revoke_previous);
         let mut outcome = self.transact("CreateFamily", items).await?;
+        let mut created = if revoking {
+            FamilyCreated::CreatedRevokingPrevious
+        } else {
+            FamilyCreated::Created
+        };
         if let Transaction::ConditionsFailed(failed) = &outcome {
             if failed == &[revoke_index] {
-                // The previous family is gone (expired and deleted by TTL): nothing left to
-                // revoke, the rest still has to happen.
                 outcome = self.transact("CreateFamily", common).await?;
+                created = FamilyCreated::Created;
             }
         }
         match outcome {
-            Transaction::Committed => Ok(FamilyCreated::Created),
+            Transaction::Committed => Ok(created),
             Transaction::ConditionsFailed(failed) if failed.contains(&link_index) => {
                 Ok(FamilyCreated::LegacyExchangeRaced)
             }
