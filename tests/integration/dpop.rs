@@ -10,7 +10,7 @@ mod resource;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use integration_tests::app::{json_of, TestApp, TestClient};
+use integration_tests::app::{json_of, password_form, TestApp, TestClient};
 pub use integration_tests::dpop::{ath, DpopKey, Proof, TOKEN_PATH};
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
@@ -41,14 +41,7 @@ pub async fn bound_password_grant(
     extra: &[(&str, &str)],
     key: &DpopKey,
 ) -> Value {
-    let mut form = vec![
-        ("grant_type", "password"),
-        ("client_id", client.id.as_str()),
-        ("client_secret", client.secret.as_str()),
-        ("username", login),
-        ("password", password),
-    ];
-    form.extend_from_slice(extra);
+    let form = password_form(client, login, password, extra);
     let (status, _, body) = token_with(app, &form, &[&key.token_proof(app)]).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     body

@@ -21,7 +21,7 @@ use crate::stored_data::StoredData;
 
 mod fixtures;
 mod steps;
-pub use steps::{answer_of, field, jti_of};
+pub use steps::{answer_of, field, jti_of, password_form};
 
 /// Which store a test runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,15 +24,8 @@ impl TestApp {
         password: &str,
         extra: &[(&str, &str)],
     ) -> (StatusCode, Value) {
-        let mut form = vec![
-            ("grant_type", "password"),
-            ("client_id", client.id.as_str()),
-            ("client_secret", client.secret.as_str()),
-            ("username", login),
-            ("password", password),
-        ];
-        form.extend_from_slice(extra);
-        self.token(&form).await
+        self.token(&password_form(client, login, password, extra))
+            .await
     }
 
     /// The refresh grant as `client`; status and JSON body, whatever the answer.
@@ -117,6 +110,24 @@ impl TestApp {
             .unwrap()
             .expect("the family is stored")
     }
+}
+
+/// The password grant's form for a user, `extra` parameters appended.
+pub fn password_form<'a>(
+    client: &'a TestClient,
+    login: &'a str,
+    password: &'a str,
+    extra: &[(&'a str, &'a str)],
+) -> Vec<(&'a str, &'a str)> {
+    let mut form = vec![
+        ("grant_type", "password"),
+        ("client_id", client.id.as_str()),
+        ("client_secret", client.secret.as_str()),
+        ("username", login),
+        ("password", password),
+    ];
+    form.extend_from_slice(extra);
+    form
 }
 
 /// Sends `request` to the test server; its status and JSON body.
