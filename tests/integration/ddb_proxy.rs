@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use integration_tests::ddb_proxy::{DdbProxy, Fault};
 use integration_tests::dynamodb::unique_table_name;
+use token_service::admin::NewClient;
 use token_service::clock::{Clock, SystemClock};
 use token_service::domain::{
-    Client, ClientId, Geolocation, GrantType, Login, PrincipalId, Scopes, User, UserStatus,
+    Client, ClientId, Geolocation, Login, PrincipalId, Scopes, User, UserStatus,
 };
 use token_service::random::{OsRandom, RandomExt};
 use token_service::secrets::{PasswordHash, TokenHash};
@@ -29,25 +30,13 @@ async fn proxied_store() -> Option<(DdbProxy, DynamoStore)> {
 }
 
 fn client() -> Client {
-    Client {
-        id: ClientId::new(OsRandom.uuid()),
-        name: "proxy test client".into(),
-        secrets: token_service::domain::ClientSecrets::from_single_hash(TokenHash::of(
+    NewClient::named("proxy test client", Scopes::parse("read").unwrap()).into_client(
+        ClientId::new(OsRandom.uuid()),
+        token_service::domain::ClientSecrets::from_single_hash(TokenHash::of(
             &OsRandom.opaque_token(),
         )),
-        allowed_scopes: Scopes::parse("read").unwrap(),
-        grants: GrantType::ALL.into_iter().collect(),
-        connect_url: None,
-        refresh_allowed: true,
-        enabled: true,
-        created_at: SystemClock.now(),
-        first_party: false,
-        redirect_uris: Vec::new(),
-        refresh_rotation: Default::default(),
-        post_logout_redirect_uris: Vec::new(),
-        jwks: None,
-        require_dpop: false,
-    }
+        SystemClock.now(),
+    )
 }
 
 fn user() -> User {

@@ -10,8 +10,7 @@ mod refusals;
 use integration_tests::app::{RequestBody, TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use token_service::clock::Clock;
-use token_service::domain::{Company, PrincipalId, TokenId, User};
+use token_service::domain::{Company, PrincipalId, User};
 use token_service::import::import_legacy_tokens;
 use token_service::secrets::TokenHash;
 use uuid::Uuid;
@@ -217,16 +216,6 @@ pub(crate) fn assert_ok(actual: &(StatusCode, Value)) -> &Value {
     assert_eq!(*status, StatusCode::OK, "body: {body}");
     assert_eq!(body["code"], "OK", "{body}");
     body
-}
-
-async fn jti_of(app: &TestApp, access_token: &str) -> TokenId {
-    let claims = app
-        .services
-        .codec
-        .decode(access_token, app.clock.now())
-        .await
-        .expect("an access token this deployment signed");
-    TokenId::parse(&claims.jti).unwrap()
 }
 
 async fn user_id(app: &TestApp, login: &str) -> PrincipalId {

@@ -111,6 +111,19 @@ pub struct AppOptions {
     pub mailer: Option<Arc<dyn Mailer>>,
 }
 
+impl AppOptions {
+    /// `DPOP_NONCE=on`: every DPoP proof must carry the server's nonce.
+    pub fn dpop_nonces() -> Self {
+        Self {
+            policy: Policy {
+                dpop_nonce: true,
+                ..Policy::default()
+            },
+            ..Self::default()
+        }
+    }
+}
+
 pub struct TestApp {
     /// `http://127.0.0.1:<port>`, which is also this deployment's geolocation.
     pub address: String,

@@ -3,12 +3,11 @@
 //! `jti` in a valid proof is then accepted).
 
 use futures::future::join_all;
-use integration_tests::app::{AppOptions, TestApp};
+use integration_tests::app::TestApp;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use token_service::admin::NewClient;
 use token_service::clock::Clock;
-use token_service::config::Policy;
 use token_service::domain::Scopes;
 
 use super::*;
@@ -25,17 +24,7 @@ integration_tests::on_both_stores!(
 mod nonces {
     use super::*;
 
-    fn nonce_on() -> AppOptions {
-        AppOptions {
-            policy: Policy {
-                dpop_nonce: true,
-                ..Policy::default()
-            },
-            ..AppOptions::default()
-        }
-    }
-
-    integration_tests::on_both_stores!(with super::nonce_on(); the_server_nonce_round_trip);
+    integration_tests::on_both_stores!(with integration_tests::app::AppOptions::dpop_nonces(); the_server_nonce_round_trip);
 }
 
 async fn a_valid_proof_binds_the_application_token(app: TestApp) {

@@ -1,7 +1,7 @@
 //! One live family per old token: a repeated exchange revokes the previous family, and
 //! concurrent exchanges leave exactly one.
 
-use integration_tests::app::TestApp;
+use integration_tests::app::{jti_of, TestApp};
 use integration_tests::assertions::assert_token_error as assert_error;
 use integration_tests::on_both_stores;
 use reqwest::StatusCode;
@@ -20,7 +20,7 @@ async fn repeated_exchange_revokes_the_previous_family(app: TestApp) {
 
     let first = m.exchange(&app, &old).await;
     let first = assert_ok(&first).clone();
-    let first_jti = jti_of(&app, first["accessToken"].as_str().unwrap()).await;
+    let first_jti = jti_of(first["accessToken"].as_str().unwrap());
     let first_record = app.stored_access_token(&first_jti).await.unwrap();
     assert!(!first_record.revoked);
     let first_family = first_record.family_id.unwrap();
@@ -46,7 +46,7 @@ async fn repeated_exchange_revokes_the_previous_family(app: TestApp) {
     assert!(family.revoked_at.is_some());
 
     // The old token points at the second family, which works.
-    let second_jti = jti_of(&app, second["accessToken"].as_str().unwrap()).await;
+    let second_jti = jti_of(second["accessToken"].as_str().unwrap());
     let second_record = app.stored_access_token(&second_jti).await.unwrap();
     assert!(!second_record.revoked);
     let link = app

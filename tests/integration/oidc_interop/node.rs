@@ -28,19 +28,8 @@ super::cases!(Driver::Node;
 /// The DPoP cases again with `DPOP_NONCE=on`: both clients must take the server's nonce from
 /// the `use_dpop_nonce` answer (400 at the token endpoint, 401 at userinfo) and retry with it.
 mod dpop_nonces {
-    use integration_tests::app::{AppOptions, TestApp};
+    use integration_tests::app::TestApp;
     use integration_tests::relying_party::Driver;
-    use token_service::config::Policy;
-
-    fn nonce_on() -> AppOptions {
-        AppOptions {
-            policy: Policy {
-                dpop_nonce: true,
-                ..Policy::default()
-            },
-            ..AppOptions::default()
-        }
-    }
 
     async fn dpop_openid_client(app: TestApp) {
         crate::oidc_interop::passes(app, Driver::Node, "dpop-openid-client").await;
@@ -50,7 +39,7 @@ mod dpop_nonces {
         crate::oidc_interop::passes(app, Driver::Node, "dpop-client-credentials").await;
     }
 
-    integration_tests::on_both_stores!(with super::nonce_on();
+    integration_tests::on_both_stores!(with integration_tests::app::AppOptions::dpop_nonces();
         dpop_openid_client,
         dpop_client_credentials,
     );

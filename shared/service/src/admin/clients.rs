@@ -2,6 +2,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::clock::UnixTime;
 use crate::context::Context;
 use crate::domain::audit::AuditKind;
 use crate::domain::{
@@ -53,6 +54,28 @@ impl NewClient {
             require_dpop: false,
         }
     }
+
+    /// The client this registration describes, enabled from `now`, with `id` and `secrets`.
+    /// Unchecked: [`create_client`] checks the name, grants and addresses before it calls this.
+    pub fn into_client(self, id: ClientId, secrets: ClientSecrets, now: UnixTime) -> Client {
+        Client {
+            id,
+            name: self.name,
+            secrets,
+            allowed_scopes: self.scopes,
+            grants: self.grants,
+            connect_url: self.connect_url,
+            refresh_allowed: self.refresh_allowed,
+            enabled: true,
+            created_at: now,
+            first_party: self.first_party,
+            redirect_uris: self.redirect_uris,
+            refresh_rotation: self.refresh_rotation,
+            post_logout_redirect_uris: self.post_logout_redirect_uris,
+            jwks: self.jwks,
+            require_dpop: self.require_dpop,
+        }
+    }
 }
 
 /// The secret is returned once, here, and never stored in clear.
@@ -85,23 +108,10 @@ pub async fn create_client(ctx: &Context, new: NewClient) -> Result<CreatedClien
     // The specification types client_secret as a UUID.
     let secret = Secret::new(ctx.random.uuid().hyphenated().to_string());
     let now = ctx.clock.now();
-    let client = Client {
-        id: ClientId::new(ctx.random.uuid()),
-        name: name.to_owned(),
-        secrets: ClientSecrets::first(SecretId::new(ctx.random.uuid()), secret.hash(), now, None),
-        allowed_scopes: new.scopes,
-        grants: new.grants,
-        connect_url: new.connect_url,
-        refresh_allowed: new.refresh_allowed,
-        enabled: true,
-        created_at: now,
-        first_party: new.first_party,
-        redirect_uris: new.redirect_uris,
-        refresh_rotation: new.refresh_rotation,
-        post_logout_redirect_uris: new.post_logout_redirect_uris,
-        jwks: new.jwks,
-        require_dpop: new.require_dpop,
-    };
+    let name = name.to_owned();
+    let secrets = ClientSecrets::first(SecretId::new(ctx.random.uuid()), secret.hash(), now, None);
+    let client =
+        NewClient { name, ..new }.into_client(ClientId::new(ctx.random.uuid()), secrets, now);
     ctx.store.clients().put_client(&client).await?;
     client_changed(ctx, AuditKind::ClientCreated, client.id).await;
     Ok(CreatedClient { client, secret })

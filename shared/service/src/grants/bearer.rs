@@ -142,14 +142,14 @@ pub async fn verify_access_token(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
     use std::path::PathBuf;
     use std::sync::Arc;
 
     use super::*;
+    use crate::admin::NewClient;
     use crate::clock::ManualClock;
     use crate::context::Context;
-    use crate::domain::{Client, Geolocation, GrantType, PrincipalId, Scopes};
+    use crate::domain::{Client, Geolocation, PrincipalId, Scopes};
     use crate::grants::FamilyStart;
     use crate::jwt::AccessTokenCodec;
     use crate::random::{OsRandom, RandomExt};
@@ -186,23 +186,11 @@ mod tests {
         let clock = Arc::new(ManualClock::new(NOW));
         let ctx = Context::new(Arc::new(store)).with_clock(clock.clone());
         let services = Services::new(ctx, codec(&clock), Default::default());
-        let client = Client {
-            id: ClientId::new(OsRandom.uuid()),
-            name: "app".into(),
-            secrets: crate::domain::ClientSecrets::from_single_hash(TokenHash::of("secret")),
-            allowed_scopes: Scopes::parse("read").unwrap(),
-            grants: BTreeSet::from(GrantType::ALL),
-            connect_url: None,
-            refresh_allowed: true,
-            enabled: true,
-            created_at: NOW,
-            first_party: false,
-            redirect_uris: Vec::new(),
-            refresh_rotation: Default::default(),
-            post_logout_redirect_uris: Vec::new(),
-            jwks: None,
-            require_dpop: false,
-        };
+        let client = NewClient::named("app", Scopes::parse("read").unwrap()).into_client(
+            ClientId::new(OsRandom.uuid()),
+            crate::domain::ClientSecrets::from_single_hash(TokenHash::of("secret")),
+            NOW,
+        );
         Fixture {
             services,
             clock,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use http::{header, StatusCode};
 
-use crate::domain::{Client, ConsumerKey, Geolocation};
+use crate::domain::{ConsumerKey, Geolocation};
 use crate::secrets::TokenHash;
 use crate::services::Services;
 use crate::store::conformance::records;
@@ -34,12 +34,12 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
 /// The request log line names the calling app and the outcome, and no credential.
 #[tokio::test]
 async fn request_log_has_client_and_code_and_no_credentials() {
-    use std::collections::BTreeSet;
     use tower::ServiceExt;
 
+    use crate::admin::NewClient;
     use crate::clock::{Clock, ManualClock};
     use crate::context::Context;
-    use crate::domain::{GrantType, LegacyApp, Scopes};
+    use crate::domain::{LegacyApp, Scopes};
     use crate::jwt::AccessTokenCodec;
     use crate::random::{OsRandom, RandomExt};
     use crate::signing::KeyRing;
@@ -64,23 +64,11 @@ async fn request_log_has_client_and_code_and_no_credentials() {
     let services = Arc::new(Services::new(ctx, codec, Default::default()));
     let store = &services.ctx.store;
     let secret = "5f0c4b9e-secret-value";
-    let client = Client {
-        id: crate::domain::ClientId::new(OsRandom.uuid()),
-        name: "app".into(),
-        secrets: crate::domain::ClientSecrets::from_single_hash(TokenHash::of(secret)),
-        allowed_scopes: Scopes::parse("read").unwrap(),
-        grants: BTreeSet::from(GrantType::ALL),
-        connect_url: None,
-        refresh_allowed: true,
-        enabled: true,
-        created_at: clock.now(),
-        first_party: false,
-        redirect_uris: Vec::new(),
-        refresh_rotation: Default::default(),
-        post_logout_redirect_uris: Vec::new(),
-        jwks: None,
-        require_dpop: false,
-    };
+    let client = NewClient::named("app", Scopes::parse("read").unwrap()).into_client(
+        crate::domain::ClientId::new(OsRandom.uuid()),
+        crate::domain::ClientSecrets::from_single_hash(TokenHash::of(secret)),
+        clock.now(),
+    );
     store.clients().put_client(&client).await.unwrap();
     let key = ConsumerKey::parse("old-app").unwrap();
     store

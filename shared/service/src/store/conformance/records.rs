@@ -2,12 +2,12 @@
 //! tests may share a store without colliding. The conformance suite builds everything from
 //! these; other tests should too, rather than spelling out every field again.
 
+use crate::admin::NewClient;
 use crate::clock::{Clock, SystemClock, UnixTime};
 use crate::domain::{
     AccessTokenRecord, AuthToken, Client, ClientId, Company, CompanyStatus, ConsumerKey, Family,
-    FamilyId, Geolocation, GrantType, LegacyExchange, LegacyToken, Login, PrincipalId,
-    PrincipalType, RefreshRotation, RefreshTokenRecord, Scopes, TokenId, User, UserStatus,
-    ACCESS_TOKEN_TTL_SECONDS,
+    FamilyId, Geolocation, LegacyExchange, LegacyToken, Login, PrincipalId, PrincipalType,
+    RefreshTokenRecord, Scopes, TokenId, User, UserStatus, ACCESS_TOKEN_TTL_SECONDS,
 };
 use crate::random::{OsRandom, RandomExt};
 use crate::secrets::{PasswordHash, TokenHash};
@@ -30,23 +30,16 @@ pub fn random_hash() -> TokenHash {
 }
 
 pub fn client(now: UnixTime) -> Client {
-    Client {
-        id: ClientId::new(OsRandom.uuid()),
-        name: "conformance client".into(),
-        secrets: crate::domain::ClientSecrets::from_single_hash(random_hash()),
-        allowed_scopes: scopes("read write"),
-        grants: GrantType::ALL.into_iter().collect(),
+    NewClient {
         connect_url: Some("https://app.example.com/connect".into()),
-        refresh_allowed: true,
-        enabled: true,
-        created_at: now,
-        first_party: false,
         redirect_uris: vec!["https://app.example.com/callback".into()],
-        refresh_rotation: RefreshRotation::Rotate,
-        post_logout_redirect_uris: Vec::new(),
-        jwks: None,
-        require_dpop: false,
+        ..NewClient::named("conformance client", scopes("read write"))
     }
+    .into_client(
+        ClientId::new(OsRandom.uuid()),
+        crate::domain::ClientSecrets::from_single_hash(random_hash()),
+        now,
+    )
 }
 
 pub fn user(now: UnixTime, login: &str) -> User {
