@@ -61,10 +61,7 @@ stop_dynamodb_local() {
 	fi
 }
 KMS_LOCAL_RUN_DIR=""
-KMS_START_PID=""
 stop_kms_local() {
-	# A start still under way (an early failure) is let finish, so that its server is stopped too.
-	[[ -z "$KMS_START_PID" ]] || wait "$KMS_START_PID" 2>/dev/null || true
 	if [[ -n "$KMS_LOCAL_RUN_DIR" ]]; then
 		KMS_LOCAL_PID_FILE="$KMS_LOCAL_RUN_DIR/kms-local.pid" infra/kms-local.sh stop || true
 		rm -rf "$KMS_LOCAL_RUN_DIR"
@@ -95,26 +92,12 @@ step_dynamodb_local() {
 
 # --- Step: local KMS -------------------------------------------------------------------------
 # moto's server (infra/kms-local.sh, a virtualenv under .cache/ made on first use) for the
-# SIGNING_KEYS=kms tests (tests/integration/signing_keys.rs), its own pid file per run. Its
-# install and start (about 25 s on a fresh clone) need no Rust: they run in the background while
-# the workspace compiles, and the endpoint is read before the tests.
+# SIGNING_KEYS=kms tests (tests/integration/signing_keys.rs), its own pid file per run.
 step_kms_local() {
-	step "local KMS (moto), in the background"
+	step "local KMS (moto)"
 	mkdir -p .cache/kms-local/run
 	KMS_LOCAL_RUN_DIR="$(mktemp -d "$ROOT/.cache/kms-local/run/test.XXXXXX")"
-	KMS_LOCAL_PID_FILE="$KMS_LOCAL_RUN_DIR/kms-local.pid" infra/kms-local.sh start \
-		>"$KMS_LOCAL_RUN_DIR/endpoint" 2>"$KMS_LOCAL_RUN_DIR/start.log" &
-	KMS_START_PID=$!
-}
-
-step_kms_local_result() {
-	step "local KMS (moto) result"
-	local status=0
-	wait "$KMS_START_PID" || status=$?
-	KMS_START_PID=""
-	cat "$KMS_LOCAL_RUN_DIR/start.log"
-	((status == 0)) || die "infra/kms-local.sh start failed (exit $status)"
-	KMS_ENDPOINT="$(cat "$KMS_LOCAL_RUN_DIR/endpoint")"
+	KMS_ENDPOINT="$(KMS_LOCAL_PID_FILE="$KMS_LOCAL_RUN_DIR/kms-local.pid" infra/kms-local.sh start)"
 	export KMS_ENDPOINT
 	echo "KMS_ENDPOINT=$KMS_ENDPOINT"
 }
@@ -210,7 +193,6 @@ STEPS=(
 	step_kms_local
 	step_build
 	step_templates_result
-	step_kms_local_result
 	step_relying_parties
 	step_tests
 	step_fuzz_api
