@@ -1,28 +1,21 @@
 //! The stored form of a client (records written before a field existed) and what it may ask for.
 
 use super::*;
+use crate::admin::NewClient;
 use crate::secrets::TokenHash;
 
 /// A client as stored before any of the optional fields were set: no redirect, logout
 /// addresses or keys, only the `grants` given.
 fn client(grants: &[GrantType]) -> Client {
-    Client {
-        id: ClientId::new(uuid::Uuid::nil()),
-        name: "app".into(),
-        secrets: ClientSecrets::from_single_hash(TokenHash::of("s")),
-        allowed_scopes: Scopes::parse("read").unwrap(),
+    NewClient {
         grants: grants.iter().copied().collect(),
-        connect_url: None,
-        refresh_allowed: true,
-        enabled: true,
-        created_at: 0,
-        first_party: false,
-        redirect_uris: Vec::new(),
-        refresh_rotation: RefreshRotation::Rotate,
-        post_logout_redirect_uris: Vec::new(),
-        jwks: None,
-        require_dpop: false,
+        ..NewClient::named("app", Scopes::parse("read").unwrap())
     }
+    .into_client(
+        ClientId::new(uuid::Uuid::nil()),
+        ClientSecrets::from_single_hash(TokenHash::of("s")),
+        0,
+    )
 }
 
 #[test]

@@ -115,6 +115,21 @@ impl CachedStore {
         Ok(written)
     }
 
+    /// After a client write: the cached client, if any, changed by `amend` and kept (with its
+    /// age, so the cache's bound on other changes holds) when `amend` says it now matches the
+    /// store's record; otherwise the entry is dropped and the next request reads the store.
+    fn amend_cached_client(&self, id: &ClientId, amend: impl FnOnce(&mut Client) -> bool) {
+        let amended = self
+            .clients
+            .get(id, self.clock.now())
+            .flatten()
+            .and_then(|mut client| amend(&mut client).then_some(client));
+        match amended {
+            Some(client) => self.clients.update(id, Some(client)),
+            None => self.clients.remove(id),
+        }
+    }
+
     fn fresh_until(&self, now: UnixTime) -> UnixTime {
         now + self.ttl_seconds
     }
@@ -197,14 +212,14 @@ impl ClientStore for CachedStore {
             .clients()
             .replace_client_secrets(id, expected_version, secrets)
             .await;
-        let now = self.clock.now();
-        match (&written, self.clients.get(id, now)) {
-            (Ok(true), Some(Some(mut client))) if client.secrets.version() == expected_version => {
+        let stored = matches!(written, Ok(true));
+        self.amend_cached_client(id, |client| {
+            let current = stored && client.secrets.version() == expected_version;
+            if current {
                 client.secrets = secrets.clone();
-                self.clients.update(id, Some(client));
             }
-            _ => self.clients.remove(id),
-        }
+            current
+        });
         written
     }
 
@@ -223,14 +238,12 @@ impl ClientStore for CachedStore {
             .clients()
             .record_secret_use(id, secret, at)
             .await?;
-        let now = self.clock.now();
-        match self.clients.get(id, now) {
-            Some(Some(mut client)) if written => {
+        self.amend_cached_client(id, |client| {
+            if written {
                 client.secrets.note_use(secret, at);
-                self.clients.update(id, Some(client));
             }
-            _ => self.clients.remove(id),
-        }
+            written
+        });
         Ok(written)
     }
 
