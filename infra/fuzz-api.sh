@@ -24,13 +24,11 @@ MAX_EXAMPLES="${MAX_EXAMPLES:-100}"
 REQUEST_TIMEOUT=10
 
 [[ -x "$SERVER" ]] || { echo "fuzz-api: $SERVER is missing: run cargo build --workspace --bins" >&2; exit 1; }
-if [[ ! -x "$VENV/bin/python" ]]; then
-	echo "fuzz-api: creating $VENV" >&2
-	python3 -m venv "$VENV"
-fi
+# shellcheck source=infra/lib/venv.sh
+source "$ROOT/infra/lib/venv.sh"
 if ! "$VENV/bin/python" -c 'import schemathesis' 2>/dev/null; then
-	echo "fuzz-api: installing $SCHEMATHESIS_SPEC" >&2
-	"$VENV/bin/pip" install --quiet --disable-pip-version-check "$SCHEMATHESIS_SPEC"
+	echo "fuzz-api: installing $SCHEMATHESIS_SPEC into $VENV" >&2
+	venv_install "$VENV" "$SCHEMATHESIS_SPEC"
 fi
 
 # A free loopback port, and a fresh data directory with its own demo data.

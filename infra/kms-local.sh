@@ -37,6 +37,8 @@ SERVICE=kms-local
 FIXED_PORT="${KMS_LOCAL_PORT:-}"
 # shellcheck source=infra/lib/local-service.sh
 source "$ROOT/infra/lib/local-service.sh"
+# shellcheck source=infra/lib/venv.sh
+source "$ROOT/infra/lib/venv.sh"
 
 # The pins that the virtualenv does not hold, one a line.
 missing_packages() {
@@ -55,13 +57,9 @@ for spec in sys.argv[1:]:
 
 install() {
 	command -v python3 >/dev/null 2>&1 || die "python3 not found: apt-get install python3 python3-venv"
-	if [[ ! -x "$VENV/bin/python" ]]; then
-		log "creating ${VENV#"$ROOT"/}"
-		python3 -m venv "$VENV" || die "python3 -m venv failed: apt-get install python3-venv"
-	fi
-	if [[ -n "$(missing_packages)" ]]; then
+	if [[ ! -x "$VENV/bin/python" || -n "$(missing_packages)" ]]; then
 		log "installing ${PACKAGES[*]} into ${VENV#"$ROOT"/}"
-		"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PACKAGES[@]}" >&2
+		venv_install "$VENV" "${PACKAGES[@]}" || die "could not install ${PACKAGES[*]}"
 	fi
 }
 

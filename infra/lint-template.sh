@@ -21,13 +21,11 @@ CFN_LINT_SPEC='cfn-lint>=1.58,<2'
 SAM_TRANSLATOR_SPEC='aws-sam-translator>=1.100,<2'
 TEMPLATES=(template.yaml infra/global-table.yaml)
 
-if [[ ! -x "$VENV/bin/python" ]]; then
-    echo "lint-template: creating $VENV" >&2
-    python3 -m venv "$VENV"
-fi
+# shellcheck source=infra/lib/venv.sh
+source "$ROOT/infra/lib/venv.sh"
 if ! "$VENV/bin/python" -c 'import cfnlint, samtranslator' 2>/dev/null; then
-    echo "lint-template: installing $CFN_LINT_SPEC $SAM_TRANSLATOR_SPEC" >&2
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "$CFN_LINT_SPEC" "$SAM_TRANSLATOR_SPEC"
+    echo "lint-template: installing $CFN_LINT_SPEC $SAM_TRANSLATOR_SPEC into $VENV" >&2
+    venv_install "$VENV" "$CFN_LINT_SPEC" "$SAM_TRANSLATOR_SPEC"
 fi
 
 echo "lint-template: $("$VENV/bin/cfn-lint" --version)" >&2

@@ -11,6 +11,8 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=infra/lib/venv.sh
+source "$ROOT/infra/lib/venv.sh"
 NODE_DIR="$ROOT/.cache/rp-node"
 VENV="$ROOT/.cache/rp-venv"
 
@@ -68,15 +70,11 @@ install_node() {
 
 install_python() {
 	command -v python3 >/dev/null 2>&1 || die "python3 not found: apt-get install python3 python3-venv"
-	if [[ ! -x "$VENV/bin/python" ]]; then
-		log "creating ${VENV#"$ROOT"/}"
-		python3 -m venv "$VENV" || die "python3 -m venv failed: apt-get install python3-venv"
-	fi
-	local missing
-	missing="$(missing_python_packages "${PYTHON_PACKAGES[@]}")"
+	local missing="${PYTHON_PACKAGES[*]}"
+	[[ -x "$VENV/bin/python" ]] && missing="$(missing_python_packages "${PYTHON_PACKAGES[@]}")"
 	if [[ -n "$missing" ]]; then
 		log "installing ${missing//$'\n'/ } into ${VENV#"$ROOT"/}"
-		"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PYTHON_PACKAGES[@]}" >&2
+		venv_install "$VENV" "${PYTHON_PACKAGES[@]}" || die "could not install ${PYTHON_PACKAGES[*]}"
 	fi
 }
 

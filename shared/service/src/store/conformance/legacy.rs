@@ -147,13 +147,17 @@ pub async fn legacy_tokens_batch_import_of_10000_loses_nothing(store: &dyn Store
         .expect("put_legacy_tokens of 10,000 tokens");
     assert_all_readable(store, &tokens, now, "after the import").await;
 
-    // A re-run of the same import: no failure, no change, nothing lost.
+    // A re-run of the same import: no failure, no change, nothing lost. Every tenth token is
+    // read back, each batch of the import included: a re-run either rewrites an item with the
+    // same value or skips it, so a fault would show in every batch; the 9,000 other reads
+    // would find nothing more, and took this test from 13 s to 21 s on DynamoDB Local.
     store
         .legacy()
         .put_legacy_tokens(&tokens)
         .await
         .expect("put_legacy_tokens re-import");
-    assert_all_readable(store, &tokens, now, "after the re-import").await;
+    let sample: Vec<LegacyToken> = tokens.iter().step_by(10).cloned().collect();
+    assert_all_readable(store, &sample, now, "after the re-import").await;
 }
 
 async fn assert_all_readable(store: &dyn Store, tokens: &[LegacyToken], now: UnixTime, when: &str) {
