@@ -4,7 +4,8 @@
 //! Two ways to start (docs/decisions.md, "Lazy start-up"): [`services`] reads the key ring (and
 //! checks the table) before it returns, so that a process that cannot serve says why at once;
 //! [`lambda_services`] builds configuration and clients only, and the key ring's first read (with
-//! the table check) starts in a background task that the first request needing the ring awaits.
+//! the table check) starts in a background task that the first request needing the ring awaits;
+//! an SMTP URL kept in Secrets Manager is read at the first mail.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,7 +14,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::context::Context;
 use crate::jwt::AccessTokenCodec;
-use crate::mail::{mailer_from_config, MailConfig};
+use crate::mail::{MailConfig, StartMail};
 use crate::services::Services;
 use crate::signing::SigningKeys;
 use crate::store::Readiness;
@@ -51,7 +52,11 @@ async fn start(config: &Config, readiness: Readiness) -> anyhow::Result<Arc<Serv
         anyhow::Ok((store, store_opened, keys, Instant::now()))
     };
     let mail = async {
-        let mail = MailConfig::load(config).await;
+        let mail = if eager {
+            MailConfig::load(config).await.map(StartMail::Read)
+        } else {
+            MailConfig::load_lazily(config)
+        };
         (mail, Instant::now())
     };
     // Boxed: side by side, the two futures would make every binary's `main` future too large.
@@ -85,7 +90,7 @@ async fn start(config: &Config, readiness: Readiness) -> anyhow::Result<Arc<Serv
             codec,
             config.policy.clone(),
         )
-        .with_mailer(mailer_from_config(&mail)?),
+        .with_mailer(mail.mailer()?),
     ))
 }
 

@@ -82,3 +82,36 @@ async fn the_first_request_after_init_gets_a_token_that_verifies_against_the_jwk
         .wait_for_output("signing key ring read after init")
         .await;
 }
+
+/// The local server keeps reading the ring at start: with `SIGNING_KEYS=kms` and no stored ring
+/// it refuses to start and says what to run (a start-up error is clearer there than a 503 on
+/// every request). The KMS endpoint is never called: the missing ring is found first.
+#[test]
+fn the_local_server_still_refuses_to_start_without_a_kms_ring() {
+    let binary = super::function::binaries_dir().join("token-service");
+    assert!(
+        binary.is_file(),
+        "{} is missing: run `cargo build --workspace --bins` first",
+        binary.display()
+    );
+    let data_dir = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(&binary)
+        .env_clear()
+        .env("STORE", "sqlite")
+        .env("DATA_DIR", data_dir.path())
+        .env("PORT", "0")
+        .env("SIGNING_KEYS", "kms")
+        .env("KMS_ENDPOINT", "http://127.0.0.1:9")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ACCESS_KEY_ID", "local")
+        .env("AWS_SECRET_ACCESS_KEY", "local")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("tokenctl keys rotate"), "{text}");
+}
