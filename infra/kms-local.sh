@@ -40,24 +40,9 @@ source "$ROOT/infra/lib/local-service.sh"
 # shellcheck source=infra/lib/venv.sh
 source "$ROOT/infra/lib/venv.sh"
 
-# The pins that the virtualenv does not hold, one a line.
-missing_packages() {
-	"$VENV/bin/python" -c '
-import re, sys
-from importlib.metadata import PackageNotFoundError, version
-for spec in sys.argv[1:]:
-    name, pinned = spec.split("==")
-    try:
-        found = version(re.sub(r"\[.*\]", "", name))
-    except PackageNotFoundError:
-        found = None
-    if found != pinned:
-        print(spec)' "${PACKAGES[@]}"
-}
-
 install() {
 	command -v python3 >/dev/null 2>&1 || die "python3 not found: apt-get install python3 python3-venv"
-	if [[ ! -x "$VENV/bin/python" || -n "$(missing_packages)" ]]; then
+	if [[ -n "$(venv_missing "$VENV" "${PACKAGES[@]}")" ]]; then
 		log "installing ${PACKAGES[*]} into ${VENV#"$ROOT"/}"
 		venv_install "$VENV" "${PACKAGES[@]}" || die "could not install ${PACKAGES[*]}"
 	fi

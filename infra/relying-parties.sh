@@ -40,21 +40,6 @@ missing_node_packages() {
 		}' -- "$@"
 }
 
-# The pins among "$@" (name==version) that the virtualenv does not hold, one a line.
-missing_python_packages() {
-	"$VENV/bin/python" -c '
-import sys
-from importlib.metadata import PackageNotFoundError, version
-for spec in sys.argv[1:]:
-    name, pinned = spec.split("==")
-    try:
-        found = version(name)
-    except PackageNotFoundError:
-        found = None
-    if found != pinned:
-        print(spec)' "$@"
-}
-
 install_node() {
 	command -v node >/dev/null 2>&1 || die "node not found: apt-get install nodejs npm"
 	command -v npm >/dev/null 2>&1 || die "npm not found: apt-get install npm"
@@ -70,8 +55,8 @@ install_node() {
 
 install_python() {
 	command -v python3 >/dev/null 2>&1 || die "python3 not found: apt-get install python3 python3-venv"
-	local missing="${PYTHON_PACKAGES[*]}"
-	[[ -x "$VENV/bin/python" ]] && missing="$(missing_python_packages "${PYTHON_PACKAGES[@]}")"
+	local missing
+	missing="$(venv_missing "$VENV" "${PYTHON_PACKAGES[@]}")"
 	if [[ -n "$missing" ]]; then
 		log "installing ${missing//$'\n'/ } into ${VENV#"$ROOT"/}"
 		venv_install "$VENV" "${PYTHON_PACKAGES[@]}" || die "could not install ${PYTHON_PACKAGES[*]}"

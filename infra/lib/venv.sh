@@ -3,6 +3,8 @@
 # (cfn-lint and schemathesis, the local KMS, the relying parties).
 #
 #   venv_install VENV SPEC...   create VENV when missing, then pip install the SPECs into it
+#   venv_missing VENV PIN...    the pins (name==version, extras allowed) VENV does not hold, one
+#                               a line (all of them when VENV does not exist yet)
 #
 # Both halves are the slow part of a fresh clone's test command, so both are cut down:
 # - The virtualenv is made without its own pip when the machine's python3 has one: pip then
@@ -27,4 +29,24 @@ venv_install() {
 		"$venv/bin/python" -m pip --version >/dev/null 2>&1 || "$venv/bin/python" -m ensurepip --upgrade >&2
 		"$venv/bin/python" -m pip install --quiet --no-compile --disable-pip-version-check "$@" >&2
 	fi
+}
+
+venv_missing() {
+	local venv="$1"
+	shift
+	if [[ ! -x "$venv/bin/python" ]]; then
+		printf '%s\n' "$@"
+		return
+	fi
+	"$venv/bin/python" -c '
+import re, sys
+from importlib.metadata import PackageNotFoundError, version
+for spec in sys.argv[1:]:
+    name, pinned = spec.split("==")
+    try:
+        found = version(re.sub(r"\[.*\]", "", name))
+    except PackageNotFoundError:
+        found = None
+    if found != pinned:
+        print(spec)' "$@"
 }

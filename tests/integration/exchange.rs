@@ -12,7 +12,6 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 use token_service::domain::{Company, PrincipalId, User};
 use token_service::import::import_legacy_tokens;
-use token_service::secrets::TokenHash;
 use uuid::Uuid;
 
 /// The new app, with the old app's consumer key linked to it.
@@ -202,12 +201,7 @@ pub(crate) async fn import_known_and_unknown(
 
 /// Whether the exchange linked the old token to a family.
 pub(crate) async fn is_linked(app: &TestApp, old_token: &str) -> bool {
-    app.store
-        .legacy()
-        .get_legacy_exchange(&TokenHash::of(old_token))
-        .await
-        .unwrap()
-        .is_some()
+    app.stored_legacy_link(old_token).await.is_some()
 }
 
 #[track_caller]

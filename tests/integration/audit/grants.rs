@@ -33,12 +33,40 @@ fn text<'a>(body: &'a Value, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("{name} in {body}"))
 }
 
-/// `POST /v0/token` with `form`, traced with `correlation_id`; panics unless it answers 200.
-async fn traced_token(app: &TestApp, form: &[(&str, &str)], correlation_id: &str) -> Value {
+/// Who a grant's family belongs to, and which grant started it.
+struct Started<'a> {
+    grant: &'static str,
+    client_id: &'a str,
+    principal_type: &'static str,
+    principal_id: String,
+}
+
+/// `POST /v0/token` with `form`, traced with `correlation_id`, must answer 200 and record the
+/// `family.started` of `started` with its grant; the tokens, the family and the event's JSON.
+async fn grant_starting_a_family(
+    app: &TestApp,
+    form: &[(&str, &str)],
+    correlation_id: &str,
+    started: Started<'_>,
+) -> (Value, String, Value) {
     let request = traced(app.http.post(app.url("/v0/token")), correlation_id).form(form);
     let (status, tokens) = json_of(request.send().await.unwrap()).await;
     assert_eq!(status, StatusCode::OK, "{tokens}");
-    tokens
+    let family_id = family_of(app, &tokens).await;
+    let event = assert_recorded(
+        app,
+        &Expected {
+            event: "family.started",
+            client_id: started.client_id,
+            principal_type: started.principal_type,
+            principal_id: started.principal_id,
+            family_id: &family_id,
+            correlation_id,
+        },
+    )
+    .await;
+    assert_eq!(event["grant"], started.grant);
+    (tokens, family_id, event)
 }
 
 async fn an_otp_grant_records_the_family_it_starts(base: TestApp) {
@@ -68,22 +96,18 @@ async fn an_otp_grant_records_the_family_it_starts(base: TestApp) {
     let correlation_id = format!("audit-otp-{}", Uuid::new_v4());
     let mut grant = vec![("grant_type", "otp"), ("otp", otp.as_str())];
     grant.extend(credentials.iter().chain(&channel).copied());
-    let tokens = traced_token(&app, &grant, &correlation_id).await;
-    let family_id = family_of(&app, &tokens).await;
-
-    let started = assert_recorded(
+    let (tokens, _, started) = grant_starting_a_family(
         &app,
-        &Expected {
-            event: "family.started",
+        &grant,
+        &correlation_id,
+        Started {
+            grant: "otp",
             client_id: &client.id,
             principal_type: "user",
             principal_id: user.id.to_string(),
-            family_id: &family_id,
-            correlation_id: &correlation_id,
         },
     )
     .await;
-    assert_eq!(started["grant"], "otp");
     assert_eq!(started["time"], rfc3339::format(app.clock.now()));
     assert_no_secret_recorded(
         &app,
@@ -130,22 +154,18 @@ async fn a_company_auth_token_grant_records_the_family_it_starts(app: TestApp) {
         ("username", company_id.as_str()),
         ("password", auth_token.as_str()),
     ];
-    let tokens = traced_token(&app, &grant, &correlation_id).await;
-    let family_id = family_of(&app, &tokens).await;
-
-    let started = assert_recorded(
+    let (tokens, _, _) = grant_starting_a_family(
         &app,
-        &Expected {
-            event: "family.started",
+        &grant,
+        &correlation_id,
+        Started {
+            grant: "company_auth_token",
             client_id: &crm.id,
             principal_type: "company",
             principal_id: company_id.clone(),
-            family_id: &family_id,
-            correlation_id: &correlation_id,
         },
     )
     .await;
-    assert_eq!(started["grant"], "company_auth_token");
     assert_no_secret_recorded(
         &app,
         &[client_subject(&crm.id), principal_subject(company.id)],
@@ -175,22 +195,18 @@ async fn an_authorization_code_grant_records_the_family_it_starts(app: TestApp) 
         ("redirect_uri", REDIRECT_URI),
         ("code_verifier", VERIFIER),
     ];
-    let tokens = traced_token(&app, &grant, &correlation_id).await;
-    let family_id = family_of(&app, &tokens).await;
-
-    let started = assert_recorded(
+    let (tokens, family_id, _) = grant_starting_a_family(
         &app,
-        &Expected {
-            event: "family.started",
+        &grant,
+        &correlation_id,
+        Started {
+            grant: "authorization_code",
             client_id: &client.id,
             principal_type: "user",
             principal_id: user.id.to_string(),
-            family_id: &family_id,
-            correlation_id: &correlation_id,
         },
     )
     .await;
-    assert_eq!(started["grant"], "authorization_code");
     assert_no_secret_recorded(
         &app,
         &[family_subject(&family_id), client_subject(&client.id)],

@@ -5,7 +5,6 @@ use integration_tests::app::{jti_of, TestApp};
 use integration_tests::assertions::assert_token_error as assert_error;
 use integration_tests::on_both_stores;
 use reqwest::StatusCode;
-use token_service::secrets::TokenHash;
 
 use super::*;
 
@@ -50,12 +49,9 @@ async fn repeated_exchange_revokes_the_previous_family(app: TestApp) {
     let second_record = app.stored_access_token(&second_jti).await.unwrap();
     assert!(!second_record.revoked);
     let link = app
-        .store
-        .legacy()
-        .get_legacy_exchange(&TokenHash::of(&old))
+        .stored_legacy_link(&old)
         .await
-        .unwrap()
-        .unwrap();
+        .expect("old token linked");
     assert_eq!(Some(link.family_id), second_record.family_id);
     let fresh = app
         .refresh(&m.client, second["refreshToken"].as_str().unwrap())

@@ -11,7 +11,6 @@ use reqwest::StatusCode;
 use serde_json::json;
 use token_service::clock::Clock;
 use token_service::domain::{Geolocation, Scopes};
-use token_service::secrets::TokenHash;
 
 use super::*;
 
@@ -76,11 +75,8 @@ async fn user_token_is_exchanged_and_the_new_refresh_token_works(app: TestApp) {
     let refresh_token = body["refreshToken"].as_str().unwrap().to_owned();
     let record = app.stored_refresh_token(&refresh_token).await;
     let link = app
-        .store
-        .legacy()
-        .get_legacy_exchange(&TokenHash::of(&old))
+        .stored_legacy_link(&old)
         .await
-        .unwrap()
         .expect("old token linked");
     assert_eq!(link.family_id, record.family_id);
     let family = app.stored_family(&record.family_id).await;

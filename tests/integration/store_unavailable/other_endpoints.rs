@@ -8,7 +8,6 @@ use serde_json::Value;
 use token_service::admin::{self, NewClient};
 use token_service::clock::Clock;
 use token_service::domain::{ChannelHandle, ClientId, RefreshRotation, Scopes};
-use token_service::secrets::TokenHash;
 
 use super::{ok_json, user_with_email, FaultyApp};
 use crate::exchange::{import, old_token, user_line, Migration};
@@ -113,22 +112,15 @@ async fn legacy_exchange(app: FaultyApp) {
             ])
     };
     app.refused("exchange", request()).await;
-    let recorded = app
-        .store
-        .legacy()
-        .get_legacy_exchange(&TokenHash::of(&old))
-        .await;
-    assert!(recorded.unwrap().is_none(), "no exchange recorded");
+    assert!(
+        app.stored_legacy_link(&old).await.is_none(),
+        "no exchange recorded"
+    );
 
     let body = succeeds(request(), "exchange").await;
     assert_eq!(body["code"], "OK", "{body}");
-    let recorded = app
-        .store
-        .legacy()
-        .get_legacy_exchange(&TokenHash::of(&old))
-        .await;
     assert!(
-        recorded.unwrap().is_some(),
+        app.stored_legacy_link(&old).await.is_some(),
         "the retry's exchange is recorded"
     );
     assert_no_secret_logged(&[&old, &migration.client.secret, &migration.app_token]);

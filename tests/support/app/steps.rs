@@ -7,7 +7,7 @@ use token_service::admin;
 use token_service::clock::Clock;
 use token_service::domain::{
     AccessTokenRecord, ClientId, Company, CompanyStatus, ConsumerKey, Family, FamilyId,
-    RefreshTokenRecord, TokenId, User,
+    LegacyExchange, RefreshTokenRecord, TokenId, User,
 };
 use token_service::secrets::TokenHash;
 
@@ -109,6 +109,16 @@ impl TestApp {
             .await
             .unwrap()
             .expect("the family is stored")
+    }
+
+    /// The family the exchange of the old-framework token `old_token` started, as stored now:
+    /// `None` while it has not been exchanged.
+    pub async fn stored_legacy_link(&self, old_token: &str) -> Option<LegacyExchange> {
+        self.store
+            .legacy()
+            .get_legacy_exchange(&TokenHash::of(old_token))
+            .await
+            .unwrap()
     }
 }
 
