@@ -1,6 +1,7 @@
-//! [`SigningKeys`]: the ring an instance signs and verifies with, read from the store at cold
-//! start and again once it is [`RING_REFRESH_SECONDS`] old, so that rotations reach running
-//! instances without a redeploy.
+//! [`SigningKeys`]: the ring an instance signs and verifies with, read from the store at start
+//! (a Lambda function: just after its init, or by its first request that needs it; see
+//! docs/decisions.md, "Lazy start-up") and again once it is [`RING_REFRESH_SECONDS`] old, so that
+//! rotations reach running instances without a redeploy.
 //!
 //! If a refresh fails (the store is down), the instance keeps the ring it has for up to
 //! [`RING_MAX_STALENESS_SECONDS`] in all (the rotation's waits allow for that), then stops

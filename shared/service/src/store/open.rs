@@ -19,7 +19,8 @@ const WARM_UP_TIMEOUT: Duration = Duration::from_secs(2);
 /// The embedded SQLite store under `DATA_DIR`, or the DynamoDB table `TABLE_NAME`.
 ///
 /// In AWS the deployment template owns the table; opening it sends one read (see [`warm_up`]) so
-/// that the connection is ready before the first request. With `DYNAMODB_ENDPOINT` (DynamoDB
+/// that the connection is ready before the first request. (The functions and the local server
+/// open their stores with [`open_with_ring`], whose key ring read does that instead.) With `DYNAMODB_ENDPOINT` (DynamoDB
 /// Local, which starts empty) the table is created if missing, so that local use needs no setup
 /// step.
 ///
