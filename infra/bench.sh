@@ -265,7 +265,7 @@ cold_starts() {
 		}
 		sed -nE 's/^  ([a-z-]+) +init +([0-9.]+) ms +first request +([0-9.]+) ms$/\1 \2 \3/p' \
 			"$RUN/lambda_runtime.log" >>"$RUN/cold_starts.txt"
-		sed -n '/^key ring read at/,/^$/{/^  /p}' "$RUN/lambda_runtime.log" |
+		sed -n '/^key ring read by/,/^$/{/^  /p}' "$RUN/lambda_runtime.log" |
 			sed "s/^/  run $run: /" >>"$RUN/key_ring_reads.txt"
 	done
 	COLD_STARTS=""

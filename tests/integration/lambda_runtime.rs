@@ -21,6 +21,7 @@
 //! response posted. `infra/bench.sh` reads those lines.
 
 mod function;
+mod lazy_start;
 mod metrics_off;
 mod rotate_keys;
 mod runtime_api;

@@ -143,7 +143,7 @@ async fn kms_keys_sign_tokens_that_verify_with_the_published_jwks() {
         )
         .await
         .unwrap();
-    let jwks = serde_json::to_value(keys.for_verifying().await.jwks()).unwrap();
+    let jwks = serde_json::to_value(keys.for_verifying().await.unwrap().jwks()).unwrap();
     assert_eq!(
         jwks["keys"].as_array().unwrap().len(),
         2,
@@ -154,7 +154,7 @@ async fn kms_keys_sign_tokens_that_verify_with_the_published_jwks() {
     let id: IdTokenClaims = verify_independently(&id_token, &jwks);
     assert_eq!(id.nonce.as_deref(), Some("n"));
     assert_signed_by_jwks(&access, &jwks);
-    assert!(codec.decode(&access, clock.now()).await.is_ok());
+    assert!(codec.decode(&access, clock.now()).await.unwrap().is_ok());
 
     // A rotation once the next key is old enough: the new active KMS key signs, the old
     // tokens still verify.
@@ -162,7 +162,7 @@ async fn kms_keys_sign_tokens_that_verify_with_the_published_jwks() {
     let second = lifecycle::rotate_once(store.as_ref(), &backend, &legacy, clock.now()).await;
     assert_eq!(second, Plan::Promote);
     let after = codec.encode(&record).await.unwrap();
-    let jwks = serde_json::to_value(keys.for_verifying().await.jwks()).unwrap();
+    let jwks = serde_json::to_value(keys.for_verifying().await.unwrap().jwks()).unwrap();
     let kid = |t: &str| jsonwebtoken::decode_header(t).unwrap().kid.unwrap();
     assert_ne!(kid(&after), kid(&access));
     let _: serde_json::Value = verify_independently(&after, &jwks);

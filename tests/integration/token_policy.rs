@@ -192,6 +192,7 @@ async fn revoked_familys_access_token_is_refused_at_the_company_endpoint(app: Te
         .codec
         .decode(access, app.clock.now())
         .await
+        .unwrap()
         .unwrap();
     let record = app
         .stored_access_token(&TokenId::parse(&claims.jti).unwrap())

@@ -6,6 +6,6 @@ use token_service::{bootstrap, config::Config, http, telemetry};
 async fn main() -> Result<(), lambda_http::Error> {
     telemetry::init();
     let config = Config::from_env()?;
-    let services = bootstrap::services(&config).await?;
+    let services = bootstrap::lambda_services(&config).await?;
     lambda_http::run(http::lambda(http::company_router(services))).await
 }

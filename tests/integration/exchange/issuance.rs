@@ -65,6 +65,7 @@ async fn user_token_is_exchanged_and_the_new_refresh_token_works(app: TestApp) {
         .codec
         .decode(access, app.clock.now())
         .await
+        .unwrap()
         .unwrap();
     assert_eq!(claims.sub, user.to_string());
     assert_eq!(claims.client_id, m.client.id);
@@ -182,6 +183,7 @@ async fn wsadmin_token_yields_the_admin_family_or_the_company_family(app: TestAp
             app.clock.now(),
         )
         .await
+        .unwrap()
         .unwrap();
     assert_eq!(claims.sub, company.id.to_string());
     assert_eq!(claims.principal_type.as_str(), "company");

@@ -138,6 +138,20 @@ impl RunningFunction {
         }
     }
 
+    /// Waits (up to [`TIMEOUT`]) until the function's output holds a line containing `needle`.
+    pub async fn wait_for_output(&self, needle: &str) -> String {
+        let found = async {
+            loop {
+                if let Some(line) = self.output().lines().find(|line| line.contains(needle)) {
+                    return line.to_owned();
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        self.while_alive(&format!("logging {needle:?}"), found)
+            .await
+    }
+
     /// Everything the function wrote to stdout and stderr so far (its JSON log lines).
     pub fn output(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()

@@ -45,7 +45,7 @@ async fn kms_outage(backend: Backend) {
     let keys = SigningKeys::open(ring.store.clone(), legacy, ring.backend.clone(), clock)
         .await
         .unwrap();
-    let active_kid = keys.snapshot().signing_kid().to_owned();
+    let active_kid = keys.snapshot().unwrap().signing_kid().to_owned();
     // With a threshold of 1, an attempt the failure left counted would lock the retry out.
     let options = AppOptions {
         policy: Policy {

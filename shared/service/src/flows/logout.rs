@@ -61,6 +61,7 @@ pub async fn logout(
                 .codec
                 .verify_id_token_hint(hint)
                 .await
+                .map_err(crate::store::StoreError::from)?
                 .map_err(|_| LogoutDenial::BadRequest)?,
         ),
         None => None,

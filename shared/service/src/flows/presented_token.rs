@@ -84,7 +84,7 @@ async fn access_token(
     token: &str,
     now: UnixTime,
 ) -> Result<PresentedToken, StoreError> {
-    let Ok(claims) = services.codec.decode(token, now).await else {
+    let Ok(claims) = services.codec.decode(token, now).await? else {
         return Ok(PresentedToken::Unknown);
     };
     let Ok(jti) = TokenId::parse(&claims.jti) else {

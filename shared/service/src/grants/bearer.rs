@@ -118,6 +118,7 @@ pub async fn verify_access_token(
         .codec
         .decode(token, now)
         .await
+        .map_err(crate::store::StoreError::from)?
         .map_err(BearerDenial::Invalid)?;
     let jti = TokenId::parse(&claims.jti).map_err(|_| BearerDenial::Unknown)?;
     let record = services

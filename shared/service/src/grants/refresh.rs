@@ -25,7 +25,7 @@ use crate::domain::{Client, Family, RefreshRotation, RefreshTokenRecord, Scopes}
 use crate::errors::ErrorCode;
 use crate::secrets::Secret;
 use crate::services::Services;
-use crate::store::{FamilyOrigin, RefreshTokenWithOrigin};
+use crate::store::{FamilyOrigin, RefreshTokenWithOrigin, StoreError};
 
 /// Reads of the token (and, after the first, its family): a lost rotation race is read again.
 /// More rounds would mean the family moved on several times while this request ran, which no
@@ -211,7 +211,7 @@ async fn decide<'a>(
         (RefreshRotation::Rotate, None) => Ok(Use::ReadAgain),
         (RefreshRotation::Rotate, Some(rotated_at)) => {
             let now = services.ctx.clock.now();
-            if is_retry(services, presented, record, family, rotated_at, now) {
+            if is_retry(services, presented, record, family, rotated_at, now).await? {
                 crate::measure::refresh_retry_within_grace();
                 return Ok(Use::Retry(family));
             }
@@ -232,19 +232,21 @@ async fn decide<'a>(
 
 /// Within the window (strictly) and the successor derived from `presented` still current,
 /// i.e. unused: the client is retrying, not replaying.
-fn is_retry(
+async fn is_retry(
     services: &Services,
     presented: &Secret,
     record: &RefreshTokenRecord,
     family: &Family,
     rotated_at: UnixTime,
     now: UnixTime,
-) -> bool {
+) -> Result<bool, StoreError> {
     if now - rotated_at >= services.policy.refresh_grace_seconds {
-        return false;
+        return Ok(false);
     }
-    let successor = services.successor_token(&family.id, record.generation + 1, presented);
-    family.current_token == successor.hash()
+    let successor = services
+        .successor_token(&family.id, record.generation + 1, presented)
+        .await?;
+    Ok(family.current_token == successor.hash())
 }
 
 /// The family's scopes that its client may still be granted: narrowing a client's allowed

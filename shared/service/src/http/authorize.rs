@@ -65,7 +65,10 @@ pub async fn start(
     let Ok(Query(params)) = params else {
         return refused(RefusalReason::BadForm);
     };
-    let keys = authorize::authorize_keys(&services);
+    let keys = match authorize::authorize_keys(&services).await {
+        Ok(keys) => keys,
+        Err(error) => return respond(&services, Err(error.into())),
+    };
     let step = authorize::start(&services, &keys, &params).await;
     respond(&services, step)
 }
@@ -101,7 +104,10 @@ pub async fn submit(
     let Ok(Form(form)) = form else {
         return refused(RefusalReason::BadForm);
     };
-    let keys = authorize::authorize_keys(&services);
+    let keys = match authorize::authorize_keys(&services).await {
+        Ok(keys) => keys,
+        Err(error) => return respond(&services, Err(error.into())),
+    };
     let cookie = pending_cookie(&headers);
     let step = authorize::submit(&services, &keys, cookie, &form, source).await;
     respond(&services, step)

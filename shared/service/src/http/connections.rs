@@ -62,5 +62,5 @@ pub async fn delete_connections(
         revoke_connection(&services, authorization, &dpop)
             .await
             .map(|()| StatusCode::OK.into_response());
-    with_nonce(&services, answer.into_response())
+    with_nonce(&services, answer.into_response()).await
 }

@@ -9,7 +9,7 @@ use http::request::Parts;
 use http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 
 use super::error_response::http_error_response;
-use crate::flows::dpop::{current_nonce, AccessDenial, DpopRequest, ProofDenial};
+use crate::flows::dpop::{current_nonce, nonce_key, AccessDenial, DpopRequest, ProofDenial};
 use crate::services::Services;
 
 /// RFC 9449 §4.1.
@@ -46,11 +46,14 @@ impl<S: Send + Sync> FromRequestParts<S> for DpopRequest {
 
 /// With `DPOP_NONCE=on`, every answer of an endpoint that checks proofs carries the current
 /// nonce (RFC 9449 §8.2), so a client need not fail once to learn the next one.
-pub fn with_nonce(services: &Services, mut response: Response) -> Response {
+/// Without a key ring read yet (the read failed, and the answer is that 503), no nonce.
+pub async fn with_nonce(services: &Services, mut response: Response) -> Response {
     if services.policy.dpop_nonce {
-        let nonce = current_nonce(services, services.ctx.clock.now());
-        if let Ok(value) = HeaderValue::from_str(&nonce) {
-            response.headers_mut().insert(DPOP_NONCE, value);
+        if let Ok(key) = nonce_key(services).await {
+            let nonce = current_nonce(&key, services.ctx.clock.now());
+            if let Ok(value) = HeaderValue::from_str(&nonce) {
+                response.headers_mut().insert(DPOP_NONCE, value);
+            }
         }
     }
     response

@@ -15,12 +15,13 @@ use super::error_response::{OAuthErrorBody, ServerErrorBody};
 use super::forms::TokenRequestForm;
 use super::params::BodyDenial;
 use super::source_address::SourceAddress;
-use crate::errors::{Denial, Refusal};
+use crate::errors::{Denial, Refusal, ServerError};
 use crate::flows::dpop::DpopRequest;
 use crate::grants::{self, GrantDenial, GrantError, IssuedTokens};
 use crate::services::Services;
 use crate::signing::ring::JWKS_MAX_AGE_SECONDS;
 use crate::signing::JwkSet;
+use crate::store::StoreError;
 
 /// The success body (docs/decisions.md, "Token formats").
 #[derive(Serialize, utoipa::ToSchema)]
@@ -133,7 +134,7 @@ pub async fn token(
     body: Body,
 ) -> Response {
     let answer = issue(&services, source, &headers, body, &dpop).await;
-    with_nonce(&services, answer.into_response())
+    with_nonce(&services, answer.into_response()).await
 }
 
 async fn issue(
@@ -155,9 +156,12 @@ async fn issue(
 /// for the `max-age` sent: a key is published as `next` for longer than that before it signs.
 // Served and documented at `/oauth2/v0/jwks` too (`http::token_routes`).
 #[utoipa::path(get, path = "/v0/token/jwks", tag = "discovery",
-    responses((status = 200, body = JwkSet)))]
+    responses((status = 200, body = JwkSet), (status = 503, body = ServerErrorBody)))]
 pub async fn jwks(State(services): State<Arc<Services>>) -> Response {
-    let ring = services.codec.keys().for_verifying().await;
+    let ring = match services.codec.keys().for_verifying().await {
+        Ok(ring) => ring,
+        Err(error) => return ServerError::from(StoreError::from(error)).into_response(),
+    };
     let mut response = Json(ring.jwks()).into_response();
     let cache_control = format!("public, max-age={JWKS_MAX_AGE_SECONDS}");
     response.headers_mut().insert(

@@ -155,7 +155,7 @@ pub async fn get_userinfo(
     headers: HeaderMap,
 ) -> Response {
     let token = header_token(&headers).unwrap_or(Err(BearerDenial::Missing));
-    with_nonce(&services, answer(userinfo(&services, token, &dpop).await))
+    with_nonce(&services, answer(userinfo(&services, token, &dpop).await)).await
 }
 
 /// The same, with the token in the header or in the `access_token` form field.
@@ -204,5 +204,5 @@ pub async fn post_userinfo(
         (None, Some(token)) => Ok(Credential::Bearer(token)),
         (None, None) => Err(BearerDenial::Missing),
     };
-    with_nonce(&services, answer(userinfo(&services, token, &dpop).await))
+    with_nonce(&services, answer(userinfo(&services, token, &dpop).await)).await
 }

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use super::{AccessTokenCodec, ACCESS_TOKEN_TYP};
 use crate::clock::UnixTime;
 use crate::domain::{AccessTokenRecord, ClientId, PrincipalId, PrincipalType};
-use crate::signing::SigningError;
+use crate::signing::{KeyRing, SigningError};
 
 /// ID tokens live as long as the access token they accompany.
 pub const ID_TOKEN_TTL_SECONDS: i64 = 3600;
@@ -95,11 +95,20 @@ impl AccessTokenCodec {
     /// Checks an `id_token_hint`: an ID token signed by a key of this deployment's ring, issued
     /// here, for a user or company. Expiry is not checked: OpenID Connect RP-Initiated Logout
     /// §4 lets a relying party send a hint after the token expired, and a hint grants nothing.
+    /// The outer error: the ring has never been read and cannot be now (503).
     pub async fn verify_id_token_hint(
         &self,
         token: &str,
+    ) -> Result<Result<HintedPrincipal, InvalidIdTokenHint>, SigningError> {
+        let ring = self.keys.for_verifying().await?;
+        Ok(Self::verify_hint_with(&ring, self.issuer.as_str(), token))
+    }
+
+    fn verify_hint_with(
+        ring: &KeyRing,
+        issuer: &str,
+        token: &str,
     ) -> Result<HintedPrincipal, InvalidIdTokenHint> {
-        let ring = self.keys.for_verifying().await;
         let header = jsonwebtoken::decode_header(token).map_err(|_| InvalidIdTokenHint)?;
         // An access token is not an ID token, though signed by the same keys.
         let is_access_token = header
@@ -118,7 +127,7 @@ impl AccessTokenCodec {
         validation.validate_exp = false;
         validation.validate_aud = false;
         validation.set_required_spec_claims(&["iss", "aud", "sub"]);
-        validation.set_issuer(&[self.issuer.as_str()]);
+        validation.set_issuer(&[issuer]);
         let claims = jsonwebtoken::decode::<IdTokenClaims>(token, key, &validation)
             .map_err(|_| InvalidIdTokenHint)?
             .claims;
@@ -146,7 +155,7 @@ mod tests {
     use crate::signing::KeyRing;
 
     fn jwks(codec: &AccessTokenCodec) -> serde_json::Value {
-        serde_json::to_value(codec.keys().snapshot().jwks()).unwrap()
+        serde_json::to_value(codec.keys().snapshot().unwrap().jwks()).unwrap()
     }
 
     fn codec() -> AccessTokenCodec {
@@ -218,7 +227,7 @@ mod tests {
         assert!(claims.get("auth_time").is_none());
         assert_eq!(claims["principal_type"], "company");
         assert_eq!(
-            codec.decode(&id_token, 1_700_000_001).await,
+            codec.decode(&id_token, 1_700_000_001).await.unwrap(),
             Err(InvalidAccessToken::WrongType),
             "an ID token is never accepted as a bearer access token"
         );
@@ -234,7 +243,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            codec.verify_id_token_hint(&id_token).await,
+            codec.verify_id_token_hint(&id_token).await.unwrap(),
             Ok(HintedPrincipal {
                 principal: PrincipalId::new(record.subject),
                 principal_type: PrincipalType::User,
@@ -269,7 +278,7 @@ mod tests {
             "",
         ] {
             assert_eq!(
-                codec.verify_id_token_hint(hint).await,
+                codec.verify_id_token_hint(hint).await.unwrap(),
                 Err(InvalidIdTokenHint),
                 "{hint}"
             );

@@ -67,8 +67,8 @@ pub struct AccessTokenCodec {
     keys: SigningKeys,
     issuer: Geolocation,
     /// The signing key's JWS headers, base64url-encoded once per key: they never change for a
-    /// key, and the key changes only at a rotation.
-    headers: Arc<Mutex<Arc<EncodedHeaders>>>,
+    /// key, and the key changes only at a rotation. `None` until the ring's first read.
+    headers: Arc<Mutex<Option<Arc<EncodedHeaders>>>>,
 }
 
 #[derive(Debug)]
@@ -103,11 +103,13 @@ impl From<Arc<KeyRing>> for SigningKeys {
 impl AccessTokenCodec {
     pub fn new(keys: impl Into<SigningKeys>, issuer: Geolocation) -> Self {
         let keys = keys.into();
-        let headers = EncodedHeaders::new(keys.snapshot().signing_kid());
+        let headers = keys
+            .snapshot()
+            .map(|ring| Arc::new(EncodedHeaders::new(ring.signing_kid())));
         Self {
             keys,
             issuer,
-            headers: Arc::new(Mutex::new(Arc::new(headers))),
+            headers: Arc::new(Mutex::new(headers)),
         }
     }
 
@@ -123,10 +125,14 @@ impl AccessTokenCodec {
     async fn signing(&self) -> Result<(Arc<KeyRing>, Arc<EncodedHeaders>), SigningError> {
         let ring = self.keys.for_signing().await?;
         let mut cached = self.headers.lock().unwrap_or_else(|p| p.into_inner());
-        if cached.kid != ring.signing_kid() {
-            *cached = Arc::new(EncodedHeaders::new(ring.signing_kid()));
-        }
-        let headers = cached.clone();
+        let headers = match cached.as_ref() {
+            Some(headers) if headers.kid == ring.signing_kid() => headers.clone(),
+            _ => {
+                let headers = Arc::new(EncodedHeaders::new(ring.signing_kid()));
+                *cached = Some(headers.clone());
+                headers
+            }
+        };
         drop(cached);
         Ok((ring, headers))
     }
@@ -151,13 +157,23 @@ impl AccessTokenCodec {
     }
 
     /// Verifies signature, `typ`, issuer, audience and expiry. Whether the token was revoked is
-    /// a store question, answered by the caller.
+    /// a store question, answered by the caller. The outer error: the ring has never been read
+    /// and cannot be now (503), so the token can be neither accepted nor refused.
     pub async fn decode(
         &self,
         token: &str,
         now: UnixTime,
+    ) -> Result<Result<AccessTokenClaims, InvalidAccessToken>, SigningError> {
+        let ring = self.keys.for_verifying().await?;
+        Ok(self.decode_with(&ring, token, now))
+    }
+
+    fn decode_with(
+        &self,
+        ring: &KeyRing,
+        token: &str,
+        now: UnixTime,
     ) -> Result<AccessTokenClaims, InvalidAccessToken> {
-        let ring = self.keys.for_verifying().await;
         let header =
             jsonwebtoken::decode_header(token).map_err(|_| InvalidAccessToken::Malformed)?;
         let typ_ok = header.typ.as_deref().is_some_and(|t| {
@@ -214,9 +230,9 @@ mod tests {
         assert_eq!(header.typ.as_deref(), Some("at+jwt"));
         assert_eq!(
             header.kid.as_deref(),
-            Some(codec.keys().snapshot().signing_kid())
+            Some(codec.keys().snapshot().unwrap().signing_kid())
         );
-        let claims = codec.decode(&token, 1_001).await.unwrap();
+        let claims = codec.decode(&token, 1_001).await.unwrap().unwrap();
         assert_eq!(claims.jti, rec.jti.to_string());
         assert_eq!(claims.scope, "read write");
         assert_eq!(claims.exp - claims.iat, 3600);
@@ -228,7 +244,7 @@ mod tests {
         let codec = codec();
         let token = codec.encode(&record(1_000)).await.unwrap();
         assert_eq!(
-            codec.decode(&token, 4_600).await,
+            codec.decode(&token, 4_600).await.unwrap(),
             Err(InvalidAccessToken::Expired)
         );
     }
@@ -237,16 +253,20 @@ mod tests {
     async fn rejects_foreign_keys_and_tampering() {
         let token = codec().encode(&record(1_000)).await.unwrap();
         assert_eq!(
-            codec().decode(&token, 1_001).await,
+            codec().decode(&token, 1_001).await.unwrap(),
             Err(InvalidAccessToken::UnknownKey)
         );
         let codec = codec();
         let token = codec.encode(&record(1_000)).await.unwrap();
         let mut parts: Vec<String> = token.split('.').map(str::to_owned).collect();
         parts[1] = parts[1].chars().rev().collect();
-        assert!(codec.decode(&parts.join("."), 1_001).await.is_err());
+        assert!(codec
+            .decode(&parts.join("."), 1_001)
+            .await
+            .unwrap()
+            .is_err());
         assert_eq!(
-            codec.decode("garbage", 1_001).await,
+            codec.decode("garbage", 1_001).await.unwrap(),
             Err(InvalidAccessToken::Malformed)
         );
     }

@@ -31,7 +31,7 @@ pub enum MailConfigError {
 }
 
 /// The secret's string. Errors carry the SDK's context, never the secret.
-async fn fetch_secret_string(arn: &str) -> Result<String, MailConfigError> {
+pub(super) async fn fetch_secret_string(arn: &str) -> Result<String, MailConfigError> {
     crate::aws_sdk::secret_string(arn)
         .await
         .map(|url| url.trim().to_owned())
@@ -58,6 +58,21 @@ impl MailConfig {
         })
     }
 
+    /// As [`MailConfig::load`] for a Lambda function's init: with `SMTP_URL_SECRET_ARN` (and
+    /// no `SMTP_URL`) the secret is not read now but by the mailer at its first mail
+    /// ([`super::LazySmtpMailer`]); everything else is read and checked as `load` does.
+    pub fn load_lazily(config: &Config) -> Result<StartMail, MailConfigError> {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let config = Self::from_lookup(config, env)?;
+        Ok(match (&config.smtp_url, env("SMTP_URL_SECRET_ARN")) {
+            (None, Some(arn)) => StartMail::SecretUrl {
+                arn,
+                from: config.from,
+            },
+            _ => StartMail::Read(config),
+        })
+    }
+
     /// Reads `SMTP_URL` and `MAIL_FROM` through `lookup`; the outbox and the default sender
     /// follow from `config` (`DATA_DIR`, `GEOLOCATION`).
     pub fn from_lookup(
@@ -80,6 +95,26 @@ impl MailConfig {
             from,
             outbox_dir: config.data_dir.join("outbox"),
         })
+    }
+}
+
+/// What a Lambda function's init knows of its mail ([`MailConfig::load_lazily`]).
+#[derive(Debug)]
+pub enum StartMail {
+    /// Everything read.
+    Read(MailConfig),
+    /// The SMTP URL is the secret `arn`, read at the first mail.
+    SecretUrl { arn: String, from: Mailbox },
+}
+
+impl StartMail {
+    pub fn mailer(self) -> Result<Arc<dyn Mailer>, MailError> {
+        match self {
+            Self::Read(config) => mailer_from_config(&config),
+            Self::SecretUrl { arn, from } => {
+                Ok(Arc::new(super::LazySmtpMailer::of_secret(arn, from)))
+            }
+        }
     }
 }
 

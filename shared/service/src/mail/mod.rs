@@ -9,6 +9,7 @@
 //! `Debug`, and errors carry only the server's reply or the I/O failure.
 
 mod config;
+mod lazy;
 mod message;
 mod outbox;
 mod smtp;
@@ -17,7 +18,8 @@ use std::path::PathBuf;
 
 use async_trait::async_trait;
 
-pub use config::{mailer_from_config, MailConfig, MailConfigError};
+pub use config::{mailer_from_config, MailConfig, MailConfigError, StartMail};
+pub use lazy::LazySmtpMailer;
 /// The sender type of `MAIL_FROM`, re-exported so callers need not depend on lettre.
 pub use lettre::message::Mailbox;
 pub use message::OtpMail;
@@ -46,6 +48,9 @@ impl Mailer for NoMailer {
 pub enum MailError {
     #[error("no mailer is configured")]
     NotConfigured,
+    /// The SMTP URL could not be read (its secret) or is not valid.
+    #[error("mail configuration: {0}")]
+    Config(String),
     /// The message could not be built (an address the mailer cannot encode).
     #[error("could not build the mail: {0}")]
     Message(String),

@@ -86,11 +86,11 @@ pub async fn rotation_lifecycle_keeps_every_token_verifiable(store: Arc<dyn Sign
     .await
     .unwrap();
     assert_eq!(
-        keys.snapshot().signing_kid(),
+        keys.snapshot().unwrap().signing_kid(),
         legacy.keys[1].kid,
         "until the first rotation, the secret document's newest key signs"
     );
-    let derived = keys.derive_key("purpose");
+    let derived = keys.derive_key("purpose").await.unwrap();
     let codec = codec(keys.clone());
     let factory = KeyFactory::local(&legacy.server_secret().unwrap(), Arc::new(OsRandom));
 
@@ -121,7 +121,7 @@ pub async fn rotation_lifecycle_keeps_every_token_verifiable(store: Arc<dyn Sign
             .encode_id_token(&record, &access, SignIn::default())
             .await
             .unwrap();
-        let jwks = serde_json::to_value(keys.for_verifying().await.jwks()).unwrap();
+        let jwks = serde_json::to_value(keys.for_verifying().await.unwrap().jwks()).unwrap();
         for token in [&access, &id_token] {
             let kid = assert_signed_by_jwks(token, &jwks).header["kid"].clone();
             if signing_kids.last() != Some(&kid) {
@@ -154,7 +154,7 @@ pub async fn rotation_lifecycle_keeps_every_token_verifiable(store: Arc<dyn Sign
                 assert_signed_by_jwks(&old.token, &jwks);
             }
         }
-        assert!(codec.decode(&access, now).await.is_ok());
+        assert!(codec.decode(&access, now).await.unwrap().is_ok());
         cached.push((now, jwks));
     }
     assert_eq!(
@@ -169,7 +169,7 @@ pub async fn rotation_lifecycle_keeps_every_token_verifiable(store: Arc<dyn Sign
         "the legacy key, then one more per promotion: {signing_kids:?}"
     );
     assert_eq!(
-        keys.derive_key("purpose"),
+        keys.derive_key("purpose").await.unwrap(),
         derived,
         "the server secret never changes"
     );

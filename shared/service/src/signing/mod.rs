@@ -71,6 +71,8 @@ pub enum KeyError {
          `tokenctl keys rotate` (or by invoking the key rotation function) before starting"
     )]
     NoKmsRing,
+    #[error("the signing key ring's read that this request waited for failed: {0}")]
+    FirstReadFailed(String),
     #[error("signing key ring store: {0}")]
     Store(#[from] crate::store::StoreError),
     #[error(transparent)]
@@ -81,6 +83,8 @@ pub enum KeyError {
     Contended(u32),
 }
 
+#[cfg(test)]
+mod lazy_tests;
 #[cfg(any(test, feature = "conformance"))]
 pub mod lifecycle;
 #[cfg(test)]

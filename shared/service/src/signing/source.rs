@@ -1,6 +1,7 @@
-//! [`SigningKeys`]: the ring an instance signs and verifies with, read from the store at cold
-//! start and again once it is [`RING_REFRESH_SECONDS`] old, so that rotations reach running
-//! instances without a redeploy.
+//! [`SigningKeys`]: the ring an instance signs and verifies with, read from the store at start
+//! (a Lambda function: just after its init, or by its first request that needs it; see
+//! docs/decisions.md, "Lazy start-up") and again once it is [`RING_REFRESH_SECONDS`] old, so that
+//! rotations reach running instances without a redeploy.
 //!
 //! If a refresh fails (the store is down), the instance keeps the ring it has for up to
 //! [`RING_MAX_STALENESS_SECONDS`] in all (the rotation's waits allow for that), then stops
@@ -8,7 +9,11 @@
 //! Verification keeps the last ring it has: a stale ring can only miss a key, never accept one
 //! it should not.
 
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+
+use tokio::sync::OnceCell;
 
 use super::document::{KeyRingDocument, ServerSecret};
 use super::kms::Kms;
@@ -74,18 +79,38 @@ struct Loaded {
     checked_at: UnixTime,
 }
 
+/// Where the secret document (the server secret, and the legacy ring) is read from.
+struct DocumentLocation {
+    secret_arn: Option<String>,
+    data_dir: PathBuf,
+}
+
 struct Source {
     store: Arc<dyn SigningKeyRingStore>,
-    legacy: KeyRingDocument,
+    /// Read once, with the ring's first read: a Secrets Manager read is not part of a Lambda
+    /// init (docs/decisions.md, "Lazy start-up").
+    legacy: OnceCell<KeyRingDocument>,
+    location: Option<DocumentLocation>,
     backend: SigningBackend,
     clock: Arc<dyn Clock>,
 }
 
 /// The signing keys of one instance. Cheap to clone.
+///
+/// Opened eagerly ([`Self::open`], the local server and tokenctl) or lazily ([`Self::lazy`], the
+/// Lambda functions): then nothing is read until [`Self::load`] or the first request that needs
+/// the ring. The first read is single-flight (concurrent callers wait for one read) and never
+/// cached as a failure: a failed read fails its callers (503), and the next caller reads again.
 #[derive(Clone)]
 pub struct SigningKeys {
-    loaded: Arc<Mutex<Loaded>>,
+    loaded: Arc<Mutex<Option<Loaded>>>,
     source: Option<Arc<Source>>,
+    /// Held while a first read runs; holds the last failed first read's error.
+    first_read: Arc<tokio::sync::Mutex<Option<String>>>,
+    /// How many first reads failed: a caller that waited for a read that failed shares its
+    /// failure rather than reading again, so that callers waiting on a store that does not
+    /// answer do not queue one timeout each.
+    failed_reads: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for SigningKeys {
@@ -99,13 +124,22 @@ impl std::fmt::Debug for SigningKeys {
 impl SigningKeys {
     /// A ring that never changes (tests).
     pub fn fixed(ring: Arc<KeyRing>) -> Self {
-        Self {
-            loaded: Arc::new(Mutex::new(Loaded {
+        Self::with(
+            Some(Loaded {
                 ring,
                 version: None,
                 checked_at: 0,
-            })),
-            source: None,
+            }),
+            None,
+        )
+    }
+
+    fn with(loaded: Option<Loaded>, source: Option<Source>) -> Self {
+        Self {
+            loaded: Arc::new(Mutex::new(loaded)),
+            source: source.map(Arc::new),
+            first_read: Arc::new(tokio::sync::Mutex::new(None)),
+            failed_reads: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -117,111 +151,210 @@ impl SigningKeys {
         backend: SigningBackend,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, KeyError> {
-        let source = Source {
-            store,
-            legacy,
-            backend,
-            clock,
-        };
-        let now = source.clock.now();
-        let (ring, version) = source.read().await?;
-        Ok(Self {
-            loaded: Arc::new(Mutex::new(Loaded {
-                ring,
-                version,
-                checked_at: now,
-            })),
-            source: Some(Arc::new(source)),
-        })
+        let keys = Self::with(
+            None,
+            Some(Source {
+                store,
+                legacy: OnceCell::new_with(Some(legacy)),
+                location: None,
+                backend,
+                clock,
+            }),
+        );
+        keys.load().await?;
+        Ok(keys)
+    }
+
+    /// Keys that read nothing yet: the secret document (from `secret_arn`, or the local key
+    /// file under `data_dir`) and the ring are read by [`Self::load`] or the first request.
+    pub fn lazy(
+        store: Arc<dyn SigningKeyRingStore>,
+        secret_arn: Option<String>,
+        data_dir: PathBuf,
+        backend: SigningBackend,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self::with(
+            None,
+            Some(Source {
+                store,
+                legacy: OnceCell::new(),
+                location: Some(DocumentLocation {
+                    secret_arn,
+                    data_dir,
+                }),
+                backend,
+                clock,
+            }),
+        )
     }
 
     /// [`Self::open`] with the configuration every binary reads (`SIGNING_KEYS_SECRET_ARN` or
     /// the local key file, `SIGNING_KEYS`, the store).
     pub async fn from_config(config: &Config, clock: Arc<dyn Clock>) -> Result<Self, KeyError> {
-        // Three independent reads at a cold start (a secret, the store's client, KMS's): side
-        // by side rather than one after the other.
-        let (legacy, store, backend) = tokio::join!(
-            KeyRingDocument::load(config.signing_keys_secret_arn.as_deref(), &config.data_dir),
-            crate::store::open_signing_key_ring(config),
-            SigningBackend::from_env(),
-        );
-        Self::open(store?, legacy?, backend?, clock).await
+        let store = crate::store::open_signing_key_ring(config).await?;
+        let keys = Self::lazy_from_config(config, store, clock).await?;
+        keys.load().await?;
+        Ok(keys)
     }
 
-    /// The ring as last read, without looking at the store.
-    pub fn snapshot(&self) -> Arc<KeyRing> {
-        self.lock().ring.clone()
+    /// [`Self::lazy`] with the configuration every binary reads, on `store`. Builds the KMS
+    /// client when `SIGNING_KEYS=kms`; reads nothing.
+    pub async fn lazy_from_config(
+        config: &Config,
+        store: Arc<dyn SigningKeyRingStore>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, KeyError> {
+        let backend = SigningBackend::from_env().await?;
+        Ok(Self::lazy(
+            store,
+            config.signing_keys_secret_arn.clone(),
+            config.data_dir.clone(),
+            backend,
+            clock,
+        ))
+    }
+
+    /// Reads the ring unless it was read already. Concurrent callers share one read; its failure
+    /// is returned to the callers that waited for it, and the next call reads again.
+    pub async fn load(&self) -> Result<Arc<KeyRing>, KeyError> {
+        if let Some(ring) = self.snapshot() {
+            return Ok(ring);
+        }
+        // Fixed keys are loaded from the start.
+        let Some(source) = &self.source else {
+            return Err(KeyError::Empty);
+        };
+        let failed_before = self.failed_reads.load(Ordering::SeqCst);
+        let mut last_failure = self.first_read.lock().await;
+        if let Some(ring) = self.snapshot() {
+            return Ok(ring);
+        }
+        if self.failed_reads.load(Ordering::SeqCst) != failed_before {
+            let error = last_failure.clone().unwrap_or_default();
+            return Err(KeyError::FirstReadFailed(error));
+        }
+        let now = source.clock.now();
+        match source.read().await {
+            Ok((ring, version)) => {
+                *self.lock() = Some(Loaded {
+                    ring: ring.clone(),
+                    version,
+                    checked_at: now,
+                });
+                Ok(ring)
+            }
+            Err(error) => {
+                *last_failure = Some(error.to_string());
+                self.failed_reads.fetch_add(1, Ordering::SeqCst);
+                Err(error)
+            }
+        }
+    }
+
+    /// Whether the ring has been read (the first read of lazy keys done).
+    pub fn is_loaded(&self) -> bool {
+        self.lock().is_some()
+    }
+
+    /// The ring as last read, without looking at the store: `None` until the first read.
+    pub fn snapshot(&self) -> Option<Arc<KeyRing>> {
+        self.lock().as_ref().map(|loaded| loaded.ring.clone())
     }
 
     /// A 256-bit key for one purpose, derived from the server secret; rotations never change it.
-    pub fn derive_key(&self, purpose: &str) -> [u8; 32] {
-        self.snapshot().derive_key(purpose)
+    /// Waits for the ring's first read if it has not been made yet.
+    pub async fn derive_key(&self, purpose: &str) -> Result<[u8; 32], SigningError> {
+        let ring = match self.snapshot() {
+            Some(ring) => ring,
+            None => Box::pin(self.first_load()).await?,
+        };
+        Ok(ring.derive_key(purpose))
     }
 
-    /// The ring to sign with: read again from the store if it is due. Fails only when the ring
-    /// could not be read for longer than the rotation allows.
+    async fn first_load(&self) -> Result<Arc<KeyRing>, SigningError> {
+        self.load().await.map_err(|error| {
+            tracing::warn!(%error, "signing key ring not read");
+            SigningError::Unavailable(format!("the signing key ring could not be read: {error}"))
+        })
+    }
+
+    /// The ring to sign with: read again from the store if it is due (or read for the first
+    /// time). Fails when it has never been read and cannot be now, or could not be read for
+    /// longer than the rotation allows.
     pub async fn for_signing(&self) -> Result<Arc<KeyRing>, SigningError> {
+        let current = self
+            .lock()
+            .as_ref()
+            .map(|loaded| (loaded.ring.clone(), loaded.checked_at));
+        // Boxed: the first read's future is large and rarely needed; inline, it would make
+        // every signing caller's future as deep.
+        let Some((ring, checked_at)) = current else {
+            return Box::pin(self.first_load()).await;
+        };
         let Some(source) = &self.source else {
-            return Ok(self.snapshot());
+            return Ok(ring);
         };
         let now = source.clock.now();
-        let checked_at = self.lock().checked_at;
         if now - checked_at < RING_REFRESH_SECONDS {
-            return Ok(self.snapshot());
+            return Ok(ring);
         }
         match self.refresh(source, now).await {
             Ok(ring) => Ok(ring),
             Err(error) if now - checked_at < RING_MAX_STALENESS_SECONDS => {
                 tracing::warn!(%error, "signing key ring not refreshed; using the one read last");
-                Ok(self.snapshot())
+                Ok(ring)
             }
             Err(error) => Err(SigningError::Unavailable(error.to_string())),
         }
     }
 
     /// The ring to verify with or publish: refreshed like [`Self::for_signing`], but a failed
-    /// refresh keeps the last ring however old.
-    pub async fn for_verifying(&self) -> Arc<KeyRing> {
+    /// refresh keeps the last ring however old. Fails only while the ring has never been read.
+    pub async fn for_verifying(&self) -> Result<Arc<KeyRing>, SigningError> {
         match self.for_signing().await {
-            Ok(ring) => ring,
-            Err(_) => self.snapshot(),
+            Ok(ring) => Ok(ring),
+            Err(error) => self.snapshot().ok_or(error),
         }
     }
 
     async fn refresh(&self, source: &Source, now: UnixTime) -> Result<Arc<KeyRing>, KeyError> {
         let stored = source.store.load_signing_key_ring().await?;
-        let mut loaded = self.lock();
-        let unchanged = match &stored {
-            Some(stored) => loaded.version == Some(stored.version),
-            None => loaded.version.is_none(),
+        let Some(last) = self.snapshot() else {
+            return Box::pin(self.load()).await;
         };
-        drop(loaded);
+        let unchanged = {
+            let loaded = self.lock();
+            let version = loaded.as_ref().and_then(|loaded| loaded.version);
+            match &stored {
+                Some(stored) => version == Some(stored.version),
+                None => version.is_none(),
+            }
+        };
         // Unchanged: the published set may still shrink as retired keys pass their time, so the
         // ring is rebuilt anyway when it holds a stored ring (cheap: no store or KMS call).
         let (ring, version) = match stored {
-            None if unchanged => (self.snapshot(), None),
-            None => (Arc::new(KeyRing::from_document(&source.legacy)?), None),
+            None if unchanged => (last, None),
+            None => (
+                Arc::new(KeyRing::from_document(source.legacy().await?)?),
+                None,
+            ),
             Some(stored) => {
                 let document: RingDocument = serde_json::from_str(&stored.document)?;
-                let ring = KeyRing::from_ring(
-                    &document,
-                    self.snapshot().server_secret(),
-                    source.backend.kms(),
-                    now,
-                )?;
+                let ring =
+                    KeyRing::from_ring(&document, last.server_secret(), source.backend.kms(), now)?;
                 (Arc::new(ring), Some(stored.version))
             }
         };
-        loaded = self.lock();
-        *loaded = Loaded {
+        *self.lock() = Some(Loaded {
             ring: ring.clone(),
             version,
             checked_at: now,
-        };
+        });
         Ok(ring)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Loaded> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Loaded>> {
         self.loaded
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -229,9 +362,30 @@ impl SigningKeys {
 }
 
 impl Source {
+    async fn legacy(&self) -> Result<&KeyRingDocument, KeyError> {
+        self.legacy
+            .get_or_try_init(|| async {
+                // Eagerly opened keys hold their document: this runs only for lazy ones.
+                let Some(location) = &self.location else {
+                    return Err(KeyError::Secret("no secret document to read".to_owned()));
+                };
+                // Boxed: the Secrets Manager call's future is deep, and every signing caller's
+                // future would be as deep.
+                Box::pin(KeyRingDocument::load(
+                    location.secret_arn.as_deref(),
+                    &location.data_dir,
+                ))
+                .await
+            })
+            .await
+    }
+
     async fn read(&self) -> Result<(Arc<KeyRing>, Option<u64>), KeyError> {
-        let server_secret = Arc::new(self.legacy.server_secret()?);
-        match self.store.load_signing_key_ring().await? {
+        // The secret document and the stored ring do not depend on each other.
+        let (legacy, stored) = tokio::join!(self.legacy(), self.store.load_signing_key_ring());
+        let legacy = legacy?;
+        let server_secret = Arc::new(legacy.server_secret()?);
+        match stored? {
             Some(stored) => {
                 let document: RingDocument = serde_json::from_str(&stored.document)?;
                 let ring = KeyRing::from_ring(
@@ -243,7 +397,7 @@ impl Source {
                 Ok((Arc::new(ring), Some(stored.version)))
             }
             None if matches!(self.backend, SigningBackend::Kms(_)) => Err(KeyError::NoKmsRing),
-            None => Ok((Arc::new(KeyRing::from_document(&self.legacy)?), None)),
+            None => Ok((Arc::new(KeyRing::from_document(legacy)?), None)),
         }
     }
 }

@@ -48,7 +48,7 @@ pub use families::{
 pub use families::{FamilyOrigin, RefreshTokenWithOrigin};
 pub use legacy::LegacyStore;
 pub use lockout::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore, LoginRefund};
-pub use open::{open, open_cold, open_signing_key_ring};
+pub use open::{open, open_cold, open_signing_key_ring, open_with_ring, Readiness};
 pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore, REQUEST_WINDOW_SECONDS};
 pub use principals::{EmailUpdate, Inserted, PrincipalStore};
 pub use rate_limits::{Hit, RateKey, RateLimit, RateLimitStore};

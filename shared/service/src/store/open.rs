@@ -6,6 +6,9 @@ use std::time::Duration;
 use super::dynamodb::DynamoStore;
 #[cfg(feature = "sqlite")]
 use super::sqlite::SqliteStore;
+use tokio::sync::OnceCell;
+
+use super::signing_key_ring::{RingWrite, VersionedRing};
 use super::{SigningKeyRingStore, Store, StoreResult};
 use crate::config::{Config, StoreKind};
 
@@ -16,7 +19,8 @@ const WARM_UP_TIMEOUT: Duration = Duration::from_secs(2);
 /// The embedded SQLite store under `DATA_DIR`, or the DynamoDB table `TABLE_NAME`.
 ///
 /// In AWS the deployment template owns the table; opening it sends one read (see [`warm_up`]) so
-/// that the connection is ready before the first request. With `DYNAMODB_ENDPOINT` (DynamoDB
+/// that the connection is ready before the first request. (The functions and the local server
+/// open their stores with [`open_with_ring`], whose key ring read does that instead.) With `DYNAMODB_ENDPOINT` (DynamoDB
 /// Local, which starts empty) the table is created if missing, so that local use needs no setup
 /// step.
 ///
@@ -46,6 +50,82 @@ async fn open_warm(config: &Config, warm: bool) -> StoreResult<Arc<dyn Store>> {
             Arc::new(store)
         }
     })
+}
+
+/// When a process's stores check that they can be used (docs/decisions.md, "Lazy start-up").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readiness {
+    /// At start: with `DYNAMODB_ENDPOINT` the table is checked (created if missing) before this
+    /// returns. The local server and tokenctl, whose start-up errors are the clearest place to
+    /// say what is wrong.
+    AtStart,
+    /// Nothing is sent at start (a Lambda function's init): the table check, with
+    /// `DYNAMODB_ENDPOINT`, is made by the key ring's first read.
+    OnFirstRingRead,
+}
+
+/// The store and the signing key ring's store, for a process that serves requests. On DynamoDB
+/// both are one SDK client (one connection pool, one configuration load) and one table check;
+/// no warm-up read is sent, since the key ring's first read is one (`warm_up`'s purpose). On
+/// SQLite, two connections to one file, as [`open`] and [`open_signing_key_ring`] give.
+pub async fn open_with_ring(
+    config: &Config,
+    readiness: Readiness,
+) -> StoreResult<(Arc<dyn Store>, Arc<dyn SigningKeyRingStore>)> {
+    Ok(match config.store {
+        StoreKind::Sqlite => (open_sqlite(config)?, open_sqlite_ring(config)?),
+        StoreKind::DynamoDb => {
+            let endpoint = config.dynamodb_endpoint.as_deref();
+            let store = DynamoStore::connect(&config.table_name, endpoint).await;
+            let ring: Arc<dyn SigningKeyRingStore> = match (endpoint, readiness) {
+                (None, _) => Arc::new(store.clone()),
+                (Some(_), Readiness::AtStart) => {
+                    store.create_table_if_missing().await?;
+                    Arc::new(store.clone())
+                }
+                (Some(_), Readiness::OnFirstRingRead) => Arc::new(TableCheckedFirst {
+                    store: store.clone(),
+                    checked: OnceCell::new(),
+                }),
+            };
+            (Arc::new(store), ring)
+        }
+    })
+}
+
+/// The key ring's store on DynamoDB Local for a process that starts without network calls: its
+/// first read (or write) checks the table first, once; a failed check is tried again next time.
+#[derive(Debug)]
+struct TableCheckedFirst {
+    store: DynamoStore,
+    checked: OnceCell<()>,
+}
+
+impl TableCheckedFirst {
+    async fn checked(&self) -> StoreResult<&DynamoStore> {
+        self.checked
+            .get_or_try_init(|| self.store.create_table_if_missing())
+            .await?;
+        Ok(&self.store)
+    }
+}
+
+#[async_trait::async_trait]
+impl SigningKeyRingStore for TableCheckedFirst {
+    async fn load_signing_key_ring(&self) -> StoreResult<Option<VersionedRing>> {
+        self.checked().await?.load_signing_key_ring().await
+    }
+
+    async fn replace_signing_key_ring(
+        &self,
+        expected: Option<u64>,
+        document: &str,
+    ) -> StoreResult<RingWrite> {
+        self.checked()
+            .await?
+            .replace_signing_key_ring(expected, document)
+            .await
+    }
 }
 
 /// The signing key ring's store, on the backend [`open`] uses: a second handle, so that the

@@ -19,14 +19,16 @@ use crate::errors::{Denial, Refusal};
 use crate::grants::{authenticate_user, limiter, GrantError};
 use crate::limits::{Exceeded, Limit};
 use crate::services::Services;
+use crate::store::StoreError;
 
 /// The purpose under which the key ring derives the pages' cookie and CSRF secret.
 const KEY_PURPOSE: &str = "authorize-v1";
 
 /// The keys of the pending-request cookie and the CSRF tokens, the same on every instance.
-pub fn authorize_keys(services: &Services) -> AuthorizeKeys {
-    AuthorizeKeys::derive(&services.codec.keys().derive_key(KEY_PURPOSE))
-        .expect("derive_key gives 32 bytes, the minimum")
+/// Fails (503) only while the key ring has never been read and cannot be now.
+pub async fn authorize_keys(services: &Services) -> Result<AuthorizeKeys, StoreError> {
+    let key = services.codec.keys().derive_key(KEY_PURPOSE).await?;
+    Ok(AuthorizeKeys::derive(&key).expect("derive_key gives 32 bytes, the minimum"))
 }
 
 /// What the browser is shown or sent to next.
@@ -119,7 +121,7 @@ pub async fn start(
         Ok(request) => request,
         Err(rejection) => return rejected(services, rejection),
     };
-    let expected_user = match hinted_user(services, params, &client).await {
+    let expected_user = match hinted_user(services, params, &client).await? {
         Ok(user) => user,
         Err(refusal) => {
             let redirect = ErrorRedirect::openid(
@@ -153,14 +155,14 @@ async fn hinted_user(
     services: &Services,
     params: &AuthorizeParams,
     client: &Client,
-) -> Result<Option<PrincipalId>, &'static str> {
+) -> Result<Result<Option<PrincipalId>, &'static str>, StoreError> {
     let Some(hint) = params.id_token_hint.as_deref().filter(|h| !h.is_empty()) else {
-        return Ok(None);
+        return Ok(Ok(None));
     };
-    match services.codec.verify_id_token_hint(hint).await {
+    Ok(match services.codec.verify_id_token_hint(hint).await? {
         Ok(hinted) if hinted.client_id == client.id => Ok(Some(hinted.principal)),
         _ => Err("id_token_hint is not valid"),
-    }
+    })
 }
 
 /// `POST /oauth2/v0/authorize`: the sign-in form, or the consent form once signed in.

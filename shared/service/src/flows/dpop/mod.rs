@@ -13,13 +13,13 @@ mod proof;
 mod resource;
 
 pub use htu::same_url;
-pub use nonce::{current_nonce, nonce_is_valid, NONCE_BUCKET_SECONDS};
+pub use nonce::{current_nonce, nonce_is_valid, nonce_key, NonceKey, NONCE_BUCKET_SECONDS};
 pub use proof::{access_token_hash, verify_proof, ProofDenial, VerifiedProof};
 pub use resource::{authenticate_credential, credential, AccessDenial, Credential};
 
 use crate::errors::Refusal;
 use crate::services::Services;
-use crate::store::ReplayKey;
+use crate::store::{ReplayKey, StoreError};
 
 /// `iat` may be this many seconds before or after the server's clock.
 pub const IAT_WINDOW_SECONDS: i64 = 60;
@@ -52,7 +52,13 @@ pub async fn check_request(
     access_token: Option<&str>,
 ) -> Result<Option<VerifiedProof>, Refusal<ProofDenial>> {
     let now = services.ctx.clock.now();
-    let Some(proof) = verify_proof(services, request, access_token, now)? else {
+    let nonce_key = if services.policy.dpop_nonce && request.is_present() {
+        Some(nonce_key(services).await.map_err(StoreError::from)?)
+    } else {
+        None
+    };
+    let Some(proof) = verify_proof(services, request, access_token, now, nonce_key.as_ref())?
+    else {
         return Ok(None);
     };
     // Checked last, after the signature: only the key's holder can spend its own `jti`s.

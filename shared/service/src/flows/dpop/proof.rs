@@ -6,7 +6,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::{htu::same_url, nonce::nonce_is_valid, DpopRequest, IAT_WINDOW_SECONDS};
+use super::{htu::same_url, nonce::nonce_is_valid, DpopRequest, NonceKey, IAT_WINDOW_SECONDS};
 use crate::clock::UnixTime;
 use crate::errors::Denial;
 use crate::jose::{self, JoseError};
@@ -91,6 +91,7 @@ pub fn verify_proof(
     request: &DpopRequest,
     access_token: Option<&str>,
     now: UnixTime,
+    nonce_key: Option<&NonceKey>,
 ) -> Result<Option<VerifiedProof>, ProofDenial> {
     let proof = match request.proofs.as_slice() {
         [] => return Ok(None),
@@ -133,12 +134,14 @@ pub fn verify_proof(
             return Err(ProofDenial::WrongAccessTokenHash);
         }
     }
-    if services.policy.dpop_nonce
-        && !claims
+    // `Some` exactly when the deployment requires nonces.
+    if let Some(key) = nonce_key {
+        if !claims
             .nonce
-            .is_some_and(|nonce| nonce_is_valid(services, &nonce, now))
-    {
-        return Err(ProofDenial::NonceRequired);
+            .is_some_and(|nonce| nonce_is_valid(key, &nonce, now))
+        {
+            return Err(ProofDenial::NonceRequired);
+        }
     }
     Ok(Some(VerifiedProof {
         jkt: key.thumbprint(),

@@ -25,21 +25,24 @@ impl Services {
     /// base64url(HMAC-SHA256(key, purpose || family id || generation || token)). Derived rather
     /// than random so that a retry can be answered with it without storing it in the clear
     /// (docs/decisions.md, "Refresh tokens"); the family id and generation keep successors of
-    /// different families and rotations apart.
-    pub fn successor_token(
+    /// different families and rotations apart. Fails (503) only while the key ring has never
+    /// been read and cannot be now.
+    pub async fn successor_token(
         &self,
         family_id: &FamilyId,
         generation: u32,
         presented: &Secret,
-    ) -> Secret {
-        let key = self.codec.keys().derive_key(SUCCESSOR_PURPOSE);
+    ) -> Result<Secret, StoreError> {
+        let key = self.codec.keys().derive_key(SUCCESSOR_PURPOSE).await?;
         // HMAC accepts keys of any length, so this cannot fail.
         let mut mac = Hmac::<Sha256>::new_from_slice(&key).expect("HMAC takes any key length");
         mac.update(SUCCESSOR_PURPOSE.as_bytes());
         mac.update(family_id.as_uuid().as_bytes());
         mac.update(&generation.to_be_bytes());
         mac.update(presented.expose().as_bytes());
-        Secret::new(URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()))
+        Ok(Secret::new(
+            URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()),
+        ))
     }
 
     /// Rotates `presented` (read as `token`, unrotated) to its derived successor and mints an
@@ -56,7 +59,9 @@ impl Services {
     ) -> Result<Option<IssuedTokens>, StoreError> {
         let (current, origin) = (&token.record, &token.origin);
         let generation = current.generation + 1;
-        let refresh_token = self.successor_token(&current.family_id, generation, presented);
+        let refresh_token = self
+            .successor_token(&current.family_id, generation, presented)
+            .await?;
         let successor = self.refresh_record(
             &refresh_token,
             current.family_id,
@@ -97,7 +102,9 @@ impl Services {
         scopes: Scopes,
         jkt: Option<&str>,
     ) -> Result<IssuedTokens, StoreError> {
-        let refresh_token = self.successor_token(&family.id, rotated.generation + 1, presented);
+        let refresh_token = self
+            .successor_token(&family.id, rotated.generation + 1, presented)
+            .await?;
         let access = self.family_access_record(family.id, &FamilyOrigin::from(family), scopes, jkt);
         let access_token = self.codec.encode(&access).await?;
         self.ctx.store.families().put_access_token(&access).await?;

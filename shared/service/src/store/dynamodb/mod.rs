@@ -80,6 +80,8 @@ pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(2);
 /// well within the functions' 10 s timeout.
 pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Cheap to clone: clones share the SDK client, and so its connection pool.
+#[derive(Clone)]
 pub struct DynamoStore {
     client: Client,
     table: String,
