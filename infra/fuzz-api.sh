@@ -71,7 +71,10 @@ run() {
 status=0
 run --include-path-regex '^/(v0/token|oauth2/v0/(token|revoke|introspect|otp))$' --auth "$CLIENT_AUTH" ||
 	status=$?
-run || status=$?
+# The operations that require a bearer token are left to the third run: here they could only
+# answer 401, and that run's `ignored_auth` check sends each of them requests without it too.
+run --exclude-path-regex '^/(app-mgmt/v4/apps/|app-mgmt/v0/connections$|profile-service/v1/keys/principals/)' ||
+	status=$?
 while IFS='=' read -r name value; do
 	export "$name=$value"
 done < <("$VENV/bin/python" "$ROOT/infra/fuzz-api-tokens.py" "$BASE" "$DATA_DIR/demo.json")
