@@ -192,4 +192,15 @@ async fn openapi_document_lists_every_served_operation(app: TestApp) {
             );
         }
     }
+    // A body is documented as required where a request without one is refused, and as optional
+    // where the request is complete without it (the token in the header; the app in the query).
+    let required = |path: &str| document["paths"][path]["post"]["requestBody"]["required"] == true;
+    assert!(required("/v0/token"), "the token endpoint needs its form");
+    for optional in [
+        "/oauth2/v0/userinfo",
+        "/profile-service/v1/keys/principals/{COMPANY_ID}/authtoken/",
+        "/profile-service/v1/keys/principals/{COMPANY_ID}/authtoken",
+    ] {
+        assert!(!required(optional), "{optional}'s body is optional");
+    }
 }

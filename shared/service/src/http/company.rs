@@ -109,9 +109,10 @@ impl CompanyAuthTokenBody {
         ("client_id" = Option<String>, Query, description = "The app (also accepted in the body)"),
         ("redirect" = Option<String>, Query, description = "`true`: answer 301 to the app's Connect URL"),
     ),
+    // Optional: `client_id` may come in the query alone, as Concur's own examples send it.
     request_body(content(
-        (CompanyAuthTokenForm = "application/x-www-form-urlencoded"),
-        (CompanyAuthTokenForm = "application/json"),
+        (Option<CompanyAuthTokenForm> = "application/x-www-form-urlencoded"),
+        (Option<CompanyAuthTokenForm> = "application/json"),
     )),
     responses(
         (status = 200, body = CompanyAuthTokenBody),

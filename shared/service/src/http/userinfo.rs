@@ -165,7 +165,9 @@ pub async fn get_userinfo(
     tag = "openid",
     security(("bearer" = []), ()),
     params(("DPoP" = Option<String>, Header, description = "With `Authorization: DPoP <token>`: a DPoP proof (RFC 9449) with the token's `ath`")),
-    request_body(content((UserInfoForm = "application/x-www-form-urlencoded"))),
+    // Optional: the token is usually in the header, and then the body may be empty (OpenID
+    // Connect Core 5.3.1).
+    request_body(content((Option<UserInfoForm> = "application/x-www-form-urlencoded"))),
     responses(
         (status = 200, body = UserInfoBody),
         (status = 400, description = "A token in both the header and the body, or an unreadable body", body = OAuthErrorBody),
