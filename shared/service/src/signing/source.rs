@@ -189,17 +189,9 @@ impl SigningKeys {
         )
     }
 
-    /// [`Self::open`] with the configuration every binary reads (`SIGNING_KEYS_SECRET_ARN` or
-    /// the local key file, `SIGNING_KEYS`, the store).
-    pub async fn from_config(config: &Config, clock: Arc<dyn Clock>) -> Result<Self, KeyError> {
-        let store = crate::store::open_signing_key_ring(config).await?;
-        let keys = Self::lazy_from_config(config, store, clock).await?;
-        keys.load().await?;
-        Ok(keys)
-    }
-
-    /// [`Self::lazy`] with the configuration every binary reads, on `store`. Builds the KMS
-    /// client when `SIGNING_KEYS=kms`; reads nothing.
+    /// [`Self::lazy`] with the configuration every binary reads (`SIGNING_KEYS_SECRET_ARN` or the
+    /// local key file, `SIGNING_KEYS`), on `store`. Builds the KMS client when
+    /// `SIGNING_KEYS=kms`; reads nothing.
     pub async fn lazy_from_config(
         config: &Config,
         store: Arc<dyn SigningKeyRingStore>,
