@@ -20,9 +20,9 @@ const WARM_UP_TIMEOUT: Duration = Duration::from_secs(2);
 ///
 /// In AWS the deployment template owns the table; opening it sends one read (see [`warm_up`]) so
 /// that the connection is ready before the first request. (The functions and the local server
-/// open their stores with [`open_with_ring`], whose key ring read does that instead.) With `DYNAMODB_ENDPOINT` (DynamoDB
-/// Local, which starts empty) the table is created if missing, so that local use needs no setup
-/// step.
+/// open their stores with [`open_with_ring`], whose key ring read does that instead.) With
+/// `DYNAMODB_ENDPOINT` (DynamoDB Local, which starts empty) the table is created if missing, so
+/// that local use needs no setup step.
 ///
 /// `STORE=sqlite` in a binary built without the `sqlite` feature (the Lambda functions) is a
 /// configuration error, not a silent fallback.
