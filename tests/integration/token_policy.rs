@@ -187,13 +187,7 @@ async fn revoked_familys_access_token_is_refused_at_the_company_endpoint(app: Te
     let issue = || app.company_auth_token(&company_id, Some(access), &query, RequestBody::Empty);
     assert_eq!(issue().await.0, StatusCode::OK, "the token works before");
 
-    let claims = app
-        .services
-        .codec
-        .decode(access, app.clock.now())
-        .await
-        .unwrap()
-        .unwrap();
+    let claims = app.claims_of(access).await;
     let record = app
         .stored_access_token(&TokenId::parse(&claims.jti).unwrap())
         .await

@@ -60,13 +60,7 @@ async fn user_token_is_exchanged_and_the_new_refresh_token_works(app: TestApp) {
 
     // The access token is one of ours, for the user, issued to the new app.
     let access = body["accessToken"].as_str().unwrap();
-    let claims = app
-        .services
-        .codec
-        .decode(access, app.clock.now())
-        .await
-        .unwrap()
-        .unwrap();
+    let claims = app.claims_of(access).await;
     assert_eq!(claims.sub, user.to_string());
     assert_eq!(claims.client_id, m.client.id);
     assert_eq!(claims.scope, "read write");
@@ -176,15 +170,8 @@ async fn wsadmin_token_yields_the_admin_family_or_the_company_family(app: TestAp
     assert_eq!(company_body["id"], company.id.to_string());
     assert_eq!(company_body["geolocation"], company.geolocation.as_str());
     let claims = app
-        .services
-        .codec
-        .decode(
-            company_body["accessToken"].as_str().unwrap(),
-            app.clock.now(),
-        )
-        .await
-        .unwrap()
-        .unwrap();
+        .claims_of(company_body["accessToken"].as_str().unwrap())
+        .await;
     assert_eq!(claims.sub, company.id.to_string());
     assert_eq!(claims.principal_type.as_str(), "company");
     let replaced = app

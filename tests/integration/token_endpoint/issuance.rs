@@ -51,13 +51,7 @@ async fn client_credentials_issues_an_application_token(app: TestApp) {
     assert!(body.get("refresh_expires_in").is_none());
 
     let token = field(&body, "access_token");
-    let claims = app
-        .services
-        .codec
-        .decode(token, app.clock.now())
-        .await
-        .unwrap()
-        .unwrap();
+    let claims = app.claims_of(token).await;
     assert_eq!(claims.sub, client.id);
     assert_eq!(claims.client_id, client.id);
     let stored = app
@@ -93,13 +87,7 @@ async fn basic_authentication_is_accepted_and_its_failures_challenge(app: TestAp
     assert_eq!(body["id"], client.id.as_str());
     assert_eq!(body["token_type"], "Bearer");
     assert_eq!(body["scope"], "read");
-    let claims = app
-        .services
-        .codec
-        .decode(field(&body, "access_token"), app.clock.now())
-        .await
-        .unwrap()
-        .expect("an access token this deployment signed");
+    let claims = app.claims_of(field(&body, "access_token")).await;
     assert_eq!(claims.sub, client.id, "issued to the client named by Basic");
 
     let wrong = send(

@@ -9,6 +9,7 @@ use token_service::domain::{
     AccessTokenRecord, ClientId, Company, CompanyStatus, ConsumerKey, Family, FamilyId,
     LegacyExchange, RefreshTokenRecord, TokenId, User,
 };
+use token_service::jwt::AccessTokenClaims;
 use token_service::secrets::TokenHash;
 
 use super::{json_of, TestApp, TestClient};
@@ -109,6 +110,17 @@ impl TestApp {
             .await
             .unwrap()
             .expect("the family is stored")
+    }
+
+    /// The claims of `access_token`, which this deployment signed and which has not expired;
+    /// panics otherwise.
+    pub async fn claims_of(&self, access_token: &str) -> AccessTokenClaims {
+        self.services
+            .codec
+            .decode(access_token, self.clock.now())
+            .await
+            .expect("the signing keys are readable")
+            .expect("an access token this deployment signed")
     }
 
     /// The family the exchange of the old-framework token `old_token` started, as stored now:
