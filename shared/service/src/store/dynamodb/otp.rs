@@ -165,10 +165,7 @@ impl OtpStore for DynamoStore {
         // Condition and decrement in one conditional update: parallel tries are serialised by
         // DynamoDB, and the one that finds no try left fails its condition.
         let result = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
+            .update_item((pk, sk))
             .update_expression("SET tries_left = tries_left - :one")
             .condition_expression(
                 "#consumed = :false AND tries_left > :zero AND valid_until > :now",
@@ -211,10 +208,7 @@ impl OtpStore for DynamoStore {
         // answer matches it, instead of failing against its own write; a competitor never does.
         let mark = Uuid::new_v4().to_string();
         let update = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(pk.clone(), sk.clone())))
+            .update_item((pk.clone(), sk.clone()))
             .update_expression("SET #consumed = :true, consumed_by = :mark")
             .condition_expression(
                 "(#consumed = :false AND valid_until > :now) OR consumed_by = :mark",

@@ -80,10 +80,7 @@ impl RevocationStore for DynamoStore {
         // `UpdateItem` without them, a transaction with them.
         let first = if audit.is_empty() {
             let update = self
-                .client
-                .update_item()
-                .table_name(&self.table)
-                .set_key(Some(key(pk.clone(), sk)))
+                .update_item((pk.clone(), sk))
                 .update_expression("SET revoked = :revoked")
                 .condition_expression(UNMARKED)
                 .expression_attribute_values(":revoked", AttributeValue::Bool(true))
@@ -118,10 +115,7 @@ impl RevocationStore for DynamoStore {
         }
         // Marked before, or no such unexpired token: this check tells which.
         let present = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
+            .update_item((pk, sk))
             .update_expression("SET revoked = :revoked")
             .condition_expression("attribute_exists(pk) AND expires_at > :now")
             .expression_attribute_values(":revoked", AttributeValue::Bool(true))

@@ -345,10 +345,7 @@ impl DynamoStore {
         let (pk, sk) = keys::family(id);
         // `if_not_exists` keeps the first revocation time, so revoking again changes nothing.
         let update = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
+            .update_item((pk, sk))
             .update_expression("SET revoked_at = if_not_exists(revoked_at, :now)")
             .condition_expression("attribute_exists(pk)")
             .expression_attribute_values(":now", n(now));
