@@ -62,7 +62,7 @@ impl AuditStore for SqliteStore {
         );
         let since = query.since.unwrap_or(i64::MIN);
         let now = query.now;
-        self.with_conn(move |conn| {
+        self.read(move |conn| {
             let bodies: Vec<String> = conn
                 .prepare(&sql)
                 .and_then(|mut stmt| {

@@ -34,7 +34,7 @@ impl AuthorizationCodeStore for SqliteStore {
         now: UnixTime,
     ) -> StoreResult<Option<AuthorizationCode>> {
         let hash = hash.to_hex();
-        self.with_conn(move |conn| {
+        self.read(move |conn| {
             type Row = (String, Option<UnixTime>, Option<String>, UnixTime);
             let row: Option<Row> = conn
                 .prepare_cached(

@@ -176,7 +176,7 @@ impl FamilyStore for SqliteStore {
 
     async fn get_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<Option<Family>> {
         let id = id_to_sql(id);
-        self.with_conn(move |conn| {
+        self.read(move |conn| {
             let row: Option<(String, String, u32, UnixTime, Option<UnixTime>)> = conn
                 .prepare_cached(
                     "SELECT body, current_token, generation, expires_at, revoked_at
@@ -209,7 +209,7 @@ impl FamilyStore for SqliteStore {
         now: UnixTime,
     ) -> StoreResult<Option<RefreshTokenRecord>> {
         let hex = hash.to_hex();
-        self.with_conn(move |conn| {
+        self.read(move |conn| {
             let row: Option<(String, UnixTime, Option<UnixTime>)> = conn
                 .prepare_cached(
                     "SELECT body, expires_at, rotated_at FROM refresh_tokens
@@ -236,7 +236,7 @@ impl FamilyStore for SqliteStore {
         now: UnixTime,
     ) -> StoreResult<Option<RefreshTokenWithOrigin>> {
         let hex = hash.to_hex();
-        self.with_conn(move |conn| {
+        self.read(move |conn| {
             // The family's body holds its origin, which no update touches.
             let row: Option<(String, UnixTime, Option<UnixTime>, String)> = conn
                 .prepare_cached(
@@ -378,7 +378,7 @@ impl FamilyStore for SqliteStore {
         now: UnixTime,
     ) -> StoreResult<Option<AccessTokenRecord>> {
         let jti = id_to_sql(jti);
-        self.with_conn(move |conn| {
+        self.read(move |conn| {
             let row: Option<(String, bool)> = conn
                 .prepare_cached(
                     "SELECT a.body, a.revoked OR f.revoked_at IS NOT NULL

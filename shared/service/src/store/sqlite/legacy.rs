@@ -76,7 +76,7 @@ impl LegacyStore for SqliteStore {
         let hex = hash.to_hex();
         let token_hash = hash.clone();
         let row: Option<(String, UnixTime)> = self
-            .with_conn(move |conn| {
+            .read(move |conn| {
                 conn.prepare_cached(
                     "SELECT family_id, exchanged_at FROM legacy_exchanges WHERE token_hash = ?1",
                 )

@@ -10,10 +10,13 @@
 //! refresh token's `rotated_at`, ...) the column is authoritative and is laid over the body on
 //! read, so a single `UPDATE` of the column is the whole write.
 //!
-//! rusqlite is synchronous, so the connection lives on a thread of its own (`worker.rs`) and
-//! every operation is a job sent to it: the async runtime is never blocked on disk or on the
-//! other process's lock. Writes are group-committed there: the writes of many concurrent
-//! requests share one transaction, and each is answered only after that transaction commits.
+//! rusqlite is synchronous and SQLite's work is short (pages in memory, a WAL append per
+//! commit, no `fsync` but at checkpoints), so it runs on the calling runtime thread rather
+//! than behind a hand-off to a thread of its own. Reads borrow a read-only connection
+//! (`readers.rs`). Writes go through the one write connection and are group-committed
+//! (`writer.rs`): the writes of concurrent requests share one transaction, and each is
+//! answered only after that transaction commits. Waiting for the other process's write lock is
+//! moved to the blocking pool, so a runtime thread never waits on it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,11 +29,14 @@ use tracing::Instrument;
 
 use super::{StoreError, StoreResult};
 use crate::secrets::TokenHash;
-use worker::{Job, Worker, Write};
+use checkpoints::{Checkpoints, Commits};
+use readers::Readers;
+use writer::Writer;
 
 mod audit;
 mod auth_tokens;
 mod authorization_codes;
+mod checkpoints;
 mod clients;
 mod families;
 mod legacy;
@@ -38,13 +44,14 @@ mod lockout;
 mod otp;
 mod principals;
 mod rate_limits;
+mod readers;
 mod replays;
 mod revocation;
 mod signing_key_ring;
 pub mod sweeper;
 #[cfg(test)]
 mod tests;
-mod worker;
+mod writer;
 
 /// The database file's name under `DATA_DIR`.
 pub const FILE_NAME: &str = "tokens.sqlite3";
@@ -180,10 +187,12 @@ CREATE TABLE IF NOT EXISTS signing_key_ring (
 );
 ";
 
-/// The embedded store. Cheap to clone; clones share one connection and its thread.
+/// The embedded store. Cheap to clone; clones share its connections.
 #[derive(Clone)]
 pub struct SqliteStore {
-    worker: Arc<Worker>,
+    writer: Arc<Writer>,
+    readers: Arc<Readers>,
+    _checkpoints: Arc<Checkpoints>,
     path: Arc<PathBuf>,
 }
 
@@ -233,8 +242,14 @@ impl SqliteStore {
             .map_err(map_err)?;
         conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA}COMMIT;"))
             .map_err(map_err)?;
+        // Checkpoints run on their own thread (`checkpoints.rs`), not in the committing one.
+        conn.pragma_update(None, "wal_autocheckpoint", 0)
+            .map_err(map_err)?;
+        let commits = Arc::new(Commits::default());
         Ok(Self {
-            worker: Arc::new(Worker::spawn(conn)?),
+            _checkpoints: Arc::new(Checkpoints::spawn(path, Arc::clone(&commits))?),
+            writer: Arc::new(Writer::new(conn, busy_timeout, commits)?),
+            readers: Arc::new(Readers::new(path.to_owned(), busy_timeout)),
             path: Arc::new(path.to_owned()),
         })
     }
@@ -248,22 +263,13 @@ impl SqliteStore {
         &self.path
     }
 
-    /// Runs `op` with the connection on its thread, outside any group transaction: for reads,
-    /// and for statements that commit on their own.
-    async fn with_conn<T, F>(&self, op: F) -> StoreResult<T>
+    /// Runs the read `op` on a read-only connection.
+    async fn read<T, F>(&self, op: F) -> StoreResult<T>
     where
-        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
-        T: Send + 'static,
+        F: FnOnce(&Connection) -> StoreResult<T>,
     {
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        self.worker.submit(Job::Direct(Box::new(move |conn| {
-            // The caller may have stopped waiting; the work is done either way.
-            let _ = reply.send(op(conn));
-        })))?;
-        answer
-            .instrument(store_call::<F>())
-            .await
-            .map_err(|_| worker::thread_gone())?
+        let _span = store_call::<F>().entered();
+        self.readers.read(op)
     }
 
     /// Runs `op` inside the next group transaction (`BEGIN IMMEDIATE`: the write lock is taken
@@ -275,13 +281,7 @@ impl SqliteStore {
         F: FnOnce(&rusqlite::Transaction<'_>) -> StoreResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        self.worker
-            .submit(Job::Grouped(Box::new(Write::new(op, reply))))?;
-        answer
-            .instrument(store_call::<F>())
-            .await
-            .map_err(|_| worker::thread_gone())?
+        self.writer.write(op).instrument(store_call::<F>()).await
     }
 
     /// Reads one JSON body by key, `None` if there is no row.
@@ -290,7 +290,7 @@ impl SqliteStore {
         T: DeserializeOwned + Send + 'static,
         P: rusqlite::Params + Send + 'static,
     {
-        self.with_conn(move |conn| {
+        self.read(move |conn| {
             let body: Option<String> = conn
                 .prepare_cached(sql)
                 .and_then(|mut stmt| stmt.query_row(params, |row| row.get(0)).optional())

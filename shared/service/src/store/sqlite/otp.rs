@@ -54,7 +54,7 @@ impl OtpStore for SqliteStore {
 
     async fn count_otp_requests(&self, address: &AddressKey, since: UnixTime) -> StoreResult<u32> {
         let address = address.0.to_hex();
-        self.with_conn(move |conn| {
+        self.read(move |conn| {
             conn.prepare_cached(
                 "SELECT COUNT(*) FROM otps WHERE address = ?1 AND created_at >= ?2 AND consumed = 0",
             )
@@ -71,7 +71,7 @@ impl OtpStore for SqliteStore {
     ) -> StoreResult<Option<OtpRecord>> {
         let address = address.0.to_hex();
         let newest = self
-            .with_conn(move |conn| {
+            .read(move |conn| {
                 let sql = format!(
                     "SELECT {COLUMNS} FROM otps WHERE address = ?1
                      ORDER BY created_at DESC, rowid DESC LIMIT 1"
@@ -90,8 +90,8 @@ impl OtpStore for SqliteStore {
     async fn spend_otp_try(&self, record: &OtpRecord, now: UnixTime) -> StoreResult<Option<u32>> {
         let id = id_to_sql(&record.id);
         // One statement: the check and the decrement cannot be split by a parallel try.
-        self.with_conn(move |conn| {
-            conn.prepare_cached(
+        self.write_tx(move |tx| {
+            tx.prepare_cached(
                 "UPDATE otps SET tries_left = tries_left - 1
                  WHERE id = ?1 AND consumed = 0 AND tries_left > 0 AND expires_at > ?2
                  RETURNING tries_left",

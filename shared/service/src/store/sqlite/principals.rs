@@ -145,7 +145,7 @@ impl PrincipalStore for SqliteStore {
         client: &ClientId,
     ) -> StoreResult<bool> {
         let params = [id_to_sql(company), id_to_sql(client)];
-        self.with_conn(move |conn| {
+        self.read(move |conn| {
             conn.prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM company_clients
                                 WHERE company_id = ?1 AND client_id = ?2)",

@@ -61,7 +61,7 @@ impl RateLimitStore for SqliteStore {
 
     async fn blocked_until(&self, key: &RateKey, now: UnixTime) -> StoreResult<Option<UnixTime>> {
         let key = key.stored();
-        self.with_conn(move |conn| {
+        self.read(move |conn| {
             conn.prepare_cached(
                 "SELECT expires_at FROM rate_blocks WHERE key = ?1 AND expires_at > ?2",
             )

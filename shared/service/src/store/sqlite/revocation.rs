@@ -60,7 +60,7 @@ impl RevocationStore for SqliteStore {
         let (principal, client) = (id_to_sql(principal), id_to_sql(client));
         let live: Vec<String> = {
             let (principal, client) = (principal.clone(), client.clone());
-            self.with_conn(move |conn| {
+            self.read(move |conn| {
                 conn.prepare_cached(&format!(
                     "SELECT id FROM families WHERE {OF_THE_CONNECTION}"
                 ))

@@ -11,7 +11,7 @@ use crate::store::StoreResult;
 #[async_trait]
 impl SigningKeyRingStore for SqliteStore {
     async fn load_signing_key_ring(&self) -> StoreResult<Option<VersionedRing>> {
-        self.with_conn(|conn| {
+        self.read(|conn| {
             conn.prepare_cached("SELECT version, document FROM signing_key_ring WHERE id = 1")
                 .and_then(|mut stmt| {
                     stmt.query_row([], |row| {

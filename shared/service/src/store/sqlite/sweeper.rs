@@ -63,9 +63,9 @@ impl SqliteStore {
         let mut deleted = 0;
         for table in EXPIRING_TABLES {
             loop {
-                // One batch per hop to the blocking pool: the connection is released in between.
+                // One batch per transaction: other writes go in between.
                 let batch = self
-                    .with_conn(move |conn| delete_batch(conn, table, now))
+                    .write_tx(move |tx| delete_batch(tx, table, now))
                     .await?;
                 deleted += batch;
                 if batch < u64::from(BATCH_SIZE) {
@@ -84,7 +84,7 @@ impl SqliteStore {
         interval: Duration,
     ) -> tokio::task::JoinHandle<()> {
         tokio::spawn(async move {
-            if let Err(error) = self.with_conn(create_expiry_indexes).await {
+            if let Err(error) = self.write_tx(|tx| create_expiry_indexes(tx)).await {
                 tracing::warn!(%error, "cannot index expiry columns; sweeps will scan");
             }
             let mut ticks = tokio::time::interval(interval);
@@ -103,7 +103,7 @@ impl SqliteStore {
 
 /// Strictly before `now`: a row expiring this very second still reads as absent, but a failed
 /// login exactly at the lockout window's start is still counted, so it is kept one more sweep.
-fn delete_batch(conn: &mut Connection, table: &ExpiringTable, now: UnixTime) -> StoreResult<u64> {
+fn delete_batch(conn: &Connection, table: &ExpiringTable, now: UnixTime) -> StoreResult<u64> {
     if !table_exists(conn, table.table)? {
         return Ok(0);
     }
@@ -127,7 +127,7 @@ fn table_exists(conn: &Connection, table: &str) -> StoreResult<bool> {
         .map_err(map_err)
 }
 
-fn create_expiry_indexes(conn: &mut Connection) -> StoreResult<()> {
+fn create_expiry_indexes(conn: &Connection) -> StoreResult<()> {
     for table in EXPIRING_TABLES {
         if table_exists(conn, table.table)? {
             conn.execute_batch(&format!(

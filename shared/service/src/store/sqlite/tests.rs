@@ -96,3 +96,136 @@ async fn a_malformed_row_is_internal_and_not_echoed() {
         other => panic!("expected an internal error, got {other:?}"),
     }
 }
+
+/// Writes from many tasks on several runtime threads are group-committed by whichever caller
+/// finds the connection free: each is answered once, with its own result, and every one lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writes_from_every_thread_all_commit() {
+    use crate::store::{Hit, RateKey, RateLimit};
+    let dir = temp_dir();
+    let store = Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
+    let limit = RateLimit {
+        max: 10_000,
+        window_seconds: 60,
+    };
+    let writes = (0..400).map(|_| {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move {
+            store
+                .rate_limits()
+                .count_hit(&RateKey::new("client", "one-client"), limit, 1_000)
+                .await
+                .unwrap()
+        })
+    });
+    let mut counts: Vec<u32> = futures::future::join_all(writes)
+        .await
+        .into_iter()
+        .map(|hit| match hit.unwrap() {
+            Hit::Counted { count } => count,
+            refused @ Hit::Refused { .. } => panic!("{refused:?}"),
+        })
+        .collect();
+    counts.sort_unstable();
+    assert_eq!(counts, (1..=400).collect::<Vec<_>>(), "one count per write");
+    let stored: u32 = Connection::open(store.path())
+        .unwrap()
+        .query_row("SELECT SUM(hits) FROM rate_windows", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(stored, 400);
+}
+
+/// A write that finds another process's write lock waits for it off the runtime's threads (a
+/// read meanwhile is answered at once), and commits once the lock is let go within the busy
+/// timeout; writes queued behind it commit too.
+#[tokio::test]
+async fn a_write_waits_for_a_lock_let_go_within_the_busy_timeout() {
+    let dir = temp_dir();
+    let path = dir.path().join(FILE_NAME);
+    let store = SqliteStore::open_with_busy_timeout(&path, Duration::from_secs(5)).unwrap();
+    let other = Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+
+    let login = Login::parse("someone").unwrap();
+    let limit = AttemptLimit {
+        threshold: 5,
+        window_seconds: 10,
+    };
+    let waiting = {
+        let store = store.clone();
+        let login = login.clone();
+        tokio::spawn(async move {
+            store
+                .lockout()
+                .register_login_attempt(&login, limit, 10)
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!waiting.is_finished(), "the write waits for the lock");
+    let client = ClientId::new(uuid::Uuid::nil());
+    assert!(
+        store.clients().get_client(&client).await.unwrap().is_none(),
+        "reads go on meanwhile"
+    );
+    let behind = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let company = PrincipalId::new(uuid::Uuid::nil());
+            store
+                .principals()
+                .enable_company_for_client(&company, &client)
+                .await
+        })
+    };
+    other.execute_batch("COMMIT").unwrap();
+
+    let settled = Duration::from_secs(5);
+    let attempt = tokio::time::timeout(settled, waiting)
+        .await
+        .expect("the waiting write is answered")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        attempt,
+        Attempt::Allowed(AllowedAttempt {
+            count: 1,
+            window_start: 10
+        })
+    );
+    tokio::time::timeout(settled, behind)
+        .await
+        .expect("the write queued behind it is answered")
+        .unwrap()
+        .unwrap();
+    let company = PrincipalId::new(uuid::Uuid::nil());
+    assert!(store
+        .principals()
+        .is_company_enabled_for_client(&company, &client)
+        .await
+        .unwrap());
+}
+
+/// The write connection never checkpoints (its thread is a runtime's): the checkpoint thread
+/// copies committed pages back into the database file soon after the writes.
+#[tokio::test]
+async fn committed_pages_reach_the_database_file_without_a_checkpoint_by_the_writer() {
+    use crate::store::{RateKey, RateLimit};
+    let dir = temp_dir();
+    let store = SqliteStore::open_in_dir(dir.path()).unwrap();
+    let size = || std::fs::metadata(store.path()).unwrap().len();
+    let before = size();
+    let limit = RateLimit {
+        max: 10,
+        window_seconds: 60,
+    };
+    for subject in 0..2_000 {
+        let key = RateKey::new("client", &subject.to_string());
+        store.rate_limits().count_hit(&key, limit, 1_000).await.unwrap();
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while size() <= before && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(size() > before, "the pages were checkpointed into the file");
+}
