@@ -211,6 +211,9 @@ side_by_side() {
 	say "wrk: local server, password"
 	note_load "wrk: local server, password"
 	OURS_PASSWORD="$(load "$ours_url" "$ours_auth" "$password_form")"
+	say "wrk: local server, refresh_token (rotation)"
+	note_load "wrk: local server, refresh_token"
+	OURS_REFRESH="$(load_refresh "$ours_url" "$ours_auth" "$password_form")"
 	kill "${PIDS[-1]}" "${PIDS[-2]}" "${PIDS[-3]}" "${PIDS[-4]}"
 	OURS_CC="$(printf '%s\n' "${OURS_CC_RUNS[@]}" | cut -d' ' -f1 | median_int)"
 	UNMETERED_CC="$(printf '%s\n' "${UNMETERED_CC_RUNS[@]}" | cut -d' ' -f1 | median_int)"
@@ -342,7 +345,7 @@ $(printf '%s\n' "${LOADS[@]}")
 
 Side by side: wrk -t$THREADS -c$CONNECTIONS -d$DURATION, the $(nproc) cores shared by wrk and the server, the three servers taking turns
 
-client_credentials against the floor (HTTP + one ES256 signature, no store): floor median $FLOOR_CC req/s (rounds $(printf '%s, ' "${FLOOR_CC_RUNS[@]}" | sed 's/, $//')); token-service at $(awk -v a="${OURS_CC%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.0f %%", 100 * a / b }') of the floor, node-oidc-provider at $(awk -v a="${PEER_CC%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.0f %%", 100 * a / b }')
+client_credentials against the floor (HTTP + one ES256 signature, no store): floor median $FLOOR_CC req/s (rounds $(printf '%s, ' "${FLOOR_CC_RUNS[@]}" | sed 's/, $//')); token-service at $(awk -v a="${OURS_CC%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.0f %%", 100 * a / b }') of the floor, node-oidc-provider at $(awk -v a="${PEER_CC%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.0f %%", 100 * a / b }'); refresh_token at $(awk -v a="${OURS_REFRESH%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.0f %%", 100 * a / b }') and password at $(awk -v a="${OURS_PASSWORD%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.2f %%", 100 * a / b }') of the same floor (password: one Argon2id verification per request, by design)
 
 What the metrics cost: client_credentials, median of $ROUNDS rounds, $OURS_CC req/s with metrics (the default) against $UNMETERED_CC req/s with METRICS=off ($(awk -v a="${OURS_CC%% *}" -v b="${UNMETERED_CC%% *}" 'BEGIN { printf "%+.1f %%", 100 * (a - b) / b }'); rounds without: $(printf '%s, ' "${UNMETERED_CC_RUNS[@]}" | sed 's/, $//'))
 
@@ -351,7 +354,7 @@ What the metrics cost: client_credentials, median of $ROUNDS rounds, $OURS_CC re
 | client_credentials, median of $ROUNDS rounds | $OURS_CC | $PEER_CC | $(ratio "$OURS_CC" "$PEER_CC") |
 | client_credentials, every round | $(printf '%s, ' "${OURS_CC_RUNS[@]}" | sed 's/, $//') | $(printf '%s, ' "${PEER_CC_RUNS[@]}" | sed 's/, $//') | |
 | password | $OURS_PASSWORD | n/a (no password grant) | |
-| refresh_token | n/a (one token per request; a replayed token is reuse) | n/a (needs an interactive code flow) | |
+| refresh_token (rotation: each request a token's first use) | $OURS_REFRESH | n/a (needs an interactive code flow) | |
 
 DynamoDB calls per request, warm instance, counted at the wire: $ROUND_TRIPS_VERDICT
 
@@ -380,6 +383,7 @@ fi
 cpu_ms() { awk -v rps="${1%% *}" -v cores="$(nproc)" 'BEGIN { if (rps > 0) printf "%.3f", 1000 * cores / rps }'; }
 printf '\nCost model (infra/cost-model.py, this run'"'"'s counts and CPU per request):\n\n'
 python3 infra/cost-model.py --round-trips "$RUN/round_trips.log" \
-	--cpu-ms "client_credentials=$(cpu_ms "$OURS_CC")" --cpu-ms "password=$(cpu_ms "$OURS_PASSWORD")" ||
+	--cpu-ms "client_credentials=$(cpu_ms "$OURS_CC")" --cpu-ms "password=$(cpu_ms "$OURS_PASSWORD")" \
+	--cpu-ms "refresh=$(cpu_ms "$OURS_REFRESH")" ||
 	say "the cost model failed"
 [[ "$ROUND_TRIPS_VERDICT" == all* ]]

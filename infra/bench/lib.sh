@@ -17,13 +17,38 @@ wait_until_up() {
 
 # load URL AUTHORIZATION FORM: one wrk run; prints "req/s", with any failures after it.
 load() {
-	local out line
+	local out
 	# A failing first request means a broken setup, not a slow server: say so instead of timing it.
 	local status
 	status="$(curl -s -o "$RUN/probe" -w '%{http_code}' -H "Authorization: $2" --data "$3" "$1")"
 	[[ "$status" == 200 ]] || die "POST $1 ($3) answered $status: $(cat "$RUN/probe")"
-	out="$(BENCH_AUTHORIZATION="$2" BENCH_FORM="$3" \
-		wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --timeout 10s -s "$ROOT/infra/bench/token.lua" "$1")"
+	out="$(BENCH_AUTHORIZATION="$2" BENCH_FORM="$3" wrk_run token.lua "$1")"
+	result_of "$out"
+}
+
+# load_refresh URL AUTHORIZATION FORM: as load, each request a refresh token's first use
+# (infra/bench/refresh.lua): a token per connection (and one spare per thread) from the password
+# grant FORM, then each connection goes on with the successor it was given.
+load_refresh() {
+	local tokens="$RUN/refresh-tokens" out
+	: >"$tokens"
+	for _ in $(seq 1 $((CONNECTIONS + 2 * THREADS))); do
+		curl -s -H "Authorization: $2" --data "$3" "$1" |
+			node -e 'let s = ""; process.stdin.on("data", d => s += d).on("end", () => console.log(JSON.parse(s).refresh_token))' >>"$tokens"
+	done
+	! grep -q undefined "$tokens" || die "the password grant ($3) gave no refresh token"
+	out="$(BENCH_AUTHORIZATION="$2" BENCH_REFRESH_TOKENS="$tokens" BENCH_SCRIPTS="$ROOT/infra/bench" BENCH_WRK_THREADS="$THREADS" \
+		wrk_run refresh.lua "$1")"
+	result_of "$out"
+}
+
+wrk_run() {
+	wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --timeout 10s -s "$ROOT/infra/bench/$1" "$2"
+}
+
+# result_of WRK_OUTPUT: "req/s", with any failures after it.
+result_of() {
+	local out="$1" line
 	line="$(grep '^BENCH_RESULT' <<<"$out")" || die "wrk printed no result: $out"
 	local rps non_2xx socket_errors
 	rps="$(sed -E 's/.*req_per_s=([0-9]+).*/\1/' <<<"$line")"

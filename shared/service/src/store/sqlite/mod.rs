@@ -29,14 +29,12 @@ use tracing::Instrument;
 
 use super::{StoreError, StoreResult};
 use crate::secrets::TokenHash;
-use checkpoints::{Checkpoints, Commits};
 use readers::Readers;
 use writer::Writer;
 
 mod audit;
 mod auth_tokens;
 mod authorization_codes;
-mod checkpoints;
 mod clients;
 mod families;
 mod legacy;
@@ -192,7 +190,6 @@ CREATE TABLE IF NOT EXISTS signing_key_ring (
 pub struct SqliteStore {
     writer: Arc<Writer>,
     readers: Arc<Readers>,
-    _checkpoints: Arc<Checkpoints>,
     path: Arc<PathBuf>,
 }
 
@@ -242,13 +239,8 @@ impl SqliteStore {
             .map_err(map_err)?;
         conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA}COMMIT;"))
             .map_err(map_err)?;
-        // Checkpoints run on their own thread (`checkpoints.rs`), not in the committing one.
-        conn.pragma_update(None, "wal_autocheckpoint", 0)
-            .map_err(map_err)?;
-        let commits = Arc::new(Commits::default());
         Ok(Self {
-            _checkpoints: Arc::new(Checkpoints::spawn(path, Arc::clone(&commits))?),
-            writer: Arc::new(Writer::new(conn, busy_timeout, commits)?),
+            writer: Arc::new(Writer::new(conn, busy_timeout)?),
             readers: Arc::new(Readers::new(path.to_owned(), busy_timeout)),
             path: Arc::new(path.to_owned()),
         })

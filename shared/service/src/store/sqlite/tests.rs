@@ -205,27 +205,3 @@ async fn a_write_waits_for_a_lock_let_go_within_the_busy_timeout() {
         .await
         .unwrap());
 }
-
-/// The write connection never checkpoints (its thread is a runtime's): the checkpoint thread
-/// copies committed pages back into the database file soon after the writes.
-#[tokio::test]
-async fn committed_pages_reach_the_database_file_without_a_checkpoint_by_the_writer() {
-    use crate::store::{RateKey, RateLimit};
-    let dir = temp_dir();
-    let store = SqliteStore::open_in_dir(dir.path()).unwrap();
-    let size = || std::fs::metadata(store.path()).unwrap().len();
-    let before = size();
-    let limit = RateLimit {
-        max: 10,
-        window_seconds: 60,
-    };
-    for subject in 0..2_000 {
-        let key = RateKey::new("client", &subject.to_string());
-        store.rate_limits().count_hit(&key, limit, 1_000).await.unwrap();
-    }
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while size() <= before && std::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(size() > before, "the pages were checkpointed into the file");
-}

@@ -17,6 +17,11 @@
 //! database locked is handed, unanswered, to the blocking pool, which waits for the lock up to
 //! the store's busy timeout (then `Unavailable`, 503).
 //!
+//! SQLite's automatic checkpoint (once the WAL passes 1,000 pages) runs in the combiner right
+//! after its commit. A checkpoint on a thread of its own was tried: under a steady load it never
+//! found the WAL fully copied (new frames arrive while it copies), so the WAL was never
+//! restarted and grew by tens of megabytes a second.
+//!
 //! Running the writes waiting in the queue in any order is correct: none of them has been
 //! answered yet, so their requests are concurrent and any order is one they could have had.
 //! One request never has two writes in the queue, since it awaits each answer.
@@ -28,12 +33,14 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, Transaction, TransactionBehavior};
 use tokio::sync::oneshot;
 
-use super::checkpoints::Commits;
 use super::map_err;
 use crate::store::{StoreError, StoreResult};
 
 /// The most writes one transaction takes: bounds how long the first of them waits.
 const MAX_GROUP: usize = 256;
+
+/// The most groups one combiner commits before it goes back to its own request.
+const MAX_ROUNDS: usize = 4;
 
 /// One write of a group: run inside the group's transaction, answered after its commit.
 pub(super) trait GroupedWrite: Send {
@@ -94,22 +101,16 @@ pub(super) struct Writer {
     queue: Mutex<Vec<Box<dyn GroupedWrite>>>,
     /// How long a group waits for another process's write lock, in the blocking pool.
     busy_timeout: Duration,
-    commits: Arc<Commits>,
 }
 
 impl Writer {
     /// Takes `conn` over (its busy timeout is set to zero: see the module's comment).
-    pub(super) fn new(
-        conn: Connection,
-        busy_timeout: Duration,
-        commits: Arc<Commits>,
-    ) -> StoreResult<Self> {
+    pub(super) fn new(conn: Connection, busy_timeout: Duration) -> StoreResult<Self> {
         conn.busy_timeout(Duration::ZERO).map_err(map_err)?;
         Ok(Self {
             conn: Mutex::new(conn),
             queue: Mutex::new(Vec::with_capacity(MAX_GROUP)),
             busy_timeout,
-            commits,
         })
     }
 
@@ -121,6 +122,10 @@ impl Writer {
     {
         let (reply, answer) = oneshot::channel();
         lock(&self.queue).push(Box::new(Write::new(op, reply)));
+        // Let the other requests ready on this thread reach their writes first, so that one
+        // commit takes them all: a commit's cost is mostly the pages it writes to the WAL, and
+        // concurrent writes dirty the same few pages.
+        tokio::task::yield_now().await;
         self.combine();
         answer
             .await
@@ -128,15 +133,18 @@ impl Writer {
     }
 
     /// Commits what is queued if the connection is free; returns at once if it is not (its
-    /// holder will see the queue after letting it go).
+    /// holder will see the queue after letting it go). A combiner commits at most
+    /// [`MAX_ROUNDS`] groups, since its own request waits meanwhile; writes still queued then
+    /// are left to a task of their own.
     fn combine(self: &Arc<Self>) {
+        let mut rounds = 0;
         loop {
             let mut conn = match self.conn.try_lock() {
                 Ok(conn) => conn,
                 Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
                 Err(TryLockError::WouldBlock) => return,
             };
-            loop {
+            while rounds < MAX_ROUNDS {
                 let group: Vec<_> = {
                     let mut queue = lock(&self.queue);
                     let taken = queue.len().min(MAX_GROUP);
@@ -145,7 +153,7 @@ impl Writer {
                 if group.is_empty() {
                     break;
                 }
-                self.commits.counted();
+                rounds += 1;
                 if let Err(Locked(group)) = commit_group(&mut conn, group, WhenLocked::HandBack) {
                     drop(conn);
                     self.wait_for_lock(group);
@@ -156,6 +164,13 @@ impl Writer {
             // A write queued after the last look, whose caller found the connection taken.
             if lock(&self.queue).is_empty() {
                 return;
+            }
+            if rounds >= MAX_ROUNDS {
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    let writer = Arc::clone(self);
+                    drop(runtime.spawn(async move { writer.combine() }));
+                    return;
+                }
             }
         }
     }
@@ -170,7 +185,6 @@ impl Writer {
             if let Err(error) = conn.busy_timeout(writer.busy_timeout) {
                 tracing::error!(%error, "cannot set the SQLite busy timeout");
             }
-            writer.commits.counted();
             let _answered = commit_group(&mut conn, group, WhenLocked::Answer);
             if let Err(error) = conn.busy_timeout(Duration::ZERO) {
                 tracing::error!(%error, "cannot set the SQLite busy timeout");
