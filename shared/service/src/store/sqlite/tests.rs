@@ -205,3 +205,28 @@ async fn a_write_waits_for_a_lock_let_go_within_the_busy_timeout() {
         .await
         .unwrap());
 }
+
+/// A request dropped while its write waits its turn (the client went away) leaves no write in
+/// the queue for a later request to run: it is committed at once, as it would have been.
+#[tokio::test]
+async fn a_write_whose_caller_is_dropped_is_not_left_queued() {
+    use crate::store::{RateKey, RateLimit};
+    use futures::FutureExt;
+    let dir = temp_dir();
+    let store = SqliteStore::open_in_dir(dir.path()).unwrap();
+    let limit = RateLimit {
+        max: 10,
+        window_seconds: 60,
+    };
+    let key = RateKey::new("client", "gone");
+    let dropped = store
+        .rate_limits()
+        .count_hit(&key, limit, 1_000)
+        .now_or_never();
+    assert!(dropped.is_none(), "the write was still waiting its turn");
+    let stored: u32 = Connection::open(store.path())
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM rate_windows", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(stored, 1);
+}

@@ -125,8 +125,11 @@ impl Writer {
         // Let the other requests ready on this thread reach their writes first, so that one
         // commit takes them all: a commit's cost is mostly the pages it writes to the WAL, and
         // concurrent writes dirty the same few pages.
+        // Combines when dropped: also when the request is dropped during the yield, so that
+        // its write (which may run all the same) is never left in the queue for a later one.
+        let combine = Combine(self);
         tokio::task::yield_now().await;
-        self.combine();
+        drop(combine);
         answer
             .await
             .map_err(|_| StoreError::Internal("SQLite write dropped unanswered".into()))?
@@ -196,6 +199,15 @@ impl Writer {
             Ok(runtime) => drop(runtime.spawn_blocking(wait)),
             Err(_) => wait(),
         }
+    }
+}
+
+/// Runs [`Writer::combine`] when dropped.
+struct Combine<'a>(&'a Arc<Writer>);
+
+impl Drop for Combine<'_> {
+    fn drop(&mut self) {
+        self.0.combine();
     }
 }
 
