@@ -28,24 +28,32 @@ fn opens_in_wal_mode_and_reopens() {
     assert!(!format!("{store:?}").contains("Connection"));
 }
 
+const ATTEMPTS: AttemptLimit = AttemptLimit {
+    threshold: 5,
+    window_seconds: 10,
+};
+
+/// A store, and another connection to its file holding the write lock (as tokenctl would).
+fn store_locked_by_another_connection(
+    busy_timeout: Duration,
+) -> (TempDir, SqliteStore, Connection) {
+    let dir = temp_dir();
+    let path = dir.path().join(FILE_NAME);
+    let store = SqliteStore::open_with_busy_timeout(&path, busy_timeout).unwrap();
+    let other = Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    (dir, store, other)
+}
+
 /// Another process holding the write lock past the busy timeout is a 503, not a 500; and
 /// WAL keeps reads working meanwhile.
 #[tokio::test]
 async fn a_write_lock_held_too_long_is_unavailable() {
-    let dir = temp_dir();
-    let path = dir.path().join(FILE_NAME);
-    let store = SqliteStore::open_with_busy_timeout(&path, Duration::from_millis(50)).unwrap();
-    let other = Connection::open(&path).unwrap();
-    other.execute_batch("BEGIN IMMEDIATE").unwrap();
-
+    let (_dir, store, other) = store_locked_by_another_connection(Duration::from_millis(50));
     let login = Login::parse("someone").unwrap();
-    let limit = AttemptLimit {
-        threshold: 5,
-        window_seconds: 10,
-    };
     let outcome = store
         .lockout()
-        .register_login_attempt(&login, limit, 10)
+        .register_login_attempt(&login, ATTEMPTS, 10)
         .await;
     assert!(
         matches!(outcome, Err(StoreError::Unavailable(_))),
@@ -66,7 +74,7 @@ async fn a_write_lock_held_too_long_is_unavailable() {
     assert_eq!(
         store
             .lockout()
-            .register_login_attempt(&login, limit, 10)
+            .register_login_attempt(&login, ATTEMPTS, 10)
             .await
             .unwrap(),
         Attempt::Allowed(AllowedAttempt {
@@ -140,24 +148,15 @@ async fn concurrent_writes_from_every_thread_all_commit() {
 /// timeout; writes queued behind it commit too.
 #[tokio::test]
 async fn a_write_waits_for_a_lock_let_go_within_the_busy_timeout() {
-    let dir = temp_dir();
-    let path = dir.path().join(FILE_NAME);
-    let store = SqliteStore::open_with_busy_timeout(&path, Duration::from_secs(5)).unwrap();
-    let other = Connection::open(&path).unwrap();
-    other.execute_batch("BEGIN IMMEDIATE").unwrap();
-
+    let (_dir, store, other) = store_locked_by_another_connection(Duration::from_secs(5));
     let login = Login::parse("someone").unwrap();
-    let limit = AttemptLimit {
-        threshold: 5,
-        window_seconds: 10,
-    };
     let waiting = {
         let store = store.clone();
         let login = login.clone();
         tokio::spawn(async move {
             store
                 .lockout()
-                .register_login_attempt(&login, limit, 10)
+                .register_login_attempt(&login, ATTEMPTS, 10)
                 .await
         })
     };
