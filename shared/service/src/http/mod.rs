@@ -1,9 +1,13 @@
 //! The HTTP routers. Each Lambda function serves one; the local server serves them all.
 //!
-//! Routes are registered only with `utoipa_axum`'s `routes!` (never axum's `route`), which
-//! serves a handler at the path of its `#[utoipa::path]` and puts that operation in the
-//! document at once: a route cannot exist without its document. A second path for the same
-//! operation is added with [`also_at`], which documents it too.
+//! Each router is one list of operations (`routing`), made with [`operation!`] from handlers
+//! carrying `#[utoipa::path]` (never axum's `route`): the router serves each at the path and
+//! methods of its `#[utoipa::path]`, and the OpenAPI document describes the same list, so a
+//! route cannot exist without its document. Serving builds no description (the functions'
+//! cold start); the document is built on the first `GET /openapi.json`. A second path for
+//! the same operation is added with [`Operation::also_at`], which documents it too.
+//!
+//! [`Operation::also_at`]: routing::Operation::also_at
 
 mod authorize;
 mod bearer;
@@ -25,6 +29,7 @@ mod otp;
 pub mod pages;
 mod params;
 mod revoke;
+mod routing;
 pub mod source_address;
 pub mod token;
 mod userinfo;
@@ -34,18 +39,14 @@ use std::sync::Arc;
 use axum::Router;
 use http::StatusCode;
 use tower_http::catch_panic::CatchPanicLayer;
-use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
-use utoipa_axum::routes;
 
 use crate::errors::ServerError;
 use crate::measure;
 use crate::services::Services;
 use error_response::http_error_response;
+use routing::{operation, Routes};
 
 pub use observability::CORRELATION_ID;
-
-/// Routes that need the services, with their document; not yet given them.
-type Routes = OpenApiRouter<Arc<Services>>;
 
 /// The token function: `/v0/token`, its alias `/oauth2/v0/token`, and the JWK Set.
 pub fn token_router(services: Arc<Services>) -> Router {
@@ -108,69 +109,50 @@ fn every_route() -> Routes {
 
 fn token_routes() -> Routes {
     use metadata::paths;
-    OpenApiRouter::new()
-        .routes(routes!(token::token))
-        .routes(also_at(routes!(token::token), paths::TOKEN, "oauth2_token"))
-        .routes(routes!(token::jwks))
-        .routes(also_at(routes!(token::jwks), paths::JWKS, "oauth2_jwks"))
-        .routes(routes!(otp::request))
-        .routes(routes!(authorize::start, authorize::submit))
+    Routes::new()
+        .add(operation!(token::token))
+        .add(operation!(token::token).also_at(paths::TOKEN, "oauth2_token"))
+        .add(operation!(token::jwks))
+        .add(operation!(token::jwks).also_at(paths::JWKS, "oauth2_jwks"))
+        .add(operation!(otp::request))
+        .add(operation!(authorize::start))
+        .add(operation!(authorize::submit))
         // Revocation, introspection, discovery, Concur's connections, and the OpenAPI document
         // (here, so that every router the local server merges serves it).
-        .routes(routes!(revoke::revoke))
-        .routes(routes!(introspect::introspect))
-        .routes(routes!(connections::delete_connections))
-        .routes(routes!(metadata::oauth_metadata))
-        .routes(routes!(metadata::openid_configuration))
-        .routes(routes!(openapi::openapi_json))
+        .add(operation!(revoke::revoke))
+        .add(operation!(introspect::introspect))
+        .add(operation!(connections::delete_connections))
+        .add(operation!(metadata::oauth_metadata))
+        .add(operation!(metadata::openid_configuration))
+        .add(operation!(openapi::openapi_json))
         // OpenID Connect: userinfo and RP-initiated logout.
-        .routes(routes!(userinfo::get_userinfo, userinfo::post_userinfo))
-        .routes(routes!(logout::get_logout, logout::post_logout))
+        .add(operation!(userinfo::get_userinfo))
+        .add(operation!(userinfo::post_userinfo))
+        .add(operation!(logout::get_logout))
+        .add(operation!(logout::post_logout))
         // Concur's secrets API for the app itself.
-        .routes(routes!(client_secrets::list, client_secrets::add))
-        .routes(routes!(client_secrets::revoke))
+        .add(operation!(client_secrets::list))
+        .add(operation!(client_secrets::add))
+        .add(operation!(client_secrets::revoke))
 }
 
 fn exchange_routes() -> Routes {
-    OpenApiRouter::new().routes(routes!(exchange::exchange))
+    Routes::new().add(operation!(exchange::exchange))
 }
 
 fn company_routes() -> Routes {
-    OpenApiRouter::new()
-        .routes(routes!(company::auth_token))
-        .routes(also_at(
-            routes!(company::auth_token),
+    Routes::new()
+        .add(operation!(company::auth_token))
+        .add(operation!(company::auth_token).also_at(
             company::PATH_WITHOUT_SLASH,
             "company_auth_token_without_slash",
         ))
 }
 
-/// The same operation, served and documented at `path` too, under its own operation id (an
-/// OpenAPI document needs one per operation).
-fn also_at(
-    routes: UtoipaMethodRouter<Arc<Services>>,
-    path: &str,
-    operation_id: &str,
-) -> UtoipaMethodRouter<Arc<Services>> {
-    let (schemas, documented, method_router) = routes;
-    let mut paths = utoipa::openapi::path::Paths::new();
-    for (_, mut item) in documented.paths {
-        for operation in [&mut item.get, &mut item.post, &mut item.delete]
-            .into_iter()
-            .flatten()
-        {
-            operation.operation_id = Some(operation_id.to_owned());
-        }
-        paths.paths.insert(path.to_owned(), item);
-    }
-    (schemas, paths, method_router)
-}
-
 /// The routes with their services and the parts every router shares.
 fn serve(routes: Routes, services: Arc<Services>) -> Router {
     let https = services.geolocation().as_str().starts_with("https://");
-    let (router, _document) = routes.split_for_parts();
-    finish(router.with_state(services), https)
+    finish(routes.served().with_state(services), https)
 }
 
 /// The parts every router shares: JSON 404/405 bodies, a panic answered as any server failure,

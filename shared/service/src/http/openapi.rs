@@ -1,7 +1,7 @@
 //! `GET /openapi.json`: the OpenAPI 3.1 document of every endpoint. Nothing is described here:
 //! each handler carries its `#[utoipa::path]`, each body type lives beside the code that builds
-//! it, and the routers (`http::mod`) register handlers only through `utoipa_axum`'s `routes!`,
-//! which serves a route and documents it in one step. This module adds what belongs to the
+//! it, and each router (`http::mod`) is one list of operations that both serves its routes and
+//! describes them here (`http::routing`). This module adds what belongs to the
 //! whole document (its title, the bearer scheme) and serves it. `infra/fuzz-api.sh`
 //! (schemathesis, every endpoint, every response checked against this document) fails if a
 //! response ever leaves it.
@@ -51,7 +51,7 @@ pub fn assemble(routes: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
 pub fn document() -> &'static serde_json::Value {
     static DOCUMENT: OnceLock<serde_json::Value> = OnceLock::new();
     DOCUMENT.get_or_init(|| {
-        let document = assemble(super::every_route().into_openapi());
+        let document = assemble(super::every_route().document());
         // Serialising a tree of strings, maps and numbers cannot fail.
         serde_json::to_value(document).expect("the OpenAPI document serialises")
     })

@@ -105,7 +105,7 @@ fn every_operation_has_its_own_id() {
 #[test]
 fn the_document_is_every_function_s_routes() {
     let paths = |routes: Routes| -> BTreeSet<String> {
-        routes.into_openapi().paths.paths.into_keys().collect()
+        routes.document().paths.paths.into_keys().collect()
     };
     let every: BTreeSet<String> = openapi::document()["paths"]
         .as_object()
@@ -125,6 +125,49 @@ fn the_document_is_every_function_s_routes() {
         .collect();
     assert_eq!(union, every);
     assert_eq!(paths(every_route()), every);
+}
+
+/// The lower-case name of `method`, as in a document's path item.
+fn method_name(method: &utoipa::openapi::HttpMethod) -> String {
+    serde_json::to_value(method)
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Each router serves exactly the (method, path) pairs its document describes: the served
+/// routes are built without the descriptions, from the same list.
+#[test]
+fn every_served_route_is_documented_and_no_other() {
+    const METHODS: [&str; 8] = [
+        "get", "put", "post", "delete", "options", "head", "patch", "trace",
+    ];
+    for (router, routes) in [
+        ("token", token_routes()),
+        ("exchange", exchange_routes()),
+        ("company", company_routes()),
+        ("every", every_route()),
+    ] {
+        let mut served = BTreeSet::new();
+        let _ = routes.served_each(|path, methods| {
+            for method in methods {
+                let route = (method_name(method), path.to_owned());
+                assert!(served.insert(route.clone()), "{router}: {route:?} twice");
+            }
+        });
+        let document = serde_json::to_value(routes.document()).unwrap();
+        let mut documented = BTreeSet::new();
+        for (path, item) in document["paths"].as_object().unwrap() {
+            for method in item.as_object().unwrap().keys() {
+                if METHODS.contains(&method.as_str()) {
+                    documented.insert((method.clone(), path.clone()));
+                }
+            }
+        }
+        assert!(!served.is_empty(), "{router}");
+        assert_eq!(served, documented, "{router}");
+    }
 }
 
 async fn hsts_of(https: bool, path: &str) -> Option<String> {
