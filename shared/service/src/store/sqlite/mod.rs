@@ -18,8 +18,8 @@
 //! answered only after that transaction commits. Waiting for the other process's write lock is
 //! moved to the blocking pool, so a runtime thread never waits on it.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension};
@@ -190,13 +190,12 @@ CREATE TABLE IF NOT EXISTS signing_key_ring (
 pub struct SqliteStore {
     writer: Arc<Writer>,
     readers: Arc<Readers>,
-    path: Arc<PathBuf>,
 }
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SqliteStore")
-            .field("path", &self.path)
+            .field("path", &self.path())
             .finish_non_exhaustive()
     }
 }
@@ -242,7 +241,6 @@ impl SqliteStore {
         Ok(Self {
             writer: Arc::new(Writer::new(conn, busy_timeout)?),
             readers: Arc::new(Readers::new(path.to_owned(), busy_timeout)),
-            path: Arc::new(path.to_owned()),
         })
     }
 
@@ -252,7 +250,7 @@ impl SqliteStore {
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.readers.path()
     }
 
     /// Runs the read `op` on a read-only connection.
@@ -317,6 +315,13 @@ fn map_err(error: rusqlite::Error) -> StoreError {
         _ => StoreError::internal(format!("SQLite: {error}")),
     }
     .caused_by(error)
+}
+
+/// The store's mutexes (the write queue and connection, the idle readers) stay usable after a
+/// panic: every write and read runs under `catch_unwind`, and a write that panicked is rolled
+/// back to its savepoint.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn to_json<T: Serialize>(value: &T) -> StoreResult<String> {

@@ -8,13 +8,13 @@
 //! WAL index after a crash.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
-use std::sync::{Mutex, PoisonError};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
-use super::map_err;
+use super::{lock, map_err};
 use crate::store::{StoreError, StoreResult};
 
 /// Idle connections kept; more may be open at once under load, and are closed after use.
@@ -35,21 +35,22 @@ impl Readers {
         }
     }
 
+    /// The database file.
+    pub(super) fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Runs `op` on a read-only connection. A panic in `op` is an internal error, as a failed
     /// write's is, and does not return the connection to the pool.
     pub(super) fn read<T>(&self, op: impl FnOnce(&Connection) -> StoreResult<T>) -> StoreResult<T> {
-        let idle = self
-            .idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
+        let idle = lock(&self.idle).pop();
         let conn = match idle {
             Some(conn) => conn,
             None => self.open()?,
         };
         let result = catch_unwind(AssertUnwindSafe(|| op(&conn)))
             .map_err(|_| StoreError::Internal("SQLite read panicked".into()))?;
-        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut idle = lock(&self.idle);
         if idle.len() < MAX_IDLE {
             idle.push(conn);
         }

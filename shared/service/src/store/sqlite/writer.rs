@@ -27,13 +27,13 @@
 //! One request never has two writes in the queue, since it awaits each answer.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
+use std::sync::{Arc, Mutex, TryLockError};
 use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, Transaction, TransactionBehavior};
 use tokio::sync::oneshot;
 
-use super::map_err;
+use super::{lock, map_err};
 use crate::store::{StoreError, StoreResult};
 
 /// The most writes one transaction takes: bounds how long the first of them waits.
@@ -221,12 +221,6 @@ enum WhenLocked {
     HandBack,
     /// Answers every write with the error (`Unavailable`).
     Answer,
-}
-
-/// The queue and the connection stay usable after a panic: every write is run under
-/// `catch_unwind`, and a write that panicked is rolled back to its savepoint.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Runs and commits `group`, answering each write; or, with [`WhenLocked::HandBack`], gives it
