@@ -63,7 +63,7 @@ impl SqliteStore {
         let mut deleted = 0;
         for table in EXPIRING_TABLES {
             loop {
-                // One batch per transaction: other writes go in between.
+                // One batch per write: other writes are committed in between.
                 let batch = self
                     .write_tx(move |tx| delete_batch(tx, table, now))
                     .await?;
