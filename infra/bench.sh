@@ -147,6 +147,7 @@ side_by_side() {
 	LOCKOUT_THRESHOLD="${LOCKOUT_THRESHOLD:-1000}" DATA_DIR="$RUN/data" PORT="$port" \
 		"$TARGET/release/token-service" >"$RUN/server.log" 2>&1 &
 	PIDS+=($!)
+	local ours_pid=$!
 	wait_until_up "http://127.0.0.1:$port/v0/token/jwks" "$RUN/server.log"
 	demo="$RUN/data/demo.json"
 	client_id="$(json_field "$demo" client_id)"
@@ -183,6 +184,7 @@ side_by_side() {
 	say "floor server on 127.0.0.1:$floor_port (HTTP + one ES256 signature, tests/bin/floor_server.rs)"
 	PORT="$floor_port" "$TARGET/release/floor-server" >"$RUN/floor.log" 2>&1 &
 	PIDS+=($!)
+	local floor_pid=$!
 	floor_url="http://127.0.0.1:$floor_port/v0/token"
 	local tries=0
 	until curl -s -o /dev/null -X POST -d grant_type=client_credentials "$floor_url"; do
@@ -195,11 +197,17 @@ side_by_side() {
 	UNMETERED_CC_RUNS=()
 	PEER_CC_RUNS=()
 	FLOOR_CC_RUNS=()
-	local round
+	# Each server's own CPU time per request: unlike req/s, it does not move with the share of
+	# the cores wrk or another process takes.
+	OURS_CPU_RUNS=()
+	FLOOR_CPU_RUNS=()
+	local round cpu
 	for round in $(seq 1 "$ROUNDS"); do
 		say "wrk: local server, client_credentials (round $round of $ROUNDS)"
 		note_load "wrk: local server, round $round"
+		cpu="$(cpu_seconds "$ours_pid")"
 		OURS_CC_RUNS+=("$(load "$ours_url" "$ours_auth" grant_type=client_credentials)")
+		OURS_CPU_RUNS+=("$(cpu_per_request "$ours_pid" "$cpu" "${OURS_CC_RUNS[-1]}")")
 		say "wrk: local server with METRICS=off, client_credentials (round $round of $ROUNDS)"
 		note_load "wrk: local server METRICS=off, round $round"
 		UNMETERED_CC_RUNS+=("$(load "$unmetered_url" "$unmetered_auth" grant_type=client_credentials)")
@@ -208,7 +216,9 @@ side_by_side() {
 		PEER_CC_RUNS+=("$(load "$peer_url" "$peer_auth" grant_type=client_credentials)")
 		say "wrk: floor server, client_credentials (round $round of $ROUNDS)"
 		note_load "wrk: floor server, round $round"
+		cpu="$(cpu_seconds "$floor_pid")"
 		FLOOR_CC_RUNS+=("$(load "$floor_url" "$ours_auth" grant_type=client_credentials)")
+		FLOOR_CPU_RUNS+=("$(cpu_per_request "$floor_pid" "$cpu" "${FLOOR_CC_RUNS[-1]}")")
 	done
 	say "wrk: local server, password"
 	note_load "wrk: local server, password"
@@ -221,6 +231,8 @@ side_by_side() {
 	UNMETERED_CC="$(printf '%s\n' "${UNMETERED_CC_RUNS[@]}" | cut -d' ' -f1 | median_int)"
 	PEER_CC="$(printf '%s\n' "${PEER_CC_RUNS[@]}" | cut -d' ' -f1 | median_int)"
 	FLOOR_CC="$(printf '%s\n' "${FLOOR_CC_RUNS[@]}" | cut -d' ' -f1 | median_int)"
+	OURS_CPU="$(printf '%s\n' "${OURS_CPU_RUNS[@]}" | median_int)"
+	FLOOR_CPU="$(printf '%s\n' "${FLOOR_CPU_RUNS[@]}" | median_int)"
 }
 
 use_dynamodb_local() {
@@ -351,6 +363,8 @@ $(printf '%s\n' "${LOADS[@]}")
 Side by side: wrk -t$THREADS -c$CONNECTIONS -d$DURATION, the $(nproc) cores shared by wrk and the server, the three servers taking turns
 
 client_credentials against the floor (HTTP + one ES256 signature, no store): floor median $FLOOR_CC req/s (rounds $(printf '%s, ' "${FLOOR_CC_RUNS[@]}" | sed 's/, $//')); token-service at $(awk -v a="${OURS_CC%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.0f %%", 100 * a / b }') of the floor, node-oidc-provider at $(awk -v a="${PEER_CC%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.0f %%", 100 * a / b }'); refresh_token at $(awk -v a="${OURS_REFRESH%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.0f %%", 100 * a / b }') and password at $(awk -v a="${OURS_PASSWORD%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.2f %%", 100 * a / b }') of the same floor (password: one Argon2id verification per request, by design)
+
+The server's own CPU time per client_credentials request (user + system, medians of $ROUNDS rounds; wrk's share of the cores does not enter it): token-service $OURS_CPU µs, the floor $FLOOR_CPU µs, so token-service at $(awk -v a="$OURS_CPU" -v b="$FLOOR_CPU" 'BEGIN { printf "%.0f %%", 100 * b / a }') of the floor by this measure (rounds: $(printf '%s, ' "${OURS_CPU_RUNS[@]}" | sed 's/, $//') µs against $(printf '%s, ' "${FLOOR_CPU_RUNS[@]}" | sed 's/, $//') µs)
 
 What the metrics cost: client_credentials, median of $ROUNDS rounds, $OURS_CC req/s with metrics (the default) against $UNMETERED_CC req/s with METRICS=off ($(awk -v a="${OURS_CC%% *}" -v b="${UNMETERED_CC%% *}" 'BEGIN { printf "%+.1f %%", 100 * (a - b) / b }'); rounds without: $(printf '%s, ' "${UNMETERED_CC_RUNS[@]}" | sed 's/, $//'))
 

@@ -42,6 +42,30 @@ load_refresh() {
 	result_of "$out"
 }
 
+# cpu_seconds PID: the process's user and system CPU time so far, in seconds.
+cpu_seconds() {
+	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"
+}
+
+# cpu_per_request PID CPU_SECONDS_BEFORE "REQ_PER_S ...": the process's CPU time per request (µs)
+# over the wrk run just ended, which sent REQ_PER_S for $DURATION.
+cpu_per_request() {
+	local seconds
+	seconds="$(duration_seconds "$DURATION")"
+	awk -v before="$2" -v after="$(cpu_seconds "$1")" -v rps="${3%% *}" -v s="$seconds" \
+		'BEGIN { printf "%.0f", (after - before) * 1e6 / (rps * s) }'
+}
+
+# duration_seconds 10s|2m|1h: wrk's duration in seconds.
+duration_seconds() {
+	case "$1" in
+	*s) echo "${1%s}" ;;
+	*m) echo $((${1%m} * 60)) ;;
+	*h) echo $((${1%h} * 3600)) ;;
+	*) echo "$1" ;;
+	esac
+}
+
 wrk_run() {
 	wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --timeout 10s -s "$ROOT/infra/bench/$1" "$2"
 }
