@@ -5,8 +5,9 @@
 
 use crate::clock::UnixTime;
 use crate::config::RateLimits;
+use crate::domain::AccessTokenRecord;
 use crate::errors::{Denial, ErrorCode, Refusal};
-use crate::store::{Hit, RateKey, RateLimit, RateLimitStore, StoreError};
+use crate::store::{FamilyStore, Hit, RateKey, RateLimit, RateLimitStore, StoreError};
 
 /// How long an address stays blocked once it has sent too many wrong one-time passwords.
 pub const OTP_FAILURE_BLOCK_SECONDS: i64 = 24 * 3600;
@@ -110,13 +111,31 @@ impl<'a> Limiter<'a> {
         let Some(rate) = limit.of(&self.limits) else {
             return Ok(());
         };
-        match self.store.count_hit(&limit.key(subject), rate, now).await? {
-            Hit::Counted { .. } => Ok(()),
-            Hit::Refused { retry_after } => {
-                crate::measure::rate_limited(limit.counter());
-                Err(LimitError::Exceeded(Exceeded { limit, retry_after }))
-            }
-        }
+        verdict(
+            limit,
+            self.store.count_hit(&limit.key(subject), rate, now).await?,
+        )
+    }
+
+    /// Counts one request of `subject` against `limit` and stores `record`, the access token it
+    /// asked for, only if it was counted: one store write where the backend can, instead of two
+    /// (`FamilyStore::put_counted_access_token`). With the limit off, only stores `record`.
+    pub async fn count_with_access_token(
+        self,
+        families: &dyn FamilyStore,
+        limit: Limit,
+        subject: &str,
+        record: &AccessTokenRecord,
+        now: UnixTime,
+    ) -> Result<(), LimitError> {
+        let Some(rate) = limit.of(&self.limits) else {
+            families.put_access_token(record).await?;
+            return Ok(());
+        };
+        let hit = families
+            .put_counted_access_token(record, &limit.key(subject), rate, now)
+            .await?;
+        verdict(limit, hit)
     }
 
     /// Refuses an address blocked for wrong one-time passwords. A read, no write.
@@ -185,6 +204,17 @@ impl<'a> Limiter<'a> {
     }
 }
 
+/// A counted hit passes; a refused one is the limit's refusal (and its metric).
+fn verdict(limit: Limit, hit: Hit) -> Result<(), LimitError> {
+    match hit {
+        Hit::Counted { .. } => Ok(()),
+        Hit::Refused { retry_after } => {
+            crate::measure::rate_limited(limit.counter());
+            Err(LimitError::Exceeded(Exceeded { limit, retry_after }))
+        }
+    }
+}
+
 /// At most `max` hits on a request that ends at `expires_at`, its whole life in one counter:
 /// the hits are counted in the window holding its end (a window longer than any request's
 /// life, so the counter outlives the request), whatever time they arrive at.
@@ -207,6 +237,40 @@ async fn once_per_request(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::conformance::records::{application_access_token, now};
+    use crate::store::sqlite::SqliteStore;
+
+    #[tokio::test]
+    async fn with_the_limit_off_the_token_is_stored_and_nothing_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open_in_dir(dir.path()).unwrap();
+        let off = RateLimits {
+            client_per_minute: 0,
+            ..RateLimits::default()
+        };
+        let now = now();
+        let record = application_access_token(now);
+        Limiter::new(&store, off)
+            .count_with_access_token(&store, Limit::ClientTokenRequests, "client", &record, now)
+            .await
+            .unwrap();
+        assert_eq!(
+            store.get_access_token(&record.jti, now).await.unwrap(),
+            Some(record)
+        );
+        let one = RateLimit {
+            max: 1,
+            window_seconds: 60,
+        };
+        assert_eq!(
+            store
+                .count_hit(&Limit::ClientTokenRequests.key("client"), one, now)
+                .await
+                .unwrap(),
+            Hit::Counted { count: 1 },
+            "nothing was counted while the limit was off"
+        );
+    }
 
     #[test]
     fn zero_turns_a_limit_off() {

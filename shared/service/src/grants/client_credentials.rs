@@ -16,6 +16,6 @@ pub(super) async fn grant(
     let scopes = requested_scopes(params, &client.allowed_scopes)?;
     let jkt = params.dpop_jkt().map(str::to_owned);
     Ok(services
-        .issue_bound_application_token(client, scopes, jkt)
+        .issue_counted_application_token(client, scopes, jkt, super::limiter(services))
         .await?)
 }

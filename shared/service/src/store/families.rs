@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::StoreResult;
+use super::{Hit, RateKey, RateLimit, StoreResult};
 use crate::clock::UnixTime;
 use crate::domain::audit::AuditEvent;
 use crate::domain::{
@@ -195,6 +195,17 @@ pub trait FamilyStore: Send + Sync {
     // Access tokens.
     /// For application tokens; the other grants write theirs with the family.
     async fn put_access_token(&self, record: &AccessTokenRecord) -> StoreResult<()>;
+    /// Counts one hit on `key` (as [`RateLimitStore::count_hit`](super::RateLimitStore::count_hit))
+    /// and stores `record` only if the hit was counted. SQLite does both in one write of its
+    /// group commit; DynamoDB counts, then puts (two calls, as before: a transaction would cost
+    /// twice the write units).
+    async fn put_counted_access_token(
+        &self,
+        record: &AccessTokenRecord,
+        key: &RateKey,
+        limit: RateLimit,
+        now: UnixTime,
+    ) -> StoreResult<Hit>;
     /// `revoked` is true in the result if the token's family has been revoked.
     async fn get_access_token(
         &self,

@@ -13,6 +13,7 @@ use crate::domain::{
     AccessTokenRecord, Client, ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType,
     RefreshTokenRecord, Scopes, TokenId, ACCESS_TOKEN_TTL_SECONDS,
 };
+use crate::limits::{Limit, LimitError, Limiter};
 use crate::random::RandomExt;
 use crate::secrets::Secret;
 use crate::services::Services;
@@ -26,6 +27,18 @@ pub struct IssuedTokens {
     pub refresh: Option<IssuedRefresh>,
     /// OpenID Connect ID token, for user and company families ([`IssuedTokens::with_id_token`]).
     pub id_token: Option<String>,
+}
+
+impl IssuedTokens {
+    /// An application's access token: no refresh token, no ID token.
+    fn application(access_token: String, access: AccessTokenRecord) -> Self {
+        Self {
+            access_token,
+            access,
+            refresh: None,
+            id_token: None,
+        }
+    }
 }
 
 /// A family's tokens, as started, rotated or renewed: unlike an application token's, always
@@ -118,41 +131,64 @@ impl Services {
         }
     }
 
-    /// `client_credentials`: an access token for the client itself, no family.
+    /// An access token for the client itself, no family, counted against no limit (for tools
+    /// and tests; the token endpoint's grant is [`Self::issue_counted_application_token`]).
     pub async fn issue_application_token(
         &self,
         client: &Client,
         scopes: Scopes,
     ) -> Result<IssuedTokens, StoreError> {
-        self.issue_bound_application_token(client, scopes, None)
-            .await
+        let access = self.application_access_record(client, scopes, None);
+        // Signed before it is stored: a token that cannot be signed (KMS unavailable) leaves
+        // nothing behind.
+        let access_token = self.codec.encode(&access).await?;
+        self.ctx.store.families().put_access_token(&access).await?;
+        Ok(IssuedTokens::application(access_token, access))
     }
 
-    /// The same, bound to the DPoP key `jkt` when there is one.
-    pub async fn issue_bound_application_token(
+    /// `client_credentials`: an access token for the client itself, bound to the DPoP key
+    /// `jkt` when there is one, the request counted against the client's limit in the same
+    /// store write as the token's record (`Limiter::count_with_access_token`): one write a
+    /// request instead of two.
+    pub async fn issue_counted_application_token(
         &self,
         client: &Client,
         scopes: Scopes,
         jkt: Option<String>,
-    ) -> Result<IssuedTokens, StoreError> {
-        let access = self.access_record(
+        limiter: Limiter<'_>,
+    ) -> Result<IssuedTokens, LimitError> {
+        let access = self.application_access_record(client, scopes, jkt);
+        // Counted and stored before it is signed, so that a request over the limit costs no
+        // signature (with KMS, no `kms:Sign` for a flood to spend the account's quota on). A
+        // token that then cannot be signed leaves its record behind, inert: no one holds the
+        // token it describes, and it expires with it.
+        limiter
+            .count_with_access_token(
+                self.ctx.store.families(),
+                Limit::ClientTokenRequests,
+                &client.id.to_string(),
+                &access,
+                self.ctx.clock.now(),
+            )
+            .await?;
+        let access_token = self.codec.encode(&access).await.map_err(StoreError::from)?;
+        Ok(IssuedTokens::application(access_token, access))
+    }
+
+    fn application_access_record(
+        &self,
+        client: &Client,
+        scopes: Scopes,
+        jkt: Option<String>,
+    ) -> AccessTokenRecord {
+        self.access_record(
             client.id,
             PrincipalType::Application,
             *client.id.as_uuid(),
             None,
             scopes,
             jkt,
-        );
-        // Signed before it is stored: a token that cannot be signed (KMS unavailable) leaves
-        // nothing behind.
-        let access_token = self.codec.encode(&access).await?;
-        self.ctx.store.families().put_access_token(&access).await?;
-        Ok(IssuedTokens {
-            access_token,
-            access,
-            refresh: None,
-            id_token: None,
-        })
+        )
     }
 
     fn family_access_record(

@@ -1,6 +1,8 @@
 //! Rate limits: atomic hits per fixed window, and blocks.
 
+use super::fixtures::*;
 use super::records::*;
+use crate::domain::AccessTokenRecord;
 use crate::store::prelude::*;
 use crate::store::{Hit, RateKey, RateLimit};
 
@@ -146,5 +148,49 @@ pub async fn rate_limit_blocks_last_until_their_end_and_never_shorten(store: &dy
             .await
             .expect("blocked_until"),
         None
+    );
+}
+
+async fn put_counted(store: &dyn Store, record: &AccessTokenRecord, key: &RateKey, at: i64) -> Hit {
+    store
+        .families()
+        .put_counted_access_token(record, key, LIMIT, at)
+        .await
+        .expect("put_counted_access_token")
+}
+
+/// The token endpoint's `client_credentials` write: the token is stored exactly when its
+/// request was counted, and a refused request stores nothing.
+pub async fn a_counted_access_token_is_stored_only_when_counted(store: &dyn Store) {
+    let now = now();
+    let key = fresh_key("conformance-token");
+    for count in 1..=LIMIT.max {
+        let record = application_access_token(now);
+        assert_eq!(
+            put_counted(store, &record, &key, now).await,
+            Hit::Counted { count }
+        );
+        assert_eq!(
+            read_access_token(store, &record.jti, now).await,
+            Some(record),
+            "a counted request's token is stored"
+        );
+    }
+    let refused = application_access_token(now);
+    assert!(
+        matches!(
+            put_counted(store, &refused, &key, now).await,
+            Hit::Refused { .. }
+        ),
+        "the request over the limit is refused"
+    );
+    assert_eq!(
+        read_access_token(store, &refused.jti, now).await,
+        None,
+        "a refused request stores no token"
+    );
+    assert!(
+        matches!(hit(store, &key, now).await, Hit::Refused { .. }),
+        "the same counter as count_hit's"
     );
 }

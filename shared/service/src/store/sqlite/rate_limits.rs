@@ -3,7 +3,7 @@
 //! connections and processes). A block is a row of `rate_blocks` whose `expires_at` is its end.
 
 use async_trait::async_trait;
-use rusqlite::{params, OptionalExtension};
+use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::{map_err, SqliteStore};
 use crate::clock::UnixTime;
@@ -14,29 +14,8 @@ use crate::store::{Hit, RateKey, RateLimit, RateLimitStore, StoreResult};
 impl RateLimitStore for SqliteStore {
     async fn count_hit(&self, key: &RateKey, limit: RateLimit, now: UnixTime) -> StoreResult<Hit> {
         let key = key.stored();
-        let (start, end) = (limit.window_start(now), limit.window_end(now));
-        self.write_tx(move |tx| {
-            let counted: Option<u32> = tx
-                .prepare_cached(
-                    "INSERT INTO rate_windows (key, window_start, hits, expires_at)
-                     VALUES (?1, ?2, 1, ?3)
-                     ON CONFLICT (key, window_start) DO UPDATE SET hits = hits + 1
-                     WHERE hits < ?4
-                     RETURNING hits",
-                )
-                .and_then(|mut stmt| {
-                    stmt.query_row(params![key, start, end, limit.max], |row| row.get(0))
-                        .optional()
-                })
-                .map_err(map_err)?;
-            Ok(match counted {
-                Some(count) => Hit::Counted { count },
-                None => Hit::Refused {
-                    retry_after: retry_after(end, now),
-                },
-            })
-        })
-        .await
+        self.write_tx(move |tx| count_hit_in(tx, &key, limit, now))
+            .await
     }
 
     async fn refund_hit(&self, key: &RateKey, limit: RateLimit, at: UnixTime) -> StoreResult<()> {
@@ -73,4 +52,33 @@ impl RateLimitStore for SqliteStore {
         })
         .await
     }
+}
+
+/// Counts one hit on the counter stored as `key`, inside the write transaction `tx`.
+pub(super) fn count_hit_in(
+    tx: &Transaction<'_>,
+    key: &str,
+    limit: RateLimit,
+    now: UnixTime,
+) -> StoreResult<Hit> {
+    let (start, end) = (limit.window_start(now), limit.window_end(now));
+    let counted: Option<u32> = tx
+        .prepare_cached(
+            "INSERT INTO rate_windows (key, window_start, hits, expires_at)
+             VALUES (?1, ?2, 1, ?3)
+             ON CONFLICT (key, window_start) DO UPDATE SET hits = hits + 1
+             WHERE hits < ?4
+             RETURNING hits",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_row(params![key, start, end, limit.max], |row| row.get(0))
+                .optional()
+        })
+        .map_err(map_err)?;
+    Ok(match counted {
+        Some(count) => Hit::Counted { count },
+        None => Hit::Refused {
+            retry_after: retry_after(end, now),
+        },
+    })
 }

@@ -16,8 +16,9 @@ use crate::domain::audit::AuditEvent;
 use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, TokenId};
 use crate::secrets::TokenHash;
 use crate::store::{
-    FamilyCreated, FamilyOrigin, FamilyRevoked, FamilyStore, NewFamily, RefreshTokenWithOrigin,
-    Renewal, Renewed, Rotated, Rotation, StoreError, StoreResult,
+    FamilyCreated, FamilyOrigin, FamilyRevoked, FamilyStore, Hit, NewFamily, RateKey, RateLimit,
+    RateLimitStore, RefreshTokenWithOrigin, Renewal, Renewed, Rotated, Rotation, StoreError,
+    StoreResult,
 };
 
 #[async_trait]
@@ -309,6 +310,20 @@ impl FamilyStore for DynamoStore {
             to_item(record, keys::access(&record.jti))?,
         )
         .await
+    }
+
+    async fn put_counted_access_token(
+        &self,
+        record: &AccessTokenRecord,
+        key: &RateKey,
+        limit: RateLimit,
+        now: UnixTime,
+    ) -> StoreResult<Hit> {
+        let hit = RateLimitStore::count_hit(self, key, limit, now).await?;
+        if let Hit::Counted { .. } = hit {
+            self.put_access_token(record).await?;
+        }
+        Ok(hit)
     }
 
     async fn get_access_token(
