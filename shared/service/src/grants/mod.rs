@@ -68,8 +68,8 @@ pub async fn token_grant(
     span.record("client_id", tracing::field::display(client.id));
     let limiter = limiter(services);
     let now = services.ctx.clock.now();
-    // client_credentials counts its request in the same store write as its token's record,
-    // before signing it (`issue_counted_application_token`): one write a request, not two.
+    // client_credentials counts its request itself (`issue_counted_application_token`): with
+    // the key in memory, in the same store write as its token, one write a request, not two.
     if grant != GrantType::ClientCredentials {
         limiter
             .count(Limit::ClientTokenRequests, &client.id.to_string(), now)

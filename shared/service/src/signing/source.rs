@@ -143,6 +143,14 @@ impl SigningKeys {
         }
     }
 
+    /// Whether tokens are signed by KMS (a call, billed and under a quota the account's
+    /// deployments share) rather than with a key in memory.
+    pub fn signs_with_kms(&self) -> bool {
+        self.source
+            .as_ref()
+            .is_some_and(|source| matches!(source.backend, SigningBackend::Kms(_)))
+    }
+
     /// Reads the ring: the stored one, or, until the first rotation, the secret document.
     /// Refuses a ring with no active key, and `SIGNING_KEYS=kms` without a stored ring.
     pub async fn open(
