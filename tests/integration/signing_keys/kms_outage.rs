@@ -14,7 +14,7 @@ use integration_tests::tcp_fault::SilentRelay;
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_service::clock::{Clock, ManualClock};
-use token_service::config::Policy;
+use token_service::config::{Policy, RateLimits};
 use token_service::signing::{lifecycle, SigningKeys};
 
 use crate::store_unavailable::assert_unavailable;
@@ -121,6 +121,52 @@ async fn kms_outage(backend: Backend) {
         .filter_map(|k| k["kid"].as_str())
         .collect();
     assert!(published.contains(&active_kid.as_str()), "{jwks}");
+}
+
+/// With KMS the client's limit is counted before anything is signed (docs/decisions.md, Abuse
+/// limits): a request over the limit is refused even while KMS is silent (a signature attempted
+/// first would have answered 503 after the KMS client's timeouts), so a flood spends no
+/// `kms:Sign`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_kms_a_client_over_its_limit_is_refused_before_anything_is_signed() {
+    let relay = SilentRelay::start(&super::kms_endpoint()).await;
+    let ring = super::kms_ring(&relay.url()).await;
+    let legacy = lifecycle::secret_only();
+    let clock = Arc::new(ManualClock::starting_now());
+    lifecycle::rotate_once(ring.store.as_ref(), &ring.backend, &legacy, clock.now()).await;
+    let keys = SigningKeys::open(ring.store.clone(), legacy, ring.backend.clone(), clock)
+        .await
+        .unwrap();
+    let options = AppOptions {
+        policy: Policy {
+            rate_limits: RateLimits {
+                client_per_minute: 1,
+                ..RateLimits::default()
+            },
+            ..Policy::default()
+        },
+        mailer: None,
+    };
+    let Some(app) = TestApp::spawn_with_keys(Backend::Sqlite, options, keys).await else {
+        return;
+    };
+    let client = app.create_client("read").await;
+    let grant = [("grant_type", "client_credentials")];
+    let (status, body) =
+        integration_tests::app::json_of(token_request(&app, &client, &grant).await).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let written = issued_counts(&app.data).await;
+
+    relay.go_silent();
+    let (status, body) =
+        integration_tests::app::json_of(token_request(&app, &client, &grant).await).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(body["error"], "slow_down", "{body}");
+    assert_eq!(
+        issued_counts(&app.data).await,
+        written,
+        "nothing stored for the refused request"
+    );
 }
 
 async fn token_request(
