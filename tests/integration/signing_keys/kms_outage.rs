@@ -38,13 +38,7 @@ async fn dynamodb_token_grants_answer_503_while_kms_is_silent_and_write_nothing(
 
 async fn kms_outage(backend: Backend) {
     let relay = SilentRelay::start(&super::kms_endpoint()).await;
-    let ring = super::kms_ring(&relay.url()).await;
-    let legacy = lifecycle::secret_only();
-    let clock = Arc::new(ManualClock::starting_now());
-    lifecycle::rotate_once(ring.store.as_ref(), &ring.backend, &legacy, clock.now()).await;
-    let keys = SigningKeys::open(ring.store.clone(), legacy, ring.backend.clone(), clock)
-        .await
-        .unwrap();
+    let keys = rotated_kms_keys(&relay).await;
     let active_kid = keys.snapshot().unwrap().signing_kid().to_owned();
     // With a threshold of 1, an attempt the failure left counted would lock the retry out.
     let options = AppOptions {
@@ -130,13 +124,7 @@ async fn kms_outage(backend: Backend) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_kms_a_client_over_its_limit_is_refused_before_anything_is_signed() {
     let relay = SilentRelay::start(&super::kms_endpoint()).await;
-    let ring = super::kms_ring(&relay.url()).await;
-    let legacy = lifecycle::secret_only();
-    let clock = Arc::new(ManualClock::starting_now());
-    lifecycle::rotate_once(ring.store.as_ref(), &ring.backend, &legacy, clock.now()).await;
-    let keys = SigningKeys::open(ring.store.clone(), legacy, ring.backend.clone(), clock)
-        .await
-        .unwrap();
+    let keys = rotated_kms_keys(&relay).await;
     let options = AppOptions {
         policy: Policy {
             rate_limits: RateLimits {
@@ -167,6 +155,17 @@ async fn with_kms_a_client_over_its_limit_is_refused_before_anything_is_signed()
         written,
         "nothing stored for the refused request"
     );
+}
+
+/// A KMS ring reached through `relay`, rotated once: its active key is a KMS key.
+async fn rotated_kms_keys(relay: &SilentRelay) -> SigningKeys {
+    let ring = super::kms_ring(&relay.url()).await;
+    let legacy = lifecycle::secret_only();
+    let clock = Arc::new(ManualClock::starting_now());
+    lifecycle::rotate_once(ring.store.as_ref(), &ring.backend, &legacy, clock.now()).await;
+    SigningKeys::open(ring.store.clone(), legacy, ring.backend.clone(), clock)
+        .await
+        .unwrap()
 }
 
 async fn token_request(

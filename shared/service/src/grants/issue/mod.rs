@@ -138,9 +138,13 @@ impl Services {
         client: &Client,
         scopes: Scopes,
     ) -> Result<IssuedTokens, StoreError> {
-        let access = self.application_access_record(client, scopes, None);
-        // Signed before it is stored: a token that cannot be signed (KMS unavailable) leaves
-        // nothing behind.
+        self.sign_and_store(self.application_access_record(client, scopes, None))
+            .await
+    }
+
+    /// Signs an application's access token, then stores it: a token that cannot be signed (KMS
+    /// unavailable) leaves nothing behind.
+    async fn sign_and_store(&self, access: AccessTokenRecord) -> Result<IssuedTokens, StoreError> {
         let access_token = self.codec.encode(&access).await?;
         self.ctx.store.families().put_access_token(&access).await?;
         Ok(IssuedTokens::application(access_token, access))
@@ -166,9 +170,7 @@ impl Services {
             // Counted before anything is signed: a request over the limit costs no `kms:Sign`,
             // so a flood cannot spend the KMS quota every client's tokens depend on.
             limiter.count(limit, &subject, now).await?;
-            let access_token = self.codec.encode(&access).await.map_err(StoreError::from)?;
-            self.ctx.store.families().put_access_token(&access).await?;
-            return Ok(IssuedTokens::application(access_token, access));
+            return Ok(self.sign_and_store(access).await?);
         }
         // With the key in memory: signed, then counted and stored in one store write
         // (`Limiter::count_with_access_token`), one write a request instead of two. A refused

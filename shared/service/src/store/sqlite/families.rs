@@ -86,7 +86,15 @@ fn insert_access_token(
     tx: &rusqlite::Transaction<'_>,
     record: &AccessTokenRecord,
 ) -> StoreResult<()> {
-    let params = access_token_params(record)?;
+    upsert_access_token(tx, access_token_params(record)?)
+}
+
+/// Writes an access token's row from its [`access_token_params`] (made before the write, off
+/// the connection, where the caller can).
+fn upsert_access_token(
+    tx: &rusqlite::Transaction<'_>,
+    params: impl rusqlite::Params,
+) -> StoreResult<()> {
     tx.prepare_cached(UPSERT_ACCESS_TOKEN)
         .and_then(|mut stmt| stmt.execute(params))
         .map_err(map_err)?;
@@ -387,9 +395,7 @@ impl FamilyStore for SqliteStore {
         self.write_tx(move |tx| {
             let hit = count_hit_in(tx, &key, limit, now)?;
             if let Hit::Counted { .. } = hit {
-                tx.prepare_cached(UPSERT_ACCESS_TOKEN)
-                    .and_then(|mut stmt| stmt.execute(params))
-                    .map_err(map_err)?;
+                upsert_access_token(tx, params)?;
             }
             Ok(hit)
         })
