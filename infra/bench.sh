@@ -222,10 +222,15 @@ side_by_side() {
 	done
 	say "wrk: local server, password"
 	note_load "wrk: local server, password"
+	cpu="$(cpu_seconds "$ours_pid")"
 	OURS_PASSWORD="$(load "$ours_url" "$ours_auth" "$password_form")"
+	OURS_PASSWORD_CPU="$(cpu_per_request "$ours_pid" "$cpu" "$OURS_PASSWORD")"
 	say "wrk: local server, refresh_token (rotation)"
 	note_load "wrk: local server, refresh_token"
-	OURS_REFRESH="$(load_refresh "$ours_url" "$ours_auth" "$password_form")"
+	refresh_tokens "$ours_url" "$ours_auth" "$password_form"
+	cpu="$(cpu_seconds "$ours_pid")"
+	OURS_REFRESH="$(load_refresh "$ours_url" "$ours_auth")"
+	OURS_REFRESH_CPU="$(cpu_per_request "$ours_pid" "$cpu" "$OURS_REFRESH")"
 	kill "${PIDS[-1]}" "${PIDS[-2]}" "${PIDS[-3]}" "${PIDS[-4]}"
 	OURS_CC="$(printf '%s\n' "${OURS_CC_RUNS[@]}" | cut -d' ' -f1 | median_int)"
 	UNMETERED_CC="$(printf '%s\n' "${UNMETERED_CC_RUNS[@]}" | cut -d' ' -f1 | median_int)"
@@ -364,7 +369,7 @@ Side by side: wrk -t$THREADS -c$CONNECTIONS -d$DURATION, the $(nproc) cores shar
 
 client_credentials against the floor (HTTP + one ES256 signature, no store): floor median $FLOOR_CC req/s (rounds $(printf '%s, ' "${FLOOR_CC_RUNS[@]}" | sed 's/, $//')); token-service at $(awk -v a="${OURS_CC%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.0f %%", 100 * a / b }') of the floor, node-oidc-provider at $(awk -v a="${PEER_CC%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.0f %%", 100 * a / b }'); refresh_token at $(awk -v a="${OURS_REFRESH%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.0f %%", 100 * a / b }') and password at $(awk -v a="${OURS_PASSWORD%% *}" -v b="${FLOOR_CC%% *}" 'BEGIN { printf "%.2f %%", 100 * a / b }') of the same floor (password: one Argon2id verification per request, by design)
 
-The server's own CPU time per client_credentials request (user + system, medians of $ROUNDS rounds; wrk's share of the cores does not enter it): token-service $OURS_CPU µs, the floor $FLOOR_CPU µs, so token-service at $(awk -v a="$OURS_CPU" -v b="$FLOOR_CPU" 'BEGIN { printf "%.0f %%", 100 * b / a }') of the floor by this measure (rounds: $(printf '%s, ' "${OURS_CPU_RUNS[@]}" | sed 's/, $//') µs against $(printf '%s, ' "${FLOOR_CPU_RUNS[@]}" | sed 's/, $//') µs)
+The server's own CPU time per client_credentials request (user + system, medians of $ROUNDS rounds; wrk's share of the cores does not enter it): token-service $OURS_CPU µs, the floor $FLOOR_CPU µs, so token-service at $(awk -v a="$OURS_CPU" -v b="$FLOOR_CPU" 'BEGIN { printf "%.0f %%", 100 * b / a }') of the floor by this measure (rounds: $(printf '%s, ' "${OURS_CPU_RUNS[@]}" | sed 's/, $//') µs against $(printf '%s, ' "${FLOOR_CPU_RUNS[@]}" | sed 's/, $//') µs); one round each of the other grants: refresh_token $OURS_REFRESH_CPU µs ($(awk -v a="$OURS_REFRESH_CPU" -v b="$FLOOR_CPU" 'BEGIN { printf "%.0f %%", 100 * b / a }') of the floor), password $OURS_PASSWORD_CPU µs ($(awk -v a="$OURS_PASSWORD_CPU" -v b="$FLOOR_CPU" 'BEGIN { printf "%.2f %%", 100 * b / a }'), its Argon2id verification)
 
 What the metrics cost: client_credentials, median of $ROUNDS rounds, $OURS_CC req/s with metrics (the default) against $UNMETERED_CC req/s with METRICS=off ($(awk -v a="${OURS_CC%% *}" -v b="${UNMETERED_CC%% *}" 'BEGIN { printf "%+.1f %%", 100 * (a - b) / b }'); rounds without: $(printf '%s, ' "${UNMETERED_CC_RUNS[@]}" | sed 's/, $//'))
 
