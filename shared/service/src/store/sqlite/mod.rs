@@ -236,6 +236,11 @@ impl SqliteStore {
         // token may name a family the store never saw).
         conn.pragma_update(None, "foreign_keys", false)
             .map_err(map_err)?;
+        // Each write of a group runs in a savepoint, whose statement journal SQLite spills to a
+        // temporary file past 64 KiB: a refresh rotation's pages did, about every tenth request
+        // under load (docs/benchmarks.md). In memory it is a copy, never a file.
+        conn.pragma_update(None, "temp_store", "MEMORY")
+            .map_err(map_err)?;
         conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA}COMMIT;"))
             .map_err(map_err)?;
         Ok(Self {

@@ -28,6 +28,22 @@ fn opens_in_wal_mode_and_reopens() {
     assert!(!format!("{store:?}").contains("Connection"));
 }
 
+/// The group's savepoints journal every page a write changes; kept in memory, a large write's
+/// journal never spills into a temporary file (`2` is `MEMORY`).
+#[tokio::test]
+async fn the_write_connection_keeps_temporary_data_in_memory() {
+    let dir = temp_dir();
+    let store = SqliteStore::open_in_dir(dir.path()).unwrap();
+    let temp_store: i64 = store
+        .write_tx(|tx| {
+            tx.query_row("PRAGMA temp_store", [], |row| row.get(0))
+                .map_err(map_err)
+        })
+        .await
+        .unwrap();
+    assert_eq!(temp_store, 2);
+}
+
 const ATTEMPTS: AttemptLimit = AttemptLimit {
     threshold: 5,
     window_seconds: 10,
