@@ -168,6 +168,15 @@ async fn bad_assertions_are_invalid_client_and_mark_nothing(app: TestApp) {
         .send()
         .await
         .unwrap();
+    // RFC 6749 §5.2: a 401 to a client that used the Authorization header names its scheme.
+    assert!(
+        response
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("Basic ")),
+        "Basic as well: the challenge"
+    );
     assert_invalid_client(&json_of(response).await, "Basic as well");
     assert!(
         !marked_used(&app, &client.id, jti(&claims)).await,

@@ -12,12 +12,12 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::error::GrantError;
+use super::error::{GrantDenial, GrantError};
 use super::params::TokenParams;
 use crate::clock::UnixTime;
 use crate::domain::{Client, ClientId};
 use crate::errors::ErrorCode;
-use crate::jose::{self, PublicJwkSet};
+use crate::jose::{self, NumericDate, PublicJwkSet};
 use crate::services::Services;
 use crate::store::ReplayKey;
 
@@ -58,9 +58,9 @@ struct Claims {
     iss: String,
     sub: String,
     aud: Audience,
-    exp: UnixTime,
-    iat: Option<UnixTime>,
-    nbf: Option<UnixTime>,
+    exp: NumericDate,
+    iat: Option<NumericDate>,
+    nbf: Option<NumericDate>,
     jti: String,
 }
 
@@ -89,7 +89,9 @@ struct Named {
 /// Why an assertion was refused, for the log (never the assertion itself).
 type Reason = &'static str;
 
-/// Authenticates the client that signed `client_assertion`, or refuses with code 63.
+/// Authenticates the client that signed `client_assertion`, or refuses with code 63; with
+/// `WWW-Authenticate: Basic` when HTTP Basic was sent beside it (RFC 6749 §5.2: a 401 names the
+/// scheme the client used).
 pub(super) async fn authenticate(
     services: &Services,
     params: &TokenParams,
@@ -99,7 +101,10 @@ pub(super) async fn authenticate(
         Ok(client) => Ok(client),
         Err(Refused::Because(reason)) => {
             tracing::info!(reason, "client assertion refused");
-            Err(ErrorCode::ClientAssertionInvalid.into())
+            Err(GrantError::Denied(GrantDenial {
+                basic_challenge: basic_present,
+                ..GrantDenial::new(ErrorCode::ClientAssertionInvalid)
+            }))
         }
         Err(Refused::Grant(error)) => Err(error),
     }
@@ -170,7 +175,7 @@ async fn authenticate_or_say_why(
         .ctx
         .store
         .replays()
-        .first_use(&key, claims.exp, now)
+        .first_use(&key, claims.exp.0, now)
         .await?
     {
         return Err("jti already used".into());
@@ -212,16 +217,17 @@ fn check_claims(
     if !claims.aud.names(audiences) {
         return Err("aud names neither the issuer nor an endpoint");
     }
-    if claims.exp <= now {
+    let NumericDate(exp) = claims.exp;
+    if exp <= now {
         return Err("expired");
     }
-    if claims.exp > now + MAX_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS {
+    if exp > now + MAX_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS {
         return Err("exp more than 5 minutes ahead");
     }
-    if claims.iat.is_some_and(|iat| iat > now + CLOCK_SKEW_SECONDS) {
+    if claims.iat.is_some_and(|NumericDate(iat)| iat > now + CLOCK_SKEW_SECONDS) {
         return Err("iat in the future");
     }
-    if claims.nbf.is_some_and(|nbf| nbf > now + CLOCK_SKEW_SECONDS) {
+    if claims.nbf.is_some_and(|NumericDate(nbf)| nbf > now + CLOCK_SKEW_SECONDS) {
         return Err("not yet valid (nbf)");
     }
     if claims.jti.is_empty() || claims.jti.len() > MAX_JTI_LEN {
@@ -295,6 +301,24 @@ mod tests {
         ] {
             let refused = check(&changes).unwrap_err();
             assert!(refused.contains(reason), "{changes:?}: {refused}");
+        }
+    }
+
+    #[test]
+    fn fractional_times_count_in_whole_seconds() {
+        // RFC 7519 §2: a NumericDate may be non-integer.
+        assert_eq!(
+            check(&[("exp", (NOW as f64 + 60.5).into()), ("iat", (NOW as f64 + 0.25).into())]),
+            Ok(())
+        );
+        let refused = check(&[("exp", (NOW as f64 + 0.9).into())]).unwrap_err();
+        assert!(refused.contains("expired"), "{refused}");
+        for bad in [Value::from("soon"), Value::Null, serde_json::json!(1e300)] {
+            let mut claims = serde_json::json!({
+                "iss": CLIENT, "sub": CLIENT, "aud": "a", "jti": "j",
+            });
+            claims["exp"] = bad.clone();
+            assert!(serde_json::from_value::<Claims>(claims).is_err(), "{bad}");
         }
     }
 

@@ -11,9 +11,43 @@ use base64::Engine;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use crate::clock::UnixTime;
+
 mod jwk;
 
 pub use jwk::{PublicJwk, PublicJwkSet, MAX_SET_KEYS, MIN_RSA_BITS};
+
+/// A NumericDate claim (`exp`, `iat`, `nbf`): seconds since the epoch, which RFC 7519 §2 allows
+/// to be fractional; kept as whole seconds (truncated), as every time here is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(try_from = "serde_json::Number")]
+pub struct NumericDate(pub UnixTime);
+
+impl TryFrom<serde_json::Number> for NumericDate {
+    type Error = &'static str;
+
+    fn try_from(number: serde_json::Number) -> Result<Self, Self::Error> {
+        whole_seconds(&number)
+            .map(Self)
+            .ok_or("a NumericDate must be a finite number of seconds")
+    }
+}
+
+/// `number` as whole seconds, a fractional time truncated; `None` when it is not finite or
+/// too far out to be a time.
+pub fn whole_seconds(number: &serde_json::Number) -> Option<UnixTime> {
+    number.as_i64().or_else(|| {
+        number
+            .as_f64()
+            .filter(|f| f.is_finite() && f.abs() < 1e15)
+            // Bounded above, so the cast cannot overflow.
+            .map(|f| {
+                #[allow(clippy::cast_possible_truncation)]
+                let seconds = f.trunc() as i64;
+                seconds
+            })
+    })
+}
 
 /// The signature algorithms accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

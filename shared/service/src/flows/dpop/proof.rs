@@ -108,7 +108,7 @@ pub fn verify_proof(
         claims.jti,
         claims.htm,
         claims.htu,
-        claims.iat.as_ref().and_then(whole_seconds),
+        claims.iat.as_ref().and_then(jose::whole_seconds),
     ) else {
         return Err(ProofDenial::MissingClaim);
     };
@@ -150,17 +150,3 @@ pub fn verify_proof(
     }))
 }
 
-/// `iat` as whole seconds; a fractional time is truncated (RFC 7519 NumericDate allows one).
-fn whole_seconds(number: &serde_json::Number) -> Option<UnixTime> {
-    number.as_i64().or_else(|| {
-        number
-            .as_f64()
-            .filter(|f| f.is_finite() && f.abs() < 1e15)
-            // Bounded above, so the cast cannot overflow.
-            .map(|f| {
-                #[allow(clippy::cast_possible_truncation)]
-                let seconds = f.trunc() as i64;
-                seconds
-            })
-    })
-}
