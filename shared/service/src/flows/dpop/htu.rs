@@ -1,6 +1,7 @@
 //! `htu` against the request's URL (RFC 9449 §4.3 item 9): both without query and fragment,
-//! compared after RFC 3986 §6.2.2-3 normalisation (scheme and host case, default ports, percent
-//! encoding and dot segments), which the `url` crate's parser applies.
+//! compared after RFC 3986 §6.2.2-3 normalisation: scheme and host case, default ports and dot
+//! segments (the `url` crate's parser), and percent-encoding in the path (`path_normalised`:
+//! unreserved characters decoded, the hex digits of the other escapes in upper case).
 
 use url::Url;
 
@@ -12,7 +13,40 @@ fn normalised(text: &str) -> Option<Url> {
     }
     url.set_query(None);
     url.set_fragment(None);
+    let path = path_normalised(url.path());
+    url.set_path(&path);
     Some(url)
+}
+
+/// RFC 3986 §6.2.2.1-2: `%6F` is `o`, `%2f` is `%2F`; an escape of a reserved character stays
+/// one, since decoding it would change the path's meaning.
+fn path_normalised(path: &str) -> String {
+    let bytes = path.as_bytes();
+    let mut out = String::with_capacity(path.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
+        match escaped {
+            Some(byte) if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) => {
+                out.push(char::from(byte));
+                i += 3;
+            }
+            Some(byte) => {
+                out.push_str(&format!("%{byte:02X}"));
+                i += 3;
+            }
+            None => {
+                // `path` is valid UTF-8 and we only ever skip whole ASCII escapes.
+                let c = path[i..].chars().next().unwrap_or_default();
+                out.push(c);
+                i += c.len_utf8();
+            }
+        }
+    }
+    out
 }
 
 /// Whether the proof's `htu` names `expected` (this deployment's URL of the request).
@@ -38,6 +72,8 @@ mod tests {
             "https://us.api.example.com/oauth2/v0/token?x=1",
             "https://us.api.example.com/oauth2/v0/token#f",
             "https://us.api.example.com/oauth2/v0/./token",
+            "https://us.api.example.com/oauth2/v0/t%6Fken",
+            "https://us.api.example.com/%6Fauth2/v0/%74%6F%6B%65%6E",
         ] {
             assert!(same_url(htu, TOKEN), "{htu}");
         }
@@ -45,6 +81,7 @@ mod tests {
             "http://127.0.0.1:80/v0/token",
             "http://127.0.0.1/v0/token"
         ));
+        assert!(same_url("https://x.example/a%2fb", "https://x.example/a%2Fb"));
     }
 
     #[test]
@@ -56,6 +93,8 @@ mod tests {
             "https://us.api.example.com/oauth2/v0/userinfo",
             "https://us.api.example.com/OAUTH2/v0/token",
             "https://us.api.example.com/oauth2/v0/token/",
+            "https://us.api.example.com/oauth2%2Fv0/token",
+            "https://us.api.example.com/oauth2/v0/token%",
             "/oauth2/v0/token",
             "ftp://us.api.example.com/oauth2/v0/token",
             "",
