@@ -72,6 +72,16 @@ async fn max_age_signs_in_afresh_and_reports_auth_time(app: TestApp) {
             "{extra:?}: the sign-in's time"
         );
         assert_eq!(claims["iat"], signed_in_at + 60);
+        // OpenID Connect Core 12.2: a refreshed ID token keeps the original sign-in's time, as
+        // relying parties that sent `max_age` check it on refresh too.
+        app.clock.advance(600);
+        let (status, refreshed) = app
+            .refresh(&client, tokens["refresh_token"].as_str().unwrap())
+            .await;
+        assert_eq!(status, StatusCode::OK, "{refreshed}");
+        let (_, claims) = verify_with_jwks(&app, refreshed["id_token"].as_str().unwrap()).await;
+        assert_eq!(claims["auth_time"], signed_in_at, "{extra:?}: after a refresh");
+        assert_eq!(claims["iat"], signed_in_at + 660);
     }
     let refused = redirect_of(&app, &query(&client, &[("max_age", "soon")])).await;
     assert_eq!(refused["error"], "invalid_request");

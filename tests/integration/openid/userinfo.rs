@@ -73,7 +73,8 @@ async fn userinfo_answers_the_claims_its_scopes_allow(app: TestApp) {
 
 /// A company family (the company password grant with an auth token) reads the company's name and
 /// id with `profile`, nothing more without. Its ID token says when the company signed in
-/// (`auth_time`, as for users' passwords); a refreshed one leaves it out, as no one signed in.
+/// (`auth_time`, as for users' passwords), and a refreshed one keeps that time (OpenID Connect
+/// Core 12.2).
 async fn userinfo_describes_a_company_and_auth_time_marks_sign_ins(app: TestApp) {
     let company = app.create_company("Acme").await;
     let admin = app.create_company_admin("boss", PASSWORD, &company).await;
@@ -124,12 +125,14 @@ async fn userinfo_describes_a_company_and_auth_time_marks_sign_ins(app: TestApp)
     let id_token = assert_id_token(&app, &tokens, &company_id, &client, "company").await;
     assert_eq!(id_token["auth_time"], json!(now), "{id_token}");
 
+    app.clock.advance(120);
     let (status, refreshed) = app
         .refresh(&client, tokens["refresh_token"].as_str().unwrap())
         .await;
     assert_eq!(status, StatusCode::OK, "{refreshed}");
     let id_token = assert_id_token(&app, &refreshed, &company_id, &client, "company").await;
-    assert!(id_token.get("auth_time").is_none(), "{id_token}");
+    assert_eq!(id_token["auth_time"], json!(now), "the sign-in's: {id_token}");
+    assert_eq!(id_token["iat"], json!(now + 120), "{id_token}");
 
     let bare = grant("openid").await;
     let (status, claims) = get(&app, bare["access_token"].as_str().unwrap()).await;

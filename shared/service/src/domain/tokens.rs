@@ -36,6 +36,12 @@ pub struct Family {
     /// and those written before the field existed, are unbound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jkt: Option<String>,
+    /// When the principal signed in to start the family (a password, a one-time password, the
+    /// sign-in page): every ID token of the family carries it as `auth_time` (OpenID Connect
+    /// Core 12.2: a refreshed ID token keeps the original sign-in's). `None` for families no
+    /// sign-in started (the old-token exchange) and those written before the field existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_time: Option<UnixTime>,
 }
 
 impl Family {

@@ -274,6 +274,7 @@ async fn start_family(
             geolocation: family.geolocation.clone(),
             jkt: None,
             grant: StartedBy::LegacyExchange,
+            auth_time: None,
         };
         let link = LegacyExchangeUpdate {
             exchange: LegacyExchange {

@@ -37,7 +37,8 @@ pub enum PresentedToken {
     Refresh {
         record: RefreshTokenRecord,
         hash: TokenHash,
-        family: Option<Family>,
+        /// Boxed: a family is most of the enum's size.
+        family: Option<Box<Family>>,
     },
     /// Not ours, malformed, expired, or forgotten by the store.
     Unknown,
@@ -119,7 +120,11 @@ async fn refresh_token(
     let Some(record) = store.families().get_refresh_token(&hash, now).await? else {
         return Ok(PresentedToken::Unknown);
     };
-    let family = store.families().get_family(&record.family_id, now).await?;
+    let family = store
+        .families()
+        .get_family(&record.family_id, now)
+        .await?
+        .map(Box::new);
     Ok(PresentedToken::Refresh {
         record,
         hash,

@@ -61,7 +61,7 @@ pub async fn revoke_token(
                     services
                         .revoke_family_for(
                             record.family_id,
-                            family.into(),
+                            family.as_ref().into(),
                             RevocationReason::RevocationEndpoint,
                             None,
                         )

@@ -138,6 +138,7 @@ async fn issue_for_user(
             geolocation: user.geolocation,
             jkt: dpop_jkt.map(str::to_owned),
             grant: StartedBy::AuthorizationCode,
+            auth_time: record.auth_time,
         })
         .await?;
     Ok(issued)

@@ -317,6 +317,7 @@ mod tests {
                 geolocation: geolocation(),
                 jkt: None,
                 grant: crate::domain::audit::StartedBy::Password,
+                auth_time: None,
             })
             .await
             .unwrap();

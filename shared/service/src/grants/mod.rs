@@ -91,16 +91,12 @@ pub async fn token_grant(
         GrantType::AuthorizationCode => authorization_code::grant(services, &client, params).await,
         GrantType::Otp => otp::grant(services, &client, params).await,
     }?;
-    // Every user or company family gets an ID token (docs/decisions.md, "Authorization code flow").
-    // Where the principal proves who they are in this very request, the token says when
-    // (`auth_time`, OpenID Connect Core 2); a refresh authenticates no one and leaves it out,
-    // which Core 12.2 allows.
-    let sign_in = match grant {
-        GrantType::Password | GrantType::Otp => SignIn {
-            auth_time: Some(now),
-            ..SignIn::default()
-        },
-        _ => SignIn::default(),
+    // Every user or company family gets an ID token (docs/decisions.md, "Authorization code flow"),
+    // saying when its principal signed in to start the family (`auth_time`, OpenID Connect Core 2;
+    // a refresh keeps the original sign-in's, Core 12.2).
+    let sign_in = SignIn {
+        auth_time: issued.auth_time,
+        ..SignIn::default()
     };
     Ok(issued
         .with_id_token(&services.codec, sign_in)

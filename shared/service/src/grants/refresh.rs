@@ -322,6 +322,7 @@ mod tests {
                 geolocation: home,
                 jkt: None,
                 grant: crate::domain::audit::StartedBy::Password,
+                auth_time: None,
             })
             .await
             .unwrap();

@@ -29,6 +29,9 @@ pub struct FamilyOrigin {
     /// before the field existed read as unbound, as do their families.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jkt: Option<String>,
+    /// [`Family::auth_time`]; copies written before the field existed read as `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_time: Option<UnixTime>,
 }
 
 impl From<&Family> for FamilyOrigin {
@@ -41,6 +44,7 @@ impl From<&Family> for FamilyOrigin {
             geolocation: family.geolocation.clone(),
             created_at: family.created_at,
             jkt: family.jkt.clone(),
+            auth_time: family.auth_time,
         }
     }
 }

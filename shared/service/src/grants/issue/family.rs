@@ -82,6 +82,7 @@ impl Services {
             expires_at: refresh.expires_at,
             revoked_at: None,
             jkt: start.jkt,
+            auth_time: start.auth_time,
         };
         let previous_revoked = link
             .as_ref()
@@ -121,6 +122,7 @@ impl Services {
             refresh_token,
             &refresh,
             start.geolocation,
+            start.auth_time,
         )))
     }
 }

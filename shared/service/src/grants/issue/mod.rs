@@ -27,6 +27,8 @@ pub struct IssuedTokens {
     pub refresh: Option<IssuedRefresh>,
     /// OpenID Connect ID token, for user and company families ([`IssuedTokens::with_id_token`]).
     pub id_token: Option<String>,
+    /// When the family's principal signed in, for the ID token's `auth_time`.
+    pub auth_time: Option<UnixTime>,
 }
 
 impl IssuedTokens {
@@ -37,6 +39,7 @@ impl IssuedTokens {
             access,
             refresh: None,
             id_token: None,
+            auth_time: None,
         }
     }
 }
@@ -47,6 +50,8 @@ pub struct FamilyTokens {
     pub access_token: String,
     pub access: AccessTokenRecord,
     pub refresh: IssuedRefresh,
+    /// When the family's principal signed in (`Family::auth_time`).
+    pub auth_time: Option<UnixTime>,
 }
 
 impl From<FamilyTokens> for IssuedTokens {
@@ -56,6 +61,7 @@ impl From<FamilyTokens> for IssuedTokens {
             access: tokens.access,
             refresh: Some(tokens.refresh),
             id_token: None,
+            auth_time: tokens.auth_time,
         }
     }
 }
@@ -83,6 +89,10 @@ pub struct FamilyStart {
     pub jkt: Option<String>,
     /// How, for the family's `family.started` audit event.
     pub grant: StartedBy,
+    /// When the principal signed in ([`Family::auth_time`]).
+    ///
+    /// [`Family::auth_time`]: crate::domain::Family::auth_time
+    pub auth_time: Option<UnixTime>,
 }
 
 impl Services {
@@ -224,8 +234,10 @@ fn family_tokens(
     refresh_token: Secret,
     refresh: &RefreshTokenRecord,
     geolocation: Geolocation,
+    auth_time: Option<UnixTime>,
 ) -> FamilyTokens {
     FamilyTokens {
+        auth_time,
         access_token,
         access,
         refresh: IssuedRefresh {

@@ -124,6 +124,7 @@ impl Services {
             refresh_token,
             &successor,
             family.geolocation.clone(),
+            family.auth_time,
         )
         .into())
     }
@@ -222,6 +223,7 @@ impl Refresh {
             refresh_token,
             refresh,
             origin.geolocation.clone(),
+            origin.auth_time,
         );
         Some(tokens.into())
     }

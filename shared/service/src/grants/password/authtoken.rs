@@ -47,6 +47,7 @@ pub(super) async fn grant(
             geolocation: company.geolocation,
             jkt: params.dpop_jkt().map(str::to_owned),
             grant: StartedBy::CompanyAuthToken,
+            auth_time: Some(services.ctx.clock.now()),
         })
         .await?;
     Ok(issued.into())

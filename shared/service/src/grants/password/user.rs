@@ -28,6 +28,7 @@ pub(super) async fn grant(
         geolocation: user.geolocation,
         jkt: params.dpop_jkt().map(str::to_owned),
         grant: StartedBy::Password,
+        auth_time: Some(services.ctx.clock.now()),
     };
     match services.start_family_refunding(start, refund.clone()).await {
         Ok(issued) => Ok(issued.into()),
@@ -73,6 +74,7 @@ pub(crate) async fn start_user_family(
             geolocation: user.geolocation,
             jkt: dpop_jkt.map(str::to_owned),
             grant,
+            auth_time: Some(services.ctx.clock.now()),
         })
         .await?;
     Ok(issued.into())

@@ -199,6 +199,7 @@ impl Bundle {
             expires_at,
             revoked_at: None,
             jkt: None,
+            auth_time: Some(now - 30),
         };
         let access = access_token(
             now,
