@@ -189,8 +189,16 @@ mod sign_in {
             ("login", LOGIN),
             ("password", PASSWORD),
         ];
+        app.clock.advance(100);
         let answer = session.post(&right).await;
-        assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
+        // A rate limit's answer (contract part 16): 429, and `Retry-After` the seconds until
+        // the pending request would have expired.
+        assert_eq!(answer.status(), StatusCode::TOO_MANY_REQUESTS);
+        let retry_after = answer.headers()["retry-after"].to_str().unwrap().to_owned();
+        assert_eq!(
+            retry_after,
+            (token_service::flows::authorize::PENDING_TTL_SECONDS - 100).to_string()
+        );
         let page = answer.text().await.unwrap();
         assert!(page.contains("Too many sign-in attempts"), "{page}");
         assert!(

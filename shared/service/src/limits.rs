@@ -157,20 +157,26 @@ impl<'a> Limiter<'a> {
     }
 
     /// Counts one post of the sign-in form for the pending authorization request `request_id`
-    /// (which ends at `expires_at`); `false` once [`SIGN_IN_POSTS_PER_REQUEST`] were counted.
+    /// (which ends at `expires_at`); `false` once [`SIGN_IN_POSTS_PER_REQUEST`] were counted,
+    /// which is a rate-limited request like any other limit's refusal.
     pub async fn count_sign_in_post(
         self,
         request_id: &str,
         expires_at: UnixTime,
     ) -> Result<bool, StoreError> {
-        once_per_request(
+        const COUNTER: &str = "signin-posts";
+        let counted = once_per_request(
             self.store,
-            "signin-posts",
+            COUNTER,
             SIGN_IN_POSTS_PER_REQUEST,
             request_id,
             expires_at,
         )
-        .await
+        .await?;
+        if !counted {
+            crate::measure::rate_limited(COUNTER);
+        }
+        Ok(counted)
     }
 
     /// Claims the one approval of the pending authorization request `request_id`: `false` if

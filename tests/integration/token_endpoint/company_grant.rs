@@ -45,6 +45,29 @@ async fn company_password_grant_and_its_errors(app: TestApp) {
         "invalid_client",
         53,
     );
+    // The same refusal to a client that used HTTP Basic names the scheme (RFC 6749 §5.2).
+    let with_basic = app
+        .http
+        .post(app.url("/v0/token"))
+        .basic_auth(&client.id, Some(&client.secret))
+        .form(&[
+            ("grant_type", "password"),
+            ("credtype", "authtoken"),
+            ("username", company_id.as_str()),
+            ("password", auth_token),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(with_basic.status(), StatusCode::UNAUTHORIZED);
+    assert!(
+        with_basic.headers()["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .starts_with("Basic "),
+        "{:?}",
+        with_basic.headers()
+    );
     app.enable_company_for(&company, &client).await;
 
     let (status, body) = company_grant(app, &client, &company_id, auth_token).await;

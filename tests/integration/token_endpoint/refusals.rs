@@ -124,6 +124,18 @@ async fn client_errors_are_catalogued(app: TestApp) {
         "invalid_client",
         64,
     );
+    // An empty half of HTTP Basic is a missing one, as an empty field is.
+    for (id, secret, code) in [(client.id.as_str(), "", 63), ("", client.secret.as_str(), 62)] {
+        let answer = app
+            .http
+            .post(app.url("/v0/token"))
+            .basic_auth(id, Some(secret))
+            .form(&cc)
+            .send()
+            .await
+            .unwrap();
+        assert_error(&json_of(answer).await, 400, "invalid_request", code);
+    }
 
     let mut restricted = NewClient::named("cc only", Scopes::parse("read").unwrap());
     restricted.grants = [GrantType::ClientCredentials].into_iter().collect();

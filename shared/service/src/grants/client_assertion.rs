@@ -12,7 +12,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::error::{GrantDenial, GrantError};
+use super::error::GrantError;
 use super::params::TokenParams;
 use crate::clock::UnixTime;
 use crate::domain::{Client, ClientId};
@@ -89,9 +89,8 @@ struct Named {
 /// Why an assertion was refused, for the log (never the assertion itself).
 type Reason = &'static str;
 
-/// Authenticates the client that signed `client_assertion`, or refuses with code 63; with
-/// `WWW-Authenticate: Basic` when HTTP Basic was sent beside it (RFC 6749 §5.2: a 401 names the
-/// scheme the client used).
+/// Authenticates the client that signed `client_assertion`, or refuses with code 63 (the token
+/// endpoint adds `WWW-Authenticate: Basic` when HTTP Basic was sent beside it).
 pub(super) async fn authenticate(
     services: &Services,
     params: &TokenParams,
@@ -101,10 +100,7 @@ pub(super) async fn authenticate(
         Ok(client) => Ok(client),
         Err(Refused::Because(reason)) => {
             tracing::info!(reason, "client assertion refused");
-            Err(GrantError::Denied(GrantDenial {
-                basic_challenge: basic_present,
-                ..GrantDenial::new(ErrorCode::ClientAssertionInvalid)
-            }))
+            Err(ErrorCode::ClientAssertionInvalid.into())
         }
         Err(Refused::Grant(error)) => Err(error),
     }

@@ -47,8 +47,7 @@ pub async fn authenticate_client(
     authorization: Option<&str>,
 ) -> Result<Client, GrantError> {
     if client_assertion::presents_assertion(params) {
-        let basic = authorization.is_some_and(|header| basic_credentials(header).is_some());
-        return client_assertion::authenticate(services, params, basic).await;
+        return client_assertion::authenticate(services, params, uses_basic(authorization)).await;
     }
     let presented = presented_credentials(params, authorization)?;
     let deny = |code: ErrorCode| {
@@ -121,11 +120,17 @@ fn presented_credentials(
     if conflicting {
         return Err(ErrorCode::UnauthenticatedClient.into());
     }
+    // An empty half is a missing one (62, 63), as an empty body field is.
     Ok(Presented {
-        id: Some(id),
-        secret: Some(secret),
+        id: Some(id).filter(|id| !id.is_empty()),
+        secret: Some(secret).filter(|secret| !secret.expose().is_empty()),
         via_basic: true,
     })
+}
+
+/// Whether the request's `Authorization` header is HTTP Basic, well-formed or not.
+pub(super) fn uses_basic(authorization: Option<&str>) -> bool {
+    authorization.is_some_and(|header| basic_credentials(header).is_some())
 }
 
 /// `None` when the header is not Basic at all; `Some(Err)` when it is Basic but malformed.
@@ -143,9 +148,6 @@ fn decode_basic(value: &str) -> Option<(String, Secret)> {
     // RFC 6749 §2.3.1: both halves are form-urlencoded before being joined.
     let id = form_decode(id)?;
     let secret = form_decode(secret)?;
-    if id.is_empty() {
-        return None;
-    }
     Some((id, Secret::new(secret)))
 }
 
@@ -181,6 +183,17 @@ mod tests {
             basic_credentials("Basic !!!").unwrap().unwrap_err(),
             ErrorCode::IncorrectClientSecret
         );
+    }
+
+    #[test]
+    fn an_empty_half_of_basic_is_missing() {
+        let params = TokenParams::from_pairs([("grant_type", "client_credentials")]).unwrap();
+        let no_secret = presented_credentials(&params, Some(&basic("a", ""))).unwrap();
+        assert_eq!(no_secret.id.as_deref(), Some("a"));
+        assert!(no_secret.secret.is_none());
+        let no_id = presented_credentials(&params, Some(&basic("", "s"))).unwrap();
+        assert!(no_id.id.is_none());
+        assert_eq!(no_id.secret.map(|s| s.expose().to_owned()).as_deref(), Some("s"));
     }
 
     #[test]

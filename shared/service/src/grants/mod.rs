@@ -36,7 +36,7 @@ pub use scope::{requested_family_scopes, requested_scopes};
 use std::net::IpAddr;
 
 use crate::domain::{Client, GrantType};
-use crate::errors::ErrorCode;
+use crate::errors::{ErrorCode, OAuthError};
 use crate::flows::dpop::{self, DpopRequest, ProofDenial};
 use crate::jwt::SignIn;
 use crate::limits::{Limit, Limiter};
@@ -51,7 +51,31 @@ use crate::store::StoreError;
 ///
 /// A DPoP proof (`dpop`) is checked once the client is known, before the grant's own checks:
 /// the grant then binds what it issues to the proof's key (docs/decisions.md, DPoP).
+///
+/// Every `invalid_client` refusal (401) to a client that sent HTTP Basic carries
+/// `WWW-Authenticate: Basic`, whichever check refused it (RFC 6749 §5.2).
 pub async fn token_grant(
+    services: &Services,
+    params: TokenParams,
+    authorization: Option<&str>,
+    source: Option<IpAddr>,
+    dpop: &DpopRequest,
+) -> Result<IssuedTokens, GrantError> {
+    let via_basic = client_auth::uses_basic(authorization);
+    grant_tokens(services, params, authorization, source, dpop)
+        .await
+        .map_err(|error| match error {
+            GrantError::Denied(denial) if denial.code.error() == OAuthError::InvalidClient => {
+                GrantError::Denied(GrantDenial {
+                    basic_challenge: denial.basic_challenge || via_basic,
+                    ..denial
+                })
+            }
+            other => other,
+        })
+}
+
+async fn grant_tokens(
     services: &Services,
     mut params: TokenParams,
     authorization: Option<&str>,

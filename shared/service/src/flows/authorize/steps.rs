@@ -42,8 +42,9 @@ pub enum AuthorizeStep {
     Redirect(String),
 }
 
-/// What a step answers instead: the error page (400, or 429 for [`RefusalReason::SlowDown`];
-/// never a redirect, the address is not or no longer trusted), or our failure.
+/// What a step answers instead: the error page (400, or 429 for the rate limits,
+/// [`RefusalReason::SlowDown`] and [`RefusalReason::TooManyPosts`]; never a redirect, the
+/// address is not or no longer trusted), or our failure.
 pub type AuthorizeError = Refusal<RefusalReason>;
 
 /// What a sign-in or consent page needs.
@@ -74,9 +75,11 @@ pub enum RefusalReason {
         "The request is too long to be handled. Please go back to the application and try again."
     )]
     TooLarge,
-    /// The sign-in form was posted too often for this request, which has ended.
+    /// The sign-in form was posted too often for this request, which has ended: 429 (contract
+    /// part 16 lists it among the rate limits), `Retry-After` the seconds until the request
+    /// would have expired, when its count is forgotten.
     #[error("Too many sign-in attempts. Please go back to the application and start again.")]
-    TooManyPosts,
+    TooManyPosts { retry_after: i64 },
     /// Too many password attempts from the caller's address: 429, `Retry-After` seconds.
     #[error("Too many sign-in attempts from your network. Please wait a minute and try again.")]
     SlowDown { retry_after: i64 },
@@ -243,7 +246,8 @@ async fn count_sign_in_post(
         .count_sign_in_post(&pending.id, pending.expires_at)
         .await?
     {
-        return Err(RefusalReason::TooManyPosts.into());
+        let retry_after = pending.expires_at - services.ctx.clock.now();
+        return Err(RefusalReason::TooManyPosts { retry_after }.into());
     }
     Ok(())
 }
@@ -258,7 +262,7 @@ async fn sign_in(
     let login = form.login.as_deref().unwrap_or_default();
     let password = form.password.as_deref().unwrap_or_default();
     // Either refusal shows the sign-in page again, with its message.
-    let signed_in = match authenticate_user(services, login, password).await {
+    let signed_in = match authenticate_user(services, client, login, password).await {
         Ok(user)
             if pending
                 .expected_user

@@ -2,7 +2,7 @@
 
 use crate::audit;
 use crate::domain::audit::{AuditKind, StartedBy};
-use crate::domain::{Client, Login, PrincipalType, Scopes, User, UserStatus};
+use crate::domain::{Client, ClientId, Login, PrincipalType, Scopes, User, UserStatus};
 use crate::errors::{ErrorCode, ServerError};
 use crate::grants::{requested_family_scopes, FamilyStart, GrantError, IssuedTokens, TokenParams};
 use crate::secrets::PasswordHash;
@@ -19,7 +19,8 @@ pub(super) async fn grant(
     password: &str,
 ) -> Result<IssuedTokens, GrantError> {
     let scopes = requested_family_scopes(params, client)?;
-    let (user, refund) = authenticate_user_refund_pending(services, username, password).await?;
+    let (user, refund) =
+        authenticate_user_refund_pending(services, client.id, username, password).await?;
     let start = FamilyStart {
         client_id: client.id,
         principal_type: PrincipalType::User,
@@ -82,13 +83,16 @@ pub(crate) async fn start_user_family(
 
 /// A user's sign-in, wherever it happens (this grant, the authorize page): the password with
 /// its lockout, then the account's status and home geolocation. The user, or the catalogue code
-/// the password grant answers.
+/// the password grant answers. `client` is the app signed in to, named by a lockout's audit
+/// event.
 pub(crate) async fn authenticate_user(
     services: &Services,
+    client: &Client,
     username: &str,
     password: &str,
 ) -> Result<User, GrantError> {
-    let (user, refund) = authenticate_user_refund_pending(services, username, password).await?;
+    let (user, refund) =
+        authenticate_user_refund_pending(services, client.id, username, password).await?;
     if let Some(refund) = refund {
         take_back(services, &refund).await?;
     }
@@ -99,10 +103,11 @@ pub(crate) async fn authenticate_user(
 /// (with the family it writes). A user who may not sign in gets it back here.
 async fn authenticate_user_refund_pending(
     services: &Services,
+    client: ClientId,
     username: &str,
     password: &str,
 ) -> Result<(User, Option<LoginRefund>), GrantError> {
-    let (user, refund) = verify_password(services, username, password).await?;
+    let (user, refund) = verify_password(services, client, username, password).await?;
     if let Err(refusal) = check_user_may_sign_in(services, &user) {
         if let Some(refund) = refund {
             take_back(services, &refund).await?;
@@ -134,6 +139,7 @@ pub(crate) fn check_user_may_sign_in(services: &Services, user: &User) -> Result
 /// password's attempt is returned, to be taken back, so correct logins never lock anyone out.
 async fn verify_password(
     services: &Services,
+    client: ClientId,
     username: &str,
     password: &str,
 ) -> Result<(User, Option<LoginRefund>), GrantError> {
@@ -164,7 +170,7 @@ async fn verify_password(
             if attempt.is_some_and(|a| a.count == services.policy.lockout_threshold) {
                 crate::measure::lockout();
                 // The login itself is never recorded (it may be a mistyped password).
-                let mut event = audit::event(&services.ctx, AuditKind::LoginLocked);
+                let mut event = audit::event(&services.ctx, AuditKind::LoginLocked).client(client);
                 if let Some(user) = &user {
                     event = event.principal(PrincipalType::User, user.id);
                 }
