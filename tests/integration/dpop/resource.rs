@@ -6,12 +6,15 @@
 use integration_tests::app::{json_of, TestApp};
 use reqwest::{header, StatusCode};
 use serde_json::Value;
+use token_service::admin::NewClient;
+use token_service::domain::Scopes;
 
 use super::*;
 
 integration_tests::on_both_stores!(
     userinfo_takes_a_bound_token_with_its_proof,
     the_connections_endpoint_takes_a_bound_token_with_its_proof,
+    a_client_that_requires_dpop_manages_its_secrets_with_bound_tokens,
 );
 
 const USERINFO: &str = "/oauth2/v0/userinfo";
@@ -174,4 +177,71 @@ async fn the_connections_endpoint_takes_a_bound_token_with_its_proof(app: TestAp
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(introspect(&app, &client, &token).await["active"], false);
+}
+
+/// Contract part 13's secrets API takes an application token of the app; a client registered with
+/// `--require-dpop` only ever holds bound ones, so it presents them with `Authorization: DPoP`
+/// and a proof, as at userinfo, and rotates its secrets without downtime.
+async fn a_client_that_requires_dpop_manages_its_secrets_with_bound_tokens(app: TestApp) {
+    let mut new = NewClient::named("sender-constrained", Scopes::parse("read").unwrap());
+    new.require_dpop = true;
+    let client = app.create_client_with(new).await;
+    let key = DpopKey::generate();
+    let form = client_credentials(&client);
+    let (status, _, body) = super::token_with(&app, &form, &[&key.token_proof(&app)]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["token_type"], "DPoP");
+    let token = body["access_token"].as_str().unwrap().to_owned();
+    let dpop = format!("DPoP {token}");
+    let secrets = format!("/app-mgmt/v4/apps/{}/secrets", client.id);
+
+    let proof = resource_proof(&app, &key, "POST", &secrets, &token);
+    let (status, _, added) = send(&app, reqwest::Method::POST, &secrets, &dpop, Some(&proof)).await;
+    assert_eq!(status, StatusCode::CREATED, "{added}");
+    let new_secret = added["client_secret"].as_str().unwrap();
+    let proof = resource_proof(&app, &key, "GET", &secrets, &token);
+    let (status, _, listed) = send(&app, reqwest::Method::GET, &secrets, &dpop, Some(&proof)).await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    assert_eq!(listed.as_array().unwrap().len(), 2, "{listed}");
+    let old_id = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|secret| secret["secret_id"].as_str().unwrap().to_owned())
+        .find(|id| *id != added["secret_id"])
+        .unwrap();
+    let one = format!("{secrets}/{old_id}");
+    let proof = resource_proof(&app, &key, "DELETE", &one, &token);
+    let response = app
+        .http
+        .delete(app.url(&one))
+        .header(header::AUTHORIZATION, &dpop)
+        .header("DPoP", proof)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    // Rotated: the new secret authenticates, the old one no longer does.
+    let rotated = TestClient {
+        id: client.id.clone(),
+        secret: new_secret.to_owned(),
+    };
+    let (status, _, body) =
+        super::token_with(&app, &client_credentials(&rotated), &[&key.token_proof(&app)]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _, body) =
+        super::token_with(&app, &client_credentials(&client), &[&key.token_proof(&app)]).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+
+    // The bound token as a bearer token, without a proof, or with another key's: refused.
+    let (status, challenge, body) =
+        send(&app, reqwest::Method::GET, &secrets, &format!("Bearer {token}"), None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert!(challenge.unwrap().starts_with("Bearer "));
+    let answer = send(&app, reqwest::Method::GET, &secrets, &dpop, None).await;
+    assert_dpop_refusal(&answer, "invalid_dpop_proof", "no proof");
+    let other = DpopKey::generate();
+    let proof = resource_proof(&app, &other, "GET", &secrets, &token);
+    let answer = send(&app, reqwest::Method::GET, &secrets, &dpop, Some(&proof)).await;
+    assert_dpop_refusal(&answer, "invalid_dpop_proof", "another key");
 }

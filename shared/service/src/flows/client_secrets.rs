@@ -14,7 +14,8 @@ use crate::domain::{
     Client, ClientId, ClientSecret, ListedSecret, PrincipalType, SecretId, SecretsRefusal,
 };
 use crate::errors::{Denial, Refusal};
-use crate::grants::{authenticate_bearer, BearerDenial};
+use crate::flows::dpop::{authenticate_credential, credential, AccessDenial, DpopRequest};
+use crate::grants::BearerDenial;
 use crate::random::RandomExt;
 use crate::secrets::Secret;
 use crate::services::Services;
@@ -174,11 +175,15 @@ fn kept_changing() -> SecretsError {
 }
 
 /// Why the secrets API refuses a caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AppDenial {
-    /// No, bad, expired or revoked bearer token.
+    /// No, bad, expired or revoked bearer token, or a DPoP-bound one presented as a bearer
+    /// token.
     #[error("{0}")]
     Bearer(BearerDenial),
+    /// The `DPoP` scheme: an invalid or unbound token, or a refused proof.
+    #[error("{0}")]
+    Dpop(AccessDenial),
     /// A user's or a company's token: the API is the app's own, not its users'.
     #[error("not an application token")]
     NotAnApplicationToken,
@@ -198,14 +203,30 @@ impl From<BearerDenial> for AppDenial {
     }
 }
 
+impl From<AccessDenial> for AppDenial {
+    fn from(denial: AccessDenial) -> Self {
+        match denial {
+            AccessDenial::Bearer(denial) => Self::Bearer(denial),
+            other => Self::Dpop(other),
+        }
+    }
+}
+
 /// The app named in the path, when the `Authorization` header carries a live application
-/// token (`client_credentials`) of that same app, and the app is enabled.
+/// token (`client_credentials`) of that same app, and the app is enabled. A DPoP-bound token
+/// comes as `Authorization: DPoP` with a proof (RFC 9449 §7.1), as at userinfo: a client
+/// registered with `--require-dpop` holds no other kind.
 pub async fn authorize_app(
     services: &Services,
     authorization: Option<&str>,
+    dpop: &DpopRequest,
     path_client_id: &str,
 ) -> Result<ClientId, Refusal<AppDenial>> {
-    let bearer = authenticate_bearer(services, authorization)
+    let credential = authorization
+        .ok_or(BearerDenial::Missing)
+        .and_then(credential)
+        .map_err(AppDenial::Bearer)?;
+    let bearer = authenticate_credential(services, credential, dpop)
         .await
         .map_err(Refusal::widen)?;
     if bearer.principal_type() != PrincipalType::Application {

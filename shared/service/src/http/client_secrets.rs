@@ -7,6 +7,7 @@
 //! | refusal | status | `error` |
 //! |---|---|---|
 //! | no, bad, expired or revoked token | 401 (+ `WWW-Authenticate: Bearer`) | `invalid_token` |
+//! | `Authorization: DPoP`: bad token or proof (RFC 9449 §7.1) | 401 (+ `WWW-Authenticate: DPoP`) | `invalid_token`, `invalid_dpop_proof` |
 //! | a user's token, another app's, or a disabled app's | 403 | `access_denied` |
 //! | an unreadable body, or an expiry out of range | 400 | `invalid_request` |
 //! | no such secret (or client) | 404 | `not_found` |
@@ -24,10 +25,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::bearer::bearer_refusal;
+use super::dpop::{dpop_refusal, with_nonce};
 use super::body::MAX_BODY_BYTES;
 use super::error_response::{http_error_response, OAuthErrorBody, ServerErrorBody};
 use super::params::BodyDenial;
 use crate::domain::{ClientId, ListedSecret, SecretId, SecretsRefusal};
+use crate::flows::dpop::DpopRequest;
 use crate::flows::client_secrets::{
     add_secret, authorize_app, list_secrets, revoke_secret, AppDenial, SecretsDenial,
 };
@@ -75,6 +78,7 @@ impl IntoResponse for AppDenial {
     fn into_response(self) -> Response {
         match self {
             Self::Bearer(denial) => bearer_refusal("app-mgmt", denial, false),
+            Self::Dpop(denial) => dpop_refusal(&denial, "app-mgmt"),
             Self::NotAnApplicationToken => http_error_response(
                 StatusCode::FORBIDDEN,
                 "access_denied",
@@ -123,17 +127,19 @@ impl IntoResponse for SecretsDenial {
     }
 }
 
-/// The app, when the caller holds an application token of the app in the path.
+/// The app, when the caller holds an application token of the app in the path (with its
+/// proof, for a DPoP-bound one).
 async fn authorized(
     services: &Services,
     headers: &HeaderMap,
+    dpop: &DpopRequest,
     client_id: Result<Path<String>, PathRejection>,
 ) -> Result<ClientId, Response> {
     let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
     let client_id = client_id.map(|Path(id)| id).unwrap_or_default();
-    let id = authorize_app(services, authorization, &client_id)
+    let id = authorize_app(services, authorization, dpop, &client_id)
         .await
         .map_err(IntoResponse::into_response)?;
     tracing::Span::current().record("client_id", tracing::field::display(id));
@@ -147,7 +153,10 @@ async fn authorized(
     tag = "app-mgmt",
     operation_id = "list_client_secrets",
     security(("bearer" = [])),
-    params(("client_id" = String, Path, description = "The app's client_id, the token's own")),
+    params(
+        ("client_id" = String, Path, description = "The app's client_id, the token's own"),
+        ("DPoP" = Option<String>, Header, description = "With `Authorization: DPoP <token>`: a DPoP proof (RFC 9449) with the token's `ath`"),
+    ),
     responses(
         (status = 200, body = [SecretBody]),
         (status = 401, description = "No, bad, expired or revoked bearer token", body = OAuthErrorBody,
@@ -161,11 +170,12 @@ async fn authorized(
 pub async fn list(
     State(services): State<Arc<Services>>,
     client_id: Result<Path<String>, PathRejection>,
+    dpop: DpopRequest,
     headers: HeaderMap,
 ) -> Response {
-    let id = match authorized(&services, &headers, client_id).await {
+    let id = match authorized(&services, &headers, &dpop, client_id).await {
         Ok(id) => id,
-        Err(response) => return response,
+        Err(response) => return with_nonce(&services, response).await,
     };
     match list_secrets(&services.ctx, &id).await {
         Ok(secrets) => {
@@ -183,7 +193,10 @@ pub async fn list(
     tag = "app-mgmt",
     operation_id = "add_client_secret",
     security(("bearer" = [])),
-    params(("client_id" = String, Path, description = "The app's client_id, the token's own")),
+    params(
+        ("client_id" = String, Path, description = "The app's client_id, the token's own"),
+        ("DPoP" = Option<String>, Header, description = "With `Authorization: DPoP <token>`: a DPoP proof (RFC 9449) with the token's `ath`"),
+    ),
     request_body(content = Option<AddSecretRequest>, content_type = "application/json"),
     responses(
         (status = 201, body = AddedSecretBody),
@@ -201,12 +214,13 @@ pub async fn list(
 pub async fn add(
     State(services): State<Arc<Services>>,
     client_id: Result<Path<String>, PathRejection>,
+    dpop: DpopRequest,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let id = match authorized(&services, &headers, client_id).await {
+    let id = match authorized(&services, &headers, &dpop, client_id).await {
         Ok(id) => id,
-        Err(response) => return response,
+        Err(response) => return with_nonce(&services, response).await,
     };
     let Ok(body) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
         return BodyDenial::TooLarge.into_response();
@@ -252,6 +266,7 @@ pub async fn add(
     params(
         ("client_id" = String, Path, description = "The app's client_id, the token's own"),
         ("secret_id" = String, Path, description = "A secret_id from the listing"),
+        ("DPoP" = Option<String>, Header, description = "With `Authorization: DPoP <token>`: a DPoP proof (RFC 9449) with the token's `ath`"),
     ),
     responses(
         (status = 204, description = "Revoked"),
@@ -267,15 +282,16 @@ pub async fn add(
 pub async fn revoke(
     State(services): State<Arc<Services>>,
     ids: Result<Path<(String, String)>, PathRejection>,
+    dpop: DpopRequest,
     headers: HeaderMap,
 ) -> Response {
     let (client_id, secret_id) = match ids {
         Ok(Path((client_id, secret_id))) => (Ok(Path(client_id)), secret_id),
         Err(rejection) => (Err(rejection), String::new()),
     };
-    let id = match authorized(&services, &headers, client_id).await {
+    let id = match authorized(&services, &headers, &dpop, client_id).await {
         Ok(id) => id,
-        Err(response) => return response,
+        Err(response) => return with_nonce(&services, response).await,
     };
     let Ok(secret_id) = SecretId::parse(&secret_id) else {
         return SecretsDenial::Refused(SecretsRefusal::UnknownSecret).into_response();
