@@ -16,6 +16,7 @@ integration_tests::on_both_stores!(
     login_hint_prefills_the_login,
     id_token_hint_names_the_expected_user,
     request_objects_are_refused_as_unsupported,
+    an_authorization_request_may_be_posted,
 );
 
 async fn redirect_of(app: &TestApp, query: &[(&str, &str)]) -> HashMap<String, String> {
@@ -181,4 +182,46 @@ async fn request_objects_are_refused_as_unsupported(app: TestApp) {
         assert_eq!(refused["error"], error);
         assert_eq!(refused["iss"], app.address);
     }
+}
+
+/// OpenID Connect Core 3.1.2.1: the authorization endpoint takes the request's parameters as a
+/// form POST as well as a query, with the same answers.
+async fn an_authorization_request_may_be_posted(app: TestApp) {
+    app.create_user(LOGIN, PASSWORD).await;
+    let client = oidc_client(&app, "relying party").await;
+    let mut session = Session::new(&app);
+    let page = session.post(&query(&client, &[])).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(session.cookie.is_some(), "the pending request's cookie");
+    let html = page.text().await.unwrap();
+    let consent = session
+        .post(&[
+            ("csrf_token", &csrf(&html)),
+            ("login", LOGIN),
+            ("password", PASSWORD),
+        ])
+        .await;
+    assert_eq!(consent.status(), StatusCode::OK);
+    let consent = consent.text().await.unwrap();
+    let answer = session
+        .post(&[("csrf_token", &csrf(&consent)), ("decision", "approve")])
+        .await;
+    let approved = redirect_query(&answer);
+    assert_eq!(approved["state"], STATE);
+    assert_eq!(approved["iss"], app.address.as_str());
+    let (status, tokens) = exchange(&app, &client, &approved["code"], &[("code_verifier", "")]).await;
+    assert_eq!(status, StatusCode::OK, "{tokens}");
+
+    // Its errors redirect as a query's do; an unknown client is the error page.
+    let refused = redirect_query(
+        &Session::new(&app)
+            .post(&query(&client, &[("prompt", "none")]))
+            .await,
+    );
+    assert_eq!(refused["error"], "login_required");
+    assert_eq!(refused["iss"], app.address.as_str());
+    let unknown = Session::new(&app)
+        .post(&[("client_id", "not-a-client"), ("response_type", "code")])
+        .await;
+    assert_eq!(unknown.status(), StatusCode::BAD_REQUEST);
 }

@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
+use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
-use axum::Form;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 
 use super::error_response::ServerErrorBody;
@@ -65,12 +65,16 @@ pub async fn start(
     let Ok(Query(params)) = params else {
         return refused(RefusalReason::BadForm);
     };
-    let keys = match authorize::authorize_keys(&services).await {
+    start_request(&services, &params).await
+}
+
+async fn start_request(services: &Services, params: &AuthorizeParams) -> Response {
+    let keys = match authorize::authorize_keys(services).await {
         Ok(keys) => keys,
-        Err(error) => return respond(&services, Err(error.into())),
+        Err(error) => return respond(services, Err(error.into())),
     };
-    let step = authorize::start(&services, &keys, &params).await;
-    respond(&services, step)
+    let step = authorize::start(services, &keys, params).await;
+    respond(services, step)
 }
 
 #[utoipa::path(
@@ -87,21 +91,35 @@ pub async fn start(
             headers(("Set-Cookie" = String), ("Content-Security-Policy" = String))),
         (status = 302, description = "To `redirect_uri` with `code`, `geolocation`, `state` and `iss`, or with `error` on denial",
             headers(("Location" = String), ("Set-Cookie" = String))),
-        (status = 400, description = "Error page: malformed form, no or expired pending request, forged form, too many posts for one request, a consent already given",
+        (status = 400, description = "Error page: malformed form, no or expired pending request, forged form, a consent already given",
             content_type = "text/html", body = String),
-        (status = 429, description = "Error page: too many password attempts from this address",
+        (status = 429, description = "Error page: too many password attempts from this address, or too many sign-in posts for one pending request",
             content_type = "text/html", body = String, headers(("Retry-After" = i64))),
         (status = 500, body = ServerErrorBody),
         (status = 503, body = ServerErrorBody),
     ),
 )]
+/// The sign-in and consent forms. A form without a CSRF token that names a `client_id` is an
+/// authorization request sent by POST (OpenID Connect Core 3.1.2.1): the `GET` parameters, with
+/// the same answers.
 pub async fn submit(
     State(services): State<Arc<Services>>,
     SourceAddress(source): SourceAddress,
     headers: HeaderMap,
-    form: Result<Form<SubmittedForm>, axum::extract::rejection::FormRejection>,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
-    let Ok(Form(form)) = form else {
+    let Some(body) = body.ok().filter(|_| is_form(&headers)) else {
+        return refused(RefusalReason::BadForm);
+    };
+    // OpenID Connect Core 3.1.2.1: an authorization request may come as a form POST too. The
+    // sign-in and consent forms always carry a CSRF token; a request never does.
+    if is_authorization_request(&body) {
+        return match serde_urlencoded::from_bytes::<AuthorizeParams>(&body) {
+            Ok(params) => start_request(&services, &params).await,
+            Err(_) => refused(RefusalReason::BadForm),
+        };
+    }
+    let Ok(form) = serde_urlencoded::from_bytes::<SubmittedForm>(&body) else {
         return refused(RefusalReason::BadForm);
     };
     let keys = match authorize::authorize_keys(&services).await {
@@ -111,6 +129,23 @@ pub async fn submit(
     let cookie = pending_cookie(&headers);
     let step = authorize::submit(&services, &keys, cookie, &form, source).await;
     respond(&services, step)
+}
+
+fn is_form(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/x-www-form-urlencoded"))
+}
+
+/// A form naming a client and no CSRF token: an authorization request, not one of our forms.
+fn is_authorization_request(body: &[u8]) -> bool {
+    let Ok(fields) = serde_urlencoded::from_bytes::<Vec<(String, String)>>(body) else {
+        return false;
+    };
+    let has = |name: &str| fields.iter().any(|(field, _)| field == name);
+    has("client_id") && !has(authorize::CSRF_FIELD)
 }
 
 /// The sealed pending request among the request's cookies.
