@@ -251,7 +251,11 @@ async fn the_failure_that_fills_the_window_locks_the_login(app: TestApp) {
     // `tokenctl audit --client` finds it too: the app the guesses came through.
     assert_eq!(locked["client_id"], client.id.as_str(), "{locked}");
     let by_client = events_of(&app, client_subject(&client.id)).await;
-    assert!(names(&by_client).contains(&"login.locked"), "{:?}", names(&by_client));
+    assert!(
+        names(&by_client).contains(&"login.locked"),
+        "{:?}",
+        names(&by_client)
+    );
     assert!(
         !locked.to_string().contains(&login),
         "the login itself is never recorded: {locked}"

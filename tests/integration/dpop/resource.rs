@@ -141,6 +141,33 @@ async fn userinfo_takes_a_bound_token_with_its_proof(app: TestApp) {
         "invalid_token",
         "unbound token with the DPoP scheme",
     );
+
+    // A bound application token: 403 `insufficient_scope`, challenged in the DPoP scheme it
+    // came with (RFC 9449 §7.1).
+    let (status, _, body) = super::token_with(
+        &app,
+        &client_credentials(&client),
+        &[&key.token_proof(&app)],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let app_token = body["access_token"].as_str().unwrap();
+    let proof = resource_proof(&app, &key, "GET", USERINFO, app_token);
+    let (status, challenge, body) = send(
+        &app,
+        reqwest::Method::GET,
+        USERINFO,
+        &format!("DPoP {app_token}"),
+        Some(&proof),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"], "insufficient_scope");
+    let challenge = challenge.unwrap_or_default();
+    assert!(
+        challenge.starts_with("DPoP ") && challenge.contains(r#"error="insufficient_scope""#),
+        "{challenge}"
+    );
 }
 
 async fn the_connections_endpoint_takes_a_bound_token_with_its_proof(app: TestApp) {
@@ -226,16 +253,30 @@ async fn a_client_that_requires_dpop_manages_its_secrets_with_bound_tokens(app: 
         id: client.id.clone(),
         secret: new_secret.to_owned(),
     };
-    let (status, _, body) =
-        super::token_with(&app, &client_credentials(&rotated), &[&key.token_proof(&app)]).await;
+    let (status, _, body) = super::token_with(
+        &app,
+        &client_credentials(&rotated),
+        &[&key.token_proof(&app)],
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let (status, _, body) =
-        super::token_with(&app, &client_credentials(&client), &[&key.token_proof(&app)]).await;
+    let (status, _, body) = super::token_with(
+        &app,
+        &client_credentials(&client),
+        &[&key.token_proof(&app)],
+    )
+    .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
 
     // The bound token as a bearer token, without a proof, or with another key's: refused.
-    let (status, challenge, body) =
-        send(&app, reqwest::Method::GET, &secrets, &format!("Bearer {token}"), None).await;
+    let (status, challenge, body) = send(
+        &app,
+        reqwest::Method::GET,
+        &secrets,
+        &format!("Bearer {token}"),
+        None,
+    )
+    .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
     assert!(challenge.unwrap().starts_with("Bearer "));
     let answer = send(&app, reqwest::Method::GET, &secrets, &dpop, None).await;

@@ -81,7 +81,10 @@ async fn max_age_signs_in_afresh_and_reports_auth_time(app: TestApp) {
             .await;
         assert_eq!(status, StatusCode::OK, "{refreshed}");
         let (_, claims) = verify_with_jwks(&app, refreshed["id_token"].as_str().unwrap()).await;
-        assert_eq!(claims["auth_time"], signed_in_at, "{extra:?}: after a refresh");
+        assert_eq!(
+            claims["auth_time"], signed_in_at,
+            "{extra:?}: after a refresh"
+        );
         assert_eq!(claims["iat"], signed_in_at + 660);
     }
     let refused = redirect_of(&app, &query(&client, &[("max_age", "soon")])).await;
@@ -209,7 +212,8 @@ async fn an_authorization_request_may_be_posted(app: TestApp) {
     let approved = redirect_query(&answer);
     assert_eq!(approved["state"], STATE);
     assert_eq!(approved["iss"], app.address.as_str());
-    let (status, tokens) = exchange(&app, &client, &approved["code"], &[("code_verifier", "")]).await;
+    let (status, tokens) =
+        exchange(&app, &client, &approved["code"], &[("code_verifier", "")]).await;
     assert_eq!(status, StatusCode::OK, "{tokens}");
 
     // Its errors redirect as a query's do; an unknown client is the error page.

@@ -131,7 +131,11 @@ async fn userinfo_describes_a_company_and_auth_time_marks_sign_ins(app: TestApp)
         .await;
     assert_eq!(status, StatusCode::OK, "{refreshed}");
     let id_token = assert_id_token(&app, &refreshed, &company_id, &client, "company").await;
-    assert_eq!(id_token["auth_time"], json!(now), "the sign-in's: {id_token}");
+    assert_eq!(
+        id_token["auth_time"],
+        json!(now),
+        "the sign-in's: {id_token}"
+    );
     assert_eq!(id_token["iat"], json!(now + 120), "{id_token}");
 
     let bare = grant("openid").await;

@@ -125,7 +125,10 @@ async fn client_errors_are_catalogued(app: TestApp) {
         64,
     );
     // An empty half of HTTP Basic is a missing one, as an empty field is.
-    for (id, secret, code) in [(client.id.as_str(), "", 63), ("", client.secret.as_str(), 62)] {
+    for (id, secret, code) in [
+        (client.id.as_str(), "", 63),
+        ("", client.secret.as_str(), 62),
+    ] {
         let answer = app
             .http
             .post(app.url("/v0/token"))

@@ -41,9 +41,10 @@ pub enum UserInfoDenial {
     /// challenge).
     #[error("{0}")]
     Dpop(AccessDenial),
-    /// An application token, or a token without `openid`: 403 `insufficient_scope`.
+    /// An application token, or a token without `openid`: 403 `insufficient_scope`, challenged
+    /// in the scheme the token came with (`dpop`: the `DPoP` scheme, RFC 9449 §7.1).
     #[error("the token does not carry the openid scope of a user or company")]
-    InsufficientScope,
+    InsufficientScope { dpop: bool },
 }
 
 impl Denial for UserInfoDenial {}
@@ -79,7 +80,8 @@ pub async fn userinfo(
         .map_err(Refusal::widen)?;
     let scopes = &bearer.record.scopes;
     if bearer.principal_type() == PrincipalType::Application || !scopes.contains(OPENID) {
-        return Err(UserInfoDenial::InsufficientScope.into());
+        let dpop = matches!(credential, Credential::Dpop(_));
+        return Err(UserInfoDenial::InsufficientScope { dpop }.into());
     }
     let principal = PrincipalId::new(bearer.subject());
     let mut info = UserInfo {

@@ -220,10 +220,16 @@ fn check_claims(
     if exp > now + MAX_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS {
         return Err("exp more than 5 minutes ahead");
     }
-    if claims.iat.is_some_and(|NumericDate(iat)| iat > now + CLOCK_SKEW_SECONDS) {
+    if claims
+        .iat
+        .is_some_and(|NumericDate(iat)| iat > now + CLOCK_SKEW_SECONDS)
+    {
         return Err("iat in the future");
     }
-    if claims.nbf.is_some_and(|NumericDate(nbf)| nbf > now + CLOCK_SKEW_SECONDS) {
+    if claims
+        .nbf
+        .is_some_and(|NumericDate(nbf)| nbf > now + CLOCK_SKEW_SECONDS)
+    {
         return Err("not yet valid (nbf)");
     }
     if claims.jti.is_empty() || claims.jti.len() > MAX_JTI_LEN {
@@ -304,7 +310,10 @@ mod tests {
     fn fractional_times_count_in_whole_seconds() {
         // RFC 7519 §2: a NumericDate may be non-integer.
         assert_eq!(
-            check(&[("exp", (NOW as f64 + 60.5).into()), ("iat", (NOW as f64 + 0.25).into())]),
+            check(&[
+                ("exp", (NOW as f64 + 60.5).into()),
+                ("iat", (NOW as f64 + 0.25).into())
+            ]),
             Ok(())
         );
         let refused = check(&[("exp", (NOW as f64 + 0.9).into())]).unwrap_err();

@@ -193,7 +193,10 @@ mod tests {
         assert!(no_secret.secret.is_none());
         let no_id = presented_credentials(&params, Some(&basic("", "s"))).unwrap();
         assert!(no_id.id.is_none());
-        assert_eq!(no_id.secret.map(|s| s.expose().to_owned()).as_deref(), Some("s"));
+        assert_eq!(
+            no_id.secret.map(|s| s.expose().to_owned()).as_deref(),
+            Some("s")
+        );
     }
 
     #[test]

@@ -25,15 +25,15 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::bearer::bearer_refusal;
-use super::dpop::{dpop_refusal, with_nonce};
 use super::body::MAX_BODY_BYTES;
+use super::dpop::{dpop_refusal, with_nonce};
 use super::error_response::{http_error_response, OAuthErrorBody, ServerErrorBody};
 use super::params::BodyDenial;
 use crate::domain::{ClientId, ListedSecret, SecretId, SecretsRefusal};
-use crate::flows::dpop::DpopRequest;
 use crate::flows::client_secrets::{
     add_secret, authorize_app, list_secrets, revoke_secret, AppDenial, SecretsDenial,
 };
+use crate::flows::dpop::DpopRequest;
 use crate::services::Services;
 
 /// One secret as listed: never the secret or its digest. Times are Unix seconds.

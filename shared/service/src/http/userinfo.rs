@@ -72,11 +72,22 @@ pub struct UserInfoForm {
     pub access_token: Option<String>,
 }
 
+const NOT_OPENID: &str = "The access token was not issued for a user with the openid scope.";
+
 impl IntoResponse for UserInfoDenial {
     fn into_response(self) -> Response {
         let bound_as_bearer = matches!(self, Self::Bearer(BearerDenial::DpopBound));
         let (status, error, description) = match self {
             Self::Dpop(denial) => return dpop_refusal(&denial, "userinfo"),
+            Self::InsufficientScope { dpop: true } => {
+                let mut response =
+                    http_error_response(StatusCode::FORBIDDEN, "insufficient_scope", NOT_OPENID);
+                response.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    dpop_challenge("userinfo", Some("insufficient_scope")),
+                );
+                return response;
+            }
             Self::Bearer(denial) => {
                 tracing::info!(%denial, "userinfo: bearer token refused");
                 (
@@ -85,11 +96,9 @@ impl IntoResponse for UserInfoDenial {
                     "The access token is missing, invalid, expired or revoked.",
                 )
             }
-            Self::InsufficientScope => (
-                StatusCode::FORBIDDEN,
-                "insufficient_scope",
-                "The access token was not issued for a user with the openid scope.",
-            ),
+            Self::InsufficientScope { dpop: false } => {
+                (StatusCode::FORBIDDEN, "insufficient_scope", NOT_OPENID)
+            }
         };
         let mut response = challenge(http_error_response(status, error, description), error);
         if bound_as_bearer {

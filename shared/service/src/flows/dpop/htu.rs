@@ -81,7 +81,10 @@ mod tests {
             "http://127.0.0.1:80/v0/token",
             "http://127.0.0.1/v0/token"
         ));
-        assert!(same_url("https://x.example/a%2fb", "https://x.example/a%2Fb"));
+        assert!(same_url(
+            "https://x.example/a%2fb",
+            "https://x.example/a%2Fb"
+        ));
     }
 
     #[test]

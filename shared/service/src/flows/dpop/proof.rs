@@ -149,4 +149,3 @@ pub fn verify_proof(
         iat,
     }))
 }
-
