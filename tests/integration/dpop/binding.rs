@@ -11,6 +11,7 @@ use crate::authorize::flow::{code_client, query, redirect_query, Session, REDIRE
 integration_tests::on_both_stores!(
     a_password_grant_binds_the_family_to_the_key,
     a_bound_refresh_token_needs_a_proof_by_its_key_and_revokes_nothing,
+    a_refresh_with_a_proof_binds_the_refresh_tokens_it_issues,
     dpop_jkt_binds_the_authorization_code,
     a_malformed_dpop_jkt_is_refused_at_the_authorize_endpoint,
 );
@@ -96,6 +97,49 @@ async fn a_bound_refresh_token_needs_a_proof_by_its_key_and_revokes_nothing(app:
         introspect(&app, &client, body["refresh_token"].as_str().unwrap()).await["cnf"],
         bound
     );
+}
+
+/// Contract part 14: a token request with a proof gets refresh tokens bound to its key, also a
+/// refresh of a family started without one. The tokens issued before stay unbound, so replaying
+/// one is still reuse and revokes the family.
+async fn a_refresh_with_a_proof_binds_the_refresh_tokens_it_issues(app: TestApp) {
+    app.create_user(LOGIN, PASSWORD).await;
+    let client = app.create_client("read").await;
+    let key = DpopKey::generate();
+    let other = DpopKey::generate();
+    let unbound = app.user_tokens(&client, LOGIN, PASSWORD).await;
+    assert_eq!(unbound["token_type"], "Bearer");
+    let first = unbound["refresh_token"].as_str().unwrap().to_owned();
+
+    let (status, body) = refresh(&app, &client, &first, Some(key.token_proof(&app))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["token_type"], "DPoP");
+    let bound = json!({"jkt": key.thumbprint()});
+    let second = body["refresh_token"].as_str().unwrap().to_owned();
+    assert_eq!(introspect(&app, &client, &second).await["cnf"], bound);
+
+    for (case, proof) in [
+        ("without a proof", None),
+        ("with another key's proof", Some(other.token_proof(&app))),
+    ] {
+        let (status, body) = refresh(&app, &client, &second, proof).await;
+        assert_108(status, &body, case);
+    }
+    let (status, body) = refresh(&app, &client, &second, Some(key.token_proof(&app))).await;
+    assert_eq!(status, StatusCode::OK, "refreshes with its key: {body}");
+    let third = body["refresh_token"].as_str().unwrap().to_owned();
+    assert_eq!(
+        introspect(&app, &client, &third).await["cnf"],
+        bound,
+        "still bound"
+    );
+
+    // The unbound first token, replayed after the retry window: reuse, the family is revoked.
+    app.clock.advance(120);
+    let (status, body) = refresh(&app, &client, &first, None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) = refresh(&app, &client, &third, Some(key.token_proof(&app))).await;
+    assert_108(status, &body, "the family was revoked by the reuse");
 }
 
 /// The token request redeeming `code`, with `proofs`.

@@ -62,6 +62,14 @@ pub struct RefreshTokenRecord {
     pub expires_at: UnixTime,
     /// Set when this token was rotated away.
     pub rotated_at: Option<UnixTime>,
+    /// The RFC 7638 thumbprint of the DPoP key this token is bound to: refreshing it needs a
+    /// proof by that key. A rotation made with a proof binds its successor to the proof's key,
+    /// even in a family started without one (contract part 14: a request with a proof gets
+    /// bound refresh tokens); the family's own binding ([`Family::jkt`]) holds for every token.
+    /// The tokens issued before such a rotation stay unbound, so a replay of one is still
+    /// reuse, which revokes the family.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jkt: Option<String>,
 }
 
 /// The persisted side of an access token (its `jti`), for revocation and introspection.

@@ -75,7 +75,7 @@ pub async fn introspect(
                 issued_at: record.issued_at,
                 token_type: REFRESH_TOKEN_TYPE,
                 principal_type: family.principal_type,
-                jkt: family.jkt,
+                jkt: family.jkt.or(record.jkt),
             })
         }
         _ => None,

@@ -58,7 +58,7 @@ pub(super) async fn grant(
     }
     for round in 0..READS {
         let token = look_up(services, client, &presented).await?;
-        check_sender(&token.origin, params.dpop_jkt())?;
+        check_sender(&token, params.dpop_jkt())?;
         // An unrotated token read for the first time is presumed current: the write checks.
         let family = if round > 0 || token.record.rotated_at.is_some() {
             Some(live_family(services, &token.record).await?)
@@ -110,11 +110,12 @@ async fn look_up(
     Ok(token)
 }
 
-/// A family bound to a DPoP key refreshes only with a proof by that key (RFC 9449 §5). Refused
-/// as an unknown token would be (108), and before any reuse check: a thief without the key
-/// must not be able to revoke the family by replaying a rotated token.
-fn check_sender(origin: &FamilyOrigin, dpop_jkt: Option<&str>) -> Result<(), GrantError> {
-    match origin.jkt.as_deref() {
+/// A token bound to a DPoP key, by its family or by the rotation that issued it, refreshes only
+/// with a proof by that key (RFC 9449 §5). Refused as an unknown token would be (108), and
+/// before any reuse check: a thief without the key must not be able to revoke the family by
+/// replaying a rotated token.
+fn check_sender(token: &RefreshTokenWithOrigin, dpop_jkt: Option<&str>) -> Result<(), GrantError> {
+    match token.origin.jkt.as_deref().or(token.record.jkt.as_deref()) {
         Some(bound) if dpop_jkt != Some(bound) => {
             tracing::info!("refresh token bound to another DPoP key, or presented without proof");
             Err(ErrorCode::BadRefreshToken.into())

@@ -138,6 +138,7 @@ impl Services {
             issued_at: now,
             expires_at: now + self.policy.refresh_token_ttl_seconds,
             rotated_at: None,
+            jkt: None,
         }
     }
 

@@ -62,12 +62,15 @@ impl Services {
         let refresh_token = self
             .successor_token(&current.family_id, generation, presented)
             .await?;
-        let successor = self.refresh_record(
-            &refresh_token,
-            current.family_id,
-            origin.client_id,
-            generation,
-        );
+        let successor = RefreshTokenRecord {
+            jkt: bound_successor(origin, jkt),
+            ..self.refresh_record(
+                &refresh_token,
+                current.family_id,
+                origin.client_id,
+                generation,
+            )
+        };
         let refresh = self.refresh_of(token, generation, scopes, jkt).await?;
         let outcome = self
             .ctx
@@ -111,6 +114,7 @@ impl Services {
         let successor = RefreshTokenRecord {
             issued_at: rotated.rotated_at.unwrap_or(rotated.issued_at),
             expires_at: family.expires_at,
+            jkt: bound_successor(&FamilyOrigin::from(family), jkt),
             ..self.refresh_record(
                 &refresh_token,
                 family.id,
@@ -193,6 +197,12 @@ impl Services {
             event,
         })
     }
+}
+
+/// The key a rotation's successor is bound to: the family's, or else the proof's that came with
+/// the rotation ([`RefreshTokenRecord::jkt`]).
+fn bound_successor(origin: &FamilyOrigin, proof_jkt: Option<&str>) -> Option<String> {
+    origin.jkt.clone().or_else(|| proof_jkt.map(str::to_owned))
 }
 
 /// A refresh's access token and event, made before the write that stores them with the

@@ -185,6 +185,7 @@ impl Bundle {
             issued_at: now,
             expires_at,
             rotated_at: None,
+            jkt: None,
         };
         let family = Family {
             id: family_id,
@@ -265,6 +266,9 @@ impl Bundle {
             issued_at: now,
             expires_at,
             rotated_at: None,
+            // A rotation with a proof binds its successor (`RefreshTokenRecord::jkt`): the
+            // binding must read back.
+            jkt: Some(format!("successor-key-{generation}")),
         };
         let access = access_token(
             now,
