@@ -54,6 +54,7 @@ async fn an_access_token_revoked_alone_is_recorded_once(app: TestApp) {
     };
     let revoked = assert_recorded(&app, &expected).await;
     assert_eq!(revoked["jti"], jti_of(access_token).to_string());
+    assert_eq!(revoked["reason"], "revocation_endpoint");
 
     // Again: nothing more (`assert_recorded` finds exactly one), and the family lives on.
     app.clock.advance(1);

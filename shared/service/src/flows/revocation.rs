@@ -84,7 +84,10 @@ pub async fn revoke_token(
 /// The `access_token.revoked` event of `record`: its client, its principal (an application
 /// token's is its client), its family if any.
 fn access_token_revoked(services: &Services, record: &AccessTokenRecord) -> AuditEvent {
-    let kind = AuditKind::AccessTokenRevoked { jti: record.jti };
+    let kind = AuditKind::AccessTokenRevoked {
+        jti: record.jti,
+        reason: RevocationReason::RevocationEndpoint,
+    };
     let mut event = audit::event(&services.ctx, kind).client(record.client_id);
     if record.principal_type != PrincipalType::Application {
         event = event.principal(record.principal_type, PrincipalId::new(record.subject));

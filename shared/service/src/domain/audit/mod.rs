@@ -74,6 +74,12 @@ pub enum RevocationReason {
     ExchangedAgain,
 }
 
+impl RevocationReason {
+    fn revocation_endpoint() -> Self {
+        Self::RevocationEndpoint
+    }
+}
+
 /// A signing key's `kid` (a public JWK thumbprint): base64url characters only, so that no other
 /// text can be passed off as one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -111,7 +117,13 @@ pub enum AuditKind {
     FamilyRevoked { reason: RevocationReason },
     /// One access token revoked on its own (RFC 7009); its family, if any, stays live.
     #[serde(rename = "access_token.revoked")]
-    AccessTokenRevoked { jti: TokenId },
+    AccessTokenRevoked {
+        jti: TokenId,
+        /// Only the revocation endpoint revokes an access token alone; events written before
+        /// the field existed read as such.
+        #[serde(default = "RevocationReason::revocation_endpoint")]
+        reason: RevocationReason,
+    },
     #[serde(rename = "refresh.reuse_detected")]
     RefreshReuseDetected,
     /// The attempt that used up a login's last attempt of its window failed: the login is locked
@@ -311,6 +323,22 @@ mod tests {
         .client(ClientId::new(Uuid::from_u128(1)))
         .principal(PrincipalType::User, PrincipalId::new(Uuid::from_u128(2)))
         .family(FamilyId::new(Uuid::from_u128(3)))
+    }
+
+    #[test]
+    fn an_access_token_revocation_written_without_a_reason_reads_as_the_endpoints() {
+        let kind: AuditKind = serde_json::from_value(serde_json::json!({
+            "event": "access_token.revoked",
+            "jti": Uuid::from_u128(7).to_string(),
+        }))
+        .unwrap();
+        assert_eq!(
+            kind,
+            AuditKind::AccessTokenRevoked {
+                jti: TokenId::new(Uuid::from_u128(7)),
+                reason: RevocationReason::RevocationEndpoint,
+            }
+        );
     }
 
     #[test]

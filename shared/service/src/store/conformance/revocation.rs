@@ -136,7 +136,10 @@ pub async fn revoking_an_access_token_records_only_the_first_time(store: &dyn St
         AuditEvent::new(
             crate::domain::audit::AuditId::new(OsRandom.uuid()),
             at,
-            AuditKind::AccessTokenRevoked { jti },
+            AuditKind::AccessTokenRevoked {
+                jti,
+                reason: crate::domain::audit::RevocationReason::RevocationEndpoint,
+            },
             RequestFacts::default(),
         )
         .client(bundle.family.client_id)
