@@ -129,7 +129,19 @@ async fn request_errors_redirect_with_catalogue_codes(app: TestApp) {
                 ("code_challenge_method", "plain"),
             ],
             "60",
-            "invalid_grant",
+            "invalid_request",
+            "these are not the grants you are looking for",
+        ),
+        (
+            vec![("response_type", "token")],
+            "60",
+            "unsupported_response_type",
+            "these are not the grants you are looking for",
+        ),
+        (
+            vec![("response_type", "")],
+            "60",
+            "invalid_request",
             "these are not the grants you are looking for",
         ),
         (
@@ -164,6 +176,7 @@ async fn request_errors_redirect_with_catalogue_codes(app: TestApp) {
     let without = app.create_client_with(new).await;
     let redirect = redirect_query(&Session::new(&app).open(&query(&without, &[])).await);
     assert_eq!(redirect["error_code"], "60");
+    assert_eq!(redirect["error"], "unauthorized_client");
     admin::disable_client(app.ctx(), &ClientId::parse(&client.id).unwrap())
         .await
         .unwrap();

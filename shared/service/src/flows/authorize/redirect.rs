@@ -29,6 +29,15 @@ impl ErrorRedirect {
         }
     }
 
+    /// The same code with RFC 6749 §4.1.2.1's own `error` where the catalogue's names a token
+    /// endpoint error: code 60's `invalid_grant` is no authorization response error, so a client
+    /// may not use the flow (`unauthorized_client`), a `response_type` other than `code`
+    /// (`unsupported_response_type`, or `invalid_request` when there is none) and a PKCE
+    /// challenge that is not S256 (`invalid_request`) keep code 60 under the RFC's names.
+    pub fn with_error(self, error: &'static str) -> Self {
+        Self { error, ..self }
+    }
+
     /// The user pressed "Deny": RFC 6749 §4.1.2.1's `error=access_denied`, with the catalogue's
     /// code 12 ("Logon Denied"). The catalogue has no row for a user's own refusal and the
     /// contract requires an `error_code`; 12 is the one whose meaning ("this sign-in was

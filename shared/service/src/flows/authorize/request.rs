@@ -188,10 +188,22 @@ impl AuthorizeParams {
         if !client.enabled {
             return Err(fail(ErrorCode::ClientDisabled));
         }
+        let fail_as = |code: ErrorCode, error: &'static str| {
+            AuthorizeRejection::Redirect(
+                ErrorRedirect::from_code(redirect_uri, self.state.as_deref(), code)
+                    .with_error(error),
+            )
+        };
         if !client.may_use_authorization_code {
-            return Err(fail(ErrorCode::UnsupportedGrant));
+            return Err(fail_as(ErrorCode::UnsupportedGrant, "unauthorized_client"));
         }
-        self.check_response_type().map_err(fail)?;
+        self.check_response_type().map_err(|code| match code {
+            ErrorCode::UnsupportedGrant if non_empty(&self.response_type).is_none() => {
+                fail_as(code, "invalid_request")
+            }
+            ErrorCode::UnsupportedGrant => fail_as(code, "unsupported_response_type"),
+            other => fail(other),
+        })?;
         if let Some(display) = non_empty(&self.display) {
             if !matches!(display, "page" | "popup" | "touch" | "wap") {
                 return Err(fail(ErrorCode::DisplayInvalid));
@@ -203,7 +215,9 @@ impl AuthorizeParams {
         if scopes.contains(OFFLINE_ACCESS) && !prompt.consent {
             return Err(fail(ErrorCode::PromptConsentRequiredForOffline));
         }
-        let code_challenge = self.check_pkce().map_err(fail)?;
+        let code_challenge = self
+            .check_pkce()
+            .map_err(|code| fail_as(code, "invalid_request"))?;
         let max_age = match non_empty(&self.max_age) {
             None => None,
             Some(text) => Some(text.parse::<u64>().map_err(|_| {
