@@ -210,6 +210,28 @@ async fn assertions_authenticate_at_every_endpoint(app: TestApp) {
     ));
     let answer = post(&app, "/oauth2/v0/otp", &assertion_fields(&forged)).await;
     assert_token_error(&answer, 401, "invalid_client", 63);
+
+    // Beside HTTP Basic an assertion is refused at every endpoint that authenticates clients,
+    // with the Basic challenge (RFC 6749 §5.2), not only at the token endpoint.
+    let mut fields = vec![("token", "anything".to_owned())];
+    fields.extend(assertion_fields(&fresh("/oauth2/v0/introspect")));
+    let response = app
+        .http
+        .post(app.url("/oauth2/v0/introspect"))
+        .basic_auth(&client.id, Some("a secret as well"))
+        .form(&fields)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    assert!(
+        response.headers()["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .starts_with("Basic "),
+        "{:?}",
+        response.headers()
+    );
 }
 
 async fn a_replayed_assertion_is_refused(app: TestApp) {

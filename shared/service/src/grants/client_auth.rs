@@ -47,7 +47,10 @@ pub async fn authenticate_client(
     authorization: Option<&str>,
 ) -> Result<Client, GrantError> {
     if client_assertion::presents_assertion(params) {
-        return client_assertion::authenticate(services, params, uses_basic(authorization)).await;
+        let via_basic = uses_basic(authorization);
+        return client_assertion::authenticate(services, params, via_basic)
+            .await
+            .map_err(|error| with_basic_challenge(error, via_basic));
     }
     let presented = presented_credentials(params, authorization)?;
     let deny = |code: ErrorCode| {
@@ -126,6 +129,20 @@ fn presented_credentials(
         secret: Some(secret).filter(|secret| !secret.expose().is_empty()),
         via_basic: true,
     })
+}
+
+/// `error`, with `WWW-Authenticate: Basic` if it is an `invalid_client` refusal (401) to a client
+/// that sent HTTP Basic, whichever check refused it (RFC 6749 §5.2).
+pub(super) fn with_basic_challenge(error: GrantError, via_basic: bool) -> GrantError {
+    match error {
+        GrantError::Denied(denial) if denial.code.error() == OAuthError::InvalidClient => {
+            GrantError::Denied(GrantDenial {
+                basic_challenge: denial.basic_challenge || via_basic,
+                ..denial
+            })
+        }
+        other => other,
+    }
 }
 
 /// Whether the request's `Authorization` header is HTTP Basic, well-formed or not.

@@ -36,7 +36,7 @@ pub use scope::{requested_family_scopes, requested_scopes};
 use std::net::IpAddr;
 
 use crate::domain::{Client, GrantType};
-use crate::errors::{ErrorCode, OAuthError};
+use crate::errors::ErrorCode;
 use crate::flows::dpop::{self, DpopRequest, ProofDenial};
 use crate::jwt::SignIn;
 use crate::limits::{Limit, Limiter};
@@ -64,15 +64,7 @@ pub async fn token_grant(
     let via_basic = client_auth::uses_basic(authorization);
     grant_tokens(services, params, authorization, source, dpop)
         .await
-        .map_err(|error| match error {
-            GrantError::Denied(denial) if denial.code.error() == OAuthError::InvalidClient => {
-                GrantError::Denied(GrantDenial {
-                    basic_challenge: denial.basic_challenge || via_basic,
-                    ..denial
-                })
-            }
-            other => other,
-        })
+        .map_err(|error| client_auth::with_basic_challenge(error, via_basic))
 }
 
 async fn grant_tokens(

@@ -63,7 +63,7 @@ impl Services {
             .successor_token(&current.family_id, generation, presented)
             .await?;
         let successor = RefreshTokenRecord {
-            jkt: bound_successor(origin, jkt),
+            jkt: bound_successor(origin.jkt.as_deref(), jkt),
             ..self.refresh_record(
                 &refresh_token,
                 current.family_id,
@@ -114,7 +114,7 @@ impl Services {
         let successor = RefreshTokenRecord {
             issued_at: rotated.rotated_at.unwrap_or(rotated.issued_at),
             expires_at: family.expires_at,
-            jkt: bound_successor(&FamilyOrigin::from(family), jkt),
+            jkt: bound_successor(family.jkt.as_deref(), jkt),
             ..self.refresh_record(
                 &refresh_token,
                 family.id,
@@ -201,8 +201,8 @@ impl Services {
 
 /// The key a rotation's successor is bound to: the family's, or else the proof's that came with
 /// the rotation ([`RefreshTokenRecord::jkt`]).
-fn bound_successor(origin: &FamilyOrigin, proof_jkt: Option<&str>) -> Option<String> {
-    origin.jkt.clone().or_else(|| proof_jkt.map(str::to_owned))
+fn bound_successor(family_jkt: Option<&str>, proof_jkt: Option<&str>) -> Option<String> {
+    family_jkt.or(proof_jkt).map(str::to_owned)
 }
 
 /// A refresh's access token and event, made before the write that stores them with the
