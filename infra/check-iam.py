@@ -10,8 +10,8 @@ virtualenv's Python: cfn-lint's decoder reads the CloudFormation tags (!If, !Sub
 
 Which prefixes each role may write or read is not repeated here: the store's code declares it next
 to its key constants (`FUNCTION_WRITES`, `FUNCTION_READS` in
-shared/service/src/store/dynamodb/codec.rs), and the unit test
-`store::dynamodb::template_iam` checks template.yaml against it (`cargo test -p token-service`).
+shared/store/src/dynamodb/codec.rs), and the unit test
+`store::dynamodb::template_iam` checks template.yaml against it (`cargo test -p token-store`).
 
 Usage: check-iam.py TEMPLATE...   Exit status 1 and one line per finding when a rule is broken.
 """

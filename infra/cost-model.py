@@ -46,7 +46,7 @@ FULL_VCPU_MB = 1769
 # unit per item read (reads strongly consistent: 4 KB per unit; queries read one or two such
 # items, under 4 KB in all). A transaction costs two units per item.
 ITEM_KB = 1.0
-# Items per TransactWriteItems, from shared/service/src/store/dynamodb/families.rs: a new family
+# Items per TransactWriteItems, from shared/store/src/dynamodb/families.rs: a new family
 # writes the family, its refresh token, its access token's jti and its connection entry (4); a
 # rotation updates the family and the presented token and writes the successor and the jti (4);
 # a legacy exchange adds the exchange link (5).

@@ -153,6 +153,14 @@ step_fmt() {
 	cargo fmt --all -- --check
 }
 
+# --- Step: layers ------------------------------------------------------------------------------
+# Each layer is a crate, so cargo refuses an upward import; inside a crate, no two top-level
+# modules may import each other (grants and flows, say): docs/layout.md.
+step_layers() {
+	step "infra/check-layers.py (no import cycle between a crate's modules)"
+	python3 infra/check-layers.py
+}
+
 # --- Step: lints -------------------------------------------------------------------------------
 # Clippy rides on the build instead of a `cargo clippy` pass of its own: clippy-driver, as the
 # workspace's rustc wrapper, lints each workspace crate while compiling it (what `cargo clippy`
@@ -220,6 +228,7 @@ STEPS=(
 	step_prerequisites
 	step_templates
 	step_fmt
+	step_layers
 	step_dynamodb_local
 	step_kms_local
 	step_build

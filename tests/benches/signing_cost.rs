@@ -8,14 +8,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use token_service::clock::{Clock, ManualClock};
-use token_service::domain::AccessTokenRecord;
-use token_service::jwt::AccessTokenCodec;
-use token_service::signing::kms::Kms;
-use token_service::signing::{lifecycle, SigningBackend, SigningKeys};
-use token_service::store::conformance::records::user_access_token;
-use token_service::store::sqlite::SqliteStore;
-use token_service::store::SigningKeyRingStore;
+use integration_tests::signing_lifecycle as lifecycle;
+use token_core::jwt::AccessTokenCodec;
+use token_core::signing::kms::Kms;
+use token_core::signing::{SigningBackend, SigningKeys};
+use token_domain::clock::{Clock, ManualClock};
+use token_domain::AccessTokenRecord;
+use token_store::sqlite::SqliteStore;
+use token_store::SigningKeyRingStore;
+use token_store_conformance::records::user_access_token;
 
 const TOKENS: usize = 300;
 

@@ -13,14 +13,13 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Form, Json, Router};
-use token_service::clock::{Clock, ManualClock, SystemClock};
-use token_service::domain::{
-    AccessTokenRecord, ClientId, Geolocation, PrincipalType, Scopes, TokenId,
-};
-use token_service::jwt::AccessTokenCodec;
-use token_service::signing::{lifecycle, rotation, SigningBackend, SigningKeys};
-use token_service::store::sqlite::SqliteStore;
-use token_service::store::SigningKeyRingStore;
+use integration_tests::signing_lifecycle as lifecycle;
+use token_core::jwt::AccessTokenCodec;
+use token_core::signing::{rotation, SigningBackend, SigningKeys};
+use token_domain::clock::{Clock, ManualClock, SystemClock};
+use token_domain::{AccessTokenRecord, ClientId, Geolocation, PrincipalType, Scopes, TokenId};
+use token_store::sqlite::SqliteStore;
+use token_store::SigningKeyRingStore;
 
 struct Floor {
     codec: AccessTokenCodec,

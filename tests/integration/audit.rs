@@ -15,10 +15,10 @@ mod same_write;
 use integration_tests::app::TestApp;
 use integration_tests::logs::{assert_no_secret_logged, captured_lines_with};
 use serde_json::Value;
-use token_service::clock::Clock;
-use token_service::domain::audit::{AuditEvent, AuditSubject};
-use token_service::domain::{ClientId, FamilyId, PrincipalId};
-use token_service::store::AuditQuery;
+use token_domain::audit::{AuditEvent, AuditSubject};
+use token_domain::clock::Clock;
+use token_domain::{ClientId, FamilyId, PrincipalId};
+use token_store::AuditQuery;
 
 /// The events filed under `subject`, newest first, as `tokenctl audit` reads them.
 pub async fn events_of(app: &TestApp, subject: AuditSubject) -> Vec<AuditEvent> {
@@ -66,7 +66,7 @@ pub async fn family_of_refresh_token(app: &TestApp, refresh: &str) -> String {
         .store
         .families()
         .get_refresh_token(
-            &token_service::secrets::TokenHash::of(refresh),
+            &token_domain::secrets::TokenHash::of(refresh),
             app.clock.now(),
         )
         .await

@@ -16,9 +16,9 @@ use integration_tests::app::{TestApp, TestClient};
 use integration_tests::assertions::assert_token_error;
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::admin;
-use token_service::clock::Clock;
-use token_service::domain::{ClientId, ListedSecret, SecretId};
+use token_core::admin;
+use token_domain::clock::Clock;
+use token_domain::{ClientId, ListedSecret, SecretId};
 
 integration_tests::on_both_stores!(
     several_secrets_each_authenticate_and_an_expired_one_is_refused,

@@ -10,10 +10,10 @@ mod refusals;
 use integration_tests::app::{answer_of, TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use token_service::admin::NewClient;
-use token_service::clock::Clock;
-use token_service::domain::{AuthToken, Company, CompanyStatus, Scopes, User};
-use token_service::secrets::TokenHash;
+use token_core::admin::NewClient;
+use token_domain::clock::Clock;
+use token_domain::secrets::TokenHash;
+use token_domain::{AuthToken, Company, CompanyStatus, Scopes, User};
 
 const PASSWORD: &str = "correct horse battery staple";
 const CONNECT_URL: &str = "https://crm.example.com/connect?tenant=acme&lang=en%20US";

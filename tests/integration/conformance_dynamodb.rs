@@ -7,7 +7,7 @@ mod ttl;
 
 use integration_tests::dynamodb::fresh_table;
 
-token_service::conformance_suite!(
+token_store_conformance::conformance_suite!(
     fresh_table,
     #[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 );
@@ -30,7 +30,7 @@ fn the_expansion_registers_every_suite_function() {
         .filter(|name| !name.contains("::"))
         .collect();
     registered.sort();
-    let suite = token_service::store::conformance::registry::suite_functions();
+    let suite = token_store_conformance::registry::suite_functions();
     // The module's own DynamoDB-only tests are not the suite's.
     registered.retain(|name| suite.contains(name));
     assert_eq!(

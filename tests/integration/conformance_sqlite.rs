@@ -6,12 +6,12 @@ use std::time::Instant;
 
 use futures::future::join_all;
 use integration_tests::sqlite::temp_dir;
-use token_service::clock::{Clock, SystemClock, UnixTime};
-use token_service::domain::{AccessTokenRecord, LegacyToken, Login, RefreshTokenRecord};
-use token_service::store::conformance::records::{self, Bundle};
-use token_service::store::prelude::*;
-use token_service::store::sqlite::SqliteStore;
-use token_service::store::{AttemptLimit, Rotated, Rotation};
+use token_domain::clock::{Clock, SystemClock, UnixTime};
+use token_domain::{AccessTokenRecord, LegacyToken, Login, RefreshTokenRecord};
+use token_store::prelude::*;
+use token_store::sqlite::SqliteStore;
+use token_store::{AttemptLimit, Rotated, Rotation};
+use token_store_conformance::records::{self, Bundle};
 
 fn legacy_tokens(count: usize) -> Vec<LegacyToken> {
     (0..count).map(|_| records::legacy_token(None)).collect()
@@ -74,7 +74,7 @@ async fn two_stores_on_one_file_read_and_write_concurrently() {
                     .await?;
                 families.push((bundle.family.id, next.0.token_hash));
             }
-            Ok::<_, token_service::store::StoreError>(families)
+            Ok::<_, token_store::StoreError>(families)
         })
     });
     let families: Vec<_> = join_all(grants)
@@ -179,10 +179,7 @@ async fn reopening_keeps_data_and_creates_missing_directories() {
     {
         let store = SqliteStore::open_in_dir(&data_dir).expect("open creates DATA_DIR");
         store.clients().put_client(&client).await.unwrap();
-        assert_eq!(
-            store.path(),
-            data_dir.join(token_service::store::sqlite::FILE_NAME)
-        );
+        assert_eq!(store.path(), data_dir.join(token_store::sqlite::FILE_NAME));
     }
     let reopened = SqliteStore::open_in_dir(&data_dir).expect("reopen an existing database");
     assert_eq!(

@@ -8,8 +8,8 @@ use integration_tests::app::{Backend, TestApp, TestClient};
 use integration_tests::logs::{assert_no_secret_logged, captured_lines_with};
 use reqwest::{RequestBuilder, StatusCode};
 use serde_json::Value;
-use token_service::admin;
-use token_service::domain::{ClientId, ConsumerKey, Scopes};
+use token_core::admin;
+use token_domain::{ClientId, ConsumerKey, Scopes};
 use uuid::Uuid;
 
 const PASSWORD: &str = "cross cutting password 1";

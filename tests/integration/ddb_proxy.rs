@@ -5,16 +5,14 @@ use std::time::Duration;
 
 use integration_tests::ddb_proxy::{DdbProxy, Fault};
 use integration_tests::dynamodb::unique_table_name;
-use token_service::admin::NewClient;
-use token_service::clock::{Clock, SystemClock};
-use token_service::domain::{
-    Client, ClientId, Geolocation, Login, PrincipalId, Scopes, User, UserStatus,
-};
-use token_service::random::{OsRandom, RandomExt};
-use token_service::secrets::{PasswordHash, TokenHash};
-use token_service::store::dynamodb::DynamoStore;
-use token_service::store::prelude::*;
-use token_service::store::{Inserted, StoreError};
+use token_core::admin::NewClient;
+use token_domain::clock::{Clock, SystemClock};
+use token_domain::random::{OsRandom, RandomExt};
+use token_domain::secrets::{PasswordHash, TokenHash};
+use token_domain::{Client, ClientId, Geolocation, Login, PrincipalId, Scopes, User, UserStatus};
+use token_store::dynamodb::DynamoStore;
+use token_store::prelude::*;
+use token_store::{Inserted, StoreError};
 
 /// A proxy in front of DynamoDB Local and a store on a fresh table behind it, with the table's
 /// creation calls already forgotten. `None` when the DynamoDB suite is skipped.
@@ -32,9 +30,7 @@ async fn proxied_store() -> Option<(DdbProxy, DynamoStore)> {
 fn client() -> Client {
     NewClient::named("proxy test client", Scopes::parse("read").unwrap()).into_client(
         ClientId::new(OsRandom.uuid()),
-        token_service::domain::ClientSecrets::from_single_hash(TokenHash::of(
-            &OsRandom.opaque_token(),
-        )),
+        token_domain::ClientSecrets::from_single_hash(TokenHash::of(&OsRandom.opaque_token())),
         SystemClock.now(),
     )
 }

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use integration_tests::app::{AppOptions, Backend, TestApp};
 use integration_tests::smtp_server::start_smtp_server;
 use integration_tests::stored_data::{scan_table, Item, StoredData};
-use token_service::clock::Clock;
-use token_service::mail::{SmtpMailer, SmtpUrl};
-use token_service::store::dynamodb::sdk::types::AttributeValue;
-use token_service::store::dynamodb::TTL_ATTRIBUTE;
+use token_core::mail::{SmtpMailer, SmtpUrl};
+use token_domain::clock::Clock;
+use token_store::dynamodb::sdk::types::AttributeValue;
+use token_store::dynamodb::TTL_ATTRIBUTE;
 
 use crate::authorize::flow::{approved_code, code_client, LOGIN, PASSWORD};
 

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use integration_tests::app::{Backend, TestApp};
 use integration_tests::assertions::assert_not_cached;
-use token_service::errors::ErrorCode;
+use token_core::errors::ErrorCode;
 
 /// The specification's table, verbatim: `code | error | error_description`, 49 rows for 48
 /// codes (119 has two descriptions). Copied here rather than read from the spec file, so that the

@@ -10,8 +10,8 @@ mod refusals;
 use integration_tests::app::{RequestBody, TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use token_service::domain::{Company, PrincipalId, User};
-use token_service::import::import_legacy_tokens;
+use token_core::import::import_legacy_tokens;
+use token_domain::{Company, PrincipalId, User};
 use uuid::Uuid;
 
 /// The new app, with the old app's consumer key linked to it.

@@ -5,7 +5,7 @@
 
 use integration_tests::app::TestApp;
 use integration_tests::assertions::assert_exchange_error;
-use token_service::domain::{CompanyStatus, PrincipalId, UserStatus};
+use token_domain::{CompanyStatus, PrincipalId, UserStatus};
 use uuid::Uuid;
 
 use crate::exchange::{

@@ -4,8 +4,8 @@
 use integration_tests::app::{json_of, TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use token_service::clock::Clock;
-use token_service::domain::RefreshRotation;
+use token_domain::clock::Clock;
+use token_domain::RefreshRotation;
 
 use crate::refresh_rotation::user_family;
 

@@ -7,11 +7,11 @@ use base64::Engine;
 use http_body_util::BodyExt;
 use integration_tests::app::{Backend, TestApp};
 use serde_json::Value;
-use token_service::admin;
-use token_service::domain::{ClientId, ConsumerKey, Scopes};
-use token_service::http::{company_router, exchange_router, token_router};
-use token_service::secrets::TokenHash;
-use token_service::store::conformance::records::user_legacy_token;
+use token_core::admin;
+use token_domain::secrets::TokenHash;
+use token_domain::{ClientId, ConsumerKey, Scopes};
+use token_http::{company_router, exchange_router, token_router};
+use token_store_conformance::records::user_legacy_token;
 use tower::ServiceExt;
 
 /// A fixture from `tests/fixtures/apigw/` with its `{{PLACEHOLDERS}}` filled in.
@@ -237,7 +237,7 @@ async fn company_function_redirects_to_the_connect_url_on_the_trailing_slash_pat
         .auth_tokens()
         .get_auth_token(
             &TokenHash::of(auth_token),
-            token_service::clock::Clock::now(app.clock.as_ref()),
+            token_domain::clock::Clock::now(app.clock.as_ref()),
         )
         .await
         .unwrap()

@@ -7,8 +7,8 @@ use integration_tests::app::{AppOptions, TestApp, TestClient};
 use integration_tests::assertions::assert_token_error;
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::clock::Clock;
-use token_service::config::{Policy, RateLimits};
+use token_core::config::{Policy, RateLimits};
+use token_domain::clock::Clock;
 
 const USER_PASSWORD: &str = "limits password 1";
 
@@ -68,9 +68,9 @@ mod per_client {
     use super::*;
 
     integration_tests::on_both_stores!(with crate::limits::with_limits(
-        token_service::config::RateLimits {
+        token_core::config::RateLimits {
             client_per_minute: 3,
-            ..token_service::config::RateLimits::default()
+            ..token_core::config::RateLimits::default()
         }
     );  token_requests_past_the_clients_limit_are_429_until_the_minute_ends);
 
@@ -103,9 +103,9 @@ mod per_address {
     use super::*;
 
     integration_tests::on_both_stores!(with crate::limits::with_limits(
-        token_service::config::RateLimits {
+        token_core::config::RateLimits {
             address_per_minute: 2,
-            ..token_service::config::RateLimits::default()
+            ..token_core::config::RateLimits::default()
         }
     );  password_grants_past_the_addresss_limit_are_429_whatever_the_headers_say);
 
@@ -197,7 +197,7 @@ mod sign_in {
         let retry_after = answer.headers()["retry-after"].to_str().unwrap().to_owned();
         assert_eq!(
             retry_after,
-            (token_service::flows::authorize::PENDING_TTL_SECONDS - 100).to_string()
+            (token_core::flows::authorize::PENDING_TTL_SECONDS - 100).to_string()
         );
         let page = answer.text().await.unwrap();
         assert!(page.contains("Too many sign-in attempts"), "{page}");

@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 
 use integration_tests::ports::RefusingPort;
 use integration_tests::smtp_server::{start_refusing_smtp_server, start_smtp_server};
-use token_service::config::Config;
-use token_service::domain::{ChannelHandle, OneTimePassword};
-use token_service::mail::{
+use token_core::config::Config;
+use token_core::mail::{
     mailer_from_config, MailConfig, MailError, Mailbox, Mailer, OtpMail, OutboxMailer, SmtpMailer,
     SmtpUrl,
 };
-use token_service::random::OsRandom;
+use token_domain::random::OsRandom;
+use token_domain::{ChannelHandle, OneTimePassword};
 
 const LINK: &str = "https://app.example.com/continue?step=2&who=\"ann\"";
 

@@ -11,7 +11,7 @@ use integration_tests::app::{AppOptions, TestApp, TestClient};
 use integration_tests::assertions::assert_token_error;
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::config::{Policy, RateLimits};
+use token_core::config::{Policy, RateLimits};
 
 use scrape::Scrape;
 
@@ -165,7 +165,7 @@ async fn metrics_are_a_local_route_outside_the_api_document(app: TestApp) {
     .await;
     assert!(document["paths"].get("/metrics").is_none());
     // Not served by a Lambda function's router: CloudWatch reads their EMF lines instead.
-    let router = token_service::http::token_router(app.services.clone());
+    let router = token_http::token_router(app.services.clone());
     let request = http::Request::get("/metrics")
         .body(axum::body::Body::empty())
         .unwrap();

@@ -13,8 +13,8 @@ mod userinfo;
 use integration_tests::app::{TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::admin::NewClient;
-use token_service::domain::Scopes;
+use token_core::admin::NewClient;
+use token_domain::Scopes;
 
 use crate::authorize::flow::{exchange, query, Session, LOGIN, PASSWORD, REDIRECT_URI};
 

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use integration_tests::app::{json_of, AppOptions, TestApp, TestClient};
 use integration_tests::assertions::Answer;
 use integration_tests::smtp_server::{start_smtp_server, SmtpServer};
-use token_service::admin::NewClient;
-use token_service::domain::{Scopes, User, UserStatus};
-use token_service::mail::{Mailbox, Mailer, SmtpMailer, SmtpUrl};
+use token_core::admin::NewClient;
+use token_core::mail::{Mailbox, Mailer, SmtpMailer, SmtpUrl};
+use token_domain::{Scopes, User, UserStatus};
 
 pub const ADDRESS: &str = "Ann.Lee@Example.com";
 

@@ -13,12 +13,12 @@ use integration_tests::assertions::assert_token_error;
 use keys::{jwk_set, ClientKey};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use token_service::admin::{self, NewClient};
-use token_service::clock::Clock;
-use token_service::domain::{GrantType, Scopes};
-use token_service::grants::client_assertion::{ASSERTION_TYPE, REPLAY_KIND};
-use token_service::jose::PublicJwkSet;
-use token_service::store::ReplayKey;
+use token_core::admin::{self, NewClient};
+use token_core::auth::client_assertion::{ASSERTION_TYPE, REPLAY_KIND};
+use token_domain::clock::Clock;
+use token_domain::jose::PublicJwkSet;
+use token_domain::{GrantType, Scopes};
+use token_store::ReplayKey;
 use uuid::Uuid;
 
 integration_tests::on_both_stores!(
@@ -277,7 +277,7 @@ async fn the_secret_keeps_working_beside_the_keys(app: TestApp) {
     app.app_token(&client).await;
     // Keys registered later, as `tokenctl clients set-jwks` does, replace the earlier ones.
     let other = ClientKey::eddsa("other");
-    let id = token_service::domain::ClientId::parse(&client.id).unwrap();
+    let id = token_domain::ClientId::parse(&client.id).unwrap();
     let set = PublicJwkSet::parse(jwk_set(&[&other])).unwrap();
     admin::set_client_jwks(app.ctx(), &id, set).await.unwrap();
     let (status, body) = app_token(&app, &other.sign(&claims(&app, &client))).await;

@@ -4,7 +4,7 @@
 
 use integration_tests::app::{field, TestApp};
 use integration_tests::assertions::assert_token_error as assert_error;
-use token_service::domain::RefreshRotation;
+use token_domain::RefreshRotation;
 
 use crate::refresh_rotation::{ok, refresh, user_family};
 

@@ -14,11 +14,11 @@ use integration_tests::ddb_proxy::{DdbProxy, Fault};
 use integration_tests::dynamodb::unique_table_name;
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::clock::Clock;
-use token_service::domain::RefreshRotation;
-use token_service::secrets::TokenHash;
-use token_service::store::dynamodb::DynamoStore;
-use token_service::store::prelude::*;
+use token_domain::clock::Clock;
+use token_domain::secrets::TokenHash;
+use token_domain::RefreshRotation;
+use token_store::dynamodb::DynamoStore;
+use token_store::prelude::*;
 
 use super::refresh_rotation::{field, ok, refresh, user_family};
 

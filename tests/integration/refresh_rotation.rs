@@ -8,11 +8,11 @@ use integration_tests::app::{jti_of, AppOptions, TestApp, TestClient};
 use integration_tests::assertions::assert_token_error as assert_error;
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::admin::NewClient;
-use token_service::clock::Clock;
-use token_service::config::Policy;
-use token_service::domain::{FamilyId, RefreshRotation, Scopes};
-use token_service::secrets::TokenHash;
+use token_core::admin::NewClient;
+use token_core::config::Policy;
+use token_domain::clock::Clock;
+use token_domain::secrets::TokenHash;
+use token_domain::{FamilyId, RefreshRotation, Scopes};
 
 integration_tests::on_both_stores!(
     retry_within_the_window_returns_the_same_successor,
@@ -273,7 +273,7 @@ async fn geolocation_is_checked_before_reuse(app: TestApp) {
 async fn narrowing_a_client_applies_at_the_next_refresh(app: TestApp) {
     let (client, first) = user_family(&app, RefreshRotation::Rotate, "read write").await;
     assert_eq!(first["scope"], "read write");
-    let id = token_service::domain::ClientId::parse(&client.id).unwrap();
+    let id = token_domain::ClientId::parse(&client.id).unwrap();
     let mut stored = app.store.clients().get_client(&id).await.unwrap().unwrap();
     stored.allowed_scopes = Scopes::parse("read").unwrap();
     app.store.clients().put_client(&stored).await.unwrap();

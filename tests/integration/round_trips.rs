@@ -21,13 +21,13 @@ use counted::*;
 use integration_tests::app::{AppOptions, Backend, RequestBody, TestApp, TestClient};
 use integration_tests::assertions::assert_token_error;
 use serde_json::{json, Value};
-use token_service::admin;
-use token_service::context::Context;
-use token_service::domain::ConsumerKey;
-use token_service::import::import_legacy_tokens;
-use token_service::secrets::TokenHash;
-use token_service::store::dynamodb::sdk::types::AttributeValue;
-use token_service::store::Store;
+use token_core::admin;
+use token_core::context::Context;
+use token_core::import::import_legacy_tokens;
+use token_domain::secrets::TokenHash;
+use token_domain::ConsumerKey;
+use token_store::dynamodb::sdk::types::AttributeValue;
+use token_store::Store;
 use uuid::Uuid;
 
 macro_rules! dynamodb_test {

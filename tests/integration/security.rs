@@ -8,8 +8,8 @@ use integration_tests::assertions::{
     assert_company_error, assert_exchange_error, assert_token_error,
 };
 use reqwest::StatusCode;
-use token_service::admin::{self, AdminError, NewClient};
-use token_service::domain::Scopes;
+use token_core::admin::{self, AdminError, NewClient};
+use token_domain::Scopes;
 
 fn client_with_connect_url(url: &str) -> NewClient {
     NewClient {

@@ -8,19 +8,19 @@ mod kms_outage;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use token_service::clock::{Clock, ManualClock};
-use token_service::domain::AccessTokenRecord;
-use token_service::jwt::{IdTokenClaims, SignIn};
-use token_service::signing::kms::Kms;
-use token_service::signing::lifecycle;
-use token_service::signing::ring::Plan;
-use token_service::signing::{SigningBackend, SigningError, SigningKeys};
-use token_service::store::conformance::records::user_access_token;
-use token_service::store::conformance::signing_key_ring::*;
-use token_service::store::sqlite::SqliteStore;
-use token_service::store::SigningKeyRingStore;
+use token_core::jwt::{IdTokenClaims, SignIn};
+use token_core::signing::kms::Kms;
+use token_core::signing::ring::Plan;
+use token_core::signing::{SigningBackend, SigningError, SigningKeys};
+use token_domain::clock::{Clock, ManualClock};
+use token_domain::AccessTokenRecord;
+use token_store::sqlite::SqliteStore;
+use token_store::SigningKeyRingStore;
+use token_store_conformance::records::user_access_token;
+use token_store_conformance::signing_key_ring::*;
 
 use integration_tests::assertions::assert_signed_by_jwks;
+use integration_tests::signing_lifecycle as lifecycle;
 
 async fn dynamo() -> Arc<dyn SigningKeyRingStore> {
     Arc::new(
@@ -49,6 +49,31 @@ async fn dynamodb_concurrent_rotations_leave_one_consistent_ring() {
 #[tokio::test]
 async fn dynamodb_ring_without_active_key_refuses_to_start() {
     lifecycle::a_ring_without_active_key_refuses_to_start(dynamo().await).await;
+}
+
+/// The ring's store on SQLite: a fresh file in a temporary directory.
+fn sqlite_ring_store() -> (Arc<SqliteStore>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open_in_dir(dir.path()).unwrap();
+    (Arc::new(store), dir)
+}
+
+#[tokio::test]
+async fn sqlite_rotation_lifecycle_keeps_every_token_verifiable() {
+    let (store, _dir) = sqlite_ring_store();
+    lifecycle::rotation_lifecycle_keeps_every_token_verifiable(store).await;
+}
+
+#[tokio::test]
+async fn sqlite_concurrent_rotations_leave_one_consistent_ring() {
+    let (store, _dir) = sqlite_ring_store();
+    lifecycle::concurrent_rotations_leave_one_consistent_ring(store).await;
+}
+
+#[tokio::test]
+async fn sqlite_ring_without_active_key_refuses_to_start() {
+    let (store, _dir) = sqlite_ring_store();
+    lifecycle::a_ring_without_active_key_refuses_to_start(store).await;
 }
 
 fn kms_endpoint() -> String {
@@ -158,7 +183,7 @@ async fn kms_keys_sign_tokens_that_verify_with_the_published_jwks() {
 
     // A rotation once the next key is old enough: the new active KMS key signs, the old
     // tokens still verify.
-    clock.advance(token_service::signing::ring::MIN_NEXT_SECONDS);
+    clock.advance(token_core::signing::ring::MIN_NEXT_SECONDS);
     let second = lifecycle::rotate_once(store.as_ref(), &backend, &legacy, clock.now()).await;
     assert_eq!(second, Plan::Promote);
     let after = codec.encode(&record).await.unwrap();
@@ -194,10 +219,7 @@ async fn an_unreachable_kms_is_unavailable_in_time_and_signs_nothing() {
         "{outcome:?}"
     );
     assert!(elapsed < Duration::from_secs(6), "took {elapsed:?}");
-    let status: token_service::store::StoreError = outcome.unwrap_err().into();
-    assert!(matches!(
-        status,
-        token_service::store::StoreError::Unavailable(_)
-    ));
+    let status: token_store::StoreError = outcome.unwrap_err().into();
+    assert!(matches!(status, token_store::StoreError::Unavailable(_)));
     drop(held);
 }

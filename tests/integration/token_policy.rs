@@ -6,11 +6,11 @@
 use integration_tests::app::{field, AppOptions, RequestBody, TestApp, TestClient};
 use integration_tests::assertions::{assert_company_error, assert_token_error};
 use reqwest::StatusCode;
-use token_service::admin;
-use token_service::clock::Clock;
-use token_service::config::Config;
-use token_service::domain::{Company, CompanyStatus, TokenId, UserStatus};
-use token_service::secrets::TokenHash;
+use token_core::admin;
+use token_core::config::Config;
+use token_domain::clock::Clock;
+use token_domain::secrets::TokenHash;
+use token_domain::{Company, CompanyStatus, TokenId, UserStatus};
 
 integration_tests::on_both_stores!(
     lockout_is_per_login_whatever_the_client,

@@ -5,17 +5,17 @@ use std::sync::Arc;
 
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::clock::ManualClock;
-use token_service::config::Policy;
-use token_service::context::Context;
-use token_service::domain::Geolocation;
-use token_service::jwt::AccessTokenCodec;
-use token_service::mail::Mailer;
-use token_service::services::Services;
-use token_service::signing::{KeyRing, SigningKeys};
-use token_service::store::dynamodb::DynamoStore;
-use token_service::store::sqlite::SqliteStore;
-use token_service::store::Store;
+use token_core::config::Policy;
+use token_core::context::Context;
+use token_core::jwt::AccessTokenCodec;
+use token_core::mail::Mailer;
+use token_core::services::Services;
+use token_core::signing::{KeyRing, SigningKeys};
+use token_domain::clock::ManualClock;
+use token_domain::Geolocation;
+use token_store::dynamodb::DynamoStore;
+use token_store::sqlite::SqliteStore;
+use token_store::Store;
 
 use crate::stored_data::StoredData;
 
@@ -185,7 +185,7 @@ impl TestApp {
         read_cache_seconds: u64,
     ) -> Self {
         let clock = Arc::new(ManualClock::starting_now());
-        let store = token_service::store::cached::wrap(store, clock.clone(), read_cache_seconds);
+        let store = token_store::cached::wrap(store, clock.clone(), read_cache_seconds);
         Self::serve(store, clock, backend, options, None).await
     }
 
@@ -229,7 +229,7 @@ impl TestApp {
             services = services.with_mailer(mailer);
         }
         let services = Arc::new(services);
-        let router = token_service::http::local_router(services.clone());
+        let router = token_http::local_router(services.clone());
         tokio::spawn(async move {
             let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
             axum::serve(listener, service).await.expect("test server");

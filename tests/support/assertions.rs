@@ -7,13 +7,13 @@
 //!
 //! and the cache headers every token-bearing or error response carries ([`assert_not_cached`]);
 //! and a JWT's signature against a published JWK Set ([`assert_signed_by_jwks`]).
-//! Descriptions are checked against the catalogues in `token_service::errors`, whose rows are
+//! Descriptions are checked against the catalogues in `token_core::errors`, whose rows are
 //! pinned to the specification by `error_catalogue::every_spec_row_is_in_the_catalogue`.
 
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::errors::{ErrorCode, ExchangeCode};
+use token_core::errors::{ErrorCode, ExchangeCode};
 
 /// A response's status and JSON body.
 pub type Answer = (StatusCode, Value);
@@ -125,7 +125,7 @@ pub fn assert_uncached_json(headers: &HeaderMap) {
 }
 
 /// The one independent JWS check, shared with the library's unit tests.
-pub use token_service::signing::jwks_check::{assert_signed_by_jwks, SignedJwt};
+pub use crate::jwks_check::{assert_signed_by_jwks, SignedJwt};
 
 #[track_caller]
 fn assert_catalogued_description(body: &Value, error: &str, code: u64) {

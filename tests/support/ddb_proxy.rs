@@ -14,7 +14,7 @@ mod wire;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use token_service::store::dynamodb::DynamoStore;
+use token_store::dynamodb::DynamoStore;
 use tokio::io::BufReader;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;

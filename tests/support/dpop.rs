@@ -7,7 +7,7 @@ use p256::ecdsa::signature::Signer;
 use p256::ecdsa::{Signature, SigningKey};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use token_service::clock::Clock;
+use token_domain::clock::Clock;
 use uuid::Uuid;
 
 use crate::app::TestApp;

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use token_service::store::dynamodb::DynamoStore;
-use token_service::store::Store;
+use token_store::dynamodb::DynamoStore;
+use token_store::Store;
 
 pub const ENDPOINT_VAR: &str = "DYNAMODB_ENDPOINT";
 pub const SKIPPED: &str = "SKIPPED: DynamoDB suite (SKIP_DYNAMODB=1)";
@@ -61,7 +61,7 @@ pub fn unique_table_name() -> String {
 /// (`create_table_if_missing`, TTL included). `None` when the suite is skipped.
 ///
 /// The concrete type gives access to the raw client (`client()`, `table_name()`) for checks on
-/// stored items; `token_service::store::dynamodb::sdk` names the SDK's types.
+/// stored items; `token_store::dynamodb::sdk` names the SDK's types.
 pub async fn fresh_table() -> Option<DynamoStore> {
     let endpoint = endpoint()?;
     let store = DynamoStore::connect(&unique_table_name(), Some(&endpoint)).await;

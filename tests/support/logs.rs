@@ -77,7 +77,10 @@ pub(crate) fn install_log_capture() {
             .with_writer(|| LogSink(log_buffer().clone()));
         let levels = Targets::new()
             .with_default(LevelFilter::INFO)
-            .with_target("token_service", LevelFilter::DEBUG);
+            .with_target("token_domain", LevelFilter::DEBUG)
+            .with_target("token_store", LevelFilter::DEBUG)
+            .with_target("token_core", LevelFilter::DEBUG)
+            .with_target("token_http", LevelFilter::DEBUG);
         let subscriber = tracing_subscriber::registry().with(format).with(levels);
         let _ = tracing::subscriber::set_global_default(subscriber);
     });

@@ -10,9 +10,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
-use token_service::admin::NewClient;
-use token_service::clock::{Clock, SystemClock};
-use token_service::domain::{GrantType, Scopes, User};
+use token_core::admin::NewClient;
+use token_domain::clock::{Clock, SystemClock};
+use token_domain::{GrantType, Scopes, User};
 
 use crate::app::{TestApp, TestClient};
 

@@ -2,12 +2,12 @@
 //!
 //! A real file rather than `:memory:`, so the tests exercise what the local server runs on: WAL,
 //! the busy timeout, and a second connection (another process) on the same file. The conformance
-//! suite itself runs against SQLite in the library's own tests (`cargo test -p token-service`).
+//! suite itself runs against SQLite in its own crate's tests (`cargo test -p token-store-conformance`).
 
 use std::time::Duration;
 
 use tempfile::TempDir;
-use token_service::store::sqlite::SqliteStore;
+use token_store::sqlite::SqliteStore;
 
 /// A directory for tests that open the database file themselves (two stores on one file).
 pub fn temp_dir() -> TempDir {

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use tempfile::TempDir;
-use token_service::store::dynamodb::sdk::types::AttributeValue;
-use token_service::store::dynamodb::DynamoStore;
+use token_store::dynamodb::sdk::types::AttributeValue;
+use token_store::dynamodb::DynamoStore;
 
 /// A second handle on a test store's data, below the `Store` trait.
 pub enum StoredData {

@@ -1,6 +1,7 @@
 //! AWS Lambda function serving the company auth-token endpoint. Thin by design: configuration, store, router, run.
 
-use token_service::{bootstrap, config::Config, http, telemetry};
+use token_core::{bootstrap, config::Config, telemetry};
+use token_http as http;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {

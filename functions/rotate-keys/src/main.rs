@@ -2,7 +2,7 @@
 //! design: configuration, one rotation per invocation.
 
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
-use token_service::{config::Config, signing::scheduled, telemetry};
+use token_core::{config::Config, signing::scheduled, telemetry};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {

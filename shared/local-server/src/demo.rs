@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use token_service::admin::{self, NewClient, NewUser};
-use token_service::context::Context;
-use token_service::domain::{
+use token_core::admin::{self, NewClient, NewUser};
+use token_core::context::Context;
+use token_domain::random::RandomExt;
+use token_domain::secrets::{Secret, TokenHash};
+use token_domain::{
     ClientId, ConsumerKey, Geolocation, GrantType, LegacyToken, Login, PrincipalType, Scopes,
     UserStatus,
 };
-use token_service::random::RandomExt;
-use token_service::secrets::{Secret, TokenHash};
 
 pub const DEMO_FILE: &str = "demo.json";
 

@@ -10,8 +10,8 @@ use axum::response::Html;
 use axum::routing::get;
 use axum::Router;
 use std::collections::HashMap;
-use token_service::context::Context;
-use token_service::domain::ClientId;
+use token_core::context::Context;
+use token_domain::ClientId;
 
 use crate::demo::DemoData;
 

@@ -8,10 +8,11 @@ mod demo_callback;
 mod log_output;
 
 use anyhow::Context as _;
-use token_service::config::{Config, StoreKind};
-use token_service::mail::MailConfig;
-use token_service::store::sqlite::{sweeper, SqliteStore};
-use token_service::{bootstrap, http, telemetry};
+use token_core::config::{Config, StoreKind};
+use token_core::mail::MailConfig;
+use token_core::{bootstrap, telemetry};
+use token_http as http;
+use token_store::sqlite::{sweeper, SqliteStore};
 
 /// mimalloc rather than glibc's allocator: a token request allocates and frees many small
 /// buffers, and glibc's `malloc`/`free` took about a tenth of the server's CPU under load.
@@ -61,7 +62,7 @@ async fn main() -> anyhow::Result<()> {
         })
         .await?;
     // The spans still batched, when traces are exported (off the async workers: it blocks).
-    let _ = tokio::task::spawn_blocking(token_service::traces::flush).await;
+    let _ = tokio::task::spawn_blocking(token_core::traces::flush).await;
     Ok(())
 }
 

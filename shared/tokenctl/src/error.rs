@@ -2,11 +2,11 @@
 
 use std::fmt;
 
-use token_service::admin::AdminError;
-use token_service::config::ConfigError;
-use token_service::import::ImportError;
-use token_service::signing::KeyError;
-use token_service::store::StoreError;
+use token_core::admin::AdminError;
+use token_core::config::ConfigError;
+use token_core::import::ImportError;
+use token_core::signing::KeyError;
+use token_store::StoreError;
 
 /// The exit status tells scripts what kind of failure it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! `tokenctl`: the administration command line of the token service.
 //!
 //! It reads the services' configuration (README.md, Configuration) with global flags overriding it,
-//! runs one verb through the admin operations of the `token_service` crate, and prints the result
+//! runs one verb through the admin operations of the `token-core` crate, and prints the result
 //! as one JSON object (`--json`) or readable text. On failure it prints one line on stderr and
 //! exits non-zero (see [`error::Failure`] for the statuses).
 

@@ -2,11 +2,10 @@
 
 use std::collections::HashMap;
 
-use token_service::config::{Config, StoreKind};
-use token_service::context::Context;
-use token_service::store;
-use token_service::store::dynamodb::DynamoStore;
-use token_service::store::sqlite::SqliteStore;
+use token_core::config::{Config, StoreKind};
+use token_core::context::Context;
+use token_store::dynamodb::DynamoStore;
+use token_store::sqlite::SqliteStore;
 
 use crate::args::GlobalArgs;
 use crate::error::CliError;
@@ -67,5 +66,7 @@ impl Backend {
 /// The context the admin operations take: the configured store (as every service opens it),
 /// real time, OS randomness.
 pub async fn context(config: &Config) -> Result<Context, CliError> {
-    Ok(Context::new(store::open(config).await?))
+    Ok(Context::new(
+        token_store::open(&config.store_location()).await?,
+    ))
 }

@@ -4,7 +4,7 @@
 //! the functions' cold starts are measured against, AWS SDK set-up included.
 
 use lambda_http::{service_fn, Error, Request};
-use token_service::store::dynamodb::DynamoStore;
+use token_store::dynamodb::DynamoStore;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {

@@ -2,8 +2,8 @@
 //! change, under the client or principal it changed.
 
 use integration_tests::app::TestApp;
-use token_service::admin;
-use token_service::domain::{ClientId, CompanyStatus, ConsumerKey, RefreshRotation};
+use token_core::admin;
+use token_domain::{ClientId, CompanyStatus, ConsumerKey, RefreshRotation};
 use uuid::Uuid;
 
 use super::{client_subject, events_of, json, names, principal_subject};

@@ -6,7 +6,7 @@
 use integration_tests::app::{answer_of, TestApp};
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::domain::PrincipalId;
+use token_domain::PrincipalId;
 use uuid::Uuid;
 
 use super::{

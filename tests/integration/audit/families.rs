@@ -4,10 +4,10 @@ use integration_tests::app::{json_of, TestApp, TestClient};
 use integration_tests::logs::{assert_no_secret_logged, captured_lines_with};
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::admin;
-use token_service::clock::Clock;
-use token_service::domain::audit::rfc3339;
-use token_service::domain::FamilyId;
+use token_core::admin;
+use token_domain::audit::rfc3339;
+use token_domain::clock::Clock;
+use token_domain::FamilyId;
 use uuid::Uuid;
 
 use super::{

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use integration_tests::app::{json_of, AppOptions, TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::admin::NewClient;
-use token_service::clock::Clock;
-use token_service::domain::audit::rfc3339;
-use token_service::domain::Scopes;
+use token_core::admin::NewClient;
+use token_domain::audit::rfc3339;
+use token_domain::clock::Clock;
+use token_domain::Scopes;
 use uuid::Uuid;
 
 use super::{

@@ -5,8 +5,8 @@
 
 use integration_tests::app::json_of;
 use reqwest::StatusCode;
-use token_service::domain::audit::AuditEvent;
-use token_service::domain::{FamilyId, PrincipalId};
+use token_domain::audit::AuditEvent;
+use token_domain::{FamilyId, PrincipalId};
 use uuid::Uuid;
 
 use super::{

@@ -5,10 +5,10 @@
 use integration_tests::app::TestApp;
 use integration_tests::assertions::assert_token_error as assert_error;
 use reqwest::{header, StatusCode};
-use token_service::admin::NewClient;
-use token_service::clock::Clock;
-use token_service::domain::{GrantType, Scopes};
-use token_service::secrets::TokenHash;
+use token_core::admin::NewClient;
+use token_domain::clock::Clock;
+use token_domain::secrets::TokenHash;
+use token_domain::{GrantType, Scopes};
 
 use super::flow::*;
 
@@ -22,7 +22,7 @@ integration_tests::on_both_stores!(
 async fn approved_code_exchanges_for_tokens_and_an_id_token(app: TestApp) {
     let user = app.create_user(LOGIN, PASSWORD).await;
     let client = code_client(&app).await;
-    let challenge = token_service::flows::authorize::s256_challenge(VERIFIER);
+    let challenge = token_core::flows::authorize::s256_challenge(VERIFIER);
     let query = query(
         &client,
         &[

@@ -10,9 +10,9 @@ use integration_tests::app::{TestApp, TestClient};
 use integration_tests::assertions::assert_signed_by_jwks;
 use reqwest::{header, StatusCode};
 use serde_json::Value;
-use token_service::admin::NewClient;
-use token_service::domain::Scopes;
-use token_service::flows::authorize::s256_challenge;
+use token_core::admin::NewClient;
+use token_core::flows::authorize::s256_challenge;
+use token_domain::Scopes;
 
 pub const REDIRECT_URI: &str = "https://app.example.com/callback";
 pub const APP_NAME: &str = "Expense Reports";

@@ -8,8 +8,8 @@ use axum::Router;
 use integration_tests::app::{Backend, TestApp, TestClient};
 use integration_tests::browser::Browser;
 use reqwest::StatusCode;
-use token_service::admin::NewClient;
-use token_service::domain::Scopes;
+use token_core::admin::NewClient;
+use token_domain::Scopes;
 
 use super::flow::{APP_NAME, LOGIN, PASSWORD};
 

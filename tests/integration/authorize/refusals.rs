@@ -4,8 +4,8 @@
 
 use integration_tests::app::TestApp;
 use reqwest::{header, StatusCode};
-use token_service::admin::{self, NewClient};
-use token_service::domain::{ClientId, GrantType, Scopes, UserStatus};
+use token_core::admin::{self, NewClient};
+use token_domain::{ClientId, GrantType, Scopes, UserStatus};
 
 use super::flow::*;
 

@@ -5,7 +5,7 @@
 use integration_tests::app::TestApp;
 use integration_tests::assertions::assert_token_error;
 use reqwest::StatusCode;
-use token_service::domain::UserStatus;
+use token_domain::UserStatus;
 
 use super::flow::*;
 

@@ -4,8 +4,8 @@ use integration_tests::app::{json_of, TestApp, TestClient};
 use integration_tests::assertions::assert_token_error;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use token_service::admin;
-use token_service::clock::Clock;
+use token_core::admin;
+use token_domain::clock::Clock;
 use uuid::Uuid;
 
 use super::{stored_secrets, with_secret, DAY};

@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-use token_service::domain::{Client, ClientSecrets};
-use token_service::secrets::TokenHash;
-use token_service::store::dynamodb::sdk::types::AttributeValue;
-use token_service::store::dynamodb::DynamoStore;
-use token_service::store::Store;
+use token_domain::secrets::TokenHash;
+use token_domain::{Client, ClientSecrets};
+use token_store::dynamodb::sdk::types::AttributeValue;
+use token_store::dynamodb::DynamoStore;
+use token_store::Store;
 
 /// Where the raw record is rewritten.
 pub enum Raw<'a> {
@@ -48,7 +48,7 @@ pub async fn write(store: &dyn Store, raw: Raw<'_>, mut client: Client, secret: 
                 .key("pk", AttributeValue::S(format!("CLIENT#{}", client.id)))
                 .key("sk", AttributeValue::S("CLIENT".into()))
                 .update_expression("REMOVE secrets_version")
-                .return_values(token_service::store::dynamodb::sdk::types::ReturnValue::AllNew)
+                .return_values(token_store::dynamodb::sdk::types::ReturnValue::AllNew)
                 .send()
                 .await
                 .unwrap()
@@ -71,9 +71,7 @@ fn assert_old_shape<'a>(fields: impl Iterator<Item = &'a str>) {
 pub fn raw_of(data: &integration_tests::stored_data::StoredData) -> Raw<'_> {
     use integration_tests::stored_data::StoredData;
     match data {
-        StoredData::Sqlite(dir) => {
-            Raw::SqliteFile(dir.path().join(token_service::store::sqlite::FILE_NAME))
-        }
+        StoredData::Sqlite(dir) => Raw::SqliteFile(dir.path().join(token_store::sqlite::FILE_NAME)),
         StoredData::Dynamo(store) => Raw::Dynamo(store),
         StoredData::Opaque => panic!("no raw handle on this store"),
     }

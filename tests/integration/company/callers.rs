@@ -5,7 +5,7 @@ use super::*;
 use integration_tests::app::{answer_of, json_of, TestApp};
 use integration_tests::assertions::{assert_company_error as assert_fail, assert_not_cached};
 use reqwest::StatusCode;
-use token_service::domain::UserStatus;
+use token_domain::UserStatus;
 
 integration_tests::on_both_stores!(
     unauthenticated_callers_get_401,

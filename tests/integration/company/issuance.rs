@@ -8,8 +8,8 @@ use integration_tests::assertions::{
 };
 use reqwest::StatusCode;
 use serde_json::json;
-use token_service::clock::Clock;
-use token_service::domain::{ClientId, AUTH_TOKEN_TTL_SECONDS};
+use token_domain::clock::Clock;
+use token_domain::{ClientId, AUTH_TOKEN_TTL_SECONDS};
 use url::Url;
 
 integration_tests::on_both_stores!(

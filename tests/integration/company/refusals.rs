@@ -7,8 +7,8 @@ use integration_tests::assertions::{
     assert_company_error as assert_fail, assert_token_error as assert_error,
 };
 use reqwest::StatusCode;
-use token_service::admin::{self, NewClient};
-use token_service::domain::{ClientId, CompanyStatus, PrincipalId, Scopes};
+use token_core::admin::{self, NewClient};
+use token_domain::{ClientId, CompanyStatus, PrincipalId, Scopes};
 
 integration_tests::on_both_stores!(
     disabled_and_maintenance_companies,
@@ -18,7 +18,7 @@ integration_tests::on_both_stores!(
 );
 
 /// A change to a user.
-type Change = fn(&mut token_service::domain::User);
+type Change = fn(&mut token_domain::User);
 
 /// An auth token is the administrator's act: once the administrator is disabled, demoted or
 /// denied logon, it mints no company family (19), however long it has left.
@@ -27,11 +27,11 @@ async fn auth_tokens_stop_with_their_administrator(app: TestApp) {
     let company = w.company_id();
     let changes: [(&str, Change); 3] = [
         ("disabled", |u| {
-            u.status = token_service::domain::UserStatus::Disabled
+            u.status = token_domain::UserStatus::Disabled
         }),
         ("demoted", |u| u.is_admin = false),
         ("denied logon", |u| {
-            u.status = token_service::domain::UserStatus::LogonDenied
+            u.status = token_domain::UserStatus::LogonDenied
         }),
     ];
     for (what, change) in changes {

@@ -5,13 +5,13 @@
 use std::time::{Duration, Instant};
 
 use integration_tests::dynamodb::{fresh_table, unique_table_name};
-use token_service::domain::ClientId;
-use token_service::store::conformance::fixtures::stored_application_token;
-use token_service::store::conformance::records::{legacy_token, now};
-use token_service::store::dynamodb::sdk;
-use token_service::store::dynamodb::{DynamoStore, OPERATION_TIMEOUT};
-use token_service::store::prelude::*;
-use token_service::store::StoreError;
+use token_domain::ClientId;
+use token_store::dynamodb::sdk;
+use token_store::dynamodb::{DynamoStore, OPERATION_TIMEOUT};
+use token_store::prelude::*;
+use token_store::StoreError;
+use token_store_conformance::fixtures::stored_application_token;
+use token_store_conformance::records::{legacy_token, now};
 use uuid::Uuid;
 
 #[tokio::test]

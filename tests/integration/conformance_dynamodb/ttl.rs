@@ -5,17 +5,17 @@
 use std::collections::HashMap;
 
 use integration_tests::dynamodb::fresh_table;
-use token_service::clock::UnixTime;
-use token_service::domain::{Login, ACCESS_TOKEN_TTL_SECONDS, AUTH_TOKEN_TTL_SECONDS};
-use token_service::secrets::TokenHash;
-use token_service::store::conformance::fixtures::stored_application_token;
-use token_service::store::conformance::records::{
+use token_domain::clock::UnixTime;
+use token_domain::secrets::TokenHash;
+use token_domain::{Login, ACCESS_TOKEN_TTL_SECONDS, AUTH_TOKEN_TTL_SECONDS};
+use token_store::dynamodb::sdk::types::{AttributeValue, TimeToLiveStatus};
+use token_store::dynamodb::{DynamoStore, TTL_ATTRIBUTE};
+use token_store::prelude::*;
+use token_store::{AttemptLimit, Rotated};
+use token_store_conformance::fixtures::stored_application_token;
+use token_store_conformance::records::{
     auth_token, legacy_token, now, rotation, unique_login, Bundle,
 };
-use token_service::store::dynamodb::sdk::types::{AttributeValue, TimeToLiveStatus};
-use token_service::store::dynamodb::{DynamoStore, TTL_ATTRIBUTE};
-use token_service::store::prelude::*;
-use token_service::store::{AttemptLimit, Rotated};
 
 type Item = HashMap<String, AttributeValue>;
 

@@ -6,9 +6,9 @@ use futures::future::join_all;
 use integration_tests::app::TestApp;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use token_service::admin::NewClient;
-use token_service::clock::Clock;
-use token_service::domain::Scopes;
+use token_core::admin::NewClient;
+use token_domain::clock::Clock;
+use token_domain::Scopes;
 
 use super::*;
 

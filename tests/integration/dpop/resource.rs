@@ -6,8 +6,8 @@
 use integration_tests::app::{json_of, TestApp};
 use reqwest::{header, StatusCode};
 use serde_json::Value;
-use token_service::admin::NewClient;
-use token_service::domain::Scopes;
+use token_core::admin::NewClient;
+use token_domain::Scopes;
 
 use super::*;
 

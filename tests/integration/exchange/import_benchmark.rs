@@ -8,9 +8,9 @@ use std::time::Instant;
 
 use integration_tests::app::{Backend, TestApp};
 use serde_json::json;
-use token_service::clock::Clock;
-use token_service::import::import_legacy_tokens;
-use token_service::secrets::TokenHash;
+use token_core::import::import_legacy_tokens;
+use token_domain::clock::Clock;
+use token_domain::secrets::TokenHash;
 use uuid::Uuid;
 
 use super::{assert_ok, Migration};

@@ -9,8 +9,8 @@ use integration_tests::assertions::{
 use integration_tests::on_both_stores;
 use reqwest::StatusCode;
 use serde_json::json;
-use token_service::clock::Clock;
-use token_service::domain::{Geolocation, Scopes};
+use token_domain::clock::Clock;
+use token_domain::{Geolocation, Scopes};
 
 use super::*;
 

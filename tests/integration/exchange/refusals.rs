@@ -7,9 +7,9 @@ use integration_tests::assertions::{assert_exchange_error, assert_not_cached};
 use integration_tests::on_both_stores;
 use reqwest::StatusCode;
 use serde_json::json;
-use token_service::admin;
-use token_service::clock::Clock;
-use token_service::domain::{ClientId, CompanyStatus, UserStatus};
+use token_core::admin;
+use token_domain::clock::Clock;
+use token_domain::{ClientId, CompanyStatus, UserStatus};
 use uuid::Uuid;
 
 use super::*;

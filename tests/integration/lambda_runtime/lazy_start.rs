@@ -4,9 +4,9 @@
 //! fail the init: the requests that need the ring answer 503 until it answers, and then the same
 //! instance serves, without a restart.
 
+use integration_tests::jwks_check::assert_signed_by_jwks;
 use integration_tests::tcp_fault::SilentRelay;
 use serde_json::{json, Value};
-use token_service::signing::jwks_check::assert_signed_by_jwks;
 
 use super::function::RunningFunction;
 use super::{http_api_event, Deployment};

@@ -12,11 +12,11 @@ use std::io::Write;
 use std::time::Duration;
 
 use serde_json::Value;
-use token_service::clock::{Clock, SystemClock};
-use token_service::random::OsRandom;
-use token_service::signing::ring::{KeyState, RingDocument, MIN_NEXT_SECONDS};
-use token_service::signing::{self, rotation, KeyRingDocument, SigningBackend};
-use token_service::store::SigningKeyRingStore;
+use token_core::signing::ring::{KeyState, RingDocument, MIN_NEXT_SECONDS};
+use token_core::signing::{self, rotation, KeyRingDocument, SigningBackend};
+use token_domain::clock::{Clock, SystemClock};
+use token_domain::random::OsRandom;
+use token_store::SigningKeyRingStore;
 
 use super::function::{FunctionEnv, RunningFunction};
 

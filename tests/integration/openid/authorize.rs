@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use integration_tests::app::TestApp;
 use reqwest::{header, StatusCode};
-use token_service::clock::Clock;
+use token_domain::clock::Clock;
 
 use super::*;
 use crate::authorize::flow::{csrf, redirect_query, verify_with_jwks, STATE};

@@ -4,8 +4,8 @@
 use integration_tests::app::TestApp;
 use integration_tests::assertions::assert_token_error;
 use reqwest::StatusCode;
-use token_service::admin::NewClient;
-use token_service::domain::{GrantType, Scopes};
+use token_core::admin::NewClient;
+use token_domain::{GrantType, Scopes};
 
 use super::*;
 

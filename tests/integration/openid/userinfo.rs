@@ -4,9 +4,9 @@
 use integration_tests::app::{json_of, TestApp};
 use reqwest::{header, StatusCode};
 use serde_json::{json, Value};
-use token_service::clock::Clock;
-use token_service::domain::{AuthToken, ClientId};
-use token_service::secrets::TokenHash;
+use token_domain::clock::Clock;
+use token_domain::secrets::TokenHash;
+use token_domain::{AuthToken, ClientId};
 
 use crate::authorize::flow::assert_id_token;
 

@@ -7,9 +7,9 @@ use integration_tests::app::{json_of, TestApp, TestClient};
 use integration_tests::assertions::assert_token_error;
 use integration_tests::ports::RefusingPort;
 use integration_tests::smtp_server::start_refusing_smtp_server;
-use token_service::admin::NewClient;
-use token_service::domain::{GrantType, Scopes, UserStatus};
-use token_service::mail::{Mailer, OutboxMailer, SmtpMailer, SmtpUrl};
+use token_core::admin::NewClient;
+use token_core::mail::{Mailer, OutboxMailer, SmtpMailer, SmtpUrl};
+use token_domain::{GrantType, Scopes, UserStatus};
 
 use super::*;
 

@@ -3,7 +3,7 @@
 
 use integration_tests::app::TestApp;
 use integration_tests::assertions::assert_token_error;
-use token_service::domain::{Geolocation, UserStatus};
+use token_domain::{Geolocation, UserStatus};
 
 use super::*;
 use crate::authorize::flow::assert_id_token;

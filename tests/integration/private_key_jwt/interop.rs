@@ -10,8 +10,8 @@ use integration_tests::app::TestApp;
 use oauth2::basic::BasicClient;
 use oauth2::{AuthType, TokenResponse, TokenUrl};
 use serde_json::Value;
-use token_service::admin;
-use token_service::domain::ClientId;
+use token_core::admin;
+use token_domain::ClientId;
 
 use super::keys::ClientKey;
 use super::*;

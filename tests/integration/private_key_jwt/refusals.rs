@@ -3,10 +3,10 @@
 use integration_tests::app::TestApp;
 use integration_tests::assertions::assert_token_error;
 use serde_json::{json, Value};
-use token_service::admin::{self, AdminError, NewClient};
-use token_service::clock::Clock;
-use token_service::domain::{ClientId, Scopes};
-use token_service::jose::PublicJwkSet;
+use token_core::admin::{self, AdminError, NewClient};
+use token_domain::clock::Clock;
+use token_domain::jose::PublicJwkSet;
+use token_domain::{ClientId, Scopes};
 
 use super::keys::{hs256, jwk_set, unsigned, ClientKey};
 use super::*;

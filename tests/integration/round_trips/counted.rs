@@ -8,9 +8,9 @@ use integration_tests::ddb_proxy::{Calls, DdbProxy};
 use integration_tests::dynamodb::unique_table_name;
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::admin::{self, NewClient};
-use token_service::domain::{ClientId, Company, Scopes, User};
-use token_service::store::dynamodb::DynamoStore;
+use token_core::admin::{self, NewClient};
+use token_domain::{ClientId, Company, Scopes, User};
+use token_store::dynamodb::DynamoStore;
 use uuid::Uuid;
 
 pub(super) const READ_CACHE_SECONDS: u64 = 5;

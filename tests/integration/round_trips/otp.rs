@@ -7,7 +7,7 @@ use super::counted::*;
 use integration_tests::app::{json_of, AppOptions, TestClient};
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::mail::{MailError, Mailer, OtpMail};
+use token_core::mail::{MailError, Mailer, OtpMail};
 use uuid::Uuid;
 
 /// Keeps the passwords it is asked to mail.

@@ -9,13 +9,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use integration_tests::app::{AppOptions, Backend, TestApp, TestClient};
+use integration_tests::signing_lifecycle as lifecycle;
 use integration_tests::stored_data::{scan_table, StoredData};
 use integration_tests::tcp_fault::SilentRelay;
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::clock::{Clock, ManualClock};
-use token_service::config::{Policy, RateLimits};
-use token_service::signing::{lifecycle, SigningKeys};
+use token_core::config::{Policy, RateLimits};
+use token_core::signing::SigningKeys;
+use token_domain::clock::{Clock, ManualClock};
 
 use crate::store_unavailable::assert_unavailable;
 
@@ -190,7 +191,7 @@ async fn token_request(
 async fn issued_counts(data: &StoredData) -> [usize; 3] {
     match data {
         StoredData::Sqlite(dir) => {
-            let database = dir.path().join(token_service::store::sqlite::FILE_NAME);
+            let database = dir.path().join(token_store::sqlite::FILE_NAME);
             let connection = rusqlite::Connection::open_with_flags(
                 database,
                 rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,

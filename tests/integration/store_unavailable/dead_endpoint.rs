@@ -8,11 +8,9 @@ use integration_tests::logs::assert_no_secret_logged;
 use integration_tests::ports::RefusingPort;
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::clock::Clock;
-use token_service::domain::{
-    AccessTokenRecord, ClientId, ConsumerKey, PrincipalType, Scopes, TokenId,
-};
-use token_service::store::dynamodb::DynamoStore;
+use token_domain::clock::Clock;
+use token_domain::{AccessTokenRecord, ClientId, ConsumerKey, PrincipalType, Scopes, TokenId};
+use token_store::dynamodb::DynamoStore;
 use uuid::Uuid;
 
 /// An app whose DynamoDB endpoint refuses every connection, while the port is held.

@@ -6,10 +6,10 @@
 use integration_tests::assertions::assert_token_error;
 use integration_tests::ddb_proxy::Fault;
 use reqwest::StatusCode;
-use token_service::clock::Clock;
-use token_service::domain::ChannelHandle;
-use token_service::secrets::TokenHash;
-use token_service::store::prelude::*;
+use token_domain::clock::Clock;
+use token_domain::secrets::TokenHash;
+use token_domain::ChannelHandle;
+use token_store::prelude::*;
 
 use super::other_endpoints::otp_request_to;
 use super::{user_with_email, FaultyApp, Outage};

@@ -54,8 +54,8 @@ use integration_tests::ddb_proxy::{DdbProxy, Fault, WRITE_OPERATIONS};
 use reqwest::{RequestBuilder, Response, StatusCode};
 use serde_json::Value;
 use tempfile::TempDir;
-use token_service::config::Policy;
-use token_service::mail::{MailError, Mailer, OtpMail};
+use token_core::config::Policy;
+use token_core::mail::{MailError, Mailer, OtpMail};
 
 /// Generates one test per case in a module named after the fault: `sqlite_write_locked` or
 /// `<module> = <Outage variant>` on DynamoDB. Each case is an `async fn(FaultyApp)` of the

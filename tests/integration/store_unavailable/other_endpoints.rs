@@ -5,9 +5,9 @@ use integration_tests::app::{json_of, TestApp, TestClient};
 use integration_tests::logs::assert_no_secret_logged;
 use reqwest::{RequestBuilder, StatusCode};
 use serde_json::Value;
-use token_service::admin::{self, NewClient};
-use token_service::clock::Clock;
-use token_service::domain::{ChannelHandle, ClientId, RefreshRotation, Scopes};
+use token_core::admin::{self, NewClient};
+use token_domain::clock::Clock;
+use token_domain::{ChannelHandle, ClientId, RefreshRotation, Scopes};
 
 use super::{ok_json, user_with_email, FaultyApp};
 use crate::exchange::{import, old_token, user_line, Migration};

@@ -7,8 +7,8 @@ use futures::future::join_all;
 use integration_tests::app::TestApp;
 use integration_tests::assertions::assert_token_error;
 use reqwest::StatusCode;
-use token_service::clock::Clock;
-use token_service::secrets::TokenHash;
+use token_domain::clock::Clock;
+use token_domain::secrets::TokenHash;
 
 use crate::authorize::flow::{approved_code, code_client, exchange, LOGIN, PASSWORD};
 use crate::refresh_rotation::field;

@@ -4,9 +4,9 @@
 use integration_tests::app::TestClient;
 use integration_tests::logs::assert_no_secret_logged;
 use reqwest::RequestBuilder;
-use token_service::clock::Clock;
-use token_service::domain::{ChannelHandle, RefreshRotation};
-use token_service::secrets::TokenHash;
+use token_domain::clock::Clock;
+use token_domain::secrets::TokenHash;
+use token_domain::{ChannelHandle, RefreshRotation};
 
 use super::{ok_json, user_with_email, FaultyApp, Outage};
 use crate::authorize::flow::{approved_code, code_client, LOGIN, PASSWORD, REDIRECT_URI, VERIFIER};

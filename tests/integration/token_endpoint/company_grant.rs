@@ -4,9 +4,9 @@
 use integration_tests::app::{field, TestApp, TestClient};
 use integration_tests::assertions::assert_token_error as assert_error;
 use reqwest::StatusCode;
-use token_service::clock::Clock;
-use token_service::domain::{AuthToken, ClientId, CompanyStatus, PrincipalId};
-use token_service::secrets::TokenHash;
+use token_domain::clock::Clock;
+use token_domain::secrets::TokenHash;
+use token_domain::{AuthToken, ClientId, CompanyStatus, PrincipalId};
 
 use super::PASSWORD;
 use crate::authorize::flow::assert_id_token;

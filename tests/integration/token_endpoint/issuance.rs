@@ -7,9 +7,9 @@ use base64::Engine;
 use integration_tests::app::{field, json_of, jti_of, AppOptions, Backend, TestApp};
 use integration_tests::assertions::{assert_token_error as assert_error, assert_uncached_json};
 use reqwest::StatusCode;
-use token_service::clock::Clock;
-use token_service::config::Policy;
-use token_service::secrets::TokenHash;
+use token_core::config::Policy;
+use token_domain::clock::Clock;
+use token_domain::secrets::TokenHash;
 
 use super::{client_form, PASSWORD};
 

@@ -5,8 +5,8 @@
 use integration_tests::app::{field, json_of, AppOptions, Backend, TestApp};
 use integration_tests::assertions::assert_token_error as assert_error;
 use reqwest::StatusCode;
-use token_service::admin::{self, NewClient};
-use token_service::domain::{ClientId, GrantType, Scopes, UserStatus};
+use token_core::admin::{self, NewClient};
+use token_domain::{ClientId, GrantType, Scopes, UserStatus};
 
 use super::{client_form, PASSWORD};
 
@@ -291,8 +291,7 @@ async fn unreachable_store_answers_503() {
     // fault is real, not mocked.
     let refusing = integration_tests::ports::RefusingPort::bind();
     let store =
-        token_service::store::dynamodb::DynamoStore::connect("tokens", Some(&refusing.url("http")))
-            .await;
+        token_store::dynamodb::DynamoStore::connect("tokens", Some(&refusing.url("http"))).await;
     let app = TestApp::with_store(
         std::sync::Arc::new(store),
         Backend::DynamoDb,

@@ -2,10 +2,10 @@
 //! a key rotation filed under the deployment.
 
 use serde_json::Value;
-use token_service::clock::{Clock, SystemClock};
-use token_service::domain::audit::rfc3339;
-use token_service::domain::{ClientId, PrincipalId};
-use token_service::store::conformance::records::Bundle;
+use token_domain::audit::rfc3339;
+use token_domain::clock::{Clock, SystemClock};
+use token_domain::{ClientId, PrincipalId};
+use token_store_conformance::records::Bundle;
 
 use super::output::{assert_success, str_field};
 use super::target::Target;

@@ -94,9 +94,7 @@ pub async fn an_old_record_lists_as_one_secret_and_migrates(t: &Target) {
     let id = client_id.to_string();
     let client = t.stored_client(&client_id).await;
     let raw = match &t.backend {
-        Backend::Sqlite => {
-            Raw::SqliteFile(t.dir.path().join(token_service::store::sqlite::FILE_NAME))
-        }
+        Backend::Sqlite => Raw::SqliteFile(t.dir.path().join(token_store::sqlite::FILE_NAME)),
         Backend::Dynamo(store) => Raw::Dynamo(store),
     };
     old_record::write(t.store.as_ref(), raw, client, "an old secret").await;

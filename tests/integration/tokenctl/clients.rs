@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use token_service::domain::{ClientId, GrantType, Scopes};
+use token_domain::{ClientId, GrantType, Scopes};
 use uuid::Uuid;
 
 use super::output::{str_field, text_field};

@@ -1,6 +1,6 @@
 //! `companies create`, `companies enable-client` and `companies set-status`.
 
-use token_service::domain::{ClientId, CompanyStatus, PrincipalId};
+use token_domain::{ClientId, CompanyStatus, PrincipalId};
 
 use super::output::str_field;
 use super::target::{Target, HOME, UNKNOWN};

@@ -2,7 +2,7 @@
 //! non-zero exit status and a one-line reason.
 
 use integration_tests::ports::RefusingPort;
-use token_service::store::conformance::records::now;
+use token_store_conformance::records::now;
 
 use super::import_file::valid_line;
 use super::output::{assert_failure, success_json};

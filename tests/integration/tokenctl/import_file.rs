@@ -5,8 +5,8 @@ use std::io::Write;
 use std::path::Path;
 
 use serde_json::Value;
-use token_service::clock::UnixTime;
-use token_service::store::conformance::records::now;
+use token_domain::clock::UnixTime;
+use token_store_conformance::records::now;
 
 pub const IMPORT_LINES: usize = 3_000;
 pub const USER: &str = "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b";

@@ -1,6 +1,6 @@
 //! `legacy-apps link`: a consumer key to a client, and re-linked to another.
 
-use token_service::domain::{ClientId, ConsumerKey};
+use token_domain::{ClientId, ConsumerKey};
 
 use super::target::{Target, UNKNOWN};
 

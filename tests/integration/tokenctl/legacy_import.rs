@@ -8,10 +8,10 @@ use std::path::Path;
 use futures::stream::{self, StreamExt};
 use integration_tests::stored_data;
 use serde_json::Value;
-use token_service::clock::UnixTime;
-use token_service::domain::PrincipalType;
-use token_service::secrets::TokenHash;
-use token_service::store::conformance::records::now;
+use token_domain::clock::UnixTime;
+use token_domain::secrets::TokenHash;
+use token_domain::PrincipalType;
+use token_store_conformance::records::now;
 
 use super::import_file::*;
 use super::output::{describe, str_field, success_json};

@@ -2,7 +2,7 @@
 //! --refresh-rotation`, `clients set-refresh-rotation`, `users create --email` and
 //! `users set-email`, each run through the binary and read back from the store.
 
-use token_service::domain::{ChannelHandle, PrincipalId, RefreshRotation};
+use token_domain::{ChannelHandle, PrincipalId, RefreshRotation};
 
 use super::output::str_field;
 use super::target::{Target, UNKNOWN};

@@ -9,10 +9,10 @@ use integration_tests::dynamodb as ddb;
 use integration_tests::stored_data;
 use serde_json::Value;
 use tempfile::TempDir;
-use token_service::domain::{Client, ClientId, SecretCheck};
-use token_service::store::dynamodb::DynamoStore;
-use token_service::store::sqlite::{SqliteStore, FILE_NAME};
-use token_service::store::Store;
+use token_domain::{Client, ClientId, SecretCheck};
+use token_store::dynamodb::DynamoStore;
+use token_store::sqlite::{SqliteStore, FILE_NAME};
+use token_store::Store;
 
 use super::output::{assert_failure, assert_success, str_field, success_json};
 

@@ -1,8 +1,8 @@
 //! `tokens revoke-family`: a family the service issued stops working, access tokens included.
 
-use token_service::clock::{Clock, SystemClock};
-use token_service::domain::{ClientId, PrincipalId};
-use token_service::store::conformance::records::Bundle;
+use token_domain::clock::{Clock, SystemClock};
+use token_domain::{ClientId, PrincipalId};
+use token_store_conformance::records::Bundle;
 
 use super::target::{Target, UNKNOWN};
 

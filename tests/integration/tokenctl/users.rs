@@ -1,6 +1,6 @@
 //! `users create`: passwords stored only as hashes and never printed.
 
-use token_service::domain::{Login, PrincipalId, UserStatus};
+use token_domain::{Login, PrincipalId, UserStatus};
 
 use super::output::{str_field, success_json};
 use super::target::{Target, HOME, UNKNOWN};

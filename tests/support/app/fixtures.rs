@@ -3,9 +3,9 @@
 
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::admin::{self, NewClient, NewUser};
-use token_service::domain::{Company, Login, Scopes, User, UserStatus};
-use token_service::secrets::Secret;
+use token_core::admin::{self, NewClient, NewUser};
+use token_domain::secrets::Secret;
+use token_domain::{Company, Login, Scopes, User, UserStatus};
 
 use super::{TestApp, TestClient};
 

@@ -3,14 +3,14 @@
 
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_service::admin;
-use token_service::clock::Clock;
-use token_service::domain::{
+use token_core::admin;
+use token_core::jwt::AccessTokenClaims;
+use token_domain::clock::Clock;
+use token_domain::secrets::TokenHash;
+use token_domain::{
     AccessTokenRecord, ClientId, Company, CompanyStatus, ConsumerKey, Family, FamilyId,
     LegacyExchange, RefreshTokenRecord, TokenId, User,
 };
-use token_service::jwt::AccessTokenClaims;
-use token_service::secrets::TokenHash;
 
 use super::{json_of, TestApp, TestClient};
 

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
-use token_service::domain::{ClientId, GrantType, RefreshRotation, Scopes, SecretId};
+use token_domain::{ClientId, GrantType, RefreshRotation, Scopes, SecretId};
 
 use super::{parse_grant, parse_scopes};
 

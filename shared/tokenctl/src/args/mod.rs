@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
-use token_service::clock::UnixTime;
-use token_service::domain::audit::rfc3339;
-use token_service::domain::{
+use token_domain::audit::rfc3339;
+use token_domain::clock::UnixTime;
+use token_domain::{
     ClientId, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType, Login, PrincipalId,
     Scopes, UserStatus,
 };

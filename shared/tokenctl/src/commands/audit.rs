@@ -1,9 +1,9 @@
 //! `audit`: the audit events of one subject, newest first (docs/decisions.md, Audit events).
 
 use serde_json::Value;
-use token_service::context::Context;
-use token_service::domain::audit::{rfc3339, AuditEvent, AuditSubject};
-use token_service::store::AuditQuery;
+use token_core::context::Context;
+use token_domain::audit::{rfc3339, AuditEvent, AuditSubject};
+use token_store::AuditQuery;
 
 use crate::args::AuditArgs;
 use crate::error::CliError;

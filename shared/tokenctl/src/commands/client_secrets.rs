@@ -2,9 +2,9 @@
 //! secrets).
 
 use serde_json::json;
-use token_service::admin;
-use token_service::context::Context;
-use token_service::domain::ListedSecret;
+use token_core::admin;
+use token_core::context::Context;
+use token_domain::ListedSecret;
 
 use crate::args::ClientSecretsCommand;
 use crate::error::CliError;

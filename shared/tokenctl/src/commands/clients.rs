@@ -4,10 +4,10 @@
 use std::path::Path;
 
 use serde_json::json;
-use token_service::admin::{self, NewClient};
-use token_service::context::Context;
-use token_service::domain::{Client, GrantType};
-use token_service::jose::PublicJwkSet;
+use token_core::admin::{self, NewClient};
+use token_core::context::Context;
+use token_domain::jose::PublicJwkSet;
+use token_domain::{Client, GrantType};
 
 use crate::args::{ClientsCommand, ClientsCreate};
 use crate::error::CliError;

@@ -1,9 +1,9 @@
 //! `companies create`, `companies enable-client`, `companies set-status`.
 
 use serde_json::json;
-use token_service::admin;
-use token_service::config::Config;
-use token_service::context::Context;
+use token_core::admin;
+use token_core::config::Config;
+use token_core::context::Context;
 
 use crate::args::CompaniesCommand;
 use crate::error::CliError;

@@ -1,13 +1,13 @@
-//! `keys rotate` and `keys list`: the stored signing key ring (see `token_service::signing`).
+//! `keys rotate` and `keys list`: the stored signing key ring (see `token_core::signing`).
 
 use std::sync::Arc;
 
 use serde_json::json;
-use token_service::clock::{Clock, SystemClock};
-use token_service::config::Config;
-use token_service::signing::ring::Plan;
-use token_service::signing::rotation::{self, ListedKey};
-use token_service::signing::{KeyRingDocument, SigningBackend};
+use token_core::config::Config;
+use token_core::signing::ring::Plan;
+use token_core::signing::rotation::{self, ListedKey};
+use token_core::signing::{KeyRingDocument, SigningBackend};
+use token_domain::clock::{Clock, SystemClock};
 
 use crate::args::KeysCommand;
 use crate::error::{CliError, Failure};
@@ -16,7 +16,7 @@ use crate::output::Output;
 pub async fn run(command: KeysCommand, config: &Config) -> Result<Output, CliError> {
     let legacy =
         KeyRingDocument::load(config.signing_keys_secret_arn.as_deref(), &config.data_dir).await?;
-    let store = token_service::store::open_signing_key_ring(config).await?;
+    let store = token_store::open_signing_key_ring(&config.store_location()).await?;
     match command {
         KeysCommand::List => {
             let keys = rotation::list(store.as_ref(), &legacy).await?;
@@ -31,7 +31,7 @@ pub async fn run(command: KeysCommand, config: &Config) -> Result<Output, CliErr
             let next = done.ring.next_key().map(|k| k.kid.clone());
             let active = done.ring.active().ok().map(|k| k.kid.clone());
             if !matches!(done.plan, Plan::NotDue { .. }) {
-                token_service::audit::key_rotated(config, active.as_deref(), next.as_deref()).await;
+                token_core::audit::key_rotated(config, active.as_deref(), next.as_deref()).await;
             }
             let summary = json!({
                 "version": done.version,

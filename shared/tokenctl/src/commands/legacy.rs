@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
-use token_service::admin;
-use token_service::context::Context;
-use token_service::import::{import_legacy_tokens, ImportProgress, ImportReport};
+use token_core::admin;
+use token_core::context::Context;
+use token_core::import::{import_legacy_tokens, ImportProgress, ImportReport};
 
 use crate::args::{LegacyAppsCommand, LegacyTokensCommand};
 use crate::error::CliError;

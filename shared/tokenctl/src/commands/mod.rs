@@ -10,7 +10,7 @@ mod table;
 mod tokens;
 mod users;
 
-use token_service::config::Config;
+use token_core::config::Config;
 
 use crate::args::{Cli, Command};
 use crate::error::CliError;
@@ -18,11 +18,11 @@ use crate::output::Output;
 use crate::setup;
 
 /// Appended to what changes a client, a company or its enablement: running instances serve
-/// those from their read cache (`READ_CACHE_SECONDS`, see `token_service::store::cached`).
+/// those from their read cache (`READ_CACHE_SECONDS`, see `token_store::cached`).
 fn cache_delay_note() -> String {
     format!(
         "Running instances may take up to {} seconds to see this.",
-        token_service::store::cached::MAX_TTL_SECONDS
+        token_store::cached::MAX_TTL_SECONDS
     )
 }
 

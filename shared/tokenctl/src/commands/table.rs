@@ -1,7 +1,7 @@
 //! `table create`.
 
 use serde_json::json;
-use token_service::config::Config;
+use token_core::config::Config;
 
 use crate::args::TableCommand;
 use crate::error::CliError;

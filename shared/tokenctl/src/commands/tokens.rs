@@ -1,8 +1,8 @@
 //! `tokens revoke-family`.
 
 use serde_json::json;
-use token_service::admin;
-use token_service::context::Context;
+use token_core::admin;
+use token_core::context::Context;
 
 use crate::args::TokensCommand;
 use crate::error::CliError;

@@ -3,10 +3,10 @@
 use std::io::BufRead;
 
 use serde_json::json;
-use token_service::admin::{self, NewUser};
-use token_service::config::Config;
-use token_service::context::Context;
-use token_service::secrets::Secret;
+use token_core::admin::{self, NewUser};
+use token_core::config::Config;
+use token_core::context::Context;
+use token_domain::secrets::Secret;
 
 use crate::args::{UsersCommand, UsersCreate, UsersSetEmail};
 use crate::error::CliError;

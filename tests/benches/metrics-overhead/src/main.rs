@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use metrics_exporter_prometheus::PrometheusBuilder;
 
-/// As `token_service::measure::request` does for one answered request.
+/// As `token_core::measure::request` does for one answered request.
 fn request(endpoint: &str, grant: &'static str, latency: Duration) {
     let labels = [
         ("endpoint", endpoint.to_owned()),

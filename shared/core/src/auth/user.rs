@@ -1,0 +1,144 @@
+//! A user's password, with lockout after repeated failures (docs/decisions.md, "Lockout"), and
+//! what a user who proved who they are must still be to sign in: wherever a user signs in (the
+//! password grant, the sign-in page).
+
+use crate::audit;
+use crate::domain::audit::AuditKind;
+use crate::domain::{Client, ClientId, Login, PrincipalType, User, UserStatus};
+use crate::errors::{ErrorCode, GrantError, ServerError};
+use crate::secrets::PasswordHash;
+use crate::services::Services;
+use crate::store::{Attempt, AttemptLimit, LoginRefund};
+
+/// A user's sign-in, wherever it happens (this grant, the authorize page): the password with
+/// its lockout, then the account's status and home geolocation. The user, or the catalogue code
+/// the password grant answers. `client` is the app signed in to, named by a lockout's audit
+/// event.
+pub async fn authenticate_user(
+    services: &Services,
+    client: &Client,
+    username: &str,
+    password: &str,
+) -> Result<User, GrantError> {
+    let (user, refund) =
+        authenticate_user_refund_pending(services, client.id, username, password).await?;
+    if let Some(refund) = refund {
+        take_back(services, &refund).await?;
+    }
+    Ok(user)
+}
+
+/// [`authenticate_user`], leaving the correct password's attempt for the caller to take back
+/// (with the family it writes). A user who may not sign in gets it back here.
+pub async fn authenticate_user_refund_pending(
+    services: &Services,
+    client: ClientId,
+    username: &str,
+    password: &str,
+) -> Result<(User, Option<LoginRefund>), GrantError> {
+    let (user, refund) = verify_password(services, client, username, password).await?;
+    if let Err(refusal) = check_user_may_sign_in(services, &user) {
+        if let Some(refund) = refund {
+            take_back(services, &refund).await?;
+        }
+        return Err(refusal);
+    }
+    Ok((user, refund))
+}
+
+/// Once a user has proved who they are (a password, a one-time password): a disabled account
+/// (10), a denied logon (12), or a user homed at another deployment (16) gets no tokens here.
+pub fn check_user_may_sign_in(services: &Services, user: &User) -> Result<(), GrantError> {
+    match user.status {
+        UserStatus::Active => {}
+        UserStatus::Disabled => return Err(ErrorCode::AccountDisabled.into()),
+        UserStatus::LogonDenied => return Err(ErrorCode::LogonDenied.into()),
+    }
+    if &user.geolocation != services.geolocation() {
+        return Err(GrantError::lives_elsewhere(user.geolocation.clone()));
+    }
+    Ok(())
+}
+
+/// Proves the password or answers code 5, never saying whether the login exists: an unknown
+/// login is verified against a decoy hash (same cost) and counts towards the same lockout.
+///
+/// The attempt is counted before the password is compared, atomically with the lockout check
+/// (docs/decisions.md, "Lockout"), so parallel guesses cannot pass the threshold; a correct
+/// password's attempt is returned, to be taken back, so correct logins never lock anyone out.
+async fn verify_password(
+    services: &Services,
+    client: ClientId,
+    username: &str,
+    password: &str,
+) -> Result<(User, Option<LoginRefund>), GrantError> {
+    let Ok(login) = Login::parse(username) else {
+        return Err(ErrorCode::IncorrectCredentials.into());
+    };
+    let store = &services.ctx.store;
+    let attempt = match count_attempt(services, &login).await? {
+        Some(Attempt::Locked) => return Err(ErrorCode::AccountLocked.into()),
+        Some(Attempt::Allowed(attempt)) => Some(attempt),
+        None => None,
+    };
+
+    let user = store.principals().get_user_by_login(&login).await?;
+    let hash = match &user {
+        Some(u) => u.password_hash.clone(),
+        None => PasswordHash::decoy().clone(),
+    };
+    let password = password.to_owned();
+    // Argon2 takes tens of milliseconds of CPU: keep it off the async workers.
+    let verified = tokio::task::spawn_blocking(move || hash.verify(&password))
+        .await
+        .map_err(|e| ServerError::internal_because("the password verification task failed", e))?;
+    match user {
+        Some(user) if verified => Ok((user, attempt.map(|attempt| LoginRefund { login, attempt }))),
+        _ => {
+            // The wrong password that reaches the threshold locks the login.
+            if attempt.is_some_and(|a| a.count == services.policy.lockout_threshold) {
+                crate::measure::lockout();
+                // The login itself is never recorded (it may be a mistyped password).
+                let mut event = audit::event(&services.ctx, AuditKind::LoginLocked).client(client);
+                if let Some(user) = &user {
+                    event = event.principal(PrincipalType::User, user.id);
+                }
+                audit::record(&services.ctx, event).await;
+            }
+            Err(ErrorCode::IncorrectCredentials.into())
+        }
+    }
+}
+
+/// Counts the attempt against the lockout; `None` when `LOCKOUT_THRESHOLD=0` disables it.
+async fn count_attempt(services: &Services, login: &Login) -> Result<Option<Attempt>, GrantError> {
+    let policy = &services.policy;
+    if policy.lockout_threshold == 0 {
+        return Ok(None);
+    }
+    let limit = AttemptLimit {
+        threshold: policy.lockout_threshold,
+        window_seconds: policy.lockout_window_seconds,
+    };
+    let now = services.ctx.clock.now();
+    Ok(Some(
+        services
+            .ctx
+            .store
+            .lockout()
+            .register_login_attempt(login, limit, now)
+            .await?,
+    ))
+}
+
+/// Takes back a correct password's counted attempt, so that correct logins never lock anyone
+/// out.
+pub async fn take_back(services: &Services, refund: &LoginRefund) -> Result<(), GrantError> {
+    services
+        .ctx
+        .store
+        .lockout()
+        .refund_login_attempt(&refund.login, &refund.attempt)
+        .await?;
+    Ok(())
+}

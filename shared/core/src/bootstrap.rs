@@ -1,0 +1,113 @@
+//! Process start-up shared by the three functions, the local server and the admin tool:
+//! configuration, store, signing keys.
+//!
+//! Two ways to start (docs/decisions.md, "Lazy start-up"): [`services`] reads the key ring (and
+//! checks the table) before it returns, so that a process that cannot serve says why at once;
+//! [`lambda_services`] builds configuration and clients only, and the key ring's first read (with
+//! the table check) starts in a background task that the first request needing the ring awaits;
+//! an SMTP URL kept in Secrets Manager is read at the first mail.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::clock::{Clock, SystemClock};
+use crate::config::Config;
+use crate::context::Context;
+use crate::jwt::AccessTokenCodec;
+use crate::mail::{MailConfig, StartMail};
+use crate::services::Services;
+use crate::signing::SigningKeys;
+use crate::store::Readiness;
+
+/// The local server's and tokenctl's start: everything read and checked before it returns.
+pub async fn services(config: &Config) -> anyhow::Result<Arc<Services>> {
+    start(config, Readiness::AtStart).await
+}
+
+/// A Lambda function's init: no network read. The key ring's first read runs in a spawned
+/// task; a request that needs the ring before it is done waits for it, and if it failed, reads
+/// again (503 while it fails).
+pub async fn lambda_services(config: &Config) -> anyhow::Result<Arc<Services>> {
+    start(config, Readiness::OnFirstRingRead).await
+}
+
+async fn start(config: &Config, readiness: Readiness) -> anyhow::Result<Arc<Services>> {
+    if !config.metrics {
+        crate::measure::switch_off();
+    }
+    let eager = readiness == Readiness::AtStart;
+    // The cache and the services share one clock, so the cache's bound is the clock's time.
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let started = Instant::now();
+    // The mail configuration (possibly a Secrets Manager read) needs nothing from the store or
+    // the keys: it is read while they are.
+    let store_and_keys = async {
+        let (store, ring_store) =
+            crate::store::open_with_ring(&config.store_location(), readiness).await?;
+        let store = crate::store::cached::wrap(store, clock.clone(), config.read_cache_seconds);
+        let keys = SigningKeys::lazy_from_config(config, ring_store, clock.clone()).await?;
+        let store_opened = Instant::now();
+        if eager {
+            keys.load().await?;
+        }
+        anyhow::Ok((store, store_opened, keys, Instant::now()))
+    };
+    let mail = async {
+        let mail = if eager {
+            MailConfig::load(config).await.map(StartMail::Read)
+        } else {
+            MailConfig::load_lazily(config)
+        };
+        (mail, Instant::now())
+    };
+    // Boxed: side by side, the two futures would make every binary's `main` future too large.
+    let (store_and_keys, (mail, mail_read)) =
+        tokio::join!(Box::pin(store_and_keys), Box::pin(mail));
+    let (store, store_opened, keys, keys_read) = store_and_keys?;
+    let mail = mail?;
+    let codec = AccessTokenCodec::new(keys.clone(), config.geolocation.clone());
+    // Once per instance: the cold start's own parts, which docs/benchmarks.md reports (the key
+    // ring's read is a store read and, for sealed keys, their unsealing).
+    let millis = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1000.0;
+    if eager {
+        tracing::info!(
+            store_ms = millis(started, store_opened),
+            signing_keys_ms = millis(store_opened, keys_read),
+            mail_ms = millis(started, mail_read),
+            "services ready"
+        );
+    } else {
+        tracing::info!(
+            store_ms = millis(started, store_opened),
+            signing_keys = "read after init",
+            mail_ms = millis(started, mail_read),
+            "services ready"
+        );
+        tokio::spawn(read_ring_after_init(keys));
+    }
+    Ok(Arc::new(
+        Services::new(
+            Context::new(store).with_clock(clock),
+            codec,
+            config.policy.clone(),
+        )
+        .with_mailer(mail.mailer()?),
+    ))
+}
+
+/// The key ring's first read, in the background of a Lambda function: it is also the table
+/// check on DynamoDB Local and, deployed, the connection's warm-up. A failure is only logged:
+/// the first request that needs the ring reads it again.
+async fn read_ring_after_init(keys: SigningKeys) {
+    let started = Instant::now();
+    let outcome = keys.load().await;
+    let signing_keys_ms = started.elapsed().as_secs_f64() * 1000.0;
+    match outcome {
+        Ok(_) => tracing::info!(signing_keys_ms, "signing key ring read after init"),
+        Err(error) => tracing::warn!(
+            %error,
+            signing_keys_ms,
+            "signing key ring not read after init; the next request that needs it reads again"
+        ),
+    }
+}

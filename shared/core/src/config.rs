@@ -1,0 +1,346 @@
+//! Configuration from the environment (the README's Configuration), shared by every binary.
+
+use std::path::PathBuf;
+
+use crate::domain::{Geolocation, InvalidGeolocation};
+use crate::store::cached::MAX_TTL_SECONDS;
+pub use crate::store::StoreKind;
+use crate::store::StoreLocation;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    pub refresh_token_ttl_seconds: i64,
+    /// A rotated refresh token presented again less than this many seconds after its rotation,
+    /// while its successor is unused, is a retry and gets the same successor (docs/decisions.md,
+    /// "Refresh tokens"); later, it is reuse. 0: never a retry.
+    pub refresh_grace_seconds: i64,
+    /// Failed passwords within `lockout_window_seconds` that lock an account (code 14).
+    pub lockout_threshold: u32,
+    pub lockout_window_seconds: i64,
+    pub rate_limits: RateLimits,
+    /// `DPOP_NONCE=on`: DPoP proofs must carry a server nonce (RFC 9449 §8).
+    pub dpop_nonce: bool,
+}
+
+/// The abuse limits (requests per fixed window); 0 turns a limit off. See `crate::limits`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimits {
+    /// `RATE_LIMIT_CLIENT_PER_MINUTE`: token requests per authenticated client.
+    pub client_per_minute: u32,
+    /// `RATE_LIMIT_ADDRESS_PER_MINUTE`: password grants and sign-in posts per source address.
+    pub address_per_minute: u32,
+    /// `RATE_LIMIT_OTP_CLIENT_PER_HOUR`: one-time-password requests per client.
+    pub otp_client_per_hour: u32,
+    /// `RATE_LIMIT_OTP_FAILURES_PER_HOUR`: wrong one-time passwords per address, whichever
+    /// password they were meant for; then the address is blocked for a day.
+    pub otp_failures_per_hour: u32,
+}
+
+impl Default for RateLimits {
+    fn default() -> Self {
+        Self {
+            client_per_minute: 6000,
+            address_per_minute: 60,
+            otp_client_per_hour: 1000,
+            otp_failures_per_hour: 10,
+        }
+    }
+}
+
+impl RateLimits {
+    /// Every limit off (tests that are not about limits, benchmarks).
+    pub const OFF: Self = Self {
+        client_per_minute: 0,
+        address_per_minute: 0,
+        otp_client_per_hour: 0,
+        otp_failures_per_hour: 0,
+    };
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            refresh_token_ttl_seconds: 180 * 86_400,
+            refresh_grace_seconds: 60,
+            lockout_threshold: 5,
+            lockout_window_seconds: 15 * 60,
+            rate_limits: RateLimits::default(),
+            dpop_nonce: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub store: StoreKind,
+    pub data_dir: PathBuf,
+    pub table_name: String,
+    pub dynamodb_endpoint: Option<String>,
+    pub geolocation: Geolocation,
+    pub port: u16,
+    pub policy: Policy,
+    /// Secrets Manager secret holding the signing key ring (cloud); unset: the local key file
+    /// under `data_dir`.
+    pub signing_keys_secret_arn: Option<String>,
+    /// How long each instance serves clients, companies, their enablements and users by id from
+    /// its own memory (`READ_CACHE_SECONDS`, at most 5; 0 = off): the delay after which a
+    /// disabled client or company stops working everywhere. See `store::cached`.
+    pub read_cache_seconds: u64,
+    /// Whether requests are counted and timed (`METRICS`, `on` by default). `off` installs no
+    /// exporter: no `/metrics` route's content, no embedded-metric lines; for measuring what the
+    /// metrics cost (`infra/bench.sh`), or a deployment that does not want them.
+    pub metrics: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{name} must be {expected}, got {value:?}")]
+    Invalid {
+        name: &'static str,
+        expected: &'static str,
+        value: String,
+    },
+    #[error("GEOLOCATION: {0}")]
+    Geolocation(#[from] InvalidGeolocation),
+}
+
+impl Config {
+    /// Where the store is, as the storage layer takes it.
+    pub fn store_location(&self) -> StoreLocation {
+        StoreLocation {
+            kind: self.store,
+            data_dir: self.data_dir.clone(),
+            table_name: self.table_name.clone(),
+            dynamodb_endpoint: self.dynamodb_endpoint.clone(),
+        }
+    }
+
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads configuration through `lookup`, so tests need not touch the process environment.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+
+        let store = match get("STORE").as_deref().map(str::trim) {
+            None | Some("sqlite") => StoreKind::Sqlite,
+            Some("dynamodb") => StoreKind::DynamoDb,
+            Some(other) => {
+                return Err(ConfigError::Invalid {
+                    name: "STORE",
+                    expected: "sqlite or dynamodb",
+                    value: other.to_owned(),
+                })
+            }
+        };
+        let port: u16 = parse_number(&get, "PORT", 8080)?;
+        let geolocation = match get("GEOLOCATION") {
+            Some(url) => Geolocation::parse(&url)?,
+            None => Geolocation::parse(&format!("http://127.0.0.1:{port}"))?,
+        };
+        let defaults = Policy::default();
+        let ttl_days: i64 = parse_number(&get, "REFRESH_TOKEN_TTL_DAYS", 180)?;
+        if ttl_days <= 0 {
+            return Err(ConfigError::Invalid {
+                name: "REFRESH_TOKEN_TTL_DAYS",
+                expected: "a positive number of days",
+                value: ttl_days.to_string(),
+            });
+        }
+        let dpop_nonce = parse_switch(&get, "DPOP_NONCE", false)?;
+        let policy = Policy {
+            refresh_token_ttl_seconds: ttl_days * 86_400,
+            refresh_grace_seconds: parse_number(
+                &get,
+                "REFRESH_GRACE_SECONDS",
+                defaults.refresh_grace_seconds,
+            )?,
+            lockout_threshold: parse_number(&get, "LOCKOUT_THRESHOLD", defaults.lockout_threshold)?,
+            lockout_window_seconds: defaults.lockout_window_seconds,
+            rate_limits: RateLimits {
+                client_per_minute: parse_number(
+                    &get,
+                    "RATE_LIMIT_CLIENT_PER_MINUTE",
+                    defaults.rate_limits.client_per_minute,
+                )?,
+                address_per_minute: parse_number(
+                    &get,
+                    "RATE_LIMIT_ADDRESS_PER_MINUTE",
+                    defaults.rate_limits.address_per_minute,
+                )?,
+                otp_client_per_hour: parse_number(
+                    &get,
+                    "RATE_LIMIT_OTP_CLIENT_PER_HOUR",
+                    defaults.rate_limits.otp_client_per_hour,
+                )?,
+                otp_failures_per_hour: parse_number(
+                    &get,
+                    "RATE_LIMIT_OTP_FAILURES_PER_HOUR",
+                    defaults.rate_limits.otp_failures_per_hour,
+                )?,
+            },
+            dpop_nonce,
+        };
+        let read_cache_seconds = parse_number(&get, "READ_CACHE_SECONDS", MAX_TTL_SECONDS)?;
+        if read_cache_seconds > MAX_TTL_SECONDS {
+            return Err(ConfigError::Invalid {
+                name: "READ_CACHE_SECONDS",
+                expected: "0 to 5 seconds",
+                value: read_cache_seconds.to_string(),
+            });
+        }
+        Ok(Self {
+            store,
+            data_dir: PathBuf::from(get("DATA_DIR").unwrap_or_else(|| ".data".to_owned())),
+            table_name: get("TABLE_NAME").unwrap_or_else(|| "tokens".to_owned()),
+            dynamodb_endpoint: get("DYNAMODB_ENDPOINT"),
+            geolocation,
+            port,
+            policy,
+            signing_keys_secret_arn: get("SIGNING_KEYS_SECRET_ARN"),
+            read_cache_seconds,
+            metrics: parse_switch(&get, "METRICS", true)?,
+        })
+    }
+}
+
+/// `on` or `off` (surrounding blanks ignored); unset: `default`.
+fn parse_switch(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: bool,
+) -> Result<bool, ConfigError> {
+    match get(name).as_deref().map(str::trim) {
+        None => Ok(default),
+        Some("on") => Ok(true),
+        Some("off") => Ok(false),
+        Some(other) => Err(ConfigError::Invalid {
+            name,
+            expected: "on or off",
+            value: other.to_owned(),
+        }),
+    }
+}
+
+fn parse_number<T: std::str::FromStr>(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: T,
+) -> Result<T, ConfigError> {
+    match get(name) {
+        None => Ok(default),
+        Some(value) => value.trim().parse().map_err(|_| ConfigError::Invalid {
+            name,
+            expected: "a non-negative whole number",
+            value,
+        }),
+    }
+}
+
+#[cfg(test)]
+#[path = "config_template_tests.rs"]
+mod template_tests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let env: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|k| env.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_match_the_contract() {
+        let c = config(&[]).unwrap();
+        assert_eq!(c.store, StoreKind::Sqlite);
+        assert_eq!(c.data_dir, PathBuf::from(".data"));
+        assert_eq!(c.table_name, "tokens");
+        assert_eq!(c.dynamodb_endpoint, None);
+        assert_eq!(c.geolocation.as_str(), "http://127.0.0.1:8080");
+        assert_eq!(c.policy, Policy::default());
+        assert_eq!(c.policy.refresh_token_ttl_seconds, 15_552_000);
+        assert_eq!(c.read_cache_seconds, 5);
+        assert_eq!(
+            c.policy.rate_limits,
+            RateLimits {
+                client_per_minute: 6000,
+                address_per_minute: 60,
+                otp_client_per_hour: 1000,
+                otp_failures_per_hour: 10,
+            }
+        );
+    }
+
+    #[test]
+    fn zero_turns_a_rate_limit_off() {
+        let c = config(&[
+            ("RATE_LIMIT_CLIENT_PER_MINUTE", "0"),
+            ("RATE_LIMIT_OTP_FAILURES_PER_HOUR", "3"),
+        ])
+        .unwrap();
+        assert_eq!(c.policy.rate_limits.client_per_minute, 0);
+        assert_eq!(c.policy.rate_limits.otp_failures_per_hour, 3);
+        let err = config(&[("RATE_LIMIT_ADDRESS_PER_MINUTE", "-1")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("RATE_LIMIT_ADDRESS_PER_MINUTE"), "{err}");
+    }
+
+    #[test]
+    fn the_read_cache_is_at_most_five_seconds() {
+        assert_eq!(
+            config(&[("READ_CACHE_SECONDS", "0")])
+                .unwrap()
+                .read_cache_seconds,
+            0
+        );
+        let err = config(&[("READ_CACHE_SECONDS", "6")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("READ_CACHE_SECONDS"), "{err}");
+    }
+
+    #[test]
+    fn dpop_nonces_are_off_unless_on() {
+        assert!(!config(&[]).unwrap().policy.dpop_nonce);
+        assert!(!config(&[("DPOP_NONCE", "off")]).unwrap().policy.dpop_nonce);
+        assert!(config(&[("DPOP_NONCE", "on")]).unwrap().policy.dpop_nonce);
+        let err = config(&[("DPOP_NONCE", "yes")]).unwrap_err().to_string();
+        assert!(err.contains("DPOP_NONCE"), "{err}");
+    }
+
+    #[test]
+    fn metrics_are_on_unless_off() {
+        assert!(config(&[]).unwrap().metrics);
+        assert!(config(&[("METRICS", " on ")]).unwrap().metrics);
+        assert!(!config(&[("METRICS", "off")]).unwrap().metrics);
+        let err = config(&[("METRICS", "0")]).unwrap_err().to_string();
+        assert!(err.contains("METRICS"), "{err}");
+    }
+
+    #[test]
+    fn geolocation_defaults_to_the_port() {
+        assert_eq!(
+            config(&[("PORT", "9999")]).unwrap().geolocation.as_str(),
+            "http://127.0.0.1:9999"
+        );
+    }
+
+    #[test]
+    fn rejects_bad_values_by_name() {
+        let err = config(&[("STORE", "postgres")]).unwrap_err().to_string();
+        assert!(err.contains("STORE"), "{err}");
+        let err = config(&[("LOCKOUT_THRESHOLD", "many")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("LOCKOUT_THRESHOLD"), "{err}");
+        assert!(config(&[("REFRESH_TOKEN_TTL_DAYS", "0")]).is_err());
+        assert!(config(&[("GEOLOCATION", "not a url")]).is_err());
+    }
+}

@@ -1,0 +1,36 @@
+//! The authorization code flow (docs/decisions.md, "Authorization code flow"), free of HTTP: the
+//! authorize request's checks, the pending request kept in an encrypted cookie, CSRF tokens for the
+//! forms, PKCE, minting codes and checking them when redeemed, and the steps ([`start`],
+//! [`submit`]) that tie these together. `http::authorize` maps each step to a page (`http::pages`),
+//! a redirect and cookies; the token endpoint's `grant_type=authorization_code` (`grants`) redeems
+//! the codes.
+
+mod code;
+mod csrf;
+mod keys;
+mod messages;
+mod pending;
+mod redirect;
+mod request;
+#[cfg(test)]
+mod request_tests;
+mod steps;
+
+pub use crate::domain::pkce::{s256_challenge, verify_s256, S256};
+pub use code::{issue_code, IssuedCode};
+pub use csrf::{csrf_token, verify_csrf_token, Form, CSRF_FIELD};
+pub use keys::{AuthorizeKeys, WeakSecret, MIN_SECRET_BYTES};
+pub use messages::{sign_in_message, NOT_THE_EXPECTED_ACCOUNT};
+pub use pending::{
+    clear_pending_cookie, set_pending_cookie, PendingAuthorization, PendingCookieError,
+    PENDING_COOKIE_NAME, PENDING_COOKIE_PATH, PENDING_TTL_SECONDS,
+};
+pub use redirect::{code_location, ErrorRedirect};
+pub use request::{
+    AuthorizeParams, AuthorizeRejection, Prompt, RegisteredClient, UntrustedRedirect,
+    ValidatedAuthorization, OFFLINE_ACCESS,
+};
+pub use steps::{
+    authorize_keys, start, submit, AuthorizeError, AuthorizeStep, FormPage, RefusalReason,
+    SubmittedForm,
+};

@@ -1,0 +1,402 @@
+//! The authorization code flow's steps (docs/decisions.md, "Authorization code flow"), independent
+//! of HTTP: the authorize request, the sign-in form, the consent form. Each step answers what to
+//! show next (a page, with the pending request to keep in the browser's cookie) or where to send
+//! the browser.
+//!
+//! Sign-in runs the password grant's own check ([`authenticate_user`]: Argon2id, lockout,
+//! status, home geolocation) and shows its refusal as a sentence ([`sign_in_message`]), never a
+//! code.
+
+use std::net::IpAddr;
+
+use super::{
+    code_location, csrf_token, issue_code, sign_in_message, verify_csrf_token, AuthorizeKeys,
+    AuthorizeParams, AuthorizeRejection, ErrorRedirect, Form, PendingAuthorization,
+    PendingCookieError, RegisteredClient, UntrustedRedirect, NOT_THE_EXPECTED_ACCOUNT,
+};
+use crate::auth::authenticate_user;
+use crate::domain::{Client, GrantType, PrincipalId};
+use crate::errors::{Denial, Refusal};
+
+use crate::errors::GrantError;
+use crate::limits::{Exceeded, Limit};
+use crate::services::Services;
+use crate::store::StoreError;
+
+/// The purpose under which the key ring derives the pages' cookie and CSRF secret.
+const KEY_PURPOSE: &str = "authorize-v1";
+
+/// The keys of the pending-request cookie and the CSRF tokens, the same on every instance.
+/// Fails (503) only while the key ring has never been read and cannot be now.
+pub async fn authorize_keys(services: &Services) -> Result<AuthorizeKeys, StoreError> {
+    let key = services.codec.keys().derive_key(KEY_PURPOSE).await?;
+    Ok(AuthorizeKeys::derive(&key).expect("derive_key gives 32 bytes, the minimum"))
+}
+
+/// What the browser is shown or sent to next.
+#[derive(Debug)]
+pub enum AuthorizeStep {
+    /// The sign-in page. `sealed` is the pending request for the cookie when it changed.
+    SignIn(FormPage),
+    /// The consent page for a signed-in user.
+    Consent(FormPage),
+    /// `302` to the client's registered address (a code or an error); the cookie is cleared.
+    Redirect(String),
+}
+
+/// What a step answers instead: the error page (400, or 429 for the rate limits,
+/// [`RefusalReason::SlowDown`] and [`RefusalReason::TooManyPosts`]; never a redirect, the
+/// address is not or no longer trusted), or our failure.
+pub type AuthorizeError = Refusal<RefusalReason>;
+
+/// What a sign-in or consent page needs.
+#[derive(Debug)]
+pub struct FormPage {
+    pub app_name: String,
+    /// The client's registered address, for the page's `form-action` policy.
+    pub redirect_uri: String,
+    pub csrf_token: String,
+    /// The new cookie value, when the pending request was created or changed.
+    pub sealed: Option<String>,
+    /// Consent: the requested scopes. Sign-in: empty.
+    pub scopes: Vec<String>,
+    /// Sign-in: the login typed before a refused attempt, and why it was refused.
+    pub login: String,
+    pub error: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RefusalReason {
+    #[error("{0}")]
+    Untrusted(UntrustedRedirect),
+    #[error("This sign-in took too long or was started in another window. Please go back to the application and start again.")]
+    NoPendingRequest,
+    #[error("The form could not be accepted. Please go back to the application and start again.")]
+    BadForm,
+    #[error(
+        "The request is too long to be handled. Please go back to the application and try again."
+    )]
+    TooLarge,
+    /// The sign-in form was posted too often for this request, which has ended: 429 (contract
+    /// part 16 lists it among the rate limits), `Retry-After` the seconds until the request
+    /// would have expired, when its count is forgotten.
+    #[error("Too many sign-in attempts. Please go back to the application and start again.")]
+    TooManyPosts { retry_after: i64 },
+    /// Too many password attempts from the caller's address: 429, `Retry-After` seconds.
+    #[error("Too many sign-in attempts from your network. Please wait a minute and try again.")]
+    SlowDown { retry_after: i64 },
+}
+
+impl Denial for RefusalReason {}
+
+impl From<Exceeded> for RefusalReason {
+    fn from(exceeded: Exceeded) -> Self {
+        Self::SlowDown {
+            retry_after: exceeded.retry_after,
+        }
+    }
+}
+
+/// The fields the two forms post (unknown ones are ignored). Holds a password: no `Debug`.
+#[derive(Default, serde::Deserialize)]
+pub struct SubmittedForm {
+    pub csrf_token: Option<String>,
+    pub login: Option<String>,
+    pub password: Option<String>,
+    /// The consent form's button: `approve` or `deny`.
+    pub decision: Option<String>,
+}
+
+/// `GET /oauth2/v0/authorize`: checks the request and opens the sign-in page.
+pub async fn start(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    params: &AuthorizeParams,
+) -> Result<AuthorizeStep, AuthorizeError> {
+    let client_id = match params.client_id() {
+        Ok(id) => id,
+        Err(rejection) => return rejected(services, rejection),
+    };
+    let client = services
+        .registered_client(&client_id, || {
+            Refusal::Denied(RefusalReason::Untrusted(UntrustedRedirect::UnknownClient))
+        })
+        .await?;
+    let request = match params.validate(&registered(&client)) {
+        Ok(request) => request,
+        Err(rejection) => return rejected(services, rejection),
+    };
+    let expected_user = match hinted_user(services, params, &client).await? {
+        Ok(user) => user,
+        Err(refusal) => {
+            let redirect = ErrorRedirect::openid(
+                &request.redirect_uri,
+                request.state.as_deref(),
+                "invalid_request",
+                refusal,
+            );
+            return Ok(redirect_to(services, &redirect));
+        }
+    };
+    if request.prompt.none {
+        // Whoever the hint names, no sign-in session is kept to confirm it silently.
+        let redirect =
+            ErrorRedirect::login_required(&request.redirect_uri, request.state.as_deref());
+        return Ok(redirect_to(services, &redirect));
+    }
+    let login_hint = request.login_hint.clone().unwrap_or_default();
+    let mut pending = PendingAuthorization::new(
+        request,
+        services.ctx.random.as_ref(),
+        services.ctx.clock.now(),
+    );
+    pending.expected_user = expected_user;
+    sign_in_page(services, keys, &client, &pending, true, &login_hint, None)
+}
+
+/// The user an `id_token_hint` names, when one was sent. A hint that is not an ID token this
+/// deployment issued to this client is refused with one description, whatever failed.
+async fn hinted_user(
+    services: &Services,
+    params: &AuthorizeParams,
+    client: &Client,
+) -> Result<Result<Option<PrincipalId>, &'static str>, StoreError> {
+    let Some(hint) = params.id_token_hint.as_deref().filter(|h| !h.is_empty()) else {
+        return Ok(Ok(None));
+    };
+    Ok(match services.codec.verify_id_token_hint(hint).await? {
+        Ok(hinted) if hinted.client_id == client.id => Ok(Some(hinted.principal)),
+        _ => Err("id_token_hint is not valid"),
+    })
+}
+
+/// `POST /oauth2/v0/authorize`: the sign-in form, or the consent form once signed in.
+///
+/// `source` is the caller's address as the platform saw it: sign-in posts count against the
+/// same per-address limit as password grants.
+pub async fn submit(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    cookie: Option<&str>,
+    form: &SubmittedForm,
+    source: Option<IpAddr>,
+) -> Result<AuthorizeStep, AuthorizeError> {
+    let now = services.ctx.clock.now();
+    let pending = match cookie.map(|value| PendingAuthorization::open(value, keys, now)) {
+        Some(Ok(pending)) => pending,
+        None | Some(Err(PendingCookieError::Expired | PendingCookieError::Invalid)) => {
+            return Err(Refusal::Denied(RefusalReason::NoPendingRequest))
+        }
+        Some(Err(PendingCookieError::TooLarge)) => {
+            return Err(Refusal::Denied(RefusalReason::TooLarge))
+        }
+    };
+    // Looked up again: the name is shown, and a client disabled meanwhile gets no code.
+    let client = match services
+        .ctx
+        .store
+        .clients()
+        .get_client(&pending.request.client_id)
+        .await?
+    {
+        Some(client) if client.enabled => client,
+        Some(_) => {
+            let request = &pending.request;
+            let redirect = ErrorRedirect::from_code(
+                &request.redirect_uri,
+                request.state.as_deref(),
+                crate::errors::ErrorCode::ClientDisabled,
+            );
+            return Ok(redirect_to(services, &redirect));
+        }
+        None => {
+            return Err(Refusal::Denied(RefusalReason::Untrusted(
+                UntrustedRedirect::UnknownClient,
+            )))
+        }
+    };
+    let csrf = form.csrf_token.as_deref().unwrap_or_default();
+    match (&form.decision, pending.signed_in_user) {
+        (Some(decision), Some(user)) if verify_csrf_token(keys, Form::Consent, &pending, csrf) => {
+            decide(services, pending, user, decision == "approve").await
+        }
+        (None, _) if verify_csrf_token(keys, Form::SignIn, &pending, csrf) => {
+            count_sign_in_post(services, &pending, source).await?;
+            sign_in(services, keys, &client, pending, form).await
+        }
+        _ => Err(Refusal::Denied(RefusalReason::BadForm)),
+    }
+}
+
+/// The abuse limits of a sign-in post, before the password is hashed: the per-address limit shared
+/// with password grants, and [`crate::limits::SIGN_IN_POSTS_PER_REQUEST`] posts per pending request
+/// (each post costs an Argon2id hash: a cookie replayed in a loop would be a password oracle and a
+/// CPU amplifier).
+async fn count_sign_in_post(
+    services: &Services,
+    pending: &PendingAuthorization,
+    source: Option<IpAddr>,
+) -> Result<(), AuthorizeError> {
+    let limiter = services.limiter();
+    if let Some(source) = source {
+        let now = services.ctx.clock.now();
+        limiter
+            .count(Limit::AddressPasswordAttempts, &source.to_string(), now)
+            .await?;
+    }
+    if !limiter
+        .count_sign_in_post(&pending.id, pending.expires_at)
+        .await?
+    {
+        let retry_after = pending.expires_at - services.ctx.clock.now();
+        return Err(RefusalReason::TooManyPosts { retry_after }.into());
+    }
+    Ok(())
+}
+
+async fn sign_in(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    client: &Client,
+    mut pending: PendingAuthorization,
+    form: &SubmittedForm,
+) -> Result<AuthorizeStep, AuthorizeError> {
+    let login = form.login.as_deref().unwrap_or_default();
+    let password = form.password.as_deref().unwrap_or_default();
+    // Either refusal shows the sign-in page again, with its message.
+    let signed_in = match authenticate_user(services, client, login, password).await {
+        Ok(user)
+            if pending
+                .expected_user
+                .is_some_and(|expected| expected != user.id) =>
+        {
+            Err(NOT_THE_EXPECTED_ACCOUNT)
+        }
+        Ok(user) => Ok(user),
+        Err(GrantError::Denied(denial)) => Err(sign_in_message(denial.code)),
+        Err(GrantError::Server(error)) => return Err(error.into()),
+    };
+    let user = match signed_in {
+        Ok(user) => user,
+        Err(message) => {
+            return sign_in_page(
+                services,
+                keys,
+                client,
+                &pending,
+                false,
+                login,
+                Some(message),
+            )
+        }
+    };
+    pending.signed_in_user = Some(user.id);
+    pending.signed_in_at = Some(services.ctx.clock.now());
+    let sealed = match pending.seal(keys, services.ctx.random.as_ref()) {
+        Ok(sealed) => sealed,
+        Err(_) => return Err(Refusal::Denied(RefusalReason::TooLarge)),
+    };
+    Ok(AuthorizeStep::Consent(FormPage {
+        app_name: client.name.clone(),
+        redirect_uri: pending.request.redirect_uri.clone(),
+        csrf_token: csrf_token(keys, Form::Consent, &pending),
+        sealed: Some(sealed),
+        scopes: pending.request.scopes.iter().map(str::to_owned).collect(),
+        login: String::new(),
+        error: None,
+    }))
+}
+
+/// Approve: mint and store the code, redirect with it. Deny: redirect with `access_denied`.
+async fn decide(
+    services: &Services,
+    pending: PendingAuthorization,
+    user: PrincipalId,
+    approved: bool,
+) -> Result<AuthorizeStep, AuthorizeError> {
+    let request = &pending.request;
+    if !approved {
+        let redirect = ErrorRedirect::denied(&request.redirect_uri, request.state.as_deref());
+        return Ok(redirect_to(services, &redirect));
+    }
+    // One code per pending request: a replayed consent form (a stolen cookie and its CSRF
+    // token) mints nothing more.
+    if !services
+        .limiter()
+        .claim_approval(&pending.id, pending.expires_at)
+        .await?
+    {
+        return Err(Refusal::Denied(RefusalReason::NoPendingRequest));
+    }
+    let issued = issue_code(
+        &pending,
+        user,
+        services.ctx.random.as_ref(),
+        services.ctx.clock.now(),
+    );
+    services
+        .ctx
+        .store
+        .authorization_codes()
+        .put_authorization_code(&issued.record)
+        .await?;
+    Ok(AuthorizeStep::Redirect(code_location(
+        &request.redirect_uri,
+        &issued.code,
+        services.geolocation(),
+        request.state.as_deref(),
+    )))
+}
+
+fn sign_in_page(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    client: &Client,
+    pending: &PendingAuthorization,
+    new_cookie: bool,
+    login: &str,
+    error: Option<&'static str>,
+) -> Result<AuthorizeStep, AuthorizeError> {
+    let sealed = if new_cookie {
+        match pending.seal(keys, services.ctx.random.as_ref()) {
+            Ok(sealed) => Some(sealed),
+            Err(_) => return Err(RefusalReason::TooLarge.into()),
+        }
+    } else {
+        None
+    };
+    Ok(AuthorizeStep::SignIn(FormPage {
+        app_name: client.name.clone(),
+        redirect_uri: pending.request.redirect_uri.clone(),
+        csrf_token: csrf_token(keys, Form::SignIn, pending),
+        sealed,
+        scopes: Vec::new(),
+        login: login.to_owned(),
+        error,
+    }))
+}
+
+fn registered(client: &Client) -> RegisteredClient<'_> {
+    RegisteredClient {
+        id: client.id,
+        enabled: client.enabled,
+        allowed_scopes: &client.allowed_scopes,
+        redirect_uris: &client.redirect_uris,
+        may_use_authorization_code: client.may_use(GrantType::AuthorizationCode),
+    }
+}
+
+fn rejected(
+    services: &Services,
+    rejection: AuthorizeRejection,
+) -> Result<AuthorizeStep, AuthorizeError> {
+    match rejection {
+        AuthorizeRejection::Page(reason) => Err(RefusalReason::Untrusted(reason).into()),
+        AuthorizeRejection::Redirect(redirect) => Ok(redirect_to(services, &redirect)),
+    }
+}
+
+/// An error back to the client, with this deployment as `iss` (RFC 9207).
+fn redirect_to(services: &Services, redirect: &ErrorRedirect) -> AuthorizeStep {
+    AuthorizeStep::Redirect(redirect.location(services.geolocation()))
+}

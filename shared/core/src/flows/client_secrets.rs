@@ -1,0 +1,221 @@
+//! A client's secrets: list, add, revoke (behind `tokenctl clients secrets` and Concur's secrets
+//! API for the app itself), and recording a secret's use at authentication. See
+//! docs/decisions.md, Client secrets.
+//!
+//! Every change is a conditional write on the version of the set it read: two changes at once
+//! never both pass the five-secret limit or both revoke one of the last two secrets; the loser
+//! reads again and decides again.
+
+use crate::audit;
+use crate::auth::dpop::{authenticate_credential, credential, AccessDenial, DpopRequest};
+use crate::auth::BearerDenial;
+use crate::clock::UnixTime;
+use crate::context::Context;
+use crate::domain::audit::AuditKind;
+use crate::domain::{
+    Client, ClientId, ClientSecret, ListedSecret, PrincipalType, SecretId, SecretsRefusal,
+};
+use crate::errors::{Denial, Refusal};
+use crate::random::RandomExt;
+use crate::secrets::Secret;
+use crate::services::Services;
+use crate::store::StoreError;
+
+/// The longest expiry `add` accepts, in days (ten years).
+pub const MAX_EXPIRES_IN_DAYS: u32 = 3650;
+
+/// Rounds of "read, decide, write if unchanged". Each lost round means another change of the
+/// same client's secrets landed in between; more than a few in a row is a store problem.
+const ROUNDS: usize = 5;
+
+/// Why a change or a listing is refused. Nothing is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SecretsDenial {
+    #[error("client not found")]
+    UnknownClient,
+    #[error(transparent)]
+    Refused(#[from] SecretsRefusal),
+    #[error("expires-in must be between 1 and {MAX_EXPIRES_IN_DAYS} days")]
+    InvalidExpiry,
+}
+
+impl Denial for SecretsDenial {}
+
+pub type SecretsError = Refusal<SecretsDenial>;
+
+/// A new secret, shown this once; only its digest is stored.
+#[derive(Debug)]
+pub struct AddedSecret {
+    pub secret_id: SecretId,
+    pub client_secret: Secret,
+    pub created: UnixTime,
+    pub expires: Option<UnixTime>,
+}
+
+/// The client's secrets, oldest first, as the store has them now (past the read cache).
+pub async fn list_secrets(ctx: &Context, id: &ClientId) -> Result<Vec<ListedSecret>, SecretsError> {
+    Ok(current(ctx, id).await?.list_secrets())
+}
+
+/// Adds a secret that expires after `expires_in_days` if given.
+pub async fn add_secret(
+    ctx: &Context,
+    id: &ClientId,
+    expires_in_days: Option<u32>,
+) -> Result<AddedSecret, SecretsError> {
+    if expires_in_days.is_some_and(|days| days == 0 || days > MAX_EXPIRES_IN_DAYS) {
+        return Err(SecretsDenial::InvalidExpiry.into());
+    }
+    // The specification types client_secret as a UUID.
+    let client_secret = Secret::new(ctx.random.uuid().hyphenated().to_string());
+    let secret_id = SecretId::new(ctx.random.uuid());
+    for _ in 0..ROUNDS {
+        let client = current(ctx, id).await?;
+        let created = ctx.clock.now();
+        let expires = expires_in_days.map(|days| created + i64::from(days) * 86_400);
+        let secret = ClientSecret {
+            hash: client_secret.hash(),
+            created,
+            expires,
+            last_used: None,
+        };
+        let next = client
+            .secrets
+            .with_added(client.created_at, secret_id, secret)
+            .map_err(SecretsDenial::from)?;
+        if replace(ctx, &client, &next).await? {
+            secret_changed(ctx, AuditKind::ClientSecretAdded { secret_id }, *id).await;
+            return Ok(AddedSecret {
+                secret_id,
+                client_secret,
+                created,
+                expires,
+            });
+        }
+    }
+    Err(kept_changing())
+}
+
+/// Revokes a secret: it stops authenticating at once on this instance, and within the read
+/// cache's bound everywhere.
+pub async fn revoke_secret(
+    ctx: &Context,
+    id: &ClientId,
+    secret_id: &SecretId,
+) -> Result<(), SecretsError> {
+    for _ in 0..ROUNDS {
+        let client = current(ctx, id).await?;
+        let next = client
+            .secrets
+            .without(client.created_at, secret_id, ctx.clock.now())
+            .map_err(SecretsDenial::from)?;
+        if replace(ctx, &client, &next).await? {
+            let kind = AuditKind::ClientSecretRevoked {
+                secret_id: *secret_id,
+            };
+            secret_changed(ctx, kind, *id).await;
+            return Ok(());
+        }
+    }
+    Err(kept_changing())
+}
+
+/// The audit event of a change to a client's secrets: after the change, best effort (the
+/// change is the client record's own write; docs/decisions.md, "Audit events").
+async fn secret_changed(ctx: &Context, kind: AuditKind, client: ClientId) {
+    audit::record(ctx, audit::event(ctx, kind).client(client)).await;
+}
+
+async fn current(ctx: &Context, id: &ClientId) -> Result<Client, SecretsError> {
+    ctx.store
+        .clients()
+        .get_client_uncached(id)
+        .await?
+        .ok_or(SecretsDenial::UnknownClient.into())
+}
+
+async fn replace(
+    ctx: &Context,
+    client: &Client,
+    next: &crate::domain::ClientSecrets,
+) -> Result<bool, StoreError> {
+    ctx.store
+        .clients()
+        .replace_client_secrets(&client.id, client.secrets.version(), next)
+        .await
+}
+
+fn kept_changing() -> SecretsError {
+    Refusal::Server(
+        StoreError::unavailable("the client's secrets kept changing during the update").into(),
+    )
+}
+
+/// Why the secrets API refuses a caller.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AppDenial {
+    /// No, bad, expired or revoked bearer token, or a DPoP-bound one presented as a bearer
+    /// token.
+    #[error("{0}")]
+    Bearer(BearerDenial),
+    /// The `DPoP` scheme: an invalid or unbound token, or a refused proof.
+    #[error("{0}")]
+    Dpop(AccessDenial),
+    /// A user's or a company's token: the API is the app's own, not its users'.
+    #[error("not an application token")]
+    NotAnApplicationToken,
+    /// An application token of another app than the one in the path.
+    #[error("a token of another application")]
+    AnotherApp,
+    /// The app is disabled: its tokens may still be live, but it manages nothing.
+    #[error("the application is disabled")]
+    Disabled,
+}
+
+impl Denial for AppDenial {}
+
+impl From<BearerDenial> for AppDenial {
+    fn from(denial: BearerDenial) -> Self {
+        Self::Bearer(denial)
+    }
+}
+
+impl From<AccessDenial> for AppDenial {
+    fn from(denial: AccessDenial) -> Self {
+        match denial {
+            AccessDenial::Bearer(denial) => Self::Bearer(denial),
+            other => Self::Dpop(other),
+        }
+    }
+}
+
+/// The app named in the path, when the `Authorization` header carries a live application
+/// token (`client_credentials`) of that same app, and the app is enabled. A DPoP-bound token
+/// comes as `Authorization: DPoP` with a proof (RFC 9449 §7.1), as at userinfo: a client
+/// registered with `--require-dpop` holds no other kind.
+pub async fn authorize_app(
+    services: &Services,
+    authorization: Option<&str>,
+    dpop: &DpopRequest,
+    path_client_id: &str,
+) -> Result<ClientId, Refusal<AppDenial>> {
+    let credential = authorization
+        .ok_or(BearerDenial::Missing)
+        .and_then(credential)
+        .map_err(AppDenial::Bearer)?;
+    let bearer = authenticate_credential(services, credential, dpop)
+        .await
+        .map_err(Refusal::widen)?;
+    if bearer.principal_type() != PrincipalType::Application {
+        return Err(AppDenial::NotAnApplicationToken.into());
+    }
+    let id = match ClientId::parse(path_client_id) {
+        Ok(id) if id == bearer.client_id() => id,
+        _ => return Err(AppDenial::AnotherApp.into()),
+    };
+    let client = services.ctx.store.clients().get_client(&id).await?;
+    if !client.is_some_and(|client| client.enabled) {
+        return Err(AppDenial::Disabled.into());
+    }
+    Ok(id)
+}

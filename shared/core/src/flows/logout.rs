@@ -1,0 +1,189 @@
+//! OpenID Connect RP-Initiated Logout 1.0, independent of HTTP: the relying party sends the
+//! browser here with the ID token it holds (`id_token_hint`); the families that user holds with
+//! that client are revoked, and the browser goes back to a registered
+//! `post_logout_redirect_uri` (with `state`) or sees a signed-out page.
+//!
+//! No sign-in session is kept, so what "signing out" ends is the client's token families. An
+//! address that is not registered for the client is never redirected to, and a hint that does
+//! not verify is refused with one sentence, whatever failed.
+
+use serde::Deserialize;
+use url::Url;
+
+use crate::domain::audit::RevocationReason;
+use crate::domain::ClientId;
+use crate::errors::{Denial, Refusal};
+use crate::issuance::FamilyOwner;
+use crate::jwt::HintedPrincipal;
+use crate::services::Services;
+
+/// The query (GET) or form (POST) parameters of `/oauth2/v0/logout`, as sent.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct LogoutParams {
+    pub id_token_hint: Option<String>,
+    pub client_id: Option<String>,
+    pub post_logout_redirect_uri: Option<String>,
+    pub state: Option<String>,
+}
+
+/// Where the browser goes next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogoutOutcome {
+    /// `302` to the registered address, with `state` when one was sent.
+    Redirect(String),
+    /// The signed-out page.
+    SignedOut,
+}
+
+/// Why nothing was done: an HTML page with status 400, never a redirect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum LogoutDenial {
+    /// The hint is not an ID token of ours, or names another client than `client_id`.
+    #[error("The sign-out request could not be accepted.")]
+    BadRequest,
+    #[error("The application that sent you here is not known.")]
+    UnknownClient,
+    #[error("The address to return to is not registered for this application.")]
+    RedirectNotRegistered,
+}
+
+impl Denial for LogoutDenial {}
+
+pub type LogoutError = Refusal<LogoutDenial>;
+
+pub async fn logout(
+    services: &Services,
+    params: &LogoutParams,
+) -> Result<LogoutOutcome, LogoutError> {
+    let hinted = match non_empty(&params.id_token_hint) {
+        Some(hint) => Some(
+            services
+                .codec
+                .verify_id_token_hint(hint)
+                .await
+                .map_err(crate::store::StoreError::from)?
+                .map_err(|_| LogoutDenial::BadRequest)?,
+        ),
+        None => None,
+    };
+    let client_id = client_of(params, hinted.as_ref())?;
+    let redirect = match non_empty(&params.post_logout_redirect_uri) {
+        Some(uri) => Some(registered_address(services, client_id, uri).await?),
+        None => None,
+    };
+    if let Some(hinted) = hinted {
+        end_connection(services, &hinted).await?;
+    }
+    Ok(match redirect {
+        Some(uri) => LogoutOutcome::Redirect(with_state(uri, non_empty(&params.state))),
+        None => LogoutOutcome::SignedOut,
+    })
+}
+
+/// The client named by `client_id` and by the hint's audience, which must agree.
+fn client_of(
+    params: &LogoutParams,
+    hinted: Option<&HintedPrincipal>,
+) -> Result<Option<ClientId>, LogoutDenial> {
+    let named = match non_empty(&params.client_id) {
+        Some(text) => Some(ClientId::parse(text).map_err(|_| LogoutDenial::UnknownClient)?),
+        None => None,
+    };
+    match (named, hinted.map(|h| h.client_id)) {
+        (Some(named), Some(audience)) if named != audience => Err(LogoutDenial::BadRequest),
+        (named, audience) => Ok(named.or(audience)),
+    }
+}
+
+/// `uri` if the client registered it with `--post-logout-redirect-uri` (exact match).
+async fn registered_address<'a>(
+    services: &Services,
+    client_id: Option<ClientId>,
+    uri: &'a str,
+) -> Result<&'a str, LogoutError> {
+    // Without a client there is no registration to match against.
+    let client_id = client_id.ok_or(LogoutDenial::RedirectNotRegistered)?;
+    let client = services
+        .registered_client(&client_id, || {
+            LogoutError::from(LogoutDenial::UnknownClient)
+        })
+        .await?;
+    if client.post_logout_redirect_uris.iter().any(|r| r == uri) {
+        Ok(uri)
+    } else {
+        Err(LogoutDenial::RedirectNotRegistered.into())
+    }
+}
+
+/// Revokes every family the hinted user (or company) holds with the hint's client.
+async fn end_connection(services: &Services, hinted: &HintedPrincipal) -> Result<(), LogoutError> {
+    let owner = FamilyOwner {
+        client_id: hinted.client_id,
+        principal_type: hinted.principal_type,
+        principal_id: hinted.principal,
+    };
+    services
+        .revoke_connection_for(owner, RevocationReason::Logout)
+        .await?;
+    tracing::info!(client_id = %hinted.client_id, "RP-initiated logout: connection revoked");
+    Ok(())
+}
+
+fn with_state(uri: &str, state: Option<&str>) -> String {
+    let Some(state) = state else {
+        return uri.to_owned();
+    };
+    match Url::parse(uri) {
+        Ok(mut url) => {
+            url.query_pairs_mut().append_pair("state", state);
+            url.to_string()
+        }
+        // Registered URIs are validated at registration.
+        Err(_) => uri.to_owned(),
+    }
+}
+
+fn non_empty(value: &Option<String>) -> Option<&str> {
+    value.as_deref().filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::PrincipalId;
+
+    #[test]
+    fn state_is_appended_to_the_registered_query() {
+        assert_eq!(
+            with_state("https://app.example/out?keep=1", Some("a b")),
+            "https://app.example/out?keep=1&state=a+b"
+        );
+        assert_eq!(
+            with_state("https://app.example/out", None),
+            "https://app.example/out"
+        );
+    }
+
+    #[test]
+    fn client_id_and_hint_must_agree() {
+        let id = ClientId::parse("6f1d6a52-0c3b-4a3e-9d55-1a2b3c4d5e6f").unwrap();
+        let other = ClientId::parse("7f1d6a52-0c3b-4a3e-9d55-1a2b3c4d5e6f").unwrap();
+        let hinted = HintedPrincipal {
+            principal: PrincipalId::parse("8f1d6a52-0c3b-4a3e-9d55-1a2b3c4d5e6f").unwrap(),
+            principal_type: crate::domain::PrincipalType::User,
+            client_id: id,
+        };
+        let params = |client: Option<&ClientId>| LogoutParams {
+            client_id: client.map(ToString::to_string),
+            ..LogoutParams::default()
+        };
+        assert_eq!(client_of(&params(None), Some(&hinted)), Ok(Some(id)));
+        assert_eq!(client_of(&params(Some(&id)), Some(&hinted)), Ok(Some(id)));
+        assert_eq!(
+            client_of(&params(Some(&other)), Some(&hinted)),
+            Err(LogoutDenial::BadRequest)
+        );
+        assert_eq!(client_of(&params(Some(&other)), None), Ok(Some(other)));
+        assert_eq!(client_of(&params(None), None), Ok(None));
+    }
+}

@@ -1,0 +1,72 @@
+//! `credtype=password`: a user's login and password (checked with its lockout by
+//! `auth::user`), and the family a user who proved who they are starts.
+
+use crate::auth::user::{authenticate_user_refund_pending, take_back};
+use crate::domain::audit::StartedBy;
+use crate::domain::{Client, PrincipalType, Scopes, User};
+use crate::errors::GrantError;
+use crate::issuance::{requested_family_scopes, FamilyStart, IssuedTokens};
+use crate::params::TokenParams;
+use crate::services::Services;
+
+/// The family's write takes back the password's attempt (docs/decisions.md, Lockout): a correct
+/// password costs the attempt, the user's read and that one write.
+pub(super) async fn grant(
+    services: &Services,
+    client: &Client,
+    params: &TokenParams,
+    username: &str,
+    password: &str,
+) -> Result<IssuedTokens, GrantError> {
+    let scopes = requested_family_scopes(params, client)?;
+    let (user, refund) =
+        authenticate_user_refund_pending(services, client.id, username, password).await?;
+    let start = FamilyStart {
+        client_id: client.id,
+        principal_type: PrincipalType::User,
+        principal_id: user.id,
+        scopes,
+        geolocation: user.geolocation,
+        jkt: params.dpop_jkt().map(str::to_owned),
+        grant: StartedBy::Password,
+        auth_time: Some(services.ctx.clock.now()),
+    };
+    match services.start_family_refunding(start, refund.clone()).await {
+        Ok(issued) => Ok(issued.into()),
+        Err(error) => {
+            // Nothing written (a signature or the write failed): a failure of ours must not
+            // count as a failed login.
+            if let Some(refund) = refund {
+                if let Err(refund_error) = take_back(services, &refund).await {
+                    tracing::warn!(%refund_error, "a correct password's attempt left counted");
+                }
+            }
+            Err(error.into())
+        }
+    }
+}
+
+/// A new family for a user who has just proved who they are (a password, a one-time password),
+/// homed where the user lives.
+pub(crate) async fn start_user_family(
+    services: &Services,
+    client: &Client,
+    user: User,
+    scopes: Scopes,
+    dpop_jkt: Option<&str>,
+    grant: StartedBy,
+) -> Result<IssuedTokens, GrantError> {
+    let issued = services
+        .start_family(FamilyStart {
+            client_id: client.id,
+            principal_type: PrincipalType::User,
+            principal_id: user.id,
+            scopes,
+            geolocation: user.geolocation,
+            jkt: dpop_jkt.map(str::to_owned),
+            grant,
+            auth_time: Some(services.ctx.clock.now()),
+        })
+        .await?;
+    Ok(issued.into())
+}

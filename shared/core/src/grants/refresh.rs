@@ -1,0 +1,393 @@
+//! `grant_type=refresh_token` (alias `refresh`): the client's refresh policy (docs/decisions.md,
+//! "Refresh tokens").
+//!
+//! - `rotate`: every use of the current token returns its successor, derived from it (so at
+//!   most one successor ever exists). A rotated token presented again less than
+//!   `REFRESH_GRACE_SECONDS` after its rotation, while its successor is unused, is a retry: it
+//!   gets the same successor. Otherwise it is reuse (RFC 9700 §4.14.2): the family is revoked.
+//!   Of concurrent refreshes with one token, one rotates and the others re-read and retry.
+//! - `sliding`: the token stays; each use renews its expiry. No reuse detection.
+//!
+//! Order of checks: 106, 107, lookup (108), client binding (105), home geolocation (16, before
+//! anything is written or revoked), rotated-token handling, principal, scopes.
+//!
+//! Reads: the common path, a use of the family's current token, reads only that
+//! token, whose record carries its family's origin; that the token is still current and its
+//! family live is the condition of the write. The family is read only where its state decides
+//! the answer: a rotated token (retry or reuse), a write that lost (revoked, raced, or a retry
+//! now), and a refusal after the lookup, which must still answer 108 if the family is revoked.
+
+use crate::auth::principal::check_principal_may_refresh;
+use crate::clock::UnixTime;
+use crate::domain::audit::{AuditKind, RevocationReason};
+use crate::domain::{Client, Family, RefreshRotation, RefreshTokenRecord, Scopes};
+use crate::errors::ErrorCode;
+use crate::errors::GrantError;
+use crate::issuance::{requested_scopes, IssuedTokens};
+use crate::params::TokenParams;
+use crate::secrets::Secret;
+use crate::services::Services;
+use crate::store::{FamilyOrigin, RefreshTokenWithOrigin, StoreError};
+
+/// Reads of the token (and, after the first, its family): a lost rotation race is read again.
+/// More rounds would mean the family moved on several times while this request ran, which no
+/// retry of one client explains.
+const READS: usize = 3;
+
+/// What the presented token allows.
+enum Use<'a> {
+    /// `rotate`: the family's current token, to be rotated.
+    Rotate,
+    /// `rotate`: a retry of a rotation that happened; answer its successor again.
+    Retry(&'a Family),
+    /// `sliding`: the family's current token, to be kept and renewed.
+    Slide,
+    /// `rotate`: the token read as unrotated but its family has moved on: a concurrent rotation
+    /// landed between the two reads. Read again.
+    ReadAgain,
+}
+
+pub(super) async fn grant(
+    services: &Services,
+    client: &Client,
+    params: &TokenParams,
+) -> Result<IssuedTokens, GrantError> {
+    let presented = params
+        .secret("refresh_token")
+        .ok_or(ErrorCode::RefreshTokenMissing)?;
+    if !client.may_refresh() {
+        return Err(ErrorCode::RefreshDisallowed.into());
+    }
+    for round in 0..READS {
+        let token = look_up(services, client, &presented).await?;
+        check_sender(&token, params.dpop_jkt())?;
+        // An unrotated token read for the first time is presumed current: the write checks.
+        let family = if round > 0 || token.record.rotated_at.is_some() {
+            Some(live_family(services, &token.record).await?)
+        } else {
+            None
+        };
+        match refresh(
+            services,
+            client,
+            params,
+            &presented,
+            &token,
+            family.as_ref(),
+        )
+        .await
+        {
+            Ok(Some(issued)) => return Ok(issued),
+            // Another request rotated (or revoked) first: read again and take the retry path.
+            Ok(None) => {}
+            // The lookup's 108 for a revoked or expired family comes before any later refusal.
+            Err(GrantError::Denied(denial))
+                if family.is_none() && denial.code != ErrorCode::BadRefreshToken =>
+            {
+                live_family(services, &token.record).await?;
+                return Err(GrantError::Denied(denial));
+            }
+            Err(refused) => return Err(refused),
+        }
+    }
+    Err(ErrorCode::BadRefreshToken.into())
+}
+
+/// The token, bound to this client, and its family's origin.
+async fn look_up(
+    services: &Services,
+    client: &Client,
+    presented: &Secret,
+) -> Result<RefreshTokenWithOrigin, GrantError> {
+    let token = services
+        .ctx
+        .store
+        .families()
+        .get_refresh_token_with_origin(&presented.hash(), services.ctx.clock.now())
+        .await?
+        .ok_or(ErrorCode::BadRefreshToken)?;
+    if token.record.client_id != client.id {
+        return Err(ErrorCode::GrantNotIssuedToClient.into());
+    }
+    Ok(token)
+}
+
+/// A token bound to a DPoP key, by its family or by the rotation that issued it, refreshes only
+/// with a proof by that key (RFC 9449 §5). Refused as an unknown token would be (108), and
+/// before any reuse check: a thief without the key must not be able to revoke the family by
+/// replaying a rotated token.
+fn check_sender(token: &RefreshTokenWithOrigin, dpop_jkt: Option<&str>) -> Result<(), GrantError> {
+    match token.origin.jkt.as_deref().or(token.record.jkt.as_deref()) {
+        Some(bound) if dpop_jkt != Some(bound) => {
+            tracing::info!("refresh token bound to another DPoP key, or presented without proof");
+            Err(ErrorCode::BadRefreshToken.into())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The token's family, unless it is revoked or expired (108).
+async fn live_family(
+    services: &Services,
+    record: &RefreshTokenRecord,
+) -> Result<Family, GrantError> {
+    Ok(services
+        .ctx
+        .store
+        .families()
+        .get_family(&record.family_id, services.ctx.clock.now())
+        .await?
+        .filter(|f| f.revoked_at.is_none())
+        .ok_or(ErrorCode::BadRefreshToken)?)
+}
+
+/// The checks after the lookup, in order, then the write. `Ok(None)`: read again.
+/// `family` is the family's state if it was read; `None` leaves it to the write's conditions.
+async fn refresh(
+    services: &Services,
+    client: &Client,
+    params: &TokenParams,
+    presented: &Secret,
+    token: &RefreshTokenWithOrigin,
+    family: Option<&Family>,
+) -> Result<Option<IssuedTokens>, GrantError> {
+    let origin = &token.origin;
+    // Before any reuse check: a request at the wrong deployment changes nothing.
+    if &origin.geolocation != services.geolocation() {
+        return Err(GrantError::lives_elsewhere(origin.geolocation.clone()));
+    }
+    let token_use = match family {
+        Some(family) => decide(services, client, presented, &token.record, family).await?,
+        // Unread, so unrotated when read: the policy's use, if the write finds it current.
+        None => match client.refresh_rotation {
+            RefreshRotation::Rotate => Use::Rotate,
+            RefreshRotation::Sliding => Use::Slide,
+        },
+    };
+    if matches!(token_use, Use::ReadAgain) {
+        return Ok(None);
+    }
+    // A principal disabled since the family was created stops being refreshed.
+    check_principal_may_refresh(
+        services,
+        origin.principal_type,
+        &origin.principal_id,
+        client,
+    )
+    .await?;
+    let scopes = requested_scopes(params, &grantable_scopes(origin, client))?;
+    Ok(match token_use {
+        Use::Rotate => {
+            services
+                .rotate_family(token, presented, scopes, params.dpop_jkt())
+                .await?
+        }
+        Use::Retry(family) => Some(
+            services
+                .reissue_successor(family, &token.record, presented, scopes, params.dpop_jkt())
+                .await?,
+        ),
+        Use::Slide => {
+            services
+                .slide_family(token, presented, scopes, params.dpop_jkt())
+                .await?
+        }
+        Use::ReadAgain => None,
+    })
+}
+
+/// Applies the client's policy to a token whose family was read; revokes the family on reuse.
+async fn decide<'a>(
+    services: &Services,
+    client: &Client,
+    presented: &Secret,
+    record: &RefreshTokenRecord,
+    family: &'a Family,
+) -> Result<Use<'a>, GrantError> {
+    let is_current = family.current_token == record.token_hash;
+    match (client.refresh_rotation, record.rotated_at) {
+        (RefreshRotation::Sliding, None) if is_current => Ok(Use::Slide),
+        // A token rotated while the client was on `rotate`: refused, but sliding clients get no
+        // reuse detection, so nothing is revoked.
+        (RefreshRotation::Sliding, _) => Err(ErrorCode::BadRefreshToken.into()),
+        (RefreshRotation::Rotate, None) if is_current => Ok(Use::Rotate),
+        (RefreshRotation::Rotate, None) => Ok(Use::ReadAgain),
+        (RefreshRotation::Rotate, Some(rotated_at)) => {
+            let now = services.ctx.clock.now();
+            if is_retry(services, presented, record, family, rotated_at, now).await? {
+                crate::measure::refresh_retry_within_grace();
+                return Ok(Use::Retry(family));
+            }
+            services
+                .revoke_family_for(
+                    family.id,
+                    family.into(),
+                    RevocationReason::ReuseDetected,
+                    Some(AuditKind::RefreshReuseDetected),
+                )
+                .await?;
+            tracing::warn!(family_id = %family.id, "rotated refresh token reused; family revoked");
+            crate::measure::refresh_reuse_detected();
+            Err(ErrorCode::BadRefreshToken.into())
+        }
+    }
+}
+
+/// Within the window (strictly) and the successor derived from `presented` still current,
+/// i.e. unused: the client is retrying, not replaying.
+async fn is_retry(
+    services: &Services,
+    presented: &Secret,
+    record: &RefreshTokenRecord,
+    family: &Family,
+    rotated_at: UnixTime,
+    now: UnixTime,
+) -> Result<bool, StoreError> {
+    if now - rotated_at >= services.policy.refresh_grace_seconds {
+        return Ok(false);
+    }
+    let successor = services
+        .successor_token(&family.id, record.generation + 1, presented)
+        .await?;
+    Ok(family.current_token == successor.hash())
+}
+
+/// The family's scopes that its client may still be granted: narrowing a client's allowed
+/// scopes takes effect at its families' next refresh. `openid` stays while the client may
+/// sign users in.
+fn grantable_scopes(origin: &FamilyOrigin, client: &Client) -> Scopes {
+    let requestable = client.requestable_scopes();
+    Scopes::from_list(
+        origin
+            .scopes
+            .iter()
+            .filter(|scope| requestable.contains(scope)),
+    )
+    .expect("scopes taken from a valid set are valid")
+}
+
+#[cfg(test)]
+mod tests {
+    //! The refusals after the lookup on the one-read path: each still yields to the lookup's
+    //! 108 when the family is revoked, as it did when every refresh read the family first.
+
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::context::Context;
+    use crate::domain::{Geolocation, PrincipalType, UserStatus};
+    use crate::issuance::FamilyStart;
+    use crate::jwt::AccessTokenCodec;
+    use crate::random::OsRandom;
+    use crate::signing::KeyRing;
+    use crate::store::sqlite::SqliteStore;
+    use token_store_conformance::records;
+
+    const NOW: i64 = 1_700_000_000;
+
+    struct Fixture {
+        services: Services,
+        client: Client,
+        user: crate::domain::User,
+        _dir: tempfile::TempDir,
+    }
+
+    /// A `rotate` client allowed `read write` and an active user, at `records::geolocation()`.
+    async fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
+        let clock = Arc::new(ManualClock::new(NOW));
+        let codec = AccessTokenCodec::new(
+            Arc::new(KeyRing::generate(&OsRandom, clock.as_ref())),
+            records::geolocation(),
+        );
+        let ctx = Context::new(store).with_clock(clock);
+        let user = records::user(NOW, "user@example.com");
+        ctx.store.principals().insert_user(&user).await.unwrap();
+        Fixture {
+            services: Services::new(ctx, codec, Default::default()),
+            client: records::client(NOW),
+            user,
+            _dir: dir,
+        }
+    }
+
+    /// A family of the user with scope `read`, living at `home`: its refresh token and id.
+    async fn family(f: &Fixture, home: Geolocation) -> (Secret, crate::domain::FamilyId) {
+        let issued = f
+            .services
+            .start_family(FamilyStart {
+                client_id: f.client.id,
+                principal_type: PrincipalType::User,
+                principal_id: f.user.id,
+                scopes: records::scopes("read"),
+                geolocation: home,
+                jkt: None,
+                grant: crate::domain::audit::StartedBy::Password,
+                auth_time: None,
+            })
+            .await
+            .unwrap();
+        let refresh = issued.refresh;
+        (refresh.token, refresh.family_id)
+    }
+
+    /// The code refreshing `token` with `scope` answers, once while the family is live and once
+    /// after it is revoked.
+    async fn codes(f: &Fixture, home: Geolocation, scope: &str) -> (ErrorCode, ErrorCode) {
+        let (token, family_id) = family(f, home).await;
+        let params = TokenParams::from_pairs([
+            ("grant_type", "refresh_token"),
+            ("refresh_token", token.expose()),
+            ("scope", scope),
+        ])
+        .unwrap();
+        let code = || async {
+            match grant(&f.services, &f.client, &params).await {
+                Ok(_) => panic!("refreshed"),
+                Err(refused) => refused.code().expect("a refusal, not a failure"),
+            }
+        };
+        let live = code().await;
+        let store = &f.services.ctx.store;
+        assert!(store
+            .families()
+            .revoke_family(&family_id, NOW)
+            .await
+            .unwrap());
+        (live, code().await)
+    }
+
+    #[tokio::test]
+    async fn a_revoked_family_answers_108_before_the_later_refusals() {
+        let f = fixture().await;
+        let elsewhere = Geolocation::parse("https://emea.api.example.com").unwrap();
+        assert_eq!(
+            codes(&f, elsewhere, "read").await,
+            (ErrorCode::UserLivesElsewhere, ErrorCode::BadRefreshToken),
+            "home geolocation"
+        );
+        assert_eq!(
+            codes(&f, records::geolocation(), "write").await,
+            (ErrorCode::ScopeExceedsGrant, ErrorCode::BadRefreshToken),
+            "scopes"
+        );
+        let disabled = crate::domain::User {
+            status: UserStatus::Disabled,
+            ..f.user.clone()
+        };
+        f.services
+            .ctx
+            .store
+            .principals()
+            .put_user(&disabled)
+            .await
+            .unwrap();
+        assert_eq!(
+            codes(&f, records::geolocation(), "read").await,
+            (ErrorCode::PrincipalDisabled, ErrorCode::BadRefreshToken),
+            "principal"
+        );
+    }
+}

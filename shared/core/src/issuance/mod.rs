@@ -1,0 +1,260 @@
+//! Minting: the one place where access tokens are signed and families are started or rotated,
+//! so the token endpoint, the legacy exchange and the company flow issue identical tokens.
+//! Starting a family is in `family`, a refresh's rotation or renewal in `refresh`; the scopes a
+//! request may have in `scope`, ID tokens in `id_token`, the family's owner check and audit in
+//! `audited`. The grants and the flows both issue through here; this module knows neither.
+
+mod audited;
+mod family;
+mod id_token;
+mod refresh;
+mod scope;
+
+pub use audited::FamilyOwner;
+pub use scope::{requested_family_scopes, requested_scopes};
+
+use uuid::Uuid;
+
+use crate::clock::UnixTime;
+use crate::domain::audit::StartedBy;
+use crate::domain::{
+    AccessTokenRecord, Client, ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType,
+    RefreshTokenRecord, Scopes, TokenId, ACCESS_TOKEN_TTL_SECONDS,
+};
+use crate::limits::{Limit, LimitError, Limiter};
+use crate::random::RandomExt;
+use crate::secrets::Secret;
+use crate::services::Services;
+use crate::store::{FamilyOrigin, StoreError};
+
+/// What a successful grant hands back. Holds live credentials: it has no `Debug`.
+pub struct IssuedTokens {
+    pub access_token: String,
+    pub access: AccessTokenRecord,
+    /// Absent for application tokens.
+    pub refresh: Option<IssuedRefresh>,
+    /// OpenID Connect ID token, for user and company families ([`IssuedTokens::with_id_token`]).
+    pub id_token: Option<String>,
+    /// When the family's principal signed in, for the ID token's `auth_time`.
+    pub auth_time: Option<UnixTime>,
+}
+
+impl IssuedTokens {
+    /// An application's access token: no refresh token, no ID token.
+    fn application(access_token: String, access: AccessTokenRecord) -> Self {
+        Self {
+            access_token,
+            access,
+            refresh: None,
+            id_token: None,
+            auth_time: None,
+        }
+    }
+}
+
+/// A family's tokens, as started, rotated or renewed: unlike an application token's, always
+/// with a refresh token.
+pub struct FamilyTokens {
+    pub access_token: String,
+    pub access: AccessTokenRecord,
+    pub refresh: IssuedRefresh,
+    /// When the family's principal signed in (`Family::auth_time`).
+    pub auth_time: Option<UnixTime>,
+}
+
+impl From<FamilyTokens> for IssuedTokens {
+    fn from(tokens: FamilyTokens) -> Self {
+        Self {
+            access_token: tokens.access_token,
+            access: tokens.access,
+            refresh: Some(tokens.refresh),
+            id_token: None,
+            auth_time: tokens.auth_time,
+        }
+    }
+}
+
+pub struct IssuedRefresh {
+    pub token: Secret,
+    pub family_id: FamilyId,
+    /// When this refresh token was issued (its rotation, for a successor).
+    pub issued_at: UnixTime,
+    /// When it expires (Unix seconds): `refresh_expires_in` at the token endpoint.
+    pub expires_at: UnixTime,
+    /// The family's home deployment.
+    pub geolocation: Geolocation,
+}
+
+/// Who a new family is for.
+#[derive(Debug, Clone)]
+pub struct FamilyStart {
+    pub client_id: ClientId,
+    pub principal_type: PrincipalType,
+    pub principal_id: PrincipalId,
+    pub scopes: Scopes,
+    pub geolocation: Geolocation,
+    /// The DPoP key the family's refresh tokens and first access token are bound to.
+    pub jkt: Option<String>,
+    /// How, for the family's `family.started` audit event.
+    pub grant: StartedBy,
+    /// When the principal signed in ([`Family::auth_time`]).
+    ///
+    /// [`Family::auth_time`]: crate::domain::Family::auth_time
+    pub auth_time: Option<UnixTime>,
+}
+
+impl Services {
+    fn access_record(
+        &self,
+        client_id: ClientId,
+        principal_type: PrincipalType,
+        subject: Uuid,
+        family_id: Option<FamilyId>,
+        scopes: Scopes,
+        jkt: Option<String>,
+    ) -> AccessTokenRecord {
+        // One reading of the clock: the jti's time is the token's `iat`.
+        let now_millis = self.ctx.clock.now_millis();
+        let now = UnixTime::try_from(now_millis / 1000).unwrap_or(UnixTime::MAX);
+        AccessTokenRecord {
+            jti: TokenId::new(self.ctx.random.time_ordered_uuid(now_millis)),
+            client_id,
+            principal_type,
+            subject,
+            family_id,
+            scopes,
+            issued_at: now,
+            expires_at: now + ACCESS_TOKEN_TTL_SECONDS,
+            revoked: false,
+            jkt,
+        }
+    }
+
+    fn refresh_record(
+        &self,
+        token: &Secret,
+        family_id: FamilyId,
+        client_id: ClientId,
+        generation: u32,
+    ) -> RefreshTokenRecord {
+        let now = self.ctx.clock.now();
+        RefreshTokenRecord {
+            token_hash: token.hash(),
+            family_id,
+            client_id,
+            generation,
+            issued_at: now,
+            expires_at: now + self.policy.refresh_token_ttl_seconds,
+            rotated_at: None,
+            jkt: None,
+        }
+    }
+
+    /// An access token for the client itself, no family, counted against no limit (for tools
+    /// and tests; the token endpoint's grant is [`Self::issue_counted_application_token`]).
+    pub async fn issue_application_token(
+        &self,
+        client: &Client,
+        scopes: Scopes,
+    ) -> Result<IssuedTokens, StoreError> {
+        self.sign_and_store(self.application_access_record(client, scopes, None))
+            .await
+    }
+
+    /// Signs an application's access token, then stores it: a token that cannot be signed (KMS
+    /// unavailable) leaves nothing behind.
+    async fn sign_and_store(&self, access: AccessTokenRecord) -> Result<IssuedTokens, StoreError> {
+        let access_token = self.codec.encode(&access).await?;
+        self.ctx.store.families().put_access_token(&access).await?;
+        Ok(IssuedTokens::application(access_token, access))
+    }
+
+    /// `client_credentials`: an access token for the client itself, bound to the DPoP key
+    /// `jkt` when there is one, the request counted against the client's limit. Either way a
+    /// token that cannot be signed leaves nothing behind, and a refused request stores nothing.
+    pub async fn issue_counted_application_token(
+        &self,
+        client: &Client,
+        scopes: Scopes,
+        jkt: Option<String>,
+        limiter: Limiter<'_>,
+    ) -> Result<IssuedTokens, LimitError> {
+        let access = self.application_access_record(client, scopes, jkt);
+        let (limit, subject, now) = (
+            Limit::ClientTokenRequests,
+            client.id.to_string(),
+            self.ctx.clock.now(),
+        );
+        if self.codec.keys().signs_with_kms() {
+            // Counted before anything is signed: a request over the limit costs no `kms:Sign`,
+            // so a flood cannot spend the KMS quota every client's tokens depend on.
+            limiter.count(limit, &subject, now).await?;
+            return Ok(self.sign_and_store(access).await?);
+        }
+        // With the key in memory: signed, then counted and stored in one store write
+        // (`Limiter::count_with_access_token`), one write a request instead of two. A refused
+        // request costs a signature (about 30 µs), less than the second write cost every request.
+        let access_token = self.codec.encode(&access).await.map_err(StoreError::from)?;
+        limiter
+            .count_with_access_token(self.ctx.store.families(), limit, &subject, &access, now)
+            .await?;
+        Ok(IssuedTokens::application(access_token, access))
+    }
+
+    fn application_access_record(
+        &self,
+        client: &Client,
+        scopes: Scopes,
+        jkt: Option<String>,
+    ) -> AccessTokenRecord {
+        self.access_record(
+            client.id,
+            PrincipalType::Application,
+            *client.id.as_uuid(),
+            None,
+            scopes,
+            jkt,
+        )
+    }
+
+    fn family_access_record(
+        &self,
+        family_id: FamilyId,
+        origin: &FamilyOrigin,
+        scopes: Scopes,
+        jkt: Option<&str>,
+    ) -> AccessTokenRecord {
+        self.access_record(
+            origin.client_id,
+            origin.principal_type,
+            *origin.principal_id.as_uuid(),
+            Some(family_id),
+            scopes,
+            jkt.map(str::to_owned),
+        )
+    }
+}
+
+/// What a grant answers once a family's write has succeeded, its access token signed
+/// before that write.
+fn family_tokens(
+    access_token: String,
+    access: AccessTokenRecord,
+    refresh_token: Secret,
+    refresh: &RefreshTokenRecord,
+    geolocation: Geolocation,
+    auth_time: Option<UnixTime>,
+) -> FamilyTokens {
+    FamilyTokens {
+        auth_time,
+        access_token,
+        access,
+        refresh: IssuedRefresh {
+            token: refresh_token,
+            family_id: refresh.family_id,
+            issued_at: refresh.issued_at,
+            expires_at: refresh.expires_at,
+            geolocation,
+        },
+    }
+}

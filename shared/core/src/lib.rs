@@ -1,0 +1,32 @@
+//! The token service's protocol layer (crate `token-core`): the grants (one handler each) and the
+//! other flows, who is calling, how tokens are minted and signed, mail, limits, audit, and the
+//! configuration the binaries read. No HTTP here: `token-http` maps what these return.
+//!
+//! The layers below are reached under the names they had when they were modules of one crate
+//! (`crate::domain`, `crate::store`, …), so that a path says which layer it reaches.
+
+pub mod admin;
+pub mod audit;
+pub mod auth;
+pub mod aws_sdk;
+pub mod bootstrap;
+pub mod config;
+pub mod context;
+pub mod errors;
+pub mod flows;
+pub mod grants;
+pub mod import;
+pub mod issuance;
+pub mod jwt;
+pub mod limits;
+pub mod mail;
+pub mod measure;
+pub mod params;
+pub mod services;
+pub mod signing;
+pub mod telemetry;
+pub mod traces;
+
+use token_domain as domain;
+use token_domain::{clock, jose, random, secrets};
+use token_store as store;

@@ -1,0 +1,324 @@
+//! Abuse limits: what each limit counts, over which window, and the refusal (429 with
+//! `Retry-After`, the catalogue's `slow_down` body). The counters are the store's
+//! ([`RateLimitStore`]): one conditional write per counted request, atomic across instances of
+//! one deployment (see `docs/decisions.md`, "Regions and abuse limits").
+
+use crate::clock::UnixTime;
+use crate::config::RateLimits;
+use crate::domain::AccessTokenRecord;
+use crate::errors::{Denial, ErrorCode, Refusal};
+use crate::store::{FamilyStore, Hit, RateKey, RateLimit, RateLimitStore, StoreError};
+
+/// How long an address stays blocked once it has sent too many wrong one-time passwords.
+pub const OTP_FAILURE_BLOCK_SECONDS: i64 = 24 * 3600;
+
+/// Sign-in form posts one pending authorization request may make; the request then ends.
+pub const SIGN_IN_POSTS_PER_REQUEST: u32 = 10;
+
+/// One of the limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// Token requests per authenticated client, per minute.
+    ClientTokenRequests,
+    /// Password grants and sign-in form posts per source address, per minute.
+    AddressPasswordAttempts,
+    /// One-time-password requests per client, per hour.
+    ClientOtpRequests,
+    /// Wrong one-time passwords per address, per hour; then blocked for a day.
+    AddressOtpFailures,
+}
+
+impl Limit {
+    /// The counter's name in the store.
+    fn counter(self) -> &'static str {
+        match self {
+            Self::ClientTokenRequests => "client",
+            Self::AddressPasswordAttempts => "address",
+            Self::ClientOtpRequests => "otp-client",
+            Self::AddressOtpFailures => "otp-failures",
+        }
+    }
+
+    /// The configured limit; `None` when it is turned off (0).
+    pub fn of(self, limits: &RateLimits) -> Option<RateLimit> {
+        let (max, window_seconds) = match self {
+            Self::ClientTokenRequests => (limits.client_per_minute, 60),
+            Self::AddressPasswordAttempts => (limits.address_per_minute, 60),
+            Self::ClientOtpRequests => (limits.otp_client_per_hour, 3600),
+            Self::AddressOtpFailures => (limits.otp_failures_per_hour, 3600),
+        };
+        (max > 0).then_some(RateLimit {
+            max,
+            window_seconds,
+        })
+    }
+
+    /// The catalogue entry a refusal answers with (429, `slow_down`).
+    pub fn code(self) -> ErrorCode {
+        match self {
+            Self::ClientTokenRequests => ErrorCode::ClientRateLimited,
+            Self::AddressPasswordAttempts => ErrorCode::AddressRateLimited,
+            Self::ClientOtpRequests => ErrorCode::OtpClientRateLimited,
+            Self::AddressOtpFailures => ErrorCode::OtpFailuresRateLimited,
+        }
+    }
+
+    fn key(self, subject: &str) -> RateKey {
+        RateKey::new(self.counter(), subject)
+    }
+}
+
+/// A request refused by a limit: answered 429 with `Retry-After: retry_after`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exceeded {
+    pub limit: Limit,
+    pub retry_after: i64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LimitError {
+    #[error("rate limit exceeded: {:?}", .0.limit)]
+    Exceeded(Exceeded),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A limit's refusal becomes any flow's denial that knows how to say it; the store's failure
+/// stays a server failure.
+impl<D: Denial + From<Exceeded>> From<LimitError> for Refusal<D> {
+    fn from(error: LimitError) -> Self {
+        match error {
+            LimitError::Exceeded(exceeded) => Refusal::Denied(exceeded.into()),
+            LimitError::Store(error) => Refusal::Server(error.into()),
+        }
+    }
+}
+
+/// The counters and their configuration.
+#[derive(Clone, Copy)]
+pub struct Limiter<'a> {
+    pub store: &'a dyn RateLimitStore,
+    pub limits: RateLimits,
+}
+
+impl<'a> Limiter<'a> {
+    pub fn new(store: &'a dyn RateLimitStore, limits: RateLimits) -> Self {
+        Self { store, limits }
+    }
+
+    /// Counts one request of `subject` against `limit` (nothing when the limit is off).
+    pub async fn count(self, limit: Limit, subject: &str, now: UnixTime) -> Result<(), LimitError> {
+        let Some(rate) = limit.of(&self.limits) else {
+            return Ok(());
+        };
+        verdict(
+            limit,
+            self.store.count_hit(&limit.key(subject), rate, now).await?,
+        )
+    }
+
+    /// Counts one request of `subject` against `limit` and stores `record`, the access token it
+    /// asked for, only if it was counted: one store write where the backend can, instead of two
+    /// (`FamilyStore::put_counted_access_token`). With the limit off, only stores `record`.
+    pub async fn count_with_access_token(
+        self,
+        families: &dyn FamilyStore,
+        limit: Limit,
+        subject: &str,
+        record: &AccessTokenRecord,
+        now: UnixTime,
+    ) -> Result<(), LimitError> {
+        let Some(rate) = limit.of(&self.limits) else {
+            families.put_access_token(record).await?;
+            return Ok(());
+        };
+        let hit = families
+            .put_counted_access_token(record, &limit.key(subject), rate, now)
+            .await?;
+        verdict(limit, hit)
+    }
+
+    /// Refuses an address blocked for wrong one-time passwords. A read, no write.
+    pub async fn check_otp_block(self, address: &str, now: UnixTime) -> Result<(), LimitError> {
+        let limit = Limit::AddressOtpFailures;
+        if limit.of(&self.limits).is_none() {
+            return Ok(());
+        }
+        match self.store.blocked_until(&limit.key(address), now).await? {
+            None => Ok(()),
+            Some(until) => {
+                crate::measure::rate_limited(limit.counter());
+                Err(LimitError::Exceeded(Exceeded {
+                    limit,
+                    retry_after: crate::store::rate_limits::retry_after(until, now),
+                }))
+            }
+        }
+    }
+
+    /// Counts one post of the sign-in form for the pending authorization request `request_id`
+    /// (which ends at `expires_at`); `false` once [`SIGN_IN_POSTS_PER_REQUEST`] were counted,
+    /// which is a rate-limited request like any other limit's refusal.
+    pub async fn count_sign_in_post(
+        self,
+        request_id: &str,
+        expires_at: UnixTime,
+    ) -> Result<bool, StoreError> {
+        const COUNTER: &str = "signin-posts";
+        let counted = once_per_request(
+            self.store,
+            COUNTER,
+            SIGN_IN_POSTS_PER_REQUEST,
+            request_id,
+            expires_at,
+        )
+        .await?;
+        if !counted {
+            crate::measure::rate_limited(COUNTER);
+        }
+        Ok(counted)
+    }
+
+    /// Claims the one approval of the pending authorization request `request_id`: `false` if
+    /// it was approved before (a replayed consent form, a copied cookie), which mints nothing.
+    pub async fn claim_approval(
+        self,
+        request_id: &str,
+        expires_at: UnixTime,
+    ) -> Result<bool, StoreError> {
+        once_per_request(self.store, "approval", 1, request_id, expires_at).await
+    }
+
+    /// Counts a wrong one-time password for `address`; the one that reaches the limit blocks
+    /// the address for [`OTP_FAILURE_BLOCK_SECONDS`].
+    pub async fn count_otp_failure(self, address: &str, now: UnixTime) -> Result<(), StoreError> {
+        let limit = Limit::AddressOtpFailures;
+        let Some(rate) = limit.of(&self.limits) else {
+            return Ok(());
+        };
+        let key = limit.key(address);
+        let reached = match self.store.count_hit(&key, rate, now).await? {
+            Hit::Counted { count } => count >= rate.max,
+            Hit::Refused { .. } => true,
+        };
+        if reached {
+            self.store
+                .block_until(&key, now + OTP_FAILURE_BLOCK_SECONDS)
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+/// A counted hit passes; a refused one is the limit's refusal (and its metric).
+fn verdict(limit: Limit, hit: Hit) -> Result<(), LimitError> {
+    match hit {
+        Hit::Counted { .. } => Ok(()),
+        Hit::Refused { retry_after } => {
+            crate::measure::rate_limited(limit.counter());
+            Err(LimitError::Exceeded(Exceeded { limit, retry_after }))
+        }
+    }
+}
+
+/// At most `max` hits on a request that ends at `expires_at`, its whole life in one counter:
+/// the hits are counted in the window holding its end (a window longer than any request's
+/// life, so the counter outlives the request), whatever time they arrive at.
+async fn once_per_request(
+    store: &dyn RateLimitStore,
+    counter: &'static str,
+    max: u32,
+    request_id: &str,
+    expires_at: UnixTime,
+) -> Result<bool, StoreError> {
+    let whole_life = RateLimit {
+        max,
+        window_seconds: 24 * 3600,
+    };
+    let key = RateKey::new(counter, request_id);
+    let hit = store.count_hit(&key, whole_life, expires_at).await?;
+    Ok(matches!(hit, Hit::Counted { .. }))
+}
+
+/// A rate limit's refusal: 429 `slow_down` with its own code and `Retry-After`.
+impl From<Exceeded> for crate::errors::GrantDenial {
+    fn from(exceeded: Exceeded) -> Self {
+        Self {
+            retry_after: Some(exceeded.retry_after),
+            ..crate::errors::GrantDenial::new(exceeded.limit.code())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::sqlite::SqliteStore;
+    use token_store_conformance::records::{application_access_token, now};
+
+    #[tokio::test]
+    async fn with_the_limit_off_the_token_is_stored_and_nothing_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open_in_dir(dir.path()).unwrap();
+        let off = RateLimits {
+            client_per_minute: 0,
+            ..RateLimits::default()
+        };
+        let now = now();
+        let record = application_access_token(now);
+        Limiter::new(&store, off)
+            .count_with_access_token(&store, Limit::ClientTokenRequests, "client", &record, now)
+            .await
+            .unwrap();
+        assert_eq!(
+            store.get_access_token(&record.jti, now).await.unwrap(),
+            Some(record)
+        );
+        let one = RateLimit {
+            max: 1,
+            window_seconds: 60,
+        };
+        assert_eq!(
+            store
+                .count_hit(&Limit::ClientTokenRequests.key("client"), one, now)
+                .await
+                .unwrap(),
+            Hit::Counted { count: 1 },
+            "nothing was counted while the limit was off"
+        );
+    }
+
+    #[test]
+    fn zero_turns_a_limit_off() {
+        let limits = RateLimits {
+            client_per_minute: 0,
+            ..RateLimits::default()
+        };
+        assert_eq!(Limit::ClientTokenRequests.of(&limits), None);
+        assert_eq!(
+            Limit::AddressPasswordAttempts.of(&limits),
+            Some(RateLimit {
+                max: 60,
+                window_seconds: 60
+            })
+        );
+    }
+
+    #[test]
+    fn each_limit_has_a_code_of_its_own() {
+        let limits = [
+            Limit::ClientTokenRequests,
+            Limit::AddressPasswordAttempts,
+            Limit::ClientOtpRequests,
+            Limit::AddressOtpFailures,
+        ];
+        let mut codes: Vec<u16> = limits.iter().map(|l| l.code().code()).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), limits.len());
+        for limit in limits {
+            assert_eq!(limit.code().status(), http::StatusCode::TOO_MANY_REQUESTS);
+            assert_eq!(limit.code().error().as_str(), "slow_down");
+        }
+    }
+}

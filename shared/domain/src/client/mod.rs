@@ -1,0 +1,180 @@
+//! Applications (OAuth clients) as registered by application management; the addresses a
+//! registration names are checked in `urls`.
+
+mod new_client;
+mod urls;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+use super::{ClientId, ClientSecrets, ListedSecret, Scopes, SecretCheck, OPENID};
+use crate::clock::UnixTime;
+use crate::jose::PublicJwkSet;
+
+pub use new_client::NewClient;
+pub use urls::{
+    check_connect_url, check_post_logout_redirect_uri, check_redirect_uri, InvalidConnectUrl,
+    InvalidRedirectUri,
+};
+
+/// The grants a client may be allowed to use (`tokenctl clients create --grants`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GrantType {
+    ClientCredentials,
+    RefreshToken,
+    Password,
+    AuthorizationCode,
+    Otp,
+}
+
+impl GrantType {
+    pub const ALL: [GrantType; 5] = [
+        Self::ClientCredentials,
+        Self::RefreshToken,
+        Self::Password,
+        Self::AuthorizationCode,
+        Self::Otp,
+    ];
+
+    /// The wire value of `grant_type`. `refresh` is accepted as an alias of `refresh_token`
+    /// (docs/decisions.md, "Requests and client authentication").
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "client_credentials" => Some(Self::ClientCredentials),
+            "refresh_token" | "refresh" => Some(Self::RefreshToken),
+            "password" => Some(Self::Password),
+            "authorization_code" => Some(Self::AuthorizationCode),
+            "otp" => Some(Self::Otp),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ClientCredentials => "client_credentials",
+            Self::RefreshToken => "refresh_token",
+            Self::Password => "password",
+            Self::AuthorizationCode => "authorization_code",
+            Self::Otp => "otp",
+        }
+    }
+}
+
+/// What a refresh does to the refresh token (docs/decisions.md, "Refresh tokens"), chosen per
+/// client.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefreshRotation {
+    /// Every use returns a successor (RFC 9700 §4.14.2); retries within the grace window get
+    /// the same successor.
+    #[default]
+    Rotate,
+    /// Concur's behaviour: the token stays the same and each use renews its expiry.
+    Sliding,
+}
+
+impl RefreshRotation {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "rotate" => Some(Self::Rotate),
+            "sliding" => Some(Self::Sliding),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Rotate => "rotate",
+            Self::Sliding => "sliding",
+        }
+    }
+}
+
+// Independent registration switches, each its own stored field: records written before a
+// switch existed read it as off.
+#[allow(clippy::struct_excessive_bools)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Client {
+    pub id: ClientId,
+    pub name: String,
+    /// Its secrets (UUIDs, each shown once when added), as digests: stored flattened into the
+    /// record (`secrets`, `secrets_version`, or an earlier record's `secret_hash`).
+    #[serde(flatten)]
+    pub secrets: ClientSecrets,
+    pub allowed_scopes: Scopes,
+    pub grants: BTreeSet<GrantType>,
+    /// Where the company auth-token flow sends the browser (spec 4.5).
+    pub connect_url: Option<String>,
+    /// `false` for clients created with `--no-refresh`: their refresh tokens get code 107.
+    pub refresh_allowed: bool,
+    pub enabled: bool,
+    pub created_at: UnixTime,
+    /// A first-party client (the company administration console) may call the company auth-token
+    /// endpoint with its users' tokens (docs/decisions.md, "Company auth tokens"). Records written
+    /// before the field existed read as `false`.
+    #[serde(default)]
+    pub first_party: bool,
+    /// The exact `redirect_uri` values the authorization code flow accepts (docs/decisions.md,
+    /// "Authorization code flow").
+    #[serde(default)]
+    pub redirect_uris: Vec<String>,
+    #[serde(default)]
+    pub refresh_rotation: RefreshRotation,
+    /// Where OpenID Connect RP-initiated logout may send the browser afterwards, matched
+    /// exactly. Records written before the field existed read as none.
+    #[serde(default)]
+    pub post_logout_redirect_uris: Vec<String>,
+    /// The public keys of `private_key_jwt` client authentication (RFC 7523), when registered.
+    /// Records written before the field existed read as none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jwks: Option<PublicJwkSet>,
+    /// Every token request must carry a DPoP proof (RFC 9449; docs/decisions.md, DPoP).
+    /// Records written before the field existed read as `false`.
+    #[serde(default)]
+    pub require_dpop: bool,
+}
+
+impl Client {
+    pub fn may_use(&self, grant: GrantType) -> bool {
+        self.grants.contains(&grant)
+    }
+
+    /// A client that may sign users in (the code, password and one-time-password grants) may
+    /// ask for OpenID Connect's `openid` scope as well as its registered ones.
+    pub fn may_sign_users_in(&self) -> bool {
+        [
+            GrantType::AuthorizationCode,
+            GrantType::Password,
+            GrantType::Otp,
+        ]
+        .iter()
+        .any(|grant| self.may_use(*grant))
+    }
+
+    /// What a request for a user or company family may name in `scope`.
+    pub fn requestable_scopes(&self) -> Scopes {
+        if self.may_sign_users_in() {
+            self.allowed_scopes.with(OPENID)
+        } else {
+            self.allowed_scopes.clone()
+        }
+    }
+
+    /// Checks a presented secret against every secret of the client, in constant time.
+    pub fn check_secret(&self, presented: &str, now: UnixTime) -> SecretCheck {
+        self.secrets.check(presented, now, self.created_at)
+    }
+
+    pub fn list_secrets(&self) -> Vec<ListedSecret> {
+        self.secrets.list(self.created_at)
+    }
+
+    /// Refreshing needs both the grant and the refresh permission.
+    pub fn may_refresh(&self) -> bool {
+        self.refresh_allowed && self.may_use(GrantType::RefreshToken)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,69 @@
+//! An application's registration as an administrator describes it: what
+//! `tokenctl clients create` checks (in the admin layer) before it becomes a [`Client`].
+
+use std::collections::BTreeSet;
+
+use super::{Client, GrantType, RefreshRotation};
+use crate::clock::UnixTime;
+use crate::jose::PublicJwkSet;
+use crate::{ClientId, ClientSecrets, Scopes};
+
+#[derive(Debug, Clone)]
+pub struct NewClient {
+    pub name: String,
+    pub scopes: Scopes,
+    pub grants: BTreeSet<GrantType>,
+    pub connect_url: Option<String>,
+    pub refresh_allowed: bool,
+    pub first_party: bool,
+    pub redirect_uris: Vec<String>,
+    pub refresh_rotation: RefreshRotation,
+    /// Where RP-initiated logout may return the browser (`--post-logout-redirect-uri`).
+    pub post_logout_redirect_uris: Vec<String>,
+    /// Public keys for `private_key_jwt` (`--jwks-file`), already checked by
+    /// [`PublicJwkSet::parse`].
+    pub jwks: Option<PublicJwkSet>,
+    /// Every token request must carry a DPoP proof (`--require-dpop`).
+    pub require_dpop: bool,
+}
+
+impl NewClient {
+    /// A client with every grant, refresh allowed, and no Connect URL.
+    pub fn named(name: impl Into<String>, scopes: Scopes) -> Self {
+        Self {
+            name: name.into(),
+            scopes,
+            grants: GrantType::ALL.into_iter().collect(),
+            connect_url: None,
+            refresh_allowed: true,
+            first_party: false,
+            redirect_uris: Vec::new(),
+            refresh_rotation: RefreshRotation::Rotate,
+            post_logout_redirect_uris: Vec::new(),
+            jwks: None,
+            require_dpop: false,
+        }
+    }
+
+    /// The client this registration describes, enabled from `now`, with `id` and `secrets`.
+    /// Unchecked: `admin::create_client` checks the name, grants and addresses before it calls this.
+    pub fn into_client(self, id: ClientId, secrets: ClientSecrets, now: UnixTime) -> Client {
+        Client {
+            id,
+            name: self.name,
+            secrets,
+            allowed_scopes: self.scopes,
+            grants: self.grants,
+            connect_url: self.connect_url,
+            refresh_allowed: self.refresh_allowed,
+            enabled: true,
+            created_at: now,
+            first_party: self.first_party,
+            redirect_uris: self.redirect_uris,
+            refresh_rotation: self.refresh_rotation,
+            post_logout_redirect_uris: self.post_logout_redirect_uris,
+            jwks: self.jwks,
+            require_dpop: self.require_dpop,
+        }
+    }
+}

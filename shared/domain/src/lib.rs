@@ -1,0 +1,51 @@
+//! The domain layer (crate `token-domain`): plain values and rules, no I/O.
+//!
+//! The domain model: identifiers, scopes, addresses, one-time passwords, and the records the
+//! grants read and write. Plain values with their own rules; nothing here reaches a store, the
+//! mail or HTTP.
+
+pub mod audit;
+mod authorization_code;
+mod channel;
+mod client;
+mod client_secrets;
+mod geolocation;
+mod ids;
+mod legacy;
+mod one_time_password;
+mod principal;
+mod scopes;
+mod tokens;
+
+pub use authorization_code::{
+    AuthorizationCode, RedemptionRefusal, AUTHORIZATION_CODE_TTL_SECONDS,
+    REDEEMED_CODE_RETENTION_SECONDS,
+};
+pub use channel::{AddressKey, ChannelHandle, InvalidChannelHandle};
+pub use client::{
+    check_connect_url, check_post_logout_redirect_uri, check_redirect_uri, Client, GrantType,
+    InvalidConnectUrl, InvalidRedirectUri, NewClient, RefreshRotation,
+};
+pub use client_secrets::{
+    ClientSecret, ClientSecrets, ListedSecret, SecretCheck, SecretsRefusal,
+    LAST_USED_RESOLUTION_SECONDS, MAX_CLIENT_SECRETS,
+};
+pub use geolocation::{Geolocation, InvalidGeolocation};
+pub use ids::{
+    ClientId, ConsumerKey, FamilyId, InvalidConsumerKey, InvalidId, InvalidLogin, Login,
+    PrincipalId, SecretId, TokenId,
+};
+pub use legacy::{LegacyApp, LegacyExchange, LegacyToken};
+pub use one_time_password::{OneTimePassword, OtpHash, OTP_DIGITS, OTP_VALIDITY_MINUTES};
+pub use principal::{Company, CompanyStatus, PrincipalType, User, UserStatus};
+pub use scopes::{InvalidScope, Scopes, OPENID};
+pub use tokens::{
+    AccessTokenRecord, AuthToken, Family, RefreshTokenRecord, ACCESS_TOKEN_TTL_SECONDS,
+    AUTH_TOKEN_TTL_SECONDS,
+};
+
+pub mod clock;
+pub mod jose;
+pub mod pkce;
+pub mod random;
+pub mod secrets;

@@ -1,0 +1,252 @@
+//! `GET` and `POST /oauth2/v0/authorize` (docs/decisions.md, "Authorization code flow"): reads the
+//! query, the form and the pending-request cookie, runs [`crate::flows::authorize`], and answers
+//! its step as a page (with the security headers) or a `302`.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
+use http::{header, HeaderMap, HeaderValue, StatusCode};
+
+use super::error_response::ServerErrorBody;
+use super::forms::AuthorizeForm;
+use super::observability::Outcome;
+use super::pages::{
+    render_consent, render_error, render_sign_in, security_headers, ConsentPage, SignInPage,
+};
+use super::source_address::SourceAddress;
+use crate::error_response::ErrorResponse;
+use crate::errors::Refusal;
+use crate::flows::authorize::{
+    self, clear_pending_cookie, set_pending_cookie, AuthorizeError, AuthorizeParams, AuthorizeStep,
+    FormPage, RefusalReason, SubmittedForm, PENDING_COOKIE_NAME, PENDING_COOKIE_PATH,
+};
+use crate::services::Services;
+
+#[utoipa::path(
+    get,
+    path = "/oauth2/v0/authorize",
+    tag = "authorize",
+    params(
+        ("client_id" = Option<String>, Query),
+        ("redirect_uri" = Option<String>, Query, description = "Exactly one registered with `--redirect-uri`"),
+        ("response_type" = Option<String>, Query, description = "`code`"),
+        ("scope" = Option<String>, Query),
+        ("state" = Option<String>, Query),
+        ("nonce" = Option<String>, Query),
+        ("prompt" = Option<String>, Query, description = "`login`, `consent` or `none`"),
+        ("display" = Option<String>, Query, description = "`page`, `popup`, `touch` or `wap`"),
+        ("code_challenge" = Option<String>, Query, description = "PKCE (RFC 7636)"),
+        ("code_challenge_method" = Option<String>, Query, description = "`S256`"),
+        ("max_age" = Option<String>, Query, description = "Seconds; every authorization signs in afresh, and the ID token then carries `auth_time`"),
+        ("login_hint" = Option<String>, Query, description = "Pre-fills the sign-in form's login"),
+        ("id_token_hint" = Option<String>, Query, description = "An ID token issued to this client: only its user may sign in"),
+        ("request" = Option<String>, Query, description = "Not supported: answered `request_not_supported`"),
+        ("request_uri" = Option<String>, Query, description = "Not supported: answered `request_uri_not_supported`"),
+        ("dpop_jkt" = Option<String>, Query, description = "RFC 9449 §10: the DPoP key thumbprint the code is bound to"),
+    ),
+    responses(
+        (status = 200, description = "The sign-in page; sets the pending-request cookie",
+            content_type = "text/html", body = String,
+            headers(("Set-Cookie" = String), ("Content-Security-Policy" = String))),
+        (status = 302, description = "To `redirect_uri` with `error`, `error_code`, `error_description`, `state` and `iss`",
+            headers(("Location" = String), ("Set-Cookie" = String))),
+        (status = 400, description = "Error page: the client and `redirect_uri` are not known to match",
+            content_type = "text/html", body = String),
+        (status = 500, body = ServerErrorBody),
+        (status = 503, body = ServerErrorBody),
+    ),
+)]
+pub async fn start(
+    State(services): State<Arc<Services>>,
+    params: Result<Query<AuthorizeParams>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    // A query that is not even key=value pairs cannot name a trusted address.
+    let Ok(Query(params)) = params else {
+        return refused(RefusalReason::BadForm);
+    };
+    start_request(&services, &params).await
+}
+
+async fn start_request(services: &Services, params: &AuthorizeParams) -> Response {
+    let keys = match authorize::authorize_keys(services).await {
+        Ok(keys) => keys,
+        Err(error) => return respond(services, Err(error.into())),
+    };
+    let step = authorize::start(services, &keys, params).await;
+    respond(services, step)
+}
+
+#[utoipa::path(
+    post,
+    path = "/oauth2/v0/authorize",
+    tag = "authorize",
+    params(
+        ("authorize_pending" = Option<String>, Cookie, description = "The sealed pending request, set by the previous page"),
+    ),
+    request_body(content((AuthorizeForm = "application/x-www-form-urlencoded"))),
+    responses(
+        (status = 200, description = "The sign-in page again (with a readable message) or the consent page",
+            content_type = "text/html", body = String,
+            headers(("Set-Cookie" = String), ("Content-Security-Policy" = String))),
+        (status = 302, description = "To `redirect_uri` with `code`, `geolocation`, `state` and `iss`, or with `error` on denial",
+            headers(("Location" = String), ("Set-Cookie" = String))),
+        (status = 400, description = "Error page: malformed form, no or expired pending request, forged form, a consent already given",
+            content_type = "text/html", body = String),
+        (status = 429, description = "Error page: too many password attempts from this address, or too many sign-in posts for one pending request",
+            content_type = "text/html", body = String, headers(("Retry-After" = i64))),
+        (status = 500, body = ServerErrorBody),
+        (status = 503, body = ServerErrorBody),
+    ),
+)]
+/// The sign-in and consent forms. A form without a CSRF token that names a `client_id` is an
+/// authorization request sent by POST (OpenID Connect Core 3.1.2.1): the `GET` parameters, with
+/// the same answers.
+pub async fn submit(
+    State(services): State<Arc<Services>>,
+    SourceAddress(source): SourceAddress,
+    headers: HeaderMap,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
+    let Some(body) = body.ok().filter(|_| is_form(&headers)) else {
+        return refused(RefusalReason::BadForm);
+    };
+    // OpenID Connect Core 3.1.2.1: an authorization request may come as a form POST too. The
+    // sign-in and consent forms always carry a CSRF token; a request never does.
+    if is_authorization_request(&body) {
+        return match serde_urlencoded::from_bytes::<AuthorizeParams>(&body) {
+            Ok(params) => start_request(&services, &params).await,
+            Err(_) => refused(RefusalReason::BadForm),
+        };
+    }
+    let Ok(form) = serde_urlencoded::from_bytes::<SubmittedForm>(&body) else {
+        return refused(RefusalReason::BadForm);
+    };
+    let keys = match authorize::authorize_keys(&services).await {
+        Ok(keys) => keys,
+        Err(error) => return respond(&services, Err(error.into())),
+    };
+    let cookie = pending_cookie(&headers);
+    let step = authorize::submit(&services, &keys, cookie, &form, source).await;
+    respond(&services, step)
+}
+
+fn is_form(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| {
+            v.trim()
+                .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+        })
+}
+
+/// A form naming a client and no CSRF token: an authorization request, not one of our forms.
+fn is_authorization_request(body: &[u8]) -> bool {
+    let Ok(fields) = serde_urlencoded::from_bytes::<Vec<(String, String)>>(body) else {
+        return false;
+    };
+    let has = |name: &str| fields.iter().any(|(field, _)| field == name);
+    has("client_id") && !has(authorize::CSRF_FIELD)
+}
+
+/// The sealed pending request among the request's cookies.
+fn pending_cookie(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|cookies| cookies.split(';'))
+        .filter_map(|cookie| cookie.trim().split_once('='))
+        .find(|(name, _)| *name == PENDING_COOKIE_NAME)
+        .map(|(_, value)| value)
+}
+
+fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> Response {
+    // The cookie is `Secure` wherever the service is served over HTTPS; only the local server
+    // on plain-HTTP loopback goes without.
+    let secure = services.geolocation().as_str().starts_with("https://");
+    match step {
+        Ok(AuthorizeStep::SignIn(page)) => {
+            let html = render_sign_in(&SignInPage {
+                app_name: &page.app_name,
+                form_action: PENDING_COOKIE_PATH,
+                csrf_token: &page.csrf_token,
+                login: &page.login,
+                error: page.error,
+            });
+            form_page(&page, html, secure)
+        }
+        Ok(AuthorizeStep::Consent(page)) => {
+            let scopes: Vec<&str> = page.scopes.iter().map(String::as_str).collect();
+            let html = render_consent(&ConsentPage {
+                app_name: &page.app_name,
+                form_action: PENDING_COOKIE_PATH,
+                csrf_token: &page.csrf_token,
+                scopes: &scopes,
+            });
+            form_page(&page, html, secure)
+        }
+        Ok(AuthorizeStep::Redirect(location)) => {
+            let mut response = StatusCode::FOUND.into_response();
+            let headers = response.headers_mut();
+            insert(headers, header::LOCATION, &location);
+            insert(headers, header::SET_COOKIE, &clear_pending_cookie(secure));
+            insert(headers, header::CACHE_CONTROL, "no-store");
+            Outcome::Code(302).attach(response)
+        }
+        Err(Refusal::Denied(reason)) => refused(reason),
+        Err(Refusal::Server(error)) => error.into_response(),
+    }
+}
+
+fn form_page(page: &FormPage, html: String, secure: bool) -> Response {
+    let mut response = html_response(StatusCode::OK, Some(&page.redirect_uri), html);
+    if let Some(sealed) = &page.sealed {
+        insert(
+            response.headers_mut(),
+            header::SET_COOKIE,
+            &set_pending_cookie(sealed, secure),
+        );
+    }
+    Outcome::Code(200).attach(response)
+}
+
+/// The 400 error page: the address to return to is not trusted, so nothing redirects. A rate
+/// limit's page is a 429 with `Retry-After`.
+fn refused(reason: RefusalReason) -> Response {
+    let html = render_error(&reason.to_string());
+    let (RefusalReason::SlowDown { retry_after } | RefusalReason::TooManyPosts { retry_after }) =
+        reason
+    else {
+        return Outcome::Code(400).attach(html_response(StatusCode::BAD_REQUEST, None, html));
+    };
+    let mut response = html_response(StatusCode::TOO_MANY_REQUESTS, None, html);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry_after.max(1)));
+    Outcome::Code(429).attach(response)
+}
+
+/// A page with the security headers; `redirect_uri` joins `form-action` (see `security_headers`).
+pub(super) fn html_response(
+    status: StatusCode,
+    redirect_uri: Option<&str>,
+    html: String,
+) -> Response {
+    let mut response = (status, html).into_response();
+    let headers = response.headers_mut();
+    for (name, value) in security_headers(redirect_uri) {
+        insert(headers, header::HeaderName::from_static(name), &value);
+    }
+    response
+}
+
+pub(super) fn insert(headers: &mut HeaderMap, name: header::HeaderName, value: &str) {
+    // Every value here is built from validated URLs, base64url and fixed text.
+    if let Ok(value) = HeaderValue::from_str(value) {
+        headers.insert(name, value);
+    }
+}

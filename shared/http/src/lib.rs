@@ -1,0 +1,216 @@
+//! The HTTP layer (crate `token-http`): the routers. The layers below are reached under the
+//! names their paths had in one crate (`crate::grants`, `crate::store`, …).
+//!
+//! The HTTP routers. Each Lambda function serves one; the local server serves them all.
+//!
+//! Each router is one list of operations (`routing`), made with [`operation!`] from handlers
+//! carrying `#[utoipa::path]` (never axum's `route`): the router serves each at the path and
+//! methods of its `#[utoipa::path]`, and the OpenAPI document describes the same list, so a
+//! route cannot exist without its document. Serving builds no description (the functions'
+//! cold start); the document is built on the first `GET /openapi.json`. A second path for
+//! the same operation is added with [`Operation::also_at`], which documents it too.
+//!
+//! [`Operation::also_at`]: routing::Operation::also_at
+
+mod authorize;
+mod bearer;
+mod body;
+mod client_request;
+mod client_secrets;
+mod company;
+mod connections;
+mod dpop;
+pub mod error_response;
+mod exchange;
+pub mod forms;
+mod introspect;
+mod logout;
+pub mod metadata;
+mod observability;
+pub mod openapi;
+mod otp;
+pub mod pages;
+mod params;
+mod revoke;
+mod routing;
+pub mod source_address;
+pub mod token;
+mod userinfo;
+
+use std::sync::Arc;
+
+use token_core::{auth, errors, flows, grants, issuance, jwt, measure, services, signing, traces};
+use token_domain as domain;
+use token_domain::{jose, secrets};
+use token_store as store;
+
+use axum::Router;
+use http::StatusCode;
+use tower_http::catch_panic::CatchPanicLayer;
+
+use crate::error_response::ErrorResponse;
+use crate::errors::ServerError;
+use crate::services::Services;
+use error_response::http_error_response;
+use routing::{operation, Routes};
+
+pub use observability::CORRELATION_ID;
+
+/// The token function: `/v0/token`, its alias `/oauth2/v0/token`, and the JWK Set.
+pub fn token_router(services: Arc<Services>) -> Router {
+    serve(token_routes(), services)
+}
+
+/// The exchange function: the old-token exchange.
+pub fn exchange_router(services: Arc<Services>) -> Router {
+    serve(exchange_routes(), services)
+}
+
+/// The company-authtoken function: company auth tokens and the Connect redirect.
+pub fn company_router(services: Arc<Services>) -> Router {
+    serve(company_routes(), services)
+}
+
+/// Every route of every function, for the local all-in-one server, and `GET /metrics`.
+pub fn local_router(services: Arc<Services>) -> Router {
+    measure::prometheus::install();
+    // Added after the shared parts: a scrape is neither counted nor in the OpenAPI document
+    // (an operator's route, not the API; docs/decisions.md, Metrics and traces).
+    serve(every_route(), services).route("/metrics", axum::routing::get(prometheus_metrics))
+}
+
+/// A Lambda function's router: its metrics written as CloudWatch embedded metric format lines
+/// after each invocation (`measure::emf`), and its spans exported if traces are on (`traces`).
+pub fn lambda(router: Router) -> Router {
+    measure::emf::install();
+    router.layer(axum::middleware::map_response(flush_metrics))
+}
+
+async fn flush_metrics(response: axum::response::Response) -> axum::response::Response {
+    measure::emf::flush();
+    if crate::traces::enabled() {
+        // The export is a blocking HTTP call to the collector (the Lambda extension's).
+        let _ = tokio::task::spawn_blocking(crate::traces::flush).await;
+    }
+    response
+}
+
+/// Every metric in the Prometheus text format (version 0.0.4).
+async fn prometheus_metrics() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match measure::prometheus::render() {
+        Some(text) => (
+            [(http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+            text,
+        )
+            .into_response(),
+        None => http_error_response(StatusCode::NOT_FOUND, "not_found", "no such endpoint"),
+    }
+}
+
+/// What `GET /openapi.json` describes: every function's routes.
+fn every_route() -> Routes {
+    token_routes()
+        .merge(exchange_routes())
+        .merge(company_routes())
+}
+
+fn token_routes() -> Routes {
+    use metadata::paths;
+    Routes::new()
+        .add(operation!(token::token))
+        .add(operation!(token::token).also_at(paths::TOKEN, "oauth2_token"))
+        .add(operation!(token::jwks))
+        .add(operation!(token::jwks).also_at(paths::JWKS, "oauth2_jwks"))
+        .add(operation!(otp::request))
+        .add(operation!(authorize::start))
+        .add(operation!(authorize::submit))
+        // Revocation, introspection, discovery, Concur's connections, and the OpenAPI document
+        // (here, so that every router the local server merges serves it).
+        .add(operation!(revoke::revoke))
+        .add(operation!(introspect::introspect))
+        .add(operation!(connections::delete_connections))
+        .add(operation!(metadata::oauth_metadata))
+        .add(operation!(metadata::openid_configuration))
+        .add(operation!(openapi::openapi_json))
+        // OpenID Connect: userinfo and RP-initiated logout.
+        .add(operation!(userinfo::get_userinfo))
+        .add(operation!(userinfo::post_userinfo))
+        .add(operation!(logout::get_logout))
+        .add(operation!(logout::post_logout))
+        // Concur's secrets API for the app itself.
+        .add(operation!(client_secrets::list))
+        .add(operation!(client_secrets::add))
+        .add(operation!(client_secrets::revoke))
+}
+
+fn exchange_routes() -> Routes {
+    Routes::new().add(operation!(exchange::exchange))
+}
+
+fn company_routes() -> Routes {
+    Routes::new()
+        .add(operation!(company::auth_token))
+        .add(operation!(company::auth_token).also_at(
+            company::PATH_WITHOUT_SLASH,
+            "company_auth_token_without_slash",
+        ))
+}
+
+/// The routes with their services and the parts every router shares.
+fn serve(routes: Routes, services: Arc<Services>) -> Router {
+    let https = services.geolocation().as_str().starts_with("https://");
+    finish(routes.served().with_state(services), https)
+}
+
+/// The parts every router shares: JSON 404/405 bodies, a panic answered as any server failure,
+/// the request middleware (outermost, so that a panic's 500 is logged and carries the
+/// correlation id and cache headers like every response), and HSTS when served over HTTPS.
+fn finish(router: Router, https: bool) -> Router {
+    let router = router
+        .fallback(|| async {
+            http_error_response(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+        })
+        .method_not_allowed_fallback(|| async {
+            http_error_response(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "invalid_request",
+                "method not allowed",
+            )
+        })
+        .layer(CatchPanicLayer::custom(answer_panic))
+        .layer(axum::middleware::from_fn(observability::request_context));
+    if https {
+        router.layer(axum::middleware::map_response(strict_transport_security))
+    } else {
+        router
+    }
+}
+
+/// One year, subdomains included: a browser that once reached the service over HTTPS never
+/// sends a cookie or a password to it in the clear (RFC 6797). Only on HTTPS deployments: the
+/// header means nothing over plain HTTP, and the local server is plain HTTP on loopback.
+pub const STRICT_TRANSPORT_SECURITY: &str = "max-age=31536000; includeSubDomains";
+
+async fn strict_transport_security(
+    mut response: axum::response::Response,
+) -> axum::response::Response {
+    response.headers_mut().insert(
+        http::header::STRICT_TRANSPORT_SECURITY,
+        http::HeaderValue::from_static(STRICT_TRANSPORT_SECURITY),
+    );
+    response
+}
+
+/// A handler's panic: the 500 of every server failure, the panic's message in the log only.
+fn answer_panic(payload: Box<dyn std::any::Any + Send + 'static>) -> axum::response::Response {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned());
+    ServerError::internal_because("a request handler panicked", message).into_response()
+}
+
+#[cfg(test)]
+mod tests;

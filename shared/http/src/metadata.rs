@@ -1,0 +1,193 @@
+//! Discovery: RFC 8414 authorization server metadata, served also as OpenID Connect discovery, and
+//! the JWK Set at its OAuth 2.0 path (docs/decisions.md, "Revocation, introspection and
+//! connections").
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use http::{header, HeaderValue};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::domain::GrantType;
+use crate::jose::Algorithm;
+use crate::services::Services;
+
+/// The paths this deployment serves, relative to its geolocation. The routers and the metadata
+/// both use these, so the metadata cannot advertise a path that is not routed.
+pub mod paths {
+    pub const TOKEN: &str = "/oauth2/v0/token";
+    pub const AUTHORIZE: &str = "/oauth2/v0/authorize";
+    pub const OTP: &str = "/oauth2/v0/otp";
+    pub const REVOKE: &str = "/oauth2/v0/revoke";
+    pub const INTROSPECT: &str = "/oauth2/v0/introspect";
+    pub const JWKS: &str = "/oauth2/v0/jwks";
+    pub const USERINFO: &str = "/oauth2/v0/userinfo";
+    pub const LOGOUT: &str = "/oauth2/v0/logout";
+    pub const CONNECTIONS: &str = "/app-mgmt/v0/connections";
+    pub const OAUTH_METADATA: &str = "/.well-known/oauth-authorization-server";
+    pub const OPENID_CONFIGURATION: &str = "/.well-known/openid-configuration";
+    pub const OPENAPI: &str = "/openapi.json";
+}
+
+/// Client authentication at the token, revocation and introspection endpoints.
+const CLIENT_AUTH_METHODS: [&str; 3] = [
+    "client_secret_basic",
+    "client_secret_post",
+    "private_key_jwt",
+];
+
+/// The claims of ID tokens (OpenID Connect Core §2) and of the userinfo endpoint.
+const CLAIMS: [&str; 15] = [
+    "iss",
+    "sub",
+    "aud",
+    "exp",
+    "iat",
+    "nbf",
+    "auth_time",
+    "nonce",
+    "at_hash",
+    "principal_type",
+    "preferred_username",
+    "name",
+    "company_id",
+    "email",
+    "email_verified",
+];
+
+/// RFC 8414 §2 (and the OpenID Connect Discovery fields a relying party needs).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AuthorizationServerMetadata {
+    /// This deployment's geolocation: the `iss` of every token it signs.
+    pub issuer: String,
+    pub authorization_endpoint: String,
+    pub token_endpoint: String,
+    pub revocation_endpoint: String,
+    pub introspection_endpoint: String,
+    pub jwks_uri: String,
+    /// OpenID Connect Core §5.3.
+    pub userinfo_endpoint: String,
+    /// OpenID Connect RP-Initiated Logout 1.0.
+    pub end_session_endpoint: String,
+    /// Where one-time passwords are requested (docs/decisions.md, "One-time passwords"); not an RFC
+    /// 8414 field.
+    pub otp_endpoint: String,
+    pub grant_types_supported: Vec<&'static str>,
+    pub response_types_supported: Vec<&'static str>,
+    pub code_challenge_methods_supported: Vec<&'static str>,
+    pub token_endpoint_auth_methods_supported: Vec<&'static str>,
+    pub revocation_endpoint_auth_methods_supported: Vec<&'static str>,
+    pub introspection_endpoint_auth_methods_supported: Vec<&'static str>,
+    /// What `private_key_jwt` assertions may be signed with (RFC 8414 §2), at each endpoint.
+    pub token_endpoint_auth_signing_alg_values_supported: Vec<&'static str>,
+    pub revocation_endpoint_auth_signing_alg_values_supported: Vec<&'static str>,
+    pub introspection_endpoint_auth_signing_alg_values_supported: Vec<&'static str>,
+    pub id_token_signing_alg_values_supported: Vec<&'static str>,
+    pub subject_types_supported: Vec<&'static str>,
+    /// The scopes the server itself interprets: `openid` any client that signs users in may
+    /// ask; `profile`, `email` and `offline_access` when registered for it. Applications' own
+    /// scopes are per client.
+    pub scopes_supported: Vec<&'static str>,
+    /// What ID tokens and the userinfo endpoint may say.
+    pub claims_supported: Vec<&'static str>,
+    pub prompt_values_supported: Vec<&'static str>,
+    /// RFC 9207: every authorization response carries `iss`.
+    pub authorization_response_iss_parameter_supported: bool,
+    /// Request objects (OpenID Connect Core §6) are refused.
+    pub request_parameter_supported: bool,
+    pub request_uri_parameter_supported: bool,
+    /// RFC 9449 §5.1: the algorithms DPoP proofs may be signed with.
+    pub dpop_signing_alg_values_supported: Vec<&'static str>,
+}
+
+impl AuthorizationServerMetadata {
+    pub fn new(services: &Services) -> Self {
+        let base = services.geolocation().as_str();
+        let at = |path: &str| format!("{base}{path}");
+        Self {
+            issuer: base.to_owned(),
+            authorization_endpoint: at(paths::AUTHORIZE),
+            token_endpoint: at(paths::TOKEN),
+            revocation_endpoint: at(paths::REVOKE),
+            introspection_endpoint: at(paths::INTROSPECT),
+            jwks_uri: at(paths::JWKS),
+            userinfo_endpoint: at(paths::USERINFO),
+            end_session_endpoint: at(paths::LOGOUT),
+            otp_endpoint: at(paths::OTP),
+            grant_types_supported: GrantType::ALL.iter().map(|g| g.as_str()).collect(),
+            response_types_supported: vec!["code"],
+            code_challenge_methods_supported: vec!["S256"],
+            token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.to_vec(),
+            revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.to_vec(),
+            introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.to_vec(),
+            token_endpoint_auth_signing_alg_values_supported: Algorithm::names(),
+            revocation_endpoint_auth_signing_alg_values_supported: Algorithm::names(),
+            introspection_endpoint_auth_signing_alg_values_supported: Algorithm::names(),
+            id_token_signing_alg_values_supported: vec!["ES256"],
+            subject_types_supported: vec!["public"],
+            scopes_supported: vec!["openid", "profile", "email", "offline_access"],
+            claims_supported: CLAIMS.to_vec(),
+            prompt_values_supported: vec!["none", "login", "consent"],
+            authorization_response_iss_parameter_supported: true,
+            request_parameter_supported: false,
+            request_uri_parameter_supported: false,
+            dpop_signing_alg_values_supported: crate::jose::Algorithm::names(),
+        }
+    }
+}
+
+/// Metadata changes only with a deployment; caching it briefly is safe.
+fn cacheable(mut response: Response) -> Response {
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=300"),
+    );
+    response
+}
+
+/// RFC 8414 authorization server metadata.
+#[utoipa::path(
+    get,
+    path = "/.well-known/oauth-authorization-server",
+    tag = "discovery",
+    responses((status = 200, body = AuthorizationServerMetadata)),
+)]
+pub async fn oauth_metadata(State(services): State<Arc<Services>>) -> Response {
+    cacheable(Json(AuthorizationServerMetadata::new(&services)).into_response())
+}
+
+/// The same document, at the OpenID Connect discovery path.
+#[utoipa::path(
+    get,
+    path = "/.well-known/openid-configuration",
+    tag = "discovery",
+    responses((status = 200, body = AuthorizationServerMetadata)),
+)]
+pub async fn openid_configuration(State(services): State<Arc<Services>>) -> Response {
+    oauth_metadata(State(services)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::paths;
+    use crate::auth::client_assertion::AUDIENCE_PATHS;
+
+    /// An assertion's `aud` may name any endpoint that authenticates clients: the grants keep
+    /// that list without importing `http`, so it is checked against the routes' paths here.
+    #[test]
+    fn assertion_audiences_are_the_client_authenticating_routes() {
+        assert_eq!(
+            AUDIENCE_PATHS,
+            [
+                paths::TOKEN,
+                "/v0/token",
+                paths::REVOKE,
+                paths::INTROSPECT,
+                paths::OTP
+            ]
+        );
+    }
+}

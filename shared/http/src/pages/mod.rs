@@ -1,0 +1,141 @@
+//! The authorization code flow's pages (docs/decisions.md, "Authorization code flow"): sign-in,
+//! consent and the error page, and RP-initiated logout's signed-out and refusal pages,
+//! server-rendered from the askama templates in `shared/http/templates/`. No JavaScript; one
+//! small inlined stylesheet allowed by hash (see [`security_headers`]). What a page says is decided
+//! by the flow ([`crate::flows::authorize`]); this module only renders it.
+
+mod headers;
+mod scopes;
+
+use askama::Template;
+
+use crate::flows::authorize::CSRF_FIELD;
+
+pub use headers::{security_headers, CONTENT_TYPE_HTML};
+pub use scopes::scope_sentences;
+
+/// The stylesheet inlined in every page; its hash is in the Content-Security-Policy.
+pub const STYLESHEET: &str = include_str!("../../templates/pages.css");
+
+/// What the sign-in page shows.
+#[derive(Debug, Clone, Copy)]
+pub struct SignInPage<'a> {
+    pub app_name: &'a str,
+    /// Where the form posts (the authorize endpoint).
+    pub form_action: &'a str,
+    pub csrf_token: &'a str,
+    /// The login typed before a failed attempt, so the user need not type it again.
+    pub login: &'a str,
+    /// A readable message ([`crate::flows::authorize::sign_in_message`]), never a raw code.
+    pub error: Option<&'a str>,
+}
+
+/// What the consent page shows.
+#[derive(Debug, Clone, Copy)]
+pub struct ConsentPage<'a> {
+    pub app_name: &'a str,
+    pub form_action: &'a str,
+    pub csrf_token: &'a str,
+    /// The requested scope names; shown as sentences ([`scope_sentences`]).
+    pub scopes: &'a [&'a str],
+}
+
+#[derive(Template)]
+#[template(path = "sign_in.html")]
+struct SignInTemplate<'a> {
+    stylesheet: &'static str,
+    app_name: &'a str,
+    action: &'a str,
+    csrf_field: &'static str,
+    csrf_token: &'a str,
+    login: &'a str,
+    error: Option<&'a str>,
+}
+
+#[derive(Template)]
+#[template(path = "consent.html")]
+struct ConsentTemplate<'a> {
+    stylesheet: &'static str,
+    app_name: &'a str,
+    action: &'a str,
+    csrf_field: &'static str,
+    csrf_token: &'a str,
+    scope_sentences: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "error.html")]
+struct ErrorTemplate<'a> {
+    stylesheet: &'static str,
+    message: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "signed_out.html")]
+struct SignedOutTemplate {
+    stylesheet: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "logout_refused.html")]
+struct LogoutRefusedTemplate<'a> {
+    stylesheet: &'static str,
+    message: &'a str,
+}
+
+/// Rendering writes only strings into a `String`, which cannot fail.
+fn render(template: &impl Template) -> String {
+    template
+        .render()
+        .expect("rendering into a String cannot fail")
+}
+
+pub fn render_sign_in(page: &SignInPage<'_>) -> String {
+    render(&SignInTemplate {
+        stylesheet: STYLESHEET,
+        app_name: page.app_name,
+        action: page.form_action,
+        csrf_field: CSRF_FIELD,
+        csrf_token: page.csrf_token,
+        login: page.login,
+        error: page.error,
+    })
+}
+
+pub fn render_consent(page: &ConsentPage<'_>) -> String {
+    render(&ConsentTemplate {
+        stylesheet: STYLESHEET,
+        app_name: page.app_name,
+        action: page.form_action,
+        csrf_field: CSRF_FIELD,
+        csrf_token: page.csrf_token,
+        scope_sentences: scope_sentences(page.scopes.iter().copied()),
+    })
+}
+
+/// The page for a request whose client and `redirect_uri` do not match: served with status
+/// 400 and never redirected. `message` is readable text, e.g. an `UntrustedRedirect`'s.
+pub fn render_error(message: &str) -> String {
+    render(&ErrorTemplate {
+        stylesheet: STYLESHEET,
+        message,
+    })
+}
+
+/// The page after RP-initiated logout when the browser is not sent back to the application.
+pub fn render_signed_out() -> String {
+    render(&SignedOutTemplate {
+        stylesheet: STYLESHEET,
+    })
+}
+
+/// The 400 page of a refused sign-out request: never a redirect.
+pub fn render_logout_refused(message: &str) -> String {
+    render(&LogoutRefusedTemplate {
+        stylesheet: STYLESHEET,
+        message,
+    })
+}
+
+#[cfg(test)]
+mod tests;

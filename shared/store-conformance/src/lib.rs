@@ -1,0 +1,186 @@
+//! The conformance suite every storage backend must pass (crate `token-store-conformance`).
+//!
+//! Its own crate, a dependency of the tests only: the crates the binaries link are built once,
+//! the same for `cargo run` and for the tests.
+//!
+//! Plain async functions over a borrowed store (`&dyn Store`), each panicking with a message that
+//! says which rule of the [`Store`] contract was broken. A backend's tests run them all with
+//! [`conformance_suite!`](crate::conformance_suite), so every backend is held to the same list;
+//! the library's own tests run it against SQLite, so the suite itself is tested by
+//! `cargo test -p token-store-conformance`.
+//!
+//! Timestamps are real (`SystemClock`) and expiries are relative to them, because DynamoDB Local
+//! may look at TTL attributes; ids are random, so the functions never depend on a store being
+//! empty. The records come from [`records`], which other tests may use as well.
+
+use token_store::Store;
+
+// The layers under test, under the names their paths had in one crate.
+use token_domain as domain;
+use token_domain::{clock, random, secrets};
+use token_store as store;
+
+mod audit;
+mod auth_tokens;
+mod authorization_codes;
+#[cfg(test)]
+mod backends;
+mod client_secrets;
+mod clients;
+mod families;
+pub mod fixtures;
+mod legacy;
+mod legacy_exchange;
+mod lockout;
+mod otp;
+mod principals;
+mod rate_limits;
+pub mod records;
+mod refresh_origin;
+pub mod registry;
+mod renewal;
+mod replays;
+mod revocation;
+mod rotation;
+pub mod signing_key_ring;
+
+pub use audit::*;
+pub use auth_tokens::*;
+pub use authorization_codes::*;
+pub use client_secrets::*;
+pub use clients::*;
+pub use families::*;
+pub use legacy::*;
+pub use legacy_exchange::*;
+pub use lockout::*;
+pub use otp::*;
+pub use principals::*;
+pub use rate_limits::*;
+pub use refresh_origin::*;
+pub use renewal::*;
+pub use replays::*;
+pub use revocation::*;
+pub use rotation::*;
+
+/// What a backend's factory hands the suite: the store under test, together with whatever must
+/// outlive it (the temporary directory of a SQLite file), dropped after the test.
+pub trait Fixture {
+    fn store(&self) -> &dyn Store;
+}
+
+/// A store that needs nothing kept beside it. (Named, not blanket over every `Store`: this crate
+/// does not own `Store`, so a blanket impl would overlap the tuple's below.)
+impl Fixture for token_store::dynamodb::DynamoStore {
+    fn store(&self) -> &dyn Store {
+        self
+    }
+}
+
+/// A store and what it lives in, e.g. `(SqliteStore, TempDir)`: fields drop in order, so the
+/// store is closed before its directory is removed.
+impl<S: Store, KeepAlive> Fixture for (S, KeepAlive) {
+    fn store(&self) -> &dyn Store {
+        &self.0
+    }
+}
+
+/// Expands to one `#[tokio::test]` per suite function, named after it, each calling the suite
+/// function with a store from `$factory`: a path to an `async fn` returning
+/// `Option<impl Fixture>`, where `None` means the backend was explicitly opted out (and the
+/// factory has said so).
+///
+/// Attributes after the factory go on every generated test, e.g.
+/// `conformance_suite!(fresh_table, #[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")])`,
+/// so that an opted-out backend's tests are listed as ignored instead of passing without running.
+///
+/// Every `pub async fn` of the suite must be listed here; the unit test
+/// `every_suite_function_is_registered` enforces it.
+#[macro_export]
+macro_rules! conformance_suite {
+    ($factory:path $(, #[$attribute:meta])* $(,)?) => {
+        $crate::conformance_suite!(@tests $factory; [$(#[$attribute])*];
+            client_round_trip_and_replace,
+            client_secrets_change_only_from_the_version_read,
+            a_single_secret_record_is_one_secret_until_migrated_in_place,
+            a_secrets_last_use_is_written_at_most_hourly,
+            user_round_trip_and_case_insensitive_login,
+            duplicate_user_id_or_login_is_rejected,
+            company_round_trip_and_client_enablement,
+            legacy_app_round_trip_and_relink,
+            legacy_token_round_trip_and_replace,
+            legacy_tokens_repeated_within_one_import_are_written_once,
+            legacy_tokens_batch_import_of_10000_loses_nothing,
+            auth_token_is_reusable_for_24_hours,
+            family_refresh_and_access_records_round_trip,
+            application_access_token_round_trip,
+            expired_items_read_as_absent,
+            rotation_replaces_current_token,
+            rotation_with_non_current_token_writes_nothing,
+            rotation_of_revoked_or_expired_family_is_refused,
+            rotation_has_exactly_one_winner_of_20,
+            renewal_keeps_the_token_and_slides_its_expiry,
+            renewal_of_a_non_current_token_or_revoked_family_writes_nothing,
+            revoke_family_revokes_its_tokens,
+            refresh_token_reads_with_its_family_origin,
+            rotated_and_renewed_tokens_keep_their_family_origin,
+            legacy_exchange_link_moves_only_from_the_seen_family,
+            concurrent_first_legacy_exchanges_have_one_winner,
+            login_attempts_lock_at_the_threshold_until_the_window_ends,
+            refunded_login_attempts_never_lock,
+            parallel_login_attempts_never_exceed_the_threshold,
+            a_family_write_takes_back_its_login_attempt,
+            otp_newest_open_record_counts_and_consumption,
+            otp_tries_are_spent_atomically_by_12_parallel_requests,
+            otp_is_consumed_once_by_10_parallel_requests,
+            users_are_found_by_unique_case_insensitive_email,
+            authorization_code_is_redeemed_once_and_remembers_its_family,
+            expired_authorization_code_is_not_redeemable,
+            concurrent_redemptions_have_one_winner,
+            revoke_access_token_revokes_only_that_token,
+            revoking_an_access_token_records_only_the_first_time,
+            revoke_connection_revokes_the_principals_families_with_that_client,
+            rate_limit_refuses_over_the_limit_until_the_window_ends,
+            a_counted_access_token_is_stored_only_when_counted,
+            parallel_rate_limit_hits_never_exceed_the_limit,
+            refunded_rate_limit_hits_free_their_place,
+            rate_limit_blocks_last_until_their_end_and_never_shorten,
+            jti_is_used_once_until_it_expires,
+            parallel_first_uses_of_one_jti_have_one_winner,
+            audit_events_are_read_by_subject_newest_first,
+            audit_events_land_only_with_the_family_writes_they_record,
+            a_repeated_exchange_records_only_the_revocation_it_makes,
+        );
+    };
+    (@tests $factory:path; $attributes:tt; $($name:ident),+ $(,)?) => {
+        $(
+            $crate::conformance_suite!(@test $factory; $attributes; $name);
+        )+
+    };
+    (@test $factory:path; [$(#[$attribute:meta])*]; $name:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        $(#[$attribute])*
+        async fn $name() {
+            if let ::std::option::Option::Some(fixture) = $factory().await {
+                let store = $crate::Fixture::store(&fixture);
+                $crate::$name(store).await;
+            }
+        }
+    };
+}
+
+/// The suite against SQLite, a fresh database file in a temporary directory per function.
+#[cfg(test)]
+mod sqlite {
+    use crate::store::sqlite::SqliteStore;
+
+    async fn fixture() -> Option<(SqliteStore, tempfile::TempDir)> {
+        let dir = tempfile::Builder::new()
+            .prefix("conformance-")
+            .tempdir()
+            .expect("create a temporary directory");
+        let store = SqliteStore::open_in_dir(dir.path()).expect("open the SQLite store");
+        Some((store, dir))
+    }
+
+    crate::conformance_suite!(fixture);
+}

@@ -1,0 +1,92 @@
+//! Clients on DynamoDB: one item per client, its secrets a map attribute `secrets` by secret id
+//! (so that one secret's `last_used` is written alone) with `secrets_version`, which conditional
+//! writes compare (absent in items written before clients had several secrets: version 0).
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::codec::{keys, n, to_item};
+use super::errors::store_error;
+use super::requests::update_if;
+use super::DynamoStore;
+use crate::clients::secrets_changed_meanwhile;
+use crate::clock::UnixTime;
+use crate::domain::{
+    Client as OAuthClient, ClientId, ClientSecrets, SecretId, LAST_USED_RESOLUTION_SECONDS,
+};
+use crate::{ClientStore, StoreError, StoreResult};
+
+/// True for a new item, an item written before versions, or one still at `:version`.
+const UNCHANGED_SECRETS: &str =
+    "attribute_not_exists(secrets_version) OR secrets_version = :version";
+
+#[async_trait]
+impl ClientStore for DynamoStore {
+    async fn put_client(&self, client: &OAuthClient) -> StoreResult<()> {
+        let item = to_item(client, keys::client(&client.id))?;
+        let put = self
+            .client()
+            .put_item()
+            .table_name(self.table_name())
+            .set_item(Some(item))
+            .condition_expression(UNCHANGED_SECRETS)
+            .expression_attribute_values(":version", n(client.secrets.version()))
+            .send()
+            .await;
+        match put {
+            Ok(_) => Ok(()),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Err(secrets_changed_meanwhile())
+            }
+            Err(e) => Err(store_error("PutClient", e)),
+        }
+    }
+
+    async fn get_client(&self, id: &ClientId) -> StoreResult<Option<OAuthClient>> {
+        self.get("GetClient", keys::client(id)).await
+    }
+
+    async fn replace_client_secrets(
+        &self,
+        id: &ClientId,
+        expected_version: u64,
+        secrets: &ClientSecrets,
+    ) -> StoreResult<bool> {
+        let mut encoded = serde_dynamo::aws_sdk_dynamodb_1::to_item(secrets)
+            .map_err(|_| StoreError::internal("cannot encode a client's secrets"))?;
+        let set = encoded
+            .remove("secrets")
+            .unwrap_or_else(|| AttributeValue::M(Default::default()));
+        let update = self
+            .update_item(keys::client(id))
+            .update_expression("SET secrets = :secrets, secrets_version = :next REMOVE secret_hash")
+            .condition_expression(format!("attribute_exists(pk) AND ({UNCHANGED_SECRETS})"))
+            .expression_attribute_values(":secrets", set)
+            .expression_attribute_values(":next", n(secrets.version()))
+            .expression_attribute_values(":version", n(expected_version));
+        update_if("ReplaceClientSecrets", update).await
+    }
+
+    async fn record_secret_use(
+        &self,
+        id: &ClientId,
+        secret: &SecretId,
+        at: UnixTime,
+    ) -> StoreResult<bool> {
+        let update = self
+            .update_item(keys::client(id))
+            .update_expression("SET secrets.#secret.last_used = :at")
+            .condition_expression(
+                "attribute_exists(secrets.#secret) AND \
+                 (attribute_not_exists(secrets.#secret.last_used) \
+                  OR secrets.#secret.last_used <= :due)",
+            )
+            .expression_attribute_names("#secret", secret.to_string())
+            .expression_attribute_values(":at", n(at))
+            .expression_attribute_values(":due", n(at - LAST_USED_RESOLUTION_SECONDS));
+        update_if("RecordSecretUse", update).await
+    }
+}

@@ -1,0 +1,346 @@
+//! The table's layout: each entity's key, and items to and from entities.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::errors::sanitize;
+use crate::domain::{PrincipalId, RefreshTokenRecord, User};
+use crate::{FamilyOrigin, StoreError, StoreResult};
+
+pub(super) type Item = HashMap<String, AttributeValue>;
+
+pub(super) const PK: &str = "pk";
+pub(super) const SK: &str = "sk";
+/// The refresh token item's copy of its family's [`FamilyOrigin`], a map. Items written before
+/// the copy existed lack it.
+const ORIGIN: &str = "origin";
+
+pub(super) mod keys {
+    use crate::clock::UnixTime;
+    use crate::domain::audit::{AuditId, AuditSubject};
+    use crate::domain::{ClientId, ConsumerKey, FamilyId, Login, PrincipalId, TokenId};
+    use crate::secrets::TokenHash;
+    use prefix::*;
+
+    /// Each item kind's partition-key prefix (also the sort-key prefix of the items that point
+    /// at another kind: a company's enabled `CLIENT#`, a connection's `FAMILY#`).
+    pub mod prefix {
+        pub const CLIENT: &str = "CLIENT#";
+        pub const USER: &str = "USER#";
+        pub const LOGIN: &str = "LOGIN#";
+        pub const COMPANY: &str = "COMPANY#";
+        pub const LEGACY_APP: &str = "LEGACYAPP#";
+        pub const LEGACY: &str = "LEGACY#";
+        pub const FAMILY: &str = "FAMILY#";
+        pub const REFRESH: &str = "REFRESH#";
+        pub const ACCESS: &str = "ACCESS#";
+        pub const CONNECTION: &str = "CONNECTION#";
+        pub const AUTH_TOKEN: &str = "AUTHTOKEN#";
+        pub const LOGIN_ATTEMPTS: &str = "FAILEDLOGIN#";
+        pub const OTP: &str = "OTP#";
+        pub const EMAIL: &str = "EMAIL#";
+        pub const AUTHORIZATION_CODE: &str = "AUTHCODE#";
+        pub const SIGNING_KEYS: &str = "SIGNINGKEYS#";
+        pub const RATE: &str = "RATE#";
+        pub const USED_JTI: &str = "JTI#";
+        pub const AUDIT: &str = "AUDIT#";
+    }
+
+    /// The partition-key prefixes each Lambda function writes, by the logical id of its IAM role
+    /// in `template.yaml`. The role's `dynamodb:LeadingKeys` condition must name exactly these,
+    /// and no other role may write the table (`template_iam` tests both). Every other kind
+    /// (principals, legacy apps, e-mail addresses) is written by `tokenctl` only; clients are
+    /// created by `tokenctl`, and the token function updates their secrets.
+    pub const FUNCTION_WRITES: &[(&str, &[&str])] = &[
+        // Access tokens, new families with their connection listing, rotation, revocation,
+        // login attempts, one-time passwords, authorization codes, rate-limit counters, used
+        // `jti`s of client assertions (a conditional PutItem; never read), and client secrets
+        // (`UpdateItem` only: the secrets API and each secret's last use).
+        (
+            "TokenFunctionRole",
+            &[
+                CLIENT,
+                FAMILY,
+                REFRESH,
+                ACCESS,
+                CONNECTION,
+                LOGIN_ATTEMPTS,
+                OTP,
+                AUTHORIZATION_CODE,
+                RATE,
+                USED_JTI,
+                AUDIT,
+            ],
+        ),
+        // A new family with its tokens, connection listing and audit event, the exchange link
+        // (on the legacy token's partition), revoking the family of a previous exchange.
+        (
+            "ExchangeFunctionRole",
+            &[FAMILY, REFRESH, ACCESS, CONNECTION, LEGACY, AUDIT],
+        ),
+        ("CompanyAuthtokenFunctionRole", &[AUTH_TOKEN]),
+        // The signing key ring (the scheduled rotation; the other functions only read it), and
+        // the rotation's audit event.
+        ("RotateKeysFunctionRole", &[SIGNING_KEYS, AUDIT]),
+    ];
+
+    /// The one item of the signing key ring.
+    pub fn signing_key_ring() -> (String, &'static str) {
+        (format!("{SIGNING_KEYS}RING"), "RING")
+    }
+
+    /// The partition-key prefixes each Lambda function reads (`GetItem`, `Query`), by the
+    /// logical id of its IAM role: the role's read statement names exactly these
+    /// (`template_iam`), so that no function can read item kinds it has no use for (the
+    /// exchange and company functions never read one-time passwords, codes, families or
+    /// refresh tokens; the token function never reads old tokens).
+    pub const FUNCTION_READS: &[(&str, &[&str])] = &[
+        // Clients, principals by id, login and address, enablements; its own items; company
+        // auth tokens at the company password grant; rate-limit blocks; the signing key ring (every
+        // function reads it at start and refreshes it every minute).
+        (
+            "TokenFunctionRole",
+            &[
+                CLIENT,
+                USER,
+                LOGIN,
+                EMAIL,
+                COMPANY,
+                FAMILY,
+                REFRESH,
+                ACCESS,
+                CONNECTION,
+                AUTH_TOKEN,
+                AUTHORIZATION_CODE,
+                LOGIN_ATTEMPTS,
+                OTP,
+                RATE,
+                SIGNING_KEYS,
+            ],
+        ),
+        // The app and its bearer token, the principal and enablement, the consumer key, the
+        // old token and its exchange link.
+        (
+            "ExchangeFunctionRole",
+            &[
+                CLIENT,
+                USER,
+                COMPANY,
+                ACCESS,
+                LEGACY_APP,
+                LEGACY,
+                SIGNING_KEYS,
+            ],
+        ),
+        // The administrator's bearer token and user, the company and its enablement, the app.
+        (
+            "CompanyAuthtokenFunctionRole",
+            &[CLIENT, USER, COMPANY, ACCESS, SIGNING_KEYS],
+        ),
+        // The key ring, which it rotates.
+        ("RotateKeysFunctionRole", &[SIGNING_KEYS]),
+    ];
+
+    pub fn client(id: &ClientId) -> (String, &'static str) {
+        (format!("{CLIENT}{id}"), "CLIENT")
+    }
+    pub fn user(id: &PrincipalId) -> (String, &'static str) {
+        (format!("{USER}{id}"), "USER")
+    }
+    pub fn login(login: &Login) -> (String, &'static str) {
+        (format!("{LOGIN}{login}"), "LOGIN")
+    }
+    pub fn company(id: &PrincipalId) -> (String, &'static str) {
+        (format!("{COMPANY}{id}"), "COMPANY")
+    }
+    pub fn enablement(company: &PrincipalId, client: &ClientId) -> (String, String) {
+        (format!("{COMPANY}{company}"), format!("{CLIENT}{client}"))
+    }
+    pub fn legacy_app(key: &ConsumerKey) -> (String, &'static str) {
+        (format!("{LEGACY_APP}{key}"), "LEGACYAPP")
+    }
+    pub fn legacy_token(hash: &TokenHash) -> (String, &'static str) {
+        (format!("{LEGACY}{}", hash.to_hex()), "LEGACY")
+    }
+    pub fn legacy_exchange(hash: &TokenHash) -> (String, &'static str) {
+        (format!("{LEGACY}{}", hash.to_hex()), "EXCHANGE")
+    }
+    pub fn family(id: &FamilyId) -> (String, &'static str) {
+        (format!("{FAMILY}{id}"), "FAMILY")
+    }
+    pub fn refresh(hash: &TokenHash) -> (String, &'static str) {
+        (format!("{REFRESH}{}", hash.to_hex()), "REFRESH")
+    }
+    pub fn access(jti: &TokenId) -> (String, &'static str) {
+        (format!("{ACCESS}{jti}"), "ACCESS")
+    }
+    /// The partition listing the families one principal holds with one client.
+    pub fn connection_partition(principal: &PrincipalId, client: &ClientId) -> String {
+        format!("{CONNECTION}{principal}#{client}")
+    }
+    pub fn connection(
+        principal: &PrincipalId,
+        client: &ClientId,
+        family: &FamilyId,
+    ) -> (String, String) {
+        (
+            connection_partition(principal, client),
+            format!("{FAMILY}{family}"),
+        )
+    }
+    pub fn auth_token(hash: &TokenHash) -> (String, &'static str) {
+        (format!("{AUTH_TOKEN}{}", hash.to_hex()), "AUTHTOKEN")
+    }
+    pub fn login_attempts(login: &Login) -> (String, &'static str) {
+        (format!("{LOGIN_ATTEMPTS}{login}"), "ATTEMPTS")
+    }
+    pub fn otps(address: &TokenHash) -> String {
+        format!("{OTP}{}", address.to_hex())
+    }
+    /// Creation time first (zero-padded, see [`sortable_time`]), so a query reads an
+    /// address's passwords newest first and `sk >= since` is a time range; then the write time
+    /// in microseconds, which orders the requests of one second.
+    pub fn otp_sort(created_at: UnixTime, written_micros: u128, id: &uuid::Uuid) -> String {
+        format!(
+            "{}#{written_micros:020}#{}",
+            sortable_time(created_at),
+            id.simple()
+        )
+    }
+    /// A rate-limit counter's window (`RateKey::stored` is `<counter>#<subject digest>`).
+    pub fn rate_window(key: &str, window_start: UnixTime) -> (String, String) {
+        (
+            format!("{RATE}{key}"),
+            format!("WINDOW#{}", sortable_time(window_start)),
+        )
+    }
+    /// A rate-limit subject's block.
+    pub fn rate_block(key: &str) -> (String, &'static str) {
+        (format!("{RATE}{key}"), "BLOCK")
+    }
+    /// A used `jti` (`ReplayKey::stored`: its kind and digest).
+    pub fn used_jti(key: &str) -> (String, &'static str) {
+        (format!("{USED_JTI}{key}"), "JTI")
+    }
+    pub fn email(address: &TokenHash) -> (String, &'static str) {
+        (format!("{EMAIL}{}", address.to_hex()), "EMAIL")
+    }
+    pub fn authorization_code(hash: &TokenHash) -> (String, &'static str) {
+        (format!("{AUTHORIZATION_CODE}{}", hash.to_hex()), "AUTHCODE")
+    }
+    /// The partition of one subject's audit events.
+    pub fn audit_partition(subject: &AuditSubject) -> String {
+        match subject {
+            AuditSubject::Principal(id) => format!("{AUDIT}PRINCIPAL#{id}"),
+            AuditSubject::Client(id) => format!("{AUDIT}CLIENT#{id}"),
+            AuditSubject::Family(id) => format!("{AUDIT}FAMILY#{id}"),
+            AuditSubject::Deployment => format!("{AUDIT}DEPLOYMENT"),
+        }
+    }
+    /// Time first (see [`sortable_time`]), so a query reads newest first and `sk >= since` is
+    /// a time range; then the time-ordered event id, which orders the events of one second.
+    pub fn audit_sort(at: UnixTime, id: &AuditId) -> String {
+        format!("{}#{id}", sortable_time(at))
+    }
+    /// Zero-padded so that string order is time order and `sk >= since` is a time range.
+    pub fn sortable_time(at: UnixTime) -> String {
+        format!("{:020}", at.max(0))
+    }
+}
+
+/// The login uniqueness item: which user holds a login, and on a login item a copy of that user,
+/// written in the same transaction as the user item, so that a sign-in reads its user in one
+/// `GetItem` (docs/decisions.md, Lockout). Address items, and login items written before the
+/// copy existed, hold the id only.
+#[derive(Serialize, Deserialize)]
+pub(super) struct LoginOwner {
+    pub(super) user_id: PrincipalId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) user: Option<User>,
+}
+
+impl LoginOwner {
+    /// An address item's owner: the id only.
+    pub(super) fn id_of(user: &User) -> Self {
+        Self {
+            user_id: user.id,
+            user: None,
+        }
+    }
+
+    /// A login item's owner, with the copy.
+    pub(super) fn copy_of(user: &User) -> Self {
+        Self {
+            user_id: user.id,
+            user: Some(user.clone()),
+        }
+    }
+}
+
+pub(super) fn s(value: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(value.into())
+}
+
+pub(super) fn n(value: impl ToString) -> AttributeValue {
+    AttributeValue::N(value.to_string())
+}
+
+pub(super) fn key(pk: String, sk: impl Into<String>) -> Item {
+    HashMap::from([(PK.to_owned(), s(pk)), (SK.to_owned(), s(sk))])
+}
+
+pub(super) fn to_item<T: Serialize>(
+    value: &T,
+    (pk, sk): (String, impl Into<String>),
+) -> StoreResult<Item> {
+    let mut item = encode(value)?;
+    // serde_dynamo writes `None` as NULL; leaving the attribute out instead keeps conditions
+    // like `attribute_not_exists(revoked_at)` meaningful and omits the TTL on records that have
+    // no expiry.
+    item.retain(|_, value| !matches!(value, AttributeValue::Null(_)));
+    item.insert(PK.to_owned(), s(pk));
+    item.insert(SK.to_owned(), s(sk));
+    Ok(item)
+}
+
+fn encode<T: Serialize>(value: &T) -> StoreResult<Item> {
+    serde_dynamo::aws_sdk_dynamodb_1::to_item(value)
+        .map_err(|e| StoreError::internal(sanitize(&format!("cannot encode item: {e}"))))
+}
+
+pub(super) fn from_item<T: DeserializeOwned>(item: Item) -> StoreResult<T> {
+    // Unknown attributes (pk, sk) are ignored by the derived Deserialize impls.
+    serde_dynamo::aws_sdk_dynamodb_1::from_item(item)
+        .map_err(|e| StoreError::internal(sanitize(&format!("malformed item: {e}"))))
+}
+
+/// A refresh token's item, with its family's origin when the writer has it.
+pub(super) fn refresh_token_item(
+    record: &RefreshTokenRecord,
+    origin: Option<&FamilyOrigin>,
+) -> StoreResult<Item> {
+    let mut item = to_item(record, keys::refresh(&record.token_hash))?;
+    if let Some(origin) = origin {
+        item.insert(ORIGIN.to_owned(), AttributeValue::M(encode(origin)?));
+    }
+    Ok(item)
+}
+
+/// A refresh token and, unless it was written before the copy existed, its family's origin.
+pub(super) fn refresh_token_from_item(
+    mut item: Item,
+) -> StoreResult<(RefreshTokenRecord, Option<FamilyOrigin>)> {
+    let origin = match item.remove(ORIGIN) {
+        None => None,
+        Some(AttributeValue::M(origin)) => Some(from_item(origin)?),
+        Some(_) => {
+            return Err(StoreError::internal(format!(
+                "malformed item: `{ORIGIN}` is not a map"
+            )))
+        }
+    };
+    Ok((from_item(item)?, origin))
+}

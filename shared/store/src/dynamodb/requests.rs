@@ -1,0 +1,294 @@
+//! The requests every aggregate is built from: strongly consistent reads, puts, transactions
+//! (retried while another transaction holds an item) and batch writes.
+
+use std::time::Duration;
+
+use aws_config::timeout::TimeoutConfig;
+use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
+use aws_sdk_dynamodb::operation::query::QueryOutput;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
+use aws_sdk_dynamodb::types::{Put, TransactWriteItem, WriteRequest};
+use rand::Rng;
+use serde::de::DeserializeOwned;
+
+use super::codec::{from_item, key, Item};
+use super::errors::{build_error, cancellation_codes, store_error};
+use super::DynamoStore;
+use crate::{StoreError, StoreResult};
+
+/// Rounds of resubmitting a batch's `UnprocessedItems` before giving up as unavailable.
+const BATCH_ATTEMPTS: u32 = 10;
+
+/// How long a transaction keeps being re-run while DynamoDB cancels it because another
+/// transaction holds one of its items (`TransactionConflict`). Nothing is written by a cancelled
+/// attempt and conditions are re-evaluated each round, so the loser of a race ends in a
+/// condition failure (an outcome), never in an error, as long as the budget lasts.
+///
+/// A conflict lasts only while the other transaction is in flight: tens of milliseconds on AWS,
+/// a few hundred on DynamoDB Local on a loaded 2-core machine. Even 20 racers on one refresh
+/// token, served one after another at that worst pace, finish in about 20 x 300 ms = 6 s less
+/// the jitter's spreading; 8 s covers that, and is still below the functions' 10 s timeout, so
+/// a request that does give up answers 503 itself instead of being killed. A count of attempts
+/// would not do: under load every attempt may be cancelled again, however many there are.
+const TRANSACTION_CONFLICT_BUDGET: Duration = Duration::from_secs(8);
+/// The backoff between conflicting attempts: from 10 ms, doubling, never over 250 ms, so that a
+/// waiting transaction retries soon after the one holding its item has finished.
+const CONFLICT_BACKOFF_BASE: Duration = Duration::from_millis(10);
+const CONFLICT_BACKOFF_CAP: Duration = Duration::from_millis(250);
+
+/// Bulk writes (the legacy import) are an administrator's batch job, not a request a client
+/// waits on: a slow batch is better waited for than failed and resubmitted.
+pub(super) fn bulk_timeouts() -> aws_sdk_dynamodb::config::Builder {
+    aws_sdk_dynamodb::config::Builder::default().timeout_config(
+        TimeoutConfig::builder()
+            .operation_attempt_timeout(Duration::from_secs(10))
+            .operation_timeout(Duration::from_secs(30))
+            .build(),
+    )
+}
+
+/// Exponential backoff with full jitter, so that concurrent retriers spread out.
+pub(super) fn backoff(attempt: u32, base: Duration, cap: Duration) -> Duration {
+    let ceiling = base.saturating_mul(1 << attempt.min(16)).min(cap);
+    let millis = ceiling.as_millis().max(1) as u64;
+    Duration::from_millis(rand::thread_rng().gen_range(millis / 2..=millis))
+}
+
+/// Sends an `UpdateItem` that has a condition: `Ok(false)` when the condition did not hold, so
+/// nothing was written.
+pub(super) async fn update_if(op: &str, update: UpdateItemFluentBuilder) -> StoreResult<bool> {
+    match update.send().await {
+        Ok(_) => Ok(true),
+        Err(e)
+            if e.as_service_error()
+                .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(store_error(op, e)),
+    }
+}
+
+/// Sends `query` page after page (a `Query` answers at most 1 MB at a time), handing each page to
+/// `each`, until DynamoDB reports no further page.
+pub(super) async fn query_pages(
+    op: &str,
+    query: QueryFluentBuilder,
+    mut each: impl FnMut(QueryOutput) -> StoreResult<()>,
+) -> StoreResult<()> {
+    let mut start = None;
+    loop {
+        let mut page = query
+            .clone()
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(|e| store_error(op, e))?;
+        start = page.last_evaluated_key.take().filter(|key| !key.is_empty());
+        each(page)?;
+        if start.is_none() {
+            return Ok(());
+        }
+    }
+}
+
+/// Every item `query` finds, all pages read.
+pub(super) async fn query_items(op: &str, query: QueryFluentBuilder) -> StoreResult<Vec<Item>> {
+    let mut items = Vec::new();
+    query_pages(op, query, |page| {
+        items.extend(page.items.unwrap_or_default());
+        Ok(())
+    })
+    .await?;
+    Ok(items)
+}
+
+/// How a transaction ended, when it did not fail outright.
+pub(super) enum Transaction {
+    Committed,
+    /// Indexes (into the submitted items) whose condition failed. Nothing was written.
+    ConditionsFailed(Vec<usize>),
+}
+
+impl DynamoStore {
+    // Reads are strongly consistent: a token just rotated or a family just revoked must read as
+    // such from every Lambda instance at once.
+    pub(super) async fn get_item(&self, op: &str, key: Item) -> StoreResult<Option<Item>> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| store_error(op, e))?;
+        Ok(out.item)
+    }
+
+    pub(super) async fn get<T: DeserializeOwned>(
+        &self,
+        op: &str,
+        (pk, sk): (String, impl Into<String>),
+    ) -> StoreResult<Option<T>> {
+        self.get_item(op, key(pk, sk))
+            .await?
+            .map(from_item)
+            .transpose()
+    }
+
+    /// An `UpdateItem` of the item at `(pk, sk)`, for the caller to give its expressions.
+    pub(super) fn update_item(
+        &self,
+        (pk, sk): (String, impl Into<String>),
+    ) -> UpdateItemFluentBuilder {
+        self.client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+    }
+
+    pub(super) async fn put(&self, op: &str, item: Item) -> StoreResult<()> {
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .send()
+            .await
+            .map_err(|e| store_error(op, e))?;
+        Ok(())
+    }
+
+    pub(super) fn put_new(&self, item: Item) -> StoreResult<TransactWriteItem> {
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk)")
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
+    /// Runs a transaction. A condition failure is an outcome; a cancellation because another
+    /// transaction held an item is retried (nothing was written) within
+    /// [`TRANSACTION_CONFLICT_BUDGET`], so that the caller only sees real condition failures.
+    pub(super) async fn transact(
+        &self,
+        op: &str,
+        items: Vec<TransactWriteItem>,
+    ) -> StoreResult<Transaction> {
+        self.transact_with_request_token(op, items, None).await
+    }
+
+    /// [`Self::transact`] with a caller-chosen `ClientRequestToken` (1 to 36 characters), so
+    /// that a resubmission of the same logical write, by the SDK or by us, is idempotent.
+    pub(super) async fn transact_with_request_token(
+        &self,
+        op: &str,
+        items: Vec<TransactWriteItem>,
+        client_request_token: Option<String>,
+    ) -> StoreResult<Transaction> {
+        let started = std::time::Instant::now();
+        let mut attempt = 0;
+        loop {
+            // The SDK fills in a ClientRequestToken, reused by its own retries: a retry after a
+            // timeout of a transaction that did commit succeeds instead of failing its
+            // conditions against its own writes.
+            let result = self
+                .client
+                .transact_write_items()
+                .set_transact_items(Some(items.clone()))
+                .set_client_request_token(client_request_token.clone())
+                .send()
+                .await;
+            let err = match result {
+                Ok(_) => return Ok(Transaction::Committed),
+                Err(err) => err,
+            };
+            let codes = match err.as_service_error() {
+                Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
+                    cancellation_codes(cancelled)
+                }
+                // A transaction with the same request token is still running: once it ends,
+                // resubmitting tells how (committed, or a parameter mismatch to read back).
+                Some(TransactWriteItemsError::TransactionInProgressException(_))
+                    if client_request_token.is_some() =>
+                {
+                    attempt += 1;
+                    let pause = backoff(attempt, CONFLICT_BACKOFF_BASE, CONFLICT_BACKOFF_CAP);
+                    if started.elapsed() + pause < TRANSACTION_CONFLICT_BUDGET {
+                        tokio::time::sleep(pause).await;
+                        continue;
+                    }
+                    return Err(store_error(op, err));
+                }
+                _ => return Err(store_error(op, err)),
+            };
+            let failed: Vec<usize> = codes
+                .iter()
+                .enumerate()
+                .filter(|(_, code)| code.as_str() == "ConditionalCheckFailed")
+                .map(|(index, _)| index)
+                .collect();
+            if !failed.is_empty() {
+                return Ok(Transaction::ConditionsFailed(failed));
+            }
+            let has = |wanted: &[&str]| codes.iter().any(|c| wanted.contains(&c.as_str()));
+            if has(&["TransactionConflict"]) {
+                attempt += 1;
+                let pause = backoff(attempt, CONFLICT_BACKOFF_BASE, CONFLICT_BACKOFF_CAP);
+                if started.elapsed() + pause < TRANSACTION_CONFLICT_BUDGET {
+                    tokio::time::sleep(pause).await;
+                    continue;
+                }
+            }
+            let summary = codes.join(", ");
+            return Err(
+                if has(&[
+                    "TransactionConflict",
+                    "ThrottlingError",
+                    "ProvisionedThroughputExceeded",
+                    "RequestLimitExceeded",
+                ]) {
+                    StoreError::unavailable(format!("{op}: transaction cancelled: [{summary}]"))
+                } else {
+                    StoreError::internal(format!("{op}: transaction cancelled: [{summary}]"))
+                },
+            );
+        }
+    }
+
+    /// One BatchWriteItem of at most 25 puts, resubmitting what DynamoDB left unprocessed
+    /// (throttled partitions) with backoff until all is written or the attempts run out.
+    pub(super) async fn write_batch(&self, mut pending: Vec<WriteRequest>) -> StoreResult<()> {
+        for attempt in 0..BATCH_ATTEMPTS {
+            let out = self
+                .client
+                .batch_write_item()
+                .request_items(self.table.clone(), pending)
+                .customize()
+                .config_override(bulk_timeouts())
+                .send()
+                .await
+                .map_err(|e| store_error("BatchWriteItem", e))?;
+            pending = out
+                .unprocessed_items
+                .and_then(|mut unprocessed| unprocessed.remove(&self.table))
+                .unwrap_or_default();
+            if pending.is_empty() {
+                return Ok(());
+            }
+            tokio::time::sleep(backoff(
+                attempt,
+                Duration::from_millis(50),
+                Duration::from_secs(2),
+            ))
+            .await;
+        }
+        Err(StoreError::unavailable(format!(
+            "BatchWriteItem: {} items still unprocessed after {BATCH_ATTEMPTS} attempts",
+            pending.len()
+        )))
+    }
+}

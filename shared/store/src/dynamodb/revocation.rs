@@ -1,0 +1,173 @@
+//! Access-token and connection revocation on DynamoDB.
+//!
+//! "Every family of a principal with a client" is answered without a secondary index: each
+//! family, in its creation transaction, also writes a connection item
+//! (`pk = CONNECTION#<principal>#<client>`, `sk = FAMILY#<id>`, see [`keys::connection`]), so one
+//! `Query` on that partition lists them. The connection item has no TTL (a family's expiry moves
+//! with every rotation, which would have to move it too); revoking a connection gives its items
+//! one, so the TTL removes them. Connection items of families that simply expire stay until their
+//! connection is revoked (about 100 bytes each).
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+use serde::{Deserialize, Serialize};
+
+use aws_sdk_dynamodb::types::Update;
+
+use super::codec::{from_item, key, keys, n, s, to_item, PK};
+use super::errors::build_error;
+use super::requests::{query_items, update_if, Transaction};
+use super::DynamoStore;
+use crate::clock::UnixTime;
+use crate::domain::audit::AuditEvent;
+use crate::domain::{ClientId, Family, FamilyId, PrincipalId, TokenId};
+use crate::{AuditFor, RevocationStore, StoreError, StoreResult, TokenRevoked};
+
+/// An access token that exists, is unexpired and is not marked revoked yet.
+const UNMARKED: &str =
+    "attribute_exists(pk) AND expires_at > :now AND (attribute_not_exists(revoked) OR revoked = :unmarked)";
+
+/// One family of a (principal, client) connection.
+#[derive(Serialize, Deserialize)]
+struct ConnectionMember {
+    family_id: FamilyId,
+}
+
+impl DynamoStore {
+    /// The connection item written with `family` (see the module documentation).
+    pub(super) fn put_connection_member(&self, family: &Family) -> StoreResult<TransactWriteItem> {
+        let member = ConnectionMember {
+            family_id: family.id,
+        };
+        self.put_new(to_item(
+            &member,
+            keys::connection(&family.principal_id, &family.client_id, &family.id),
+        )?)
+    }
+
+    async fn connection_members(
+        &self,
+        principal: &PrincipalId,
+        client: &ClientId,
+    ) -> StoreResult<Vec<FamilyId>> {
+        let pk = keys::connection_partition(principal, client);
+        let query = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("#pk = :pk")
+            .expression_attribute_names("#pk", PK)
+            .expression_attribute_values(":pk", s(pk))
+            .consistent_read(true);
+        query_items("QueryConnection", query)
+            .await?
+            .into_iter()
+            .map(|item| Ok(from_item::<ConnectionMember>(item)?.family_id))
+            .collect()
+    }
+}
+
+#[async_trait]
+impl RevocationStore for DynamoStore {
+    async fn revoke_access_token_recorded(
+        &self,
+        jti: &TokenId,
+        now: UnixTime,
+        audit: &[AuditEvent],
+    ) -> StoreResult<TokenRevoked> {
+        let (pk, sk) = keys::access(jti);
+        // First the write that only a live, unmarked token takes, with its events: one
+        // `UpdateItem` without them, a transaction with them.
+        let first = if audit.is_empty() {
+            let update = self
+                .update_item((pk.clone(), sk))
+                .update_expression("SET revoked = :revoked")
+                .condition_expression(UNMARKED)
+                .expression_attribute_values(":revoked", AttributeValue::Bool(true))
+                .expression_attribute_values(":unmarked", AttributeValue::Bool(false))
+                .expression_attribute_values(":now", n(now));
+            update_if("RevokeAccessToken", update).await?
+        } else {
+            let update = Update::builder()
+                .table_name(&self.table)
+                .set_key(Some(key(pk.clone(), sk)))
+                .update_expression("SET revoked = :revoked")
+                .condition_expression(UNMARKED)
+                .expression_attribute_values(":revoked", AttributeValue::Bool(true))
+                .expression_attribute_values(":unmarked", AttributeValue::Bool(false))
+                .expression_attribute_values(":now", n(now))
+                .build()
+                .map_err(build_error)?;
+            let mut items = vec![TransactWriteItem::builder().update(update).build()];
+            items.extend(self.audit_puts(audit)?);
+            match self.transact("RevokeAccessToken", items).await? {
+                Transaction::Committed => true,
+                Transaction::ConditionsFailed(failed) if failed.contains(&0) => false,
+                Transaction::ConditionsFailed(failed) => {
+                    return Err(StoreError::internal(format!(
+                        "RevokeAccessToken: audit item(s) {failed:?} already taken"
+                    )))
+                }
+            }
+        };
+        if first {
+            return Ok(TokenRevoked::Revoked);
+        }
+        // Marked before, or no such unexpired token: this check tells which.
+        let present = self
+            .update_item((pk, sk))
+            .update_expression("SET revoked = :revoked")
+            .condition_expression("attribute_exists(pk) AND expires_at > :now")
+            .expression_attribute_values(":revoked", AttributeValue::Bool(true))
+            .expression_attribute_values(":now", n(now));
+        Ok(if update_if("RevokeAccessToken", present).await? {
+            TokenRevoked::AlreadyRevoked
+        } else {
+            TokenRevoked::NotFound
+        })
+    }
+
+    async fn revoke_connection(
+        &self,
+        principal: &PrincipalId,
+        client: &ClientId,
+        now: UnixTime,
+        audit: Option<AuditFor<'_>>,
+    ) -> StoreResult<Vec<FamilyId>> {
+        let mut revoked = Vec::new();
+        for family_id in self.connection_members(principal, client).await? {
+            // The family is dead for good once this is done (revoked, or already deleted by its
+            // TTL), so its connection item may go: DynamoDB's TTL deletes it, which needs no
+            // DeleteItem permission.
+            let (pk, sk) = keys::connection(principal, client, &family_id);
+            let expire = Update::builder()
+                .table_name(&self.table)
+                .set_key(Some(key(pk, sk)))
+                .update_expression("SET expires_at = :now")
+                .condition_expression("attribute_exists(pk)")
+                .expression_attribute_values(":now", n(now))
+                .build()
+                .map_err(build_error)?;
+            let expire = TransactWriteItem::builder().update(expire).build();
+            // A live family: its revocation, the listing's expiry and its event in one write.
+            let mut items = vec![self.revoke_live_family(&family_id, now)?, expire.clone()];
+            if let Some(audit) = audit {
+                items.extend(self.audit_puts(&[audit(family_id)])?);
+            }
+            match self.transact("RevokeConnectionFamily", items).await? {
+                Transaction::Committed => revoked.push(family_id),
+                // Already revoked, or gone: only the listing is left to expire.
+                Transaction::ConditionsFailed(failed) if failed == [0] => {
+                    self.transact("ExpireConnectionMember", vec![expire])
+                        .await?;
+                }
+                Transaction::ConditionsFailed(failed) => {
+                    return Err(StoreError::internal(format!(
+                        "RevokeConnectionFamily: condition failed on item(s) {failed:?}"
+                    )))
+                }
+            }
+        }
+        Ok(revoked)
+    }
+}

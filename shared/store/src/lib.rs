@@ -1,0 +1,70 @@
+//! The storage layer (crate `token-store`). The domain layer is reached as `crate::domain`.
+//!
+//! Storage: one trait per aggregate, [`Store`] with one accessor per aggregate, two backends
+//! (DynamoDB in production, embedded SQLite locally), and the conformance suite (crate `token-store-conformance`) both must pass.
+//! Callers name the aggregate they use: `store.families().create_family(..)`.
+//!
+//! Rules every backend follows:
+//! - Lookups return `Ok(None)` for what is absent, and equally for what is stored but expired:
+//!   expiry is checked on every read against the `now` passed in, because DynamoDB's TTL deletes
+//!   late (days).
+//! - Every expiring item carries `expires_at` (Unix seconds), DynamoDB's TTL attribute.
+//! - Writes that belong together (a new family, a rotation) are one atomic write: all or nothing.
+//! - A conditional write that loses is an outcome (`Ok(..)` with a variant saying so), not an
+//!   error. Errors are only for the store itself failing.
+
+mod access;
+mod audit;
+mod auth_tokens;
+mod authorization_codes;
+pub mod aws_sdk;
+pub mod cached;
+mod clients;
+pub mod dynamodb;
+mod error;
+mod families;
+mod legacy;
+mod lockout;
+mod open;
+mod otp;
+mod principals;
+pub mod rate_limits;
+mod replays;
+mod revocation;
+pub mod signing_key_ring;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+
+pub use access::{Layered, Store, StoreLayer};
+pub use audit::{AuditQuery, AuditStore};
+pub use auth_tokens::AuthTokenStore;
+pub use authorization_codes::{AuthorizationCodeStore, CodeRedeemed};
+pub use cached::CachedStore;
+pub use clients::ClientStore;
+pub use error::{Failure, StoreError, StoreResult};
+pub use families::{
+    FamilyCreated, FamilyRevoked, FamilyStore, LegacyExchangeUpdate, NewFamily, Renewal, Renewed,
+    Rotated, Rotation,
+};
+pub use families::{FamilyOrigin, RefreshTokenWithOrigin};
+pub use legacy::LegacyStore;
+pub use lockout::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore, LoginRefund};
+pub use open::{
+    open, open_cold, open_signing_key_ring, open_with_ring, Readiness, StoreKind, StoreLocation,
+};
+pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore, REQUEST_WINDOW_SECONDS};
+pub use principals::{EmailUpdate, Inserted, PrincipalStore};
+pub use rate_limits::{Hit, RateKey, RateLimit, RateLimitStore};
+pub use replays::{ReplayKey, ReplayStore};
+pub use revocation::{AuditFor, RevocationStore, TokenRevoked};
+pub use signing_key_ring::{RingWrite, SigningKeyRingStore, VersionedRing};
+
+/// For callers: `use crate::prelude::*;` puts [`Store`]'s accessors in scope, also on a
+/// concrete backend. An aggregate's methods need no import: they are called on the `&dyn` the
+/// accessor returns.
+pub mod prelude {
+    pub use super::Store;
+}
+
+use token_domain as domain;
+use token_domain::{clock, secrets};

@@ -1,0 +1,145 @@
+//! Bounded storage: rows that have expired are deleted in the background, in small batches.
+//!
+//! Readers already treat a row whose `expires_at` has passed as absent (see `store`), so
+//! deleting it changes no answer; it only keeps the file from growing with every token ever
+//! issued. (On DynamoDB the table's TTL on `expires_at` does the same, days late, which is
+//! why reads check expiry themselves.)
+//!
+//! Each batch is one short `DELETE … LIMIT`-style statement, so a request's write waits at most
+//! one batch for the lock. The sweeper uses its own connection: the server's connection is never
+//! held by a sweep.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension};
+
+use super::{map_err, SqliteStore};
+use crate::clock::{Clock, UnixTime};
+use crate::StoreResult;
+
+/// A table whose rows expire, and its expiry column (Unix seconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExpiringTable {
+    pub table: &'static str,
+    pub expires_at: &'static str,
+}
+
+const fn expiring(table: &'static str) -> ExpiringTable {
+    ExpiringTable {
+        table,
+        expires_at: "expires_at",
+    }
+}
+
+/// Every table with expiring rows. A new table of expiring items gets its line here; a test
+/// checks that each listed table exists in the schema.
+pub const EXPIRING_TABLES: &[ExpiringTable] = &[
+    expiring("access_tokens"),
+    expiring("refresh_tokens"),
+    expiring("families"),
+    expiring("auth_tokens"),
+    expiring("login_attempts"),
+    expiring("legacy_tokens"),
+    expiring("otps"),
+    expiring("rate_windows"),
+    expiring("rate_blocks"),
+    expiring("used_jtis"),
+    expiring("authorization_codes"),
+    expiring("audit_events"),
+];
+
+/// Rows deleted per statement: small enough that a concurrent write waits milliseconds.
+pub const BATCH_SIZE: u32 = 500;
+
+/// How often the local server sweeps.
+pub const SWEEP_INTERVAL: Duration = Duration::from_secs(60);
+
+impl SqliteStore {
+    /// Deletes every row that expired before `now` from [`EXPIRING_TABLES`], [`BATCH_SIZE`]
+    /// rows per statement, and returns how many. Tables this database does not have are left
+    /// out (a file written by an older version).
+    pub async fn sweep_expired(&self, now: UnixTime) -> StoreResult<u64> {
+        let mut deleted = 0;
+        for table in EXPIRING_TABLES {
+            loop {
+                // One batch per write: other writes are committed in between.
+                let batch = self
+                    .write_tx(move |tx| delete_batch(tx, table, now))
+                    .await?;
+                deleted += batch;
+                if batch < u64::from(BATCH_SIZE) {
+                    break;
+                }
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// Sweeps now and then every `interval`, on the time `clock` tells, until the runtime
+    /// stops. Creates the expiry indexes first, so a sweep finds its rows without a scan.
+    pub fn spawn_sweeper(
+        self,
+        clock: Arc<dyn Clock>,
+        interval: Duration,
+    ) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move {
+            if let Err(error) = self.write_tx(|tx| create_expiry_indexes(tx)).await {
+                tracing::warn!(%error, "cannot index expiry columns; sweeps will scan");
+            }
+            let mut ticks = tokio::time::interval(interval);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                match self.sweep_expired(clock.now()).await {
+                    Ok(0) => {}
+                    Ok(deleted) => tracing::debug!(deleted, "swept expired rows"),
+                    Err(error) => tracing::warn!(%error, "sweeping expired rows failed"),
+                }
+            }
+        })
+    }
+}
+
+/// Strictly before `now`: a row expiring this very second still reads as absent, but a failed
+/// login exactly at the lockout window's start is still counted, so it is kept one more sweep.
+fn delete_batch(conn: &Connection, table: &ExpiringTable, now: UnixTime) -> StoreResult<u64> {
+    if !table_exists(conn, table.table)? {
+        return Ok(0);
+    }
+    // Names come from the constant list above, never from input.
+    let sql = format!(
+        "DELETE FROM {t} WHERE rowid IN (SELECT rowid FROM {t} WHERE {c} < ?1 LIMIT {BATCH_SIZE})",
+        t = table.table,
+        c = table.expires_at,
+    );
+    let deleted = conn
+        .prepare_cached(&sql)
+        .and_then(|mut stmt| stmt.execute([now]))
+        .map_err(map_err)?;
+    Ok(deleted as u64)
+}
+
+fn table_exists(conn: &Connection, table: &str) -> StoreResult<bool> {
+    conn.prepare_cached("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1")
+        .and_then(|mut stmt| stmt.query_row([table], |_| Ok(())).optional())
+        .map(|found| found.is_some())
+        .map_err(map_err)
+}
+
+fn create_expiry_indexes(conn: &Connection) -> StoreResult<()> {
+    for table in EXPIRING_TABLES {
+        if table_exists(conn, table.table)? {
+            conn.execute_batch(&format!(
+                "CREATE INDEX IF NOT EXISTS {t}_by_{c} ON {t} ({c})",
+                t = table.table,
+                c = table.expires_at,
+            ))
+            .map_err(map_err)?;
+        }
+    }
+    Ok(())
+}
+
+// Its tests, which build their data with the conformance suite's records, are in
+// `token-store-conformance` (src/backends/).

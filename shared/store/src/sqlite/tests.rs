@@ -1,0 +1,247 @@
+//! What only the SQLite backend has: WAL, the busy timeout, its own error mapping.
+
+use rusqlite::params;
+use tempfile::TempDir;
+
+use super::*;
+use crate::domain::{ClientId, Login, PrincipalId, TokenId};
+use crate::prelude::*;
+use crate::{AllowedAttempt, Attempt, AttemptLimit};
+
+fn temp_dir() -> TempDir {
+    tempfile::Builder::new()
+        .prefix("sqlite-store-")
+        .tempdir()
+        .expect("create a temporary directory")
+}
+
+#[test]
+fn opens_in_wal_mode_and_reopens() {
+    let dir = temp_dir();
+    let store = SqliteStore::open_in_dir(dir.path()).unwrap();
+    SqliteStore::open_in_dir(dir.path()).expect("the schema is created idempotently");
+    let raw = Connection::open(store.path()).unwrap();
+    let mode: String = raw
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    assert!(!format!("{store:?}").contains("Connection"));
+}
+
+/// The group's savepoints journal every page a write changes; kept in memory, a large write's
+/// journal never spills into a temporary file (`2` is `MEMORY`).
+#[tokio::test]
+async fn the_write_connection_keeps_temporary_data_in_memory() {
+    let dir = temp_dir();
+    let store = SqliteStore::open_in_dir(dir.path()).unwrap();
+    let temp_store: i64 = store
+        .write_tx(|tx| {
+            tx.query_row("PRAGMA temp_store", [], |row| row.get(0))
+                .map_err(map_err)
+        })
+        .await
+        .unwrap();
+    assert_eq!(temp_store, 2);
+}
+
+const ATTEMPTS: AttemptLimit = AttemptLimit {
+    threshold: 5,
+    window_seconds: 10,
+};
+
+/// A store, and another connection to its file holding the write lock (as tokenctl would).
+fn store_locked_by_another_connection(
+    busy_timeout: Duration,
+) -> (TempDir, SqliteStore, Connection) {
+    let dir = temp_dir();
+    let path = dir.path().join(FILE_NAME);
+    let store = SqliteStore::open_with_busy_timeout(&path, busy_timeout).unwrap();
+    let other = Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    (dir, store, other)
+}
+
+/// Another process holding the write lock past the busy timeout is a 503, not a 500; and
+/// WAL keeps reads working meanwhile.
+#[tokio::test]
+async fn a_write_lock_held_too_long_is_unavailable() {
+    let (_dir, store, other) = store_locked_by_another_connection(Duration::from_millis(50));
+    let login = Login::parse("someone").unwrap();
+    let outcome = store
+        .lockout()
+        .register_login_attempt(&login, ATTEMPTS, 10)
+        .await;
+    assert!(
+        matches!(outcome, Err(StoreError::Unavailable(_))),
+        "transaction: {outcome:?}"
+    );
+    let company = PrincipalId::new(uuid::Uuid::nil());
+    let client = ClientId::new(uuid::Uuid::nil());
+    let outcome = store
+        .principals()
+        .enable_company_for_client(&company, &client)
+        .await;
+    assert!(
+        matches!(outcome, Err(StoreError::Unavailable(_))),
+        "single statement: {outcome:?}"
+    );
+
+    other.execute_batch("COMMIT").unwrap();
+    assert_eq!(
+        store
+            .lockout()
+            .register_login_attempt(&login, ATTEMPTS, 10)
+            .await
+            .unwrap(),
+        Attempt::Allowed(AllowedAttempt {
+            count: 1,
+            window_start: 10
+        }),
+        "the failed transaction counted nothing"
+    );
+}
+
+#[tokio::test]
+async fn a_malformed_row_is_internal_and_not_echoed() {
+    let dir = temp_dir();
+    let store = SqliteStore::open_in_dir(dir.path()).unwrap();
+    let jti = TokenId::new(uuid::Uuid::nil());
+    Connection::open(store.path())
+        .unwrap()
+        .execute(
+            "INSERT INTO access_tokens (jti, expires_at, body) VALUES (?1, ?2, ?3)",
+            params![jti.to_string(), i64::MAX, r#"{"jti": "hunter2-secret"}"#],
+        )
+        .unwrap();
+    match store.families().get_access_token(&jti, 0).await {
+        Err(StoreError::Internal(failure)) => {
+            assert!(!failure.to_string().contains("hunter2"), "{failure}")
+        }
+        other => panic!("expected an internal error, got {other:?}"),
+    }
+}
+
+/// Writes from many tasks on several runtime threads are group-committed by whichever caller
+/// finds the connection free: each is answered once, with its own result, and every one lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writes_from_every_thread_all_commit() {
+    use crate::{Hit, RateKey, RateLimit};
+    let dir = temp_dir();
+    let store = Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
+    let limit = RateLimit {
+        max: 10_000,
+        window_seconds: 60,
+    };
+    let writes = (0..400).map(|_| {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move {
+            store
+                .rate_limits()
+                .count_hit(&RateKey::new("client", "one-client"), limit, 1_000)
+                .await
+                .unwrap()
+        })
+    });
+    let mut counts: Vec<u32> = futures::future::join_all(writes)
+        .await
+        .into_iter()
+        .map(|hit| match hit.unwrap() {
+            Hit::Counted { count } => count,
+            refused @ Hit::Refused { .. } => panic!("{refused:?}"),
+        })
+        .collect();
+    counts.sort_unstable();
+    assert_eq!(counts, (1..=400).collect::<Vec<_>>(), "one count per write");
+    let stored: u32 = Connection::open(store.path())
+        .unwrap()
+        .query_row("SELECT SUM(hits) FROM rate_windows", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(stored, 400);
+}
+
+/// A write that finds another process's write lock waits for it off the runtime's threads (a
+/// read meanwhile is answered at once), and commits once the lock is let go within the busy
+/// timeout; writes queued behind it commit too.
+#[tokio::test]
+async fn a_write_waits_for_a_lock_let_go_within_the_busy_timeout() {
+    let (_dir, store, other) = store_locked_by_another_connection(Duration::from_secs(5));
+    let login = Login::parse("someone").unwrap();
+    let waiting = {
+        let store = store.clone();
+        let login = login.clone();
+        tokio::spawn(async move {
+            store
+                .lockout()
+                .register_login_attempt(&login, ATTEMPTS, 10)
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!waiting.is_finished(), "the write waits for the lock");
+    let client = ClientId::new(uuid::Uuid::nil());
+    assert!(
+        store.clients().get_client(&client).await.unwrap().is_none(),
+        "reads go on meanwhile"
+    );
+    let behind = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let company = PrincipalId::new(uuid::Uuid::nil());
+            store
+                .principals()
+                .enable_company_for_client(&company, &client)
+                .await
+        })
+    };
+    other.execute_batch("COMMIT").unwrap();
+
+    let settled = Duration::from_secs(5);
+    let attempt = tokio::time::timeout(settled, waiting)
+        .await
+        .expect("the waiting write is answered")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        attempt,
+        Attempt::Allowed(AllowedAttempt {
+            count: 1,
+            window_start: 10
+        })
+    );
+    tokio::time::timeout(settled, behind)
+        .await
+        .expect("the write queued behind it is answered")
+        .unwrap()
+        .unwrap();
+    let company = PrincipalId::new(uuid::Uuid::nil());
+    assert!(store
+        .principals()
+        .is_company_enabled_for_client(&company, &client)
+        .await
+        .unwrap());
+}
+
+/// A request dropped while its write waits its turn (the client went away) leaves no write in
+/// the queue for a later request to run: it is committed at once, as it would have been.
+#[tokio::test]
+async fn a_write_whose_caller_is_dropped_is_not_left_queued() {
+    use crate::{RateKey, RateLimit};
+    use futures::FutureExt;
+    let dir = temp_dir();
+    let store = SqliteStore::open_in_dir(dir.path()).unwrap();
+    let limit = RateLimit {
+        max: 10,
+        window_seconds: 60,
+    };
+    let key = RateKey::new("client", "gone");
+    let dropped = store
+        .rate_limits()
+        .count_hit(&key, limit, 1_000)
+        .now_or_never();
+    assert!(dropped.is_none(), "the write was still waiting its turn");
+    let stored: u32 = Connection::open(store.path())
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM rate_windows", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(stored, 1);
+}
