@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::config::Policy;
 use crate::context::Context;
 use crate::domain::Geolocation;
+use crate::issuance::Issuer;
 use crate::jwt::AccessTokenCodec;
 use crate::limits::Limiter;
 use crate::mail::{Mailer, NoMailer};
@@ -32,6 +33,11 @@ impl Services {
     pub fn with_mailer(mut self, mailer: Arc<dyn Mailer>) -> Self {
         self.mailer = mailer;
         self
+    }
+
+    /// Minting, with this process's store, clock, randomness, keys and policy.
+    pub fn issuer(&self) -> Issuer<'_> {
+        Issuer::new(&self.ctx, &self.codec, &self.policy)
     }
 
     /// The rate-limit counters of this process's store and configuration.

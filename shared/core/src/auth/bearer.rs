@@ -202,6 +202,7 @@ mod tests {
 
     async fn application_token(f: &Fixture) -> String {
         f.services
+            .issuer()
             .issue_application_token(&f.client, Scopes::parse("read").unwrap())
             .await
             .unwrap()
@@ -263,6 +264,7 @@ mod tests {
         // Signed with a key this deployment does not have.
         let record = f
             .services
+            .issuer()
             .issue_application_token(&f.client, Scopes::empty())
             .await
             .unwrap()
@@ -292,6 +294,7 @@ mod tests {
         let f = fixture();
         let mut record = f
             .services
+            .issuer()
             .issue_application_token(&f.client, Scopes::empty())
             .await
             .unwrap()
@@ -309,6 +312,7 @@ mod tests {
         let f = fixture();
         let issued = f
             .services
+            .issuer()
             .start_family(FamilyStart {
                 client_id: f.client.id,
                 principal_type: PrincipalType::User,

@@ -288,7 +288,11 @@ async fn start_family(
             previous_family: previous.as_ref().map(|p| p.family_id),
             previous_revoked,
         };
-        if let Some(issued) = services.start_family_with_legacy_link(start, link).await? {
+        if let Some(issued) = services
+            .issuer()
+            .start_family_with_legacy_link(start, link)
+            .await?
+        {
             if let Some(previous) = previous {
                 tracing::info!(
                     revoked_family_id = %previous.family_id,
@@ -322,7 +326,7 @@ async fn revoked_event(
         .filter(|family| family.revoked_at.is_none())
         .map(|family| {
             let reason = RevocationReason::ExchangedAgain;
-            services.family_event(
+            services.issuer().family_event(
                 AuditKind::FamilyRevoked { reason },
                 previous,
                 (&family).into(),

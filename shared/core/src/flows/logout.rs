@@ -123,6 +123,7 @@ async fn end_connection(services: &Services, hinted: &HintedPrincipal) -> Result
         principal_id: hinted.principal,
     };
     services
+        .issuer()
         .revoke_connection_for(owner, RevocationReason::Logout)
         .await?;
     tracing::info!(client_id = %hinted.client_id, "RP-initiated logout: connection revoked");

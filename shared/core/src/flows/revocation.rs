@@ -60,6 +60,7 @@ pub async fn revoke_token(
             match &family {
                 Some(family) => {
                     services
+                        .issuer()
                         .revoke_family_for(
                             record.family_id,
                             family.as_ref().into(),
@@ -157,6 +158,7 @@ pub async fn revoke_connection(
         principal_id: PrincipalId::new(bearer.subject()),
     };
     services
+        .issuer()
         .revoke_connection_for(owner, RevocationReason::ConnectionsEndpoint)
         .await?;
     Ok(())

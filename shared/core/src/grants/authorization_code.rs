@@ -93,6 +93,7 @@ pub(super) async fn grant(
             principal_id: record.user_id,
         };
         services
+            .issuer()
             .revoke_family_for(family_id, ours, RevocationReason::CodeReplay, None)
             .await?;
         let winner = store
@@ -136,6 +137,7 @@ async fn issue_for_user(
         return Err(GrantError::lives_elsewhere(user.geolocation));
     }
     let issued = services
+        .issuer()
         .start_family(FamilyStart {
             client_id: client.id,
             principal_type: PrincipalType::User,
@@ -161,6 +163,7 @@ async fn revoke_first_use(
             principal_id: record.user_id,
         };
         services
+            .issuer()
             .revoke_family_for(*family_id, owner, RevocationReason::CodeReplay, None)
             .await?;
         tracing::warn!(%family_id, "authorization code used twice; its family revoked");

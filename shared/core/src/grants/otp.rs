@@ -68,6 +68,7 @@ pub(super) async fn grant(
                 principal_id: user.id,
             };
             services
+                .issuer()
                 .revoke_family_for(refresh.family_id, ours, RevocationReason::OtpReplay, None)
                 .await?;
         }

@@ -179,16 +179,19 @@ async fn refresh(
     Ok(match token_use {
         Use::Rotate => {
             services
+                .issuer()
                 .rotate_family(token, presented, scopes, params.dpop_jkt())
                 .await?
         }
         Use::Retry(family) => Some(
             services
+                .issuer()
                 .reissue_successor(family, &token.record, presented, scopes, params.dpop_jkt())
                 .await?,
         ),
         Use::Slide => {
             services
+                .issuer()
                 .slide_family(token, presented, scopes, params.dpop_jkt())
                 .await?
         }
@@ -219,6 +222,7 @@ async fn decide<'a>(
                 return Ok(Use::Retry(family));
             }
             services
+                .issuer()
                 .revoke_family_for(
                     family.id,
                     family.into(),
@@ -247,6 +251,7 @@ async fn is_retry(
         return Ok(false);
     }
     let successor = services
+        .issuer()
         .successor_token(&family.id, record.generation + 1, presented)
         .await?;
     Ok(family.current_token == successor.hash())
@@ -317,6 +322,7 @@ mod tests {
     async fn family(f: &Fixture, home: Geolocation) -> (Secret, crate::domain::FamilyId) {
         let issued = f
             .services
+            .issuer()
             .start_family(FamilyStart {
                 client_id: f.client.id,
                 principal_type: PrincipalType::User,

@@ -1,12 +1,12 @@
 //! The audit events of families (docs/decisions.md, Audit events): each written in the same
 //! store write as the fact it records, then logged.
 
+use super::Issuer;
 use std::sync::Mutex;
 
 use crate::audit;
 use crate::domain::audit::{AuditEvent, AuditKind, RevocationReason};
 use crate::domain::{ClientId, Family, FamilyId, PrincipalId, PrincipalType};
-use crate::services::Services;
 use crate::store::{FamilyOrigin, FamilyRevoked, StoreError};
 
 /// Whose a family is, as its audit events name it.
@@ -37,7 +37,7 @@ impl From<&Family> for FamilyOwner {
     }
 }
 
-impl Services {
+impl Issuer<'_> {
     /// An audit event about a family, with its client and principal.
     pub(crate) fn family_event(
         &self,
@@ -45,7 +45,7 @@ impl Services {
         family_id: FamilyId,
         owner: FamilyOwner,
     ) -> AuditEvent {
-        audit::event(&self.ctx, kind)
+        audit::event(self.ctx, kind)
             .client(owner.client_id)
             .principal(owner.principal_type, owner.principal_id)
             .family(family_id)
@@ -73,7 +73,7 @@ impl Services {
         match (outcome, detected) {
             (FamilyRevoked::Revoked, _) => audit::logged(&events),
             (FamilyRevoked::AlreadyRevoked, Some(detected)) => {
-                audit::record(&self.ctx, detected).await;
+                audit::record(self.ctx, detected).await;
             }
             _ => {}
         }

@@ -1,18 +1,18 @@
 //! Starting a family: its first refresh and access tokens and its audit event in one write,
 //! optionally taking back a login attempt or moving a legacy exchange's link to it.
 
+use super::Issuer;
 use crate::audit;
 use crate::domain::audit::AuditKind;
 use crate::domain::{Family, FamilyId};
 use crate::errors::ServerError;
 use crate::random::RandomExt;
 use crate::secrets::Secret;
-use crate::services::Services;
 use crate::store::{FamilyCreated, LegacyExchangeUpdate, LoginRefund, NewFamily, StoreError};
 
 use super::{family_tokens, FamilyStart, FamilyTokens};
 
-impl Services {
+impl Issuer<'_> {
     /// Starts a family: its first refresh token and first access token, in one write.
     pub async fn start_family(&self, start: FamilyStart) -> Result<FamilyTokens, ServerError> {
         self.start_family_refunding(start, None).await

@@ -16,16 +16,35 @@ pub use scope::{requested_family_scopes, requested_scopes};
 use uuid::Uuid;
 
 use crate::clock::UnixTime;
+use crate::config::Policy;
+use crate::context::Context;
 use crate::domain::audit::StartedBy;
 use crate::domain::{
     AccessTokenRecord, Client, ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType,
     RefreshTokenRecord, Scopes, TokenId, ACCESS_TOKEN_TTL_SECONDS,
 };
+use crate::jwt::AccessTokenCodec;
 use crate::limits::{Limit, LimitError, Limiter};
 use crate::random::RandomExt;
 use crate::secrets::Secret;
-use crate::services::Services;
 use crate::store::{FamilyOrigin, StoreError};
+
+/// What minting needs, borrowed from the process's `Services`: where tokens are recorded, the
+/// clock and randomness (`ctx`), the codec that signs, and the policy (refresh lifetimes and
+/// rotation, limits). `Services::issuer` lends one; every family, access token and ID token is
+/// made through it.
+#[derive(Debug, Clone, Copy)]
+pub struct Issuer<'a> {
+    ctx: &'a Context,
+    codec: &'a AccessTokenCodec,
+    policy: &'a Policy,
+}
+
+impl<'a> Issuer<'a> {
+    pub fn new(ctx: &'a Context, codec: &'a AccessTokenCodec, policy: &'a Policy) -> Self {
+        Self { ctx, codec, policy }
+    }
+}
 
 /// What a successful grant hands back. Holds live credentials: it has no `Debug`.
 pub struct IssuedTokens {
@@ -103,7 +122,7 @@ pub struct FamilyStart {
     pub auth_time: Option<UnixTime>,
 }
 
-impl Services {
+impl Issuer<'_> {
     fn access_record(
         &self,
         client_id: ClientId,

@@ -1,6 +1,7 @@
 //! A refresh of a family: rotated to its derived successor, a retry answered with that same
 //! successor, or (the `sliding` policy) the same token with its expiry renewed.
 
+use super::Issuer;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use hmac::{Hmac, Mac};
@@ -10,7 +11,6 @@ use crate::audit;
 use crate::domain::audit::{AuditEvent, AuditKind};
 use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, Scopes};
 use crate::secrets::Secret;
-use crate::services::Services;
 use crate::store::{
     FamilyOrigin, RefreshTokenWithOrigin, Renewal, Renewed, Rotated, Rotation, StoreError,
 };
@@ -20,7 +20,7 @@ use super::{family_tokens, IssuedTokens};
 /// The purpose the successor key is derived for, and the MAC's domain separator.
 const SUCCESSOR_PURPOSE: &str = "refresh-successor-v1";
 
-impl Services {
+impl Issuer<'_> {
     /// The one successor `presented` (of generation `generation - 1`) can ever have:
     /// base64url(HMAC-SHA256(key, purpose || family id || generation || token)). Derived rather
     /// than random so that a retry can be answered with it without storing it in the clear

@@ -90,6 +90,7 @@ async fn request_log_has_client_and_code_and_no_credentials() {
         .await
         .unwrap();
     let app_token = services
+        .issuer()
         .issue_application_token(&client, Scopes::empty())
         .await
         .unwrap()

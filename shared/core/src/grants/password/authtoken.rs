@@ -41,6 +41,7 @@ pub(super) async fn grant(
         .ok_or(ErrorCode::IncorrectAuthToken)?;
     check_company_may_sign_in(services, &company, client).await?;
     let issued = services
+        .issuer()
         .start_family(FamilyStart {
             client_id: client.id,
             principal_type: PrincipalType::Company,

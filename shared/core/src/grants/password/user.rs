@@ -31,7 +31,11 @@ pub(super) async fn grant(
         grant: StartedBy::Password,
         auth_time: Some(services.ctx.clock.now()),
     };
-    match services.start_family_refunding(start, refund.clone()).await {
+    match services
+        .issuer()
+        .start_family_refunding(start, refund.clone())
+        .await
+    {
         Ok(issued) => Ok(issued.into()),
         Err(error) => {
             // Nothing written (a signature or the write failed): a failure of ours must not
@@ -57,6 +61,7 @@ pub(crate) async fn start_user_family(
     grant: StartedBy,
 ) -> Result<IssuedTokens, GrantError> {
     let issued = services
+        .issuer()
         .start_family(FamilyStart {
             client_id: client.id,
             principal_type: PrincipalType::User,
