@@ -42,6 +42,7 @@ use std::sync::Arc;
 use token_core::{auth, errors, flows, grants, issuance, jwt, measure, services, signing, traces};
 use token_domain as domain;
 use token_domain::{jose, secrets};
+#[cfg(test)]
 use token_store as store;
 
 use axum::Router;

@@ -24,7 +24,6 @@ use crate::issuance::IssuedTokens;
 use crate::services::Services;
 use crate::signing::ring::JWKS_MAX_AGE_SECONDS;
 use crate::signing::JwkSet;
-use crate::store::StoreError;
 
 /// The success body (docs/decisions.md, "Token formats").
 #[derive(Serialize, utoipa::ToSchema)]
@@ -165,7 +164,7 @@ async fn issue(
 pub async fn jwks(State(services): State<Arc<Services>>) -> Response {
     let ring = match services.codec.keys().for_verifying().await {
         Ok(ring) => ring,
-        Err(error) => return ServerError::from(StoreError::from(error)).into_response(),
+        Err(error) => return ServerError::from(error).into_response(),
     };
     let mut response = Json(ring.jwks()).into_response();
     let cache_control = format!("public, max-age={JWKS_MAX_AGE_SECONDS}");

@@ -117,8 +117,7 @@ pub async fn verify_access_token(
     let claims = services
         .codec
         .decode(token, now)
-        .await
-        .map_err(crate::store::StoreError::from)?
+        .await?
         .map_err(BearerDenial::Invalid)?;
     let jti = TokenId::parse(&claims.jti).map_err(|_| BearerDenial::Unknown)?;
     let record = services

@@ -2,6 +2,7 @@
 //! type says why), or the server failed (5xx, [`ServerError`]).
 
 use super::ServerError;
+use crate::signing::SigningError;
 use crate::store::StoreError;
 
 /// What a flow answers instead of its result. `D` is the flow's denial: an enum (or struct) of
@@ -30,6 +31,12 @@ impl<D: Denial> From<D> for Refusal<D> {
 
 impl<D: Denial> From<StoreError> for Refusal<D> {
     fn from(error: StoreError) -> Self {
+        Self::Server(error.into())
+    }
+}
+
+impl<D: Denial> From<SigningError> for Refusal<D> {
+    fn from(error: SigningError) -> Self {
         Self::Server(error.into())
     }
 }

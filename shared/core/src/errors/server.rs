@@ -1,18 +1,24 @@
 //! What a request answers when the server, not the caller, is at fault.
 
+use crate::signing::SigningError;
 use crate::store::StoreError;
 
 /// The cause of a [`ServerError`], kept for the log.
 pub type Cause = Box<dyn std::error::Error + Send + Sync>;
 
 /// A failure on our side. Kept apart from [`StoreError`] so that flows can fail for reasons
-/// other than the store (a lost race, a failed task, a mail server) and every route turns any
-/// of them into the same 503 / 500 bodies. Every variant keeps its cause as its `source`.
+/// other than the store (signing, a lost race, a failed task, a mail server) and every route
+/// turns any of them into the same 503 / 500 bodies, whose message says which. Every variant
+/// keeps its cause as its `source`.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
     /// The store failed: 503 when it did not answer (worth a retry), 500 otherwise.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A token could not be signed, or the key ring not read: KMS or the ring did not answer
+    /// (503, worth a retry). Nothing is signed with another key instead.
+    #[error(transparent)]
+    Signing(#[from] SigningError),
     /// Worth a retry (503 with `Retry-After`): a concurrent request won a race, or a service
     /// other than the store (the mail server) did not answer.
     #[error("{what}")]
@@ -61,7 +67,9 @@ impl ServerError {
     pub fn is_unavailable(&self) -> bool {
         match self {
             // Matched with braces so that either shape of the store's variants fits.
-            Self::Store(StoreError::Unavailable { .. }) | Self::Unavailable { .. } => true,
+            Self::Store(StoreError::Unavailable { .. })
+            | Self::Signing(SigningError::Unavailable(_))
+            | Self::Unavailable { .. } => true,
             Self::Store(StoreError::Internal { .. }) | Self::Internal { .. } => false,
         }
     }
@@ -74,7 +82,10 @@ impl ServerError {
             Self::Store(StoreError::Unavailable { .. }) => {
                 "The token store did not answer in time; retrying the same request is safe."
             }
-            // A mail server, KMS, or a concurrent request that won a race.
+            Self::Signing(SigningError::Unavailable(_)) => {
+                "Signing is temporarily unavailable: the signing keys (KMS or the key ring) did not answer in time; retrying the same request is safe."
+            }
+            // A mail server, or a concurrent request that won a race.
             Self::Unavailable { .. } => {
                 "A service this request depends on did not answer in time; retrying the same request is safe."
             }

@@ -60,8 +60,7 @@ pub async fn logout(
             services
                 .codec
                 .verify_id_token_hint(hint)
-                .await
-                .map_err(crate::store::StoreError::from)?
+                .await?
                 .map_err(|_| LogoutDenial::BadRequest)?,
         ),
         None => None,

@@ -4,6 +4,7 @@
 
 use crate::clock::UnixTime;
 use crate::domain::{AccessTokenRecord, ClientId, Family, RefreshTokenRecord, TokenId};
+use crate::errors::ServerError;
 use crate::secrets::TokenHash;
 use crate::services::Services;
 use crate::store::StoreError;
@@ -61,7 +62,7 @@ pub async fn identify(
     token: &str,
     hint: Option<TokenTypeHint>,
     now: UnixTime,
-) -> Result<PresentedToken, StoreError> {
+) -> Result<PresentedToken, ServerError> {
     let order = match hint {
         Some(TokenTypeHint::RefreshToken) => {
             [TokenTypeHint::RefreshToken, TokenTypeHint::AccessToken]
@@ -84,7 +85,7 @@ async fn access_token(
     services: &Services,
     token: &str,
     now: UnixTime,
-) -> Result<PresentedToken, StoreError> {
+) -> Result<PresentedToken, ServerError> {
     let Ok(claims) = services.codec.decode(token, now).await? else {
         return Ok(PresentedToken::Unknown);
     };

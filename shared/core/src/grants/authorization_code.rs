@@ -25,7 +25,7 @@ use crate::issuance::{FamilyStart, FamilyTokens};
 use crate::jwt::SignIn;
 use crate::params::TokenParams;
 use crate::services::Services;
-use crate::store::{CodeRedeemed, StoreError};
+use crate::store::CodeRedeemed;
 
 pub(super) async fn grant(
     services: &Services,
@@ -111,8 +111,7 @@ pub(super) async fn grant(
     };
     Ok(IssuedTokens::from(issued)
         .with_id_token(&services.codec, sign_in)
-        .await
-        .map_err(StoreError::from)?)
+        .await?)
 }
 
 /// The user family for a code, not yet redeemed.

@@ -19,8 +19,8 @@ pub(super) async fn grant(
     }
     let scopes = requested_scopes(params, &client.allowed_scopes)?;
     let jkt = params.dpop_jkt().map(str::to_owned);
-    Ok(services
+    services
         .issuer()
         .issue_counted_application_token(client, scopes, jkt, services.limiter())
-        .await?)
+        .await
 }

@@ -24,7 +24,6 @@ use crate::jwt::SignIn;
 use crate::limits::Limit;
 use crate::params::TokenParams;
 use crate::services::Services;
-use crate::store::StoreError;
 
 /// Runs the grant a token request asks for. Records `grant_type` and `client_id` on the current
 /// tracing span for the request log.
@@ -97,10 +96,7 @@ async fn grant_tokens(
         auth_time: issued.auth_time,
         ..SignIn::default()
     };
-    Ok(issued
-        .with_id_token(&services.codec, sign_in)
-        .await
-        .map_err(StoreError::from)?)
+    Ok(issued.with_id_token(&services.codec, sign_in).await?)
 }
 
 /// The thumbprint of the request's proof key, once the proof passed every check and its `jti`

@@ -21,13 +21,12 @@ use crate::auth::principal::check_principal_may_refresh;
 use crate::clock::UnixTime;
 use crate::domain::audit::{AuditKind, RevocationReason};
 use crate::domain::{Client, Family, RefreshRotation, RefreshTokenRecord, Scopes};
-use crate::errors::ErrorCode;
-use crate::errors::GrantError;
+use crate::errors::{ErrorCode, GrantError, ServerError};
 use crate::issuance::{requested_scopes, IssuedTokens};
 use crate::params::TokenParams;
 use crate::secrets::Secret;
 use crate::services::Services;
-use crate::store::{FamilyOrigin, RefreshTokenWithOrigin, StoreError};
+use crate::store::{FamilyOrigin, RefreshTokenWithOrigin};
 
 /// Reads of the token (and, after the first, its family): a lost rotation race is read again.
 /// More rounds would mean the family moved on several times while this request ran, which no
@@ -246,7 +245,7 @@ async fn is_retry(
     family: &Family,
     rotated_at: UnixTime,
     now: UnixTime,
-) -> Result<bool, StoreError> {
+) -> Result<bool, ServerError> {
     if now - rotated_at >= services.policy.refresh_grace_seconds {
         return Ok(false);
     }

@@ -8,7 +8,7 @@ use crate::domain::{Family, FamilyId};
 use crate::errors::ServerError;
 use crate::random::RandomExt;
 use crate::secrets::Secret;
-use crate::store::{FamilyCreated, LegacyExchangeUpdate, LoginRefund, NewFamily, StoreError};
+use crate::store::{FamilyCreated, LegacyExchangeUpdate, LoginRefund, NewFamily};
 
 use super::{family_tokens, FamilyStart, FamilyTokens};
 
@@ -43,7 +43,7 @@ impl Issuer<'_> {
         &self,
         start: FamilyStart,
         link: LegacyExchangeUpdate,
-    ) -> Result<Option<FamilyTokens>, StoreError> {
+    ) -> Result<Option<FamilyTokens>, ServerError> {
         self.create_family(start, Some(link), None).await
     }
 
@@ -52,7 +52,7 @@ impl Issuer<'_> {
         start: FamilyStart,
         link: Option<LegacyExchangeUpdate>,
         login_refund: Option<LoginRefund>,
-    ) -> Result<Option<FamilyTokens>, StoreError> {
+    ) -> Result<Option<FamilyTokens>, ServerError> {
         let now = self.ctx.clock.now();
         let family_id = FamilyId::new(self.ctx.random.uuid());
         let refresh_token = Secret::new(self.ctx.random.opaque_token());

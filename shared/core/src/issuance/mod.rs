@@ -23,11 +23,12 @@ use crate::domain::{
     AccessTokenRecord, Client, ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType,
     RefreshTokenRecord, Scopes, TokenId, ACCESS_TOKEN_TTL_SECONDS,
 };
+use crate::errors::{GrantError, ServerError};
 use crate::jwt::AccessTokenCodec;
-use crate::limits::{Limit, LimitError, Limiter};
+use crate::limits::{Limit, Limiter};
 use crate::random::RandomExt;
 use crate::secrets::Secret;
-use crate::store::{FamilyOrigin, StoreError};
+use crate::store::FamilyOrigin;
 
 /// What minting needs, borrowed from the process's `Services`: where tokens are recorded, the
 /// clock and randomness (`ctx`), the codec that signs, and the policy (refresh lifetimes and
@@ -175,14 +176,14 @@ impl Issuer<'_> {
         &self,
         client: &Client,
         scopes: Scopes,
-    ) -> Result<IssuedTokens, StoreError> {
+    ) -> Result<IssuedTokens, ServerError> {
         self.sign_and_store(self.application_access_record(client, scopes, None))
             .await
     }
 
     /// Signs an application's access token, then stores it: a token that cannot be signed (KMS
     /// unavailable) leaves nothing behind.
-    async fn sign_and_store(&self, access: AccessTokenRecord) -> Result<IssuedTokens, StoreError> {
+    async fn sign_and_store(&self, access: AccessTokenRecord) -> Result<IssuedTokens, ServerError> {
         let access_token = self.codec.encode(&access).await?;
         self.ctx.store.families().put_access_token(&access).await?;
         Ok(IssuedTokens::application(access_token, access))
@@ -197,7 +198,7 @@ impl Issuer<'_> {
         scopes: Scopes,
         jkt: Option<String>,
         limiter: Limiter<'_>,
-    ) -> Result<IssuedTokens, LimitError> {
+    ) -> Result<IssuedTokens, GrantError> {
         let access = self.application_access_record(client, scopes, jkt);
         let (limit, subject, now) = (
             Limit::ClientTokenRequests,
@@ -213,7 +214,7 @@ impl Issuer<'_> {
         // With the key in memory: signed, then counted and stored in one store write
         // (`Limiter::count_with_access_token`), one write a request instead of two. A refused
         // request costs a signature (about 30 µs), less than the second write cost every request.
-        let access_token = self.codec.encode(&access).await.map_err(StoreError::from)?;
+        let access_token = self.codec.encode(&access).await?;
         limiter
             .count_with_access_token(self.ctx.store.families(), limit, &subject, &access, now)
             .await?;

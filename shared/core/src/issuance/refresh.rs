@@ -10,10 +10,9 @@ use sha2::Sha256;
 use crate::audit;
 use crate::domain::audit::{AuditEvent, AuditKind};
 use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, Scopes};
+use crate::errors::ServerError;
 use crate::secrets::Secret;
-use crate::store::{
-    FamilyOrigin, RefreshTokenWithOrigin, Renewal, Renewed, Rotated, Rotation, StoreError,
-};
+use crate::store::{FamilyOrigin, RefreshTokenWithOrigin, Renewal, Renewed, Rotated, Rotation};
 
 use super::{family_tokens, IssuedTokens};
 
@@ -32,7 +31,7 @@ impl Issuer<'_> {
         family_id: &FamilyId,
         generation: u32,
         presented: &Secret,
-    ) -> Result<Secret, StoreError> {
+    ) -> Result<Secret, ServerError> {
         let key = self.codec.keys().derive_key(SUCCESSOR_PURPOSE).await?;
         // HMAC accepts keys of any length, so this cannot fail.
         let mut mac = Hmac::<Sha256>::new_from_slice(&key).expect("HMAC takes any key length");
@@ -56,7 +55,7 @@ impl Issuer<'_> {
         presented: &Secret,
         scopes: Scopes,
         jkt: Option<&str>,
-    ) -> Result<Option<IssuedTokens>, StoreError> {
+    ) -> Result<Option<IssuedTokens>, ServerError> {
         let (current, origin) = (&token.record, &token.origin);
         let generation = current.generation + 1;
         let refresh_token = self
@@ -104,7 +103,7 @@ impl Issuer<'_> {
         presented: &Secret,
         scopes: Scopes,
         jkt: Option<&str>,
-    ) -> Result<IssuedTokens, StoreError> {
+    ) -> Result<IssuedTokens, ServerError> {
         let refresh_token = self
             .successor_token(&family.id, rotated.generation + 1, presented)
             .await?;
@@ -142,7 +141,7 @@ impl Issuer<'_> {
         presented: &Secret,
         scopes: Scopes,
         jkt: Option<&str>,
-    ) -> Result<Option<IssuedTokens>, StoreError> {
+    ) -> Result<Option<IssuedTokens>, ServerError> {
         let record = &token.record;
         let now = self.ctx.clock.now();
         let renewed = RefreshTokenRecord {
@@ -182,7 +181,7 @@ impl Issuer<'_> {
         generation: u32,
         scopes: Scopes,
         jkt: Option<&str>,
-    ) -> Result<Refresh, StoreError> {
+    ) -> Result<Refresh, ServerError> {
         let (family_id, origin) = (token.record.family_id, &token.origin);
         let access = self.family_access_record(family_id, origin, scopes, jkt);
         let event = self.family_event(

@@ -250,13 +250,3 @@ fn public_key(key: &RingKey) -> Result<p256::PublicKey, KeyError> {
     }
     Ok(public)
 }
-
-/// A token that cannot be signed fails its request the way an unavailable store does: 503,
-/// nothing issued, retry later.
-impl From<SigningError> for crate::store::StoreError {
-    fn from(error: SigningError) -> Self {
-        match error {
-            SigningError::Unavailable(message) => Self::unavailable(message),
-        }
-    }
-}

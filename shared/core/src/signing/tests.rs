@@ -152,3 +152,99 @@ fn a_migrated_ring_keeps_kids_times_and_the_newest_key_signing() {
     assert_eq!(ring.keys[1].state, ring::KeyState::Active);
     assert!(!serde_json::to_string(&ring).unwrap().contains("PRIVATE"));
 }
+
+/// A KMS-held active key whose KMS does not answer (nothing listens at its endpoint): the
+/// token request fails with a server error worth a retry (503) whose message and logged detail
+/// say signing failed, not the store (which answered: the client was read and nothing else was
+/// written). The 503 body itself is `token-http`'s, the same for every server failure.
+#[tokio::test]
+async fn a_token_kms_cannot_sign_answers_503_naming_signing_not_the_store() {
+    use p256::pkcs8::DecodePrivateKey;
+
+    use crate::auth::dpop::DpopRequest;
+    use crate::context::Context;
+    use crate::domain::NewClient;
+    use crate::domain::{ClientId, ClientSecrets, Geolocation, Scopes};
+    use crate::errors::Refusal;
+    use crate::jwt::AccessTokenCodec;
+    use crate::params::TokenParams;
+    use crate::random::RandomExt;
+    use crate::secrets::TokenHash;
+    use crate::services::Services;
+
+    let clock = Arc::new(ManualClock::new(1_700_000_000));
+    let key = document::generate_key(&OsRandom, clock.now());
+    let public = p256::SecretKey::from_pkcs8_pem(&key.private_key_pem)
+        .unwrap()
+        .public_key();
+    let (x, y) = document::public_coordinates(&public);
+    let ring_document = ring::RingDocument {
+        keys: vec![ring::RingKey {
+            kid: key.kid,
+            state: ring::KeyState::Active,
+            created: clock.now(),
+            activated: Some(clock.now()),
+            retired: None,
+            x,
+            y,
+            private: ring::PrivateKey::Kms {
+                key_arn: "arn:aws:kms:us-east-1:000000000000:key/test".to_owned(),
+            },
+        }],
+    };
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let kms = kms::Kms::connect(Some(&endpoint), "test").await;
+    let mut secret_document = KeyRingDocument::default();
+    secret_document.rotate(&OsRandom, clock.as_ref());
+    let server_secret = secret_document.server_secret().unwrap();
+    let keys = KeyRing::from_ring(
+        &ring_document,
+        Arc::new(server_secret),
+        Some(&kms),
+        clock.now(),
+    )
+    .unwrap();
+
+    let (store, _dir) = sqlite_ring_store();
+    let ctx = Context::new(store).with_clock(clock.clone());
+    let codec = AccessTokenCodec::new(
+        Arc::new(keys),
+        Geolocation::parse("https://us.api.example.com").unwrap(),
+    );
+    let services = Arc::new(Services::new(ctx, codec, Default::default()));
+    let secret = "a-client-secret-for-this-test";
+    let client = NewClient::named("app", Scopes::parse("read").unwrap()).into_client(
+        ClientId::new(OsRandom.uuid()),
+        ClientSecrets::from_single_hash(TokenHash::of(secret)),
+        clock.now(),
+    );
+    services
+        .ctx
+        .store
+        .clients()
+        .put_client(&client)
+        .await
+        .unwrap();
+
+    let id = client.id.to_string();
+    let params = TokenParams::from_pairs([
+        ("grant_type", "client_credentials"),
+        ("client_id", id.as_str()),
+        ("client_secret", secret),
+    ])
+    .unwrap();
+    let outcome =
+        crate::grants::token_grant(&services, params, None, None, &DpopRequest::default()).await;
+    let Err(Refusal::Server(failure)) = outcome else {
+        panic!("expected a server failure");
+    };
+    assert!(failure.is_unavailable(), "{failure:?}");
+    let message = failure.public_message();
+    assert!(message.contains("signing"), "{message}");
+    assert!(!message.contains("store"), "{message}");
+    let detail = failure.to_string();
+    assert!(detail.contains("signing unavailable"), "{detail}");
+    assert!(!detail.contains("store"), "{detail}");
+}

@@ -19,7 +19,7 @@ pub use resource::{authenticate_credential, credential, AccessDenial, Credential
 
 use crate::errors::Refusal;
 use crate::services::Services;
-use crate::store::{ReplayKey, StoreError};
+use crate::store::ReplayKey;
 
 /// `iat` may be this many seconds before or after the server's clock.
 pub const IAT_WINDOW_SECONDS: i64 = 60;
@@ -53,7 +53,7 @@ pub async fn check_request(
 ) -> Result<Option<VerifiedProof>, Refusal<ProofDenial>> {
     let now = services.ctx.clock.now();
     let nonce_key = if services.policy.dpop_nonce && request.is_present() {
-        Some(nonce_key(services).await.map_err(StoreError::from)?)
+        Some(nonce_key(services).await?)
     } else {
         None
     };

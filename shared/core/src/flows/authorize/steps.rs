@@ -21,14 +21,14 @@ use crate::errors::{Denial, Refusal};
 use crate::errors::GrantError;
 use crate::limits::{Exceeded, Limit};
 use crate::services::Services;
-use crate::store::StoreError;
+use crate::signing::SigningError;
 
 /// The purpose under which the key ring derives the pages' cookie and CSRF secret.
 const KEY_PURPOSE: &str = "authorize-v1";
 
 /// The keys of the pending-request cookie and the CSRF tokens, the same on every instance.
 /// Fails (503) only while the key ring has never been read and cannot be now.
-pub async fn authorize_keys(services: &Services) -> Result<AuthorizeKeys, StoreError> {
+pub async fn authorize_keys(services: &Services) -> Result<AuthorizeKeys, SigningError> {
     let key = services.codec.keys().derive_key(KEY_PURPOSE).await?;
     Ok(AuthorizeKeys::derive(&key).expect("derive_key gives 32 bytes, the minimum"))
 }
@@ -160,7 +160,7 @@ async fn hinted_user(
     services: &Services,
     params: &AuthorizeParams,
     client: &Client,
-) -> Result<Result<Option<PrincipalId>, &'static str>, StoreError> {
+) -> Result<Result<Option<PrincipalId>, &'static str>, SigningError> {
     let Some(hint) = params.id_token_hint.as_deref().filter(|h| !h.is_empty()) else {
         return Ok(Ok(None));
     };
