@@ -161,6 +161,13 @@ step_layers() {
 	python3 infra/check-layers.py
 }
 
+# --- Step: code comments ----------------------------------------------------------------------
+# No code comment cites the contract by part number ("contract part 14"); it says the rule.
+step_comments() {
+	step "infra/check-comments.sh (no contract part numbers in code comments)"
+	infra/check-comments.sh
+}
+
 # --- Step: lints -------------------------------------------------------------------------------
 # Clippy rides on the build instead of a `cargo clippy` pass of its own: clippy-driver, as the
 # workspace's rustc wrapper, lints each workspace crate while compiling it (what `cargo clippy`
@@ -229,6 +236,7 @@ STEPS=(
 	step_templates
 	step_fmt
 	step_layers
+	step_comments
 	step_dynamodb_local
 	step_kms_local
 	step_build

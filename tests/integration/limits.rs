@@ -191,8 +191,8 @@ mod sign_in {
         ];
         app.clock.advance(100);
         let answer = session.post(&right).await;
-        // A rate limit's answer (contract part 16): 429, and `Retry-After` the seconds until
-        // the pending request would have expired.
+        // A rate limit's answer, 429, with `Retry-After` the seconds until the pending request
+        // would have expired.
         assert_eq!(answer.status(), StatusCode::TOO_MANY_REQUESTS);
         let retry_after = answer.headers()["retry-after"].to_str().unwrap().to_owned();
         assert_eq!(

@@ -1,5 +1,5 @@
-//! Where a one-time password is sent: the `channel_type` / `channel_handle` pair of contract
-//! part 9. Only e-mail exists.
+//! Where a one-time password is sent: the `channel_type` / `channel_handle` pair of the
+//! one-time-password request (`POST /oauth2/v0/otp`). Only e-mail exists.
 
 use std::fmt;
 use std::str::FromStr;

@@ -64,8 +64,8 @@ pub struct RefreshTokenRecord {
     pub rotated_at: Option<UnixTime>,
     /// The RFC 7638 thumbprint of the DPoP key this token is bound to: refreshing it needs a
     /// proof by that key. A rotation made with a proof binds its successor to the proof's key,
-    /// even in a family started without one (contract part 14: a request with a proof gets
-    /// bound refresh tokens); the family's own binding ([`Family::jkt`]) holds for every token.
+    /// even in a family started without one (a token request with a DPoP proof gets refresh
+    /// tokens bound to its key); the family's own binding ([`Family::jkt`]) holds for every token.
     /// The tokens issued before such a rotation stay unbound, so a replay of one is still
     /// reuse, which revokes the family.
     #[serde(default, skip_serializing_if = "Option::is_none")]

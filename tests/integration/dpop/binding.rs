@@ -99,9 +99,9 @@ async fn a_bound_refresh_token_needs_a_proof_by_its_key_and_revokes_nothing(app:
     );
 }
 
-/// Contract part 14: a token request with a proof gets refresh tokens bound to its key, also a
-/// refresh of a family started without one. The tokens issued before stay unbound, so replaying
-/// one is still reuse and revokes the family.
+/// A token request with a DPoP proof gets refresh tokens bound to its key, also a refresh of a
+/// family started without one. The tokens issued before stay unbound, so replaying one is still
+/// reuse and revokes the family.
 async fn a_refresh_with_a_proof_binds_the_refresh_tokens_it_issues(app: TestApp) {
     app.create_user(LOGIN, PASSWORD).await;
     let client = app.create_client("read").await;

@@ -206,7 +206,7 @@ async fn the_connections_endpoint_takes_a_bound_token_with_its_proof(app: TestAp
     assert_eq!(introspect(&app, &client, &token).await["active"], false);
 }
 
-/// Contract part 13's secrets API takes an application token of the app; a client registered with
+/// The client secrets API takes an application token of the app; a client registered with
 /// `--require-dpop` only ever holds bound ones, so it presents them with `Authorization: DPoP`
 /// and a proof, as at userinfo, and rotates its secrets without downtime.
 async fn a_client_that_requires_dpop_manages_its_secrets_with_bound_tokens(app: TestApp) {

@@ -77,9 +77,9 @@ pub enum RefusalReason {
         "The request is too long to be handled. Please go back to the application and try again."
     )]
     TooLarge,
-    /// The sign-in form was posted too often for this request, which has ended: 429 (contract
-    /// part 16 lists it among the rate limits), `Retry-After` the seconds until the request
-    /// would have expired, when its count is forgotten.
+    /// The sign-in form was posted too often for this request, which has ended: 429 like every
+    /// rate limit, `Retry-After` the seconds until the request would have expired, when its
+    /// count is forgotten.
     #[error("Too many sign-in attempts. Please go back to the application and start again.")]
     TooManyPosts { retry_after: i64 },
     /// Too many password attempts from the caller's address: 429, `Retry-After` seconds.
