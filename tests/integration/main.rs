@@ -19,6 +19,7 @@ mod introspection;
 mod lambda_events;
 mod lambda_runtime;
 mod limits;
+mod local_server;
 mod lockout;
 mod mail;
 mod metadata;

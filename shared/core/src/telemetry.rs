@@ -1,9 +1,10 @@
 //! Structured logs: JSON in Lambda (CloudWatch parses it), human-readable locally; and the
 //! OpenTelemetry layer (`traces`) when an OTLP endpoint is configured.
 //!
-//! The filter comes from `RUST_LOG` (default `info`), within fixed ceilings for the crates that
-//! would otherwise print credentials: whatever `RUST_LOG` asks, even a directive naming their
-//! targets, those crates never log more than [`CAPPED_TARGETS`] allows.
+//! The filter comes from `RUST_LOG` (default `info`; the local server's console has its own
+//! default), within fixed ceilings for the crates that would otherwise print credentials:
+//! whatever `RUST_LOG` asks, even a directive naming their targets, those crates never log more
+//! than [`CAPPED_TARGETS`] allows.
 
 use tracing::level_filters::LevelFilter;
 use tracing::Subscriber;
@@ -38,11 +39,12 @@ pub const CAPPED_TARGETS: [(&str, LevelFilter); 4] = [
 /// Logs to stdout, written by the thread that logs: in Lambda a line must be out before the
 /// invocation answers, since the sandbox may be frozen right after.
 pub fn init() {
-    init_with(std::io::stdout);
+    init_with(std::io::stdout, DEFAULT_DIRECTIVES);
 }
 
-/// The same subscriber on another writer: the local server's buffered stdout.
-pub fn init_with<W>(writer: W)
+/// The same subscriber on another writer, with `default_directives` where `RUST_LOG` is unset,
+/// empty or invalid: the local server's buffered stdout and its console default.
+pub fn init_with<W>(writer: W, default_directives: &str)
 where
     W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
 {
@@ -67,7 +69,7 @@ where
     };
     let result = tracing_subscriber::registry()
         .with(crate::traces::layer())
-        .with(output.with_filter(filter(&directives)))
+        .with(output.with_filter(filter_or(&directives, default_directives)))
         .try_init();
     // Already initialised (tests spawning several servers): keep the first.
     let _ = result;
@@ -79,10 +81,22 @@ pub fn filter<S>(directives: &str) -> impl Filter<S> + Send + Sync + 'static
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    filter_or(directives, DEFAULT_DIRECTIVES)
+}
+
+/// [`filter`], with `default_directives` instead of [`DEFAULT_DIRECTIVES`] where `directives`
+/// is empty or invalid.
+pub fn filter_or<S>(
+    directives: &str,
+    default_directives: &str,
+) -> impl Filter<S> + Send + Sync + 'static
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
     let requested = Some(directives.trim())
         .filter(|d| !d.is_empty())
         .and_then(|d| EnvFilter::try_new(d).ok())
-        .unwrap_or_else(|| EnvFilter::new(DEFAULT_DIRECTIVES));
+        .unwrap_or_else(|| EnvFilter::new(default_directives));
     let ceilings = Targets::new()
         .with_default(LevelFilter::TRACE)
         .with_targets(CAPPED_TARGETS);

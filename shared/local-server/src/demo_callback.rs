@@ -56,7 +56,7 @@ pub fn authorize_url(demo: &DemoData, base: &str) -> String {
 /// The lines added to the welcome text.
 pub fn instructions(demo: &DemoData, base: &str) -> String {
     format!(
-        "7. Authorization code flow in a browser: open\n{}\n   sign in as {} / {}, allow, and the page you land on shows the curl for the token request.\n",
+        "8. Authorization code flow in a browser: open\n{}\n   sign in as {} / {}, allow, and the page you land on shows the curl for the token request.\n",
         authorize_url(demo, base),
         demo.user_login,
         demo.user_password

@@ -23,7 +23,8 @@ type Shared = Arc<Mutex<BufWriter<Stdout>>>;
 /// The writer handed to the subscriber.
 pub struct BufferedStdout(Shared);
 
-/// Writes what is still buffered when dropped: hold it until `main` returns.
+/// Writes what is still buffered when dropped: hold it until `main` returns. Also prints the
+/// local server's first screen after the log lines ([`FlushOnDrop::print_after_logs`]).
 pub struct FlushOnDrop(Shared);
 
 /// Starts the flushing thread.
@@ -41,6 +42,18 @@ pub fn buffered_stdout() -> (BufferedStdout, FlushOnDrop) {
         })
         .expect("spawn the log flushing thread");
     (BufferedStdout(shared.clone()), FlushOnDrop(shared))
+}
+
+impl FlushOnDrop {
+    /// Writes `text` to stdout after every line logged so far, then flushes: under the log's
+    /// lock, so the lines still buffered come out before it and none lands inside it. A
+    /// `println!` would go straight to stdout, ahead of lines logged before it and still in
+    /// the buffer.
+    pub fn print_after_logs(&self, text: &str) -> io::Result<()> {
+        let mut out = lock(&self.0);
+        out.write_all(text.as_bytes())?;
+        out.flush()
+    }
 }
 
 impl Drop for FlushOnDrop {

@@ -8,6 +8,7 @@ mod demo_callback;
 mod log_output;
 
 use anyhow::Context as _;
+use demo::DemoData;
 use token_core::config::{Config, StoreKind};
 use token_core::mail::MailConfig;
 use token_core::{bootstrap, telemetry};
@@ -19,11 +20,23 @@ use token_store::sqlite::{sweeper, SqliteStore};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// The console's log filter when `RUST_LOG` is unset, empty or invalid: `info`, except the
+/// `audit` target (`token_core::audit::TARGET`), which logs from `warn` only.
+///
+/// Decision: audit events stay off the console by default. Every event (`client.created`,
+/// `user.created`, …, logged at INFO to the `audit` target) is still stored and read with
+/// `tokenctl audit`; on the console, the demo data's first start buried the instructions under
+/// a screenful of them, and each flow tried added more between the request lines.
+/// `RUST_LOG=info` (or `RUST_LOG=info,audit=info`) shows them again. The Lambda functions keep
+/// plain `info` (`telemetry::DEFAULT_DIRECTIVES`, the template's `LogLevel`): there the line is
+/// the event's copy in CloudWatch.
+const CONSOLE_DEFAULT_DIRECTIVES: &str = "info,audit=warn";
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     // Held to the end of main: dropping it writes the log lines still buffered.
-    let (log_output, _flush_on_exit) = log_output::buffered_stdout();
-    telemetry::init_with(log_output);
+    let (log_output, console) = log_output::buffered_stdout();
+    telemetry::init_with(log_output, CONSOLE_DEFAULT_DIRECTIVES);
     let config = Config::from_env().context("configuration")?;
     let services = bootstrap::services(&config).await.context("start-up")?;
     let demo = demo::ensure(&services.ctx, services.geolocation(), &config.data_dir)
@@ -45,13 +58,17 @@ async fn main() -> anyhow::Result<()> {
     demo_callback::register(&services.ctx, &demo, &base)
         .await
         .context("demo callback")?;
-    println!("{}", demo.instructions(&base));
-    println!("{}", demo_callback::instructions(&demo, &base));
-    println!("{}", mail_destination(&config)?);
-    println!(
-        "Token service listening on http://{address} (geolocation {}); Ctrl-C stops it.",
-        services.geolocation()
+    // Start-up is done (bound, demo data written): the instructions come once, after the log
+    // lines start-up wrote, and are not cut by them.
+    let first_screen = banner(
+        &demo,
+        &base,
+        &mail_destination(&config)?,
+        services.geolocation().as_str(),
     );
+    console
+        .print_after_logs(&first_screen)
+        .context("print the instructions")?;
 
     let router = http::local_router(services).merge(demo_callback::routes(demo, base));
     // With the peer's address, which the per-address limits count.
@@ -64,6 +81,17 @@ async fn main() -> anyhow::Result<()> {
     // The spans still batched, when traces are exported (off the async workers: it blocks).
     let _ = tokio::task::spawn_blocking(token_core::traces::flush).await;
     Ok(())
+}
+
+/// The first screen: the demo credentials and a `curl` per flow, the browser flow, where mails
+/// go, and where the server listens.
+fn banner(demo: &DemoData, base: &str, mail_destination: &str, geolocation: &str) -> String {
+    format!(
+        "{}\n{}\n{mail_destination}\nToken service listening on {base} (geolocation \
+         {geolocation}); Ctrl-C stops it.\n",
+        demo.instructions(base),
+        demo_callback::instructions(demo, base),
+    )
 }
 
 /// Where one-time passwords go, so the developer knows where to read them.

@@ -1,0 +1,168 @@
+//! The local server's first screen, as `cargo run` shows it: the built `token-service` binary
+//! started in a fresh `DATA_DIR` (so it creates its demo data), its console read up to the line
+//! that says where it listens. `cargo test` does not build the binaries of other packages: run
+//! `cargo build --workspace --bins` first (`infra/test.sh` builds every target).
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The banner's first line and its last.
+const BANNER_START: &str = "Demo data (local only";
+const LISTENING: &str = "Token service listening on ";
+/// Longest wait for the banner: generous for a loaded 2-core machine.
+const TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the console is read on after the banner: more than the server's log buffer waits
+/// (200 ms) before it writes, so that a line logged before the banner but written after it
+/// is seen.
+const AFTERWARDS: Duration = Duration::from_millis(700);
+
+/// At the default level, the console shows start-up's own lines, then the instructions once,
+/// its steps numbered 1, 2, … once each, and no audit event before or after them (they are
+/// stored, and `RUST_LOG` shows them).
+#[test]
+fn at_the_default_level_the_first_screen_is_the_instructions_without_audit_lines() {
+    let screen = first_screen(None);
+    let audit: Vec<&String> = screen.iter().filter(|line| is_audit(line)).collect();
+    assert!(audit.is_empty(), "audit lines on the console: {screen:#?}");
+    let start = banner_start(&screen);
+    assert!(
+        !screen[start..].iter().any(|line| is_log_line(line)),
+        "a log line inside or after the instructions: {screen:#?}"
+    );
+    let end = listening(&screen);
+    let steps: Vec<u32> = screen[start..end]
+        .iter()
+        .filter_map(|line| line.split_once(". ")?.0.parse().ok())
+        .collect();
+    let expected: Vec<u32> = (1..=8).collect();
+    assert_eq!(steps, expected, "{screen:#?}");
+}
+
+/// With `RUST_LOG=info` the demo data's audit events are shown, all of them before the
+/// instructions: log lines buffered at start-up are written before the banner, not after it.
+#[test]
+fn with_rust_log_info_the_start_up_audit_lines_come_before_the_instructions() {
+    let screen = first_screen(Some("info"));
+    let start = banner_start(&screen);
+    for event in [
+        "client.created",
+        "company.created",
+        "user.created",
+        "legacy_app.linked",
+    ] {
+        assert!(
+            screen[..start]
+                .iter()
+                .any(|line| is_audit(line) && line.contains(event)),
+            "no {event} before the instructions: {screen:#?}"
+        );
+    }
+    assert!(
+        !screen[start..].iter().any(|line| is_log_line(line)),
+        "a log line inside or after the instructions: {screen:#?}"
+    );
+}
+
+fn listening(screen: &[String]) -> usize {
+    screen
+        .iter()
+        .position(|line| line.starts_with(LISTENING))
+        .expect("read up to this line")
+}
+
+fn banner_start(screen: &[String]) -> usize {
+    let starts: Vec<usize> = (0..screen.len())
+        .filter(|&i| screen[i].starts_with(BANNER_START))
+        .collect();
+    assert_eq!(starts.len(), 1, "the instructions once: {screen:#?}");
+    starts[0]
+}
+
+/// A line of the log (`2026-…Z  INFO target: …`), not of the banner.
+fn is_log_line(line: &str) -> bool {
+    line.get(..4)
+        .is_some_and(|year| year.bytes().all(|b| b.is_ascii_digit()))
+        && line.contains("Z ")
+}
+
+fn is_audit(line: &str) -> bool {
+    is_log_line(line) && line.contains(" audit: ")
+}
+
+/// The built local server, next to this test's own directory (`target/<profile>/`).
+fn binary() -> PathBuf {
+    let test_exe = std::env::current_exe().expect("the test's own path");
+    let binary = test_exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("the test binary lives in target/<profile>/deps")
+        .join("token-service");
+    assert!(
+        binary.is_file(),
+        "the local server binary {} is missing: `cargo test` does not build the binaries of \
+         other packages; run `cargo build --workspace --bins` first (infra/test.sh does)",
+        binary.display()
+    );
+    binary
+}
+
+/// The console of a first start on SQLite, up to the line saying where it listens and what
+/// comes in the [`AFTERWARDS`] that follow (nothing calls the server meanwhile); `rust_log` is
+/// `RUST_LOG`, unset when `None`. Only the variables set here reach the server.
+fn first_screen(rust_log: Option<&str>) -> Vec<String> {
+    let data_dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut command = Command::new(binary());
+    command
+        .env_clear()
+        .env("DATA_DIR", data_dir.path())
+        .env("PORT", port.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    if let Some(filter) = rust_log {
+        command.env("RUST_LOG", filter);
+    }
+    let mut child = command.spawn().expect("start the local server");
+    let stdout = child.stdout.take().unwrap();
+    let (sender, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut screen = Vec::new();
+    let outcome = loop {
+        match lines.recv_timeout(TIMEOUT) {
+            Ok(line) => {
+                let last = line.starts_with(LISTENING);
+                screen.push(line);
+                if last {
+                    break Ok(());
+                }
+            }
+            Err(error) => break Err(error),
+        }
+    };
+    if outcome.is_ok() {
+        let until = Instant::now() + AFTERWARDS;
+        while let Ok(line) = lines.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            screen.push(line);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    if let Err(error) = outcome {
+        panic!("no {LISTENING:?} line ({error}); the console so far: {screen:#?}");
+    }
+    screen
+}
