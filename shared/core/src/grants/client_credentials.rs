@@ -24,3 +24,7 @@ pub(super) async fn grant(
         .issue_counted_application_token(client, scopes, jkt, services.limiter())
         .await
 }
+
+#[cfg(test)]
+#[path = "client_credentials_tests.rs"]
+mod tests;

@@ -221,7 +221,7 @@ fn write_key_file(path: &Path, document: &KeyRingDocument) -> Result<(), KeyErro
     std::fs::rename(&tmp, path).map_err(io)
 }
 
-pub(super) fn generate_key(random: &dyn RandomSource, now: UnixTime) -> StoredKey {
+pub(crate) fn generate_key(random: &dyn RandomSource, now: UnixTime) -> StoredKey {
     // Drawn from the injected source; a 32-byte string is a valid P-256 scalar except with
     // negligible probability, and then we draw again.
     let secret = loop {
@@ -242,7 +242,7 @@ pub(super) fn generate_key(random: &dyn RandomSource, now: UnixTime) -> StoredKe
     }
 }
 
-pub(super) fn public_coordinates(public: &p256::PublicKey) -> (String, String) {
+pub(crate) fn public_coordinates(public: &p256::PublicKey) -> (String, String) {
     let point = public.to_encoded_point(false);
     let x = point.x().expect("uncompressed point has x");
     let y = point.y().expect("uncompressed point has y");

@@ -1,0 +1,106 @@
+//! A `client_credentials` request whose signing key is held in a KMS that does not answer.
+
+use std::sync::Arc;
+
+use p256::pkcs8::DecodePrivateKey;
+
+use crate::clock::{Clock, ManualClock};
+use crate::random::OsRandom;
+use crate::signing::document::{generate_key, public_coordinates};
+use crate::signing::{kms, ring, KeyRing, KeyRingDocument};
+use crate::store::sqlite::SqliteStore;
+
+/// A KMS-held active key whose KMS does not answer (nothing listens at its endpoint): the
+/// token request fails with a server error worth a retry (503) whose message and logged detail
+/// say signing failed, not the store (which answered: the client was read and nothing else was
+/// written). The 503 body itself is `token-http`'s, the same for every server failure.
+#[tokio::test]
+async fn a_token_kms_cannot_sign_answers_503_naming_signing_not_the_store() {
+    use crate::auth::dpop::DpopRequest;
+    use crate::context::Context;
+    use crate::domain::NewClient;
+    use crate::domain::{ClientId, ClientSecrets, Geolocation, Scopes};
+    use crate::errors::Refusal;
+    use crate::jwt::AccessTokenCodec;
+    use crate::params::TokenParams;
+    use crate::random::RandomExt;
+    use crate::secrets::TokenHash;
+    use crate::services::Services;
+
+    let clock = Arc::new(ManualClock::new(1_700_000_000));
+    let key = generate_key(&OsRandom, clock.now());
+    let public = p256::SecretKey::from_pkcs8_pem(&key.private_key_pem)
+        .unwrap()
+        .public_key();
+    let (x, y) = public_coordinates(&public);
+    let ring_document = ring::RingDocument {
+        keys: vec![ring::RingKey {
+            kid: key.kid,
+            state: ring::KeyState::Active,
+            created: clock.now(),
+            activated: Some(clock.now()),
+            retired: None,
+            x,
+            y,
+            private: ring::PrivateKey::Kms {
+                key_arn: "arn:aws:kms:us-east-1:000000000000:key/test".to_owned(),
+            },
+        }],
+    };
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let kms = kms::Kms::connect(Some(&endpoint), "test").await;
+    let mut secret_document = KeyRingDocument::default();
+    secret_document.rotate(&OsRandom, clock.as_ref());
+    let server_secret = secret_document.server_secret().unwrap();
+    let keys = KeyRing::from_ring(
+        &ring_document,
+        Arc::new(server_secret),
+        Some(&kms),
+        clock.now(),
+    )
+    .unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
+    let ctx = Context::new(store).with_clock(clock.clone());
+    let codec = AccessTokenCodec::new(
+        Arc::new(keys),
+        Geolocation::parse("https://us.api.example.com").unwrap(),
+    );
+    let services = Arc::new(Services::new(ctx, codec, Default::default()));
+    let secret = "a-client-secret-for-this-test";
+    let client = NewClient::named("app", Scopes::parse("read").unwrap()).into_client(
+        ClientId::new(OsRandom.uuid()),
+        ClientSecrets::from_single_hash(TokenHash::of(secret)),
+        clock.now(),
+    );
+    services
+        .ctx
+        .store
+        .clients()
+        .put_client(&client)
+        .await
+        .unwrap();
+
+    let id = client.id.to_string();
+    let params = TokenParams::from_pairs([
+        ("grant_type", "client_credentials"),
+        ("client_id", id.as_str()),
+        ("client_secret", secret),
+    ])
+    .unwrap();
+    let outcome =
+        crate::grants::token_grant(&services, params, None, None, &DpopRequest::default()).await;
+    let Err(Refusal::Server(failure)) = outcome else {
+        panic!("expected a server failure");
+    };
+    assert!(failure.is_unavailable(), "{failure:?}");
+    let message = failure.public_message();
+    assert!(message.contains("signing"), "{message}");
+    assert!(!message.contains("store"), "{message}");
+    let detail = failure.to_string();
+    assert!(detail.contains("signing unavailable"), "{detail}");
+    assert!(!detail.contains("store"), "{detail}");
+}
