@@ -123,7 +123,7 @@ build_everything() {
 	# The rotation function too: the lambda_runtime test runs it (it has no cold-start row).
 	cargo build --release "${packages[@]}" -p rotate-keys
 	say "building the floor server (release)"
-	cargo build --release -p integration-tests --bin floor-server
+	cargo build --release -p integration-tests --example floor-server
 	say "building the integration suite (debug: it only counts and times)"
 	cargo test -q -p integration-tests --test integration --no-run
 }
@@ -182,7 +182,7 @@ side_by_side() {
 	local floor_port floor_url
 	floor_port="$(free_port)"
 	say "floor server on 127.0.0.1:$floor_port (HTTP + one ES256 signature, tests/bin/floor_server.rs)"
-	PORT="$floor_port" "$TARGET/release/floor-server" >"$RUN/floor.log" 2>&1 &
+	PORT="$floor_port" "$TARGET/release/examples/floor-server" >"$RUN/floor.log" 2>&1 &
 	PIDS+=($!)
 	local floor_pid=$!
 	floor_url="http://127.0.0.1:$floor_port/v0/token"

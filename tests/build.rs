@@ -15,7 +15,7 @@ fn main() {
         return;
     }
     if in_ci {
-        // The same refusal as `integration_tests::dynamodb::endpoint`, earlier.
+        // The same refusal as `support::dynamodb::endpoint`, earlier.
         println!(
             "cargo::warning=SKIP_DYNAMODB=1 is ignored in CI: the DynamoDB suites always run there"
         );

@@ -5,10 +5,16 @@
 //!
 //!   KMS_ENDPOINT=$(infra/kms-local.sh start) cargo bench -p integration-tests --bench signing_cost
 
+// The shared test support (tests/support/), compiled in: this package has no library
+// (tests/Cargo.toml). Each target uses a part of it.
+#[allow(dead_code, unused_imports)]
+#[path = "../support/mod.rs"]
+mod support;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use integration_tests::signing_lifecycle as lifecycle;
+use crate::support::signing_lifecycle as lifecycle;
 use token_core::jwt::AccessTokenCodec;
 use token_core::signing::kms::Kms;
 use token_core::signing::{SigningBackend, SigningKeys};

@@ -11,11 +11,17 @@
 //! which `infra/bench.sh` also runs. Request loops are bounded and only target the loopback
 //! servers this process starts.
 
+// The shared test support (tests/support/), compiled in: this package has no library
+// (tests/Cargo.toml). Each target uses a part of it.
+#[allow(dead_code, unused_imports)]
+#[path = "../support/mod.rs"]
+mod support;
+
 use std::time::{Duration, Instant};
 
+use crate::support::app::{Backend, TestApp};
+use crate::support::dpop::DpopKey;
 use futures::stream::{self, StreamExt};
-use integration_tests::app::{Backend, TestApp};
-use integration_tests::dpop::DpopKey;
 
 const DEFAULT_REQUESTS: usize = 400;
 const CONCURRENCY: usize = 16;
@@ -51,7 +57,7 @@ async fn main() {
         let label = format!("{backend:?}");
         // Each case its own client: the per-client token limit (6,000 a minute) counts each
         // case's requests apart.
-        let client_credentials = |client: &integration_tests::app::TestClient| {
+        let client_credentials = |client: &crate::support::app::TestClient| {
             let form = vec![
                 ("grant_type", "client_credentials".to_owned()),
                 ("client_id", client.id.clone()),

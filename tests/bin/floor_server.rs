@@ -5,15 +5,21 @@
 //!
 //!   PORT=8099 target/release/floor-server
 
+// The shared test support (tests/support/), compiled in: this package has no library
+// (tests/Cargo.toml). Each target uses a part of it.
+#[allow(dead_code, unused_imports)]
+#[path = "../support/mod.rs"]
+mod support;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::support::signing_lifecycle as lifecycle;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Form, Json, Router};
-use integration_tests::signing_lifecycle as lifecycle;
 use token_core::jwt::AccessTokenCodec;
 use token_core::signing::{rotation, SigningBackend, SigningKeys};
 use token_domain::clock::{Clock, ManualClock, SystemClock};

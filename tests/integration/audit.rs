@@ -12,8 +12,8 @@ mod families;
 mod grants;
 mod same_write;
 
-use integration_tests::app::TestApp;
-use integration_tests::logs::{assert_no_secret_logged, captured_lines_with};
+use crate::support::app::TestApp;
+use crate::support::logs::{assert_no_secret_logged, captured_lines_with};
 use serde_json::Value;
 use token_domain::audit::{AuditEvent, AuditSubject};
 use token_domain::clock::Clock;

@@ -8,19 +8,19 @@ pub mod api;
 mod drill;
 pub mod old_record;
 
+use crate::support::app::{TestApp, TestClient};
+use crate::support::assertions::assert_token_error;
 use api::{
     keeps_at_most_five_and_never_the_last, lists_adds_and_revokes_for_the_app_itself,
     refuses_other_callers_and_bad_requests,
 };
-use integration_tests::app::{TestApp, TestClient};
-use integration_tests::assertions::assert_token_error;
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_core::admin;
 use token_domain::clock::Clock;
 use token_domain::{ClientId, ListedSecret, SecretId};
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     several_secrets_each_authenticate_and_an_expired_one_is_refused,
     an_old_single_secret_record_authenticates_and_lists_as_one_secret,
     lists_adds_and_revokes_for_the_app_itself,
@@ -33,13 +33,13 @@ mod drill_tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn sqlite() {
-        drill::rotation_without_a_failed_request(integration_tests::app::Backend::Sqlite).await;
+        drill::rotation_without_a_failed_request(crate::support::app::Backend::Sqlite).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     #[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
     async fn dynamodb() {
-        drill::rotation_without_a_failed_request(integration_tests::app::Backend::DynamoDb).await;
+        drill::rotation_without_a_failed_request(crate::support::app::Backend::DynamoDb).await;
     }
 }
 
@@ -147,7 +147,7 @@ async fn json_of_basic(app: &TestApp, id: &str, secret: &str) -> (StatusCode, Va
         .send()
         .await
         .unwrap();
-    integration_tests::app::json_of(response).await
+    crate::support::app::json_of(response).await
 }
 
 async fn an_old_single_secret_record_authenticates_and_lists_as_one_secret(app: TestApp) {

@@ -7,7 +7,7 @@ mod callers;
 mod issuance;
 mod refusals;
 
-use integration_tests::app::{answer_of, TestApp, TestClient};
+use crate::support::app::{answer_of, TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use token_core::admin::NewClient;

@@ -5,7 +5,7 @@
 mod table;
 mod ttl;
 
-use integration_tests::dynamodb::fresh_table;
+use crate::support::dynamodb::fresh_table;
 
 token_store_conformance::conformance_suite!(
     fresh_table,

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::support::sqlite::temp_dir;
 use futures::future::join_all;
-use integration_tests::sqlite::temp_dir;
 use token_domain::clock::{Clock, SystemClock, UnixTime};
 use token_domain::{AccessTokenRecord, LegacyToken, Login, RefreshTokenRecord};
 use token_store::prelude::*;

@@ -4,8 +4,8 @@
 //! more 413) for form and JSON bodies. The 503 when the store does not answer is
 //! `store_unavailable`'s, for every endpoint on both stores.
 
-use integration_tests::app::{Backend, TestApp, TestClient};
-use integration_tests::logs::{assert_no_secret_logged, captured_lines_with};
+use crate::support::app::{Backend, TestApp, TestClient};
+use crate::support::logs::{assert_no_secret_logged, captured_lines_with};
 use reqwest::{RequestBuilder, StatusCode};
 use serde_json::Value;
 use token_core::admin;

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use integration_tests::ddb_proxy::{DdbProxy, Fault};
-use integration_tests::dynamodb::unique_table_name;
+use crate::support::ddb_proxy::{DdbProxy, Fault};
+use crate::support::dynamodb::unique_table_name;
 use token_core::admin::NewClient;
 use token_domain::clock::{Clock, SystemClock};
 use token_domain::random::{OsRandom, RandomExt};

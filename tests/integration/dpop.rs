@@ -8,10 +8,10 @@ mod binding;
 mod proofs;
 mod resource;
 
+use crate::support::app::{json_of, password_form, TestApp, TestClient};
+pub use crate::support::dpop::{ath, DpopKey, Proof, TOKEN_PATH};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use integration_tests::app::{json_of, password_form, TestApp, TestClient};
-pub use integration_tests::dpop::{ath, DpopKey, Proof, TOKEN_PATH};
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 use serde_json::Value;

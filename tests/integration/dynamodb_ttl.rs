@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use integration_tests::app::{AppOptions, Backend, TestApp};
-use integration_tests::smtp_server::start_smtp_server;
-use integration_tests::stored_data::{scan_table, Item, StoredData};
+use crate::support::app::{AppOptions, Backend, TestApp};
+use crate::support::smtp_server::start_smtp_server;
+use crate::support::stored_data::{scan_table, Item, StoredData};
 use token_core::mail::{SmtpMailer, SmtpUrl};
 use token_domain::clock::Clock;
 use token_store::dynamodb::sdk::types::AttributeValue;

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use integration_tests::app::{Backend, TestApp};
-use integration_tests::assertions::assert_not_cached;
+use crate::support::app::{Backend, TestApp};
+use crate::support::assertions::assert_not_cached;
 use token_core::errors::ErrorCode;
 
 /// The specification's table, verbatim: `code | error | error_description`, 49 rows for 48

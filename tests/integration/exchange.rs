@@ -7,7 +7,7 @@ mod import_benchmark;
 mod issuance;
 mod refusals;
 
-use integration_tests::app::{RequestBody, TestApp, TestClient};
+use crate::support::app::{RequestBody, TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use token_core::import::import_legacy_tokens;

@@ -3,8 +3,8 @@
 //! refused at the exchange with `INVALIDTOKEN`, nothing is linked, and the old token stays
 //! exchangeable once the principal may sign in again.
 
-use integration_tests::app::TestApp;
-use integration_tests::assertions::assert_exchange_error;
+use crate::support::app::TestApp;
+use crate::support::assertions::assert_exchange_error;
 use token_domain::{CompanyStatus, PrincipalId, UserStatus};
 use uuid::Uuid;
 
@@ -13,7 +13,7 @@ use crate::exchange::{
     Migration,
 };
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     users_who_may_not_sign_in_are_refused,
     companies_that_may_not_sign_in_to_the_app_are_refused,
     company_tokens_of_wsadmin_tokens_get_the_company_checks,

@@ -2,9 +2,9 @@
 //! tokens verified against the served JWK Set without our JWT library. Plus the promise that
 //! logs never carry credentials.
 
-use integration_tests::app::{Backend, TestApp};
-use integration_tests::assertions::{assert_signed_by_jwks, catalogue_rows};
-use integration_tests::logs::captured_logs;
+use crate::support::app::{Backend, TestApp};
+use crate::support::assertions::{assert_signed_by_jwks, catalogue_rows};
+use crate::support::logs::captured_logs;
 use oauth2::basic::{BasicClient, BasicErrorResponseType};
 use oauth2::{
     AuthType, ClientId, ClientSecret, RefreshToken, RequestTokenError, ResourceOwnerPassword,
@@ -14,7 +14,7 @@ use serde_json::Value;
 
 const PASSWORD: &str = "interop password 1";
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     oauth2_crate_runs_every_grant,
     access_tokens_verify_against_the_jwk_set
 );

@@ -1,7 +1,7 @@
 //! `POST /oauth2/v0/introspect` (RFC 7662): own, foreign, expired, revoked and garbage tokens, on
 //! both stores.
 
-use integration_tests::app::{json_of, TestApp, TestClient};
+use crate::support::app::{json_of, TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use token_domain::clock::Clock;
@@ -11,7 +11,7 @@ use crate::refresh_rotation::user_family;
 
 const PASSWORD: &str = "introspection password 1";
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     own_access_and_refresh_tokens_are_active_with_their_claims,
     another_clients_tokens_read_inactive,
     expired_tokens_read_inactive,

@@ -2,10 +2,10 @@
 //! fixture events, exactly as `lambda_http::run` hands them over: the event JSON is parsed by
 //! `lambda_http` and the resulting request goes through the function's own router.
 
+use crate::support::app::{Backend, TestApp};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use http_body_util::BodyExt;
-use integration_tests::app::{Backend, TestApp};
 use serde_json::Value;
 use token_core::admin;
 use token_domain::secrets::TokenHash;

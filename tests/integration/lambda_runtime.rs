@@ -42,8 +42,8 @@ use token_domain::random::OsRandom;
 use token_domain::secrets::Secret;
 use token_domain::{ConsumerKey, Geolocation, Login, Scopes, UserStatus};
 
+use crate::support::otlp_receiver::{attribute, OtlpReceiver};
 use function::{FunctionEnv, RunningFunction};
-use integration_tests::otlp_receiver::{attribute, OtlpReceiver};
 
 /// The deployment's geolocation, the same for the three functions and the users.
 const GEOLOCATION: &str = "https://lambda-runtime.test.example";
@@ -66,8 +66,8 @@ struct Deployment {
 impl Deployment {
     /// `None` only when the DynamoDB suites are explicitly opted out (`SKIP_DYNAMODB=1`).
     async fn create() -> Option<Self> {
-        let store = integration_tests::dynamodb::fresh_table().await?;
-        let endpoint = integration_tests::dynamodb::endpoint()?;
+        let store = crate::support::dynamodb::fresh_table().await?;
+        let endpoint = crate::support::dynamodb::endpoint()?;
         let table_name = store.table_name().to_owned();
         let data_dir = tempfile::Builder::new()
             .prefix("lambda-runtime-")

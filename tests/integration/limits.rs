@@ -3,8 +3,8 @@
 //! posts per pending request; one approval per pending request; company tokens stop with their
 //! administrator.
 
-use integration_tests::app::{AppOptions, TestApp, TestClient};
-use integration_tests::assertions::assert_token_error;
+use crate::support::app::{AppOptions, TestApp, TestClient};
+use crate::support::assertions::assert_token_error;
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_core::config::{Policy, RateLimits};
@@ -67,7 +67,7 @@ fn assert_slow_down(answer: (StatusCode, Option<i64>, Value), code: u64, window:
 mod per_client {
     use super::*;
 
-    integration_tests::on_both_stores!(with crate::limits::with_limits(
+    crate::on_both_stores!(with crate::limits::with_limits(
         token_core::config::RateLimits {
             client_per_minute: 3,
             ..token_core::config::RateLimits::default()
@@ -102,7 +102,7 @@ mod per_client {
 mod per_address {
     use super::*;
 
-    integration_tests::on_both_stores!(with crate::limits::with_limits(
+    crate::on_both_stores!(with crate::limits::with_limits(
         token_core::config::RateLimits {
             address_per_minute: 2,
             ..token_core::config::RateLimits::default()
@@ -153,12 +153,12 @@ mod per_address {
 }
 
 mod sign_in {
-    use integration_tests::app::TestApp;
+    use crate::support::app::TestApp;
     use reqwest::StatusCode;
 
     use crate::authorize::flow::*;
 
-    integration_tests::on_both_stores!(
+    crate::on_both_stores!(
         a_pending_request_ends_after_ten_sign_in_posts,
         a_consent_is_approved_once,
     );

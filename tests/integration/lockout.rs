@@ -3,13 +3,13 @@
 //! `LOCKOUT_THRESHOLD` verdicts, and a locked login is locked for every client and every
 //! deployment.
 
+use crate::support::app::TestApp;
+use crate::support::assertions::assert_token_error;
 use futures::future::join_all;
-use integration_tests::app::TestApp;
-use integration_tests::assertions::assert_token_error;
 use reqwest::StatusCode;
 use serde_json::Value;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     parallel_wrong_passwords_get_at_most_the_threshold_verdicts,
     a_locked_login_is_locked_for_every_client_and_region,
     correct_passwords_never_lock,

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use integration_tests::ports::RefusingPort;
-use integration_tests::smtp_server::{start_refusing_smtp_server, start_smtp_server};
+use crate::support::ports::RefusingPort;
+use crate::support::smtp_server::{start_refusing_smtp_server, start_smtp_server};
 use token_core::config::Config;
 use token_core::mail::{
     mailer_from_config, MailConfig, MailError, Mailbox, Mailer, OtpMail, OutboxMailer, SmtpMailer,

@@ -1,6 +1,12 @@
 //! The one integration test binary: every suite is a module here, so the workspace links one
 //! test executable instead of one per file.
 
+// The shared test support (tests/support/), compiled in: this package has no library
+// (tests/Cargo.toml). Each target uses a part of it.
+#[allow(dead_code, unused_imports)]
+#[path = "../support/mod.rs"]
+mod support;
+
 mod audit;
 mod authorize;
 mod client_secrets;

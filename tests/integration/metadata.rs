@@ -1,11 +1,11 @@
 //! Discovery (RFC 8414, OpenID Connect discovery), the JWK Set at its OAuth 2.0 path, and the
 //! OpenAPI document: what they advertise is what the app serves.
 
-use integration_tests::app::{json_of, TestApp};
+use crate::support::app::{json_of, TestApp};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     metadata_names_every_endpoint_and_grant,
     advertised_endpoints_are_served,
     openapi_document_lists_every_served_operation,

@@ -7,8 +7,8 @@
 pub mod scrape;
 mod unavailable;
 
-use integration_tests::app::{AppOptions, TestApp, TestClient};
-use integration_tests::assertions::assert_token_error;
+use crate::support::app::{AppOptions, TestApp, TestClient};
+use crate::support::assertions::assert_token_error;
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_core::config::{Policy, RateLimits};
@@ -35,7 +35,7 @@ async fn refresh(app: &TestApp, client: &TestClient, token: &str) -> (StatusCode
     .await
 }
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     requests_and_refusals_are_counted_by_endpoint_grant_and_code,
     a_retry_within_grace_and_a_reuse_are_counted,
     the_password_that_locks_a_login_counts_one_lockout,
@@ -159,10 +159,9 @@ async fn metrics_are_a_local_route_outside_the_api_document(app: TestApp) {
         .unwrap()
         .to_owned();
     assert!(content_type.starts_with("text/plain"), "{content_type}");
-    let (_, document) = integration_tests::app::json_of(
-        app.http.get(app.url("/openapi.json")).send().await.unwrap(),
-    )
-    .await;
+    let (_, document) =
+        crate::support::app::json_of(app.http.get(app.url("/openapi.json")).send().await.unwrap())
+            .await;
     assert!(document["paths"].get("/metrics").is_none());
     // Not served by a Lambda function's router: CloudWatch reads their EMF lines instead.
     let router = token_http::token_router(app.services.clone());
@@ -189,7 +188,7 @@ mod rate_limited {
         }
     }
 
-    integration_tests::on_both_stores!(with crate::metrics::rate_limited::one_token_a_minute();
+    crate::on_both_stores!(with crate::metrics::rate_limited::one_token_a_minute();
         a_429_is_counted_by_its_limit_and_code);
 
     async fn a_429_is_counted_by_its_limit_and_code(app: TestApp) {

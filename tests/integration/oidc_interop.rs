@@ -8,8 +8,8 @@ mod node;
 mod python;
 mod rust;
 
-use integration_tests::app::TestApp;
-use integration_tests::relying_party::{run_case, Driver, RelyingParty};
+use crate::support::app::TestApp;
+use crate::support::relying_party::{run_case, Driver, RelyingParty};
 use serde_json::Value;
 
 /// Registers the relying party and its user on `app`, runs `case` with `driver`, and checks
@@ -96,11 +96,11 @@ fn expect(app: &TestApp, rp: &RelyingParty, case: &str, result: &Value) {
 macro_rules! cases {
     ($driver:expr; $($name:ident => $case:literal),* $(,)?) => {
         $(
-            async fn $name(app: integration_tests::app::TestApp) {
+            async fn $name(app: crate::support::app::TestApp) {
                 super::passes(app, $driver, $case).await;
             }
         )*
-        integration_tests::on_both_stores!($($name),*);
+        crate::on_both_stores!($($name),*);
     };
 }
 use cases;

@@ -10,7 +10,7 @@ mod logout;
 mod scopes;
 mod userinfo;
 
-use integration_tests::app::{TestApp, TestClient};
+use crate::support::app::{TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_core::admin::NewClient;

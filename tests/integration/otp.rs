@@ -7,9 +7,9 @@ mod redeem;
 
 use std::sync::Arc;
 
-use integration_tests::app::{json_of, AppOptions, TestApp, TestClient};
-use integration_tests::assertions::Answer;
-use integration_tests::smtp_server::{start_smtp_server, SmtpServer};
+use crate::support::app::{json_of, AppOptions, TestApp, TestClient};
+use crate::support::assertions::Answer;
+use crate::support::smtp_server::{start_smtp_server, SmtpServer};
 use token_core::admin::NewClient;
 use token_core::mail::{Mailbox, Mailer, SmtpMailer, SmtpUrl};
 use token_domain::{Scopes, User, UserStatus};

@@ -8,8 +8,8 @@ mod interop;
 pub(crate) mod keys;
 mod refusals;
 
-use integration_tests::app::{json_of, TestApp, TestClient};
-use integration_tests::assertions::assert_token_error;
+use crate::support::app::{json_of, TestApp, TestClient};
+use crate::support::assertions::assert_token_error;
 use keys::{jwk_set, ClientKey};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -21,7 +21,7 @@ use token_domain::{GrantType, Scopes};
 use token_store::ReplayKey;
 use uuid::Uuid;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     each_algorithm_authenticates,
     assertions_authenticate_at_every_endpoint,
     a_replayed_assertion_is_refused,

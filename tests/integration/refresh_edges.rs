@@ -2,13 +2,13 @@
 //! rotated and sliding tokens presented by a client they were not issued to, and what the store
 //! holds of every refresh token it answered (only hashes: the first, a successor, a retry's).
 
-use integration_tests::app::{field, TestApp};
-use integration_tests::assertions::assert_token_error as assert_error;
+use crate::support::app::{field, TestApp};
+use crate::support::assertions::assert_token_error as assert_error;
 use token_domain::RefreshRotation;
 
 use crate::refresh_rotation::{ok, refresh, user_family};
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     a_sliding_token_unused_past_its_lifetime_is_refused,
     another_client_within_the_grace_window_learns_nothing,
     another_client_cannot_slide_a_sliding_token,

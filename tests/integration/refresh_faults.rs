@@ -7,11 +7,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::app::{AppOptions, Backend, TestApp, TestClient};
+use crate::support::assertions::assert_token_error as assert_error;
+use crate::support::ddb_proxy::{DdbProxy, Fault};
+use crate::support::dynamodb::unique_table_name;
 use concur_api::auth::{Grant, OAuth2TokenManager, TokenManager};
-use integration_tests::app::{AppOptions, Backend, TestApp, TestClient};
-use integration_tests::assertions::assert_token_error as assert_error;
-use integration_tests::ddb_proxy::{DdbProxy, Fault};
-use integration_tests::dynamodb::unique_table_name;
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_domain::clock::Clock;
@@ -33,7 +33,7 @@ pub(crate) async fn proxied_app() -> Option<(TestApp, DdbProxy, DynamoStore)> {
         .await
         .expect("create a test table through the proxy");
     let direct =
-        DynamoStore::connect(&table, integration_tests::dynamodb::endpoint().as_deref()).await;
+        DynamoStore::connect(&table, crate::support::dynamodb::endpoint().as_deref()).await;
     let app = TestApp::with_store(Arc::new(store), Backend::DynamoDb, AppOptions::default()).await;
     Some((app, proxy, direct))
 }
@@ -188,7 +188,7 @@ async fn refused_connections_answer_503_and_write_nothing_until_the_store_is_bac
 
 #[tokio::test]
 async fn an_sqlite_lock_held_elsewhere_answers_503_then_the_retry_succeeds() {
-    let (store, _dir) = integration_tests::sqlite::fresh_store();
+    let (store, _dir) = crate::support::sqlite::fresh_store();
     let path = store.path().to_owned();
     let app = TestApp::with_store(Arc::new(store), Backend::Sqlite, AppOptions::default()).await;
     let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;

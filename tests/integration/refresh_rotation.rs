@@ -3,9 +3,9 @@
 //! successor was used or the window is over, the `sliding` policy, geolocation before reuse, and
 //! the client's current scopes.
 
+use crate::support::app::{jti_of, AppOptions, TestApp, TestClient};
+use crate::support::assertions::assert_token_error as assert_error;
 use futures::future::join_all;
-use integration_tests::app::{jti_of, AppOptions, TestApp, TestClient};
-use integration_tests::assertions::assert_token_error as assert_error;
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_core::admin::NewClient;
@@ -14,7 +14,7 @@ use token_domain::clock::Clock;
 use token_domain::secrets::TokenHash;
 use token_domain::{FamilyId, RefreshRotation, Scopes};
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     retry_within_the_window_returns_the_same_successor,
     twenty_concurrent_refreshes_share_one_successor,
     using_the_successor_turns_the_old_token_into_reuse,
@@ -28,7 +28,7 @@ integration_tests::on_both_stores!(
 mod without_grace {
     use super::*;
 
-    integration_tests::on_both_stores!(with super::no_grace(); a_replay_in_the_same_second_is_reuse);
+    crate::on_both_stores!(with super::no_grace(); a_replay_in_the_same_second_is_reuse);
 
     fn no_grace() -> AppOptions {
         AppOptions {
@@ -56,7 +56,7 @@ mod without_grace {
 
 const PASSWORD: &str = "correct horse battery staple";
 
-pub(crate) use integration_tests::app::field;
+pub(crate) use crate::support::app::field;
 
 pub(crate) fn ok((status, body): (StatusCode, Value)) -> Value {
     assert_eq!(status, StatusCode::OK, "{body}");

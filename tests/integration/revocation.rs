@@ -2,7 +2,7 @@
 //! "Revocation, introspection and connections"), on both stores; plus the `concur-api` crate's
 //! `revoke_tokens` against the app.
 
-use integration_tests::app::{json_of, TestApp, TestClient};
+use crate::support::app::{json_of, TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::Value;
 
@@ -10,7 +10,7 @@ use crate::introspection::{assert_inactive, introspect};
 
 const PASSWORD: &str = "revocation password 1";
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     revoking_a_refresh_token_revokes_its_family,
     revoking_an_access_token_revokes_only_it,
     unknown_and_foreign_tokens_answer_200_and_change_nothing,

@@ -17,9 +17,9 @@ pub(crate) use otp::RecordingMailer;
 
 use std::sync::Arc;
 
+use crate::support::app::{AppOptions, Backend, RequestBody, TestApp, TestClient};
+use crate::support::assertions::assert_token_error;
 use counted::*;
-use integration_tests::app::{AppOptions, Backend, RequestBody, TestApp, TestClient};
-use integration_tests::assertions::assert_token_error;
 use serde_json::{json, Value};
 use token_core::admin;
 use token_core::context::Context;
@@ -337,7 +337,7 @@ mod budgets {
 /// `tokenctl clients disable` does) still works from a warm cache, and is refused once
 /// `READ_CACHE_SECONDS` have passed.
 async fn a_client_disabled_elsewhere_stops_within_the_cache_bound(backend: Backend) {
-    let Some((store, _data)) = integration_tests::app::fresh_store(backend).await else {
+    let Some((store, _data)) = crate::support::app::fresh_store(backend).await else {
         return;
     };
     let app = TestApp::with_read_cache(

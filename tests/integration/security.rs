@@ -3,10 +3,8 @@
 //! the decoy hash (`secrets.rs`), the log ceilings (`telemetry.rs`), the import's skip reasons
 //! (`import.rs`), the IAM conditions (`infra/check-iam.py`, run by `infra/lint-template.sh`).
 
-use integration_tests::app::{answer_of, json_of, RequestBody, TestApp};
-use integration_tests::assertions::{
-    assert_company_error, assert_exchange_error, assert_token_error,
-};
+use crate::support::app::{answer_of, json_of, RequestBody, TestApp};
+use crate::support::assertions::{assert_company_error, assert_exchange_error, assert_token_error};
 use reqwest::StatusCode;
 use token_core::admin::{self, AdminError, NewClient};
 use token_domain::Scopes;
@@ -206,7 +204,7 @@ async fn exchange_refusals_keep_the_exchange_shape(app: TestApp) {
     assert!(answer.1["code"].is_string(), "{}", answer.1);
 }
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     repeated_json_names_are_refused_everywhere,
     exchange_refusals_keep_the_exchange_shape,
     plain_http_connect_urls_are_refused,
@@ -218,7 +216,7 @@ integration_tests::on_both_stores!(
 /// number are chance, not a leak; standing alone they are one.
 #[test]
 fn a_one_time_password_counts_as_logged_only_standing_alone() {
-    use integration_tests::logs::holds;
+    use crate::support::logs::holds;
     assert!(holds(r#"{"otp":"123456"}"#, "123456"));
     assert!(holds("message otp 123456 sent", "123456"));
     assert!(!holds(

@@ -19,12 +19,12 @@ use token_store::SigningKeyRingStore;
 use token_store_conformance::records::user_access_token;
 use token_store_conformance::signing_key_ring::*;
 
-use integration_tests::assertions::assert_signed_by_jwks;
-use integration_tests::signing_lifecycle as lifecycle;
+use crate::support::assertions::assert_signed_by_jwks;
+use crate::support::signing_lifecycle as lifecycle;
 
 async fn dynamo() -> Arc<dyn SigningKeyRingStore> {
     Arc::new(
-        integration_tests::dynamodb::fresh_table()
+        crate::support::dynamodb::fresh_table()
             .await
             .expect("DynamoDB Local (DYNAMODB_ENDPOINT)"),
     )

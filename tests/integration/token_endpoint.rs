@@ -6,7 +6,7 @@ mod company_grant;
 mod issuance;
 mod refusals;
 
-use integration_tests::app::TestClient;
+use crate::support::app::TestClient;
 
 const PASSWORD: &str = "correct horse battery staple";
 

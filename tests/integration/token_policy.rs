@@ -3,8 +3,8 @@
 //! later state at refresh, `REFRESH_TOKEN_TTL_DAYS`, scopes at the password and company grants,
 //! and a revoked family's access token at the company endpoint. On both stores.
 
-use integration_tests::app::{field, AppOptions, RequestBody, TestApp, TestClient};
-use integration_tests::assertions::{assert_company_error, assert_token_error};
+use crate::support::app::{field, AppOptions, RequestBody, TestApp, TestClient};
+use crate::support::assertions::{assert_company_error, assert_token_error};
 use reqwest::StatusCode;
 use token_core::admin;
 use token_core::config::Config;
@@ -12,7 +12,7 @@ use token_domain::clock::Clock;
 use token_domain::secrets::TokenHash;
 use token_domain::{Company, CompanyStatus, TokenId, UserStatus};
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     lockout_is_per_login_whatever_the_client,
     refresh_refusals_follow_the_principals_later_state,
     revoked_familys_access_token_is_refused_at_the_company_endpoint,
@@ -237,7 +237,7 @@ async fn scope_beyond_the_clients_is_54_at_password_and_company_grants(app: Test
 mod lockout_disabled {
     use super::*;
 
-    integration_tests::on_both_stores!(with super::policy_from_env(&[("LOCKOUT_THRESHOLD", "0")]); never_locks);
+    crate::on_both_stores!(with super::policy_from_env(&[("LOCKOUT_THRESHOLD", "0")]); never_locks);
 
     async fn never_locks(app: TestApp) {
         let client = app.create_client("read").await;
@@ -261,7 +261,7 @@ mod refresh_ttl {
 
     const WEEK: i64 = 7 * 86_400;
 
-    integration_tests::on_both_stores!(with super::policy_from_env(&[("REFRESH_TOKEN_TTL_DAYS", "7")]); a_week);
+    crate::on_both_stores!(with super::policy_from_env(&[("REFRESH_TOKEN_TTL_DAYS", "7")]); a_week);
 
     async fn a_week(app: TestApp) {
         let client = app.create_client("read").await;

@@ -17,7 +17,7 @@ use token_store::dynamodb::DynamoStore;
 use token_store::sqlite::SqliteStore;
 use token_store::Store;
 
-use crate::stored_data::StoredData;
+use crate::support::stored_data::StoredData;
 
 mod fixtures;
 mod steps;
@@ -35,12 +35,12 @@ pub enum Backend {
 pub async fn fresh_store(backend: Backend) -> Option<(Arc<dyn Store>, StoredData)> {
     Some(match backend {
         Backend::Sqlite => {
-            let dir = crate::sqlite::temp_dir();
+            let dir = crate::support::sqlite::temp_dir();
             let store = SqliteStore::open_in_dir(dir.path()).expect("open the SQLite store");
             (Arc::new(store) as Arc<dyn Store>, StoredData::Sqlite(dir))
         }
         Backend::DynamoDb => {
-            let store = crate::dynamodb::fresh_table().await?;
+            let store = crate::support::dynamodb::fresh_table().await?;
             let raw = DynamoStore::from_client(store.client().clone(), store.table_name());
             (Arc::new(store) as Arc<dyn Store>, StoredData::Dynamo(raw))
         }
@@ -53,7 +53,7 @@ pub async fn fresh_store(backend: Backend) -> Option<(Arc<dyn Store>, StoredData
 #[macro_export]
 macro_rules! on_both_stores {
     ($($test:ident),* $(,)?) => {
-        $crate::on_both_stores!(with $crate::app::AppOptions::default(); $($test),*);
+        $crate::on_both_stores!(with $crate::support::app::AppOptions::default(); $($test),*);
     };
     // `with options; tests`: the apps run with these options (a policy), e.g. in a submodule.
     (with $options:expr; $($test:ident),* $(,)?) => {
@@ -61,7 +61,7 @@ macro_rules! on_both_stores {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $test() {
-                    let app = $crate::app::TestApp::spawn_with($crate::app::Backend::Sqlite, $options)
+                    let app = $crate::support::app::TestApp::spawn_with($crate::support::app::Backend::Sqlite, $options)
                         .await
                         .expect("SQLite is always available");
                     super::$test(app).await;
@@ -74,7 +74,7 @@ macro_rules! on_both_stores {
                 #[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
                 async fn $test() {
                     if let Some(app) =
-                        $crate::app::TestApp::spawn_with($crate::app::Backend::DynamoDb, $options).await
+                        $crate::support::app::TestApp::spawn_with($crate::support::app::Backend::DynamoDb, $options).await
                     {
                         super::$test(app).await;
                     }
@@ -214,7 +214,7 @@ impl TestApp {
         options: AppOptions,
         keys: Option<SigningKeys>,
     ) -> Self {
-        crate::logs::install_log_capture();
+        crate::support::logs::install_log_capture();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind a loopback port");

@@ -125,7 +125,7 @@ pub fn assert_uncached_json(headers: &HeaderMap) {
 }
 
 /// The one independent JWS check, shared with the library's unit tests.
-pub use crate::jwks_check::{assert_signed_by_jwks, SignedJwt};
+pub use crate::support::jwks_check::{assert_signed_by_jwks, SignedJwt};
 
 #[track_caller]
 fn assert_catalogued_description(body: &Value, error: &str, code: u64) {

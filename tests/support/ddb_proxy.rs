@@ -163,16 +163,16 @@ pub struct DdbProxy {
 
 impl DdbProxy {
     /// A proxy in front of the DynamoDB Local of the test run (`DYNAMODB_ENDPOINT`); `None`
-    /// when the DynamoDB suite is skipped (see [`crate::dynamodb::endpoint`]).
+    /// when the DynamoDB suite is skipped (see [`crate::support::dynamodb::endpoint`]).
     pub async fn start() -> Option<Self> {
-        Some(Self::start_in_front_of(&crate::dynamodb::endpoint()?).await)
+        Some(Self::start_in_front_of(&crate::support::dynamodb::endpoint()?).await)
     }
 
     /// A proxy and a store on a fresh table behind it (created through the proxy); `None` when
     /// the DynamoDB suite is skipped.
     pub async fn start_with_fresh_table() -> Option<(Self, DynamoStore)> {
         let proxy = Self::start().await?;
-        let table = crate::dynamodb::unique_table_name();
+        let table = crate::support::dynamodb::unique_table_name();
         let store = DynamoStore::connect(&table, Some(proxy.url())).await;
         store
             .create_table_if_missing()

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use token_domain::clock::Clock;
 use uuid::Uuid;
 
-use crate::app::TestApp;
+use crate::support::app::TestApp;
 
 pub const TOKEN_PATH: &str = "/oauth2/v0/token";
 

@@ -14,7 +14,7 @@ use token_core::admin::NewClient;
 use token_domain::clock::{Clock, SystemClock};
 use token_domain::{GrantType, Scopes, User};
 
-use crate::app::{TestApp, TestClient};
+use crate::support::app::{TestApp, TestClient};
 
 /// The scope the relying parties ask for. `openid` is not registered for the client: every
 /// client that signs users in may ask for it.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::jwks_check::assert_signed_by_jwks;
+use crate::support::jwks_check::assert_signed_by_jwks;
 use token_core::jwt::{AccessTokenCodec, SignIn};
 use token_core::signing::ring::{KeyState, Plan, JWKS_MAX_AGE_SECONDS, MIN_NEXT_SECONDS};
 use token_core::signing::rotation::{self, KeyFactory};

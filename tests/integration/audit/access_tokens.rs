@@ -2,7 +2,7 @@
 //! its client, principal and family (an application token's: its client only), by the request
 //! that revoked it; a repeat records nothing.
 
-use integration_tests::app::{json_of, jti_of, TestApp, TestClient};
+use crate::support::app::{json_of, jti_of, TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::Value;
 use uuid::Uuid;
@@ -13,7 +13,7 @@ use super::{
 };
 use crate::authorize::flow::PASSWORD;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     an_access_token_revoked_alone_is_recorded_once,
     an_application_token_revoked_is_recorded_under_its_client,
 );

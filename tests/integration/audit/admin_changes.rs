@@ -1,14 +1,14 @@
 //! What an administrator changes (the operations behind `tokenctl`) is recorded, one event per
 //! change, under the client or principal it changed.
 
-use integration_tests::app::TestApp;
+use crate::support::app::TestApp;
 use token_core::admin;
 use token_domain::{ClientId, CompanyStatus, ConsumerKey, RefreshRotation};
 use uuid::Uuid;
 
 use super::{client_subject, events_of, json, names, principal_subject};
 
-integration_tests::on_both_stores!(every_admin_change_is_recorded);
+crate::on_both_stores!(every_admin_change_is_recorded);
 
 async fn every_admin_change_is_recorded(app: TestApp) {
     let ctx = app.ctx();

@@ -2,7 +2,7 @@
 //! is recorded best effort: when its write fails, the request is answered as it would be, the
 //! event is still in the `audit` log, and `audit_write_failures_total` counts the failure.
 
-use integration_tests::logs::captured_lines_with;
+use crate::support::logs::captured_lines_with;
 use reqwest::StatusCode;
 use uuid::Uuid;
 
@@ -41,7 +41,7 @@ async fn a_failed_audit_write_is_counted_and_fails_no_request() {
                 .send()
                 .await
                 .unwrap();
-            integration_tests::app::json_of(response).await
+            crate::support::app::json_of(response).await
         })
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "answered as ever: {body}");

@@ -3,7 +3,7 @@
 //! exchanged_again`) for the family the previous exchange created, naming that family's own
 //! principal (the company of a `returnType=companyToken` exchange), written with the new family.
 
-use integration_tests::app::{answer_of, TestApp};
+use crate::support::app::{answer_of, TestApp};
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_domain::PrincipalId;
@@ -15,7 +15,7 @@ use super::{
 };
 use crate::exchange::Migration;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     an_exchange_records_its_family_and_the_revocation_of_the_previous_one,
     a_company_family_revoked_by_an_exchange_of_its_administrator_names_the_company,
 );

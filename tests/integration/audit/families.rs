@@ -1,7 +1,7 @@
 //! The events of token families and sign-ins, each after the flow that causes it.
 
-use integration_tests::app::{json_of, TestApp, TestClient};
-use integration_tests::logs::{assert_no_secret_logged, captured_lines_with};
+use crate::support::app::{json_of, TestApp, TestClient};
+use crate::support::logs::{assert_no_secret_logged, captured_lines_with};
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_core::admin;
@@ -17,7 +17,7 @@ use super::{
 use crate::authorize::flow::{approved_code, code_client, exchange, LOGIN, PASSWORD, VERIFIER};
 use crate::openid::{oidc_client, password_tokens};
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     a_family_is_started_refreshed_and_revoked_on_reuse,
     each_revocation_says_why,
     a_code_redeemed_twice_revokes_its_family_as_code_replay,

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use integration_tests::app::{json_of, AppOptions, TestApp, TestClient};
+use crate::support::app::{json_of, AppOptions, TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_core::admin::NewClient;
@@ -21,7 +21,7 @@ use super::{
 use crate::authorize::flow::{approved_code, code_client, LOGIN, PASSWORD, REDIRECT_URI, VERIFIER};
 use crate::round_trips::RecordingMailer;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     an_otp_grant_records_the_family_it_starts,
     a_company_auth_token_grant_records_the_family_it_starts,
     an_authorization_code_grant_records_the_family_it_starts,

@@ -3,7 +3,7 @@
 //! → 503 and no event; the retry → one family, one event. Likewise a repeated legacy exchange
 //! whose write fails leaves the previous family live and its `family.revoked` unwritten.
 
-use integration_tests::app::json_of;
+use crate::support::app::json_of;
 use reqwest::StatusCode;
 use token_domain::audit::AuditEvent;
 use token_domain::{FamilyId, PrincipalId};

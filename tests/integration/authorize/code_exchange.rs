@@ -2,8 +2,8 @@
 //! token verified against the JWK Set, ID tokens on every user or company family, the grant's
 //! catalogued refusals, and reuse revoking the family.
 
-use integration_tests::app::TestApp;
-use integration_tests::assertions::assert_token_error as assert_error;
+use crate::support::app::TestApp;
+use crate::support::assertions::assert_token_error as assert_error;
 use reqwest::{header, StatusCode};
 use token_core::admin::NewClient;
 use token_domain::clock::Clock;
@@ -12,7 +12,7 @@ use token_domain::{GrantType, Scopes};
 
 use super::flow::*;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     approved_code_exchanges_for_tokens_and_an_id_token,
     id_tokens_accompany_every_user_or_company_family,
     token_request_errors_are_catalogued,

@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
+use crate::support::app::{TestApp, TestClient};
+use crate::support::assertions::assert_signed_by_jwks;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use integration_tests::app::{TestApp, TestClient};
-use integration_tests::assertions::assert_signed_by_jwks;
 use reqwest::{header, StatusCode};
 use serde_json::Value;
 use token_core::admin::NewClient;

@@ -3,10 +3,10 @@
 //! on another origin (`localhost` vs `127.0.0.1`), so the CSP's `form-action` is exercised too.
 //! Screenshots of every page go to `target/screenshots/authorize-*.png`.
 
+use crate::support::app::{Backend, TestApp, TestClient};
+use crate::support::browser::Browser;
 use axum::routing::get;
 use axum::Router;
-use integration_tests::app::{Backend, TestApp, TestClient};
-use integration_tests::browser::Browser;
 use reqwest::StatusCode;
 use token_core::admin::NewClient;
 use token_domain::Scopes;

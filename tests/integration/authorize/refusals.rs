@@ -2,14 +2,14 @@
 //! page, never a redirect; request errors redirect with catalogue codes; sign-in refusals are
 //! sentences; the forms need their CSRF token and cookie.
 
-use integration_tests::app::TestApp;
+use crate::support::app::TestApp;
 use reqwest::{header, StatusCode};
 use token_core::admin::{self, NewClient};
 use token_domain::{ClientId, GrantType, Scopes, UserStatus};
 
 use super::flow::*;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     untrusted_client_or_address_is_a_page_never_a_redirect,
     request_errors_redirect_with_catalogue_codes,
     sign_in_refusals_are_sentences_and_deny_redirects,

@@ -2,14 +2,14 @@
 //! into the page count towards the same lockout as the token endpoint's, and the page says so;
 //! a user whose logons are denied is told that, not that the password is wrong.
 
-use integration_tests::app::TestApp;
-use integration_tests::assertions::assert_token_error;
+use crate::support::app::TestApp;
+use crate::support::assertions::assert_token_error;
 use reqwest::StatusCode;
 use token_domain::UserStatus;
 
 use super::flow::*;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     wrong_passwords_on_the_page_lock_the_login_everywhere,
     a_logon_denied_user_is_told_on_the_page,
 );

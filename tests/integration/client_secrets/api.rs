@@ -1,7 +1,7 @@
 //! `GET`/`POST /app-mgmt/v4/apps/{client_id}/secrets`, `DELETE .../secrets/{secret_id}`.
 
-use integration_tests::app::{json_of, TestApp, TestClient};
-use integration_tests::assertions::assert_token_error;
+use crate::support::app::{json_of, TestApp, TestClient};
+use crate::support::assertions::assert_token_error;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use token_core::admin;

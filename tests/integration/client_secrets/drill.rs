@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use integration_tests::app::{fresh_store, AppOptions, Backend, TestApp, TestClient};
-use integration_tests::assertions::assert_token_error;
+use crate::support::app::{fresh_store, AppOptions, Backend, TestApp, TestClient};
+use crate::support::assertions::assert_token_error;
 use reqwest::StatusCode;
 
 use super::{api, with_secret};

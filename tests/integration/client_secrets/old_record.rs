@@ -68,8 +68,8 @@ fn assert_old_shape<'a>(fields: impl Iterator<Item = &'a str>) {
 }
 
 /// A raw handle on a test app's store.
-pub fn raw_of(data: &integration_tests::stored_data::StoredData) -> Raw<'_> {
-    use integration_tests::stored_data::StoredData;
+pub fn raw_of(data: &crate::support::stored_data::StoredData) -> Raw<'_> {
+    use crate::support::stored_data::StoredData;
     match data {
         StoredData::Sqlite(dir) => Raw::SqliteFile(dir.path().join(token_store::sqlite::FILE_NAME)),
         StoredData::Dynamo(store) => Raw::Dynamo(store),

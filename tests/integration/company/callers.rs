@@ -2,12 +2,12 @@
 //! company (403), unknown companies (404) and disabled administrators.
 
 use super::*;
-use integration_tests::app::{answer_of, json_of, TestApp};
-use integration_tests::assertions::{assert_company_error as assert_fail, assert_not_cached};
+use crate::support::app::{answer_of, json_of, TestApp};
+use crate::support::assertions::{assert_company_error as assert_fail, assert_not_cached};
 use reqwest::StatusCode;
 use token_domain::UserStatus;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     unauthenticated_callers_get_401,
     non_administrators_get_403,
     unknown_company_404_and_disabled_administrator,

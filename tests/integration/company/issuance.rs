@@ -2,8 +2,8 @@
 //! and the JSON answer with every way of naming the app.
 
 use super::*;
-use integration_tests::app::{answer_of, json_of, TestApp};
-use integration_tests::assertions::{
+use crate::support::app::{answer_of, json_of, TestApp};
+use crate::support::assertions::{
     assert_company_error as assert_fail, assert_token_error as assert_error,
 };
 use reqwest::StatusCode;
@@ -12,7 +12,7 @@ use token_domain::clock::Clock;
 use token_domain::{ClientId, AUTH_TOKEN_TTL_SECONDS};
 use url::Url;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     administrator_to_company_tokens_end_to_end,
     json_answer_path_spellings_and_client_id_sources,
 );

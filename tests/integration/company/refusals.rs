@@ -2,15 +2,15 @@
 //! body, and the auth token's binding to its app and company at the password grant.
 
 use super::*;
-use integration_tests::app::{answer_of, json_of, TestApp};
-use integration_tests::assertions::{
+use crate::support::app::{answer_of, json_of, TestApp};
+use crate::support::assertions::{
     assert_company_error as assert_fail, assert_token_error as assert_error,
 };
 use reqwest::StatusCode;
 use token_core::admin::{self, NewClient};
 use token_domain::{ClientId, CompanyStatus, PrincipalId, Scopes};
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     disabled_and_maintenance_companies,
     client_id_problems,
     auth_token_bound_to_its_app_and_company,

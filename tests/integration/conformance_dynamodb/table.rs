@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use integration_tests::dynamodb::{fresh_table, unique_table_name};
+use crate::support::dynamodb::{fresh_table, unique_table_name};
 use token_domain::ClientId;
 use token_store::dynamodb::sdk;
 use token_store::dynamodb::{DynamoStore, OPERATION_TIMEOUT};
@@ -28,7 +28,7 @@ async fn create_table_if_missing_is_idempotent() {
         .create_table_if_missing()
         .await
         .expect("create_table_if_missing on an existing table");
-    let endpoint = integration_tests::dynamodb::endpoint().expect("endpoint");
+    let endpoint = crate::support::dynamodb::endpoint().expect("endpoint");
     let second = DynamoStore::connect(store.table_name(), Some(&endpoint)).await;
     second
         .create_table_if_missing()

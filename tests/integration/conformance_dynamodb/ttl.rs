@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use integration_tests::dynamodb::fresh_table;
+use crate::support::dynamodb::fresh_table;
 use token_domain::clock::UnixTime;
 use token_domain::secrets::TokenHash;
 use token_domain::{Login, ACCESS_TOKEN_TTL_SECONDS, AUTH_TOKEN_TTL_SECONDS};

@@ -1,14 +1,14 @@
 //! What a proof binds: a family's refresh tokens (a refresh without a proof by the same key is
 //! refused with 108 and revokes nothing), and an authorization code requested with `dpop_jkt`.
 
-use integration_tests::app::TestApp;
+use crate::support::app::TestApp;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use super::*;
 use crate::authorize::flow::{code_client, query, redirect_query, Session, REDIRECT_URI};
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     a_password_grant_binds_the_family_to_the_key,
     a_bound_refresh_token_needs_a_proof_by_its_key_and_revokes_nothing,
     a_refresh_with_a_proof_binds_the_refresh_tokens_it_issues,

@@ -2,8 +2,8 @@
 //! `invalid_dpop_proof` (150) and leaves nothing behind (its `jti` is still unused: the same
 //! `jti` in a valid proof is then accepted).
 
+use crate::support::app::TestApp;
 use futures::future::join_all;
-use integration_tests::app::TestApp;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use token_core::admin::NewClient;
@@ -12,7 +12,7 @@ use token_domain::Scopes;
 
 use super::*;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     a_valid_proof_binds_the_application_token,
     each_bad_proof_is_refused_and_changes_nothing,
     a_proof_is_accepted_once,
@@ -24,7 +24,7 @@ integration_tests::on_both_stores!(
 mod nonces {
     use super::*;
 
-    integration_tests::on_both_stores!(with integration_tests::app::AppOptions::dpop_nonces(); the_server_nonce_round_trip);
+    crate::on_both_stores!(with crate::support::app::AppOptions::dpop_nonces(); the_server_nonce_round_trip);
 }
 
 async fn a_valid_proof_binds_the_application_token(app: TestApp) {

@@ -3,7 +3,7 @@
 //! token's `ath`; a bound token presented as a bearer token is refused; refusals answer 401 with
 //! a `DPoP` challenge.
 
-use integration_tests::app::{json_of, TestApp};
+use crate::support::app::{json_of, TestApp};
 use reqwest::{header, StatusCode};
 use serde_json::Value;
 use token_core::admin::NewClient;
@@ -11,7 +11,7 @@ use token_domain::Scopes;
 
 use super::*;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     userinfo_takes_a_bound_token_with_its_proof,
     the_connections_endpoint_takes_a_bound_token_with_its_proof,
     a_client_that_requires_dpop_manages_its_secrets_with_bound_tokens,

@@ -1,9 +1,9 @@
 //! One live family per old token: a repeated exchange revokes the previous family, and
 //! concurrent exchanges leave exactly one.
 
-use integration_tests::app::{jti_of, TestApp};
-use integration_tests::assertions::assert_token_error as assert_error;
-use integration_tests::on_both_stores;
+use crate::on_both_stores;
+use crate::support::app::{jti_of, TestApp};
+use crate::support::assertions::assert_token_error as assert_error;
 use reqwest::StatusCode;
 
 use super::*;

@@ -6,7 +6,7 @@
 use std::io::{BufReader, Write};
 use std::time::Instant;
 
-use integration_tests::app::{Backend, TestApp};
+use crate::support::app::{Backend, TestApp};
 use serde_json::json;
 use token_core::import::import_legacy_tokens;
 use token_domain::clock::Clock;

@@ -2,11 +2,11 @@
 //! tokens (the administrator's family or, with `returnType=companyToken`, the company's), and
 //! the family's home deployment.
 
-use integration_tests::app::{json_of, RequestBody, TestApp};
-use integration_tests::assertions::{
+use crate::on_both_stores;
+use crate::support::app::{json_of, RequestBody, TestApp};
+use crate::support::assertions::{
     assert_exchange_error, assert_token_error as assert_error, assert_uncached_json,
 };
-use integration_tests::on_both_stores;
 use reqwest::StatusCode;
 use serde_json::json;
 use token_domain::clock::Clock;

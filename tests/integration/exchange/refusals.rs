@@ -2,9 +2,9 @@
 //! the app's secret and link to the consumer key, the old token, the principal, the scopes, the
 //! `returnType` and the body. None of them links the old token.
 
-use integration_tests::app::{json_of, RequestBody, TestApp};
-use integration_tests::assertions::{assert_exchange_error, assert_not_cached};
-use integration_tests::on_both_stores;
+use crate::on_both_stores;
+use crate::support::app::{json_of, RequestBody, TestApp};
+use crate::support::assertions::{assert_exchange_error, assert_not_cached};
 use reqwest::StatusCode;
 use serde_json::json;
 use token_core::admin;

@@ -4,8 +4,8 @@
 //! fail the init: the requests that need the ring answer 503 until it answers, and then the same
 //! instance serves, without a restart.
 
-use integration_tests::jwks_check::assert_signed_by_jwks;
-use integration_tests::tcp_fault::SilentRelay;
+use crate::support::jwks_check::assert_signed_by_jwks;
+use crate::support::tcp_fault::SilentRelay;
 use serde_json::{json, Value};
 
 use super::function::RunningFunction;

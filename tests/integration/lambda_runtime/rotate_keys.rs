@@ -51,11 +51,11 @@ fn kid_in(ring: &RingDocument, state: KeyState) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
 async fn the_rotation_binary_rotates_the_stored_ring_once_when_run_twice_at_once() {
-    let Some(store) = integration_tests::dynamodb::fresh_table().await else {
+    let Some(store) = crate::support::dynamodb::fresh_table().await else {
         return;
     };
     let env = FunctionEnv {
-        endpoint: integration_tests::dynamodb::endpoint().unwrap(),
+        endpoint: crate::support::dynamodb::endpoint().unwrap(),
         table_name: store.table_name().to_owned(),
         data_dir: tempfile::Builder::new()
             .prefix("rotate-keys-")

@@ -1,6 +1,6 @@
 //! `GET /metrics` read back: each sample's name, labels and value.
 
-use integration_tests::app::TestApp;
+use crate::support::app::TestApp;
 use reqwest::StatusCode;
 
 pub struct Scrape {

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use integration_tests::app::{AppOptions, Backend, TestApp};
-use integration_tests::ddb_proxy::{DdbProxy, Fault};
+use crate::support::app::{AppOptions, Backend, TestApp};
+use crate::support::ddb_proxy::{DdbProxy, Fault};
 use reqwest::StatusCode;
 
 use super::{client_credentials, Scrape};
@@ -29,7 +29,7 @@ async fn assert_counted(app: &TestApp, break_store: impl FnOnce(), heal_store: i
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_write_locked_503_is_counted() {
     let (store, _dir) =
-        integration_tests::sqlite::fresh_store_with_busy_timeout(Duration::from_millis(250));
+        crate::support::sqlite::fresh_store_with_busy_timeout(Duration::from_millis(250));
     let path = store.path().to_owned();
     let app = TestApp::with_store(Arc::new(store), Backend::Sqlite, AppOptions::default()).await;
     let lock = std::sync::Mutex::new(None);

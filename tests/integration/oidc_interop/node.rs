@@ -1,7 +1,7 @@
 //! openid-client 6 (on oauth4webapi), `tests/interop/node/rp.mjs`; its DPoP cases also use the
 //! `dpop` package (RFC 9449 proofs built by another implementation than the tests' own).
 
-use integration_tests::relying_party::Driver;
+use crate::support::relying_party::Driver;
 
 super::cases!(Driver::Node;
     discovery => "discovery",
@@ -28,8 +28,8 @@ super::cases!(Driver::Node;
 /// The DPoP cases again with `DPOP_NONCE=on`: both clients must take the server's nonce from
 /// the `use_dpop_nonce` answer (400 at the token endpoint, 401 at userinfo) and retry with it.
 mod dpop_nonces {
-    use integration_tests::app::TestApp;
-    use integration_tests::relying_party::Driver;
+    use crate::support::app::TestApp;
+    use crate::support::relying_party::Driver;
 
     async fn dpop_openid_client(app: TestApp) {
         crate::oidc_interop::passes(app, Driver::Node, "dpop-openid-client").await;
@@ -39,7 +39,7 @@ mod dpop_nonces {
         crate::oidc_interop::passes(app, Driver::Node, "dpop-client-credentials").await;
     }
 
-    integration_tests::on_both_stores!(with integration_tests::app::AppOptions::dpop_nonces();
+    crate::on_both_stores!(with crate::support::app::AppOptions::dpop_nonces();
         dpop_openid_client,
         dpop_client_credentials,
     );

@@ -1,6 +1,6 @@
 //! authlib (`OAuth2Session`, `CodeIDToken`), `tests/interop/python/rp.py`.
 
-use integration_tests::relying_party::Driver;
+use crate::support::relying_party::Driver;
 
 super::cases!(Driver::Python;
     oidcc_server => "oidcc-server",

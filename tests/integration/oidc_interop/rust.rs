@@ -5,9 +5,9 @@
 
 use std::collections::HashMap;
 
-use integration_tests::app::TestApp;
-use integration_tests::relying_party::{RelyingParty, LOGIN, PASSWORD};
-use integration_tests::user_agent::{Arrival, UserAgent};
+use crate::support::app::TestApp;
+use crate::support::relying_party::{RelyingParty, LOGIN, PASSWORD};
+use crate::support::user_agent::{Arrival, UserAgent};
 use oauth2::basic::BasicClient;
 use oauth2::{
     AuthUrl, IntrospectionUrl, RevocationUrl, StandardRevocableToken, TokenIntrospectionResponse,
@@ -22,7 +22,7 @@ use openidconnect::{
 use serde_json::Value;
 use url::Url;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     openidconnect_crate_signs_in_reads_userinfo_refreshes_and_logs_out,
     oauth2_crate_signs_in_introspects_and_revokes,
 );

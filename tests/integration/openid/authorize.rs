@@ -3,14 +3,14 @@
 
 use std::collections::HashMap;
 
-use integration_tests::app::TestApp;
+use crate::support::app::TestApp;
 use reqwest::{header, StatusCode};
 use token_domain::clock::Clock;
 
 use super::*;
 use crate::authorize::flow::{csrf, redirect_query, verify_with_jwks, STATE};
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     every_authorization_response_names_its_issuer,
     max_age_signs_in_afresh_and_reports_auth_time,
     login_hint_prefills_the_login,

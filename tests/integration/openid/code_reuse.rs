@@ -1,14 +1,14 @@
 //! A second redemption of a code revokes the family the first one created: within the code's
 //! lifetime or up to a day later, and whichever of two concurrent redemptions won.
 
-use integration_tests::app::TestApp;
-use integration_tests::assertions::assert_token_error;
+use crate::support::app::TestApp;
+use crate::support::assertions::assert_token_error;
 use reqwest::StatusCode;
 
 use super::*;
 use crate::authorize::flow::approved_code;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     a_code_reused_hours_later_still_revokes_its_family,
     concurrent_redemptions_leave_no_family_alive,
 );

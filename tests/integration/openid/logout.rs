@@ -1,14 +1,14 @@
 //! RP-initiated logout at `GET`/`POST /oauth2/v0/logout`: the hinted user's families with that
 //! client end, and the browser goes back only to a registered address.
 
-use integration_tests::app::TestApp;
-use integration_tests::assertions::assert_token_error;
+use crate::support::app::TestApp;
+use crate::support::assertions::assert_token_error;
 use reqwest::{header, StatusCode};
 use serde_json::Value;
 
 use super::*;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     logout_revokes_the_users_families_with_that_client,
     logout_without_an_address_shows_the_signed_out_page,
     logout_refusals_never_redirect_and_revoke_nothing,

@@ -1,15 +1,15 @@
 //! `openid` is an OpenID scope, not an API permission: a client that may sign users in asks for
 //! it without having it registered; it is echoed and kept across refreshes.
 
-use integration_tests::app::TestApp;
-use integration_tests::assertions::assert_token_error;
+use crate::support::app::TestApp;
+use crate::support::assertions::assert_token_error;
 use reqwest::StatusCode;
 use token_core::admin::NewClient;
 use token_domain::{GrantType, Scopes};
 
 use super::*;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     sign_in_grants_may_ask_for_openid_unregistered,
     applications_get_no_openid,
 );
@@ -41,7 +41,7 @@ async fn sign_in_grants_may_ask_for_openid_unregistered(app: TestApp) {
 
 async fn applications_get_no_openid(app: TestApp) {
     let client = oidc_client(&app, "relying party").await;
-    let form = |client: &integration_tests::app::TestClient| {
+    let form = |client: &crate::support::app::TestClient| {
         vec![
             ("grant_type", "client_credentials".to_owned()),
             ("client_id", client.id.clone()),

@@ -1,7 +1,7 @@
 //! `GET`/`POST /oauth2/v0/userinfo`: the claims the scopes allow, by header or form field, and
 //! the RFC 6750 refusals with their `WWW-Authenticate` challenges.
 
-use integration_tests::app::{json_of, TestApp};
+use crate::support::app::{json_of, TestApp};
 use reqwest::{header, StatusCode};
 use serde_json::{json, Value};
 use token_domain::clock::Clock;
@@ -12,7 +12,7 @@ use crate::authorize::flow::assert_id_token;
 
 use super::*;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     userinfo_answers_the_claims_its_scopes_allow,
     userinfo_describes_a_company_and_auth_time_marks_sign_ins,
     userinfo_refuses_with_bearer_challenges,

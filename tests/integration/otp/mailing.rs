@@ -3,17 +3,17 @@
 
 use std::sync::Arc;
 
-use integration_tests::app::{json_of, TestApp, TestClient};
-use integration_tests::assertions::assert_token_error;
-use integration_tests::ports::RefusingPort;
-use integration_tests::smtp_server::start_refusing_smtp_server;
+use crate::support::app::{json_of, TestApp, TestClient};
+use crate::support::assertions::assert_token_error;
+use crate::support::ports::RefusingPort;
+use crate::support::smtp_server::start_refusing_smtp_server;
 use token_core::admin::NewClient;
 use token_core::mail::{Mailer, OutboxMailer, SmtpMailer, SmtpUrl};
 use token_domain::{GrantType, Scopes, UserStatus};
 
 use super::*;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     request_refusals_57_58_80_81_and_client_60_to_63,
     five_open_requests_then_82,
     a_refusing_or_dead_mail_server_is_503_and_leaves_nothing,
@@ -115,7 +115,7 @@ async fn without_smtp_the_mail_is_an_eml_file_in_the_outbox(base: TestApp) {
     assert_eq!(files.len(), 1);
     assert_eq!(files[0].extension().and_then(|e| e.to_str()), Some("eml"));
     let raw = std::fs::read_to_string(&files[0]).unwrap();
-    let mail = integration_tests::smtp_server::ReceivedMail {
+    let mail = crate::support::smtp_server::ReceivedMail {
         envelope_from: String::new(),
         envelope_to: vec![],
         raw: raw.replace("\r\n", "\n").replace('\n', "\r\n"),

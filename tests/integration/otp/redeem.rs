@@ -1,14 +1,14 @@
 //! Redeeming a password with the `otp` grant: the user family it yields once, what the grant
 //! refuses, wrong passwords, the facts that must match, and the user's status and home.
 
-use integration_tests::app::TestApp;
-use integration_tests::assertions::assert_token_error;
+use crate::support::app::TestApp;
+use crate::support::assertions::assert_token_error;
 use token_domain::{Geolocation, UserStatus};
 
 use super::*;
 use crate::authorize::flow::assert_id_token;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     the_password_yields_a_user_family_once,
     grant_refusals_56_57_58_80_81_and_83,
     wrong_passwords_85_and_the_fifth_closes_it,

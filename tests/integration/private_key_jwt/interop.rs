@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use integration_tests::app::TestApp;
+use crate::support::app::TestApp;
 use oauth2::basic::BasicClient;
 use oauth2::{AuthType, TokenResponse, TokenUrl};
 use serde_json::Value;
@@ -16,7 +16,7 @@ use token_domain::ClientId;
 use super::keys::ClientKey;
 use super::*;
 
-integration_tests::on_both_stores!(authlib_private_key_jwt, oauth2_crate_with_an_assertion);
+crate::on_both_stores!(authlib_private_key_jwt, oauth2_crate_with_an_assertion);
 
 fn python() -> std::path::PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))

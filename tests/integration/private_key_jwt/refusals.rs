@@ -1,7 +1,7 @@
 //! Every bad assertion: 401 `invalid_client`, code 63, and its `jti` not marked used.
 
-use integration_tests::app::TestApp;
-use integration_tests::assertions::assert_token_error;
+use crate::support::app::TestApp;
+use crate::support::assertions::assert_token_error;
 use serde_json::{json, Value};
 use token_core::admin::{self, AdminError, NewClient};
 use token_domain::clock::Clock;
@@ -11,7 +11,7 @@ use token_domain::{ClientId, Scopes};
 use super::keys::{hs256, jwk_set, unsigned, ClientKey};
 use super::*;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     bad_assertions_are_invalid_client_and_mark_nothing,
     clients_without_keys_or_unknown_are_invalid_client,
     a_disabled_client_learns_it_only_with_a_valid_assertion,

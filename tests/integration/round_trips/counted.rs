@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use integration_tests::app::{json_of, AppOptions, Backend, TestApp, TestClient};
-use integration_tests::ddb_proxy::{Calls, DdbProxy};
-use integration_tests::dynamodb::unique_table_name;
+use crate::support::app::{json_of, AppOptions, Backend, TestApp, TestClient};
+use crate::support::ddb_proxy::{Calls, DdbProxy};
+use crate::support::dynamodb::unique_table_name;
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_core::admin::{self, NewClient};

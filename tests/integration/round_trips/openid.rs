@@ -1,13 +1,13 @@
 //! Budgets of the OpenID Connect endpoints, warm: userinfo and RP-initiated logout.
 
 use super::counted::*;
-use integration_tests::app::json_of;
+use crate::support::app::json_of;
 use reqwest::StatusCode;
 use serde_json::Value;
 use uuid::Uuid;
 
 /// A user with a family on an app that may sign users in: the password grant with `openid`.
-async fn signed_in(c: &Counted) -> (integration_tests::app::TestClient, Value) {
+async fn signed_in(c: &Counted) -> (crate::support::app::TestClient, Value) {
     let client = c.app.create_client("read profile").await;
     let login = format!("user-{}@example.com", Uuid::new_v4().simple());
     c.app.create_user(&login, PASSWORD).await;

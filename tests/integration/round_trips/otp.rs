@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::counted::*;
-use integration_tests::app::{json_of, AppOptions, TestClient};
+use crate::support::app::{json_of, AppOptions, TestClient};
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_core::mail::{MailError, Mailer, OtpMail};

@@ -8,10 +8,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use integration_tests::app::{AppOptions, Backend, TestApp, TestClient};
-use integration_tests::signing_lifecycle as lifecycle;
-use integration_tests::stored_data::{scan_table, StoredData};
-use integration_tests::tcp_fault::SilentRelay;
+use crate::support::app::{AppOptions, Backend, TestApp, TestClient};
+use crate::support::signing_lifecycle as lifecycle;
+use crate::support::stored_data::{scan_table, StoredData};
+use crate::support::tcp_fault::SilentRelay;
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_core::config::{Policy, RateLimits};
@@ -93,7 +93,7 @@ async fn kms_outage(backend: Backend) {
     relay.answer_again();
     for form in &grants {
         let (status, body) =
-            integration_tests::app::json_of(token_request(&app, &client, form).await).await;
+            crate::support::app::json_of(token_request(&app, &client, form).await).await;
         assert_eq!(
             status,
             StatusCode::OK,
@@ -142,13 +142,13 @@ async fn with_kms_a_client_over_its_limit_is_refused_before_anything_is_signed()
     let client = app.create_client("read").await;
     let grant = [("grant_type", "client_credentials")];
     let (status, body) =
-        integration_tests::app::json_of(token_request(&app, &client, &grant).await).await;
+        crate::support::app::json_of(token_request(&app, &client, &grant).await).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let written = issued_counts(&app.data).await;
 
     relay.go_silent();
     let (status, body) =
-        integration_tests::app::json_of(token_request(&app, &client, &grant).await).await;
+        crate::support::app::json_of(token_request(&app, &client, &grant).await).await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
     assert_eq!(body["error"], "slow_down", "{body}");
     assert_eq!(

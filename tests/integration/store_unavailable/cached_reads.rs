@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use integration_tests::app::{json_of, AppOptions, Backend, TestApp};
-use integration_tests::ddb_proxy::{DdbProxy, Fault};
+use crate::support::app::{json_of, AppOptions, Backend, TestApp};
+use crate::support::ddb_proxy::{DdbProxy, Fault};
 use reqwest::StatusCode;
 
 use super::assert_unavailable;

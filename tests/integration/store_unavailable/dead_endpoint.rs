@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use integration_tests::app::{AppOptions, Backend, TestApp};
-use integration_tests::logs::assert_no_secret_logged;
-use integration_tests::ports::RefusingPort;
+use crate::support::app::{AppOptions, Backend, TestApp};
+use crate::support::logs::assert_no_secret_logged;
+use crate::support::ports::RefusingPort;
 use reqwest::StatusCode;
 use serde_json::Value;
 use token_domain::clock::Clock;

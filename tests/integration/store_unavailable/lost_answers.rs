@@ -3,8 +3,8 @@
 //! still satisfies the condition) or reads it back, so the client gets its tokens instead of a
 //! "code already used" or "no open password" for its own redemption; and both stay single-use.
 
-use integration_tests::assertions::assert_token_error;
-use integration_tests::ddb_proxy::Fault;
+use crate::support::assertions::assert_token_error;
+use crate::support::ddb_proxy::Fault;
 use reqwest::StatusCode;
 use token_domain::clock::Clock;
 use token_domain::secrets::TokenHash;

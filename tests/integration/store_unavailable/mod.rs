@@ -48,9 +48,9 @@ use std::ops::Deref;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use crate::support::app::{AppOptions, Backend, TestApp};
+use crate::support::ddb_proxy::{DdbProxy, Fault, WRITE_OPERATIONS};
 use async_trait::async_trait;
-use integration_tests::app::{AppOptions, Backend, TestApp};
-use integration_tests::ddb_proxy::{DdbProxy, Fault, WRITE_OPERATIONS};
 use reqwest::{RequestBuilder, Response, StatusCode};
 use serde_json::Value;
 use tempfile::TempDir;
@@ -149,7 +149,7 @@ impl Deref for FaultyApp {
 
 impl FaultyApp {
     pub async fn sqlite() -> Self {
-        let (store, dir) = integration_tests::sqlite::fresh_store_with_busy_timeout(
+        let (store, dir) = crate::support::sqlite::fresh_store_with_busy_timeout(
             std::time::Duration::from_millis(250),
         );
         let path = store.path().to_owned();

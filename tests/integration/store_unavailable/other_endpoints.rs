@@ -1,8 +1,8 @@
 //! The other store-backed JSON endpoints: the old-token exchange, the company auth token,
 //! `POST /oauth2/v0/otp`, revocation, introspection and `DELETE /app-mgmt/v0/connections`.
 
-use integration_tests::app::{json_of, TestApp, TestClient};
-use integration_tests::logs::assert_no_secret_logged;
+use crate::support::app::{json_of, TestApp, TestClient};
+use crate::support::logs::assert_no_secret_logged;
 use reqwest::{RequestBuilder, StatusCode};
 use serde_json::Value;
 use token_core::admin::{self, NewClient};

@@ -2,7 +2,7 @@
 //! form (`POST`). A failure answers the JSON 503 (see the module above) and leaves the pending
 //! request's cookie alone, so the same form posted again continues the flow.
 
-use integration_tests::logs::assert_no_secret_logged;
+use crate::support::logs::assert_no_secret_logged;
 use reqwest::{header, StatusCode};
 
 use super::{assert_unavailable, FaultyApp};

@@ -3,9 +3,9 @@
 //! family, exactly one is answered, and the code keeps the winner's family (not a loser's) for
 //! reuse detection.
 
+use crate::support::app::TestApp;
+use crate::support::assertions::assert_token_error;
 use futures::future::join_all;
-use integration_tests::app::TestApp;
-use integration_tests::assertions::assert_token_error;
 use reqwest::StatusCode;
 use token_domain::clock::Clock;
 use token_domain::secrets::TokenHash;
@@ -13,7 +13,7 @@ use token_domain::secrets::TokenHash;
 use crate::authorize::flow::{approved_code, code_client, exchange, LOGIN, PASSWORD};
 use crate::refresh_rotation::field;
 
-integration_tests::on_both_stores!(one_of_eight_concurrent_code_redemptions_wins);
+crate::on_both_stores!(one_of_eight_concurrent_code_redemptions_wins);
 
 async fn one_of_eight_concurrent_code_redemptions_wins(app: TestApp) {
     app.create_user(LOGIN, PASSWORD).await;

@@ -2,7 +2,7 @@
 //! like any other to the caller: the 503 of [`assert_unavailable`], and the same request succeeds
 //! once DynamoDB answers again.
 
-use integration_tests::ddb_proxy::Fault;
+use crate::support::ddb_proxy::Fault;
 use reqwest::StatusCode;
 
 use super::{assert_unavailable, FaultyApp, Outage};

@@ -1,8 +1,8 @@
 //! `POST /v0/token`, one case per grant: `client_credentials`, `password` (a user, and a
 //! company with `credtype=authtoken`), `refresh_token`, `authorization_code` and `otp`.
 
-use integration_tests::app::TestClient;
-use integration_tests::logs::assert_no_secret_logged;
+use crate::support::app::TestClient;
+use crate::support::logs::assert_no_secret_logged;
 use reqwest::RequestBuilder;
 use token_domain::clock::Clock;
 use token_domain::secrets::TokenHash;
@@ -43,7 +43,7 @@ fn token_request(app: &FaultyApp, client: &TestClient, form: &[(&str, &str)]) ->
 /// Sends the request that failed again, now that the store is back: tokens.
 async fn retried(app: &FaultyApp, request: RequestBuilder, grant: &str) -> serde_json::Value {
     let body = ok_json(
-        integration_tests::app::json_of(request.send().await.unwrap()).await,
+        crate::support::app::json_of(request.send().await.unwrap()).await,
         grant,
     );
     assert!(body["access_token"].is_string(), "{grant}: {body}");

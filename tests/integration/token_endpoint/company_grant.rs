@@ -1,8 +1,8 @@
 //! The company password grant (`credtype=authtoken`) and its refusals, and the geolocation rule
 //! (code 16) at another deployment.
 
-use integration_tests::app::{field, TestApp, TestClient};
-use integration_tests::assertions::assert_token_error as assert_error;
+use crate::support::app::{field, TestApp, TestClient};
+use crate::support::assertions::assert_token_error as assert_error;
 use reqwest::StatusCode;
 use token_domain::clock::Clock;
 use token_domain::secrets::TokenHash;
@@ -11,7 +11,7 @@ use token_domain::{AuthToken, ClientId, CompanyStatus, PrincipalId};
 use super::PASSWORD;
 use crate::authorize::flow::assert_id_token;
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     company_password_grant_and_its_errors,
     geolocation_rule_changes_nothing_elsewhere,
 );

@@ -2,10 +2,10 @@
 //! the password grant), refresh with rotation, scope narrowing, reuse revoking the family, the
 //! retry window, and expiry by the clock.
 
+use crate::support::app::{field, json_of, jti_of, AppOptions, Backend, TestApp};
+use crate::support::assertions::{assert_token_error as assert_error, assert_uncached_json};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use integration_tests::app::{field, json_of, jti_of, AppOptions, Backend, TestApp};
-use integration_tests::assertions::{assert_token_error as assert_error, assert_uncached_json};
 use reqwest::StatusCode;
 use token_core::config::Policy;
 use token_domain::clock::Clock;
@@ -13,7 +13,7 @@ use token_domain::secrets::TokenHash;
 
 use super::{client_form, PASSWORD};
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     client_credentials_issues_an_application_token,
     basic_authentication_is_accepted_and_its_failures_challenge,
     json_bodies_and_the_oauth2_alias_path_work,

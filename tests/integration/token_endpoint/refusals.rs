@@ -2,15 +2,15 @@
 //! password grant (without revealing logins; lockout), the user's state, the refresh grant, and an
 //! unreachable store.
 
-use integration_tests::app::{field, json_of, AppOptions, Backend, TestApp};
-use integration_tests::assertions::assert_token_error as assert_error;
+use crate::support::app::{field, json_of, AppOptions, Backend, TestApp};
+use crate::support::assertions::assert_token_error as assert_error;
 use reqwest::StatusCode;
 use token_core::admin::{self, NewClient};
 use token_domain::{ClientId, GrantType, Scopes, UserStatus};
 
 use super::{client_form, PASSWORD};
 
-integration_tests::on_both_stores!(
+crate::on_both_stores!(
     request_errors_are_catalogued,
     client_errors_are_catalogued,
     password_errors_do_not_reveal_logins,
@@ -289,7 +289,7 @@ async fn refresh_errors_are_catalogued(app: TestApp) {
 async fn unreachable_store_answers_503() {
     // A real DynamoDB client pointed at a held loopback port that refuses connections: the
     // fault is real, not mocked.
-    let refusing = integration_tests::ports::RefusingPort::bind();
+    let refusing = crate::support::ports::RefusingPort::bind();
     let store =
         token_store::dynamodb::DynamoStore::connect("tokens", Some(&refusing.url("http"))).await;
     let app = TestApp::with_store(

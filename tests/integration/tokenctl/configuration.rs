@@ -1,7 +1,7 @@
 //! `table create` on SQLite, and how configuration errors and unreachable stores fail: a
 //! non-zero exit status and a one-line reason.
 
-use integration_tests::ports::RefusingPort;
+use crate::support::ports::RefusingPort;
 use token_store_conformance::records::now;
 
 use super::import_file::valid_line;

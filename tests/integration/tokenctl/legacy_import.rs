@@ -5,8 +5,8 @@
 use std::io::Write;
 use std::path::Path;
 
+use crate::support::stored_data;
 use futures::stream::{self, StreamExt};
-use integration_tests::stored_data;
 use serde_json::Value;
 use token_domain::clock::UnixTime;
 use token_domain::secrets::TokenHash;

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use integration_tests::dynamodb as ddb;
-use integration_tests::stored_data;
+use crate::support::dynamodb as ddb;
+use crate::support::stored_data;
 use serde_json::Value;
 use tempfile::TempDir;
 use token_domain::{Client, ClientId, SecretCheck};

@@ -1,4 +1,6 @@
-//! Test support shared by the integration test binary: store factories, the app spawner with a
+//! Test support shared by the integration test binary (and the benchmarks and the floor server,
+//! which compile it in as `mod support` too: every dependency of this package is then a
+//! dev-dependency, so `cargo build --workspace` resolves none of them; docs/development.md): store factories, the app spawner with a
 //! method per endpoint, one assertion per error body shape, and the captured logs.
 
 pub mod app;
