@@ -9,8 +9,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::observability::Outcome;
-use crate::errors::GrantDenial;
-use crate::errors::{Denial, ErrorCode, Refusal, ServerError};
+use crate::errors::{Denial, ErrorCode, GrantDenial, Refusal, ServerError};
 
 /// How a refusal or failure of the layers below answers over HTTP. This crate's own trait: the
 /// protocol layer knows no HTTP, and a crate may implement axum's `IntoResponse` only for its

@@ -3,8 +3,7 @@
 use async_trait::async_trait;
 
 use super::StoreResult;
-use crate::domain::ChannelHandle;
-use crate::domain::{ClientId, Company, Login, PrincipalId, User};
+use crate::domain::{ChannelHandle, ClientId, Company, Login, PrincipalId, User};
 
 /// The outcome of an insert that must not overwrite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,8 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::dynamodb::{fresh_table, unique_table_name};
 use token_domain::ClientId;
-use token_store::dynamodb::sdk;
-use token_store::dynamodb::{DynamoStore, OPERATION_TIMEOUT};
+use token_store::dynamodb::{sdk, DynamoStore, OPERATION_TIMEOUT};
 use token_store::prelude::*;
 use token_store::StoreError;
 use token_store_conformance::fixtures::stored_application_token;

@@ -14,8 +14,7 @@ use serde_json::Value;
 
 use crate::clock::UnixTime;
 use crate::domain::{Client, ClientId};
-use crate::errors::ErrorCode;
-use crate::errors::GrantError;
+use crate::errors::{ErrorCode, GrantError};
 use crate::jose::{self, NumericDate, PublicJwkSet};
 use crate::params::TokenParams;
 use crate::services::Services;

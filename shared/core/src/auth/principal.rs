@@ -4,8 +4,7 @@
 use crate::domain::{
     Client, Company, CompanyStatus, Geolocation, PrincipalId, PrincipalType, User, UserStatus,
 };
-use crate::errors::GrantError;
-use crate::errors::{ErrorCode, ServerError};
+use crate::errors::{ErrorCode, GrantError, ServerError};
 use crate::services::Services;
 
 /// A user or company as the store has it now.

@@ -17,11 +17,8 @@
 use crate::auth::principal::user_status_denial;
 use crate::domain::audit::{RevocationReason, StartedBy};
 use crate::domain::{AuthorizationCode, Client, GrantType, PrincipalType, RedemptionRefusal};
-use crate::errors::ErrorCode;
-use crate::errors::GrantError;
-use crate::issuance::FamilyOwner;
-use crate::issuance::IssuedTokens;
-use crate::issuance::{FamilyStart, FamilyTokens};
+use crate::errors::{ErrorCode, GrantError};
+use crate::issuance::{FamilyOwner, FamilyStart, FamilyTokens, IssuedTokens};
 use crate::jwt::SignIn;
 use crate::params::TokenParams;
 use crate::services::Services;

@@ -2,10 +2,9 @@
 
 use crate::issuance::{requested_scopes, IssuedTokens};
 
-use crate::errors::GrantError;
+use crate::errors::{ErrorCode, GrantError};
 
 use crate::domain::{Client, GrantType};
-use crate::errors::ErrorCode;
 use crate::params::TokenParams;
 use crate::services::Services;
 

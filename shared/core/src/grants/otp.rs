@@ -10,8 +10,7 @@ use crate::auth::otp::{
 };
 use crate::domain::audit::{RevocationReason, StartedBy};
 use crate::domain::{Client, GrantType, PrincipalType, User};
-use crate::errors::ErrorCode;
-use crate::errors::{GrantDenial, GrantError};
+use crate::errors::{ErrorCode, GrantDenial, GrantError};
 use crate::issuance::{requested_family_scopes, FamilyOwner, IssuedTokens};
 use crate::params::TokenParams;
 use crate::services::Services;

@@ -8,8 +8,7 @@ use aws_sdk_dynamodb::types::{Delete, Put, TransactWriteItem};
 use super::codec::{key, keys, s, to_item, LoginOwner};
 use super::errors::build_error;
 use super::requests::Transaction;
-use crate::domain::ChannelHandle;
-use crate::domain::{ClientId, Company, Login, PrincipalId, User};
+use crate::domain::{ChannelHandle, ClientId, Company, Login, PrincipalId, User};
 use crate::secrets::TokenHash;
 use crate::{EmailUpdate, Inserted, PrincipalStore, StoreError, StoreResult};
 

@@ -5,8 +5,7 @@ use async_trait::async_trait;
 use rusqlite::{params, OptionalExtension};
 
 use super::{from_json, id_to_sql, map_err, to_json, SqliteStore};
-use crate::domain::ChannelHandle;
-use crate::domain::{ClientId, Company, Login, PrincipalId, User};
+use crate::domain::{ChannelHandle, ClientId, Company, Login, PrincipalId, User};
 use crate::{EmailUpdate, Inserted, PrincipalStore, StoreResult};
 
 /// The address column the unique index `users_by_email` is built on; queries must spell the

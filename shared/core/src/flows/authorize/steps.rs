@@ -16,9 +16,8 @@ use super::{
 };
 use crate::auth::authenticate_user;
 use crate::domain::{Client, GrantType, PrincipalId};
-use crate::errors::{Denial, Refusal};
+use crate::errors::{Denial, GrantError, Refusal};
 
-use crate::errors::GrantError;
 use crate::limits::{Exceeded, Limit};
 use crate::services::Services;
 use crate::signing::SigningError;

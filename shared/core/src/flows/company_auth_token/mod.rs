@@ -36,8 +36,7 @@ use crate::auth::{authenticate_bearer, BearerDenial};
 use crate::domain::{
     AuthToken, Client, ClientId, Company, PrincipalId, PrincipalType, User, AUTH_TOKEN_TTL_SECONDS,
 };
-use crate::errors::GrantError;
-use crate::errors::{Denial, ErrorCode, Refusal, ServerError};
+use crate::errors::{Denial, ErrorCode, GrantError, Refusal, ServerError};
 use crate::random::RandomExt;
 use crate::secrets::Secret;
 use crate::services::Services;

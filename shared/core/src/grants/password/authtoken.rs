@@ -5,8 +5,7 @@
 use crate::auth::principal::{check_company_may_sign_in, is_active_administrator};
 use crate::domain::audit::StartedBy;
 use crate::domain::{Client, PrincipalId, PrincipalType};
-use crate::errors::ErrorCode;
-use crate::errors::GrantError;
+use crate::errors::{ErrorCode, GrantError};
 use crate::issuance::{requested_family_scopes, FamilyStart, IssuedTokens};
 use crate::params::TokenParams;
 use crate::secrets::TokenHash;

@@ -7,8 +7,7 @@ mod user;
 pub(super) use user::start_user_family;
 
 use crate::domain::{Client, GrantType};
-use crate::errors::ErrorCode;
-use crate::errors::GrantError;
+use crate::errors::{ErrorCode, GrantError};
 use crate::issuance::IssuedTokens;
 use crate::params::TokenParams;
 use crate::services::Services;
