@@ -7,7 +7,9 @@ use crate::clock::UnixTime;
 use crate::config::RateLimits;
 use crate::domain::AccessTokenRecord;
 use crate::errors::{Denial, ErrorCode, Refusal};
-use crate::store::{FamilyStore, Hit, RateKey, RateLimit, RateLimitStore, StoreError};
+use crate::store::{
+    Committed, FamilyWrite, Hit, RateKey, RateLimit, RateLimitStore, Store, StoreError, WriteBatch,
+};
 
 /// How long an address stays blocked once it has sent too many wrong one-time passwords.
 pub const OTP_FAILURE_BLOCK_SECONDS: i64 = 24 * 3600;
@@ -118,23 +120,31 @@ impl<'a> Limiter<'a> {
     }
 
     /// Counts one request of `subject` against `limit` and stores `record`, the access token it
-    /// asked for, only if it was counted: one store write where the backend can, instead of two
-    /// (`FamilyStore::put_counted_access_token`). With the limit off, only stores `record`.
+    /// asked for, only if it was counted: one batch (one store write on SQLite, a count and a
+    /// put on DynamoDB). With the limit off, only stores `record`.
     pub async fn count_with_access_token(
         self,
-        families: &dyn FamilyStore,
+        store: &dyn Store,
         limit: Limit,
         subject: &str,
         record: &AccessTokenRecord,
         now: UnixTime,
     ) -> Result<(), LimitError> {
         let Some(rate) = limit.of(&self.limits) else {
-            families.put_access_token(record).await?;
+            store.families().put_access_token(record).await?;
             return Ok(());
         };
-        let hit = families
-            .put_counted_access_token(record, &limit.key(subject), rate, now)
-            .await?;
+        let mut batch = WriteBatch::of([FamilyWrite::PutAccessToken(record.clone()).into()]);
+        batch.count_first(limit.key(subject), rate, now);
+        let hit = match store.writes().commit(batch).await? {
+            Committed::Limited { retry_after } => Hit::Refused { retry_after },
+            Committed::Applied { counted, .. } => Hit::Counted {
+                count: counted.unwrap_or(1),
+            },
+            Committed::Refused(_) => {
+                return Err(StoreError::internal("an access token's put has no condition").into())
+            }
+        };
         verdict(limit, hit)
     }
 
@@ -254,6 +264,7 @@ impl From<Exceeded> for crate::errors::GrantDenial {
 mod tests {
     use super::*;
     use crate::store::sqlite::SqliteStore;
+    use crate::store::FamilyStore;
     use token_store_conformance::records::{application_access_token, now};
 
     #[tokio::test]

@@ -15,10 +15,11 @@ use crate::domain::audit::{
 use crate::domain::{ClientId, FamilyId, PrincipalId, PrincipalType};
 use crate::random::{OsRandom, RandomExt};
 use crate::store::prelude::*;
-use crate::store::{AuditQuery, FamilyCreated, FamilyRevoked, NewFamily, Rotated, Rotation};
+use crate::store::{revoke_family_recorded, AuditQuery, FamilyRevoked};
+use crate::writes::{create_family, rotate_refresh_token, FamilyCreated, FamilyStart, Rotated};
 
 /// Events made one after another in the same second get ids in that order.
-fn event_at(at: UnixTime, kind: AuditKind) -> AuditEvent {
+pub(crate) fn event_at(at: UnixTime, kind: AuditKind) -> AuditEvent {
     static MADE: AtomicU64 = AtomicU64::new(0);
     let millis =
         u64::try_from(at).unwrap_or_default() * 1000 + MADE.fetch_add(1, Ordering::SeqCst) % 1000;
@@ -159,14 +160,14 @@ pub async fn audit_events_land_only_with_the_family_writes_they_record(store: &d
             grant: StartedBy::Otp,
         },
     ));
-    store
-        .families()
-        .create_family(NewFamily {
-            audit: std::slice::from_ref(&started),
+    create_family(
+        store,
+        FamilyStart {
+            audit: vec![started.clone()],
             ..bundle.new_family()
-        })
-        .await
-        .expect("create_family");
+        },
+    )
+    .await;
     assert_eq!(read(store, family, None, now).await, vec![started.clone()]);
 
     let (successor, access) = bundle.successor(now + 1, 1);
@@ -174,40 +175,36 @@ pub async fn audit_events_land_only_with_the_family_writes_they_record(store: &d
         now + 1,
         AuditKind::FamilyRefreshed { generation: 1 },
     ));
-    let rotated = store
-        .families()
-        .rotate_refresh_token(Rotation {
-            audit: std::slice::from_ref(&refreshed),
-            ..rotation(
-                bundle.family.id,
-                &bundle.refresh.token_hash,
-                &successor,
-                &access,
-                now + 1,
-            )
-        })
-        .await
-        .expect("rotate_refresh_token");
+    let rotated = rotate_refresh_token(
+        store,
+        rotation(
+            bundle.family.id,
+            &bundle.refresh.token_hash,
+            &successor,
+            &access,
+            now + 1,
+        ),
+        vec![refreshed.clone()],
+    )
+    .await;
     assert_eq!(rotated, Rotated::Rotated);
     let (late_successor, late_access) = bundle.successor(now + 2, 1);
     let lost = about(event_at(
         now + 2,
         AuditKind::FamilyRefreshed { generation: 1 },
     ));
-    let outcome = store
-        .families()
-        .rotate_refresh_token(Rotation {
-            audit: std::slice::from_ref(&lost),
-            ..rotation(
-                bundle.family.id,
-                &bundle.refresh.token_hash,
-                &late_successor,
-                &late_access,
-                now + 2,
-            )
-        })
-        .await
-        .expect("rotate_refresh_token");
+    let outcome = rotate_refresh_token(
+        store,
+        rotation(
+            bundle.family.id,
+            &bundle.refresh.token_hash,
+            &late_successor,
+            &late_access,
+            now + 2,
+        ),
+        vec![lost],
+    )
+    .await;
     assert_eq!(outcome, Rotated::NotCurrent);
 
     let revoked = about(event_at(
@@ -226,9 +223,7 @@ pub async fn audit_events_land_only_with_the_family_writes_they_record(store: &d
     let revoke = |events: &[AuditEvent], at| {
         let events = events.to_vec();
         async move {
-            store
-                .families()
-                .revoke_family_recorded(&family_id, at, &events)
+            revoke_family_recorded(store, &family_id, at, events)
                 .await
                 .expect("revoke_family_recorded")
         }
@@ -243,9 +238,7 @@ pub async fn audit_events_land_only_with_the_family_writes_they_record(store: &d
         "a repeat revokes nothing and records nothing"
     );
     assert_eq!(
-        store
-            .families()
-            .revoke_family_recorded(&FamilyId::new(Uuid::new_v4()), now, &[])
+        revoke_family_recorded(store, &FamilyId::new(Uuid::new_v4()), now, Vec::new())
             .await
             .expect("revoke_family_recorded"),
         FamilyRevoked::NotFound
@@ -318,16 +311,10 @@ pub async fn a_repeated_exchange_records_only_the_revocation_it_makes(store: &dy
     };
     let exchange_again = |bundle, previous: &Bundle, event: &AuditEvent, at| {
         let mut new = exchange_of(bundle, &legacy.token_hash, Some(previous.family.id), at);
-        if let Some(update) = new.legacy_exchange.as_mut() {
-            update.previous_revoked = vec![event.clone()];
+        if let Some((_, previous_revoked)) = new.legacy_exchange.as_mut() {
+            *previous_revoked = vec![event.clone()];
         }
-        async move {
-            store
-                .families()
-                .create_family(new)
-                .await
-                .expect("create_family")
-        }
+        create_family(store, new)
     };
     let first = Bundle::live(now);
     let created = exchange(store, &first, &legacy.token_hash, None, now).await;

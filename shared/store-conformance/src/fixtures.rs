@@ -9,7 +9,7 @@ use crate::domain::{
 };
 use crate::secrets::TokenHash;
 use crate::store::prelude::*;
-use crate::store::{FamilyCreated, Rotated};
+use crate::writes::{create_family, rotate_refresh_token, FamilyCreated, Rotated};
 
 /// A live family with its first refresh and access tokens, written.
 pub async fn stored_bundle(store: &dyn Store, now: UnixTime) -> Bundle {
@@ -97,11 +97,8 @@ pub async fn rotate(
     (successor, access): &Successor,
 ) -> Rotated {
     let at = successor.issued_at;
-    store
-        .families()
-        .rotate_refresh_token(rotation(bundle.family.id, presented, successor, access, at))
-        .await
-        .expect("rotate_refresh_token")
+    let rotation = rotation(bundle.family.id, presented, successor, access, at);
+    rotate_refresh_token(store, rotation, Vec::new()).await
 }
 
 /// Rotates `presented` to `successor`, which must win; returns the successor.
@@ -169,11 +166,7 @@ pub async fn exchange(
     previous_family: Option<FamilyId>,
     at: UnixTime,
 ) -> FamilyCreated {
-    store
-        .families()
-        .create_family(exchange_of(bundle, legacy, previous_family, at))
-        .await
-        .expect("create_family")
+    create_family(store, exchange_of(bundle, legacy, previous_family, at)).await
 }
 
 pub async fn read_legacy_exchange(store: &dyn Store, legacy: &TokenHash) -> Option<LegacyExchange> {

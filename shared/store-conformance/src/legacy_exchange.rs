@@ -9,7 +9,7 @@ use super::records::*;
 use crate::domain::{FamilyId, LegacyExchange};
 use crate::random::{OsRandom, RandomExt};
 use crate::store::prelude::*;
-use crate::store::FamilyCreated;
+use crate::writes::FamilyCreated;
 
 pub async fn legacy_exchange_link_moves_only_from_the_seen_family(store: &dyn Store) {
     let now = now();

@@ -25,6 +25,7 @@ mod auth_tokens;
 mod authorization_codes;
 #[cfg(test)]
 mod backends;
+mod batch;
 mod client_secrets;
 mod clients;
 mod families;
@@ -43,10 +44,12 @@ mod replays;
 mod revocation;
 mod rotation;
 pub mod signing_key_ring;
+pub mod writes;
 
 pub use audit::*;
 pub use auth_tokens::*;
 pub use authorization_codes::*;
+pub use batch::*;
 pub use client_secrets::*;
 pub use clients::*;
 pub use families::*;
@@ -149,6 +152,9 @@ macro_rules! conformance_suite {
             audit_events_are_read_by_subject_newest_first,
             audit_events_land_only_with_the_family_writes_they_record,
             a_repeated_exchange_records_only_the_revocation_it_makes,
+            a_refused_required_part_writes_nothing_of_its_batch,
+            an_optional_part_that_fails_is_skipped_and_the_rest_written,
+            an_integrity_condition_failing_is_an_error_that_writes_nothing,
         );
     };
     (@tests $factory:path; $attributes:tt; $($name:ident),+ $(,)?) => {

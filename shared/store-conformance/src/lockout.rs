@@ -3,7 +3,8 @@
 use super::records::*;
 use crate::domain::Login;
 use crate::store::prelude::*;
-use crate::store::{AllowedAttempt, Attempt, AttemptLimit, FamilyCreated, LoginRefund, NewFamily};
+use crate::store::{AllowedAttempt, Attempt, AttemptLimit, LoginRefund};
+use crate::writes::{create_family, FamilyCreated, FamilyStart};
 
 const LIMIT: AttemptLimit = AttemptLimit {
     threshold: 3,
@@ -121,17 +122,17 @@ pub async fn a_family_write_takes_back_its_login_attempt(store: &dyn Store) {
         panic!("locked");
     };
     let bundle = Bundle::live(now);
-    let created = store
-        .families()
-        .create_family(NewFamily {
+    let created = create_family(
+        store,
+        FamilyStart {
             login_refund: Some(LoginRefund {
                 login: login.clone(),
                 attempt,
             }),
             ..bundle.new_family()
-        })
-        .await
-        .expect("create_family");
+        },
+    )
+    .await;
     assert_eq!(created, FamilyCreated::Created);
     assert_eq!(
         register(store, &login, now + 1).await,
@@ -147,17 +148,17 @@ pub async fn a_family_write_takes_back_its_login_attempt(store: &dyn Store) {
     let later = now + LIMIT.window_seconds;
     assert_eq!(register(store, &login, later).await, allowed(1, later));
     let late = Bundle::live(now);
-    let created = store
-        .families()
-        .create_family(NewFamily {
+    let created = create_family(
+        store,
+        FamilyStart {
             login_refund: Some(LoginRefund {
                 login: login.clone(),
                 attempt: old,
             }),
             ..late.new_family()
-        })
-        .await
-        .expect("create_family with a refund past its window");
+        },
+    )
+    .await;
     assert_eq!(created, FamilyCreated::Created);
     assert!(store
         .families()

@@ -4,7 +4,8 @@ use super::fixtures::*;
 use super::records::*;
 use crate::domain::AccessTokenRecord;
 use crate::store::prelude::*;
-use crate::store::{Hit, RateKey, RateLimit};
+use crate::store::{Committed, FamilyWrite, Hit, RateKey, RateLimit, WriteBatch};
+use crate::writes::commit;
 
 const LIMIT: RateLimit = RateLimit {
     max: 3,
@@ -151,12 +152,18 @@ pub async fn rate_limit_blocks_last_until_their_end_and_never_shorten(store: &dy
     );
 }
 
+/// A batch of `record` gated by a hit on `key`, answered as the hit.
 async fn put_counted(store: &dyn Store, record: &AccessTokenRecord, key: &RateKey, at: i64) -> Hit {
-    store
-        .families()
-        .put_counted_access_token(record, key, LIMIT, at)
-        .await
-        .expect("put_counted_access_token")
+    let mut batch = WriteBatch::of([FamilyWrite::PutAccessToken(record.clone()).into()]);
+    batch.count_first(key.clone(), LIMIT, at);
+    match commit(store, batch).await {
+        Committed::Applied {
+            counted: Some(count),
+            skipped,
+        } if skipped.is_empty() => Hit::Counted { count },
+        Committed::Limited { retry_after } => Hit::Refused { retry_after },
+        other => panic!("a gated put answers its hit: {other:?}"),
+    }
 }
 
 /// The token endpoint's `client_credentials` write: the token is stored exactly when its

@@ -11,7 +11,8 @@ use crate::domain::{
 };
 use crate::random::{OsRandom, RandomExt};
 use crate::secrets::{PasswordHash, TokenHash};
-use crate::store::{FamilyCreated, LegacyExchangeUpdate, NewFamily, Rotation, Store};
+use crate::store::{LegacyLink, NewFamily, Rotation, Store};
+use crate::writes::{create_family, FamilyCreated, FamilyStart};
 
 pub fn now() -> UnixTime {
     SystemClock.now()
@@ -230,23 +231,21 @@ impl Bundle {
         bundle
     }
 
-    pub fn new_family(&self) -> NewFamily<'_> {
-        NewFamily {
-            family: &self.family,
-            refresh_token: &self.refresh,
-            access_token: &self.access,
-            legacy_exchange: None,
+    pub fn new_family(&self) -> FamilyStart {
+        FamilyStart {
+            new: NewFamily {
+                family: self.family.clone(),
+                refresh_token: self.refresh.clone(),
+                access_token: self.access.clone(),
+            },
+            audit: Vec::new(),
             login_refund: None,
-            audit: &[],
+            legacy_exchange: None,
         }
     }
 
     pub async fn create(&self, store: &dyn Store) {
-        let created = store
-            .families()
-            .create_family(self.new_family())
-            .await
-            .expect("create_family");
+        let created = create_family(store, self.new_family()).await;
         assert_eq!(
             created,
             FamilyCreated::Created,
@@ -280,40 +279,39 @@ impl Bundle {
     }
 }
 
-pub fn rotation<'a>(
+pub fn rotation(
     family_id: FamilyId,
-    presented: &'a TokenHash,
-    successor: &'a RefreshTokenRecord,
-    access_token: &'a AccessTokenRecord,
+    presented: &TokenHash,
+    successor: &RefreshTokenRecord,
+    access_token: &AccessTokenRecord,
     now: UnixTime,
-) -> Rotation<'a> {
+) -> Rotation {
     Rotation {
         family_id,
-        presented,
-        successor,
-        access_token,
+        presented: presented.clone(),
+        successor: successor.clone(),
+        access_token: access_token.clone(),
         now,
         origin: None,
-        audit: &[],
     }
 }
 
-pub fn exchange_of<'a>(
-    bundle: &'a Bundle,
+pub fn exchange_of(
+    bundle: &Bundle,
     token_hash: &TokenHash,
     previous_family: Option<FamilyId>,
     now: UnixTime,
-) -> NewFamily<'a> {
-    NewFamily {
-        legacy_exchange: Some(LegacyExchangeUpdate {
-            exchange: LegacyExchange {
-                token_hash: token_hash.clone(),
-                family_id: bundle.family.id,
-                exchanged_at: now,
-            },
-            previous_family,
-            previous_revoked: Vec::new(),
-        }),
+) -> FamilyStart {
+    let link = LegacyLink {
+        exchange: LegacyExchange {
+            token_hash: token_hash.clone(),
+            family_id: bundle.family.id,
+            exchanged_at: now,
+        },
+        previous_family,
+    };
+    FamilyStart {
+        legacy_exchange: Some((link, Vec::new())),
         ..bundle.new_family()
     }
 }

@@ -7,7 +7,8 @@ use crate::clock::UnixTime;
 use crate::domain::RefreshTokenRecord;
 use crate::secrets::TokenHash;
 use crate::store::prelude::*;
-use crate::store::{FamilyOrigin, RefreshTokenWithOrigin, Renewal, Renewed, Rotated, Rotation};
+use crate::store::{FamilyOrigin, RefreshTokenWithOrigin, Renewal, Rotation};
+use crate::writes::{renew_refresh_token, rotate_refresh_token, Renewed, Rotated};
 
 /// Reads `hash` both ways and checks that they agree and that the origin is `bundle`'s.
 async fn assert_reads_with_origin(
@@ -100,10 +101,10 @@ pub async fn rotated_and_renewed_tokens_keep_their_family_origin(store: &dyn Sto
 
     // A successor the rotation gave the origin to.
     let (second, access) = bundle.successor(now + 10, 1);
-    let rotated = store
-        .families()
-        .rotate_refresh_token(Rotation {
-            origin: Some(&origin),
+    let rotated = rotate_refresh_token(
+        store,
+        Rotation {
+            origin: Some(origin.clone()),
             ..rotation(
                 bundle.family.id,
                 &bundle.refresh.token_hash,
@@ -111,9 +112,10 @@ pub async fn rotated_and_renewed_tokens_keep_their_family_origin(store: &dyn Sto
                 &access,
                 now + 10,
             )
-        })
-        .await
-        .expect("rotate_refresh_token");
+        },
+        Vec::new(),
+    )
+    .await;
     assert_eq!(rotated, Rotated::Rotated);
     let old = assert_reads_with_origin(
         store,
@@ -136,17 +138,18 @@ pub async fn rotated_and_renewed_tokens_keep_their_family_origin(store: &dyn Sto
 
     // A successor written as before tokens carried the origin: still read with it.
     let (third, access) = bundle.successor(now + 20, 2);
-    let rotated = store
-        .families()
-        .rotate_refresh_token(rotation(
+    let rotated = rotate_refresh_token(
+        store,
+        rotation(
             bundle.family.id,
             &second.token_hash,
             &third,
             &access,
             now + 20,
-        ))
-        .await
-        .expect("rotate_refresh_token");
+        ),
+        Vec::new(),
+    )
+    .await;
     assert_eq!(rotated, Rotated::Rotated);
     assert_reads_with_origin(
         store,
@@ -160,18 +163,18 @@ pub async fn rotated_and_renewed_tokens_keep_their_family_origin(store: &dyn Sto
     // Renewal moves the expiry the read reports, and nothing else.
     let (_, access) = bundle.successor(now + 30, 3);
     let expires_at = now + 360 * 86_400;
-    let renewed = store
-        .families()
-        .renew_refresh_token(Renewal {
+    let renewed = renew_refresh_token(
+        store,
+        Renewal {
             family_id: bundle.family.id,
-            presented: &third.token_hash,
+            presented: third.token_hash.clone(),
             expires_at,
-            access_token: &access,
+            access_token: access.clone(),
             now: now + 30,
-            audit: &[],
-        })
-        .await
-        .expect("renew_refresh_token");
+        },
+        Vec::new(),
+    )
+    .await;
     assert_eq!(renewed, Renewed::Renewed);
     let read = assert_reads_with_origin(
         store,

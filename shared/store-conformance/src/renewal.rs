@@ -6,7 +6,8 @@ use super::records::*;
 use crate::domain::{AccessTokenRecord, RefreshTokenRecord};
 use crate::secrets::TokenHash;
 use crate::store::prelude::*;
-use crate::store::{Renewal, Renewed};
+use crate::store::Renewal;
+use crate::writes::{renew_refresh_token, Renewed};
 
 /// Renews `presented` in the bundle's family until `expires_at`, recording `access_token`.
 async fn renew(
@@ -17,18 +18,14 @@ async fn renew(
     expires_at: i64,
     now: i64,
 ) -> Renewed {
-    store
-        .families()
-        .renew_refresh_token(Renewal {
-            family_id: bundle.family.id,
-            presented,
-            expires_at,
-            access_token,
-            now,
-            audit: &[],
-        })
-        .await
-        .expect("renew_refresh_token")
+    let renewal = Renewal {
+        family_id: bundle.family.id,
+        presented: presented.clone(),
+        expires_at,
+        access_token: access_token.clone(),
+        now,
+    };
+    renew_refresh_token(store, renewal, Vec::new()).await
 }
 
 pub async fn renewal_keeps_the_token_and_slides_its_expiry(store: &dyn Store) {

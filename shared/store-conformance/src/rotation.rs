@@ -6,7 +6,7 @@ use super::fixtures::*;
 use super::records::*;
 use crate::domain::{Family, RefreshTokenRecord};
 use crate::store::prelude::*;
-use crate::store::Rotated;
+use crate::writes::Rotated;
 
 pub async fn rotation_replaces_current_token(store: &dyn Store) {
     let now = now();

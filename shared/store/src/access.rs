@@ -1,13 +1,14 @@
 //! [`Store`]: one accessor per aggregate, so that a caller names the aggregate it uses
-//! (`store.families().create_family(..)`) and a layer in front of a store (the read cache)
+//! (`store.families().get_family(..)`) and a layer in front of a store (the read cache)
 //! answers only the aggregates it changes.
 //!
 //! The aggregates are listed once, in the [`aggregates!`] call below; [`Store`], its
 //! implementation for backends and for layers, and [`StoreLayer`] are generated from that list.
 
 use super::{
-    AuditStore, AuthTokenStore, AuthorizationCodeStore, ClientStore, FamilyStore, LegacyStore,
-    LockoutStore, OtpStore, PrincipalStore, RateLimitStore, ReplayStore, RevocationStore,
+    AuditStore, AuthTokenStore, AuthorizationCodeStore, BatchWrites, ClientStore, FamilyStore,
+    LegacyStore, LockoutStore, OtpStore, PrincipalStore, RateLimitStore, ReplayStore,
+    RevocationStore,
 };
 
 /// Generates, from `accessor: Trait` pairs, the [`Store`] trait, its implementation for every
@@ -79,4 +80,6 @@ aggregates! {
     audit: AuditStore,
     /// Single use of JWT `jti`s (client assertions, DPoP proofs) until their expiry.
     replays: ReplayStore,
+    /// Writes that span aggregates, committed as one.
+    writes: BatchWrites,
 }

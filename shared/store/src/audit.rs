@@ -1,5 +1,5 @@
 //! Audit events (docs/decisions.md, Audit events): written with the fact they record where the
-//! fact is a store write (a new family, a rotation, a revocation: see [`super::NewFamily`]), or on
+//! fact is a store write (a new family, a rotation, a revocation: see [`super::WriteBatch`]), or on
 //! their own; read by subject, newest first.
 
 use async_trait::async_trait;

@@ -4,12 +4,12 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::{Hit, RateKey, RateLimit, StoreResult};
+use super::{Committed, Store, StoreResult, WriteBatch};
 use crate::clock::UnixTime;
 use crate::domain::audit::AuditEvent;
 use crate::domain::{
-    AccessTokenRecord, ClientId, Family, FamilyId, Geolocation, LegacyExchange, PrincipalId,
-    PrincipalType, RefreshTokenRecord, Scopes, TokenId,
+    AccessTokenRecord, ClientId, Family, FamilyId, Geolocation, PrincipalId, PrincipalType,
+    RefreshTokenRecord, Scopes, TokenId,
 };
 use crate::secrets::TokenHash;
 
@@ -56,98 +56,81 @@ pub struct RefreshTokenWithOrigin {
     pub origin: FamilyOrigin,
 }
 
-/// A new token family with its first refresh token and first access token, written at once.
+/// A new token family with its first refresh token and first access token. Their ids must be
+/// free (an integrity condition, not an outcome).
 #[derive(Debug, Clone)]
-pub struct NewFamily<'a> {
-    pub family: &'a Family,
-    pub refresh_token: &'a RefreshTokenRecord,
-    pub access_token: &'a AccessTokenRecord,
-    /// Set by the legacy exchange: in the same write, point the old token at this family and
-    /// revoke the family the previous exchange created.
-    pub legacy_exchange: Option<LegacyExchangeUpdate>,
-    /// Set by the password grant: in the same write, take back the attempt its correct password
-    /// counted (as [`super::LockoutStore::refund_login_attempt`] would: nothing if its window
-    /// ended, which does not stop the family). Never with `legacy_exchange`.
-    pub login_refund: Option<super::LoginRefund>,
-    /// Audit events written in the same write (the family's `family.started`): all or nothing.
-    pub audit: &'a [AuditEvent],
-}
-
-#[derive(Debug, Clone)]
-pub struct LegacyExchangeUpdate {
-    pub exchange: LegacyExchange,
-    /// The family the caller saw linked (`None`: never exchanged). The write succeeds only if
-    /// this is still the link, so two concurrent exchanges cannot both leave a live family.
-    pub previous_family: Option<FamilyId>,
-    /// The previous family's `family.revoked` event: written in the same write, and only if
-    /// that write is the one that revokes it (it exists and was not revoked yet).
-    pub previous_revoked: Vec<AuditEvent>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FamilyCreated {
-    Created,
-    /// Created, and the same write revoked the previous exchange's family (with
-    /// [`LegacyExchangeUpdate::previous_revoked`]), which was not revoked until then.
-    CreatedRevokingPrevious,
-    /// Another exchange of the same legacy token changed the link first; nothing was written.
-    LegacyExchangeRaced,
+pub struct NewFamily {
+    pub family: Family,
+    pub refresh_token: RefreshTokenRecord,
+    pub access_token: AccessTokenRecord,
 }
 
 /// Replace a family's current refresh token by its successor and record the access token
-/// minted with it, at once.
+/// minted with it.
 #[derive(Debug, Clone)]
-pub struct Rotation<'a> {
+pub struct Rotation {
     pub family_id: FamilyId,
     /// The refresh token being rotated away; it must be the family's current one.
-    pub presented: &'a TokenHash,
+    pub presented: TokenHash,
     /// Its successor; `successor.expires_at` becomes the family's new expiry.
-    pub successor: &'a RefreshTokenRecord,
-    pub access_token: &'a AccessTokenRecord,
+    pub successor: RefreshTokenRecord,
+    pub access_token: AccessTokenRecord,
     pub now: UnixTime,
     /// The family's origin, copied onto the successor's record by backends that keep it there.
     /// `None` writes the successor as records were written before the copy existed: it still
     /// refreshes, at the cost of one more read.
-    pub origin: Option<&'a FamilyOrigin>,
-    /// Audit events written in the same write, only if the rotation happens.
-    pub audit: &'a [AuditEvent],
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rotated {
-    Rotated,
-    /// The presented token is no longer current, or the family is revoked or expired: nothing
-    /// was written. Of many concurrent rotations of one token, all but one end here. A backend
-    /// that could not tell whether its own write landed (a timeout after sending) reads the
-    /// family back: if the successor is current but this rotation's access token is absent,
-    /// another request rotated first, which is also this outcome.
-    NotCurrent,
+    pub origin: Option<FamilyOrigin>,
 }
 
 /// The `sliding` policy (docs/decisions.md, "Refresh tokens"): keep the family's current refresh
 /// token, renew its expiry (on the token and the family) and record the access token minted with
-/// it, at once.
+/// it.
 #[derive(Debug, Clone)]
-pub struct Renewal<'a> {
+pub struct Renewal {
     pub family_id: FamilyId,
     /// Must be the family's current refresh token.
-    pub presented: &'a TokenHash,
+    pub presented: TokenHash,
     pub expires_at: UnixTime,
-    pub access_token: &'a AccessTokenRecord,
+    pub access_token: AccessTokenRecord,
     pub now: UnixTime,
-    /// Audit events written in the same write, only if the renewal happens.
-    pub audit: &'a [AuditEvent],
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Renewed {
-    Renewed,
-    /// The token is not the family's current one, or the family is revoked or expired:
-    /// nothing was written.
-    NotCurrent,
+/// The families aggregate's operations in a [`WriteBatch`](super::WriteBatch).
+#[derive(Debug, Clone)]
+pub enum FamilyWrite {
+    Start(NewFamily),
+    /// Its condition: `presented` is the family's current token, and the family is neither
+    /// revoked nor expired. Of many concurrent rotations of one token, at most one holds it.
+    /// On DynamoDB a commit whose outcome is unknown (a timeout after sending) reads the family
+    /// back: if the successor is current but this rotation's access token is absent, another
+    /// request rotated first, which is a refusal too.
+    Rotate(Rotation),
+    /// Its condition is a rotation's.
+    Renew(Renewal),
+    /// Marks the family revoked: its refresh tokens stop working and its access tokens read as
+    /// revoked. Its condition: the family exists and is not revoked yet.
+    Revoke {
+        id: FamilyId,
+        now: UnixTime,
+    },
+    /// An access token of no family (application tokens), or minted for a family outside a
+    /// rotation. Replaces one of the same id.
+    PutAccessToken(AccessTokenRecord),
 }
 
-/// What [`FamilyStore::revoke_family_recorded`] did.
+impl FamilyWrite {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Start(_) => "CreateFamily",
+            Self::Rotate(_) => "RotateRefreshToken",
+            Self::Renew(_) => "RenewRefreshToken",
+            Self::Revoke { .. } => "RevokeFamily",
+            Self::PutAccessToken(_) => "PutAccessToken",
+        }
+    }
+}
+
+/// What [`revoke_family_recorded`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FamilyRevoked {
     /// This call revoked the family, and wrote its audit events.
@@ -157,9 +140,37 @@ pub enum FamilyRevoked {
     NotFound,
 }
 
+/// Revokes a family with `audit`, its events, written in the same write and only by the call
+/// that revokes a live family (not by a repeat).
+pub async fn revoke_family_recorded(
+    store: &dyn Store,
+    id: &FamilyId,
+    now: UnixTime,
+    audit: Vec<AuditEvent>,
+) -> StoreResult<FamilyRevoked> {
+    let revoke = FamilyWrite::Revoke { id: *id, now }.into();
+    match store
+        .writes()
+        .commit(WriteBatch::of([revoke, audit.into()]))
+        .await?
+    {
+        Committed::Applied { .. } => Ok(FamilyRevoked::Revoked),
+        // Already revoked, or no such family: the plain revocation tells which, and keeps the
+        // first revocation time.
+        Committed::Refused(_) | Committed::Limited { .. } => {
+            Ok(if store.families().revoke_family(id, now).await? {
+                FamilyRevoked::AlreadyRevoked
+            } else {
+                FamilyRevoked::NotFound
+            })
+        }
+    }
+}
+
+/// The families aggregate's reads and its single-item writes; what is written together with
+/// something else goes through a [`WriteBatch`] ([`FamilyWrite`]).
 #[async_trait]
 pub trait FamilyStore: Send + Sync {
-    async fn create_family(&self, new: NewFamily<'_>) -> StoreResult<FamilyCreated>;
     /// Returns revoked families too (reuse detection needs them); expired ones are absent.
     async fn get_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<Option<Family>>;
     /// Returns rotated tokens too (with `rotated_at`); expired ones are absent.
@@ -177,39 +188,14 @@ pub trait FamilyStore: Send + Sync {
         hash: &TokenHash,
         now: UnixTime,
     ) -> StoreResult<Option<RefreshTokenWithOrigin>>;
-    /// At most one successor per token: the write is conditional on `presented` being current.
-    /// An error means the rotation did not happen as far as the backend could tell after reading
-    /// back (`Unavailable`: retrying the same request is safe).
-    async fn rotate_refresh_token(&self, rotation: Rotation<'_>) -> StoreResult<Rotated>;
-    async fn renew_refresh_token(&self, renewal: Renewal<'_>) -> StoreResult<Renewed>;
-    /// Marks the family revoked: its refresh tokens stop working and its access tokens read as
-    /// revoked. Returns `false` if there is no such family. Idempotent.
-    async fn revoke_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<bool> {
-        Ok(self.revoke_family_recorded(id, now, &[]).await? != FamilyRevoked::NotFound)
-    }
-    /// [`FamilyStore::revoke_family`] with audit events, written in the same write and only by
-    /// the call that revokes a live family (not by a repeat).
-    async fn revoke_family_recorded(
-        &self,
-        id: &FamilyId,
-        now: UnixTime,
-        audit: &[AuditEvent],
-    ) -> StoreResult<FamilyRevoked>;
+    /// Marks the family revoked (keeping the first revocation time): its refresh tokens stop
+    /// working and its access tokens read as revoked. `false` if there is no such family.
+    /// Idempotent. With audit events: [`revoke_family_recorded`].
+    async fn revoke_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<bool>;
 
     // Access tokens.
-    /// For application tokens; the other grants write theirs with the family.
+    /// One access token on its own (a batch puts one with what it belongs to).
     async fn put_access_token(&self, record: &AccessTokenRecord) -> StoreResult<()>;
-    /// Counts one hit on `key` (as [`RateLimitStore::count_hit`](super::RateLimitStore::count_hit))
-    /// and stores `record` only if the hit was counted. SQLite does both in one write of its
-    /// group commit; DynamoDB counts, then puts (two calls, as before: a transaction would cost
-    /// twice the write units).
-    async fn put_counted_access_token(
-        &self,
-        record: &AccessTokenRecord,
-        key: &RateKey,
-        limit: RateLimit,
-        now: UnixTime,
-    ) -> StoreResult<Hit>;
     /// `revoked` is true in the result if the token's family has been revoked.
     async fn get_access_token(
         &self,

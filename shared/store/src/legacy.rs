@@ -5,8 +5,18 @@ use async_trait::async_trait;
 
 use super::StoreResult;
 use crate::clock::UnixTime;
-use crate::domain::{ConsumerKey, LegacyApp, LegacyExchange, LegacyToken};
+use crate::domain::{ConsumerKey, FamilyId, LegacyApp, LegacyExchange, LegacyToken};
 use crate::secrets::TokenHash;
+
+/// Points a legacy token's exchange link at a new family: a batch operation
+/// ([`WriteOp::LegacyLink`](super::WriteOp::LegacyLink)), written with the family it points at.
+#[derive(Debug, Clone)]
+pub struct LegacyLink {
+    pub exchange: LegacyExchange,
+    /// The family the caller saw linked (`None`: never exchanged). The link moves only if this
+    /// is still the link, so two concurrent exchanges cannot both leave a live family.
+    pub previous_family: Option<FamilyId>,
+}
 
 #[async_trait]
 pub trait LegacyStore: Send + Sync {
@@ -21,7 +31,6 @@ pub trait LegacyStore: Send + Sync {
         hash: &TokenHash,
         now: UnixTime,
     ) -> StoreResult<Option<LegacyToken>>;
-    /// The link is written by [`FamilyStore::create_family`](super::FamilyStore::create_family),
-    /// in the same write as the family it points at.
+    /// The link is written by a batch ([`LegacyLink`]), with the family it points at.
     async fn get_legacy_exchange(&self, hash: &TokenHash) -> StoreResult<Option<LegacyExchange>>;
 }

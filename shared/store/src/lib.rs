@@ -2,14 +2,16 @@
 //!
 //! Storage: one trait per aggregate, [`Store`] with one accessor per aggregate, two backends
 //! (DynamoDB in production, embedded SQLite locally), and the conformance suite (crate `token-store-conformance`) both must pass.
-//! Callers name the aggregate they use: `store.families().create_family(..)`.
+//! Callers name the aggregate they use: `store.families().get_family(..)`; writes that span
+//! aggregates are one [`WriteBatch`], committed by `store.writes().commit(..)`.
 //!
 //! Rules every backend follows:
 //! - Lookups return `Ok(None)` for what is absent, and equally for what is stored but expired:
 //!   expiry is checked on every read against the `now` passed in, because DynamoDB's TTL deletes
 //!   late (days).
 //! - Every expiring item carries `expires_at` (Unix seconds), DynamoDB's TTL attribute.
-//! - Writes that belong together (a new family, a rotation) are one atomic write: all or nothing.
+//! - Writes that belong together (a new family, a rotation, with their audit events) are one
+//!   [`WriteBatch`]: all or nothing.
 //! - A conditional write that loses is an outcome (`Ok(..)` with a variant saying so), not an
 //!   error. Errors are only for the store itself failing.
 
@@ -18,6 +20,7 @@ mod audit;
 mod auth_tokens;
 mod authorization_codes;
 pub mod aws_sdk;
+mod batch;
 pub mod cached;
 mod clients;
 pub mod dynamodb;
@@ -39,15 +42,15 @@ pub use access::{Layered, Store, StoreLayer};
 pub use audit::{AuditQuery, AuditStore};
 pub use auth_tokens::AuthTokenStore;
 pub use authorization_codes::{AuthorizationCodeStore, CodeRedeemed};
+pub use batch::{BatchWrites, Committed, Gate, Part, PartId, WriteBatch, WriteOp};
 pub use cached::CachedStore;
 pub use clients::ClientStore;
 pub use error::{Failure, StoreError, StoreResult};
 pub use families::{
-    FamilyCreated, FamilyRevoked, FamilyStore, LegacyExchangeUpdate, NewFamily, Renewal, Renewed,
-    Rotated, Rotation,
+    revoke_family_recorded, FamilyRevoked, FamilyStore, FamilyWrite, NewFamily, Renewal, Rotation,
 };
 pub use families::{FamilyOrigin, RefreshTokenWithOrigin};
-pub use legacy::LegacyStore;
+pub use legacy::{LegacyLink, LegacyStore};
 pub use lockout::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore, LoginRefund};
 pub use open::{
     open, open_cold, open_signing_key_ring, open_with_ring, Readiness, StoreKind, StoreLocation,

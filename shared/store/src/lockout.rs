@@ -49,7 +49,8 @@ pub struct AllowedAttempt {
 }
 
 /// An allowed attempt to take back in the same write as the family its correct password starts
-/// ([`super::NewFamily::login_refund`]), rather than in a write of its own.
+/// (a batch's [`WriteOp::LoginRefund`](super::WriteOp::LoginRefund)), rather than in a write of
+/// its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoginRefund {
     pub login: Login,

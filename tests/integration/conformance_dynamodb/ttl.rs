@@ -11,11 +11,12 @@ use token_domain::{Login, ACCESS_TOKEN_TTL_SECONDS, AUTH_TOKEN_TTL_SECONDS};
 use token_store::dynamodb::sdk::types::{AttributeValue, TimeToLiveStatus};
 use token_store::dynamodb::{DynamoStore, TTL_ATTRIBUTE};
 use token_store::prelude::*;
-use token_store::{AttemptLimit, Rotated};
+use token_store::AttemptLimit;
 use token_store_conformance::fixtures::stored_application_token;
 use token_store_conformance::records::{
     auth_token, legacy_token, now, rotation, unique_login, Bundle,
 };
+use token_store_conformance::writes::{rotate_refresh_token, Rotated};
 
 type Item = HashMap<String, AttributeValue>;
 
@@ -91,17 +92,18 @@ async fn expiring_items_carry_the_ttl_attribute() {
     let later = now + 10;
     let (successor, rotated_access) = bundle.successor(later, 1);
     assert_eq!(
-        store
-            .families()
-            .rotate_refresh_token(rotation(
+        rotate_refresh_token(
+            &store,
+            rotation(
                 family.id,
                 &refresh.token_hash,
                 &successor,
                 &rotated_access,
                 later,
-            ))
-            .await
-            .expect("rotate_refresh_token"),
+            ),
+            vec![],
+        )
+        .await,
         Rotated::Rotated
     );
     let family_item = raw_item(&store, &family_pk, "FAMILY").await;

@@ -12,7 +12,7 @@ use crate::domain::{
 };
 use crate::random::RandomExt;
 use crate::secrets::{PasswordHash, Secret};
-use crate::store::{EmailUpdate, FamilyRevoked, Inserted, StoreError};
+use crate::store::{revoke_family_recorded, EmailUpdate, FamilyRevoked, Inserted, StoreError};
 
 mod clients;
 
@@ -230,13 +230,8 @@ pub async fn revoke_family(ctx: &Context, id: &FamilyId) -> Result<(), AdminErro
         .client(family.client_id)
         .principal(family.principal_type, family.principal_id)
         .family(family.id);
-    let events = [event];
-    match ctx
-        .store
-        .families()
-        .revoke_family_recorded(id, now, &events)
-        .await?
-    {
+    let events = vec![event];
+    match revoke_family_recorded(ctx.store.as_ref(), id, now, events.clone()).await? {
         FamilyRevoked::Revoked => audit::logged(&events),
         FamilyRevoked::AlreadyRevoked => {}
         FamilyRevoked::NotFound => return Err(not_found("token family", id)),

@@ -31,11 +31,12 @@ use crate::domain::{
     PrincipalType, SecretCheck,
 };
 use crate::errors::{Denial, ExchangeCode, Refusal, ServerError};
+use crate::issuance::LegacyExchangeLink;
 use crate::issuance::{FamilyStart, FamilyTokens};
 use crate::params::TokenParams;
 use crate::secrets::TokenHash;
 use crate::services::Services;
-use crate::store::LegacyExchangeUpdate;
+use crate::store::LegacyLink;
 
 /// One exchange request, as read from HTTP.
 pub struct ExchangeRequest<'a> {
@@ -278,15 +279,17 @@ async fn start_family(
             grant: StartedBy::LegacyExchange,
             auth_time: None,
         };
-        let link = LegacyExchangeUpdate {
-            exchange: LegacyExchange {
-                token_hash: family.hash.clone(),
-                // Set to the new family's id by `Services::start_family_with_legacy_link`.
-                family_id: FamilyId::new(Uuid::nil()),
-                exchanged_at: services.ctx.clock.now(),
+        let link = LegacyExchangeLink {
+            link: LegacyLink {
+                exchange: LegacyExchange {
+                    token_hash: family.hash.clone(),
+                    // Set to the new family's id by `Issuer::start_family_with_legacy_link`.
+                    family_id: FamilyId::new(Uuid::nil()),
+                    exchanged_at: services.ctx.clock.now(),
+                },
+                previous_family: previous.as_ref().map(|p| p.family_id),
             },
-            previous_family: previous.as_ref().map(|p| p.family_id),
-            previous_revoked,
+            revoke_previous: previous.as_ref().map(|p| (p.family_id, previous_revoked)),
         };
         if let Some(issued) = services
             .issuer()

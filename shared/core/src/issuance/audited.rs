@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use crate::audit;
 use crate::domain::audit::{AuditEvent, AuditKind, RevocationReason};
 use crate::domain::{ClientId, Family, FamilyId, PrincipalId, PrincipalType};
-use crate::store::{FamilyOrigin, FamilyRevoked, StoreError};
+use crate::store::{revoke_family_recorded, FamilyOrigin, FamilyRevoked, StoreError};
 
 /// Whose a family is, as its audit events name it.
 #[derive(Debug, Clone, Copy)]
@@ -64,12 +64,13 @@ impl Issuer<'_> {
         let detected = also.map(|kind| self.family_event(kind, family_id, owner));
         let revoked = self.family_event(AuditKind::FamilyRevoked { reason }, family_id, owner);
         let events: Vec<AuditEvent> = detected.iter().cloned().chain([revoked]).collect();
-        let outcome = self
-            .ctx
-            .store
-            .families()
-            .revoke_family_recorded(&family_id, self.ctx.clock.now(), &events)
-            .await?;
+        let outcome = revoke_family_recorded(
+            self.ctx.store.as_ref(),
+            &family_id,
+            self.ctx.clock.now(),
+            events.clone(),
+        )
+        .await?;
         match (outcome, detected) {
             (FamilyRevoked::Revoked, _) => audit::logged(&events),
             (FamilyRevoked::AlreadyRevoked, Some(detected)) => {

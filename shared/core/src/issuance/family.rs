@@ -3,12 +3,13 @@
 
 use super::Issuer;
 use crate::audit;
+use crate::domain::audit::AuditEvent;
 use crate::domain::audit::AuditKind;
 use crate::domain::{Family, FamilyId};
 use crate::errors::ServerError;
 use crate::random::RandomExt;
 use crate::secrets::Secret;
-use crate::store::{FamilyCreated, LegacyExchangeUpdate, LoginRefund, NewFamily};
+use crate::store::{Committed, FamilyWrite, LegacyLink, LoginRefund, NewFamily, WriteBatch};
 
 use super::{family_tokens, FamilyStart, FamilyTokens};
 
@@ -42,7 +43,7 @@ impl Issuer<'_> {
     pub async fn start_family_with_legacy_link(
         &self,
         start: FamilyStart,
-        link: LegacyExchangeUpdate,
+        link: LegacyExchangeLink,
     ) -> Result<Option<FamilyTokens>, ServerError> {
         self.create_family(start, Some(link), None).await
     }
@@ -50,7 +51,7 @@ impl Issuer<'_> {
     async fn create_family(
         &self,
         start: FamilyStart,
-        link: Option<LegacyExchangeUpdate>,
+        link: Option<LegacyExchangeLink>,
         login_refund: Option<LoginRefund>,
     ) -> Result<Option<FamilyTokens>, ServerError> {
         let now = self.ctx.clock.now();
@@ -84,37 +85,62 @@ impl Issuer<'_> {
             jkt: start.jkt,
             auth_time: start.auth_time,
         };
-        let previous_revoked = link
-            .as_ref()
-            .map(|update| update.previous_revoked.clone())
-            .unwrap_or_default();
         let started = self.family_event(
             AuditKind::FamilyStarted { grant: start.grant },
             family_id,
             (&family).into(),
         );
-        let created = self
-            .ctx
-            .store
-            .families()
-            .create_family(NewFamily {
-                family: &family,
-                refresh_token: &refresh,
-                access_token: &access,
-                legacy_exchange: link.map(|mut update| {
-                    update.exchange.family_id = family_id;
-                    update
-                }),
-                login_refund,
-                audit: std::slice::from_ref(&started),
+        let mut batch = WriteBatch::new();
+        batch.require([
+            FamilyWrite::Start(NewFamily {
+                family,
+                refresh_token: refresh.clone(),
+                access_token: access.clone(),
             })
-            .await?;
-        if created == FamilyCreated::LegacyExchangeRaced {
-            return Ok(None);
+            .into(),
+            started.clone().into(),
+        ]);
+        // Nothing to take back once the attempt's window ended: the family is written anyway.
+        if let Some(refund) = login_refund {
+            batch.if_possible([refund.into()]);
+        }
+        let mut moved = None;
+        let mut revoked = None;
+        if let Some(mut link) = link {
+            link.link.exchange.family_id = family_id;
+            let exchanged_at = link.link.exchange.exchanged_at;
+            moved = Some(batch.require([link.link.into()]));
+            // Only a live family is revoked here, with its event: one revoked already (or gone)
+            // is left as it is, and the new family is written all the same.
+            if let Some((previous, events)) = link.revoke_previous {
+                revoked = Some((
+                    batch.if_possible([
+                        FamilyWrite::Revoke {
+                            id: previous,
+                            now: exchanged_at,
+                        }
+                        .into(),
+                        events.clone().into(),
+                    ]),
+                    events,
+                ));
+            }
+        }
+        let committed = self.ctx.store.writes().commit(batch).await?;
+        match committed {
+            Committed::Applied { .. } => {}
+            Committed::Refused(part) if Some(part) == moved => return Ok(None),
+            Committed::Refused(_) | Committed::Limited { .. } => {
+                return Err(ServerError::internal(
+                    "the store refused a new family's write without a condition that can fail",
+                ))
+            }
         }
         audit::logged(&[started]);
-        if created == FamilyCreated::CreatedRevokingPrevious {
-            audit::logged(&previous_revoked);
+        if let Some((part, events)) = revoked {
+            if committed.applied(part) {
+                audit::logged(&events);
+            }
         }
         Ok(Some(family_tokens(
             access_token,
@@ -125,4 +151,12 @@ impl Issuer<'_> {
             start.auth_time,
         )))
     }
+}
+
+/// A legacy exchange's link to the family it starts, and the family the previous exchange
+/// created, to revoke with its `family.revoked` events if it is still live.
+#[derive(Debug, Clone)]
+pub struct LegacyExchangeLink {
+    pub link: LegacyLink,
+    pub revoke_previous: Option<(FamilyId, Vec<AuditEvent>)>,
 }

@@ -11,6 +11,7 @@ mod refresh;
 mod scope;
 
 pub use audited::FamilyOwner;
+pub use family::LegacyExchangeLink;
 pub use scope::{requested_family_scopes, requested_scopes};
 
 use uuid::Uuid;
@@ -216,7 +217,7 @@ impl Issuer<'_> {
         // request costs a signature (about 30 µs), less than the second write cost every request.
         let access_token = self.codec.encode(&access).await?;
         limiter
-            .count_with_access_token(self.ctx.store.families(), limit, &subject, &access, now)
+            .count_with_access_token(self.ctx.store.as_ref(), limit, &subject, &access, now)
             .await?;
         Ok(IssuedTokens::application(access_token, access))
     }

@@ -12,7 +12,9 @@ use crate::domain::audit::{AuditEvent, AuditKind};
 use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, Scopes};
 use crate::errors::ServerError;
 use crate::secrets::Secret;
-use crate::store::{FamilyOrigin, RefreshTokenWithOrigin, Renewal, Renewed, Rotated, Rotation};
+use crate::store::{
+    FamilyOrigin, FamilyWrite, RefreshTokenWithOrigin, Renewal, Rotation, StoreError, WriteBatch,
+};
 
 use super::{family_tokens, IssuedTokens};
 
@@ -71,26 +73,16 @@ impl Issuer<'_> {
             )
         };
         let refresh = self.refresh_of(token, generation, scopes, jkt).await?;
-        let outcome = self
-            .ctx
-            .store
-            .families()
-            .rotate_refresh_token(Rotation {
-                family_id: current.family_id,
-                presented: &current.token_hash,
-                successor: &successor,
-                access_token: &refresh.access,
-                now: self.ctx.clock.now(),
-                origin: Some(origin),
-                audit: std::slice::from_ref(&refresh.event),
-            })
-            .await?;
-        Ok(refresh.answer(
-            outcome == Rotated::Rotated,
-            refresh_token,
-            &successor,
-            origin,
-        ))
+        let rotation = FamilyWrite::Rotate(Rotation {
+            family_id: current.family_id,
+            presented: current.token_hash.clone(),
+            successor: successor.clone(),
+            access_token: refresh.access.clone(),
+            now: self.ctx.clock.now(),
+            origin: Some(origin.clone()),
+        });
+        let landed = self.commit_with_event(rotation, &refresh.event).await?;
+        Ok(refresh.answer(landed, refresh_token, &successor, origin))
     }
 
     /// A retry of a rotation that already happened (docs/decisions.md, "Refresh tokens"): the same
@@ -151,25 +143,27 @@ impl Issuer<'_> {
         let refresh = self
             .refresh_of(token, record.generation, scopes, jkt)
             .await?;
-        let outcome = self
-            .ctx
-            .store
-            .families()
-            .renew_refresh_token(Renewal {
-                family_id: record.family_id,
-                presented: &record.token_hash,
-                expires_at: renewed.expires_at,
-                access_token: &refresh.access,
-                now,
-                audit: std::slice::from_ref(&refresh.event),
-            })
-            .await?;
-        Ok(refresh.answer(
-            outcome == Renewed::Renewed,
-            presented.clone(),
-            &renewed,
-            &token.origin,
-        ))
+        let renewal = FamilyWrite::Renew(Renewal {
+            family_id: record.family_id,
+            presented: record.token_hash.clone(),
+            expires_at: renewed.expires_at,
+            access_token: refresh.access.clone(),
+            now,
+        });
+        let landed = self.commit_with_event(renewal, &refresh.event).await?;
+        Ok(refresh.answer(landed, presented.clone(), &renewed, &token.origin))
+    }
+
+    /// Writes a rotation or a renewal with its event: `false` when its condition failed (the
+    /// token is no longer current, or the family is revoked or expired) and nothing was written.
+    async fn commit_with_event(
+        &self,
+        write: FamilyWrite,
+        event: &AuditEvent,
+    ) -> Result<bool, StoreError> {
+        let batch = WriteBatch::of([write.into(), event.clone().into()]);
+        let committed = self.ctx.store.writes().commit(batch).await?;
+        Ok(matches!(committed, crate::store::Committed::Applied { .. }))
     }
 
     /// What a rotation and a renewal both write besides the refresh token: the access token

@@ -5,21 +5,44 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 
 use super::DynamoStore;
-use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+use aws_sdk_dynamodb::types::{Put, PutRequest, TransactWriteItem, WriteRequest};
 use futures::stream::{self, StreamExt, TryStreamExt};
 
-use super::codec::{keys, to_item};
+use super::codec::{keys, s, to_item};
 use super::errors::build_error;
 use crate::clock::UnixTime;
 use crate::domain::{ConsumerKey, LegacyApp, LegacyExchange, LegacyToken};
 use crate::secrets::TokenHash;
-use crate::{LegacyStore, StoreResult};
+use crate::{LegacyLink, LegacyStore, StoreResult};
 
 /// BatchWriteItem's limit.
 const BATCH_SIZE: usize = 25;
 /// Batches of a legacy import in flight at once: enough to import 100,000 tokens in well under a
 /// minute, few enough not to trip on-demand throttling on a fresh table.
 const BATCHES_IN_FLIGHT: usize = 12;
+
+impl DynamoStore {
+    /// A batch's move of an exchange link: its condition holds only while the link still points
+    /// where the caller saw it, so of two concurrent exchanges of one legacy token one wins and
+    /// the other writes nothing.
+    pub(super) fn legacy_link_item(&self, link: &LegacyLink) -> StoreResult<TransactWriteItem> {
+        let mut put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(to_item(
+                &link.exchange,
+                keys::legacy_exchange(&link.exchange.token_hash),
+            )?));
+        put = match &link.previous_family {
+            None => put.condition_expression("attribute_not_exists(pk)"),
+            Some(previous) => put
+                .condition_expression("family_id = :previous")
+                .expression_attribute_values(":previous", s(previous.to_string())),
+        };
+        Ok(TransactWriteItem::builder()
+            .put(put.build().map_err(build_error)?)
+            .build())
+    }
+}
 
 #[async_trait]
 impl LegacyStore for DynamoStore {

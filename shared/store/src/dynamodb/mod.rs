@@ -45,6 +45,7 @@ use aws_sdk_dynamodb::Client;
 mod audit;
 mod auth_tokens;
 mod authorization_codes;
+mod batch;
 mod clients;
 mod codec;
 mod errors;

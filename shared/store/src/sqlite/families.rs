@@ -3,16 +3,13 @@
 use async_trait::async_trait;
 use rusqlite::{params, OptionalExtension};
 
-use super::audit::insert_audit_events;
-use super::rate_limits::count_hit_in;
 use super::{from_json, hash_from_column, id_to_sql, map_err, to_json, SqliteStore};
 use crate::clock::UnixTime;
-use crate::domain::audit::AuditEvent;
 use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, TokenId};
 use crate::secrets::TokenHash;
 use crate::{
-    FamilyCreated, FamilyOrigin, FamilyRevoked, FamilyStore, Hit, NewFamily, RateKey, RateLimit,
-    RefreshTokenWithOrigin, Renewal, Renewed, Rotated, Rotation, StoreResult,
+    FamilyOrigin, FamilyStore, FamilyWrite, NewFamily, RefreshTokenWithOrigin, Renewal, Rotation,
+    StoreResult,
 };
 
 /// A family row: the body laid under the mutable columns.
@@ -86,103 +83,117 @@ fn insert_access_token(
     tx: &rusqlite::Transaction<'_>,
     record: &AccessTokenRecord,
 ) -> StoreResult<()> {
-    upsert_access_token(tx, access_token_params(record)?)
-}
-
-/// Writes an access token's row from its [`access_token_params`] (made before the write, off
-/// the connection, where the caller can).
-fn upsert_access_token(
-    tx: &rusqlite::Transaction<'_>,
-    params: impl rusqlite::Params,
-) -> StoreResult<()> {
+    let params = access_token_params(record)?;
     tx.prepare_cached(UPSERT_ACCESS_TOKEN)
         .and_then(|mut stmt| stmt.execute(params))
         .map_err(map_err)?;
     Ok(())
 }
 
+/// Runs a batch's family operation in its transaction: `false` when its condition failed (the
+/// batch rolls back whatever it wrote).
+pub(super) fn apply_in(tx: &rusqlite::Transaction<'_>, write: &FamilyWrite) -> StoreResult<bool> {
+    match write {
+        FamilyWrite::Start(new) => start_in(tx, new).map(|()| true),
+        FamilyWrite::Rotate(rotation) => rotate_in(tx, rotation),
+        FamilyWrite::Renew(renewal) => renew_in(tx, renewal),
+        FamilyWrite::Revoke { id, now } => {
+            let revoked = tx
+                .prepare_cached(
+                    "UPDATE families SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+                )
+                .and_then(|mut stmt| stmt.execute(params![id_to_sql(id), now]))
+                .map_err(map_err)?;
+            Ok(revoked > 0)
+        }
+        FamilyWrite::PutAccessToken(record) => insert_access_token(tx, record).map(|()| true),
+    }
+}
+
+fn start_in(tx: &rusqlite::Transaction<'_>, new: &NewFamily) -> StoreResult<()> {
+    let family = &new.family;
+    let body = to_json(family)?;
+    // A plain INSERT: an id collision is a bug, and must not overwrite a family.
+    tx.prepare_cached(
+        "INSERT INTO families (id, current_token, generation, expires_at, revoked_at, body)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )
+    .and_then(|mut stmt| {
+        stmt.execute(params![
+            id_to_sql(&family.id),
+            family.current_token.to_hex(),
+            family.generation,
+            family.expires_at,
+            family.revoked_at,
+            body,
+        ])
+    })
+    .map_err(map_err)?;
+    insert_refresh_token(tx, &new.refresh_token)?;
+    insert_access_token(tx, &new.access_token)
+}
+
+/// `rotation.origin` is not copied: the family's row has it, joined on read.
+fn rotate_in(tx: &rusqlite::Transaction<'_>, rotation: &Rotation) -> StoreResult<bool> {
+    let successor = &rotation.successor;
+    let presented = rotation.presented.to_hex();
+    // The condition is the whole race protection: of concurrent rotations of one token only the
+    // first sees it current, whichever process or connection it comes from.
+    let changed = tx
+        .prepare_cached(
+            "UPDATE families SET current_token = ?1, generation = ?2, expires_at = ?3
+             WHERE id = ?4 AND current_token = ?5 AND revoked_at IS NULL AND expires_at > ?6",
+        )
+        .and_then(|mut stmt| {
+            stmt.execute(params![
+                successor.token_hash.to_hex(),
+                successor.generation,
+                successor.expires_at,
+                id_to_sql(&rotation.family_id),
+                presented,
+                rotation.now,
+            ])
+        })
+        .map_err(map_err)?;
+    if changed == 0 {
+        return Ok(false);
+    }
+    tx.prepare_cached("UPDATE refresh_tokens SET rotated_at = ?2 WHERE token_hash = ?1")
+        .and_then(|mut stmt| stmt.execute(params![presented, rotation.now]))
+        .map_err(map_err)?;
+    insert_refresh_token(tx, successor)?;
+    insert_access_token(tx, &rotation.access_token)?;
+    Ok(true)
+}
+
+fn renew_in(tx: &rusqlite::Transaction<'_>, renewal: &Renewal) -> StoreResult<bool> {
+    let presented = renewal.presented.to_hex();
+    let changed = tx
+        .prepare_cached(
+            "UPDATE families SET expires_at = ?1
+             WHERE id = ?2 AND current_token = ?3 AND revoked_at IS NULL AND expires_at > ?4",
+        )
+        .and_then(|mut stmt| {
+            stmt.execute(params![
+                renewal.expires_at,
+                id_to_sql(&renewal.family_id),
+                presented,
+                renewal.now
+            ])
+        })
+        .map_err(map_err)?;
+    if changed == 0 {
+        return Ok(false);
+    }
+    tx.prepare_cached("UPDATE refresh_tokens SET expires_at = ?2 WHERE token_hash = ?1")
+        .and_then(|mut stmt| stmt.execute(params![presented, renewal.expires_at]))
+        .map_err(map_err)?;
+    insert_access_token(tx, &renewal.access_token)?;
+    Ok(true)
+}
+
 #[async_trait]
 impl FamilyStore for SqliteStore {
-    async fn create_family(&self, new: NewFamily<'_>) -> StoreResult<FamilyCreated> {
-        let family = new.family.clone();
-        let family_body = to_json(&family)?;
-        let refresh = new.refresh_token.clone();
-        let access = new.access_token.clone();
-        let exchange = new.legacy_exchange.clone();
-        let refund = new.login_refund.clone();
-        let audit = new.audit.to_vec();
-        self.write_tx(move |tx| {
-            if let Some(update) = &exchange {
-                let linked: Option<String> = tx
-                    .prepare_cached("SELECT family_id FROM legacy_exchanges WHERE token_hash = ?1")
-                    .and_then(|mut stmt| {
-                        stmt.query_row([update.exchange.token_hash.to_hex()], |row| row.get(0))
-                            .optional()
-                    })
-                    .map_err(map_err)?;
-                let seen = update.previous_family.as_ref().map(id_to_sql);
-                if linked != seen {
-                    // Checked before any write, so losing leaves nothing behind.
-                    return Ok(FamilyCreated::LegacyExchangeRaced);
-                }
-            }
-
-            // A plain INSERT: an id collision is a bug, and must not overwrite a family.
-            tx.prepare_cached(
-                "INSERT INTO families (id, current_token, generation, expires_at, revoked_at, body)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )
-            .and_then(|mut stmt| {
-                stmt.execute(params![
-                    id_to_sql(&family.id),
-                    family.current_token.to_hex(),
-                    family.generation,
-                    family.expires_at,
-                    family.revoked_at,
-                    family_body,
-                ])
-            })
-            .map_err(map_err)?;
-            insert_refresh_token(tx, &refresh)?;
-            insert_access_token(tx, &access)?;
-            if let Some(refund) = &refund {
-                super::lockout::refund_in(tx, refund)?;
-            }
-
-            if let Some(update) = &exchange {
-                tx.prepare_cached(
-                    "INSERT OR REPLACE INTO legacy_exchanges (token_hash, family_id, exchanged_at)
-                     VALUES (?1, ?2, ?3)",
-                )
-                .and_then(|mut stmt| {
-                    stmt.execute(params![
-                        update.exchange.token_hash.to_hex(),
-                        id_to_sql(&update.exchange.family_id),
-                        update.exchange.exchanged_at,
-                    ])
-                })
-                .map_err(map_err)?;
-                if let Some(previous) = &update.previous_family {
-                    // Only a live family is revoked here, and only then is its event written.
-                    let revoked = tx
-                        .execute(
-                            "UPDATE families SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
-                            params![id_to_sql(previous), update.exchange.exchanged_at],
-                        )
-                        .map_err(map_err)?;
-                    if revoked > 0 {
-                        insert_audit_events(tx, &audit)?;
-                        insert_audit_events(tx, &update.previous_revoked)?;
-                        return Ok(FamilyCreated::CreatedRevokingPrevious);
-                    }
-                }
-            }
-            insert_audit_events(tx, &audit)?;
-            Ok(FamilyCreated::Created)
-        })
-        .await
-    }
-
     async fn get_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<Option<Family>> {
         let id = id_to_sql(id);
         self.read(move |conn| {
@@ -272,134 +283,21 @@ impl FamilyStore for SqliteStore {
         .await
     }
 
-    async fn rotate_refresh_token(&self, rotation: Rotation<'_>) -> StoreResult<Rotated> {
-        // `rotation.origin` is not copied: the family's row has it, joined on read.
-        let family_id = id_to_sql(&rotation.family_id);
-        let presented = rotation.presented.to_hex();
-        let successor = rotation.successor.clone();
-        let access = rotation.access_token.clone();
-        let now = rotation.now;
-        let audit = rotation.audit.to_vec();
-        self.write_tx(move |tx| {
-            // The condition is the whole race protection: of concurrent rotations of one token
-            // only the first sees it current, whichever process or connection it comes from.
-            let changed = tx
-                .prepare_cached(
-                    "UPDATE families SET current_token = ?1, generation = ?2, expires_at = ?3
-                     WHERE id = ?4 AND current_token = ?5 AND revoked_at IS NULL
-                       AND expires_at > ?6",
-                )
-                .and_then(|mut stmt| {
-                    stmt.execute(params![
-                        successor.token_hash.to_hex(),
-                        successor.generation,
-                        successor.expires_at,
-                        family_id,
-                        presented,
-                        now,
-                    ])
-                })
-                .map_err(map_err)?;
-            if changed == 0 {
-                return Ok(Rotated::NotCurrent);
-            }
-            tx.prepare_cached("UPDATE refresh_tokens SET rotated_at = ?2 WHERE token_hash = ?1")
-                .and_then(|mut stmt| stmt.execute(params![presented, now]))
-                .map_err(map_err)?;
-            insert_refresh_token(tx, &successor)?;
-            insert_access_token(tx, &access)?;
-            insert_audit_events(tx, &audit)?;
-            Ok(Rotated::Rotated)
-        })
-        .await
-    }
-
-    async fn renew_refresh_token(&self, renewal: Renewal<'_>) -> StoreResult<Renewed> {
-        let family_id = id_to_sql(&renewal.family_id);
-        let presented = renewal.presented.to_hex();
-        let access = renewal.access_token.clone();
-        let (expires_at, now) = (renewal.expires_at, renewal.now);
-        let audit = renewal.audit.to_vec();
-        self.write_tx(move |tx| {
-            let changed = tx
-                .prepare_cached(
-                    "UPDATE families SET expires_at = ?1
-                     WHERE id = ?2 AND current_token = ?3 AND revoked_at IS NULL
-                       AND expires_at > ?4",
-                )
-                .and_then(|mut stmt| stmt.execute(params![expires_at, family_id, presented, now]))
-                .map_err(map_err)?;
-            if changed == 0 {
-                return Ok(Renewed::NotCurrent);
-            }
-            tx.prepare_cached("UPDATE refresh_tokens SET expires_at = ?2 WHERE token_hash = ?1")
-                .and_then(|mut stmt| stmt.execute(params![presented, expires_at]))
-                .map_err(map_err)?;
-            insert_access_token(tx, &access)?;
-            insert_audit_events(tx, &audit)?;
-            Ok(Renewed::Renewed)
-        })
-        .await
-    }
-
-    async fn revoke_family_recorded(
-        &self,
-        id: &FamilyId,
-        now: UnixTime,
-        audit: &[AuditEvent],
-    ) -> StoreResult<FamilyRevoked> {
+    async fn revoke_family(&self, id: &FamilyId, now: UnixTime) -> StoreResult<bool> {
         let id = id_to_sql(id);
-        let audit = audit.to_vec();
-        self.write_tx(move |tx| {
-            let revoked = tx
-                .prepare_cached(
-                    "UPDATE families SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
-                )
-                .and_then(|mut stmt| stmt.execute(params![id, now]))
-                .map_err(map_err)?;
-            if revoked > 0 {
-                insert_audit_events(tx, &audit)?;
-                return Ok(FamilyRevoked::Revoked);
-            }
-            // Already revoked (the first revocation time stays), or no such family.
-            let exists = tx
-                .prepare_cached("SELECT 1 FROM families WHERE id = ?1")
-                .and_then(|mut stmt| stmt.exists([&id]))
-                .map_err(map_err)?;
-            Ok(if exists {
-                FamilyRevoked::AlreadyRevoked
-            } else {
-                FamilyRevoked::NotFound
-            })
-        })
-        .await
+        let changed = self
+            .execute(
+                "UPDATE families SET revoked_at = coalesce(revoked_at, ?2) WHERE id = ?1",
+                (id, now),
+            )
+            .await?;
+        Ok(changed > 0)
     }
 
     async fn put_access_token(&self, record: &AccessTokenRecord) -> StoreResult<()> {
         let params = access_token_params(record)?;
         self.execute(UPSERT_ACCESS_TOKEN, params).await?;
         Ok(())
-    }
-
-    /// One write instead of two: a write's queueing, savepoint and share of a commit cost more
-    /// than its statement (docs/benchmarks.md, "Where a client_credentials request's CPU goes").
-    async fn put_counted_access_token(
-        &self,
-        record: &AccessTokenRecord,
-        key: &RateKey,
-        limit: RateLimit,
-        now: UnixTime,
-    ) -> StoreResult<Hit> {
-        let params = access_token_params(record)?;
-        let key = key.stored();
-        self.write_tx(move |tx| {
-            let hit = count_hit_in(tx, &key, limit, now)?;
-            if let Hit::Counted { .. } = hit {
-                upsert_access_token(tx, params)?;
-            }
-            Ok(hit)
-        })
-        .await
     }
 
     async fn get_access_token(

@@ -3,15 +3,45 @@
 use async_trait::async_trait;
 use rusqlite::OptionalExtension;
 
+use super::id_to_sql;
 use super::{map_err, to_json, SqliteStore};
 use crate::clock::UnixTime;
 use crate::domain::{ConsumerKey, FamilyId, LegacyApp, LegacyExchange, LegacyToken};
 use crate::secrets::TokenHash;
-use crate::{LegacyStore, StoreError, StoreResult};
+use crate::{LegacyLink, LegacyStore, StoreError, StoreResult};
 
 /// Rows per transaction in a legacy import: large enough that a commit's fsync is amortised,
 /// small enough that the other process never waits long for the write lock.
 const IMPORT_BATCH: usize = 1_000;
+
+/// Moves an exchange link inside a batch's transaction: `false` when the link is no longer
+/// where the caller saw it (another exchange moved it first), checked before writing.
+pub(super) fn move_link_in(tx: &rusqlite::Transaction<'_>, link: &LegacyLink) -> StoreResult<bool> {
+    let exchange = &link.exchange;
+    let linked: Option<String> = tx
+        .prepare_cached("SELECT family_id FROM legacy_exchanges WHERE token_hash = ?1")
+        .and_then(|mut stmt| {
+            stmt.query_row([exchange.token_hash.to_hex()], |row| row.get(0))
+                .optional()
+        })
+        .map_err(map_err)?;
+    if linked != link.previous_family.as_ref().map(id_to_sql) {
+        return Ok(false);
+    }
+    tx.prepare_cached(
+        "INSERT OR REPLACE INTO legacy_exchanges (token_hash, family_id, exchanged_at)
+         VALUES (?1, ?2, ?3)",
+    )
+    .and_then(|mut stmt| {
+        stmt.execute(rusqlite::params![
+            exchange.token_hash.to_hex(),
+            id_to_sql(&exchange.family_id),
+            exchange.exchanged_at,
+        ])
+    })
+    .map_err(map_err)?;
+    Ok(true)
+}
 
 #[async_trait]
 impl LegacyStore for SqliteStore {

@@ -13,14 +13,16 @@ use crate::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore, LoginRefund, St
 const REFUND: &str = "UPDATE login_attempts SET attempts = attempts - 1
      WHERE login = ?1 AND window_start = ?2 AND attempts > 0";
 
-/// [`LockoutStore::refund_login_attempt`] inside another write's transaction (the family's).
-pub(super) fn refund_in(tx: &rusqlite::Transaction<'_>, refund: &LoginRefund) -> StoreResult<()> {
-    tx.prepare_cached(REFUND)
+/// [`LockoutStore::refund_login_attempt`] inside a batch's transaction: `false` when there was
+/// nothing to take back (the attempt's window ended).
+pub(super) fn refund_in(tx: &rusqlite::Transaction<'_>, refund: &LoginRefund) -> StoreResult<bool> {
+    let changed = tx
+        .prepare_cached(REFUND)
         .and_then(|mut stmt| {
             stmt.execute(params![refund.login.as_str(), refund.attempt.window_start])
         })
         .map_err(map_err)?;
-    Ok(())
+    Ok(changed > 0)
 }
 
 #[async_trait]

@@ -35,6 +35,7 @@ use writer::Writer;
 mod audit;
 mod auth_tokens;
 mod authorization_codes;
+mod batch;
 mod clients;
 mod families;
 mod legacy;

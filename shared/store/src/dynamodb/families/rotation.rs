@@ -5,25 +5,25 @@ use super::super::codec::{key, keys};
 use super::super::DynamoStore;
 use crate::domain::{Family, FamilyId};
 use crate::secrets::TokenHash;
-use crate::{Failure, Rotated, Rotation, StoreError, StoreResult};
+use crate::{Failure, Rotation, StoreError, StoreResult};
 
 /// The `ClientRequestToken` of the rotation to `generation`: every attempt at that rotation,
 /// whichever request makes it, carries the same one, so DynamoDB applies at most one of them
 /// and an SDK resubmission after a lost answer cannot fail against its own write.
-pub(super) fn rotation_request_token(family_id: &FamilyId, generation: u32) -> String {
+pub(in super::super) fn rotation_request_token(family_id: &FamilyId, generation: u32) -> String {
     let digest = TokenHash::of(&format!("rotate-refresh-token/{family_id}/{generation}"));
     digest.to_hex()[..36].to_owned()
 }
 
 impl DynamoStore {
-    /// Resolves a rotation whose outcome is unknown by reading the family back: the successor
-    /// is derived, so whether it is current is a comparison. Still the presented token: nothing
-    /// landed, and the caller's 503 invites a retry, which is safe.
-    pub(super) async fn read_back_rotation(
+    /// Resolves a rotation whose outcome is unknown by reading the family back (`true`: it
+    /// happened): the successor is derived, so whether it is current is a comparison. Still the
+    /// presented token: nothing landed, and the caller's 503 invites a retry, which is safe.
+    pub(in super::super) async fn read_back_rotation(
         &self,
-        rotation: &Rotation<'_>,
+        rotation: &Rotation,
         reason: Failure,
-    ) -> StoreResult<Rotated> {
+    ) -> StoreResult<bool> {
         let family = self
             .get::<Family>(
                 "RotateRefreshTokenReadBack",
@@ -40,18 +40,14 @@ impl DynamoStore {
                     .await?
                     .is_some();
                 tracing::info!(family_id = %rotation.family_id, ours, "ambiguous rotation resolved");
-                Ok(if ours {
-                    Rotated::Rotated
-                } else {
-                    Rotated::NotCurrent
-                })
+                Ok(ours)
             }
             Some(family)
-                if &family.current_token == rotation.presented && family.revoked_at.is_none() =>
+                if family.current_token == rotation.presented && family.revoked_at.is_none() =>
             {
                 Err(StoreError::Unavailable(reason))
             }
-            _ => Ok(Rotated::NotCurrent),
+            _ => Ok(false),
         }
     }
 }

@@ -1,0 +1,207 @@
+//! One unit of work for writes that span aggregates: a [`WriteBatch`] to which each aggregate
+//! adds its typed operations ([`FamilyWrite`], audit events, a [`LoginRefund`], a [`LegacyLink`],
+//! a rate count first), committed at once by [`BatchWrites::commit`]: one `TransactWriteItems`
+//! on DynamoDB, one transaction on SQLite.
+//!
+//! A batch is made of parts. A *required* part's conditions decide the batch: if one fails,
+//! nothing is written and the commit answers [`Committed::Refused`] naming that part (a rotation
+//! whose token is no longer current, a legacy link another exchange moved). An *optional* part
+//! is written only if its own conditions hold and the rest does not depend on it (taking back a
+//! login attempt whose window has ended, revoking a family someone else revoked first): the
+//! commit lists it as skipped. Conditions that only guard integrity (a new item's id is free, a
+//! token being rotated exists) are not outcomes: one failing is the store's error.
+//!
+//! A rate count ([`WriteBatch::count_first`]) goes before everything else and gates it: at its
+//! limit, nothing else is written ([`Committed::Limited`]). On DynamoDB it is its own
+//! `UpdateItem` (a transaction cannot return the count, and would cost twice the write units);
+//! on SQLite it is in the same transaction.
+
+use async_trait::async_trait;
+
+use super::{FamilyWrite, LegacyLink, LoginRefund, RateKey, RateLimit, StoreResult};
+use crate::clock::UnixTime;
+use crate::domain::audit::AuditEvent;
+
+/// One aggregate's operation in a batch.
+#[derive(Debug, Clone)]
+pub enum WriteOp {
+    /// Boxed: a family's records are most of a batch's bytes, the other operations small.
+    Family(Box<FamilyWrite>),
+    /// New audit events, each filed under its subjects.
+    Audit(Vec<AuditEvent>),
+    /// Takes back a login attempt; its condition: the attempt's window is still the counter's.
+    LoginRefund(LoginRefund),
+    /// Moves a legacy token's exchange link; its condition: the link is still where the caller
+    /// saw it.
+    LegacyLink(LegacyLink),
+}
+
+impl WriteOp {
+    /// The name the write is measured and logged under (its DynamoDB operation's, where a batch
+    /// replaced a method of that name).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Family(write) => write.name(),
+            Self::Audit(_) => "PutAuditEvent",
+            Self::LoginRefund(_) => "RefundLoginAttempt",
+            Self::LegacyLink(_) => "CreateFamily",
+        }
+    }
+}
+
+impl From<FamilyWrite> for WriteOp {
+    fn from(write: FamilyWrite) -> Self {
+        Self::Family(Box::new(write))
+    }
+}
+
+impl From<Vec<AuditEvent>> for WriteOp {
+    fn from(events: Vec<AuditEvent>) -> Self {
+        Self::Audit(events)
+    }
+}
+
+impl From<AuditEvent> for WriteOp {
+    fn from(event: AuditEvent) -> Self {
+        Self::Audit(vec![event])
+    }
+}
+
+impl From<LoginRefund> for WriteOp {
+    fn from(refund: LoginRefund) -> Self {
+        Self::LoginRefund(refund)
+    }
+}
+
+impl From<LegacyLink> for WriteOp {
+    fn from(link: LegacyLink) -> Self {
+        Self::LegacyLink(link)
+    }
+}
+
+/// Which part of a batch a [`Committed`] speaks of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartId(usize);
+
+impl PartId {
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
+/// Operations that stand or fall together.
+#[derive(Debug, Clone)]
+pub struct Part {
+    pub ops: Vec<WriteOp>,
+    /// A failed condition refuses the batch (`true`), or only skips this part (`false`).
+    pub required: bool,
+}
+
+/// The rate count a batch starts with.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    pub key: RateKey,
+    pub limit: RateLimit,
+    pub now: UnixTime,
+}
+
+/// Writes to commit at once; see the module's documentation.
+#[derive(Debug, Clone, Default)]
+pub struct WriteBatch {
+    gate: Option<Gate>,
+    parts: Vec<Part>,
+}
+
+impl WriteBatch {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A batch of one required part.
+    pub fn of(ops: impl IntoIterator<Item = WriteOp>) -> Self {
+        let mut batch = Self::new();
+        batch.require(ops);
+        batch
+    }
+
+    /// Counts one hit on `key` (as [`RateLimitStore::count_hit`](super::RateLimitStore::count_hit))
+    /// before anything else, and writes the rest only if it was counted.
+    pub fn count_first(&mut self, key: RateKey, limit: RateLimit, now: UnixTime) -> &mut Self {
+        self.gate = Some(Gate { key, limit, now });
+        self
+    }
+
+    /// Operations whose conditions decide the whole batch.
+    pub fn require(&mut self, ops: impl IntoIterator<Item = WriteOp>) -> PartId {
+        self.push(ops, true)
+    }
+
+    /// Operations written only if their own conditions hold.
+    pub fn if_possible(&mut self, ops: impl IntoIterator<Item = WriteOp>) -> PartId {
+        self.push(ops, false)
+    }
+
+    fn push(&mut self, ops: impl IntoIterator<Item = WriteOp>, required: bool) -> PartId {
+        self.parts.push(Part {
+            ops: ops.into_iter().collect(),
+            required,
+        });
+        PartId(self.parts.len() - 1)
+    }
+
+    pub fn gate(&self) -> Option<&Gate> {
+        self.gate.as_ref()
+    }
+
+    /// The parts, in order, each with its id.
+    pub fn parts(&self) -> impl Iterator<Item = (PartId, &Part)> {
+        self.parts
+            .iter()
+            .enumerate()
+            .map(|(i, part)| (PartId(i), part))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.parts.iter().all(|part| part.ops.is_empty())
+    }
+
+    /// The name of the batch's first operation: what the commit is measured and logged as.
+    pub fn name(&self) -> &'static str {
+        self.parts
+            .iter()
+            .find_map(|part| part.ops.first())
+            .map_or("WriteBatch", WriteOp::name)
+    }
+}
+
+/// What a commit did. A failed condition is one of these outcomes, never an error.
+#[must_use]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Committed {
+    /// Every required part was written, with the optional parts not in `skipped`.
+    Applied {
+        skipped: Vec<PartId>,
+        /// The gate's count in its window, this hit included (`None`: the batch had no gate).
+        counted: Option<u32>,
+    },
+    /// This required part's condition failed: nothing of the batch was written (a gate's hit
+    /// stays counted: the request was made).
+    Refused(PartId),
+    /// The gate's limit was reached: nothing was written or counted. Its window ends
+    /// `retry_after` seconds from the gate's `now` (at least 1).
+    Limited { retry_after: i64 },
+}
+
+impl Committed {
+    /// Whether `part` was written.
+    pub fn applied(&self, part: PartId) -> bool {
+        matches!(self, Self::Applied { skipped, .. } if !skipped.contains(&part))
+    }
+}
+
+#[async_trait]
+pub trait BatchWrites: Send + Sync {
+    /// Commits `batch` as one write. An error means nothing of it is known to have been written
+    /// (`Unavailable`: the same request may be retried).
+    async fn commit(&self, batch: WriteBatch) -> StoreResult<Committed>;
+}

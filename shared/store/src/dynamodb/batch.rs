@@ -1,0 +1,161 @@
+//! A [`WriteBatch`] on DynamoDB: the gate's count as its own `UpdateItem` first, then every part
+//! in one `TransactWriteItems`. An optional part whose condition fails is dropped and the
+//! transaction made again without it; a required one refuses the batch.
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::TransactWriteItem;
+
+use super::families::{rotation_request_token, BatchItem};
+use super::requests::Transaction;
+use super::DynamoStore;
+use crate::{
+    BatchWrites, Committed, FamilyWrite, Hit, PartId, RateLimitStore, Rotation, StoreError,
+    StoreResult, WriteBatch, WriteOp,
+};
+
+#[async_trait]
+impl BatchWrites for DynamoStore {
+    async fn commit(&self, batch: WriteBatch) -> StoreResult<Committed> {
+        let counted = match batch.gate() {
+            None => None,
+            Some(gate) => match self.count_hit(&gate.key, gate.limit, gate.now).await? {
+                Hit::Counted { count } => Some(count),
+                Hit::Refused { retry_after } => return Ok(Committed::Limited { retry_after }),
+            },
+        };
+        // One access token alone is a plain put: a transaction would cost twice the write units.
+        if let [(_, part)] = batch.parts().collect::<Vec<_>>()[..] {
+            if let [WriteOp::Family(write)] = &part.ops[..] {
+                if let FamilyWrite::PutAccessToken(record) = &**write {
+                    crate::FamilyStore::put_access_token(self, record).await?;
+                    return Ok(Committed::Applied {
+                        skipped: Vec::new(),
+                        counted,
+                    });
+                }
+            }
+        }
+        let mut skipped: Vec<PartId> = Vec::new();
+        loop {
+            let built = self.build(&batch, &skipped)?;
+            if built.items.is_empty() {
+                return Ok(Committed::Applied { skipped, counted });
+            }
+            let owners = built.owners.clone();
+            match self.transact_batch(&batch, built).await? {
+                Transaction::Committed => return Ok(Committed::Applied { skipped, counted }),
+                Transaction::ConditionsFailed(failed) => {
+                    let failed_parts = decisive_parts(&batch, &owners, &failed)?;
+                    if let Some(required) = failed_parts.iter().find(|id| is_required(&batch, **id))
+                    {
+                        return Ok(Committed::Refused(*required));
+                    }
+                    skipped.extend(failed_parts);
+                }
+            }
+        }
+    }
+}
+
+/// A batch's transaction: its items, and for each the part it belongs to and whether its
+/// condition decides an outcome.
+struct Built<'a> {
+    items: Vec<TransactWriteItem>,
+    owners: Vec<(PartId, bool)>,
+    /// The batch's rotation, with the index of its decisive item (the family's update).
+    rotation: Option<(usize, &'a Rotation)>,
+}
+
+impl DynamoStore {
+    /// The transaction of the parts not skipped.
+    fn build<'a>(&self, batch: &'a WriteBatch, skipped: &[PartId]) -> StoreResult<Built<'a>> {
+        let mut built = Built {
+            items: Vec::new(),
+            owners: Vec::new(),
+            rotation: None,
+        };
+        for (id, part) in batch.parts().filter(|(id, _)| !skipped.contains(id)) {
+            for op in &part.ops {
+                if let WriteOp::Family(write) = op {
+                    if let FamilyWrite::Rotate(rotation) = &**write {
+                        built.rotation = Some((built.items.len(), rotation));
+                    }
+                }
+                for (item, decisive) in self.op_items(op)? {
+                    built.items.push(item);
+                    built.owners.push((id, decisive));
+                }
+            }
+        }
+        Ok(built)
+    }
+
+    fn op_items(&self, op: &WriteOp) -> StoreResult<Vec<BatchItem>> {
+        Ok(match op {
+            WriteOp::Family(write) => self.family_items(write)?,
+            WriteOp::Audit(events) => self
+                .audit_puts(events)?
+                .into_iter()
+                .map(|item| (item, false))
+                .collect(),
+            WriteOp::LoginRefund(refund) => vec![(self.refund_item(refund)?, true)],
+            WriteOp::LegacyLink(link) => vec![(self.legacy_link_item(link)?, true)],
+        })
+    }
+
+    /// Runs the transaction; one with a rotation carries the rotation's idempotency token, and
+    /// an unknown outcome (a timeout after sending) is resolved by reading the family back.
+    async fn transact_batch(
+        &self,
+        batch: &WriteBatch,
+        built: Built<'_>,
+    ) -> StoreResult<Transaction> {
+        let token = built.rotation.map(|(_, rotation)| {
+            rotation_request_token(&rotation.family_id, rotation.successor.generation)
+        });
+        let outcome = self
+            .transact_with_request_token(batch.name(), built.items, token)
+            .await;
+        match (outcome, built.rotation) {
+            (Err(StoreError::Unavailable(reason)), Some((index, rotation))) => {
+                Ok(if self.read_back_rotation(rotation, reason).await? {
+                    Transaction::Committed
+                } else {
+                    Transaction::ConditionsFailed(vec![index])
+                })
+            }
+            (outcome, _) => outcome,
+        }
+    }
+}
+
+/// The parts whose decisive conditions failed. A decisive failure explains the others of its
+/// transaction (a token that is not current may not exist either); integrity conditions failing
+/// alone are an error.
+fn decisive_parts(
+    batch: &WriteBatch,
+    owners: &[(PartId, bool)],
+    failed: &[usize],
+) -> StoreResult<Vec<PartId>> {
+    let mut failed_parts = Vec::new();
+    for index in failed {
+        if let Some((id, true)) = owners.get(*index) {
+            if !failed_parts.contains(id) {
+                failed_parts.push(*id);
+            }
+        }
+    }
+    if failed_parts.is_empty() {
+        return Err(StoreError::internal(format!(
+            "{}: integrity condition failed on item(s) {failed:?}",
+            batch.name()
+        )));
+    }
+    Ok(failed_parts)
+}
+
+fn is_required(batch: &WriteBatch, id: PartId) -> bool {
+    batch
+        .parts()
+        .any(|(part_id, part)| part_id == id && part.required)
+}
