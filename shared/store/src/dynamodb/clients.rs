@@ -17,6 +17,15 @@ use crate::domain::{
 use crate::{ClientStore, StoreError, StoreResult};
 
 /// True for a new item, an item written before versions, or one still at `:version`.
+/// Every attribute of a client item the token function's updates name (the key, the secrets and
+/// their version, the single secret of records written before secrets had versions): its IAM role
+/// may update these and no other (`template.yaml`, `dynamodb:Attributes`; checked by
+/// `template_iam`), so that a compromised function cannot rewrite a client's redirect URIs,
+/// grants or keys.
+#[cfg(test)]
+pub(super) const SECRET_ATTRIBUTES: &[&str] =
+    &["pk", "sk", "secrets", "secrets_version", "secret_hash"];
+
 const UNCHANGED_SECRETS: &str =
     "attribute_not_exists(secrets_version) OR secrets_version = :version";
 

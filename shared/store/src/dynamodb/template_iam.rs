@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_norway::Value;
 
+use super::clients::SECRET_ATTRIBUTES;
 use super::codec::keys::{FUNCTION_READS, FUNCTION_WRITES};
 
 /// Every DynamoDB action that writes an item (a transaction's items are authorised as these).
@@ -167,5 +168,57 @@ fn each_role_reads_exactly_the_prefixes_its_function_reads() {
         prefixes_by_role(reads_the_table),
         declared(FUNCTION_READS),
         "template.yaml's read LeadingKeys conditions (left) against FUNCTION_READS in codec.rs (right)"
+    );
+}
+
+/// The only write of client items a function may make is an update of a client's secrets: a
+/// leaked function role must not rewrite a client's redirect URIs, grants or keys, nor create a
+/// client by upsert with whatever attributes it likes.
+#[test]
+fn client_items_are_writable_only_in_their_secrets_attributes() {
+    let template = template();
+    let mut found = 0;
+    for (role, resource) in roles(&template) {
+        for policy in as_list(&resource["Properties"]["Policies"]) {
+            for statement in statements(&policy["PolicyDocument"]) {
+                if !writes_the_table(statement)
+                    || !leading_key_prefixes(role, statement).contains("CLIENT#")
+                {
+                    continue;
+                }
+                found += 1;
+                let actions: Vec<&str> = as_list(&statement["Action"])
+                    .into_iter()
+                    .filter_map(Value::as_str)
+                    .collect();
+                assert_eq!(actions, ["dynamodb:UpdateItem"], "{role}: client writes");
+                let condition = &statement["Condition"];
+                let attributes: BTreeSet<&str> =
+                    as_list(&condition["ForAllValues:StringEquals"]["dynamodb:Attributes"])
+                        .into_iter()
+                        .filter_map(Value::as_str)
+                        .collect();
+                assert_eq!(
+                    attributes,
+                    SECRET_ATTRIBUTES.iter().copied().collect(),
+                    "{role}: the client attributes it may update"
+                );
+                let returned: BTreeSet<&str> =
+                    as_list(&condition["StringEqualsIfExists"]["dynamodb:ReturnValues"])
+                        .into_iter()
+                        .filter_map(Value::as_str)
+                        .collect();
+                assert!(
+                    !returned.is_empty()
+                        && !returned.contains("ALL_OLD")
+                        && !returned.contains("ALL_NEW"),
+                    "{role}: an update must not return the client's other attributes: {returned:?}"
+                );
+            }
+        }
+    }
+    assert_eq!(
+        found, 1,
+        "one statement writes client items (the token function's)"
     );
 }
