@@ -30,6 +30,8 @@ const INFRASTRUCTURE_ONLY: &[&str] = &[
     "ServerErrorRateAlarmPercent",
     "UnavailableRateAlarmPercent",
     "ReuseDetectedAlarmPerMinute",
+    // Whether the HTTP API's own URL answers beside the custom domain.
+    "ExecuteApiEndpoint",
 ];
 
 /// Each parameter's `Default:`, as written (quotes removed).
@@ -113,4 +115,29 @@ fn the_limits_and_the_grace_period_are_parameters() {
     ] {
         assert!(passed.contains(&variable), "{variable} is not a parameter");
     }
+}
+
+/// Whatever protects the custom domain (a WAF, an edge) must not be bypassable through the API's
+/// own execute-api URL in a stack deployed with the defaults.
+#[test]
+fn the_execute_api_endpoint_is_off_by_default() {
+    assert_eq!(
+        parameter_defaults().get("ExecuteApiEndpoint"),
+        Some(&Some("disabled".to_owned()))
+    );
+    assert!(
+        TEMPLATE.contains(
+            "  ExecuteApiEndpointDisabled: !Equals [!Ref ExecuteApiEndpoint, disabled]\n"
+        ),
+        "the condition that disables it"
+    );
+    let api = TEMPLATE
+        .split_once("\n  HttpApi:\n")
+        .and_then(|(_, rest)| rest.split_once("\n\n"))
+        .expect("the HttpApi resource")
+        .0;
+    assert!(
+        api.contains("DisableExecuteApiEndpoint: !If [ExecuteApiEndpointDisabled, true, false]"),
+        "the API disables its own endpoint under that condition: {api}"
+    );
 }

@@ -54,10 +54,11 @@ pub enum MailError {
     /// The message could not be built (an address the mailer cannot encode).
     #[error("could not build the mail: {0}")]
     Message(String),
-    /// Refused by the server, unreachable, timed out, or TLS failed. Shown (and logged) as its
-    /// kind and reply code only: a server's reply text may quote the recipient's address.
-    #[error("mail server: {}", smtp_summary(.0))]
-    Smtp(#[from] lettre::transport::smtp::Error),
+    /// Refused by the server, unreachable, timed out, or TLS failed: its kind and reply code
+    /// only ([`smtp_summary`]), and no source error, since a logger that prints an error's
+    /// chain would print the server's reply, which may quote the recipient's address.
+    #[error("mail server: {0}")]
+    Smtp(String),
     #[error("mail server did not finish within {0:?}")]
     TimedOut(std::time::Duration),
     #[error("could not write {path}: {source}")]
@@ -66,6 +67,12 @@ pub enum MailError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl From<lettre::transport::smtp::Error> for MailError {
+    fn from(error: lettre::transport::smtp::Error) -> Self {
+        Self::Smtp(smtp_summary(&error))
+    }
 }
 
 /// What an SMTP failure may say in a log: its kind and the server's reply code, never the

@@ -269,6 +269,60 @@ mod tests {
         }
     }
 
+    /// A server that refuses the recipient with a reply quoting the address, as Postfix does.
+    fn refusing_server() -> u16 {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut writer = stream.try_clone().unwrap();
+            let mut reader = BufReader::new(stream);
+            writer.write_all(b"220 test ESMTP\r\n").unwrap();
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+                let reply: &[u8] = match line.get(..4).map(str::to_ascii_uppercase).as_deref() {
+                    Some("EHLO") => b"250 test\r\n",
+                    Some("RCPT") => {
+                        b"550 5.1.1 <victim@example.com>: Recipient address rejected\r\n"
+                    }
+                    Some("QUIT") => b"221 bye\r\n",
+                    _ => b"250 ok\r\n",
+                };
+                if writer.write_all(reply).is_err() {
+                    break;
+                }
+                line.clear();
+            }
+        });
+        port
+    }
+
+    #[tokio::test]
+    async fn a_refusal_says_its_kind_and_code_and_nothing_of_the_recipient() {
+        let url = SmtpUrl::parse(&format!("smtp://127.0.0.1:{}", refusing_server())).unwrap();
+        let mailer = SmtpMailer::new(&url, "no-reply@example.com".parse().unwrap()).unwrap();
+        let mail = OtpMail {
+            to: crate::domain::ChannelHandle::parse("victim@example.com").unwrap(),
+            app_name: "App".to_owned(),
+            link: None,
+            password: crate::domain::OneTimePassword::generate(&crate::random::OsRandom),
+        };
+        let error = mailer.send(&mail).await.unwrap_err();
+        // Everything a logger could print: the error and its whole source chain.
+        let mut printed = format!("{error} {error:?}");
+        let mut source = std::error::Error::source(&error);
+        while let Some(inner) = source {
+            printed.push_str(&format!(" {inner} {inner:?}"));
+            source = inner.source();
+        }
+        assert!(
+            printed.contains("permanent rejection, reply code 550"),
+            "{printed}"
+        );
+        assert!(!printed.contains("victim"), "{printed}");
+    }
+
     #[test]
     fn mailer_debug_names_the_server_only() {
         let url = SmtpUrl::parse("smtps://user:secret@mail.example.com").unwrap();
