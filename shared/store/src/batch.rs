@@ -1,6 +1,6 @@
 //! One unit of work for writes that span aggregates: a [`WriteBatch`] to which each aggregate
 //! adds its typed operations ([`FamilyWrite`], audit events, a [`LoginRefund`], a [`LegacyLink`],
-//! a rate count first), committed at once by [`BatchWrites::commit`]: one `TransactWriteItems`
+//! a company auth token, a rate count first), committed at once by [`BatchWrites::commit`]: one `TransactWriteItems`
 //! on DynamoDB, one transaction on SQLite.
 //!
 //! A batch is made of parts. A *required* part's conditions decide the batch: if one fails,
@@ -21,6 +21,7 @@ use async_trait::async_trait;
 use super::{FamilyWrite, LegacyLink, LoginRefund, RateKey, RateLimit, StoreResult};
 use crate::clock::UnixTime;
 use crate::domain::audit::AuditEvent;
+use crate::domain::AuthToken;
 
 /// One aggregate's operation in a batch.
 #[derive(Debug, Clone)]
@@ -34,6 +35,8 @@ pub enum WriteOp {
     /// Moves a legacy token's exchange link; its condition: the link is still where the caller
     /// saw it.
     LegacyLink(LegacyLink),
+    /// A new company auth token (its hash is new: an integrity condition).
+    AuthToken(AuthToken),
 }
 
 impl WriteOp {
@@ -45,6 +48,7 @@ impl WriteOp {
             Self::Audit(_) => "PutAuditEvent",
             Self::LoginRefund(_) => "RefundLoginAttempt",
             Self::LegacyLink(_) => "CreateFamily",
+            Self::AuthToken(_) => "PutAuthToken",
         }
     }
 }
@@ -70,6 +74,12 @@ impl From<AuditEvent> for WriteOp {
 impl From<LoginRefund> for WriteOp {
     fn from(refund: LoginRefund) -> Self {
         Self::LoginRefund(refund)
+    }
+}
+
+impl From<AuthToken> for WriteOp {
+    fn from(token: AuthToken) -> Self {
+        Self::AuthToken(token)
     }
 }
 

@@ -15,8 +15,8 @@ use token_domain::Scopes;
 use uuid::Uuid;
 
 use super::{
-    assert_no_secret_recorded, assert_recorded, client_subject, family_of, family_subject,
-    principal_subject, traced, Expected,
+    assert_no_secret_recorded, assert_recorded, client_subject, events_of, family_of,
+    family_subject, json, principal_subject, traced, Expected,
 };
 use crate::authorize::flow::{approved_code, code_client, LOGIN, PASSWORD, REDIRECT_URI, VERIFIER};
 use crate::round_trips::RecordingMailer;
@@ -125,7 +125,8 @@ async fn an_otp_grant_records_the_family_it_starts(base: TestApp) {
 async fn a_company_auth_token_grant_records_the_family_it_starts(app: TestApp) {
     let company = app.create_company("Audited").await;
     let admin_login = format!("admin-{}@audited.example", Uuid::new_v4().simple());
-    app.create_company_admin(&admin_login, PASSWORD, &company)
+    let admin = app
+        .create_company_admin(&admin_login, PASSWORD, &company)
         .await;
     let portal = app.create_first_party_client("profile").await;
     let admin_tokens = app.user_tokens(&portal, &admin_login, PASSWORD).await;
@@ -144,6 +145,17 @@ async fn a_company_auth_token_grant_records_the_family_it_starts(app: TestApp) {
     let (status, body) = json_of(issued.send().await.unwrap()).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let auth_token = text(&body, "token").to_owned();
+    // The 24-hour credential itself is on record: for the company, naming the administrator.
+    let issued: Vec<Value> = events_of(&app, principal_subject(company.id))
+        .await
+        .iter()
+        .map(json)
+        .filter(|event| event["event"] == "company.auth_token_issued")
+        .collect();
+    assert_eq!(issued.len(), 1, "{issued:?}");
+    assert_eq!(issued[0]["issued_by"], admin.id.to_string());
+    assert_eq!(issued[0]["client_id"], crm.id.as_str());
+    assert_eq!(issued[0]["principal_type"], "company");
 
     let correlation_id = format!("audit-company-{}", Uuid::new_v4());
     let grant = [

@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use crate::clock::UnixTime;
 use crate::context::Context;
+use crate::domain::audit::AuditKind;
 use crate::domain::LegacyToken;
 use crate::secrets::TokenHash;
 use crate::store::{LegacyStore, StoreError};
@@ -103,7 +104,8 @@ pub enum ImportError {
 
 /// Imports every line of `reader`. `progress` is called every [`PROGRESS_EVERY_LINES`] lines and
 /// once at the end. Fails only when the reader or the store fails; invalid lines are reported in
-/// the returned [`ImportReport`].
+/// the returned [`ImportReport`]. A finished import is an audit event (`legacy_tokens.imported`,
+/// filed under the deployment).
 pub async fn import_legacy_tokens<R, F>(
     ctx: &Context,
     reader: R,
@@ -114,14 +116,20 @@ where
     F: FnMut(ImportProgress),
 {
     let store = ctx.store.clone();
-    import_legacy_tokens_into(
+    let report = import_legacy_tokens_into(
         store,
         |store| store.legacy(),
         ctx.clock.now(),
         reader,
         progress,
     )
-    .await
+    .await?;
+    let kind = AuditKind::LegacyTokensImported {
+        imported: report.imported,
+        skipped: report.skipped,
+    };
+    crate::audit::record(ctx, crate::audit::event(ctx, kind)).await;
+    Ok(report)
 }
 
 /// [`import_legacy_tokens`] on the legacy aggregate alone, which `legacy` finds in `store`, with

@@ -318,3 +318,38 @@ async fn a_read_failure_names_the_line() {
     let err = import(&store, reader, |_| {}).await.unwrap_err();
     assert!(matches!(err, ImportError::Read { line: 2, .. }), "{err:?}");
 }
+
+/// Who imported what, and when, is in the audit trail (under the deployment: an import names no
+/// client or principal of its own).
+#[tokio::test]
+async fn a_finished_import_is_an_audit_event() {
+    use crate::domain::audit::{AuditKind, AuditSubject};
+    use crate::store::AuditQuery;
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::store::sqlite::SqliteStore::open_in_dir(dir.path()).unwrap();
+    let ctx = Context::new(Arc::new(store));
+    let input = file(20, 10);
+    let report = import_legacy_tokens(&ctx, input.as_bytes(), |_| {})
+        .await
+        .unwrap();
+    assert_eq!((report.imported, report.skipped), (16, 2));
+    let events = ctx
+        .store
+        .audit()
+        .audit_events(AuditQuery {
+            subject: AuditSubject::Deployment,
+            since: None,
+            now: ctx.clock.now(),
+        })
+        .await
+        .unwrap();
+    let kinds: Vec<_> = events.iter().map(|event| event.kind.clone()).collect();
+    assert_eq!(
+        kinds,
+        [AuditKind::LegacyTokensImported {
+            imported: 16,
+            skipped: 2
+        }]
+    );
+}

@@ -162,6 +162,13 @@ pub enum AuditKind {
     UserEmailSet,
     #[serde(rename = "legacy_app.linked")]
     LegacyAppLinked,
+    /// A company auth token (a 24-hour credential standing in for the company's password) was
+    /// issued; the event's principal is the company, `issued_by` the administrator.
+    #[serde(rename = "company.auth_token_issued")]
+    CompanyAuthTokenIssued { issued_by: PrincipalId },
+    /// A legacy token import (`tokenctl legacy import`) finished.
+    #[serde(rename = "legacy_tokens.imported")]
+    LegacyTokensImported { imported: u64, skipped: u64 },
 }
 
 impl AuditKind {
@@ -187,6 +194,8 @@ impl AuditKind {
             Self::UserCreated => "user.created",
             Self::UserEmailSet => "user.email_set",
             Self::LegacyAppLinked => "legacy_app.linked",
+            Self::CompanyAuthTokenIssued { .. } => "company.auth_token_issued",
+            Self::LegacyTokensImported { .. } => "legacy_tokens.imported",
         }
     }
 }

@@ -5,6 +5,7 @@
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::TransactWriteItem;
 
+use super::codec::{keys, to_item};
 use super::families::{rotation_request_token, BatchItem};
 use super::requests::Transaction;
 use super::DynamoStore;
@@ -100,6 +101,10 @@ impl DynamoStore {
                 .collect(),
             WriteOp::LoginRefund(refund) => vec![(self.refund_item(refund)?, true)],
             WriteOp::LegacyLink(link) => vec![(self.legacy_link_item(link)?, true)],
+            WriteOp::AuthToken(token) => vec![(
+                self.put_new(to_item(token, keys::auth_token(&token.token_hash))?)?,
+                false,
+            )],
         })
     }
 

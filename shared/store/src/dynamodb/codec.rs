@@ -81,7 +81,8 @@ pub(super) mod keys {
             "ExchangeFunctionRole",
             &[FAMILY, REFRESH, ACCESS, CONNECTION, LEGACY, AUDIT],
         ),
-        ("CompanyAuthtokenFunctionRole", &[AUTH_TOKEN]),
+        // Company auth tokens, each with its audit event.
+        ("CompanyAuthtokenFunctionRole", &[AUTH_TOKEN, AUDIT]),
         // The signing key ring (the scheduled rotation; the other functions only read it), and
         // the rotation's audit event.
         ("RotateKeysFunctionRole", &[SIGNING_KEYS, AUDIT]),

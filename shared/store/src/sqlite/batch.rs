@@ -6,7 +6,7 @@ use rusqlite::Transaction;
 
 use super::audit::insert_audit_events;
 use super::rate_limits::count_hit_in;
-use super::{families, legacy, lockout, map_err, SqliteStore};
+use super::{auth_tokens, families, legacy, lockout, map_err, SqliteStore};
 use crate::{BatchWrites, Committed, Hit, Part, StoreResult, WriteBatch, WriteOp};
 
 #[async_trait]
@@ -61,6 +61,7 @@ fn apply_part(tx: &Transaction<'_>, part: &Part) -> StoreResult<bool> {
             WriteOp::Audit(events) => insert_audit_events(tx, events).map(|()| true)?,
             WriteOp::LoginRefund(refund) => lockout::refund_in(tx, refund)?,
             WriteOp::LegacyLink(link) => legacy::move_link_in(tx, link)?,
+            WriteOp::AuthToken(token) => auth_tokens::insert_in(tx, token).map(|()| true)?,
         };
         if !held {
             return Ok(false);

@@ -40,6 +40,8 @@ use crate::errors::{Denial, ErrorCode, GrantError, Refusal, ServerError};
 use crate::random::RandomExt;
 use crate::secrets::Secret;
 use crate::services::Services;
+use crate::store::{Committed, WriteBatch};
+use crate::{audit, domain::audit::AuditKind};
 
 /// One request, as read from HTTP.
 pub struct CompanyAuthTokenRequest<'a> {
@@ -187,17 +189,32 @@ pub async fn issue_company_auth_token(
         None => IssuedAuthToken::Json(token),
     };
     let now = services.ctx.clock.now();
-    store
-        .auth_tokens()
-        .put_auth_token(&AuthToken {
-            token_hash,
-            company_id: company.id,
-            client_id: client.id,
-            issued_by: user.id,
-            issued_at: now,
-            expires_at: now + AUTH_TOKEN_TTL_SECONDS,
-        })
-        .await?;
+    // A 24-hour credential for the whole company: stored with its audit event, in one write.
+    let ctx = &services.ctx;
+    let issued_event = audit::event(
+        ctx,
+        AuditKind::CompanyAuthTokenIssued { issued_by: user.id },
+    )
+    .client(client.id)
+    .principal(PrincipalType::Company, company.id);
+    let token = AuthToken {
+        token_hash,
+        company_id: company.id,
+        client_id: client.id,
+        issued_by: user.id,
+        issued_at: now,
+        expires_at: now + AUTH_TOKEN_TTL_SECONDS,
+    };
+    let batch = WriteBatch::of([token.into(), issued_event.clone().into()]);
+    match store.writes().commit(batch).await? {
+        Committed::Applied { .. } => audit::logged(&[issued_event]),
+        _ => {
+            return Err(ServerError::internal(
+                "a company auth token's write has no condition that can refuse it",
+            )
+            .into())
+        }
+    }
     tracing::info!(
         company_id = %company.id,
         issued_by = %user.id,
