@@ -79,6 +79,20 @@ pub async fn key_rotated(config: &crate::config::Config, active: Option<&str>, n
         active: active.and_then(KeyId::parse),
         next: next.and_then(KeyId::parse),
     };
+    record_key_event(config, kind).await;
+}
+
+/// `key.revoked`: `kid` left the ring at once; `active` signs from now on.
+pub async fn key_revoked(config: &crate::config::Config, kid: &str, active: Option<&str>) {
+    let Some(kid) = KeyId::parse(kid) else { return };
+    let kind = AuditKind::KeyRevoked {
+        kid,
+        active: active.and_then(KeyId::parse),
+    };
+    record_key_event(config, kind).await;
+}
+
+async fn record_key_event(config: &crate::config::Config, kind: AuditKind) {
     match crate::store::open_cold(&config.store_location()).await {
         Ok(store) => {
             let ctx = Context::new(store);

@@ -99,7 +99,12 @@ impl From<ImportError> for CliError {
 
 impl From<KeyError> for CliError {
     fn from(error: KeyError) -> Self {
-        Self::other(error.to_string())
+        let failure = match &error {
+            KeyError::UnknownKey(_) => Failure::NotFound,
+            KeyError::Store(StoreError::Unavailable(_)) => Failure::Unavailable,
+            _ => Failure::Other,
+        };
+        Self::new(failure, error.to_string())
     }
 }
 

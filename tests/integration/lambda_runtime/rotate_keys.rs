@@ -34,10 +34,11 @@ async fn stored_ring(store: &dyn SigningKeyRingStore) -> (u64, RingDocument) {
         .await
         .unwrap()
         .expect("a stored ring");
-    (
-        stored.version,
-        serde_json::from_str(&stored.document).unwrap(),
-    )
+    // Stored with its MAC: `{"ring": "<the ring's JSON>", "mac": ...}`.
+    let document: Value = serde_json::from_str(&stored.document).unwrap();
+    assert!(document["mac"].is_string(), "{document}");
+    let ring = document["ring"].as_str().expect("the ring's JSON");
+    (stored.version, serde_json::from_str(ring).unwrap())
 }
 
 fn kid_in(ring: &RingDocument, state: KeyState) -> Vec<String> {

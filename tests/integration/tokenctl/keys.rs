@@ -41,3 +41,40 @@ async fn keys_rotate_migrates_the_local_key_file_then_publishes_a_next_key() {
     let text = t.text(&["keys", "list"]);
     assert!(text.contains(&next) && !text.contains("PRIVATE"), "{text}");
 }
+
+/// A compromised key is withdrawn at once: the active one hands over to the next key, which signs
+/// from then on, and a new next key is published; an unknown kid is "not found".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_revoke_withdraws_a_key_at_once() {
+    let t = Target::sqlite().await;
+    let rotated = t.json(&["keys", "rotate"]);
+    let (active, next) = (
+        str_field(&rotated, "active").to_owned(),
+        str_field(&rotated, "next").to_owned(),
+    );
+
+    let revoked = t.json(&["keys", "revoke", &active]);
+    assert_eq!(str_field(&revoked, "revoked"), active, "{revoked}");
+    assert_eq!(revoked["was"], "active");
+    assert_eq!(
+        str_field(&revoked, "active"),
+        next,
+        "the next key signs at once"
+    );
+    let new_next = str_field(&revoked, "next").to_owned();
+    assert_ne!(new_next, next);
+
+    let listed = t.json(&["keys", "list"]);
+    let kids: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["kid"].as_str().unwrap())
+        .collect();
+    assert_eq!(kids, [next.as_str(), new_next.as_str()], "{listed}");
+
+    t.fails(&["keys", "revoke", &active], 3);
+    // Already a ring with its MAC: adopting it again changes nothing it would read.
+    let adopted = t.json(&["keys", "adopt"]);
+    assert!(adopted["version"].is_u64(), "{adopted}");
+}

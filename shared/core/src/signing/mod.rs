@@ -18,10 +18,12 @@
 
 use std::path::PathBuf;
 
+pub mod authenticated;
 pub mod document;
 mod jwk_set;
 mod keyring;
 pub mod kms;
+pub mod revocation;
 pub mod ring;
 pub mod rotation;
 pub mod scheduled;
@@ -79,7 +81,21 @@ pub enum KeyError {
     BadBackend(String),
     #[error("the signing key ring was changed by {0} concurrent writers in a row; try again")]
     Contended(u32),
+    #[error(
+        "the stored signing key ring's MAC does not match: it was not written with this \
+         deployment's server secret, and is not trusted"
+    )]
+    ForgedRing,
+    #[error(
+        "the stored signing key ring carries no MAC and its keys do not prove themselves: check \
+         `tokenctl keys list`, then `tokenctl keys adopt` to trust it"
+    )]
+    UnauthenticatedRing,
+    #[error("the signing key ring holds no key {0}")]
+    UnknownKey(String),
 }
 
+#[cfg(test)]
+mod revocation_tests;
 #[cfg(test)]
 mod tests;

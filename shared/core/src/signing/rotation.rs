@@ -15,6 +15,7 @@ use std::sync::Arc;
 use p256::pkcs8::{DecodePrivateKey, EncodePrivateKey};
 use serde::Serialize;
 
+use super::authenticated::{open_ring, seal_ring, Unauthenticated};
 use super::document::{public_coordinates, thumbprint, KeyRingDocument, ServerSecret};
 use super::kms::Kms;
 use super::ring::{KeyState, Plan, PrivateKey, RingDocument, RingKey};
@@ -45,7 +46,11 @@ impl KeyFactory {
         }
     }
 
-    async fn new_key(&self, state: KeyState, now: UnixTime) -> Result<RingKey, KeyError> {
+    pub(super) async fn new_key(
+        &self,
+        state: KeyState,
+        now: UnixTime,
+    ) -> Result<RingKey, KeyError> {
         let (public, private) = match self {
             Self::Local { sealer, random } => {
                 let secret = generate_secret(random.as_ref());
@@ -76,7 +81,7 @@ impl KeyFactory {
 
     /// Releases keys no ring names any more: KMS keys are scheduled for deletion; a sealed key
     /// disappears with the entry that held it.
-    async fn discard(&self, keys: &[RingKey]) {
+    pub(super) async fn discard(&self, keys: &[RingKey]) {
         let Self::Kms(kms) = self else { return };
         for key in keys {
             if let PrivateKey::Kms { key_arn } = &key.private {
@@ -116,8 +121,9 @@ pub async fn rotate(
     legacy: &KeyRingDocument,
     now: UnixTime,
 ) -> Result<Rotation, KeyError> {
+    let secret = legacy.server_secret()?;
     for _ in 0..MAX_CONFLICTS {
-        let (mut ring, expected) = current(store, legacy).await?;
+        let (mut ring, expected) = current(store, legacy, Unauthenticated::Refuse).await?;
         let plan = ring.plan(now);
         if let Plan::NotDue { .. } = plan {
             return Ok(Rotation {
@@ -137,7 +143,7 @@ pub async fn rotate(
         let removed = ring.remove_expired(now);
         let plan = ring.rotate(now, next);
         match store
-            .replace_signing_key_ring(expected, &serde_json::to_string(&ring)?)
+            .replace_signing_key_ring(expected, &seal_ring(&ring, &secret)?)
             .await?
         {
             RingWrite::Written { version } => {
@@ -155,13 +161,14 @@ pub async fn rotate(
 }
 
 /// The stored ring and its version, or (`None`) the secret document migrated.
-async fn current(
+pub(super) async fn current(
     store: &dyn SigningKeyRingStore,
     legacy: &KeyRingDocument,
+    unauthenticated: Unauthenticated,
 ) -> Result<(RingDocument, Option<u64>), KeyError> {
     Ok(match store.load_signing_key_ring().await? {
         Some(stored) => (
-            serde_json::from_str(&stored.document)?,
+            open_ring(&stored.document, &legacy.server_secret()?, unauthenticated)?,
             Some(stored.version),
         ),
         None => (migrate(legacy)?, None),
@@ -226,7 +233,8 @@ pub async fn list(
     store: &dyn SigningKeyRingStore,
     legacy: &KeyRingDocument,
 ) -> Result<Vec<ListedKey>, KeyError> {
-    let (ring, _) = current(store, legacy).await?;
+    // Shown as stored, authenticated or not: what an operator checks before `keys adopt`.
+    let (ring, _) = current(store, legacy, Unauthenticated::Read).await?;
     Ok(ring
         .keys
         .into_iter()

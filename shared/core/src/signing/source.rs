@@ -15,9 +15,10 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::OnceCell;
 
+use super::authenticated::{open_ring, Unauthenticated};
 use super::document::{KeyRingDocument, ServerSecret};
 use super::kms::Kms;
-use super::ring::{RingDocument, RING_MAX_STALENESS_SECONDS, RING_REFRESH_SECONDS};
+use super::ring::{RING_MAX_STALENESS_SECONDS, RING_REFRESH_SECONDS};
 use super::rotation::KeyFactory;
 use super::{KeyError, KeyRing, SigningError};
 use crate::clock::{Clock, UnixTime};
@@ -340,7 +341,11 @@ impl SigningKeys {
                 None,
             ),
             Some(stored) => {
-                let document: RingDocument = serde_json::from_str(&stored.document)?;
+                let document = open_ring(
+                    &stored.document,
+                    &last.server_secret(),
+                    Unauthenticated::Refuse,
+                )?;
                 let ring =
                     KeyRing::from_ring(&document, last.server_secret(), source.backend.kms(), now)?;
                 (Arc::new(ring), Some(stored.version))
@@ -387,7 +392,8 @@ impl Source {
         let server_secret = Arc::new(legacy.server_secret()?);
         match stored? {
             Some(stored) => {
-                let document: RingDocument = serde_json::from_str(&stored.document)?;
+                let document =
+                    open_ring(&stored.document, &server_secret, Unauthenticated::Refuse)?;
                 let ring = KeyRing::from_ring(
                     &document,
                     server_secret,

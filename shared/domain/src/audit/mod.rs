@@ -141,6 +141,9 @@ pub enum AuditKind {
         active: Option<KeyId>,
         next: Option<KeyId>,
     },
+    /// A key withdrawn from the ring at once (`tokenctl keys revoke`); `active` signs now.
+    #[serde(rename = "key.revoked")]
+    KeyRevoked { kid: KeyId, active: Option<KeyId> },
     #[serde(rename = "client.created")]
     ClientCreated,
     #[serde(rename = "client.disabled")]
@@ -184,6 +187,7 @@ impl AuditKind {
             Self::ClientSecretAdded { .. } => "client.secret_added",
             Self::ClientSecretRevoked { .. } => "client.secret_revoked",
             Self::KeyRotated { .. } => "key.rotated",
+            Self::KeyRevoked { .. } => "key.revoked",
             Self::ClientCreated => "client.created",
             Self::ClientDisabled => "client.disabled",
             Self::ClientUpdated => "client.updated",

@@ -271,6 +271,16 @@ pub enum KeysCommand {
     Rotate,
     /// The ring's keys, oldest first, with their states and times.
     List,
+    /// Withdraws a key at once (a compromised one): it leaves the ring and the JWK Set within
+    /// minutes. Revoking the active key makes the next key sign immediately; a new next key is
+    /// published.
+    Revoke {
+        /// The key's id (`kid`), as `keys list` shows it.
+        kid: String,
+    },
+    /// Trusts the stored ring as it is and writes it back with its MAC: for a ring written
+    /// before rings carried one, after checking its keys with `keys list`.
+    Adopt,
 }
 
 fn parse_time(text: &str) -> Result<UnixTime, String> {

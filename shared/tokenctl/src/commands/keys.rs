@@ -1,9 +1,11 @@
-//! `keys rotate` and `keys list`: the stored signing key ring (see `token_core::signing`).
+//! `keys rotate`, `keys list`, `keys revoke` and `keys adopt`: the stored signing key ring (see
+//! `token_core::signing`).
 
 use std::sync::Arc;
 
 use serde_json::json;
 use token_core::config::Config;
+use token_core::signing::revocation;
 use token_core::signing::ring::Plan;
 use token_core::signing::rotation::{self, ListedKey};
 use token_core::signing::{KeyRingDocument, SigningBackend};
@@ -23,6 +25,40 @@ pub async fn run(command: KeysCommand, config: &Config) -> Result<Output, CliErr
             let text = keys.iter().map(describe).collect::<Vec<_>>().join("\n");
             Ok(Output::list(json!(keys), text))
         }
+        KeysCommand::Revoke { kid } => {
+            let backend = SigningBackend::from_env().await?;
+            let factory = backend.factory(&legacy.server_secret()?);
+            let done =
+                revocation::revoke(store.as_ref(), &factory, &legacy, &kid, SystemClock.now())
+                    .await?;
+            let active = done.ring.active().ok().map(|k| k.kid.clone());
+            token_core::audit::key_revoked(config, &kid, active.as_deref()).await;
+            let summary = json!({
+                "revoked": kid,
+                "was": done.was,
+                "version": done.version,
+                "active": active,
+                "next": done.ring.next_key().map(|k| k.kid.clone()),
+            });
+            Ok(Output::new(
+                summary,
+                format!(
+                    "Revoked {kid}; {} signs. Running services stop publishing it within two \
+                     minutes, relying parties once their cached JWK Set expires.",
+                    active.unwrap_or_default()
+                ),
+            ))
+        }
+        KeysCommand::Adopt => match revocation::adopt(store.as_ref(), &legacy).await? {
+            Some(version) => Ok(Output::new(
+                json!({ "version": version }),
+                format!("The stored key ring is trusted as it is (version {version})."),
+            )),
+            None => Err(CliError::new(
+                Failure::NotFound,
+                "the table holds no signing key ring to adopt".to_owned(),
+            )),
+        },
         KeysCommand::Rotate => {
             let backend = SigningBackend::from_env().await?;
             let factory = backend.factory(&legacy.server_secret()?);
