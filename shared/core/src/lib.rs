@@ -21,7 +21,7 @@ pub mod jwt;
 pub mod limits;
 pub mod mail;
 pub mod measure;
-pub mod params;
+pub mod requests;
 pub mod services;
 pub mod signing;
 pub mod telemetry;

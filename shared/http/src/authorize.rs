@@ -10,7 +10,6 @@ use axum::response::{IntoResponse, Response};
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 
 use super::error_response::ServerErrorBody;
-use super::forms::AuthorizeForm;
 use super::observability::Outcome;
 use super::pages::{
     render_consent, render_error, render_sign_in, security_headers, ConsentPage, SignInPage,
@@ -85,7 +84,7 @@ async fn start_request(services: &Services, params: &AuthorizeParams) -> Respons
     params(
         ("authorize_pending" = Option<String>, Cookie, description = "The sealed pending request, set by the previous page"),
     ),
-    request_body(content((AuthorizeForm = "application/x-www-form-urlencoded"))),
+    request_body(content((SubmittedForm = "application/x-www-form-urlencoded"))),
     responses(
         (status = 200, description = "The sign-in page again (with a readable message) or the consent page",
             content_type = "text/html", body = String,

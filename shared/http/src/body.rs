@@ -5,10 +5,9 @@ use axum::response::Response;
 use http::{header, HeaderMap, StatusCode};
 
 use super::error_response::{catalogue_response, http_error_response};
-use super::params::{form_params, json_params, BodyDenial};
+use super::params::{form_pairs, json_pairs, BodyDenial, Pairs};
 use crate::error_response::ErrorResponse;
 use crate::errors::ErrorCode;
-use token_core::params::TokenParams;
 
 /// Larger bodies are refused (docs/decisions.md, "Requests and client authentication")
 /// ([`BodyDenial::TooLarge`]).
@@ -28,21 +27,19 @@ impl ErrorResponse for BodyDenial {
     }
 }
 
-/// The token endpoint's body: it must be a form or JSON, even when empty.
-pub async fn read_params(headers: &HeaderMap, body: Body) -> Result<TokenParams, BodyDenial> {
+/// The parameters of the endpoints that authenticate their client: the body must be a form or
+/// JSON, even when empty.
+pub async fn read_pairs(headers: &HeaderMap, body: Body) -> Result<Pairs, BodyDenial> {
     parse(headers, &read_bounded(body).await?)
 }
 
 /// The body of the endpoints whose parameters may all be elsewhere (header, path, query): an
 /// empty body, whatever its content type, carries no parameters; any other must be a form or
 /// JSON.
-pub async fn read_optional_params(
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<TokenParams, BodyDenial> {
+pub async fn read_optional_pairs(headers: &HeaderMap, body: Body) -> Result<Pairs, BodyDenial> {
     let bytes = read_bounded(body).await?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(TokenParams::default());
+        return Ok(Pairs::new());
     }
     parse(headers, &bytes)
 }
@@ -53,10 +50,10 @@ async fn read_bounded(body: Body) -> Result<Bytes, BodyDenial> {
         .map_err(|_| BodyDenial::TooLarge)
 }
 
-fn parse(headers: &HeaderMap, bytes: &[u8]) -> Result<TokenParams, BodyDenial> {
+fn parse(headers: &HeaderMap, bytes: &[u8]) -> Result<Pairs, BodyDenial> {
     match media_type(headers).as_deref() {
-        Some("application/x-www-form-urlencoded") => form_params(bytes),
-        Some("application/json") => json_params(bytes),
+        Some("application/x-www-form-urlencoded") => form_pairs(bytes),
+        Some("application/json") => json_pairs(bytes),
         _ => Err(ErrorCode::UnsupportedRequestFormat),
     }
     .map_err(BodyDenial::Format)

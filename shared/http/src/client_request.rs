@@ -6,18 +6,21 @@ use std::collections::BTreeMap;
 
 use axum::body::Body;
 use axum::response::Response;
-use http::{header, HeaderMap, StatusCode};
+use http::{HeaderMap, StatusCode};
 use utoipa::openapi::{Content, Ref, RefOr, ResponseBuilder};
 use utoipa::ToSchema;
 
-use super::body::read_params;
+use super::basic::{basic_credentials, with_basic_challenge};
+use super::body::read_pairs;
 use super::error_response::{http_error_response, OAuthErrorBody, ServerErrorBody};
 use super::params::BodyDenial;
 use crate::auth::authenticate_client;
 use crate::domain::Client;
 use crate::error_response::ErrorResponse;
-use crate::errors::{Denial, GrantDenial, Refusal, ServerError};
+use crate::errors::{Denial, ErrorCode, GrantDenial, Refusal, ServerError};
 use crate::flows::presented_token::TokenTypeHint;
+use crate::requests::BasicCredentials;
+use crate::requests::PresentedTokenRequest;
 use crate::secrets::Secret;
 use crate::services::Services;
 
@@ -91,46 +94,57 @@ impl utoipa::IntoResponses for ClientRequestRefusals {
 }
 
 /// Reads the request, then answers it with `flow` (revocation or introspection) for the
-/// authenticated client and the token it presents. A store failure inside `flow` is refused as
-/// one during client authentication is.
+/// authenticated client and the token it presents; or refuses it (with `WWW-Authenticate: Basic`
+/// where due). A store failure inside `flow` is refused as one during client authentication is.
 pub async fn answer_client_token_request<T>(
     services: &Services,
     headers: &HeaderMap,
     body: Body,
     flow: impl AsyncFnOnce(&Services, &Client, &str, Option<TokenTypeHint>) -> Result<T, ServerError>,
-) -> Result<T, ClientTokenRequestError> {
-    let request = read_client_token_request(services, headers, body).await?;
-    flow(
-        services,
-        &request.client,
-        request.token.expose(),
-        request.hint,
-    )
-    .await
-    .map_err(ClientTokenRequestError::Server)
+) -> Result<T, Response> {
+    let basic = basic_credentials(headers);
+    let sent_basic = basic.is_some();
+    let answer = async {
+        let request = read_client_token_request(services, headers, basic, body).await?;
+        flow(
+            services,
+            &request.client,
+            request.token.expose(),
+            request.hint,
+        )
+        .await
+        .map_err(ClientTokenRequestError::Server)
+    };
+    answer
+        .await
+        .map_err(|refusal| with_basic_challenge(refusal.into_response(), sent_basic))
 }
 
 async fn read_client_token_request(
     services: &Services,
     headers: &HeaderMap,
+    basic: Option<Result<BasicCredentials, ErrorCode>>,
     body: Body,
 ) -> Result<ClientTokenRequest, ClientTokenRequestError> {
-    let params = read_params(headers, body)
+    let pairs = read_pairs(headers, body)
         .await
         .map_err(ClientTokenRequestDenial::Body)?;
-    let authorization = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
-    let client = authenticate_client(services, &params, authorization)
+    let request = PresentedTokenRequest::parse(pairs, basic)
+        .map_err(|code| ClientTokenRequestDenial::Body(BodyDenial::Format(code)))?;
+    let client = authenticate_client(services, &request.client)
         .await
         .map_err(|refusal| refusal.map_denied(ClientTokenRequestDenial::Client))?;
     tracing::Span::current().record("client_id", tracing::field::display(client.id));
-    let token = params
-        .secret("token")
+    let presented = request.request;
+    let token = presented
+        .token
         .ok_or(ClientTokenRequestDenial::TokenMissing)?;
     Ok(ClientTokenRequest {
         client,
         token,
-        hint: params.get("token_type_hint").and_then(TokenTypeHint::parse),
+        hint: presented
+            .token_type_hint
+            .as_deref()
+            .and_then(TokenTypeHint::parse),
     })
 }

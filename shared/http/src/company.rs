@@ -38,11 +38,10 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::bearer::bearer_challenge;
-use super::body::read_optional_params;
+use super::body::read_optional_pairs;
 use super::error_response::ServerErrorBody;
-use super::forms::CompanyAuthTokenForm;
 use super::observability::Outcome;
-use super::params::{form_params, BodyDenial};
+use super::params::{form_pairs, BodyDenial};
 use crate::auth::BearerDenial;
 use crate::error_response::ErrorResponse;
 use crate::errors::ServerError;
@@ -50,6 +49,7 @@ use crate::flows::company_auth_token::{
     issue_company_auth_token, CompanyAuthTokenDenial, CompanyAuthTokenError,
     CompanyAuthTokenParams, CompanyAuthTokenRequest, IssuedAuthToken,
 };
+use crate::requests::{CompanyAuthTokenAppBody, CompanyAuthTokenQuery, FromParameters};
 use crate::secrets::Secret;
 use crate::services::Services;
 
@@ -112,8 +112,8 @@ impl CompanyAuthTokenBody {
     ),
     // Optional: `client_id` may come in the query alone, as Concur's own examples send it.
     request_body(content(
-        (Option<CompanyAuthTokenForm> = "application/x-www-form-urlencoded"),
-        (Option<CompanyAuthTokenForm> = "application/json"),
+        (Option<CompanyAuthTokenAppBody> = "application/x-www-form-urlencoded"),
+        (Option<CompanyAuthTokenAppBody> = "application/json"),
     )),
     responses(
         (status = 200, body = CompanyAuthTokenBody),
@@ -225,43 +225,22 @@ impl ErrorResponse for CompanyAuthTokenDenial {
     }
 }
 
-/// `client_id` from the query or the body (form or JSON; an empty body, whatever its content type,
-/// carries nothing). If both carry it, they must agree. `redirect` is read from the query only
-/// (`?redirect=true`; docs/decisions.md, "Company auth tokens"): `true` or `false`,
-/// case-insensitive.
+/// The query, then the body (form or JSON; an empty body, whatever its content type, carries
+/// nothing), each read as its typed request; `CompanyAuthTokenParams` says how they combine.
 async fn read_params(
     query: Option<&str>,
     headers: &HeaderMap,
     body: Body,
 ) -> Result<CompanyAuthTokenParams, CompanyAuthTokenDenial> {
-    let query = form_params(query.unwrap_or_default().as_bytes())
+    let query = form_pairs(query.unwrap_or_default().as_bytes())
+        .and_then(CompanyAuthTokenQuery::parse)
         .map_err(CompanyAuthTokenDenial::Catalogue)?;
-    let body = read_optional_params(headers, body)
+    let body = read_optional_pairs(headers, body)
         .await
+        .and_then(|pairs| CompanyAuthTokenAppBody::parse(pairs).map_err(BodyDenial::Format))
         .map_err(|denial| match denial {
             BodyDenial::TooLarge => CompanyAuthTokenDenial::BodyTooLarge,
             BodyDenial::Format(code) => CompanyAuthTokenDenial::Catalogue(code),
         })?;
-    let client_id = match (query.get("client_id"), body.get("client_id")) {
-        (Some(q), Some(b)) if q != b => {
-            return Err(CompanyAuthTokenDenial::BadRequest(
-                "client_id is given in the query and the body with different values",
-            ))
-        }
-        (q, b) => q.or(b).map(str::to_owned),
-    };
-    let redirect = match query.get("redirect") {
-        None => false,
-        Some(v) if v.eq_ignore_ascii_case("true") => true,
-        Some(v) if v.eq_ignore_ascii_case("false") => false,
-        Some(_) => {
-            return Err(CompanyAuthTokenDenial::BadRequest(
-                "redirect must be true or false",
-            ))
-        }
-    };
-    Ok(CompanyAuthTokenParams {
-        client_id,
-        redirect,
-    })
+    CompanyAuthTokenParams::from_query_and_body(query, body)
 }

@@ -40,7 +40,7 @@ pub struct ServerErrorBody {
 }
 
 /// `{"error", "error_description", "code"}` (+ `geolocation` for code 16), with the status the
-/// `error` calls for and `WWW-Authenticate: Basic` where the client used Basic and failed.
+/// `error` calls for (`http::basic` adds `WWW-Authenticate: Basic` where due).
 impl ErrorResponse for GrantDenial {
     fn into_response(self) -> Response {
         let status = self.code.status();
@@ -51,12 +51,6 @@ impl ErrorResponse for GrantDenial {
             geolocation: self.geolocation.map(|home| home.as_str().to_owned()),
         };
         let mut response = (status, Json(body)).into_response();
-        if self.basic_challenge && status == StatusCode::UNAUTHORIZED {
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Basic realm=\"token\", charset=\"UTF-8\""),
-            );
-        }
         if let Some(seconds) = self.retry_after {
             response
                 .headers_mut()

@@ -5,17 +5,17 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use http::HeaderMap;
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::client_request::{answer_client_token_request, ClientRequestRefusals};
-use super::error_response::{ErrorResponse, OAuthErrorBody, ServerErrorBody};
-use super::forms::ClientTokenForm;
+use super::error_response::{OAuthErrorBody, ServerErrorBody};
 use crate::flows::introspection::{introspect as introspect_token, ActiveToken};
 use crate::jwt::Confirmation;
+use crate::requests::PresentedTokenRequest;
 use crate::services::Services;
 
 /// RFC 7662 §2.2. An inactive token is `{"active": false}` and nothing else.
@@ -82,8 +82,8 @@ impl From<Option<ActiveToken>> for IntrospectionResponse {
     path = "/oauth2/v0/introspect",
     tag = "token",
     request_body(content(
-        (ClientTokenForm = "application/x-www-form-urlencoded"),
-        (ClientTokenForm = "application/json"),
+        (PresentedTokenRequest = "application/x-www-form-urlencoded"),
+        (PresentedTokenRequest = "application/json"),
     )),
     responses(
         (status = 200, description = "The token's state; another client's token reads inactive", body = IntrospectionResponse),
@@ -97,8 +97,8 @@ pub async fn introspect(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    answer_client_token_request(&services, &headers, body, introspect_token)
-        .await
-        .map(|active| Json(IntrospectionResponse::from(active)))
-        .into_response()
+    match answer_client_token_request(&services, &headers, body, introspect_token).await {
+        Ok(active) => Json(IntrospectionResponse::from(active)).into_response(),
+        Err(refused) => refused,
+    }
 }

@@ -13,6 +13,7 @@
 //! [`Operation::also_at`]: routing::Operation::also_at
 
 mod authorize;
+mod basic;
 mod bearer;
 mod body;
 mod client_request;
@@ -22,7 +23,6 @@ mod connections;
 mod dpop;
 pub mod error_response;
 mod exchange;
-pub mod forms;
 mod introspect;
 mod logout;
 pub mod metadata;
@@ -39,7 +39,9 @@ mod userinfo;
 
 use std::sync::Arc;
 
-use token_core::{auth, errors, flows, grants, issuance, jwt, measure, services, signing, traces};
+use token_core::{
+    auth, errors, flows, grants, issuance, jwt, measure, requests, services, signing, traces,
+};
 use token_domain as domain;
 use token_domain::{jose, secrets};
 #[cfg(test)]

@@ -7,20 +7,22 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::response::Response;
 use axum::Json;
-use http::{header, HeaderMap};
+use http::HeaderMap;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::body::read_params;
+use super::basic::{basic_credentials, with_basic_challenge};
+use super::body::read_pairs;
 use super::client_request::ClientRequestRefusals;
 use super::error_response::ErrorResponse;
 use super::error_response::{OAuthErrorBody, ServerErrorBody};
-use super::forms::OtpRequestForm;
+use super::params::BodyDenial;
 use super::token::{grant_refusal, TokenEndpointError};
 use crate::auth::authenticate_client;
-use crate::auth::otp::{otp_deps, otp_facts, registered_origins, request_otp, OtpRequest};
+use crate::auth::otp::{otp_deps, registered_origins, request_otp, OtpFacts, OtpRequest};
 use crate::domain::GrantType;
 use crate::errors::ErrorCode;
+use crate::requests::{BasicCredentials, OtpSendRequest};
 use crate::services::Services;
 
 /// `POST /oauth2/v0/otp`'s answer to every well-formed request, whether or not a user has the
@@ -37,8 +39,8 @@ pub struct OtpSentBody {
     path = "/oauth2/v0/otp",
     tag = "otp",
     request_body(content(
-        (OtpRequestForm = "application/x-www-form-urlencoded"),
-        (OtpRequestForm = "application/json"),
+        (OtpSendRequest = "application/x-www-form-urlencoded"),
+        (OtpSendRequest = "application/json"),
     )),
     responses(
         (status = 200, body = OtpSentBody),
@@ -53,31 +55,38 @@ pub async fn request(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    send(&services, &headers, body).await.into_response()
+    let basic = basic_credentials(&headers);
+    let sent_basic = basic.is_some();
+    let answer = send(&services, &headers, basic, body).await;
+    with_basic_challenge(answer.into_response(), sent_basic)
 }
 
 async fn send(
     services: &Services,
     headers: &HeaderMap,
+    basic: Option<Result<BasicCredentials, ErrorCode>>,
     body: Body,
 ) -> Result<Json<OtpSentBody>, TokenEndpointError> {
-    let params = read_params(headers, body).await?;
-    let authorization = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
-    let client = authenticate_client(services, &params, authorization)
+    let pairs = read_pairs(headers, body).await?;
+    let request = OtpSendRequest::parse(pairs, basic).map_err(BodyDenial::Format)?;
+    let client = authenticate_client(services, &request.client)
         .await
         .map_err(grant_refusal)?;
     tracing::Span::current().record("client_id", tracing::field::display(client.id));
     if !client.may_use(GrantType::Otp) {
         return Err(grant_refusal(ErrorCode::UnsupportedGrant.into()));
     }
+    let sent = request.request;
     let request = OtpRequest {
         client_id: client.id,
         app_name: client.name.clone(),
-        channel_type: params.get("channel_type").map(str::to_owned),
-        channel_handle: params.get("channel_handle").map(str::to_owned),
-        facts: otp_facts(&params),
+        channel_type: sent.channel_type,
+        channel_handle: sent.channel_handle,
+        facts: OtpFacts {
+            name: sent.name,
+            company: sent.company,
+            link: sent.link,
+        },
         link_origins: registered_origins(
             client
                 .redirect_uris

@@ -1,28 +1,29 @@
-//! Decoding a request body into the grants' [`TokenParams`]: `application/x-www-form-urlencoded`
-//! or a JSON object of strings, and why a body yields none ([`BodyDenial`]). The bag itself and
-//! its rules (empty is absent, no repeats) are the grants'; this is the HTTP side of it.
+//! Decoding a request body into (name, value) pairs: `application/x-www-form-urlencoded` or a
+//! JSON object of strings, and why a body yields none ([`BodyDenial`]). The typed requests read
+//! from the pairs, and the rules of parameters whatever carried them (empty is absent, no
+//! repeats), are `token_core::requests`'; this is the HTTP side of it.
 
 use std::collections::HashSet;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 
 use crate::errors::ErrorCode;
-use token_core::params::TokenParams;
 
-/// `application/x-www-form-urlencoded`.
-pub fn form_params(body: &[u8]) -> Result<TokenParams, ErrorCode> {
-    let pairs: Vec<(String, String)> =
-        serde_urlencoded::from_bytes(body).map_err(|_| ErrorCode::UnsupportedRequestFormat)?;
-    TokenParams::from_pairs(pairs)
+/// A decoded body's parameters in the order sent, repeats and empty values included.
+pub type Pairs = Vec<(String, String)>;
+
+/// `application/x-www-form-urlencoded` (also a query string).
+pub fn form_pairs(body: &[u8]) -> Result<Pairs, ErrorCode> {
+    serde_urlencoded::from_bytes(body).map_err(|_| ErrorCode::UnsupportedRequestFormat)
 }
 
-/// A JSON object whose values are strings (numbers and booleans are taken as their text).
-/// A name given twice is refused like a repeated form parameter: serde_json's own maps keep
-/// the last value, which would let two parsers of one body disagree.
-pub fn json_params(body: &[u8]) -> Result<TokenParams, ErrorCode> {
+/// A JSON object whose values are strings (numbers and booleans are taken as their text, `null`
+/// as absent). A name given twice is refused here, where it is still visible: serde_json's own
+/// maps keep the last value, which would let two parsers of one body disagree.
+pub fn json_pairs(body: &[u8]) -> Result<Pairs, ErrorCode> {
     let JsonObject(members) =
         serde_json::from_slice(body).map_err(|_| ErrorCode::UnsupportedRequestFormat)?;
-    let pairs = members
+    members
         .into_iter()
         .filter_map(|(name, value)| match value {
             serde_json::Value::String(s) => Some(Ok((name, s))),
@@ -31,8 +32,7 @@ pub fn json_params(body: &[u8]) -> Result<TokenParams, ErrorCode> {
             serde_json::Value::Null => None,
             _ => Some(Err(ErrorCode::UnsupportedRequestFormat)),
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    TokenParams::from_pairs(pairs)
+        .collect()
 }
 
 /// A JSON object's members in order, refusing a repeated name while parsing.
@@ -81,29 +81,28 @@ pub enum BodyDenial {
 mod tests {
     use super::*;
 
-    #[test]
-    fn empty_values_count_as_absent() {
-        let p = form_params(b"grant_type=&scope=a+b").unwrap();
-        assert_eq!(p.get("grant_type"), None);
-        assert_eq!(p.get("scope"), Some("a b"));
+    fn pairs(list: &[(&str, &str)]) -> Pairs {
+        list.iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect()
     }
 
     #[test]
-    fn repeated_parameters_are_refused() {
+    fn forms_are_decoded_in_order_with_their_empty_values() {
         assert_eq!(
-            form_params(b"scope=a&scope=b").unwrap_err(),
-            ErrorCode::UnsupportedRequestFormat
+            form_pairs(b"grant_type=&scope=a+b&scope=c").unwrap(),
+            pairs(&[("grant_type", ""), ("scope", "a b"), ("scope", "c")])
         );
     }
 
     #[test]
     fn json_objects_only() {
-        let p = json_params(br#"{"grant_type":"password","n":5,"x":null}"#).unwrap();
-        assert_eq!(p.get("grant_type"), Some("password"));
-        assert_eq!(p.get("n"), Some("5"));
-        assert_eq!(p.get("x"), None);
-        assert!(json_params(b"[1]").is_err());
-        assert!(json_params(br#"{"a":{"b":1}}"#).is_err());
+        assert_eq!(
+            json_pairs(br#"{"grant_type":"password","n":5,"b":true,"x":null}"#).unwrap(),
+            pairs(&[("grant_type", "password"), ("n", "5"), ("b", "true")])
+        );
+        assert!(json_pairs(b"[1]").is_err());
+        assert!(json_pairs(br#"{"a":{"b":1}}"#).is_err());
     }
 
     #[test]
@@ -114,7 +113,7 @@ mod tests {
             br#"{"x":null,"x":"1"}"#,
         ] {
             assert_eq!(
-                json_params(body).unwrap_err(),
+                json_pairs(body).unwrap_err(),
                 ErrorCode::UnsupportedRequestFormat,
                 "{}",
                 String::from_utf8_lossy(body)

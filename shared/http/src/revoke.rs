@@ -11,9 +11,8 @@ use http::{HeaderMap, StatusCode};
 
 use super::client_request::{answer_client_token_request, ClientRequestRefusals};
 use super::error_response::{OAuthErrorBody, ServerErrorBody};
-use super::forms::ClientTokenForm;
-use crate::error_response::ErrorResponse;
 use crate::flows::revocation::revoke_token;
+use crate::requests::PresentedTokenRequest;
 use crate::services::Services;
 
 /// Revokes a refresh token's family, or one access token.
@@ -22,8 +21,8 @@ use crate::services::Services;
     path = "/oauth2/v0/revoke",
     tag = "token",
     request_body(content(
-        (ClientTokenForm = "application/x-www-form-urlencoded"),
-        (ClientTokenForm = "application/json"),
+        (PresentedTokenRequest = "application/x-www-form-urlencoded"),
+        (PresentedTokenRequest = "application/json"),
     )),
     responses(
         (status = 200, description = "Revoked, or nothing to revoke (unknown, expired or another client's token)"),
@@ -42,6 +41,6 @@ pub async fn revoke(
             tracing::debug!(?revoked, "revocation");
             StatusCode::OK.into_response()
         }
-        Err(refusal) => refusal.into_response(),
+        Err(refused) => refused,
     }
 }

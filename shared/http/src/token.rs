@@ -9,17 +9,18 @@ use axum::Json;
 use http::{header, HeaderMap, HeaderValue};
 use serde::Serialize;
 
-use super::body::read_params;
+use super::basic::{basic_credentials, with_basic_challenge};
+use super::body::read_pairs;
 use super::dpop::{with_nonce, Dpop};
 use super::error_response::{OAuthErrorBody, ServerErrorBody};
-use super::forms::TokenRequestForm;
 use super::params::BodyDenial;
 use super::source_address::SourceAddress;
 use crate::auth::dpop::DpopRequest;
 use crate::error_response::ErrorResponse;
-use crate::errors::{Denial, GrantDenial, GrantError, Refusal, ServerError};
+use crate::errors::{Denial, ErrorCode, GrantDenial, GrantError, Refusal, ServerError};
 use crate::grants;
 use crate::issuance::IssuedTokens;
+use crate::requests::{BasicCredentials, TokenRequest};
 use crate::services::Services;
 use crate::signing::ring::JWKS_MAX_AGE_SECONDS;
 use crate::signing::JwkSet;
@@ -77,7 +78,8 @@ impl TokenResponse {
 pub enum TokenEndpointDenial {
     /// The body is not a readable set of parameters.
     Body(BodyDenial),
-    /// The grant (or client authentication) refused.
+    /// The request's shape (a repeated parameter, no or an unsupported `grant_type`), client
+    /// authentication or the grant refused.
     Grant(GrantDenial),
 }
 
@@ -111,8 +113,8 @@ impl ErrorResponse for TokenEndpointDenial {
 // Served and documented at `/oauth2/v0/token` too (`http::token_routes`).
 #[utoipa::path(post, path = "/v0/token", tag = "token",
     request_body(content(
-        (TokenRequestForm = "application/x-www-form-urlencoded"),
-        (TokenRequestForm = "application/json"),
+        (TokenRequest = "application/x-www-form-urlencoded"),
+        (TokenRequest = "application/json"),
     )),
     responses(
         (status = 200, body = TokenResponse),
@@ -134,22 +136,24 @@ pub async fn token(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let answer = issue(&services, source, &headers, body, &dpop).await;
-    with_nonce(&services, answer.into_response()).await
+    let basic = basic_credentials(&headers);
+    let sent_basic = basic.is_some();
+    let answer = issue(&services, source, basic, &headers, body, &dpop).await;
+    let response = with_basic_challenge(answer.into_response(), sent_basic);
+    with_nonce(&services, response).await
 }
 
 async fn issue(
     services: &Services,
     source: Option<std::net::IpAddr>,
+    basic: Option<Result<BasicCredentials, ErrorCode>>,
     headers: &HeaderMap,
     body: Body,
     dpop: &DpopRequest,
 ) -> Result<Json<TokenResponse>, TokenEndpointError> {
-    let params = read_params(headers, body).await?;
-    let authorization = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
-    let issued = grants::token_grant(services, params, authorization, source, dpop)
+    let pairs = read_pairs(headers, body).await?;
+    let request = TokenRequest::parse(pairs, basic).map_err(|code| grant_refusal(code.into()))?;
+    let issued = grants::token_grant(services, request, source, dpop)
         .await
         .map_err(grant_refusal)?;
     Ok(Json(TokenResponse::new(issued, services)))

@@ -21,13 +21,15 @@ use http::{header, HeaderMap, HeaderValue, StatusCode};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::body::read_optional_params;
+use super::body::read_optional_pairs;
 use super::dpop::{dpop_challenge, dpop_refusal, with_nonce, Dpop};
 use super::error_response::{http_error_response, OAuthErrorBody, ServerErrorBody};
+use super::params::BodyDenial;
 use crate::auth::dpop::{credential, Credential};
 use crate::auth::BearerDenial;
 use crate::error_response::ErrorResponse;
 use crate::flows::userinfo::{userinfo, UserInfo, UserInfoDenial, UserInfoError};
+use crate::requests::{FromParameters, UserInfoForm};
 use crate::services::Services;
 
 /// OpenID Connect Core §5.1 claims; only `sub` and `principal_type` are always present.
@@ -65,12 +67,6 @@ impl From<UserInfo> for UserInfoBody {
             email_verified: info.email_verified,
         }
     }
-}
-
-/// The parameter of `POST /oauth2/v0/userinfo`'s optional form body.
-#[derive(Serialize, ToSchema)]
-pub struct UserInfoForm {
-    pub access_token: Option<String>,
 }
 
 const NOT_OPENID: &str = "The access token was not issued for a user with the openid scope.";
@@ -196,11 +192,14 @@ pub async fn post_userinfo(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let params = match read_optional_params(&headers, body).await {
-        Ok(params) => params,
+    let form = match read_optional_pairs(&headers, body)
+        .await
+        .and_then(|pairs| UserInfoForm::parse(pairs).map_err(BodyDenial::Format))
+    {
+        Ok(form) => form,
         Err(denial) => return denial.into_response(),
     };
-    let token = match (header_token(&headers), params.get("access_token")) {
+    let token = match (header_token(&headers), form.access_token.as_ref()) {
         // RFC 6750 §2: one method per request.
         (Some(_), Some(_)) => {
             let response = http_error_response(
@@ -211,7 +210,7 @@ pub async fn post_userinfo(
             return challenge(response, "invalid_request");
         }
         (Some(token), None) => token,
-        (None, Some(token)) => Ok(Credential::Bearer(token)),
+        (None, Some(token)) => Ok(Credential::Bearer(token.expose())),
         (None, None) => Err(BearerDenial::Missing),
     };
     with_nonce(&services, answer(userinfo(&services, token, &dpop).await)).await

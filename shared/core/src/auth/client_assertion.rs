@@ -16,7 +16,7 @@ use crate::clock::UnixTime;
 use crate::domain::{Client, ClientId};
 use crate::errors::{ErrorCode, GrantError};
 use crate::jose::{self, NumericDate, PublicJwkSet};
-use crate::params::TokenParams;
+use crate::requests::PresentedClient;
 use crate::services::Services;
 use crate::store::ReplayKey;
 
@@ -45,11 +45,6 @@ pub const AUDIENCE_PATHS: &[&str] = &[
     "/oauth2/v0/introspect",
     "/oauth2/v0/otp",
 ];
-
-/// Whether the request authenticates with an assertion rather than a secret.
-pub fn presents_assertion(params: &TokenParams) -> bool {
-    params.get("client_assertion_type").is_some() || params.get("client_assertion").is_some()
-}
 
 /// The claims RFC 7523 §3 requires, plus the optional times.
 #[derive(Debug, Deserialize)]
@@ -88,14 +83,13 @@ struct Named {
 /// Why an assertion was refused, for the log (never the assertion itself).
 type Reason = &'static str;
 
-/// Authenticates the client that signed `client_assertion`, or refuses with code 63 (the token
-/// endpoint adds `WWW-Authenticate: Basic` when HTTP Basic was sent beside it).
+/// Authenticates the client that signed `client_assertion`, or refuses with code 63 (HTTP adds
+/// `WWW-Authenticate: Basic` when HTTP Basic was sent beside it).
 pub(super) async fn authenticate(
     services: &Services,
-    params: &TokenParams,
-    basic_present: bool,
+    presented: &PresentedClient,
 ) -> Result<Client, GrantError> {
-    match authenticate_or_say_why(services, params, basic_present).await {
+    match authenticate_or_say_why(services, presented).await {
         Ok(client) => Ok(client),
         Err(Refused::Because(reason)) => {
             tracing::info!(reason, "client assertion refused");
@@ -130,18 +124,18 @@ impl From<crate::store::StoreError> for Refused {
 
 async fn authenticate_or_say_why(
     services: &Services,
-    params: &TokenParams,
-    basic_present: bool,
+    presented: &PresentedClient,
 ) -> Result<Client, Refused> {
     // RFC 6749 §2.3: one authentication method per request.
-    if basic_present || params.get("client_secret").is_some() {
+    if presented.via_basic() || presented.client_secret.is_some() {
         return Err("a client secret was sent as well".into());
     }
-    if params.get("client_assertion_type") != Some(ASSERTION_TYPE) {
+    if presented.client_assertion_type.as_deref() != Some(ASSERTION_TYPE) {
         return Err("client_assertion_type is not jwt-bearer".into());
     }
-    let assertion = params
-        .secret("client_assertion")
+    let assertion = presented
+        .client_assertion
+        .as_ref()
         .ok_or("no client_assertion")?;
     let token = assertion.expose();
     let header = jose::decode_header(token).map_err(|_| "unreadable header or algorithm")?;
@@ -150,7 +144,7 @@ async fn authenticate_or_say_why(
         return Err("no iss".into());
     };
     // OpenID Connect Core §9: client_id, when sent, names the same client.
-    if params.get("client_id").is_some_and(|id| id != iss) {
+    if presented.client_id.as_deref().is_some_and(|id| id != iss) {
         return Err("client_id differs from iss".into());
     }
     let id = ClientId::parse(&iss).map_err(|_| "iss is not a client id")?;

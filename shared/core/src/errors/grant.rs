@@ -12,8 +12,6 @@ pub struct GrantDenial {
     pub code: ErrorCode,
     /// Code 16 names the deployment where the principal lives.
     pub geolocation: Option<Geolocation>,
-    /// The client authenticated with HTTP Basic, so a 401 carries `WWW-Authenticate: Basic`.
-    pub basic_challenge: bool,
     /// A rate limit's refusal: the seconds for `Retry-After`.
     pub retry_after: Option<i64>,
 }
@@ -25,7 +23,6 @@ impl GrantDenial {
         Self {
             code,
             geolocation: None,
-            basic_challenge: false,
             retry_after: None,
         }
     }

@@ -33,8 +33,8 @@ use crate::domain::{
 use crate::errors::{Denial, ExchangeCode, Refusal, ServerError};
 use crate::issuance::LegacyExchangeLink;
 use crate::issuance::{FamilyStart, FamilyTokens};
-use crate::params::TokenParams;
-use crate::secrets::TokenHash;
+use crate::requests::ExchangeBody;
+use crate::secrets::{Secret, TokenHash};
 use crate::services::Services;
 use crate::store::LegacyLink;
 
@@ -44,9 +44,9 @@ pub struct ExchangeRequest<'a> {
     pub consumer_key: &'a str,
     /// The `Authorization` header's value, if any.
     pub authorization: Option<&'a str>,
-    /// The body's parameters, or why there are none ([`ExchangeDenial::BodyTooLarge`] or
+    /// The body, or why there is none ([`ExchangeDenial::BodyTooLarge`] or
     /// [`ExchangeDenial::BodyUnreadable`], answered at step 2).
-    pub params: Result<TokenParams, ExchangeDenial>,
+    pub body: Result<ExchangeBody, ExchangeDenial>,
     /// `returnType` (answered at step 4 if invalid).
     pub return_type: Result<ReturnType, InvalidReturnType>,
 }
@@ -122,12 +122,12 @@ pub async fn exchange(
         .get_client(&bearer.client_id())
         .await?
         .ok_or(ExchangeCode::InvalidApp)?;
-    let params = request.params?;
+    let body = request.body?;
 
     // 3. The app's own secret proves the caller holds more than a (possibly leaked) token.
-    let secret_ok = params.get("secret").is_some_and(|secret| {
+    let secret_ok = body.secret.as_ref().is_some_and(|secret| {
         matches!(
-            client.check_secret(secret, services.ctx.clock.now()),
+            client.check_secret(secret.expose(), services.ctx.clock.now()),
             SecretCheck::Valid { .. }
         )
     });
@@ -140,9 +140,10 @@ pub async fn exchange(
         return Err(ExchangeCode::InvalidApp.into());
     }
     // Only the digest is kept: the old token is looked up by it, like every stored credential.
-    let hash = params
-        .get("token")
-        .map(TokenHash::of)
+    let hash = body
+        .token
+        .as_ref()
+        .map(Secret::hash)
         .ok_or(ExchangeCode::InvalidToken)?;
     let return_type = request
         .return_type

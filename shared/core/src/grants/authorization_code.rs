@@ -14,29 +14,26 @@
 //! finds the code used. The family of a redemption that then fails or loses a race is never handed
 //! out (and is revoked when the race was lost).
 
+use super::GrantContext;
 use crate::auth::principal::user_status_denial;
 use crate::domain::audit::{RevocationReason, StartedBy};
-use crate::domain::{AuthorizationCode, Client, GrantType, PrincipalType, RedemptionRefusal};
+use crate::domain::{AuthorizationCode, Client, PrincipalType, RedemptionRefusal};
 use crate::errors::{ErrorCode, GrantError};
 use crate::issuance::{FamilyOwner, FamilyStart, FamilyTokens, IssuedTokens};
 use crate::jwt::SignIn;
-use crate::params::TokenParams;
+use crate::requests::AuthorizationCodeRequest;
 use crate::services::Services;
 use crate::store::CodeRedeemed;
 
 pub(super) async fn grant(
     services: &Services,
-    client: &Client,
-    params: &TokenParams,
+    context: &GrantContext,
+    request: AuthorizationCodeRequest,
 ) -> Result<IssuedTokens, GrantError> {
-    if !client.may_use(GrantType::AuthorizationCode) {
-        return Err(ErrorCode::UnsupportedGrant.into());
-    }
-    let code = params.secret("code").ok_or(ErrorCode::CodeMissing)?;
-    let redirect_uri = params.require("redirect_uri", ErrorCode::RedirectUriMissing)?;
+    let client = &context.client;
     let store = &services.ctx.store;
     let now = services.ctx.clock.now();
-    let hash = code.hash();
+    let hash = request.code.hash();
     let record = store
         .authorization_codes()
         .get_authorization_code(&hash, now)
@@ -50,7 +47,7 @@ pub(super) async fn grant(
         return Err(ErrorCode::CodeBadOrExpired.into());
     }
     record
-        .check_redemption(redirect_uri, params.get("code_verifier"))
+        .check_redemption(&request.redirect_uri, request.code_verifier.as_deref())
         .map_err(|refusal| match refusal {
             RedemptionRefusal::RedirectUriMismatch => ErrorCode::RedirectUriMismatch,
             RedemptionRefusal::VerifierMismatch => ErrorCode::CodeBadOrExpired,
@@ -59,11 +56,11 @@ pub(super) async fn grant(
     if record
         .dpop_jkt
         .as_deref()
-        .is_some_and(|bound| params.dpop_jkt() != Some(bound))
+        .is_some_and(|bound| context.dpop_jkt() != Some(bound))
     {
         return Err(ErrorCode::InvalidDpopProof.into());
     }
-    let issued = match issue_for_user(services, client, &record, params.dpop_jkt()).await {
+    let issued = match issue_for_user(services, client, &record, context.dpop_jkt()).await {
         Ok(issued) => issued,
         Err(refusal @ GrantError::Denied(_)) => {
             // A refused code is used up all the same.

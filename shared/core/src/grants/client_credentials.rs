@@ -1,26 +1,26 @@
 //! `grant_type=client_credentials`: the application token.
 
+use super::GrantContext;
+use crate::errors::GrantError;
 use crate::issuance::{requested_scopes, IssuedTokens};
-
-use crate::errors::{ErrorCode, GrantError};
-
-use crate::domain::{Client, GrantType};
-use crate::params::TokenParams;
+use crate::requests::ClientCredentialsRequest;
 use crate::services::Services;
 
 pub(super) async fn grant(
     services: &Services,
-    client: &Client,
-    params: &TokenParams,
+    context: &GrantContext,
+    request: ClientCredentialsRequest,
 ) -> Result<IssuedTokens, GrantError> {
-    if !client.may_use(GrantType::ClientCredentials) {
-        return Err(ErrorCode::UnsupportedGrant.into());
-    }
-    let scopes = requested_scopes(params, &client.allowed_scopes)?;
-    let jkt = params.dpop_jkt().map(str::to_owned);
+    let client = &context.client;
+    let scopes = requested_scopes(request.scope.as_deref(), &client.allowed_scopes)?;
     services
         .issuer()
-        .issue_counted_application_token(client, scopes, jkt, services.limiter())
+        .issue_counted_application_token(
+            client,
+            scopes,
+            context.dpop_jkt.clone(),
+            services.limiter(),
+        )
         .await
 }
 

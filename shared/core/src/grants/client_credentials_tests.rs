@@ -22,8 +22,8 @@ async fn a_token_kms_cannot_sign_answers_503_naming_signing_not_the_store() {
     use crate::domain::{ClientId, ClientSecrets, Geolocation, Scopes};
     use crate::errors::Refusal;
     use crate::jwt::AccessTokenCodec;
-    use crate::params::TokenParams;
     use crate::random::RandomExt;
+    use crate::requests::TokenRequest;
     use crate::secrets::TokenHash;
     use crate::services::Services;
 
@@ -85,14 +85,17 @@ async fn a_token_kms_cannot_sign_answers_503_naming_signing_not_the_store() {
         .unwrap();
 
     let id = client.id.to_string();
-    let params = TokenParams::from_pairs([
-        ("grant_type", "client_credentials"),
-        ("client_id", id.as_str()),
-        ("client_secret", secret),
-    ])
+    let request = TokenRequest::parse(
+        [
+            ("grant_type", "client_credentials"),
+            ("client_id", id.as_str()),
+            ("client_secret", secret),
+        ],
+        None,
+    )
     .unwrap();
     let outcome =
-        crate::grants::token_grant(&services, params, None, None, &DpopRequest::default()).await;
+        crate::grants::token_grant(&services, request, None, &DpopRequest::default()).await;
     let Err(Refusal::Server(failure)) = outcome else {
         panic!("expected a server failure");
     };

@@ -1,11 +1,15 @@
 //! The token endpoint's grants (docs/decisions.md, "Token formats"), independent of HTTP: one
-//! handler per `grant_type` and their dispatch ([`token_grant`]). Who is calling is `auth`'s to
-//! say, minting is `issuance`'s; the other endpoints' flows are `flows`, which never import this.
+//! handler per `grant_type`, each given its typed request (`requests`) and the request's
+//! verified facts ([`GrantContext`]), and their dispatch ([`token_grant`]). Who is calling is
+//! `auth`'s to say, minting is `issuance`'s; the other endpoints' flows are `flows`, which never
+//! import this.
 //!
 //! Order of checks, chosen so that nothing is revealed to a caller that has not earned it:
-//! the request's shape (`grant_type`), then client authentication, then whether the client may
-//! use the grant, then the grant's own parameters and credentials, and only after the
-//! credentials are proven, the principal's state and home geolocation.
+//! the request's shape (repeated parameters, `grant_type`: the parse's), then client
+//! authentication, the rate limits and the DPoP proof, then whether the client may use the
+//! grant, then the grant's own parameters (kept by the parse in [`TokenRequest::grant`]) and
+//! credentials, and only after the credentials are proven, the principal's state and home
+//! geolocation.
 
 mod authorization_code;
 mod client_credentials;
@@ -22,72 +26,86 @@ use crate::errors::{ErrorCode, GrantDenial, GrantError};
 use crate::issuance::IssuedTokens;
 use crate::jwt::SignIn;
 use crate::limits::Limit;
-use crate::params::TokenParams;
+use crate::requests::{GrantRequest, TokenRequest};
 use crate::services::Services;
+
+/// What the token endpoint has verified about a request before its grant runs: each handler
+/// reads these from here, never from the request's parameters.
+#[derive(Debug)]
+pub struct GrantContext {
+    /// The authenticated client.
+    pub client: Client,
+    /// The thumbprint of the key of the request's verified DPoP proof (RFC 9449): what the
+    /// issued tokens are bound to. `None`: no proof, bearer tokens.
+    pub dpop_jkt: Option<String>,
+    /// The caller's network address as the platform saw it (never a header the caller wrote).
+    pub source: Option<IpAddr>,
+}
+
+impl GrantContext {
+    pub fn dpop_jkt(&self) -> Option<&str> {
+        self.dpop_jkt.as_deref()
+    }
+}
 
 /// Runs the grant a token request asks for. Records `grant_type` and `client_id` on the current
 /// tracing span for the request log.
 ///
-/// `source` is the caller's network address as the platform saw it (never a header the caller
-/// wrote): password grants are counted per address. `None` (no platform address) counts none.
+/// `source` is the caller's network address as the platform saw it: password grants are counted
+/// per address. `None` (no platform address) counts none.
 ///
 /// A DPoP proof (`dpop`) is checked once the client is known, before the grant's own checks:
 /// the grant then binds what it issues to the proof's key (docs/decisions.md, DPoP).
-///
-/// Every `invalid_client` refusal (401) to a client that sent HTTP Basic carries
-/// `WWW-Authenticate: Basic`, whichever check refused it (RFC 6749 §5.2).
 pub async fn token_grant(
     services: &Services,
-    params: TokenParams,
-    authorization: Option<&str>,
-    source: Option<IpAddr>,
-    dpop: &DpopRequest,
-) -> Result<IssuedTokens, GrantError> {
-    let via_basic = crate::auth::client::uses_basic(authorization);
-    grant_tokens(services, params, authorization, source, dpop)
-        .await
-        .map_err(|error| crate::auth::client::with_basic_challenge(error, via_basic))
-}
-
-async fn grant_tokens(
-    services: &Services,
-    mut params: TokenParams,
-    authorization: Option<&str>,
+    request: TokenRequest,
     source: Option<IpAddr>,
     dpop: &DpopRequest,
 ) -> Result<IssuedTokens, GrantError> {
     let span = tracing::Span::current();
-    let grant_type = params.require("grant_type", ErrorCode::GrantTypeMissing)?;
-    let grant = GrantType::parse(grant_type).ok_or(ErrorCode::UnsupportedGrant)?;
-    span.record("grant_type", grant.as_str());
-    crate::measure::note_grant(grant.as_str());
+    let grant_type = request.grant_type;
+    span.record("grant_type", grant_type.as_str());
+    crate::measure::note_grant(grant_type.as_str());
 
-    let client = authenticate_client(services, &params, authorization).await?;
+    let client = authenticate_client(services, &request.client).await?;
     span.record("client_id", tracing::field::display(client.id));
     let limiter = services.limiter();
     let now = services.ctx.clock.now();
     // client_credentials counts its request itself (`issue_counted_application_token`): with
     // the key in memory, in the same store write as its token, one write a request, not two.
-    if grant != GrantType::ClientCredentials {
+    if grant_type != GrantType::ClientCredentials {
         limiter
             .count(Limit::ClientTokenRequests, &client.id.to_string(), now)
             .await?;
     }
-    if let (GrantType::Password, Some(source)) = (grant, source) {
+    if let (GrantType::Password, Some(source)) = (grant_type, source) {
         limiter
             .count(Limit::AddressPasswordAttempts, &source.to_string(), now)
             .await?;
     }
+    let dpop_jkt = sender_key(services, &client, dpop).await?;
 
-    params.set_dpop_jkt(sender_key(services, &client, dpop).await?);
-    let params = &params;
-
+    // Whether the client may use the grant comes before the grant's parameters (60 before 51),
+    // except for refresh, whose missing token (106) comes before its permission (107).
+    if grant_type != GrantType::RefreshToken && !client.may_use(grant_type) {
+        return Err(ErrorCode::UnsupportedGrant.into());
+    }
+    let grant = request.grant?;
+    let context = GrantContext {
+        client,
+        dpop_jkt,
+        source,
+    };
     let issued = match grant {
-        GrantType::ClientCredentials => client_credentials::grant(services, &client, params).await,
-        GrantType::Password => password::grant(services, &client, params).await,
-        GrantType::RefreshToken => refresh::grant(services, &client, params).await,
-        GrantType::AuthorizationCode => authorization_code::grant(services, &client, params).await,
-        GrantType::Otp => otp::grant(services, &client, params).await,
+        GrantRequest::ClientCredentials(request) => {
+            client_credentials::grant(services, &context, request).await
+        }
+        GrantRequest::Password(request) => password::grant(services, &context, request).await,
+        GrantRequest::RefreshToken(request) => refresh::grant(services, &context, request).await,
+        GrantRequest::AuthorizationCode(request) => {
+            authorization_code::grant(services, &context, request).await
+        }
+        GrantRequest::Otp(request) => otp::grant(services, &context, request).await,
     }?;
     // Every user or company family gets an ID token (docs/decisions.md, "Authorization code flow"),
     // saying when its principal signed in to start the family (`auth_time`, OpenID Connect Core 2;

@@ -4,34 +4,37 @@
 //! family's writes.
 
 use super::password::start_user_family;
+use super::GrantContext;
 use crate::auth::check_user_may_sign_in;
 use crate::auth::otp::{
-    check_otp, otp_deps, otp_facts, OtpDenial, OtpError, OtpVerification, VerifiedOtp,
+    check_otp, otp_deps, OtpDenial, OtpError, OtpFacts, OtpVerification, VerifiedOtp,
 };
 use crate::domain::audit::{RevocationReason, StartedBy};
-use crate::domain::{Client, GrantType, PrincipalType, User};
-use crate::errors::{ErrorCode, GrantDenial, GrantError};
+use crate::domain::{PrincipalType, User};
+use crate::errors::{GrantDenial, GrantError};
 use crate::issuance::{requested_family_scopes, FamilyOwner, IssuedTokens};
-use crate::params::TokenParams;
+use crate::requests::OtpGrantRequest;
 use crate::services::Services;
 
 pub(super) async fn grant(
     services: &Services,
-    client: &Client,
-    params: &TokenParams,
+    context: &GrantContext,
+    request: OtpGrantRequest,
 ) -> Result<IssuedTokens, GrantError> {
-    if !client.may_use(GrantType::Otp) {
-        return Err(ErrorCode::UnsupportedGrant.into());
-    }
+    let client = &context.client;
+    // Before the password is tried: a request that cannot succeed must not spend it.
+    let scopes = requested_family_scopes(request.scope.as_deref(), client)?;
     let verification = OtpVerification {
         client_id: client.id,
-        otp: params.secret("otp"),
-        channel_type: params.get("channel_type").map(str::to_owned),
-        channel_handle: params.get("channel_handle").map(str::to_owned),
-        facts: otp_facts(params),
+        otp: request.otp,
+        channel_type: request.channel_type,
+        channel_handle: request.channel_handle,
+        facts: OtpFacts {
+            name: request.name,
+            company: request.company,
+            link: request.link,
+        },
     };
-    // Before the password is tried: a request that cannot succeed must not spend it.
-    let scopes = requested_family_scopes(params, client)?;
     let store = &services.ctx.store;
     let deps = otp_deps(services);
     // 56, 57, 58, 80, 81, 83, 85, 84, then 55: the flow's order.
@@ -54,7 +57,7 @@ pub(super) async fn grant(
         client,
         user.clone(),
         scopes,
-        params.dpop_jkt(),
+        context.dpop_jkt(),
         StartedBy::Otp,
     )
     .await?;

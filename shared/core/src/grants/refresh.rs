@@ -17,13 +17,14 @@
 //! the answer: a rotated token (retry or reuse), a write that lost (revoked, raced, or a retry
 //! now), and a refusal after the lookup, which must still answer 108 if the family is revoked.
 
+use super::GrantContext;
 use crate::auth::principal::check_principal_may_refresh;
 use crate::clock::UnixTime;
 use crate::domain::audit::{AuditKind, RevocationReason};
 use crate::domain::{Client, Family, RefreshRotation, RefreshTokenRecord, Scopes};
 use crate::errors::{ErrorCode, GrantError, ServerError};
 use crate::issuance::{requested_scopes, IssuedTokens};
-use crate::params::TokenParams;
+use crate::requests::RefreshRequest;
 use crate::secrets::Secret;
 use crate::services::Services;
 use crate::store::{FamilyOrigin, RefreshTokenWithOrigin};
@@ -46,36 +47,27 @@ enum Use<'a> {
     ReadAgain,
 }
 
+/// The token's absence (106) is answered before this runs, by the dispatch.
 pub(super) async fn grant(
     services: &Services,
-    client: &Client,
-    params: &TokenParams,
+    context: &GrantContext,
+    request: RefreshRequest,
 ) -> Result<IssuedTokens, GrantError> {
-    let presented = params
-        .secret("refresh_token")
-        .ok_or(ErrorCode::RefreshTokenMissing)?;
+    let client = &context.client;
+    let presented = &request.refresh_token;
     if !client.may_refresh() {
         return Err(ErrorCode::RefreshDisallowed.into());
     }
     for round in 0..READS {
-        let token = look_up(services, client, &presented).await?;
-        check_sender(&token, params.dpop_jkt())?;
+        let token = look_up(services, client, presented).await?;
+        check_sender(&token, context.dpop_jkt())?;
         // An unrotated token read for the first time is presumed current: the write checks.
         let family = if round > 0 || token.record.rotated_at.is_some() {
             Some(live_family(services, &token.record).await?)
         } else {
             None
         };
-        match refresh(
-            services,
-            client,
-            params,
-            &presented,
-            &token,
-            family.as_ref(),
-        )
-        .await
-        {
+        match refresh(services, context, &request, &token, family.as_ref()).await {
             Ok(Some(issued)) => return Ok(issued),
             // Another request rotated (or revoked) first: read again and take the retry path.
             Ok(None) => {}
@@ -144,12 +136,14 @@ async fn live_family(
 /// `family` is the family's state if it was read; `None` leaves it to the write's conditions.
 async fn refresh(
     services: &Services,
-    client: &Client,
-    params: &TokenParams,
-    presented: &Secret,
+    context: &GrantContext,
+    request: &RefreshRequest,
     token: &RefreshTokenWithOrigin,
     family: Option<&Family>,
 ) -> Result<Option<IssuedTokens>, GrantError> {
+    let client = &context.client;
+    let presented = &request.refresh_token;
+    let jkt = context.dpop_jkt();
     let origin = &token.origin;
     // Before any reuse check: a request at the wrong deployment changes nothing.
     if &origin.geolocation != services.geolocation() {
@@ -174,24 +168,24 @@ async fn refresh(
         client,
     )
     .await?;
-    let scopes = requested_scopes(params, &grantable_scopes(origin, client))?;
+    let scopes = requested_scopes(request.scope.as_deref(), &grantable_scopes(origin, client))?;
     Ok(match token_use {
         Use::Rotate => {
             services
                 .issuer()
-                .rotate_family(token, presented, scopes, params.dpop_jkt())
+                .rotate_family(token, presented, scopes, jkt)
                 .await?
         }
         Use::Retry(family) => Some(
             services
                 .issuer()
-                .reissue_successor(family, &token.record, presented, scopes, params.dpop_jkt())
+                .reissue_successor(family, &token.record, presented, scopes, jkt)
                 .await?,
         ),
         Use::Slide => {
             services
                 .issuer()
-                .slide_family(token, presented, scopes, params.dpop_jkt())
+                .slide_family(token, presented, scopes, jkt)
                 .await?
         }
         Use::ReadAgain => None,
@@ -284,6 +278,7 @@ mod tests {
     use crate::issuance::FamilyStart;
     use crate::jwt::AccessTokenCodec;
     use crate::random::OsRandom;
+    use crate::requests::FromParameters;
     use crate::signing::KeyRing;
     use crate::store::sqlite::SqliteStore;
     use token_store_conformance::records;
@@ -342,14 +337,16 @@ mod tests {
     /// after it is revoked.
     async fn codes(f: &Fixture, home: Geolocation, scope: &str) -> (ErrorCode, ErrorCode) {
         let (token, family_id) = family(f, home).await;
-        let params = TokenParams::from_pairs([
-            ("grant_type", "refresh_token"),
-            ("refresh_token", token.expose()),
-            ("scope", scope),
-        ])
-        .unwrap();
+        let context = GrantContext {
+            client: f.client.clone(),
+            dpop_jkt: None,
+            source: None,
+        };
         let code = || async {
-            match grant(&f.services, &f.client, &params).await {
+            let request =
+                RefreshRequest::parse([("refresh_token", token.expose()), ("scope", scope)])
+                    .unwrap();
+            match grant(&f.services, &context, request).await {
                 Ok(_) => panic!("refreshed"),
                 Err(refused) => refused.code().expect("a refusal, not a failure"),
             }

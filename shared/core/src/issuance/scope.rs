@@ -1,17 +1,16 @@
 use crate::domain::{Client, Scopes};
 use crate::errors::ErrorCode;
-use crate::params::TokenParams;
 
 /// The `scope` parameter, unless it names nothing: blank (only spaces) counts as absent, as an
 /// empty one does, rather than asking for a token with no scope at all.
-fn scope_parameter(params: &TokenParams) -> Option<&str> {
-    params.get("scope").filter(|text| !text.trim().is_empty())
+fn scope_parameter(scope: Option<&str>) -> Option<&str> {
+    scope.filter(|text| !text.trim().is_empty())
 }
 
 /// The `scope` parameter checked against what may be granted; absent means all of it
 /// (RFC 6749 §3.3 lets the server pick a default).
-pub fn requested_scopes(params: &TokenParams, grantable: &Scopes) -> Result<Scopes, ErrorCode> {
-    let Some(text) = scope_parameter(params) else {
+pub fn requested_scopes(scope: Option<&str>, grantable: &Scopes) -> Result<Scopes, ErrorCode> {
+    let Some(text) = scope_parameter(scope) else {
         return Ok(grantable.clone());
     };
     let requested = Scopes::parse(text).map_err(|_| ErrorCode::ScopeExceedsGrant)?;
@@ -24,11 +23,11 @@ pub fn requested_scopes(params: &TokenParams, grantable: &Scopes) -> Result<Scop
 
 /// The scopes of a new user or company family: absent means the client's registered scopes;
 /// a `scope` may also name `openid` ([`Client::requestable_scopes`]).
-pub fn requested_family_scopes(params: &TokenParams, client: &Client) -> Result<Scopes, ErrorCode> {
-    if scope_parameter(params).is_none() {
+pub fn requested_family_scopes(scope: Option<&str>, client: &Client) -> Result<Scopes, ErrorCode> {
+    if scope_parameter(scope).is_none() {
         return Ok(client.allowed_scopes.clone());
     }
-    requested_scopes(params, &client.requestable_scopes())
+    requested_scopes(scope, &client.requestable_scopes())
 }
 
 #[cfg(test)]
@@ -39,12 +38,13 @@ mod tests {
     fn a_blank_scope_is_an_absent_one() {
         let grantable = Scopes::parse("read write").unwrap();
         for blank in [" ", "   "] {
-            let params = TokenParams::from_pairs([("scope", blank)]).unwrap();
-            assert_eq!(requested_scopes(&params, &grantable), Ok(grantable.clone()));
+            assert_eq!(
+                requested_scopes(Some(blank), &grantable),
+                Ok(grantable.clone())
+            );
         }
-        let params = TokenParams::from_pairs([("scope", " read ")]).unwrap();
         assert_eq!(
-            requested_scopes(&params, &grantable),
+            requested_scopes(Some(" read "), &grantable),
             Ok(Scopes::parse("read").unwrap())
         );
     }

@@ -18,9 +18,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use http::{header, HeaderMap};
 
-use super::body::read_optional_params;
+use super::body::read_optional_pairs;
 use super::error_response::ServerErrorBody;
-use super::forms::ExchangeForm;
 use super::observability::Outcome;
 use super::params::BodyDenial;
 use crate::error_response::ErrorResponse;
@@ -28,6 +27,7 @@ use crate::errors::EXCHANGE_OK;
 use crate::flows::legacy_exchange::{
     exchange as run_exchange, ExchangeDenial, ExchangeRequest, InvalidReturnType, ReturnType,
 };
+use crate::requests::{ExchangeBody, FromParameters};
 use crate::services::Services;
 use answers::{ExchangeErrorBody, ExchangeResponse};
 
@@ -50,8 +50,8 @@ const COMPANY_TOKEN: &str = "companyToken";
         ("returnType" = Option<String>, Query, description = "`companyToken` for a company family"),
     ),
     request_body(content(
-        (ExchangeForm = "application/x-www-form-urlencoded"),
-        (ExchangeForm = "application/json"),
+        (ExchangeBody = "application/x-www-form-urlencoded"),
+        (ExchangeBody = "application/json"),
     )),
     responses(
         (status = 200, body = ExchangeResponse),
@@ -72,8 +72,9 @@ pub(super) async fn exchange(
     let consumer_key = consumer_key.map(|Path(key)| key).unwrap_or_default();
     // An empty body has no parameters, so a bare request is refused for its missing `secret`,
     // not its missing content type; any other body is a form or JSON of at most 16 KiB.
-    let params = read_optional_params(&headers, body)
+    let body = read_optional_pairs(&headers, body)
         .await
+        .and_then(|pairs| ExchangeBody::parse(pairs).map_err(BodyDenial::Format))
         .map_err(|denial| match denial {
             BodyDenial::TooLarge => ExchangeDenial::BodyTooLarge,
             BodyDenial::Format(_) => ExchangeDenial::BodyUnreadable,
@@ -83,7 +84,7 @@ pub(super) async fn exchange(
         authorization: headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok()),
-        params,
+        body,
         return_type: return_type(query.as_deref()),
     };
     match run_exchange(&services, request).await {

@@ -1,6 +1,6 @@
-//! The facts a one-time password is bound to, read from the request's parameters.
+//! The facts a one-time password is bound to: `name`, `company` and `link` of its request
+//! (`requests::OtpSendParameters`), repeated by the `otp` grant (`requests::OtpGrantRequest`).
 
-use crate::params::TokenParams;
 use crate::secrets::TokenHash;
 use crate::store::FactsHash;
 
@@ -24,15 +24,5 @@ impl OtpFacts {
             present(&self.link)
         ]);
         FactsHash(TokenHash::of(&encoded.to_string()))
-    }
-}
-
-/// `name`, `company` and `link`: bound to the request, repeated at the grant.
-pub fn otp_facts(params: &TokenParams) -> OtpFacts {
-    let fact = |name: &str| params.get(name).map(str::to_owned);
-    OtpFacts {
-        name: fact("name"),
-        company: fact("company"),
-        link: fact("link"),
     }
 }

@@ -18,7 +18,7 @@ mod flow;
 mod tests;
 
 pub use error::{OtpDenial, OtpError};
-pub use facts::{otp_facts, OtpFacts};
+pub use facts::OtpFacts;
 pub use flow::{
     check_otp, otp_deps, registered_origins, request_otp, verify_otp, OtpDeps, OtpRequest,
     OtpVerification, VerifiedOtp, MAX_OPEN_REQUESTS, OTP_TRIES, OTP_TTL_SECONDS,

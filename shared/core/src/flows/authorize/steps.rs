@@ -97,10 +97,13 @@ impl From<Exceeded> for RefusalReason {
 }
 
 /// The fields the two forms post (unknown ones are ignored). Holds a password: no `Debug`.
-#[derive(Default, serde::Deserialize)]
+#[derive(Default, serde::Deserialize, utoipa::ToSchema)]
 pub struct SubmittedForm {
+    /// The page's anti-forgery token, checked against the pending-request cookie.
     pub csrf_token: Option<String>,
+    /// Sign-in form.
     pub login: Option<String>,
+    /// Sign-in form.
     pub password: Option<String>,
     /// The consent form's button: `approve` or `deny`.
     pub decision: Option<String>,

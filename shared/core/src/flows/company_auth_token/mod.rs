@@ -38,6 +38,7 @@ use crate::domain::{
 };
 use crate::errors::{Denial, ErrorCode, GrantError, Refusal, ServerError};
 use crate::random::RandomExt;
+use crate::requests::{CompanyAuthTokenAppBody, CompanyAuthTokenQuery};
 use crate::secrets::Secret;
 use crate::services::Services;
 use crate::store::{Committed, WriteBatch};
@@ -59,6 +60,39 @@ pub struct CompanyAuthTokenParams {
     pub client_id: Option<String>,
     /// Answer with a redirect to the app's Connect URL instead of JSON.
     pub redirect: bool,
+}
+
+impl CompanyAuthTokenParams {
+    /// `client_id` from the query or the body; if both carry it, they must agree. `redirect` is
+    /// read from the query only (`?redirect=true`; docs/decisions.md, "Company auth tokens"):
+    /// `true` or `false`, case-insensitive.
+    pub fn from_query_and_body(
+        query: CompanyAuthTokenQuery,
+        body: CompanyAuthTokenAppBody,
+    ) -> Result<Self, CompanyAuthTokenDenial> {
+        let client_id = match (query.client_id, body.client_id) {
+            (Some(q), Some(b)) if q != b => {
+                return Err(CompanyAuthTokenDenial::BadRequest(
+                    "client_id is given in the query and the body with different values",
+                ))
+            }
+            (q, b) => q.or(b),
+        };
+        let redirect = match query.redirect.as_deref() {
+            None => false,
+            Some(v) if v.eq_ignore_ascii_case("true") => true,
+            Some(v) if v.eq_ignore_ascii_case("false") => false,
+            Some(_) => {
+                return Err(CompanyAuthTokenDenial::BadRequest(
+                    "redirect must be true or false",
+                ))
+            }
+        };
+        Ok(Self {
+            client_id,
+            redirect,
+        })
+    }
 }
 
 /// A stored auth token, in the form the caller asked for.

@@ -4,26 +4,27 @@
 
 use crate::auth::principal::{check_company_may_sign_in, is_active_administrator};
 use crate::domain::audit::StartedBy;
-use crate::domain::{Client, PrincipalId, PrincipalType};
+use crate::domain::{PrincipalId, PrincipalType};
 use crate::errors::{ErrorCode, GrantError};
+use crate::grants::GrantContext;
 use crate::issuance::{requested_family_scopes, FamilyStart, IssuedTokens};
-use crate::params::TokenParams;
-use crate::secrets::TokenHash;
+use crate::requests::PasswordRequest;
 use crate::services::Services;
 
 pub(super) async fn grant(
     services: &Services,
-    client: &Client,
-    params: &TokenParams,
-    company_id: &str,
-    auth_token: &str,
+    context: &GrantContext,
+    request: PasswordRequest,
 ) -> Result<IssuedTokens, GrantError> {
-    let scopes = requested_family_scopes(params, client)?;
-    let company_id = PrincipalId::parse(company_id).map_err(|_| ErrorCode::IncorrectAuthToken)?;
+    let client = &context.client;
+    let scopes = requested_family_scopes(request.scope.as_deref(), client)?;
+    // `username` is the company's id, `password` its auth token.
+    let company_id =
+        PrincipalId::parse(&request.username).map_err(|_| ErrorCode::IncorrectAuthToken)?;
     let store = &services.ctx.store;
     let token = store
         .auth_tokens()
-        .get_auth_token(&TokenHash::of(auth_token), services.ctx.clock.now())
+        .get_auth_token(&request.password.hash(), services.ctx.clock.now())
         .await?
         .filter(|t| t.company_id == company_id)
         .ok_or(ErrorCode::IncorrectAuthToken)?;
@@ -47,7 +48,7 @@ pub(super) async fn grant(
             principal_id: company.id,
             scopes,
             geolocation: company.geolocation,
-            jkt: params.dpop_jkt().map(str::to_owned),
+            jkt: context.dpop_jkt.clone(),
             grant: StartedBy::CompanyAuthToken,
             auth_time: Some(services.ctx.clock.now()),
         })

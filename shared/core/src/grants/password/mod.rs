@@ -6,25 +6,19 @@ mod user;
 
 pub(super) use user::start_user_family;
 
-use crate::domain::{Client, GrantType};
-use crate::errors::{ErrorCode, GrantError};
+use super::GrantContext;
+use crate::errors::GrantError;
 use crate::issuance::IssuedTokens;
-use crate::params::TokenParams;
+use crate::requests::{CredentialType, PasswordRequest};
 use crate::services::Services;
 
 pub(super) async fn grant(
     services: &Services,
-    client: &Client,
-    params: &TokenParams,
+    context: &GrantContext,
+    request: PasswordRequest,
 ) -> Result<IssuedTokens, GrantError> {
-    if !client.may_use(GrantType::Password) {
-        return Err(ErrorCode::UnsupportedGrant.into());
-    }
-    let username = params.require("username", ErrorCode::UsernameMissing)?;
-    let password = params.require("password", ErrorCode::PasswordMissing)?;
-    match params.get("credtype").unwrap_or("password") {
-        "password" => user::grant(services, client, params, username, password).await,
-        "authtoken" => authtoken::grant(services, client, params, username, password).await,
-        _ => Err(ErrorCode::CredtypeInvalid.into()),
+    match request.credtype {
+        CredentialType::Password => user::grant(services, context, request).await,
+        CredentialType::AuthToken => authtoken::grant(services, context, request).await,
     }
 }

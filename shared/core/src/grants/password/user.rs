@@ -5,29 +5,34 @@ use crate::auth::user::{authenticate_user_refund_pending, take_back};
 use crate::domain::audit::StartedBy;
 use crate::domain::{Client, PrincipalType, Scopes, User};
 use crate::errors::GrantError;
+use crate::grants::GrantContext;
 use crate::issuance::{requested_family_scopes, FamilyStart, IssuedTokens};
-use crate::params::TokenParams;
+use crate::requests::PasswordRequest;
 use crate::services::Services;
 
 /// The family's write takes back the password's attempt (docs/decisions.md, Lockout): a correct
 /// password costs the attempt, the user's read and that one write.
 pub(super) async fn grant(
     services: &Services,
-    client: &Client,
-    params: &TokenParams,
-    username: &str,
-    password: &str,
+    context: &GrantContext,
+    request: PasswordRequest,
 ) -> Result<IssuedTokens, GrantError> {
-    let scopes = requested_family_scopes(params, client)?;
-    let (user, refund) =
-        authenticate_user_refund_pending(services, client.id, username, password).await?;
+    let client = &context.client;
+    let scopes = requested_family_scopes(request.scope.as_deref(), client)?;
+    let (user, refund) = authenticate_user_refund_pending(
+        services,
+        client.id,
+        &request.username,
+        request.password.expose(),
+    )
+    .await?;
     let start = FamilyStart {
         client_id: client.id,
         principal_type: PrincipalType::User,
         principal_id: user.id,
         scopes,
         geolocation: user.geolocation,
-        jkt: params.dpop_jkt().map(str::to_owned),
+        jkt: context.dpop_jkt.clone(),
         grant: StartedBy::Password,
         auth_time: Some(services.ctx.clock.now()),
     };
