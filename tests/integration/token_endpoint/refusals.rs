@@ -140,6 +140,28 @@ async fn client_errors_are_catalogued(app: TestApp) {
         assert_error(&json_of(answer).await, 400, "invalid_request", code);
     }
 
+    // A grant's own parameters are only looked at once the client is authenticated and allowed
+    // the grant: no client and no username is the client's 62, a wrong secret its 64.
+    let password = [("grant_type", "password")];
+    assert_error(&app.token(&password).await, 400, "invalid_request", 62);
+    assert_error(
+        &app.token(&[
+            password[0],
+            ("client_id", &client.id),
+            ("client_secret", "wrong"),
+        ])
+        .await,
+        401,
+        "invalid_client",
+        64,
+    );
+    assert_error(
+        &app.token(&client_form(&client, &password)).await,
+        400,
+        "invalid_request",
+        51,
+    );
+
     let mut restricted = NewClient::named("cc only", Scopes::parse("read").unwrap());
     restricted.grants = [GrantType::ClientCredentials].into_iter().collect();
     let restricted = app.create_client_with(restricted).await;
@@ -147,6 +169,13 @@ async fn client_errors_are_catalogued(app: TestApp) {
     assert_error(
         &app.password_grant(&restricted, "frank", PASSWORD, &[])
             .await,
+        400,
+        "invalid_grant",
+        60,
+    );
+    // The grant's permission (60) before its parameters (51).
+    assert_error(
+        &app.token(&client_form(&restricted, &password)).await,
         400,
         "invalid_grant",
         60,
@@ -281,6 +310,17 @@ async fn refresh_errors_are_catalogued(app: TestApp) {
         400,
         "invalid_request",
         107,
+    );
+    // Refresh's missing token (106) comes before its permission (107).
+    assert_error(
+        &app.token(&client_form(
+            &no_refresh,
+            &[("grant_type", "refresh_token")],
+        ))
+        .await,
+        400,
+        "invalid_request",
+        106,
     );
 }
 
