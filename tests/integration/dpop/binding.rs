@@ -12,6 +12,7 @@ crate::on_both_stores!(
     a_password_grant_binds_the_family_to_the_key,
     a_bound_refresh_token_needs_a_proof_by_its_key_and_revokes_nothing,
     a_refresh_with_a_proof_binds_the_refresh_tokens_it_issues,
+    a_retry_of_a_rotation_meets_the_successors_binding,
     dpop_jkt_binds_the_authorization_code,
     a_malformed_dpop_jkt_is_refused_at_the_authorize_endpoint,
 );
@@ -140,6 +141,46 @@ async fn a_refresh_with_a_proof_binds_the_refresh_tokens_it_issues(app: TestApp)
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     let (status, body) = refresh(&app, &client, &third, Some(key.token_proof(&app))).await;
     assert_108(status, &body, "the family was revoked by the reuse");
+}
+
+/// An unbound token rotated with a proof has a bound successor. Replaying the unbound token
+/// within the retry window is a retry, answered with that successor: only with a proof by its
+/// key. Without one it is refused as an unknown token would be, and nothing is revoked.
+async fn a_retry_of_a_rotation_meets_the_successors_binding(app: TestApp) {
+    app.create_user(LOGIN, PASSWORD).await;
+    let client = app.create_client("read").await;
+    let key = DpopKey::generate();
+    let unbound = app.user_tokens(&client, LOGIN, PASSWORD).await;
+    let first = unbound["refresh_token"].as_str().unwrap().to_owned();
+    let (status, body) = refresh(&app, &client, &first, Some(key.token_proof(&app))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let successor = body["refresh_token"].as_str().unwrap().to_owned();
+
+    for (case, proof) in [
+        ("a retry without a proof", None),
+        (
+            "a retry with another key's proof",
+            Some(DpopKey::generate().token_proof(&app)),
+        ),
+    ] {
+        let (status, body) = refresh(&app, &client, &first, proof).await;
+        assert_108(status, &body, case);
+        assert!(body.get("access_token").is_none(), "{case}: {body}");
+    }
+    let (status, body) = refresh(&app, &client, &first, Some(key.token_proof(&app))).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "a retry with the key's proof: {body}"
+    );
+    assert_eq!(body["token_type"], "DPoP");
+    assert_eq!(
+        body["refresh_token"],
+        successor.as_str(),
+        "the same successor"
+    );
+    let (status, body) = refresh(&app, &client, &successor, Some(key.token_proof(&app))).await;
+    assert_eq!(status, StatusCode::OK, "nothing was revoked: {body}");
 }
 
 /// The token request redeeming `code`, with `proofs`.

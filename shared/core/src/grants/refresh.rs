@@ -150,7 +150,7 @@ async fn refresh(
         return Err(GrantError::lives_elsewhere(origin.geolocation.clone()));
     }
     let token_use = match family {
-        Some(family) => decide(services, client, presented, &token.record, family).await?,
+        Some(family) => decide(services, client, presented, &token.record, family, jkt).await?,
         // Unread, so unrotated when read: the policy's use, if the write finds it current.
         None => match client.refresh_rotation {
             RefreshRotation::Rotate => Use::Rotate,
@@ -199,6 +199,7 @@ async fn decide<'a>(
     presented: &Secret,
     record: &RefreshTokenRecord,
     family: &'a Family,
+    dpop_jkt: Option<&str>,
 ) -> Result<Use<'a>, GrantError> {
     let is_current = family.current_token == record.token_hash;
     match (client.refresh_rotation, record.rotated_at) {
@@ -211,6 +212,7 @@ async fn decide<'a>(
         (RefreshRotation::Rotate, Some(rotated_at)) => {
             let now = services.ctx.clock.now();
             if is_retry(services, presented, record, family, rotated_at, now).await? {
+                check_successor_sender(services, family, dpop_jkt).await?;
                 crate::measure::refresh_retry_within_grace();
                 return Ok(Use::Retry(family));
             }
@@ -248,6 +250,36 @@ async fn is_retry(
         .successor_token(&family.id, record.generation + 1, presented)
         .await?;
     Ok(family.current_token == successor.hash())
+}
+
+/// A retry is answered with the successor itself, so it must meet the successor's binding: a
+/// rotation with a proof binds the successor even when the presented token was not bound, and a
+/// replay of that older token without the proof must not get it (nor an unbound access token
+/// for it). Refused as [`check_sender`] refuses, revoking nothing. One more read, on the retry
+/// path only.
+async fn check_successor_sender(
+    services: &Services,
+    family: &Family,
+    dpop_jkt: Option<&str>,
+) -> Result<(), GrantError> {
+    if family.jkt.is_some() {
+        // A bound family: the presented token was checked against the same key already.
+        return Ok(());
+    }
+    let successor = services
+        .ctx
+        .store
+        .families()
+        .get_refresh_token(&family.current_token, services.ctx.clock.now())
+        .await?
+        .ok_or(ErrorCode::BadRefreshToken)?;
+    match successor.jkt.as_deref() {
+        Some(bound) if dpop_jkt != Some(bound) => {
+            tracing::info!("retry of a rotation whose successor is bound, without its key's proof");
+            Err(ErrorCode::BadRefreshToken.into())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The family's scopes that its client may still be granted: narrowing a client's allowed
