@@ -66,10 +66,14 @@ enum Audience {
 }
 
 impl Audience {
+    /// One audience, and one of ours. An array naming several audiences is refused even when one
+    /// of them is ours (the audience-injection attacks on `private_key_jwt`: an assertion a
+    /// client made for several servers, or for another server's endpoint, must not be replayable
+    /// here); an array of one member is that member.
     fn names(&self, accepted: &[String]) -> bool {
         match self {
             Self::One(aud) => accepted.contains(aud),
-            Self::Many(auds) => auds.iter().any(|aud| accepted.contains(aud)),
+            Self::Many(auds) => matches!(&auds[..], [aud] if accepted.contains(aud)),
         }
     }
 }
@@ -265,7 +269,7 @@ mod tests {
         assert_eq!(check(&[]), Ok(()));
         assert_eq!(check(&[("aud", "https://us.example.com".into())]), Ok(()));
         assert_eq!(
-            check(&[("aud", serde_json::json!(["x", "https://us.example.com"]))]),
+            check(&[("aud", serde_json::json!(["https://us.example.com"]))]),
             Ok(())
         );
         assert_eq!(
@@ -281,6 +285,13 @@ mod tests {
             (vec![("sub", "other".into())], "iss and sub"),
             (vec![("aud", "https://eu.example.com".into())], "aud"),
             (vec![("aud", serde_json::json!([]))], "aud"),
+            (
+                vec![(
+                    "aud",
+                    serde_json::json!(["https://attacker.example", "https://us.example.com"]),
+                )],
+                "aud",
+            ),
             (vec![("exp", NOW.into())], "expired"),
             (
                 vec![(
