@@ -6,6 +6,7 @@
 
 mod access_tokens;
 mod admin_changes;
+mod authentication;
 mod best_effort;
 mod exchange;
 mod families;

@@ -122,16 +122,22 @@ async fn each_algorithm_authenticates(app: TestApp) {
         let (status, body) = app_token(&app, &unnamed).await;
         assert_eq!(status, StatusCode::OK, "{} without kid: {body}", key.kid);
     }
-    // `aud` may be the issuer, or a list naming the token endpoint.
+    // `aud` may be the issuer, or the token endpoint, alone or as a list of one.
     for aud in [
         json!(app.address),
-        json!(["https://elsewhere.example", app.url("/oauth2/v0/token")]),
+        json!([app.url("/oauth2/v0/token")]),
         json!(app.url("/v0/token")),
     ] {
         let assertion = ec.sign(&with(claims(&app, &client), "aud", aud.clone()));
         let (status, body) = app_token(&app, &assertion).await;
         assert_eq!(status, StatusCode::OK, "aud {aud}: {body}");
     }
+    // A list naming another server beside us is refused (audience injection).
+    let aud = json!(["https://elsewhere.example", app.url("/oauth2/v0/token")]);
+    let assertion = ec.sign(&with(claims(&app, &client), "aud", aud.clone()));
+    let (status, body) = app_token(&app, &assertion).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "aud {aud}: {body}");
+    assert_eq!(body["code"], 63, "{body}");
     // `client_id` may be sent too, when it names the same client; and `exp` may be 5 minutes
     // ahead.
     let claims = with(claims(&app, &client), "exp", json!(app.clock.now() + 300));

@@ -3,10 +3,16 @@
 //! fact is a store write (the caller passes them to that write, then [`logged`] them), otherwise
 //! [`record`]ed on their own, best effort.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex};
 
+use crate::clock::UnixTime;
 use crate::context::Context;
-use crate::domain::audit::{AuditEvent, AuditId, AuditKind, KeyId, RequestFacts};
+use crate::domain::audit::{
+    AuditEvent, AuditId, AuditKind, AuthenticationFailure, KeyId, RequestFacts,
+};
+use crate::domain::ClientId;
 use crate::random::RandomExt;
 
 /// The log target of audit events.
@@ -14,6 +20,44 @@ pub const TARGET: &str = "audit";
 
 /// The counter of events that could not be stored.
 pub const WRITE_FAILURES: &str = "audit_write_failures_total";
+
+/// Every failed authentication of a known client, by reason (the events are sampled; this is not).
+pub const AUTHENTICATION_FAILURES: &str = "client_authentication_failures_total";
+
+/// How often one instance records `client.authentication_failed` for one client at most.
+const AUTHENTICATION_FAILURE_SAMPLE_SECONDS: UnixTime = 60;
+
+/// When each client's last `client.authentication_failed` was recorded by this instance.
+static LAST_AUTHENTICATION_FAILURE: LazyLock<Mutex<HashMap<ClientId, UnixTime>>> =
+    LazyLock::new(Mutex::default);
+
+/// A known client's failed authentication: counted every time, recorded as an event at most
+/// once a minute per client and instance, so that whoever knows a client id cannot turn each
+/// wrong guess into a store write, while the trail still says that, when and from where it
+/// happened.
+pub async fn authentication_failed(ctx: &Context, client: ClientId, reason: AuthenticationFailure) {
+    metrics::counter!(AUTHENTICATION_FAILURES, "reason" => reason.as_str()).increment(1);
+    let now = ctx.clock.now();
+    {
+        let mut last = LAST_AUTHENTICATION_FAILURE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if last
+            .get(&client)
+            .is_some_and(|at| now - at < AUTHENTICATION_FAILURE_SAMPLE_SECONDS && *at <= now)
+        {
+            return;
+        }
+        // Bounded: an instance sees few clients; many ids means a flood, and forgetting
+        // only lets an event through sooner.
+        if last.len() >= 10_000 {
+            last.clear();
+        }
+        last.insert(client, now);
+    }
+    let kind = AuditKind::ClientAuthenticationFailed { reason };
+    record(ctx, event(ctx, kind).client(client)).await;
+}
 
 /// A new event of `kind`, now, from the request this task serves (if any).
 pub fn event(ctx: &Context, kind: AuditKind) -> AuditEvent {

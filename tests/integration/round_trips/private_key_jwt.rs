@@ -34,11 +34,23 @@ pub async fn client_credentials_with_private_key_jwt(c: Counted) {
         "the client's counter"
     );
 
-    // A refused assertion (another key) writes nothing and reads nothing more: the client is
-    // cached.
+    // A refused assertion (another key) reads nothing more (the client is cached) and writes
+    // only its sampled audit event: the first refusal of the minute, one transaction of the
+    // event's items; the next ones nothing.
     let forged = ClientKey::es256("k").sign(&claims(&c.app, &client));
     let ((status, _), calls) = c
         .calls_of("refused private_key_jwt", app_token(&c.app, &forged))
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(calls.total(), 1, "{:?}", calls.by_operation());
+    assert_eq!(
+        calls.count("TransactWriteItems"),
+        1,
+        "client.authentication_failed"
+    );
+    let forged = ClientKey::es256("k").sign(&claims(&c.app, &client));
+    let ((status, _), calls) = c
+        .calls_of("refused private_key_jwt again", app_token(&c.app, &forged))
         .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_eq!(calls.total(), 0, "{:?}", calls.by_operation());

@@ -6,6 +6,7 @@
 use super::client_assertion;
 use crate::clock::UnixTime;
 use crate::context::Context;
+use crate::domain::audit::AuthenticationFailure;
 use crate::domain::{Client, ClientId, SecretCheck, SecretId};
 use crate::errors::{ErrorCode, GrantError};
 use crate::requests::PresentedClient;
@@ -68,8 +69,16 @@ pub async fn authenticate_client(
     }
     let (secret_id, record_use) = match checked {
         SecretCheck::Valid { id, record_use } => (id, record_use),
-        SecretCheck::Expired => return Err(ErrorCode::ClientSecretExpired.into()),
-        SecretCheck::Wrong => return Err(ErrorCode::IncorrectClientSecret.into()),
+        SecretCheck::Expired => {
+            let reason = AuthenticationFailure::ExpiredSecret;
+            crate::audit::authentication_failed(&services.ctx, client.id, reason).await;
+            return Err(ErrorCode::ClientSecretExpired.into());
+        }
+        SecretCheck::Wrong => {
+            let reason = AuthenticationFailure::WrongSecret;
+            crate::audit::authentication_failed(&services.ctx, client.id, reason).await;
+            return Err(ErrorCode::IncorrectClientSecret.into());
+        }
     };
     // Only an authenticated client learns that it is disabled.
     if !client.enabled {

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::clock::UnixTime;
+use crate::domain::audit::AuthenticationFailure;
 use crate::domain::{Client, ClientId};
 use crate::errors::{ErrorCode, GrantError};
 use crate::jose::{self, NumericDate, PublicJwkSet};
@@ -155,10 +156,23 @@ async fn authenticate_or_say_why(
     let client = services
         .registered_client(&id, || Refused::from("unknown client"))
         .await?;
-    let keys = client.jwks.as_ref().ok_or("no JWK Set registered")?;
-    let claims = verified_claims(token, &header, keys)?;
     let now = services.ctx.clock.now();
-    check_claims(&claims, &iss, &accepted_audiences(services), now)?;
+    let checked = client
+        .jwks
+        .as_ref()
+        .ok_or("no JWK Set registered")
+        .and_then(|keys| verified_claims(token, &header, keys))
+        .and_then(|claims| {
+            check_claims(&claims, &iss, &accepted_audiences(services), now).map(|()| claims)
+        });
+    let claims = match checked {
+        Ok(claims) => claims,
+        Err(reason) => {
+            let failure = AuthenticationFailure::InvalidAssertion;
+            crate::audit::authentication_failed(&services.ctx, client.id, failure).await;
+            return Err(reason.into());
+        }
+    };
     // Only an authenticated client learns that it is disabled; nothing is written for it.
     if !client.enabled {
         return Err(GrantError::from(ErrorCode::ClientDisabled).into());

@@ -104,6 +104,26 @@ impl<'de> Deserialize<'de> for KeyId {
     }
 }
 
+/// Why a known client's authentication failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuthenticationFailure {
+    WrongSecret,
+    ExpiredSecret,
+    /// A `private_key_jwt` assertion naming the client that its keys or claims refuse.
+    InvalidAssertion,
+}
+
+impl AuthenticationFailure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::WrongSecret => "wrong_secret",
+            Self::ExpiredSecret => "expired_secret",
+            Self::InvalidAssertion => "invalid_assertion",
+        }
+    }
+}
+
 /// What happened. Serialised as `event` (its name) and the variant's own fields beside it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event")]
@@ -130,6 +150,9 @@ pub enum AuditKind {
     /// until the window ends.
     #[serde(rename = "login.locked")]
     LoginLocked,
+    /// A known client presented a wrong or expired secret, or an assertion its keys refuse.
+    #[serde(rename = "client.authentication_failed")]
+    ClientAuthenticationFailed { reason: AuthenticationFailure },
     #[serde(rename = "client.secret_added")]
     ClientSecretAdded { secret_id: SecretId },
     #[serde(rename = "client.secret_revoked")]
@@ -184,6 +207,7 @@ impl AuditKind {
             Self::AccessTokenRevoked { .. } => "access_token.revoked",
             Self::RefreshReuseDetected => "refresh.reuse_detected",
             Self::LoginLocked => "login.locked",
+            Self::ClientAuthenticationFailed { .. } => "client.authentication_failed",
             Self::ClientSecretAdded { .. } => "client.secret_added",
             Self::ClientSecretRevoked { .. } => "client.secret_revoked",
             Self::KeyRotated { .. } => "key.rotated",
