@@ -63,6 +63,7 @@ pub async fn audit_events_are_read_by_subject_newest_first(store: &dyn Store) {
         now - 10,
         AuditKind::FamilyStarted {
             grant: StartedBy::Password,
+            issued_by: None,
         },
     ));
     let refreshed = about(event_at(
@@ -158,6 +159,7 @@ pub async fn audit_events_land_only_with_the_family_writes_they_record(store: &d
         now,
         AuditKind::FamilyStarted {
             grant: StartedBy::Otp,
+            issued_by: None,
         },
     ));
     create_family(

@@ -166,7 +166,7 @@ async fn a_company_auth_token_grant_records_the_family_it_starts(app: TestApp) {
         ("username", company_id.as_str()),
         ("password", auth_token.as_str()),
     ];
-    let (tokens, _, _) = grant_starting_a_family(
+    let (tokens, _, started) = grant_starting_a_family(
         &app,
         &grant,
         &correlation_id,
@@ -178,6 +178,11 @@ async fn a_company_auth_token_grant_records_the_family_it_starts(app: TestApp) {
         },
     )
     .await;
+    assert_eq!(
+        started["issued_by"],
+        admin.id.to_string(),
+        "the company's family names the administrator whose auth token started it"
+    );
     assert_no_secret_recorded(
         &app,
         &[client_subject(&crm.id), principal_subject(company.id)],

@@ -140,6 +140,7 @@ async fn issue_for_user(
             jkt: dpop_jkt.map(str::to_owned),
             grant: StartedBy::AuthorizationCode,
             auth_time: record.auth_time,
+            issued_by: None,
         })
         .await?;
     Ok(issued)

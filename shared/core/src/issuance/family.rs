@@ -86,7 +86,10 @@ impl Issuer<'_> {
             auth_time: start.auth_time,
         };
         let started = self.family_event(
-            AuditKind::FamilyStarted { grant: start.grant },
+            AuditKind::FamilyStarted {
+                grant: start.grant,
+                issued_by: start.issued_by,
+            },
             family_id,
             (&family).into(),
         );

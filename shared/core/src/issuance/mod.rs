@@ -122,6 +122,9 @@ pub struct FamilyStart {
     ///
     /// [`Family::auth_time`]: crate::domain::Family::auth_time
     pub auth_time: Option<UnixTime>,
+    /// The administrator whose credential started a company's family (the company auth token's
+    /// issuer), named in its `family.started` event.
+    pub issued_by: Option<PrincipalId>,
 }
 
 impl Issuer<'_> {

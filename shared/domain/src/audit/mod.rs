@@ -129,7 +129,13 @@ impl AuthenticationFailure {
 #[serde(tag = "event")]
 pub enum AuditKind {
     #[serde(rename = "family.started")]
-    FamilyStarted { grant: StartedBy },
+    FamilyStarted {
+        grant: StartedBy,
+        /// For a company's family started with a company auth token: the administrator who
+        /// obtained it. Absent otherwise, and in events written before the field existed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        issued_by: Option<PrincipalId>,
+    },
     /// A rotation (`generation` is the successor's) or a sliding renewal (unchanged).
     #[serde(rename = "family.refreshed")]
     FamilyRefreshed { generation: u32 },
