@@ -22,7 +22,8 @@ use crate::services::Services;
 /// The parameters, in the query (GET) or a form (POST).
 #[derive(Serialize, ToSchema)]
 pub struct LogoutForm {
-    /// An ID token this service issued: its user's families with its client are revoked.
+    /// An ID token this service issued, at most a day ago: the families its user started with
+    /// its client by the time it was issued are revoked.
     pub id_token_hint: Option<String>,
     /// The client, when no hint names it (a hint's audience must agree).
     pub client_id: Option<String>,

@@ -128,6 +128,60 @@ pub async fn revoke_connection_revokes_the_principals_families_with_that_client(
         .expect("revoking a connection with no families succeeds");
 }
 
+pub async fn revoke_connection_started_by_spares_families_started_later(store: &dyn Store) {
+    let (principal, client) = (
+        PrincipalId::new(OsRandom.uuid()),
+        ClientId::new(OsRandom.uuid()),
+    );
+    let started_at = |at| {
+        let mut bundle = Bundle::live_for(now(), principal, client);
+        bundle.family.created_at = at;
+        bundle
+    };
+    let hinted_at = now() - 60;
+    let (earlier, same_second, later) = (
+        started_at(hinted_at - 600),
+        started_at(hinted_at),
+        started_at(hinted_at + 1),
+    );
+    for bundle in [&earlier, &same_second, &later] {
+        bundle.create(store).await;
+    }
+
+    let mut revoked = store
+        .revocation()
+        .revoke_connection_started_by(&principal, &client, hinted_at, now(), None)
+        .await
+        .expect("revoke_connection_started_by");
+    revoked.sort();
+    let mut expected = vec![earlier.family.id, same_second.family.id];
+    expected.sort();
+    assert_eq!(revoked, expected, "it answers the families it revoked");
+    assert!(
+        is_revoked(store, &earlier).await,
+        "an earlier family is revoked"
+    );
+    assert!(
+        is_revoked(store, &same_second).await,
+        "a family started in the same second is revoked"
+    );
+    assert!(
+        !is_revoked(store, &later).await,
+        "a family started later stays live"
+    );
+
+    let revoked = store
+        .revocation()
+        .revoke_connection(&principal, &client, now(), None)
+        .await
+        .expect("revoke_connection");
+    assert_eq!(
+        revoked,
+        vec![later.family.id],
+        "the spared family is still part of the connection"
+    );
+}
+
 pub async fn revoking_an_access_token_records_only_the_first_time(store: &dyn Store) {
     let now = now();
     let bundle = stored_bundle(store, now).await;

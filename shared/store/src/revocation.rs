@@ -50,5 +50,20 @@ pub trait RevocationStore: Send + Sync {
         client: &ClientId,
         now: UnixTime,
         audit: Option<AuditFor<'_>>,
+    ) -> StoreResult<Vec<FamilyId>> {
+        self.revoke_connection_started_by(principal, client, UnixTime::MAX, now, audit)
+            .await
+    }
+
+    /// [`RevocationStore::revoke_connection`] limited to the families created at or before
+    /// `started_by`: one started later is untouched (a logout hint speaks only for the
+    /// sign-ins it has seen).
+    async fn revoke_connection_started_by(
+        &self,
+        principal: &PrincipalId,
+        client: &ClientId,
+        started_by: UnixTime,
+        now: UnixTime,
+        audit: Option<AuditFor<'_>>,
     ) -> StoreResult<Vec<FamilyId>>;
 }

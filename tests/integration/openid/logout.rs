@@ -5,6 +5,7 @@ use crate::support::app::TestApp;
 use crate::support::assertions::assert_token_error;
 use reqwest::{header, StatusCode};
 use serde_json::Value;
+use token_core::flows::logout::HINT_MAX_AGE_SECONDS;
 
 use super::*;
 
@@ -12,6 +13,7 @@ crate::on_both_stores!(
     logout_revokes_the_users_families_with_that_client,
     logout_without_an_address_shows_the_signed_out_page,
     logout_refusals_never_redirect_and_revoke_nothing,
+    logout_reaches_only_the_families_its_recent_hint_has_seen,
 );
 
 const PATH: &str = "/oauth2/v0/logout";
@@ -163,5 +165,51 @@ async fn logout_refusals_never_redirect_and_revoke_nothing(app: TestApp) {
     assert!(
         still_refreshes(&app, &client, &tokens).await,
         "nothing was revoked"
+    );
+}
+
+async fn logout_reaches_only_the_families_its_recent_hint_has_seen(app: TestApp) {
+    app.create_user(LOGIN, PASSWORD).await;
+    let client = oidc_client(&app, "relying party").await;
+    let before = password_tokens(&app, &client, "openid read").await;
+    let hinted = password_tokens(&app, &client, "openid read").await;
+    app.clock.advance(60);
+    let after = password_tokens(&app, &client, "openid read").await;
+
+    let hint = hinted["id_token"].as_str().unwrap();
+    let answer = logout(&app, &[("id_token_hint", hint)]).await;
+    assert_eq!(answer.status(), StatusCode::OK);
+    for tokens in [&before, &hinted] {
+        assert!(
+            !still_refreshes(&app, &client, tokens).await,
+            "a family started by the hint's issue is revoked"
+        );
+    }
+    assert!(
+        still_refreshes(&app, &client, &after).await,
+        "a sign-in after the hint was issued is not the hint's to end"
+    );
+
+    // A hint past its maximum age is refused, and ends nothing.
+    let old = password_tokens(&app, &client, "openid read").await;
+    app.clock.advance(HINT_MAX_AGE_SECONDS + 1);
+    let answer = logout(
+        &app,
+        &[
+            ("id_token_hint", old["id_token"].as_str().unwrap()),
+            ("post_logout_redirect_uri", POST_LOGOUT_REDIRECT_URI),
+        ],
+    )
+    .await;
+    assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
+    assert!(!answer.headers().contains_key(header::LOCATION));
+    assert!(answer
+        .text()
+        .await
+        .unwrap()
+        .contains("could not be accepted"));
+    assert!(
+        still_refreshes(&app, &client, &old).await,
+        "an old hint revokes nothing"
     );
 }

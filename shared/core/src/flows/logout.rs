@@ -3,19 +3,29 @@
 //! that client are revoked, and the browser goes back to a registered
 //! `post_logout_redirect_uri` (with `state`) or sees a signed-out page.
 //!
-//! No sign-in session is kept, so what "signing out" ends is the client's token families. An
-//! address that is not registered for the client is never redirected to, and a hint that does
-//! not verify is refused with one sentence, whatever failed.
+//! No sign-in session is kept, so what "signing out" ends is the client's token families: those
+//! started at or before the hint was issued, since a hint speaks for the sign-ins it has seen,
+//! not for later ones. A hint older than [`HINT_MAX_AGE_SECONDS`] is refused (§2 lets the
+//! provider decline a hint that stands for no recent session): an ID token travels in query
+//! strings and browser histories, and must not stay a sign-out switch for good. An address that
+//! is not registered for the client is never redirected to, and a hint that does not verify is
+//! refused with one sentence, whatever failed.
 
 use serde::Deserialize;
 use url::Url;
 
+use crate::clock::UnixTime;
 use crate::domain::audit::RevocationReason;
 use crate::domain::ClientId;
 use crate::errors::{Denial, Refusal};
 use crate::issuance::FamilyOwner;
 use crate::jwt::HintedPrincipal;
 use crate::services::Services;
+
+/// How long after its issue an ID token is still accepted as a logout hint: the longest a
+/// sign-in session may last (`SESSION_MAX_SECONDS`' default), so a hint of any session that could
+/// still be open is honoured, long after the token's own hour.
+pub const HINT_MAX_AGE_SECONDS: UnixTime = 86_400;
 
 /// The query (GET) or form (POST) parameters of `/oauth2/v0/logout`, as sent.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -61,7 +71,9 @@ pub async fn logout(
                 .codec
                 .verify_id_token_hint(hint)
                 .await?
-                .map_err(|_| LogoutDenial::BadRequest)?,
+                .ok()
+                .filter(|hinted| is_recent(hinted, services.ctx.clock.now()))
+                .ok_or(LogoutDenial::BadRequest)?,
         ),
         None => None,
     };
@@ -77,6 +89,10 @@ pub async fn logout(
         Some(uri) => LogoutOutcome::Redirect(with_state(uri, non_empty(&params.state))),
         None => LogoutOutcome::SignedOut,
     })
+}
+
+fn is_recent(hinted: &HintedPrincipal, now: UnixTime) -> bool {
+    now.saturating_sub(hinted.issued_at) <= HINT_MAX_AGE_SECONDS
 }
 
 /// The client named by `client_id` and by the hint's audience, which must agree.
@@ -114,7 +130,8 @@ async fn registered_address<'a>(
     }
 }
 
-/// Revokes every family the hinted user (or company) holds with the hint's client.
+/// Revokes the families the hinted user (or company) started with the hint's client before the
+/// hint was issued.
 async fn end_connection(services: &Services, hinted: &HintedPrincipal) -> Result<(), LogoutError> {
     let owner = FamilyOwner {
         client_id: hinted.client_id,
@@ -123,7 +140,7 @@ async fn end_connection(services: &Services, hinted: &HintedPrincipal) -> Result
     };
     services
         .issuer()
-        .revoke_connection_for(owner, RevocationReason::Logout)
+        .revoke_connection_for(owner, hinted.issued_at, RevocationReason::Logout)
         .await?;
     tracing::info!(client_id = %hinted.client_id, "RP-initiated logout: connection revoked");
     Ok(())
@@ -165,6 +182,22 @@ mod tests {
     }
 
     #[test]
+    fn a_hint_is_recent_up_to_its_maximum_age() {
+        let hinted = HintedPrincipal {
+            principal: PrincipalId::parse("8f1d6a52-0c3b-4a3e-9d55-1a2b3c4d5e6f").unwrap(),
+            principal_type: crate::domain::PrincipalType::User,
+            client_id: ClientId::parse("6f1d6a52-0c3b-4a3e-9d55-1a2b3c4d5e6f").unwrap(),
+            issued_at: 1_700_000_000,
+        };
+        assert!(is_recent(&hinted, hinted.issued_at));
+        assert!(is_recent(&hinted, hinted.issued_at + HINT_MAX_AGE_SECONDS));
+        assert!(!is_recent(
+            &hinted,
+            hinted.issued_at + HINT_MAX_AGE_SECONDS + 1
+        ));
+    }
+
+    #[test]
     fn client_id_and_hint_must_agree() {
         let id = ClientId::parse("6f1d6a52-0c3b-4a3e-9d55-1a2b3c4d5e6f").unwrap();
         let other = ClientId::parse("7f1d6a52-0c3b-4a3e-9d55-1a2b3c4d5e6f").unwrap();
@@ -172,6 +205,7 @@ mod tests {
             principal: PrincipalId::parse("8f1d6a52-0c3b-4a3e-9d55-1a2b3c4d5e6f").unwrap(),
             principal_type: crate::domain::PrincipalType::User,
             client_id: id,
+            issued_at: 1_700_000_000,
         };
         let params = |client: Option<&ClientId>| LogoutParams {
             client_id: client.map(ToString::to_string),

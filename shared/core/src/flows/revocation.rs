@@ -10,6 +10,7 @@ use super::presented_token::{identify, PresentedToken, TokenTypeHint};
 use crate::audit;
 use crate::auth::dpop::{authenticate_credential, credential, AccessDenial, DpopRequest};
 use crate::auth::BearerDenial;
+use crate::clock::UnixTime;
 use crate::domain::audit::{AuditEvent, AuditKind, RevocationReason};
 use crate::domain::{AccessTokenRecord, Client, PrincipalId, PrincipalType};
 use crate::errors::{Denial, Refusal, ServerError};
@@ -159,7 +160,7 @@ pub async fn revoke_connection(
     };
     services
         .issuer()
-        .revoke_connection_for(owner, RevocationReason::ConnectionsEndpoint)
+        .revoke_connection_for(owner, UnixTime::MAX, RevocationReason::ConnectionsEndpoint)
         .await?;
     Ok(())
 }

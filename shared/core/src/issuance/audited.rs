@@ -5,6 +5,7 @@ use super::Issuer;
 use std::sync::Mutex;
 
 use crate::audit;
+use crate::clock::UnixTime;
 use crate::domain::audit::{AuditEvent, AuditKind, RevocationReason};
 use crate::domain::{ClientId, Family, FamilyId, PrincipalId, PrincipalType};
 use crate::store::{revoke_family_recorded, FamilyOrigin, FamilyRevoked, StoreError};
@@ -81,11 +82,13 @@ impl Issuer<'_> {
         Ok(outcome)
     }
 
-    /// Revokes every family `owner`'s principal holds with its client, each with its
-    /// `family.revoked` event for `reason` in the same write. Returns the families revoked.
+    /// Revokes every family `owner`'s principal holds with its client and started at or before
+    /// `started_by`, each with its `family.revoked` event for `reason` in the same write.
+    /// Returns the families revoked.
     pub(crate) async fn revoke_connection_for(
         &self,
         owner: FamilyOwner,
+        started_by: UnixTime,
         reason: RevocationReason,
     ) -> Result<Vec<FamilyId>, StoreError> {
         let made = Mutex::new(Vec::new());
@@ -100,9 +103,10 @@ impl Issuer<'_> {
             .ctx
             .store
             .revocation()
-            .revoke_connection(
+            .revoke_connection_started_by(
                 &owner.principal_id,
                 &owner.client_id,
+                started_by,
                 self.ctx.clock.now(),
                 Some(&make),
             )

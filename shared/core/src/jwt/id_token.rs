@@ -64,6 +64,8 @@ pub struct HintedPrincipal {
     pub principal: PrincipalId,
     pub principal_type: PrincipalType,
     pub client_id: ClientId,
+    /// The hint's `iat`: the sign-ins it speaks for are the ones before it.
+    pub issued_at: UnixTime,
 }
 
 impl AccessTokenCodec {
@@ -138,6 +140,7 @@ impl AccessTokenCodec {
             principal: PrincipalId::parse(&claims.sub).map_err(|_| InvalidIdTokenHint)?,
             principal_type: claims.principal_type,
             client_id: ClientId::parse(&claims.aud).map_err(|_| InvalidIdTokenHint)?,
+            issued_at: claims.iat,
         })
     }
 }
@@ -259,6 +262,7 @@ mod tests {
                 principal: PrincipalId::new(record.subject),
                 principal_type: PrincipalType::User,
                 client_id: record.client_id,
+                issued_at: record.issued_at,
             })
         );
     }

@@ -21,7 +21,7 @@ use super::DynamoStore;
 use crate::clock::UnixTime;
 use crate::domain::audit::AuditEvent;
 use crate::domain::{ClientId, Family, FamilyId, PrincipalId, TokenId};
-use crate::{AuditFor, RevocationStore, StoreError, StoreResult, TokenRevoked};
+use crate::{AuditFor, FamilyStore, RevocationStore, StoreError, StoreResult, TokenRevoked};
 
 /// An access token that exists, is unexpired and is not marked revoked yet.
 const UNMARKED: &str =
@@ -64,6 +64,14 @@ impl DynamoStore {
             .into_iter()
             .map(|item| Ok(from_item::<ConnectionMember>(item)?.family_id))
             .collect()
+    }
+
+    /// Revoked, expired or deleted: nothing a later revocation could still reach.
+    async fn is_dead(&self, family_id: &FamilyId, now: UnixTime) -> StoreResult<bool> {
+        Ok(self
+            .get_family(family_id, now)
+            .await?
+            .is_none_or(|family| family.revoked_at.is_some()))
     }
 }
 
@@ -127,10 +135,11 @@ impl RevocationStore for DynamoStore {
         })
     }
 
-    async fn revoke_connection(
+    async fn revoke_connection_started_by(
         &self,
         principal: &PrincipalId,
         client: &ClientId,
+        started_by: UnixTime,
         now: UnixTime,
         audit: Option<AuditFor<'_>>,
     ) -> StoreResult<Vec<FamilyId>> {
@@ -149,17 +158,22 @@ impl RevocationStore for DynamoStore {
                 .build()
                 .map_err(build_error)?;
             let expire = TransactWriteItem::builder().update(expire).build();
-            // A live family: its revocation, the listing's expiry and its event in one write.
-            let mut items = vec![self.revoke_live_family(&family_id, now)?, expire.clone()];
+            // A live family started in time: its revocation, the listing's expiry and its event
+            // in one write.
+            let revoke = self.revoke_live_family_started_by(&family_id, started_by, now)?;
+            let mut items = vec![revoke, expire.clone()];
             if let Some(audit) = audit {
                 items.extend(self.audit_puts(&[audit(family_id)])?);
             }
             match self.transact("RevokeConnectionFamily", items).await? {
                 Transaction::Committed => revoked.push(family_id),
-                // Already revoked, or gone: only the listing is left to expire.
+                // Already revoked or gone (the listing is left to expire), or started later
+                // (it stays listed).
                 Transaction::ConditionsFailed(failed) if failed == [0] => {
-                    self.transact("ExpireConnectionMember", vec![expire])
-                        .await?;
+                    if self.is_dead(&family_id, now).await? {
+                        self.transact("ExpireConnectionMember", vec![expire])
+                            .await?;
+                    }
                 }
                 Transaction::ConditionsFailed(failed) => {
                     return Err(StoreError::internal(format!(

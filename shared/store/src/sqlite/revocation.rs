@@ -12,7 +12,8 @@ use crate::{AuditFor, RevocationStore, StoreError, StoreResult, TokenRevoked};
 /// The live families of a connection. The owner and client live in the body only; a scan of
 /// one user's families is cheap for the embedded store, which serves one developer's data.
 const OF_THE_CONNECTION: &str = "json_extract(body, '$.principal_id') = ?1
-    AND json_extract(body, '$.client_id') = ?2 AND revoked_at IS NULL";
+    AND json_extract(body, '$.client_id') = ?2 AND revoked_at IS NULL
+    AND json_extract(body, '$.created_at') <= ?3";
 
 #[async_trait]
 impl RevocationStore for SqliteStore {
@@ -50,10 +51,11 @@ impl RevocationStore for SqliteStore {
         .await
     }
 
-    async fn revoke_connection(
+    async fn revoke_connection_started_by(
         &self,
         principal: &PrincipalId,
         client: &ClientId,
+        started_by: UnixTime,
         now: UnixTime,
         audit: Option<AuditFor<'_>>,
     ) -> StoreResult<Vec<FamilyId>> {
@@ -65,8 +67,10 @@ impl RevocationStore for SqliteStore {
                     "SELECT id FROM families WHERE {OF_THE_CONNECTION}"
                 ))
                 .and_then(|mut stmt| {
-                    stmt.query_map(rusqlite::params![principal, client], |row| row.get(0))?
-                        .collect::<Result<_, _>>()
+                    stmt.query_map(rusqlite::params![principal, client, started_by], |row| {
+                        row.get(0)
+                    })?
+                    .collect::<Result<_, _>>()
                 })
                 .map_err(map_err)
             })
@@ -97,9 +101,11 @@ impl RevocationStore for SqliteStore {
             // A family started since the read above is revoked all the same (without an event:
             // a race this store, serving one developer, does not expect).
             tx.prepare_cached(&format!(
-                "UPDATE families SET revoked_at = ?3 WHERE {OF_THE_CONNECTION}"
+                "UPDATE families SET revoked_at = ?4 WHERE {OF_THE_CONNECTION}"
             ))
-            .and_then(|mut stmt| stmt.execute(rusqlite::params![principal, client, now]))
+            .and_then(|mut stmt| {
+                stmt.execute(rusqlite::params![principal, client, started_by, now])
+            })
             .map_err(map_err)?;
             Ok(revoked)
         })

@@ -254,15 +254,40 @@ impl DynamoStore {
         id: &FamilyId,
         now: UnixTime,
     ) -> StoreResult<TransactWriteItem> {
+        self.revoke_family_if(id, None, now)
+    }
+
+    /// [`Self::revoke_live_family`], on condition that the family was created at or before
+    /// `started_by`.
+    pub(super) fn revoke_live_family_started_by(
+        &self,
+        id: &FamilyId,
+        started_by: UnixTime,
+        now: UnixTime,
+    ) -> StoreResult<TransactWriteItem> {
+        self.revoke_family_if(id, Some(started_by), now)
+    }
+
+    fn revoke_family_if(
+        &self,
+        id: &FamilyId,
+        started_by: Option<UnixTime>,
+        now: UnixTime,
+    ) -> StoreResult<TransactWriteItem> {
         let (pk, sk) = keys::family(id);
+        let live = "attribute_exists(pk) AND attribute_not_exists(revoked_at)";
         let update = Update::builder()
             .table_name(&self.table)
             .set_key(Some(key(pk, sk)))
             .update_expression("SET revoked_at = :now")
-            .condition_expression("attribute_exists(pk) AND attribute_not_exists(revoked_at)")
-            .expression_attribute_values(":now", n(now))
-            .build()
-            .map_err(build_error)?;
+            .expression_attribute_values(":now", n(now));
+        let update = match started_by {
+            None => update.condition_expression(live),
+            Some(started_by) => update
+                .condition_expression(format!("{live} AND created_at <= :started_by"))
+                .expression_attribute_values(":started_by", n(started_by)),
+        };
+        let update = update.build().map_err(build_error)?;
         Ok(TransactWriteItem::builder().update(update).build())
     }
 }
