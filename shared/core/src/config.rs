@@ -31,8 +31,9 @@ pub struct RateLimits {
     pub address_per_minute: u32,
     /// `RATE_LIMIT_OTP_CLIENT_PER_HOUR`: one-time-password requests per client.
     pub otp_client_per_hour: u32,
-    /// `RATE_LIMIT_OTP_FAILURES_PER_HOUR`: wrong one-time passwords per address, whichever
-    /// password they were meant for; then the address is blocked for a day.
+    /// `RATE_LIMIT_OTP_FAILURES_PER_HOUR`: wrong one-time passwords of one client per address,
+    /// whichever of its passwords they were meant for; then that client is blocked from the
+    /// address for a day.
     pub otp_failures_per_hour: u32,
 }
 

@@ -11,7 +11,8 @@ use crate::store::{
     Committed, FamilyWrite, Hit, RateKey, RateLimit, RateLimitStore, Store, StoreError, WriteBatch,
 };
 
-/// How long an address stays blocked once it has sent too many wrong one-time passwords.
+/// How long an address stays blocked for one client once that client has sent too many wrong
+/// one-time passwords for it.
 pub const OTP_FAILURE_BLOCK_SECONDS: i64 = 24 * 3600;
 
 /// Sign-in form posts one pending authorization request may make; the request then ends.
@@ -26,7 +27,8 @@ pub enum Limit {
     AddressPasswordAttempts,
     /// One-time-password requests per client, per hour.
     ClientOtpRequests,
-    /// Wrong one-time passwords per address, per hour; then blocked for a day.
+    /// Wrong one-time passwords per address and client, per hour; then that client is blocked
+    /// from that address for a day (other clients are not: they reach other passwords).
     AddressOtpFailures,
 }
 
@@ -148,13 +150,14 @@ impl<'a> Limiter<'a> {
         verdict(limit, hit)
     }
 
-    /// Refuses an address blocked for wrong one-time passwords. A read, no write.
-    pub async fn check_otp_block(self, address: &str, now: UnixTime) -> Result<(), LimitError> {
+    /// Refuses `guesser` (an address as one client sees it) once blocked for wrong one-time
+    /// passwords. A read, no write.
+    pub async fn check_otp_block(self, guesser: &str, now: UnixTime) -> Result<(), LimitError> {
         let limit = Limit::AddressOtpFailures;
         if limit.of(&self.limits).is_none() {
             return Ok(());
         }
-        match self.store.blocked_until(&limit.key(address), now).await? {
+        match self.store.blocked_until(&limit.key(guesser), now).await? {
             None => Ok(()),
             Some(until) => {
                 crate::measure::rate_limited(limit.counter());
@@ -199,14 +202,14 @@ impl<'a> Limiter<'a> {
         once_per_request(self.store, "approval", 1, request_id, expires_at).await
     }
 
-    /// Counts a wrong one-time password for `address`; the one that reaches the limit blocks
-    /// the address for [`OTP_FAILURE_BLOCK_SECONDS`].
-    pub async fn count_otp_failure(self, address: &str, now: UnixTime) -> Result<(), StoreError> {
+    /// Counts a wrong one-time password of `guesser` (as [`Self::check_otp_block`]); the one that
+    /// reaches the limit blocks it for [`OTP_FAILURE_BLOCK_SECONDS`].
+    pub async fn count_otp_failure(self, guesser: &str, now: UnixTime) -> Result<(), StoreError> {
         let limit = Limit::AddressOtpFailures;
         let Some(rate) = limit.of(&self.limits) else {
             return Ok(());
         };
-        let key = limit.key(address);
+        let key = limit.key(guesser);
         let reached = match self.store.count_hit(&key, rate, now).await? {
             Hit::Counted { count } => count >= rate.max,
             Hit::Refused { .. } => true,

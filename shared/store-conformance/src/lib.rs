@@ -133,6 +133,7 @@ macro_rules! conformance_suite {
             parallel_login_attempts_never_exceed_the_threshold,
             a_family_write_takes_back_its_login_attempt,
             otp_newest_open_record_counts_and_consumption,
+            otp_requests_of_one_client_neither_count_for_nor_hide_another_clients,
             otp_tries_are_spent_atomically_by_12_parallel_requests,
             otp_is_consumed_once_by_10_parallel_requests,
             users_are_found_by_unique_case_insensitive_email,

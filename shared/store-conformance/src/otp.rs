@@ -16,13 +16,37 @@ fn unique_address() -> ChannelHandle {
     ChannelHandle::parse(&address).expect("valid address")
 }
 
-/// The open password of `address` at `now`, as `find_open_otp` reads it.
-async fn open_otp(store: &dyn Store, address: &AddressKey, now: UnixTime) -> Option<OtpRecord> {
+/// The open password of `client` for `address` at `now`, as `find_open_otp` reads it.
+async fn open_otp(
+    store: &dyn Store,
+    address: &AddressKey,
+    client: &ClientId,
+    now: UnixTime,
+) -> Option<OtpRecord> {
     store
         .otp()
-        .find_open_otp(address, now)
+        .find_open_otp(address, client, now)
         .await
         .expect("find_open_otp")
+}
+
+/// How many unconsumed requests of `client` for `address` `count_otp_requests` finds since
+/// `since`.
+async fn requests(
+    store: &dyn Store,
+    address: &AddressKey,
+    client: &ClientId,
+    since: UnixTime,
+) -> u32 {
+    store
+        .otp()
+        .count_otp_requests(address, client, since)
+        .await
+        .expect("count_otp_requests")
+}
+
+fn random_client() -> ClientId {
+    ClientId::new(OsRandom.uuid())
 }
 
 async fn user_with_email(store: &dyn Store, address: &ChannelHandle) -> Option<User> {
@@ -42,10 +66,19 @@ async fn set_email(store: &dyn Store, user: &PrincipalId, address: &ChannelHandl
 }
 
 fn otp(address: &AddressKey, created_at: UnixTime, tries_left: u32) -> OtpRecord {
+    otp_of(random_client(), address, created_at, tries_left)
+}
+
+fn otp_of(
+    client_id: ClientId,
+    address: &AddressKey,
+    created_at: UnixTime,
+    tries_left: u32,
+) -> OtpRecord {
     OtpRecord {
         id: OtpId(OsRandom.uuid()),
         address: address.clone(),
-        client_id: ClientId::new(OsRandom.uuid()),
+        client_id,
         // A fixed PHC string: hashing a real password would only slow the suite down.
         password: OtpHash::from_phc(
             "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA".into(),
@@ -62,49 +95,35 @@ fn otp(address: &AddressKey, created_at: UnixTime, tries_left: u32) -> OtpRecord
 pub async fn otp_newest_open_record_counts_and_consumption(store: &dyn Store) {
     let now = now();
     let address = unique_address().key();
+    let client = random_client();
     let window = now - 900;
-    assert_eq!(
-        store
-            .otp()
-            .count_otp_requests(&address, window)
-            .await
-            .unwrap(),
-        0
-    );
-    assert_eq!(open_otp(store, &address, now).await, None);
+    assert_eq!(requests(store, &address, &client, window).await, 0);
+    assert_eq!(open_otp(store, &address, &client, now).await, None);
 
-    let old = otp(&address, now - 1000, 5);
-    let expired = otp(&address, now - 700, 5);
-    let newest = otp(&address, now - 10, 5);
+    let old = otp_of(client, &address, now - 1000, 5);
+    let expired = otp_of(client, &address, now - 700, 5);
+    let newest = otp_of(client, &address, now - 10, 5);
     for record in [&old, &expired, &newest] {
         store.otp().create_otp(record).await.expect("create_otp");
     }
     store
         .otp()
-        .create_otp(&otp(&unique_address().key(), now, 5))
+        .create_otp(&otp_of(client, &unique_address().key(), now, 5))
         .await
         .expect("create_otp for another address");
 
     assert_eq!(
-        store
-            .otp()
-            .count_otp_requests(&address, window)
-            .await
-            .unwrap(),
+        requests(store, &address, &client, window).await,
         2,
         "requests within the window are counted, expired ones too, older ones not"
     );
     assert_eq!(
-        open_otp(store, &address, now).await.as_ref(),
+        open_otp(store, &address, &client, now).await.as_ref(),
         Some(&newest),
         "the newest record is found, every field round-trips"
     );
     assert_eq!(
-        store
-            .otp()
-            .find_open_otp(&address, now + 590)
-            .await
-            .unwrap(),
+        open_otp(store, &address, &client, now + 590).await,
         None,
         "expiry is checked on read"
     );
@@ -120,33 +139,67 @@ pub async fn otp_newest_open_record_counts_and_consumption(store: &dyn Store) {
     );
     assert_eq!(store.otp().spend_otp_try(&newest, now).await.unwrap(), None);
     assert_eq!(
-        open_otp(store, &address, now).await,
+        open_otp(store, &address, &client, now).await,
         None,
         "a consumed newest record closes the address; older ones do not come back"
     );
     assert_eq!(
-        store
-            .otp()
-            .count_otp_requests(&address, window)
-            .await
-            .unwrap(),
+        requests(store, &address, &client, window).await,
         1,
         "consumed requests are not counted"
     );
 
-    let last_try = otp(&address, now + 1, 1);
+    let last_try = otp_of(client, &address, now + 1, 1);
     store.otp().create_otp(&last_try).await.unwrap();
     assert_eq!(
         store.otp().spend_otp_try(&last_try, now + 1).await.unwrap(),
         Some(0)
     );
-    assert_eq!(
-        store.otp().find_open_otp(&address, now + 1).await.unwrap(),
-        None
-    );
+    assert_eq!(open_otp(store, &address, &client, now + 1).await, None);
     assert!(
         store.otp().consume_otp(&last_try, now + 1).await.unwrap(),
         "the last try may be the right one"
+    );
+}
+
+pub async fn otp_requests_of_one_client_neither_count_for_nor_hide_another_clients(
+    store: &dyn Store,
+) {
+    let now = now();
+    let address = unique_address().key();
+    let (ours, theirs) = (random_client(), random_client());
+    let own = otp_of(ours, &address, now - 60, 5);
+    store.otp().create_otp(&own).await.expect("create_otp");
+    for at in [now - 30, now - 20, now - 10, now - 5, now] {
+        store
+            .otp()
+            .create_otp(&otp_of(theirs, &address, at, 5))
+            .await
+            .expect("create_otp of another client");
+    }
+
+    assert_eq!(
+        requests(store, &address, &ours, now - 900).await,
+        1,
+        "another client's requests do not count against this client's cap"
+    );
+    assert_eq!(requests(store, &address, &theirs, now - 900).await, 5);
+    assert_eq!(
+        open_otp(store, &address, &ours, now).await.as_ref(),
+        Some(&own),
+        "another client's newer requests do not hide this client's own"
+    );
+    assert_eq!(
+        open_otp(store, &address, &theirs, now)
+            .await
+            .map(|record| record.created_at),
+        Some(now),
+        "each client finds its own newest"
+    );
+    assert_eq!(
+        open_otp(store, &address, &random_client(), now).await,
+        None,
+        "a client without a request finds none"
     );
 }
 
@@ -162,7 +215,10 @@ pub async fn otp_is_consumed_once_by_10_parallel_requests(store: &dyn Store) {
         .filter(|consumed| *consumed)
         .count();
     assert_eq!(winners, 1, "exactly one of 10 parallel consumptions wins");
-    assert_eq!(open_otp(store, &record.address, now).await, None);
+    assert_eq!(
+        open_otp(store, &record.address, &record.client_id, now).await,
+        None
+    );
 }
 
 pub async fn otp_tries_are_spent_atomically_by_12_parallel_requests(store: &dyn Store) {
@@ -181,7 +237,10 @@ pub async fn otp_tries_are_spent_atomically_by_12_parallel_requests(store: &dyn 
         [0, 1, 2, 3, 4],
         "exactly five tries, each counted once"
     );
-    assert_eq!(open_otp(store, &record.address, now).await, None);
+    assert_eq!(
+        open_otp(store, &record.address, &record.client_id, now).await,
+        None
+    );
 }
 
 pub async fn users_are_found_by_unique_case_insensitive_email(store: &dyn Store) {

@@ -63,17 +63,25 @@ pub trait OtpStore: Send + Sync {
     /// Stores a new record (its id is fresh; the write need not be conditional).
     async fn create_otp(&self, record: &OtpRecord) -> StoreResult<()>;
 
-    /// Records for `address` created at or after `since` that were not consumed, whatever their
-    /// state otherwise: expired and tried-out ones count too, or an attacker could close a
-    /// record with five guesses and ask for the next without limit (the cap, code 82).
-    async fn count_otp_requests(&self, address: &AddressKey, since: UnixTime) -> StoreResult<u32>;
+    /// Records of `client` for `address` created at or after `since` that were not consumed,
+    /// whatever their state otherwise: expired and tried-out ones count too, or an attacker could
+    /// close a record with five guesses and ask for the next without limit (the cap, code 82).
+    /// Another client's requests never count: one client must not use up another's cap.
+    async fn count_otp_requests(
+        &self,
+        address: &AddressKey,
+        client: &ClientId,
+        since: UnixTime,
+    ) -> StoreResult<u32>;
 
-    /// The newest record for `address` (greatest `created_at`, ties broken by anything stable)
-    /// if that record is open at `now` ([`OtpRecord::is_open`]); `None` otherwise. Only the
-    /// newest counts: a new request supersedes the earlier ones.
+    /// The newest record of `client` for `address` (greatest `created_at`, ties broken by
+    /// anything stable) if that record is open at `now` ([`OtpRecord::is_open`]); `None`
+    /// otherwise. Only the client's newest counts: its new request supersedes its earlier ones,
+    /// and another client's request hides none of them.
     async fn find_open_otp(
         &self,
         address: &AddressKey,
+        client: &ClientId,
         now: UnixTime,
     ) -> StoreResult<Option<OtpRecord>>;
 

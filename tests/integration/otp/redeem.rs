@@ -16,6 +16,7 @@ crate::on_both_stores!(
     company_and_link_facts_must_match_84,
     unknown_address_is_answered_alike_then_55,
     user_status_and_home_decide_after_the_password,
+    another_clients_requests_and_guesses_leave_this_clients_password_alone,
 );
 
 async fn the_password_yields_a_user_family_once(base: TestApp) {
@@ -215,4 +216,36 @@ async fn user_status_and_home_decide_after_the_password(base: TestApp) {
             assert_eq!(answer.1["geolocation"], elsewhere.as_str());
         }
     }
+}
+
+async fn another_clients_requests_and_guesses_leave_this_clients_password_alone(base: TestApp) {
+    let (app, server) = smtp_app(base).await;
+    let ours = app.create_client("read").await;
+    let theirs = app.create_client("read").await;
+    let user = user_with_email(&app, "ann", UserStatus::Active).await;
+    let password = mailed_password(&app, &server, &ours, &[]).await;
+
+    // The other client opens its five requests (newer than ours) and guesses wrong ten times.
+    for _ in 0..5 {
+        let their_password = mailed_password(&app, &server, &theirs, &[]).await;
+        let wrong = if their_password == "000000" {
+            "000001"
+        } else {
+            "000000"
+        };
+        for _ in 0..2 {
+            let answer = otp_grant(&app, &theirs, &[("otp", wrong), CHANNEL[0], CHANNEL[1]]).await;
+            assert_token_error(&answer, 400, "invalid_request", 85);
+        }
+    }
+    let capped = request_otp(&app, &theirs, &CHANNEL).await;
+    assert_token_error(&capped, 400, "invalid_request", 82);
+    let blocked = otp_grant(&app, &theirs, &[("otp", "123456"), CHANNEL[0], CHANNEL[1]]).await;
+    assert_token_error(&blocked, 429, "slow_down", 143);
+
+    let (status, body) =
+        otp_grant(&app, &ours, &[("otp", &password), CHANNEL[0], CHANNEL[1]]).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["id"], user.id.to_string());
+    mailed_password(&app, &server, &ours, &[]).await;
 }

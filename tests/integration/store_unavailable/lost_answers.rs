@@ -8,7 +8,7 @@ use crate::support::ddb_proxy::Fault;
 use reqwest::StatusCode;
 use token_domain::clock::Clock;
 use token_domain::secrets::TokenHash;
-use token_domain::ChannelHandle;
+use token_domain::{ChannelHandle, ClientId};
 use token_store::prelude::*;
 
 use super::other_endpoints::otp_request_to;
@@ -124,7 +124,7 @@ async fn a_password_consumption_whose_answers_are_lost_still_answers_the_tokens(
     let open = app
         .store
         .otp()
-        .find_open_otp(&key, app.clock.now())
+        .find_open_otp(&key, &ClientId::parse(&client.id).unwrap(), app.clock.now())
         .await
         .unwrap();
     assert!(open.is_none(), "the password is consumed");

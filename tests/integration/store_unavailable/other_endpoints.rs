@@ -140,14 +140,23 @@ async fn otp_request(app: FaultyApp) {
     let address = "otp.requester@example.com";
     user_with_email(&app, "otp-requester", address).await;
     let key = ChannelHandle::parse(address).unwrap().key();
+    let client_id = ClientId::parse(&client.id).unwrap();
     app.refused("otp", otp_request_to(&app, &client, address))
         .await;
-    let open = app.store.otp().find_open_otp(&key, app.clock.now()).await;
+    let open = app
+        .store
+        .otp()
+        .find_open_otp(&key, &client_id, app.clock.now())
+        .await;
     assert!(open.unwrap().is_none(), "no password stored");
 
     let body = succeeds(otp_request_to(&app, &client, address), "otp").await;
     assert_eq!(body["message"], "otp sent");
-    let open = app.store.otp().find_open_otp(&key, app.clock.now()).await;
+    let open = app
+        .store
+        .otp()
+        .find_open_otp(&key, &client_id, app.clock.now())
+        .await;
     assert!(open.unwrap().is_some(), "the retry's password is stored");
     assert_no_secret_logged(&[&client.secret, &app.mailed_passwords().join(" ")]);
 }

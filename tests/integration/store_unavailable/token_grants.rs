@@ -6,7 +6,7 @@ use crate::support::logs::assert_no_secret_logged;
 use reqwest::RequestBuilder;
 use token_domain::clock::Clock;
 use token_domain::secrets::TokenHash;
-use token_domain::{ChannelHandle, RefreshRotation};
+use token_domain::{ChannelHandle, ClientId, RefreshRotation};
 
 use super::{ok_json, user_with_email, FaultyApp, Outage};
 use crate::authorize::flow::{approved_code, code_client, LOGIN, PASSWORD, REDIRECT_URI, VERIFIER};
@@ -172,11 +172,18 @@ async fn otp(app: FaultyApp) {
     assert_eq!(sent.status(), 200);
     let password = app.mailed_passwords().pop().expect("a password was mailed");
     let key = ChannelHandle::parse(address).unwrap().key();
+    let client_id = ClientId::parse(&client.id).unwrap();
     let open = |app: &FaultyApp| {
         let key = key.clone();
         let store = app.store.clone();
         let now = app.clock.now();
-        async move { store.otp().find_open_otp(&key, now).await.unwrap() }
+        async move {
+            store
+                .otp()
+                .find_open_otp(&key, &client_id, now)
+                .await
+                .unwrap()
+        }
     };
     let before = open(&app).await.expect("the password is open");
 

@@ -1,5 +1,9 @@
 //! One-time passwords on DynamoDB: one item per password under its address's partition, sorted
-//! by creation time, so the cap is a key-range count and the newest password one query.
+//! by creation time, so the cap is a key-range count and the newest password one query. Both
+//! read only the requesting client's items (a filter on `client_id`, which every item has had
+//! from the start, so the key layout did not change when the cap and the lookup became the
+//! client's own): the key range is the last 15 minutes, which holds at most a few items per
+//! client.
 //!
 //! The table's TTL attribute `expires_at` is set to the end of the request window (15 minutes),
 //! not to the password's validity (10 minutes, kept in `valid_until`): the cap counts expired
@@ -13,7 +17,7 @@ use uuid::Uuid;
 
 use super::codec::{from_item, key, keys, n, s, to_item};
 use super::errors::store_error;
-use super::requests::{query_pages, update_if};
+use super::requests::{query_items, query_pages, update_if};
 use super::DynamoStore;
 use crate::clock::UnixTime;
 use crate::domain::{AddressKey, ClientId, OtpHash};
@@ -101,17 +105,23 @@ impl OtpStore for DynamoStore {
             .await
     }
 
-    async fn count_otp_requests(&self, address: &AddressKey, since: UnixTime) -> StoreResult<u32> {
+    async fn count_otp_requests(
+        &self,
+        address: &AddressKey,
+        client: &ClientId,
+        since: UnixTime,
+    ) -> StoreResult<u32> {
         let query = self
             .client
             .query()
             .table_name(&self.table)
             .key_condition_expression("pk = :pk AND sk >= :since")
-            .filter_expression("#consumed = :false")
+            .filter_expression("#consumed = :false AND client_id = :client")
             .expression_attribute_names("#consumed", "consumed")
             .expression_attribute_values(":pk", s(keys::otps(&address.0)))
             .expression_attribute_values(":since", s(keys::sortable_time(since)))
             .expression_attribute_values(":false", boolean(false))
+            .expression_attribute_values(":client", s(client.to_string()))
             .select(Select::Count)
             .consistent_read(true);
         let mut total: u32 = 0;
@@ -126,21 +136,27 @@ impl OtpStore for DynamoStore {
     async fn find_open_otp(
         &self,
         address: &AddressKey,
+        client: &ClientId,
         now: UnixTime,
     ) -> StoreResult<Option<OtpRecord>> {
-        let out = self
+        // Newest first, the client's own only. No `Limit`: DynamoDB applies it before the
+        // filter, so another client's newer item would hide this client's. A password is valid
+        // for less than the request window, so older items need not be read.
+        let query = self
             .client
             .query()
             .table_name(&self.table)
-            .key_condition_expression("pk = :pk")
+            .key_condition_expression("pk = :pk AND sk >= :since")
+            .filter_expression("client_id = :client")
             .expression_attribute_values(":pk", s(keys::otps(&address.0)))
+            .expression_attribute_values(
+                ":since",
+                s(keys::sortable_time(now - REQUEST_WINDOW_SECONDS)),
+            )
+            .expression_attribute_values(":client", s(client.to_string()))
             .scan_index_forward(false)
-            .limit(1)
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| store_error("FindOpenOtp", e))?;
-        let Some(item) = out.items.unwrap_or_default().into_iter().next() else {
+            .consistent_read(true);
+        let Some(item) = query_items("FindOpenOtp", query).await?.into_iter().next() else {
             return Ok(None);
         };
         let stored: OtpItem = from_item(item)?;

@@ -52,13 +52,19 @@ impl OtpStore for SqliteStore {
         .await
     }
 
-    async fn count_otp_requests(&self, address: &AddressKey, since: UnixTime) -> StoreResult<u32> {
-        let address = address.0.to_hex();
+    async fn count_otp_requests(
+        &self,
+        address: &AddressKey,
+        client: &ClientId,
+        since: UnixTime,
+    ) -> StoreResult<u32> {
+        let (address, client) = (address.0.to_hex(), id_to_sql(client));
         self.read(move |conn| {
             conn.prepare_cached(
-                "SELECT COUNT(*) FROM otps WHERE address = ?1 AND created_at >= ?2 AND consumed = 0",
+                "SELECT COUNT(*) FROM otps
+                 WHERE address = ?1 AND client_id = ?2 AND created_at >= ?3 AND consumed = 0",
             )
-            .and_then(|mut stmt| stmt.query_row(params![address, since], |row| row.get(0)))
+            .and_then(|mut stmt| stmt.query_row(params![address, client, since], |row| row.get(0)))
             .map_err(map_err)
         })
         .await
@@ -67,17 +73,18 @@ impl OtpStore for SqliteStore {
     async fn find_open_otp(
         &self,
         address: &AddressKey,
+        client: &ClientId,
         now: UnixTime,
     ) -> StoreResult<Option<OtpRecord>> {
-        let address = address.0.to_hex();
+        let (address, client) = (address.0.to_hex(), id_to_sql(client));
         let newest = self
             .read(move |conn| {
                 let sql = format!(
-                    "SELECT {COLUMNS} FROM otps WHERE address = ?1
+                    "SELECT {COLUMNS} FROM otps WHERE address = ?1 AND client_id = ?2
                      ORDER BY created_at DESC, rowid DESC LIMIT 1"
                 );
                 conn.prepare_cached(&sql)
-                    .and_then(|mut stmt| stmt.query_row([address], read_row).optional())
+                    .and_then(|mut stmt| stmt.query_row([address, client], read_row).optional())
                     .map_err(map_err)
             })
             .await?;

@@ -22,18 +22,26 @@ use crate::store::{
 
 pub const OTP_TTL_SECONDS: i64 = OTP_VALIDITY_MINUTES * 60;
 pub const OTP_TRIES: u32 = 5;
-/// At most this many unconsumed requests for one address within [`REQUEST_WINDOW_SECONDS`].
+/// At most this many unconsumed requests of one client for one address within
+/// [`REQUEST_WINDOW_SECONDS`].
 pub const MAX_OPEN_REQUESTS: u32 = 5;
 
-/// The atomic part of the open-request cap: a counter per address over fixed windows, given
-/// back when a password is consumed (a redeemed request is no longer open).
+/// The atomic part of the open-request cap: a counter per address and client over fixed
+/// windows, given back when a password is consumed (a redeemed request is no longer open).
 const OPEN_CAP: RateLimit = RateLimit {
     max: MAX_OPEN_REQUESTS,
     window_seconds: REQUEST_WINDOW_SECONDS,
 };
 
-fn open_requests_key(address: &AddressKey) -> RateKey {
-    RateKey::new("otp-open", &address.0.to_hex())
+/// What the open-request cap and the wrong-password block count: an address as one client sees
+/// it. A client reaches only its own passwords, so its requests and guesses must not use up
+/// another client's cap or block another client's users.
+fn address_of_client(address: &AddressKey, client: &ClientId) -> String {
+    format!("{}#{client}", address.0.to_hex())
+}
+
+fn open_requests_key(address: &AddressKey, client: &ClientId) -> RateKey {
+    RateKey::new("otp-open", &address_of_client(address, client))
 }
 
 /// The only `channel_type` there is.
@@ -46,8 +54,8 @@ pub struct OtpDeps<'a> {
     pub mailer: &'a dyn Mailer,
     pub clock: &'a dyn Clock,
     pub random: &'a Arc<dyn RandomSource>,
-    /// The rate-limit counters: requests per client, wrong passwords per address, and the
-    /// atomic cap on open requests.
+    /// The rate-limit counters: requests per client, wrong passwords per address and client, and
+    /// the atomic cap on open requests.
     pub limiter: Limiter<'a>,
 }
 
@@ -118,23 +126,19 @@ pub async fn request_otp(deps: OtpDeps<'_>, request: OtpRequest) -> Result<(), O
         .await?;
     let recent = deps
         .store
-        .count_otp_requests(&address, now - REQUEST_WINDOW_SECONDS)
+        .count_otp_requests(&address, &request.client_id, now - REQUEST_WINDOW_SECONDS)
         .await?;
     if recent >= MAX_OPEN_REQUESTS {
         return Err(OtpDenial::TooManyOpenRequests.into());
     }
     // The count above is a read: requests in parallel would all pass it. This counter is the
-    // atomic part of the cap (at most five requests per address in a fixed window, whatever
-    // runs in parallel); the count keeps consumed passwords from counting.
-    let open_cap = RateLimit {
-        max: MAX_OPEN_REQUESTS,
-        window_seconds: REQUEST_WINDOW_SECONDS,
-    };
-    let open_key = RateKey::new("otp-open", &address.0.to_hex());
+    // atomic part of the cap (at most five requests per address and client in a fixed window,
+    // whatever runs in parallel); the count keeps consumed passwords from counting.
+    let open_key = open_requests_key(&address, &request.client_id);
     if let Hit::Refused { .. } = deps
         .limiter
         .store
-        .count_hit(&open_key, open_cap, now)
+        .count_hit(&open_key, OPEN_CAP, now)
         .await?
     {
         return Err(OtpDenial::TooManyOpenRequests.into());
@@ -168,7 +172,8 @@ pub async fn request_otp(deps: OtpDeps<'_>, request: OtpRequest) -> Result<(), O
     Ok(())
 }
 
-/// Checks, in order: 56, 57, 58, 80, 81; 83 (no open password for this address and client);
+/// Checks, in order: 56, 57, 58, 80, 81; 143 (this client's guesses at this address are
+/// blocked); 83 (no open password of this client for this address);
 /// spends a try; 85 (wrong password; the fifth try closes the record); 84 (facts differ: the try
 /// stays spent); asks `find_user` for the address's user (55 if none, the password consumed);
 /// consumes the record (a lost race is 83) and answers the user to start a family for.
@@ -205,7 +210,7 @@ async fn consume(deps: OtpDeps<'_>, record: &OtpRecord) -> Result<(), OtpError> 
     }
     // Best effort: the password is consumed and what it grants is written; a refund that fails
     // only leaves the address's cap one request tighter until the window ends.
-    let open_key = open_requests_key(&record.address);
+    let open_key = open_requests_key(&record.address, &record.client_id);
     if let Err(error) = deps
         .limiter
         .store
@@ -239,14 +244,13 @@ where
         verification.channel_handle.as_deref(),
     )?;
     let now = deps.clock.now();
-    let address = handle.key().0.to_hex();
-    deps.limiter.check_otp_block(&address, now).await?;
+    let guesser = address_of_client(&handle.key(), &verification.client_id);
+    deps.limiter.check_otp_block(&guesser, now).await?;
+    // A password mailed at one client's request is no use to another client.
     let record = deps
         .store
-        .find_open_otp(&handle.key(), now)
+        .find_open_otp(&handle.key(), &verification.client_id, now)
         .await?
-        // A password mailed at one client's request is no use to another client.
-        .filter(|record| record.client_id == verification.client_id)
         .ok_or(OtpDenial::OtpNotFound)?;
 
     if deps.store.spend_otp_try(&record, now).await?.is_none() {
@@ -254,7 +258,7 @@ where
     }
     let hash = record.password.clone();
     if !blocking(move || hash.verify(&presented)).await? {
-        deps.limiter.count_otp_failure(&address, now).await?;
+        deps.limiter.count_otp_failure(&guesser, now).await?;
         return Err(OtpDenial::OtpVerificationFailed.into());
     }
     if verification.facts.hash() != record.facts {

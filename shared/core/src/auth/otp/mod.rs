@@ -2,8 +2,8 @@
 //! has authenticated the client (60-63) and passes the request's fields; these flows answer with a
 //! domain result.
 //!
-//! - [`request_otp`]: validate the channel, cap the requests per address, mail a fresh password,
-//!   then store only its hash.
+//! - [`request_otp`]: validate the channel, cap the requests per address and client, mail a fresh
+//!   password, then store only its hash.
 //! - [`verify_otp`]: spend a try, compare, check the bound facts, look the address up among the
 //!   users, consume; [`check_otp`] leaves the consumption to its caller, after its own writes.
 //!

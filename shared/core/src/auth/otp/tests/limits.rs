@@ -71,3 +71,52 @@ async fn parallel_requests_never_open_more_than_the_cap() {
         MAX_OPEN_REQUESTS as usize
     );
 }
+
+#[tokio::test]
+async fn another_clients_requests_and_wrong_passwords_neither_cap_nor_block_this_client() {
+    let h = Harness::new();
+    let other = ClientId::new(uuid::Uuid::new_v4());
+    let ours = h.send(ADDRESS).await;
+    // The other client opens its five requests, newer than ours, and guesses wrong ten times.
+    for _ in 0..5 {
+        let request = OtpRequest {
+            client_id: other,
+            ..h.request(ADDRESS, facts())
+        };
+        request_otp(h.deps(), request).await.unwrap();
+        let theirs = h
+            .mailer
+            .sent
+            .lock()
+            .unwrap()
+            .last()
+            .unwrap()
+            .password
+            .clone();
+        for _ in 0..2 {
+            let guess = OtpVerification {
+                client_id: other,
+                ..h.verification(ADDRESS, &wrong(theirs.expose()), facts())
+            };
+            assert_eq!(code(h.verify(guess).await), Some(85));
+        }
+    }
+    let capped = OtpRequest {
+        client_id: other,
+        ..h.request(ADDRESS, facts())
+    };
+    assert_eq!(code(request_otp(h.deps(), capped).await), Some(82));
+    let blocked = OtpVerification {
+        client_id: other,
+        ..h.verification(ADDRESS, "000000", facts())
+    };
+    assert_eq!(code(h.verify(blocked).await), Some(143));
+
+    let right = h.verification(ADDRESS, &ours, facts());
+    assert_eq!(
+        h.verify(right).await.unwrap(),
+        h.user,
+        "this client's password is still found, unblocked"
+    );
+    h.send(ADDRESS).await;
+}

@@ -38,11 +38,17 @@ impl OtpStore for MemoryOtpStore {
         Ok(())
     }
 
-    async fn count_otp_requests(&self, address: &AddressKey, since: UnixTime) -> StoreResult<u32> {
+    async fn count_otp_requests(
+        &self,
+        address: &AddressKey,
+        client: &ClientId,
+        since: UnixTime,
+    ) -> StoreResult<u32> {
         let records = self.0.lock().unwrap();
         let count = records
             .iter()
-            .filter(|r| &r.address == address && r.created_at >= since && !r.consumed)
+            .filter(|r| &r.address == address && &r.client_id == client)
+            .filter(|r| r.created_at >= since && !r.consumed)
             .count();
         Ok(count as u32)
     }
@@ -50,11 +56,15 @@ impl OtpStore for MemoryOtpStore {
     async fn find_open_otp(
         &self,
         address: &AddressKey,
+        client: &ClientId,
         now: UnixTime,
     ) -> StoreResult<Option<OtpRecord>> {
         let records = self.0.lock().unwrap();
         // Records are appended in creation order: the last one for the address is the newest.
-        let newest = records.iter().rev().find(|r| &r.address == address);
+        let newest = records
+            .iter()
+            .rev()
+            .find(|r| &r.address == address && &r.client_id == client);
         Ok(newest.filter(|r| r.is_open(now)).cloned())
     }
 
