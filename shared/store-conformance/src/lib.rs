@@ -129,6 +129,7 @@ macro_rules! conformance_suite {
             legacy_exchange_link_moves_only_from_the_seen_family,
             concurrent_first_legacy_exchanges_have_one_winner,
             login_attempts_lock_at_the_threshold_until_the_window_ends,
+            a_login_reads_locked_exactly_while_locked_and_reading_counts_nothing,
             refunded_login_attempts_never_lock,
             parallel_login_attempts_never_exceed_the_threshold,
             a_family_write_takes_back_its_login_attempt,

@@ -30,6 +30,49 @@ fn allowed(count: u32, window_start: i64) -> Attempt {
     })
 }
 
+async fn is_locked(store: &dyn Store, login: &Login, at: i64) -> bool {
+    store
+        .lockout()
+        .is_login_locked(login, LIMIT, at)
+        .await
+        .expect("is_login_locked")
+}
+
+pub async fn a_login_reads_locked_exactly_while_locked_and_reading_counts_nothing(
+    store: &dyn Store,
+) {
+    let now = now();
+    let login = fresh_login();
+    assert!(!is_locked(store, &login, now).await, "never attempted");
+    for _ in 0..10 {
+        assert!(!is_locked(store, &login, now).await);
+    }
+    assert_eq!(
+        register(store, &login, now).await,
+        allowed(1, now),
+        "reading counted nothing"
+    );
+    register(store, &login, now + 1).await;
+    assert!(
+        !is_locked(store, &login, now + 2).await,
+        "below the threshold"
+    );
+    register(store, &login, now + 2).await;
+    assert!(is_locked(store, &login, now + 3).await, "at the threshold");
+    assert!(
+        is_locked(store, &login, now + LIMIT.window_seconds - 1).await,
+        "until the window ends"
+    );
+    assert!(
+        !is_locked(store, &login, now + LIMIT.window_seconds).await,
+        "not after"
+    );
+    assert!(
+        !is_locked(store, &fresh_login(), now + 3).await,
+        "another login"
+    );
+}
+
 pub async fn login_attempts_lock_at_the_threshold_until_the_window_ends(store: &dyn Store) {
     let now = now();
     let raw = unique_login();

@@ -68,6 +68,15 @@ pub trait LockoutStore: Send + Sync {
         now: UnixTime,
     ) -> StoreResult<Attempt>;
 
+    /// Whether `login` is locked at `now` (its window holds `limit.threshold` attempts), without
+    /// counting anything: for sign-ins that must honour a lock they may not cause.
+    async fn is_login_locked(
+        &self,
+        login: &Login,
+        limit: AttemptLimit,
+        now: UnixTime,
+    ) -> StoreResult<bool>;
+
     /// Takes back an attempt whose password was correct. Does nothing if its window has ended
     /// (a new window is not charged for an old attempt).
     async fn refund_login_attempt(

@@ -65,6 +65,19 @@ impl LockoutStore for DynamoStore {
         ))
     }
 
+    async fn is_login_locked(
+        &self,
+        login: &Login,
+        limit: AttemptLimit,
+        now: UnixTime,
+    ) -> StoreResult<bool> {
+        let since = now - limit.window_seconds;
+        Ok(matches!(
+            self.inspect(login, limit, since).await?,
+            Counter::Full
+        ))
+    }
+
     async fn refund_login_attempt(
         &self,
         login: &Login,

@@ -78,6 +78,24 @@ impl LockoutStore for SqliteStore {
         .await
     }
 
+    async fn is_login_locked(
+        &self,
+        login: &Login,
+        limit: AttemptLimit,
+        now: UnixTime,
+    ) -> StoreResult<bool> {
+        let login = login.as_str().to_owned();
+        self.read(move |conn| {
+            conn.prepare_cached(
+                "SELECT 1 FROM login_attempts
+                 WHERE login = ?1 AND expires_at > ?2 AND attempts >= ?3",
+            )
+            .and_then(|mut stmt| stmt.exists(params![login, now, limit.threshold]))
+            .map_err(map_err)
+        })
+        .await
+    }
+
     async fn refund_login_attempt(
         &self,
         login: &Login,
