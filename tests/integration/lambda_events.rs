@@ -16,12 +16,21 @@ use tower::ServiceExt;
 
 /// A fixture from `tests/fixtures/apigw/` with its `{{PLACEHOLDERS}}` filled in.
 fn fixture(name: &str, values: &[(&str, &str)]) -> lambda_http::Request {
+    fixture_from("198.51.100.7", name, values)
+}
+
+/// [`fixture`], its request sent from `source_ip` instead of the fixtures' address.
+fn fixture_from(source_ip: &str, name: &str, values: &[(&str, &str)]) -> lambda_http::Request {
     let path = format!("{}/fixtures/apigw/{name}", env!("CARGO_MANIFEST_DIR"));
     let mut text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     for (key, value) in values {
         text = text.replace(&format!("{{{{{key}}}}}"), value);
     }
     assert!(!text.contains("{{"), "unfilled placeholder in {name}");
+    let text = text.replace(
+        r#""sourceIp": "198.51.100.7""#,
+        &format!(r#""sourceIp": "{source_ip}""#),
+    );
     lambda_http::request::from_str(&text)
         .unwrap_or_else(|e| panic!("{name} is not an API Gateway event: {e}"))
 }
@@ -243,4 +252,50 @@ async fn company_function_redirects_to_the_connect_url_on_the_trailing_slash_pat
         .unwrap()
         .expect("the auth token in the redirect is stored (as a hash)");
     assert_eq!(stored.company_id, company.id);
+}
+
+/// API Gateway's source address is counted per IPv6 /64: stepping through the addresses of one
+/// prefix is still one source.
+#[tokio::test]
+async fn password_grants_from_one_ipv6_prefix_count_as_one_source() {
+    let limits = token_core::config::RateLimits {
+        address_per_minute: 2,
+        ..token_core::config::RateLimits::default()
+    };
+    let app = TestApp::spawn_with(Backend::Sqlite, crate::limits::with_limits(limits))
+        .await
+        .unwrap();
+    let now = token_domain::clock::Clock::now(app.clock.as_ref());
+    app.clock.advance(60 - now.rem_euclid(60));
+    let client = app.create_client("read").await;
+    app.create_user("pat", "a password").await;
+    let form = format!(
+        "grant_type=password&client_id={}&client_secret={}&username=pat&password=a+password",
+        client.id, client.secret
+    );
+    let grant_from = |source_ip: &str| {
+        fixture_from(
+            source_ip,
+            "token_client_credentials_base64_form.json",
+            &[("BODY_BASE64", &STANDARD.encode(&form))],
+        )
+    };
+    for source_ip in ["2001:db8:1:2::1", "2001:db8:1:2::2"] {
+        let (status, _, body) =
+            handle(token_router(app.services.clone()), grant_from(source_ip)).await;
+        assert_eq!(status, 200, "{source_ip}: {}", json(&body));
+    }
+    let (status, _, body) = handle(
+        token_router(app.services.clone()),
+        grant_from("2001:db8:1:2:ffff::3"),
+    )
+    .await;
+    let status = reqwest::StatusCode::from_u16(status).unwrap();
+    crate::support::assertions::assert_token_error(&(status, json(&body)), 429, "slow_down", 141);
+    let (status, _, body) = handle(
+        token_router(app.services.clone()),
+        grant_from("2001:db8:1:3::1"),
+    )
+    .await;
+    assert_eq!(status, 200, "another /64: {}", json(&body));
 }

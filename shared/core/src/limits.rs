@@ -3,6 +3,8 @@
 //! ([`RateLimitStore`]): one conditional write per counted request, atomic across instances of
 //! one deployment (see `docs/decisions.md`, "Regions and abuse limits").
 
+use std::net::IpAddr;
+
 use crate::clock::UnixTime;
 use crate::config::RateLimits;
 use crate::domain::AccessTokenRecord;
@@ -17,6 +19,19 @@ pub const OTP_FAILURE_BLOCK_SECONDS: i64 = 24 * 3600;
 
 /// Sign-in form posts one pending authorization request may make; the request then ends.
 pub const SIGN_IN_POSTS_PER_REQUEST: u32 = 10;
+
+/// What counts as one source address: an IPv4 address, or an IPv6 /64 prefix. One subscriber
+/// is usually given a whole /64, so counting single IPv6 addresses would let one machine step
+/// through 2^64 of them. An IPv4 address written as IPv6 (`::ffff:a.b.c.d`) is that IPv4 address.
+pub fn source_subject(source: IpAddr) -> String {
+    match source.to_canonical() {
+        IpAddr::V4(address) => address.to_string(),
+        IpAddr::V6(address) => {
+            let [a, b, c, d, ..] = address.segments();
+            format!("{a:x}:{b:x}:{c:x}:{d:x}::/64")
+        }
+    }
+}
 
 /// One of the limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -300,6 +315,21 @@ mod tests {
             Hit::Counted { count: 1 },
             "nothing was counted while the limit was off"
         );
+    }
+
+    #[test]
+    fn an_ipv6_source_counts_per_64_prefix_and_ipv4_per_address() {
+        let subject = |text: &str| source_subject(text.parse().unwrap());
+        assert_eq!(subject("203.0.113.7"), "203.0.113.7");
+        assert_ne!(subject("203.0.113.7"), subject("203.0.113.8"));
+        assert_eq!(subject("::ffff:203.0.113.7"), "203.0.113.7");
+        assert_eq!(subject("2001:db8:1:2::1"), "2001:db8:1:2::/64");
+        assert_eq!(
+            subject("2001:db8:1:2:ffff:ffff:ffff:ffff"),
+            subject("2001:db8:1:2::1"),
+            "one /64, one source"
+        );
+        assert_ne!(subject("2001:db8:1:3::1"), subject("2001:db8:1:2::1"));
     }
 
     #[test]

@@ -50,18 +50,36 @@ pub fn query<'a>(client: &'a TestClient, extra: &[(&'a str, &'a str)]) -> Vec<(&
 /// One browser session: the pending-request cookie between requests.
 pub struct Session<'a> {
     app: &'a TestApp,
+    http: reqwest::Client,
     /// The pending request's cookie (`name=value`), as the browser would send it next.
     pub cookie: Option<String>,
 }
 
 impl<'a> Session<'a> {
     pub fn new(app: &'a TestApp) -> Self {
-        Self { app, cookie: None }
+        Self {
+            app,
+            http: app.http.clone(),
+            cookie: None,
+        }
+    }
+
+    /// A browser at another loopback address (`127.0.0.2`, ...): another source to the server.
+    pub fn from_address(app: &'a TestApp, source: std::net::IpAddr) -> Self {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .local_address(source)
+            .build()
+            .unwrap();
+        Self {
+            app,
+            http,
+            cookie: None,
+        }
     }
 
     pub async fn open(&mut self, query: &[(&str, &str)]) -> reqwest::Response {
         let response = self
-            .app
             .http
             .get(self.app.url("/oauth2/v0/authorize"))
             .query(query)
@@ -74,7 +92,6 @@ impl<'a> Session<'a> {
 
     pub async fn post(&mut self, form: &[(&str, &str)]) -> reqwest::Response {
         let mut request = self
-            .app
             .http
             .post(self.app.url("/oauth2/v0/authorize"))
             .header("content-type", "application/x-www-form-urlencoded")

@@ -1,14 +1,18 @@
 //! A user's password, with lockout after repeated failures (docs/decisions.md, "Lockout"), and
 //! what a user who proved who they are must still be to sign in: wherever a user signs in (the
-//! password grant, the sign-in page).
+//! password grant, the sign-in page). The public sign-in page counts its attempts per login and
+//! source address instead ([`authenticate_user_from`]).
+
+use std::net::IpAddr;
 
 use crate::audit;
 use crate::domain::audit::AuditKind;
 use crate::domain::{Client, ClientId, Login, PrincipalType, User, UserStatus};
 use crate::errors::{ErrorCode, GrantError, ServerError};
+use crate::limits::source_subject;
 use crate::secrets::PasswordHash;
 use crate::services::Services;
-use crate::store::{Attempt, AttemptLimit, LoginRefund};
+use crate::store::{Attempt, AttemptLimit, Hit, LoginRefund, RateKey, RateLimit};
 
 /// A user's sign-in, wherever it happens (this grant, the authorize page): the password with
 /// its lockout, then the account's status and home geolocation. The user, or the catalogue code
@@ -75,23 +79,12 @@ async fn verify_password(
     let Ok(login) = Login::parse(username) else {
         return Err(ErrorCode::IncorrectCredentials.into());
     };
-    let store = &services.ctx.store;
     let attempt = match count_attempt(services, &login).await? {
         Some(Attempt::Locked) => return Err(ErrorCode::AccountLocked.into()),
         Some(Attempt::Allowed(attempt)) => Some(attempt),
         None => None,
     };
-
-    let user = store.principals().get_user_by_login(&login).await?;
-    let hash = match &user {
-        Some(u) => u.password_hash.clone(),
-        None => PasswordHash::decoy().clone(),
-    };
-    let password = password.to_owned();
-    // Argon2 takes tens of milliseconds of CPU: keep it off the async workers.
-    let verified = tokio::task::spawn_blocking(move || hash.verify(&password))
-        .await
-        .map_err(|e| ServerError::internal_because("the password verification task failed", e))?;
+    let (user, verified) = compare_password(services, &login, password).await?;
     match user {
         Some(user) if verified => Ok((user, attempt.map(|attempt| LoginRefund { login, attempt }))),
         _ => {
@@ -107,6 +100,88 @@ async fn verify_password(
             }
             Err(ErrorCode::IncorrectCredentials.into())
         }
+    }
+}
+
+/// The login's user, if any, and whether `password` is its password. An unknown login is
+/// compared with a decoy hash, at the same cost.
+async fn compare_password(
+    services: &Services,
+    login: &Login,
+    password: &str,
+) -> Result<(Option<User>, bool), GrantError> {
+    let user = services
+        .ctx
+        .store
+        .principals()
+        .get_user_by_login(login)
+        .await?;
+    let hash = match &user {
+        Some(u) => u.password_hash.clone(),
+        None => PasswordHash::decoy().clone(),
+    };
+    let password = password.to_owned();
+    // Argon2 takes tens of milliseconds of CPU: keep it off the async workers.
+    let verified = tokio::task::spawn_blocking(move || hash.verify(&password))
+        .await
+        .map_err(|e| ServerError::internal_because("the password verification task failed", e))?;
+    Ok((user, verified))
+}
+
+/// The public sign-in page's check: the password grant's, except for what is counted. The page
+/// needs no client credentials, so a stranger's wrong passwords must not lock the account (a
+/// login and five posts would lock anyone out): attempts are counted per login and source
+/// address (an IPv6 /64), `LOCKOUT_THRESHOLD` per lockout window, before the password is
+/// compared, and a correct password takes its attempt back. Past that, only this source is
+/// refused for this login (answered as code 141, the per-address limit's). A login the password
+/// grant has locked stays locked here too (14), read without counting. Unknown logins are
+/// counted alike, so nothing tells which logins exist.
+pub async fn authenticate_user_from(
+    services: &Services,
+    username: &str,
+    password: &str,
+    source: Option<IpAddr>,
+) -> Result<User, GrantError> {
+    let Ok(login) = Login::parse(username) else {
+        return Err(ErrorCode::IncorrectCredentials.into());
+    };
+    let policy = &services.policy;
+    let now = services.ctx.clock.now();
+    let counted = if policy.lockout_threshold == 0 {
+        None
+    } else {
+        let lock = AttemptLimit {
+            threshold: policy.lockout_threshold,
+            window_seconds: policy.lockout_window_seconds,
+        };
+        let lockout = services.ctx.store.lockout();
+        if lockout.is_login_locked(&login, lock, now).await? {
+            return Err(ErrorCode::AccountLocked.into());
+        }
+        let rate = RateLimit {
+            max: lock.threshold,
+            window_seconds: lock.window_seconds,
+        };
+        let source = source.map_or_else(|| "unknown".to_owned(), source_subject);
+        let key = RateKey::new("signin-attempts", &format!("{}#{source}", login.as_str()));
+        let limits = services.ctx.store.rate_limits();
+        if let Hit::Refused { .. } = limits.count_hit(&key, rate, now).await? {
+            crate::measure::rate_limited("signin-attempts");
+            return Err(ErrorCode::AddressRateLimited.into());
+        }
+        Some((key, rate))
+    };
+    let (user, verified) = compare_password(services, &login, password).await?;
+    match user {
+        Some(user) if verified => {
+            if let Some((key, rate)) = counted {
+                let limits = services.ctx.store.rate_limits();
+                limits.refund_hit(&key, rate, now).await?;
+            }
+            check_user_may_sign_in(services, &user)?;
+            Ok(user)
+        }
+        _ => Err(ErrorCode::IncorrectCredentials.into()),
     }
 }
 

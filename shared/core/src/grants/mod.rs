@@ -25,7 +25,7 @@ use crate::domain::{Client, GrantType};
 use crate::errors::{ErrorCode, GrantDenial, GrantError};
 use crate::issuance::IssuedTokens;
 use crate::jwt::SignIn;
-use crate::limits::Limit;
+use crate::limits::{source_subject, Limit};
 use crate::requests::{GrantRequest, TokenRequest};
 use crate::services::Services;
 
@@ -80,7 +80,7 @@ pub async fn token_grant(
     }
     if let (GrantType::Password, Some(source)) = (grant_type, source) {
         limiter
-            .count(Limit::AddressPasswordAttempts, &source.to_string(), now)
+            .count(Limit::AddressPasswordAttempts, &source_subject(source), now)
             .await?;
     }
     let dpop_jkt = sender_key(services, &client, dpop).await?;

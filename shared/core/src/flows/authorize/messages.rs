@@ -14,6 +14,10 @@ pub fn sign_in_message(code: ErrorCode) -> &'static str {
         ErrorCode::AccountLocked => {
             "This account is locked after too many failed sign-ins. Please try again later or contact support."
         }
+        // Attempts at this login from this network, not the account: others can still sign in.
+        ErrorCode::AddressRateLimited => {
+            "Too many failed sign-ins for this account from your network. Please try again later."
+        }
         ErrorCode::AccountDisabled | ErrorCode::AccountDisabledAlt | ErrorCode::PrincipalDisabled => {
             "This account is disabled. Please contact support."
         }

@@ -3,9 +3,10 @@
 //! show next (a page, with the pending request to keep in the browser's cookie) or where to send
 //! the browser.
 //!
-//! Sign-in runs the password grant's own check ([`authenticate_user`]: Argon2id, lockout,
-//! status, home geolocation) and shows its refusal as a sentence ([`sign_in_message`]), never a
-//! code.
+//! Sign-in runs the password grant's own check ([`authenticate_user_from`]: Argon2id, status,
+//! home geolocation; attempts counted per login and source address rather than toward the
+//! account's lockout, which strangers could reach here) and shows its refusal as a sentence
+//! ([`sign_in_message`]), never a code.
 
 use std::net::IpAddr;
 
@@ -14,11 +15,11 @@ use super::{
     AuthorizeParams, AuthorizeRejection, ErrorRedirect, Form, PendingAuthorization,
     PendingCookieError, RegisteredClient, UntrustedRedirect, NOT_THE_EXPECTED_ACCOUNT,
 };
-use crate::auth::authenticate_user;
+use crate::auth::authenticate_user_from;
 use crate::domain::{Client, GrantType, PrincipalId};
 use crate::errors::{Denial, GrantError, Refusal};
 
-use crate::limits::{Exceeded, Limit};
+use crate::limits::{source_subject, Exceeded, Limit};
 use crate::services::Services;
 use crate::signing::SigningError;
 
@@ -224,7 +225,7 @@ pub async fn submit(
         }
         (None, _) if verify_csrf_token(keys, Form::SignIn, &pending, csrf) => {
             count_sign_in_post(services, &pending, source).await?;
-            sign_in(services, keys, &client, pending, form).await
+            sign_in(services, keys, &client, pending, form, source).await
         }
         _ => Err(Refusal::Denied(RefusalReason::BadForm)),
     }
@@ -243,7 +244,7 @@ async fn count_sign_in_post(
     if let Some(source) = source {
         let now = services.ctx.clock.now();
         limiter
-            .count(Limit::AddressPasswordAttempts, &source.to_string(), now)
+            .count(Limit::AddressPasswordAttempts, &source_subject(source), now)
             .await?;
     }
     if !limiter
@@ -262,11 +263,12 @@ async fn sign_in(
     client: &Client,
     mut pending: PendingAuthorization,
     form: &SubmittedForm,
+    source: Option<IpAddr>,
 ) -> Result<AuthorizeStep, AuthorizeError> {
     let login = form.login.as_deref().unwrap_or_default();
     let password = form.password.as_deref().unwrap_or_default();
     // Either refusal shows the sign-in page again, with its message.
-    let signed_in = match authenticate_user(services, client, login, password).await {
+    let signed_in = match authenticate_user_from(services, login, password, source).await {
         Ok(user)
             if pending
                 .expected_user
