@@ -13,7 +13,7 @@
 //! a caller that has not proven who it is.
 //!
 //! The OpenAPI document describes these same types (`ToSchema`): every parameter as a value of a
-//! form or a JSON object (see [`parameter_value`]), none required, since each missing one is
+//! form or a JSON object (`schema::parameter_value`), none required, since each missing one is
 //! answered with its own code rather than refused by the schema.
 
 mod bodies;
@@ -100,5 +100,3 @@ pub trait FromParameters: Sized {
         Self::read(&mut Parameters::from_pairs(pairs)?)
     }
 }
-
-pub use schema::parameter_value;
