@@ -27,6 +27,7 @@ crate::on_both_stores!(
     a_replayed_assertion_is_refused,
     parallel_uses_of_one_assertion_have_one_winner,
     the_secret_keeps_working_beside_the_keys,
+    a_client_pinned_to_one_method_refuses_the_other,
 );
 
 const PASSWORD: &str = "private key jwt password";
@@ -295,4 +296,53 @@ async fn the_secret_keeps_working_beside_the_keys(app: TestApp) {
         63,
     );
     app.app_token(&client).await;
+}
+
+/// `clients set-auth-method`: a client pinned to `private_key_jwt` is refused with its secret,
+/// even a right one (answered as a wrong one, 64); pinned to its secret, assertions are refused; `any`
+/// takes both again.
+async fn a_client_pinned_to_one_method_refuses_the_other(app: TestApp) {
+    use token_domain::ClientAuthMethod;
+    let key = ClientKey::es256("k");
+    let client = client_with_keys(&app, &[&key]).await;
+    let id = token_domain::ClientId::parse(&client.id).unwrap();
+    let secret_form = [
+        ("grant_type", "client_credentials"),
+        ("client_id", client.id.as_str()),
+        ("client_secret", client.secret.as_str()),
+    ];
+
+    admin::set_auth_method(app.ctx(), &id, Some(ClientAuthMethod::PrivateKeyJwt))
+        .await
+        .unwrap();
+    let (status, body) = app_token(&app, &key.sign(&claims(&app, &client))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_token_error(&app.token(&secret_form).await, 401, "invalid_client", 64);
+
+    admin::set_auth_method(app.ctx(), &id, Some(ClientAuthMethod::ClientSecret))
+        .await
+        .unwrap();
+    assert_token_error(
+        &app_token(&app, &key.sign(&claims(&app, &client))).await,
+        401,
+        "invalid_client",
+        63,
+    );
+    let (status, body) = app.token(&secret_form).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    admin::set_auth_method(app.ctx(), &id, None).await.unwrap();
+    let (status, body) = app_token(&app, &key.sign(&claims(&app, &client))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = app.token(&secret_form).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    // Pinning to private_key_jwt needs keys.
+    let keyless = app.create_client("read").await;
+    let keyless = token_domain::ClientId::parse(&keyless.id).unwrap();
+    let refused =
+        admin::set_auth_method(app.ctx(), &keyless, Some(ClientAuthMethod::PrivateKeyJwt))
+            .await
+            .unwrap_err();
+    assert!(refused.to_string().contains("no JWK Set"), "{refused}");
 }

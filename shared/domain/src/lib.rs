@@ -23,8 +23,8 @@ pub use authorization_code::{
 };
 pub use channel::{AddressKey, ChannelHandle, InvalidChannelHandle};
 pub use client::{
-    check_connect_url, check_post_logout_redirect_uri, check_redirect_uri, Client, GrantType,
-    InvalidConnectUrl, InvalidRedirectUri, NewClient, RefreshRotation,
+    check_connect_url, check_post_logout_redirect_uri, check_redirect_uri, Client,
+    ClientAuthMethod, GrantType, InvalidConnectUrl, InvalidRedirectUri, NewClient, RefreshRotation,
 };
 pub use client_secrets::{
     ClientSecret, ClientSecrets, ListedSecret, SecretCheck, SecretsRefusal,

@@ -4,8 +4,8 @@ use crate::context::Context;
 use crate::domain::audit::AuditKind;
 pub use crate::domain::NewClient;
 use crate::domain::{
-    check_connect_url, check_post_logout_redirect_uri, check_redirect_uri, Client, ClientId,
-    ClientSecrets, ListedSecret, RefreshRotation, SecretId,
+    check_connect_url, check_post_logout_redirect_uri, check_redirect_uri, Client,
+    ClientAuthMethod, ClientId, ClientSecrets, ListedSecret, RefreshRotation, SecretId,
 };
 use crate::errors::Refusal;
 use crate::flows::client_secrets::{self, AddedSecret, SecretsDenial, SecretsError};
@@ -132,6 +132,24 @@ pub async fn set_require_dpop(
     require_dpop: bool,
 ) -> Result<Client, AdminError> {
     update_client(ctx, id, |client| client.require_dpop = require_dpop).await
+}
+
+/// Pins the client to one authentication method (`None`: either), from its next request
+/// (`tokenctl clients set-auth-method`). Pinning to `private_key_jwt` needs keys registered.
+pub async fn set_auth_method(
+    ctx: &Context,
+    id: &ClientId,
+    method: Option<ClientAuthMethod>,
+) -> Result<Client, AdminError> {
+    if method == Some(ClientAuthMethod::PrivateKeyJwt) {
+        let client = existing_client(ctx, id).await?;
+        if client.jwks.is_none() {
+            return Err(AdminError::Invalid(
+                "the client has no JWK Set: register its keys first (clients set-jwks)".to_owned(),
+            ));
+        }
+    }
+    update_client(ctx, id, |client| client.auth_method = method).await
 }
 
 /// `clients secrets add`: a new secret, shown once, expiring after `expires_in_days` if given.

@@ -7,7 +7,7 @@ use super::client_assertion;
 use crate::clock::UnixTime;
 use crate::context::Context;
 use crate::domain::audit::AuthenticationFailure;
-use crate::domain::{Client, ClientId, SecretCheck, SecretId};
+use crate::domain::{Client, ClientAuthMethod, ClientId, SecretCheck, SecretId};
 use crate::errors::{ErrorCode, GrantError};
 use crate::requests::PresentedClient;
 use crate::secrets::Secret;
@@ -44,7 +44,12 @@ pub async fn authenticate_client(
     presented: &PresentedClient,
 ) -> Result<Client, GrantError> {
     if presented.presents_assertion() {
-        return client_assertion::authenticate(services, presented).await;
+        let client = client_assertion::authenticate(services, presented).await?;
+        if client.auth_method == Some(ClientAuthMethod::ClientSecret) {
+            tracing::info!("client assertion from a client pinned to its secret");
+            return Err(ErrorCode::ClientAssertionInvalid.into());
+        }
+        return Ok(client);
     }
     let presented = presented_credentials(presented)?;
     let id = presented.id.as_deref().ok_or(ErrorCode::ClientIdMissing)?;
@@ -80,6 +85,12 @@ pub async fn authenticate_client(
             return Err(ErrorCode::IncorrectClientSecret.into());
         }
     };
+    // A client pinned to private_key_jwt: its secret, even a right one, does not authenticate
+    // (answered as a wrong one, so the pin is not revealed to whoever holds the secret).
+    if client.auth_method == Some(ClientAuthMethod::PrivateKeyJwt) {
+        tracing::info!("client secret from a client pinned to private_key_jwt");
+        return Err(ErrorCode::IncorrectClientSecret.into());
+    }
     // Only an authenticated client learns that it is disabled.
     if !client.enabled {
         return Err(ErrorCode::ClientDisabled.into());

@@ -133,6 +133,29 @@ pub struct Client {
     /// Records written before the field existed read as `false`.
     #[serde(default)]
     pub require_dpop: bool,
+    /// The one way the client may authenticate (`tokenctl clients set-auth-method`); `None`:
+    /// its secret or, with keys registered, `private_key_jwt`. Records written before the field
+    /// existed read as `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_method: Option<ClientAuthMethod>,
+}
+
+/// A client authentication method a client can be pinned to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientAuthMethod {
+    /// `client_secret_basic` or `client_secret_post`.
+    ClientSecret,
+    PrivateKeyJwt,
+}
+
+impl ClientAuthMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ClientSecret => "client_secret",
+            Self::PrivateKeyJwt => "private_key_jwt",
+        }
+    }
 }
 
 impl Client {

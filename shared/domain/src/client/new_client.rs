@@ -64,6 +64,7 @@ impl NewClient {
             post_logout_redirect_uris: self.post_logout_redirect_uris,
             jwks: self.jwks,
             require_dpop: self.require_dpop,
+            auth_method: None,
         }
     }
 }

@@ -39,6 +39,14 @@ pub enum ClientsCommand {
         #[arg(value_name = "true|false", action = clap::ArgAction::Set)]
         require_dpop: bool,
     },
+    /// Pin the application to one way of authenticating (`any`: its secret, or `private_key_jwt`
+    /// when it has keys). A pinned client's other method is refused even with right credentials.
+    SetAuthMethod {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+        #[arg(value_enum)]
+        method: AuthMethodArg,
+    },
     /// An application's secrets (up to 5 at once): rotate without downtime by adding a new
     /// one, deploying it, then revoking the old one.
     #[command(subcommand)]
@@ -67,6 +75,27 @@ pub enum ClientSecretsCommand {
         #[arg(value_name = "SECRET_ID")]
         secret_id: SecretId,
     },
+}
+
+/// The client authentication methods a client may be pinned to.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum AuthMethodArg {
+    /// Its secret, or `private_key_jwt` when it has keys.
+    Any,
+    /// `client_secret_basic` or `client_secret_post` only.
+    ClientSecret,
+    /// Signed assertions only: its secrets stop authenticating.
+    PrivateKeyJwt,
+}
+
+impl From<AuthMethodArg> for Option<token_domain::ClientAuthMethod> {
+    fn from(arg: AuthMethodArg) -> Self {
+        match arg {
+            AuthMethodArg::Any => None,
+            AuthMethodArg::ClientSecret => Some(token_domain::ClientAuthMethod::ClientSecret),
+            AuthMethodArg::PrivateKeyJwt => Some(token_domain::ClientAuthMethod::PrivateKeyJwt),
+        }
+    }
 }
 
 /// The client's refresh policy (docs/decisions.md, Refresh tokens).

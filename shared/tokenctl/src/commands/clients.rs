@@ -61,6 +61,19 @@ pub async fn run(command: ClientsCommand, ctx: &Context) -> Result<Output, CliEr
                 ),
             ))
         }
+        ClientsCommand::SetAuthMethod { client_id, method } => {
+            let client = admin::set_auth_method(ctx, &client_id, method.into()).await?;
+            let method = client.auth_method.map_or("any", |m| m.as_str());
+            Ok(Output::new(
+                json!({ "client_id": client.id, "auth_method": method }),
+                format!(
+                    "Client {} ({}) authenticates with: {method}. {}",
+                    client.id,
+                    client.name,
+                    super::cache_delay_note()
+                ),
+            ))
+        }
         ClientsCommand::SetRequireDpop {
             client_id,
             require_dpop,
