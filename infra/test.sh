@@ -34,7 +34,7 @@ step_prerequisites() {
 		! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
 		missing+=("python3 venv: apt-get install python3-venv   (for .cache/venv: cfn-lint)")
 	fi
-	# The browser tests (tests/integration/pages.rs) drive Debian's headless Chromium.
+	# The browser tests (tests/integration/authorize/in_browser.rs) drive Debian's headless Chromium.
 	if [[ ! -x /usr/bin/chromium || ! -x /usr/bin/chromedriver ]]; then
 		if command -v apt-get >/dev/null 2>&1 && [[ $(id -u) -eq 0 ]]; then
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver ||
