@@ -171,6 +171,22 @@ impl WriteBatch {
             .map(|(i, part)| (PartId(i), part))
     }
 
+    /// The part `id` names (of this batch).
+    pub fn part(&self, id: PartId) -> &Part {
+        &self.parts[id.0]
+    }
+
+    /// The operation, when the batch is one part of one operation.
+    pub fn sole_op(&self) -> Option<&WriteOp> {
+        match &self.parts[..] {
+            [part] => match &part.ops[..] {
+                [op] => Some(op),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.parts.iter().all(|part| part.ops.is_empty())
     }

@@ -25,15 +25,13 @@ impl BatchWrites for DynamoStore {
             },
         };
         // One access token alone is a plain put: a transaction would cost twice the write units.
-        if let [(_, part)] = batch.parts().collect::<Vec<_>>()[..] {
-            if let [WriteOp::Family(write)] = &part.ops[..] {
-                if let FamilyWrite::PutAccessToken(record) = &**write {
-                    crate::FamilyStore::put_access_token(self, record).await?;
-                    return Ok(Committed::Applied {
-                        skipped: Vec::new(),
-                        counted,
-                    });
-                }
+        if let Some(WriteOp::Family(write)) = batch.sole_op() {
+            if let FamilyWrite::PutAccessToken(record) = &**write {
+                crate::FamilyStore::put_access_token(self, record).await?;
+                return Ok(Committed::Applied {
+                    skipped: Vec::new(),
+                    counted,
+                });
             }
         }
         let mut skipped: Vec<PartId> = Vec::new();
@@ -47,7 +45,7 @@ impl BatchWrites for DynamoStore {
                 Transaction::Committed => return Ok(Committed::Applied { skipped, counted }),
                 Transaction::ConditionsFailed(failed) => {
                     let failed_parts = decisive_parts(&batch, &owners, &failed)?;
-                    if let Some(required) = failed_parts.iter().find(|id| is_required(&batch, **id))
+                    if let Some(required) = failed_parts.iter().find(|id| batch.part(**id).required)
                     {
                         return Ok(Committed::Refused(*required));
                     }
@@ -157,10 +155,4 @@ fn decisive_parts(
         )));
     }
     Ok(failed_parts)
-}
-
-fn is_required(batch: &WriteBatch, id: PartId) -> bool {
-    batch
-        .parts()
-        .any(|(part_id, part)| part_id == id && part.required)
 }
