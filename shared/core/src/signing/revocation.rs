@@ -12,13 +12,10 @@
 
 use super::authenticated::{seal_ring, Unauthenticated};
 use super::ring::{KeyState, RingDocument};
-use super::rotation::{current, KeyFactory};
+use super::rotation::{current, KeyFactory, MAX_CONFLICTS};
 use super::{KeyError, KeyRingDocument};
 use crate::clock::UnixTime;
 use crate::store::{RingWrite, SigningKeyRingStore};
-
-/// How many lost conditional writes in a row are accepted before giving up.
-const MAX_CONFLICTS: u32 = 5;
 
 /// What a revocation did.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -26,7 +26,7 @@ use crate::random::RandomSource;
 use crate::store::{RingWrite, SigningKeyRingStore};
 
 /// How many lost conditional writes in a row [`rotate`] accepts before giving up.
-const MAX_CONFLICTS: u32 = 5;
+pub(super) const MAX_CONFLICTS: u32 = 5;
 
 /// Where new keys are made.
 pub enum KeyFactory {
