@@ -15,6 +15,7 @@ mod legacy;
 mod one_time_password;
 mod principal;
 mod scopes;
+mod session;
 mod tokens;
 
 pub use authorization_code::{
@@ -39,6 +40,10 @@ pub use legacy::{LegacyApp, LegacyExchange, LegacyToken};
 pub use one_time_password::{OneTimePassword, OtpHash, OTP_DIGITS, OTP_VALIDITY_MINUTES};
 pub use principal::{Company, CompanyStatus, PrincipalType, User, UserStatus};
 pub use scopes::{InvalidScope, Scopes, OPENID};
+pub use session::{
+    Consent, SessionCookie, SessionId, SessionLimits, SessionOrigin, SignInSession, StartedSession,
+    LAST_SEEN_RESOLUTION_SECONDS,
+};
 pub use tokens::{
     AccessTokenRecord, AuthToken, Family, RefreshTokenRecord, ACCESS_TOKEN_TTL_SECONDS,
     AUTH_TOKEN_TTL_SECONDS,

@@ -64,6 +64,11 @@ impl Scopes {
         self.0.contains(scope)
     }
 
+    /// The scopes in either set.
+    pub fn union(&self, other: &Scopes) -> Self {
+        Self(self.0.union(&other.0).cloned().collect())
+    }
+
     /// These scopes and `scope` (a valid scope token, e.g. [`OPENID`]).
     pub fn with(&self, scope: &str) -> Self {
         debug_assert!(scope.bytes().all(is_scope_byte));

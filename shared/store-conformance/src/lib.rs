@@ -43,6 +43,7 @@ mod renewal;
 mod replays;
 mod revocation;
 mod rotation;
+mod sessions;
 pub mod signing_key_ring;
 pub mod writes;
 
@@ -64,6 +65,7 @@ pub use renewal::*;
 pub use replays::*;
 pub use revocation::*;
 pub use rotation::*;
+pub use sessions::*;
 
 /// What a backend's factory hands the suite: the store under test, together with whatever must
 /// outlive it (the temporary directory of a SQLite file), dropped after the test.
@@ -158,6 +160,10 @@ macro_rules! conformance_suite {
             a_refused_required_part_writes_nothing_of_its_batch,
             an_optional_part_that_fails_is_skipped_and_the_rest_written,
             an_integrity_condition_failing_is_an_error_that_writes_nothing,
+            sessions_are_listed_per_principal_and_end_once,
+            expired_sessions_read_as_absent_and_are_not_revived,
+            a_session_is_touched_forward_reauthenticated_and_collects_its_clients,
+            consent_is_kept_per_user_and_client_until_forgotten,
         );
     };
     (@tests $factory:path; $attributes:tt; $($name:ident),+ $(,)?) => {

@@ -6,9 +6,9 @@
 //! implementation for backends and for layers, and [`StoreLayer`] are generated from that list.
 
 use super::{
-    AuditStore, AuthTokenStore, AuthorizationCodeStore, BatchWrites, ClientStore, FamilyStore,
-    LegacyStore, LockoutStore, OtpStore, PrincipalStore, RateLimitStore, ReplayStore,
-    RevocationStore,
+    AuditStore, AuthTokenStore, AuthorizationCodeStore, BatchWrites, ClientStore, ConsentStore,
+    FamilyStore, LegacyStore, LockoutStore, OtpStore, PrincipalStore, RateLimitStore, ReplayStore,
+    RevocationStore, SessionStore,
 };
 
 /// Generates, from `accessor: Trait` pairs, the [`Store`] trait, its implementation for every
@@ -80,6 +80,10 @@ aggregates! {
     audit: AuditStore,
     /// Single use of JWT `jti`s (client assertions, DPoP proofs) until their expiry.
     replays: ReplayStore,
+    /// Sign-in sessions.
+    sessions: SessionStore,
+    /// What users approved on the consent page, per client.
+    consents: ConsentStore,
     /// Writes that span aggregates, committed as one.
     writes: BatchWrites,
 }

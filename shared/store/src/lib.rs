@@ -34,6 +34,7 @@ mod principals;
 pub mod rate_limits;
 mod replays;
 mod revocation;
+mod sessions;
 pub mod signing_key_ring;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
@@ -60,6 +61,7 @@ pub use principals::{EmailUpdate, Inserted, PrincipalStore};
 pub use rate_limits::{Hit, RateKey, RateLimit, RateLimitStore};
 pub use replays::{ReplayKey, ReplayStore};
 pub use revocation::{AuditFor, RevocationStore, TokenRevoked};
+pub use sessions::{ConsentStore, SessionStore};
 pub use signing_key_ring::{RingWrite, SigningKeyRingStore, VersionedRing};
 
 /// For callers: `use crate::prelude::*;` puts [`Store`]'s accessors in scope, also on a

@@ -16,7 +16,9 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use uuid::Uuid;
 
-use super::{ClientId, CompanyStatus, FamilyId, PrincipalId, PrincipalType, SecretId, TokenId};
+use super::{
+    ClientId, CompanyStatus, FamilyId, PrincipalId, PrincipalType, SecretId, SessionId, TokenId,
+};
 use crate::clock::UnixTime;
 
 /// How long an event is kept: DynamoDB's TTL and the SQLite sweeper delete it after that.
@@ -72,6 +74,22 @@ pub enum RevocationReason {
     OtpReplay,
     /// Its old (legacy) refresh token was exchanged again: the new family replaces it.
     ExchangedAgain,
+    /// The user disconnected the app on the account page.
+    AccountPage,
+}
+
+/// Why a sign-in session ended before its time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionEndReason {
+    /// RP-initiated logout: an application sent the browser to sign out.
+    Logout,
+    /// "Sign out" on the account page.
+    SignedOut,
+    /// "Sign out everywhere" on the account page.
+    SignedOutEverywhere,
+    /// `tokenctl sessions revoke`.
+    Administrator,
 }
 
 impl RevocationReason {
@@ -201,6 +219,21 @@ pub enum AuditKind {
     /// A legacy token import (`tokenctl legacy import`) finished.
     #[serde(rename = "legacy_tokens.imported")]
     LegacyTokensImported { imported: u64, skipped: u64 },
+    /// A user signed in on a page, starting a sign-in session.
+    #[serde(rename = "session.started")]
+    SessionStarted { sid: SessionId },
+    /// A sign-in session was ended, by whom and why.
+    #[serde(rename = "session.ended")]
+    SessionEnded {
+        sid: SessionId,
+        reason: SessionEndReason,
+    },
+    /// The user approved an app on the consent page; it is remembered.
+    #[serde(rename = "consent.granted")]
+    ConsentGranted,
+    /// The user disconnected the app on the account page: its consent is forgotten.
+    #[serde(rename = "consent.forgotten")]
+    ConsentForgotten,
 }
 
 impl AuditKind {
@@ -230,6 +263,10 @@ impl AuditKind {
             Self::LegacyAppLinked => "legacy_app.linked",
             Self::CompanyAuthTokenIssued { .. } => "company.auth_token_issued",
             Self::LegacyTokensImported { .. } => "legacy_tokens.imported",
+            Self::SessionStarted { .. } => "session.started",
+            Self::SessionEnded { .. } => "session.ended",
+            Self::ConsentGranted => "consent.granted",
+            Self::ConsentForgotten => "consent.forgotten",
         }
     }
 }

@@ -21,7 +21,7 @@ const ORIGIN: &str = "origin";
 pub(super) mod keys {
     use crate::clock::UnixTime;
     use crate::domain::audit::{AuditId, AuditSubject};
-    use crate::domain::{ClientId, ConsumerKey, FamilyId, Login, PrincipalId, TokenId};
+    use crate::domain::{ClientId, ConsumerKey, FamilyId, Login, PrincipalId, SessionId, TokenId};
     use crate::secrets::TokenHash;
     use prefix::*;
 
@@ -47,6 +47,8 @@ pub(super) mod keys {
         pub const RATE: &str = "RATE#";
         pub const USED_JTI: &str = "JTI#";
         pub const AUDIT: &str = "AUDIT#";
+        pub const SESSION: &str = "SESSION#";
+        pub const CONSENT: &str = "CONSENT#";
     }
 
     /// The partition-key prefixes each Lambda function writes, by the logical id of its IAM role
@@ -73,6 +75,8 @@ pub(super) mod keys {
                 RATE,
                 USED_JTI,
                 AUDIT,
+                SESSION,
+                CONSENT,
             ],
         ),
         // A new family with its tokens, connection listing and audit event, the exchange link
@@ -120,6 +124,8 @@ pub(super) mod keys {
                 OTP,
                 RATE,
                 SIGNING_KEYS,
+                SESSION,
+                CONSENT,
             ],
         ),
         // The app and its bearer token, the principal and enablement, the consumer key, the
@@ -145,6 +151,20 @@ pub(super) mod keys {
         ("RotateKeysFunctionRole", &[SIGNING_KEYS]),
     ];
 
+    /// The partition of one principal's sign-in sessions.
+    pub fn session_partition(principal: &PrincipalId) -> String {
+        format!("{SESSION}{principal}")
+    }
+    pub fn session(principal: &PrincipalId, sid: &SessionId) -> (String, String) {
+        (session_partition(principal), sid.to_string())
+    }
+    /// The partition of one principal's remembered consents.
+    pub fn consent_partition(principal: &PrincipalId) -> String {
+        format!("{CONSENT}{principal}")
+    }
+    pub fn consent(principal: &PrincipalId, client: &ClientId) -> (String, String) {
+        (consent_partition(principal), client.to_string())
+    }
     pub fn client(id: &ClientId) -> (String, &'static str) {
         (format!("{CLIENT}{id}"), "CLIENT")
     }

@@ -58,6 +58,7 @@ mod rate_limits;
 mod replays;
 mod requests;
 mod revocation;
+mod sessions;
 mod signing_key_ring;
 mod table;
 #[cfg(test)]

@@ -46,6 +46,7 @@ mod rate_limits;
 mod readers;
 mod replays;
 mod revocation;
+mod sessions;
 mod signing_key_ring;
 pub mod sweeper;
 #[cfg(test)]
@@ -179,6 +180,19 @@ CREATE TABLE IF NOT EXISTS audit_events (
 CREATE INDEX IF NOT EXISTS audit_events_by_principal ON audit_events (principal_id, at);
 CREATE INDEX IF NOT EXISTS audit_events_by_client ON audit_events (client_id, at);
 CREATE INDEX IF NOT EXISTS audit_events_by_family ON audit_events (family_id, at);
+CREATE TABLE IF NOT EXISTS sessions (
+    principal_id TEXT NOT NULL,
+    sid TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (principal_id, sid)
+);
+CREATE TABLE IF NOT EXISTS consents (
+    principal_id TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (principal_id, client_id)
+);
 CREATE TABLE IF NOT EXISTS signing_key_ring (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     version INTEGER NOT NULL,

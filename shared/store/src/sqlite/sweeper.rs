@@ -47,6 +47,7 @@ pub const EXPIRING_TABLES: &[ExpiringTable] = &[
     expiring("used_jtis"),
     expiring("authorization_codes"),
     expiring("audit_events"),
+    expiring("sessions"),
 ];
 
 /// Rows deleted per statement: small enough that a concurrent write waits milliseconds.
