@@ -70,6 +70,7 @@ async fn metadata_names_every_endpoint_and_grant(app: TestApp) {
     for claim in [
         "sub",
         "auth_time",
+        "sid",
         "email",
         "preferred_username",
         "principal_type",

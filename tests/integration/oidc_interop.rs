@@ -64,7 +64,11 @@ fn expect(app: &TestApp, rp: &RelyingParty, case: &str, result: &Value) {
             assert!(result["location"].is_null());
         }
         "oidcc-prompt-none-not-logged-in" => assert_eq!(result["error"], "login_required"),
-        "oidcc-id-token-hint" => assert_eq!(result["outcome"], "login_required"),
+        "oidcc-id-token-hint" => assert_eq!(result["outcome"], "signed in silently"),
+        "oidcc-prompt-none-logged-in" => {
+            assert_eq!(result["sid_kept"], true, "{result}");
+            assert!(result["auth_time"].is_i64(), "{result}");
+        }
         "oidcc-prompt-login" | "oidcc-max-age-1" => {
             assert!(result["auth_time"].is_i64(), "{result}");
         }

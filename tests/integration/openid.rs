@@ -8,6 +8,7 @@ mod authorize;
 mod code_reuse;
 mod logout;
 mod scopes;
+mod sessions;
 mod userinfo;
 
 use crate::support::app::{TestApp, TestClient};

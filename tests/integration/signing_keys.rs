@@ -163,7 +163,7 @@ async fn kms_keys_sign_tokens_that_verify_with_the_published_jwks() {
             &access,
             SignIn {
                 nonce: Some("n"),
-                auth_time: None,
+                ..SignIn::default()
             },
         )
         .await

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::domain::{Geolocation, InvalidGeolocation};
+use crate::domain::{Geolocation, InvalidGeolocation, SessionLimits};
 use crate::store::cached::MAX_TTL_SECONDS;
 pub use crate::store::StoreKind;
 use crate::store::StoreLocation;
@@ -20,6 +20,8 @@ pub struct Policy {
     pub rate_limits: RateLimits,
     /// `DPOP_NONCE=on`: DPoP proofs must carry a server nonce (RFC 9449 §8).
     pub dpop_nonce: bool,
+    /// `SESSION_IDLE_SECONDS` and `SESSION_MAX_SECONDS`: how long a sign-in session lasts.
+    pub sessions: SessionLimits,
 }
 
 /// The abuse limits (requests per fixed window); 0 turns a limit off. See `crate::limits`.
@@ -67,6 +69,7 @@ impl Default for Policy {
             lockout_window_seconds: 15 * 60,
             rate_limits: RateLimits::default(),
             dpop_nonce: false,
+            sessions: SessionLimits::DEFAULT,
         }
     }
 }
@@ -182,6 +185,7 @@ impl Config {
                 )?,
             },
             dpop_nonce,
+            sessions: session_limits(&get)?,
         };
         let read_cache_seconds = parse_number(&get, "READ_CACHE_SECONDS", MAX_TTL_SECONDS)?;
         if read_cache_seconds > MAX_TTL_SECONDS {
@@ -204,6 +208,31 @@ impl Config {
             metrics: parse_switch(&get, "METRICS", true)?,
         })
     }
+}
+
+/// Both limits positive, and the idle timeout no longer than the absolute limit (it could never
+/// be reached).
+fn session_limits(get: &impl Fn(&str) -> Option<String>) -> Result<SessionLimits, ConfigError> {
+    let defaults = SessionLimits::DEFAULT;
+    let limits = SessionLimits {
+        idle_seconds: parse_number(get, "SESSION_IDLE_SECONDS", defaults.idle_seconds)?,
+        max_seconds: parse_number(get, "SESSION_MAX_SECONDS", defaults.max_seconds)?,
+    };
+    if limits.max_seconds <= 0 {
+        return Err(ConfigError::Invalid {
+            name: "SESSION_MAX_SECONDS",
+            expected: "a positive number of seconds",
+            value: limits.max_seconds.to_string(),
+        });
+    }
+    if limits.idle_seconds <= 0 || limits.idle_seconds > limits.max_seconds {
+        return Err(ConfigError::Invalid {
+            name: "SESSION_IDLE_SECONDS",
+            expected: "a positive number of seconds, at most SESSION_MAX_SECONDS",
+            value: limits.idle_seconds.to_string(),
+        });
+    }
+    Ok(limits)
 }
 
 /// `on` or `off` (surrounding blanks ignored); unset: `default`.

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ClientId, FamilyId, PrincipalId, Scopes};
+use super::{ClientId, FamilyId, PrincipalId, Scopes, SessionId};
 use crate::clock::UnixTime;
 use crate::secrets::TokenHash;
 
@@ -45,6 +45,9 @@ pub struct AuthorizationCode {
     /// Codes stored before the field existed read `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_time: Option<UnixTime>,
+    /// The sign-in session the code was approved in: the ID token's `sid`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<SessionId>,
     /// RFC 9449 §10: the thumbprint of the DPoP key the authorize request named; the token
     /// request redeeming the code must carry a proof by that key.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::{ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType, Scopes, TokenId};
+use super::{
+    ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType, Scopes, SessionId, TokenId,
+};
 use crate::clock::UnixTime;
 use crate::secrets::TokenHash;
 
@@ -42,6 +44,10 @@ pub struct Family {
     /// sign-in started (the old-token exchange) and those written before the field existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_time: Option<UnixTime>,
+    /// The sign-in session the family was started in (the ID token's `sid`), when it was
+    /// started from the pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<SessionId>,
 }
 
 impl Family {

@@ -19,8 +19,10 @@ use crate::error_response::ErrorResponse;
 use crate::errors::Refusal;
 use crate::flows::authorize::{
     self, clear_pending_cookie, set_pending_cookie, AuthorizeError, AuthorizeParams, AuthorizeStep,
-    FormPage, RefusalReason, SubmittedForm, PENDING_COOKIE_NAME, PENDING_COOKIE_PATH,
+    FormPage, RefusalReason, SubmittedCookies, SubmittedForm, PENDING_COOKIE_NAME,
+    PENDING_COOKIE_PATH,
 };
+use crate::flows::sessions::{set_session_cookie, SESSION_COOKIE_NAME};
 use crate::services::Services;
 
 #[utoipa::path(
@@ -38,18 +40,19 @@ use crate::services::Services;
         ("display" = Option<String>, Query, description = "`page`, `popup`, `touch` or `wap`"),
         ("code_challenge" = Option<String>, Query, description = "PKCE (RFC 7636)"),
         ("code_challenge_method" = Option<String>, Query, description = "`S256`"),
-        ("max_age" = Option<String>, Query, description = "Seconds; every authorization signs in afresh, and the ID token then carries `auth_time`"),
+        ("max_age" = Option<String>, Query, description = "Seconds since the user last signed in with a password, beyond which they sign in again; `0` is `prompt=login`"),
         ("login_hint" = Option<String>, Query, description = "Pre-fills the sign-in form's login"),
         ("id_token_hint" = Option<String>, Query, description = "An ID token issued to this client: only its user may sign in"),
         ("request" = Option<String>, Query, description = "Not supported: answered `request_not_supported`"),
         ("request_uri" = Option<String>, Query, description = "Not supported: answered `request_uri_not_supported`"),
         ("dpop_jkt" = Option<String>, Query, description = "RFC 9449 §10: the DPoP key thumbprint the code is bound to"),
+        ("__Host-session" = Option<String>, Cookie, description = "The sign-in session: while live, no sign-in page is shown (single sign-on)"),
     ),
     responses(
         (status = 200, description = "The sign-in page; sets the pending-request cookie",
             content_type = "text/html", body = String,
             headers(("Set-Cookie" = String), ("Content-Security-Policy" = String))),
-        (status = 302, description = "To `redirect_uri` with `error`, `error_code`, `error_description`, `state` and `iss`",
+        (status = 302, description = "To `redirect_uri` with `code` (a live session and a remembered consent), or with `error`, `error_code`, `error_description`, `state` and `iss` (`login_required`, `consent_required` for `prompt=none`)",
             headers(("Location" = String), ("Set-Cookie" = String))),
         (status = 400, description = "Error page: the client and `redirect_uri` are not known to match",
             content_type = "text/html", body = String),
@@ -59,21 +62,27 @@ use crate::services::Services;
 )]
 pub async fn start(
     State(services): State<Arc<Services>>,
+    headers: HeaderMap,
     params: Result<Query<AuthorizeParams>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
     // A query that is not even key=value pairs cannot name a trusted address.
     let Ok(Query(params)) = params else {
         return refused(RefusalReason::BadForm);
     };
-    start_request(&services, &params).await
+    start_request(&services, &headers, &params).await
 }
 
-async fn start_request(services: &Services, params: &AuthorizeParams) -> Response {
+async fn start_request(
+    services: &Services,
+    headers: &HeaderMap,
+    params: &AuthorizeParams,
+) -> Response {
     let keys = match authorize::authorize_keys(services).await {
         Ok(keys) => keys,
         Err(error) => return respond(services, Err(error.into())),
     };
-    let step = authorize::start(services, &keys, params).await;
+    let session = cookie(headers, SESSION_COOKIE_NAME);
+    let step = authorize::start(services, &keys, params, session).await;
     respond(services, step)
 }
 
@@ -83,6 +92,7 @@ async fn start_request(services: &Services, params: &AuthorizeParams) -> Respons
     tag = "authorize",
     params(
         ("authorize_pending" = Option<String>, Cookie, description = "The sealed pending request, set by the previous page"),
+        ("__Host-session" = Option<String>, Cookie, description = "The sign-in session: a sign-in by its user continues it"),
     ),
     request_body(content((SubmittedForm = "application/x-www-form-urlencoded"))),
     responses(
@@ -115,7 +125,7 @@ pub async fn submit(
     // sign-in and consent forms always carry a CSRF token; a request never does.
     if is_authorization_request(&body) {
         return match serde_urlencoded::from_bytes::<AuthorizeParams>(&body) {
-            Ok(params) => start_request(&services, &params).await,
+            Ok(params) => start_request(&services, &headers, &params).await,
             Err(_) => refused(RefusalReason::BadForm),
         };
     }
@@ -126,8 +136,11 @@ pub async fn submit(
         Ok(keys) => keys,
         Err(error) => return respond(&services, Err(error.into())),
     };
-    let cookie = pending_cookie(&headers);
-    let step = authorize::submit(&services, &keys, cookie, &form, source).await;
+    let cookies = SubmittedCookies {
+        pending: cookie(&headers, PENDING_COOKIE_NAME),
+        session: cookie(&headers, SESSION_COOKIE_NAME),
+    };
+    let step = authorize::submit(&services, &keys, cookies, &form, source).await;
     respond(&services, step)
 }
 
@@ -151,19 +164,31 @@ fn is_authorization_request(body: &[u8]) -> bool {
     has("client_id") && !has(authorize::CSRF_FIELD)
 }
 
-/// The sealed pending request among the request's cookies.
-fn pending_cookie(headers: &HeaderMap) -> Option<&str> {
+/// The value of the request's cookie `name`.
+pub(super) fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|cookies| cookies.split(';'))
         .filter_map(|cookie| cookie.trim().split_once('='))
-        .find(|(name, _)| *name == PENDING_COOKIE_NAME)
+        .find(|(found, _)| *found == name)
         .map(|(_, value)| value)
 }
 
 fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> Response {
+    if let Ok(AuthorizeStep::SignedIn {
+        session_cookie,
+        then,
+    }) = step
+    {
+        let mut response = respond(services, Ok(*then));
+        let cookie = set_session_cookie(&session_cookie, services.policy.sessions);
+        if let Ok(value) = HeaderValue::from_str(&cookie) {
+            response.headers_mut().append(header::SET_COOKIE, value);
+        }
+        return response;
+    }
     // The cookie is `Secure` wherever the service is served over HTTPS; only the local server
     // on plain-HTTP loopback goes without.
     let secure = services.geolocation().as_str().starts_with("https://");
@@ -196,6 +221,7 @@ fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> 
             insert(headers, header::CACHE_CONTROL, "no-store");
             Outcome::Code(302).attach(response)
         }
+        Ok(AuthorizeStep::SignedIn { .. }) => unreachable!("answered above"),
         Err(Refusal::Denied(reason)) => refused(reason),
         Err(Refusal::Server(error)) => error.into_response(),
     }

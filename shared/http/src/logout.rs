@@ -7,23 +7,27 @@ use std::sync::Arc;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::Form;
-use http::{header, StatusCode};
+use http::{header, HeaderMap, StatusCode};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::authorize::{html_response, insert};
+use super::authorize::{cookie, html_response, insert};
 use super::error_response::ServerErrorBody;
 use super::observability::Outcome;
 use super::pages::{render_logout_refused, render_signed_out};
 use crate::error_response::ErrorResponse;
-use crate::flows::logout::{logout, LogoutDenial, LogoutError, LogoutOutcome, LogoutParams};
+use crate::flows::logout::{
+    logout, LogoutAnswer, LogoutDenial, LogoutError, LogoutOutcome, LogoutParams,
+};
+use crate::flows::sessions::{clear_session_cookie, SESSION_COOKIE_NAME};
 use crate::services::Services;
 
 /// The parameters, in the query (GET) or a form (POST).
 #[derive(Serialize, ToSchema)]
 pub struct LogoutForm {
     /// An ID token this service issued, at most a day ago: the families its user started with
-    /// its client by the time it was issued are revoked.
+    /// its client by the time it was issued are revoked, and the sign-in session it names
+    /// (`sid`) ends.
     pub id_token_hint: Option<String>,
     /// The client, when no hint names it (a hint's audience must agree).
     pub client_id: Option<String>,
@@ -56,10 +60,12 @@ pub struct LogoutForm {
 )]
 pub async fn get_logout(
     State(services): State<Arc<Services>>,
+    headers: HeaderMap,
     params: Result<Query<LogoutParams>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
+    let session = cookie(&headers, SESSION_COOKIE_NAME);
     match params {
-        Ok(Query(params)) => respond(logout(&services, &params).await),
+        Ok(Query(params)) => respond(logout(&services, &params, session).await),
         Err(_) => LogoutDenial::BadRequest.into_response(),
     }
 }
@@ -82,28 +88,41 @@ pub async fn get_logout(
 )]
 pub async fn post_logout(
     State(services): State<Arc<Services>>,
+    headers: HeaderMap,
     form: Result<Form<LogoutParams>, axum::extract::rejection::FormRejection>,
 ) -> Response {
+    let session = cookie(&headers, SESSION_COOKIE_NAME);
     match form {
-        Ok(Form(params)) => respond(logout(&services, &params).await),
+        Ok(Form(params)) => respond(logout(&services, &params, session).await),
         Err(_) => LogoutDenial::BadRequest.into_response(),
     }
 }
 
-fn respond(outcome: Result<LogoutOutcome, LogoutError>) -> Response {
-    match outcome {
-        Ok(LogoutOutcome::Redirect(location)) => {
+fn respond(answer: Result<LogoutAnswer, LogoutError>) -> Response {
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let mut response = match answer.outcome {
+        LogoutOutcome::Redirect(location) => {
             let mut response = StatusCode::FOUND.into_response();
             insert(response.headers_mut(), header::LOCATION, &location);
             insert(response.headers_mut(), header::CACHE_CONTROL, "no-store");
             Outcome::Code(302).attach(response)
         }
-        Ok(LogoutOutcome::SignedOut) => {
+        LogoutOutcome::SignedOut => {
             let response = html_response(StatusCode::OK, None, render_signed_out());
             Outcome::Code(200).attach(response)
         }
-        Err(refusal) => refusal.into_response(),
+    };
+    if answer.clear_session_cookie {
+        insert(
+            response.headers_mut(),
+            header::SET_COOKIE,
+            &clear_session_cookie(),
+        );
     }
+    response
 }
 
 /// A page with status 400, never a redirect: the address to return to is not trusted.

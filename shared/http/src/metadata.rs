@@ -40,7 +40,7 @@ const CLIENT_AUTH_METHODS: [&str; 3] = [
 ];
 
 /// The claims of ID tokens (OpenID Connect Core §2) and of the userinfo endpoint.
-const CLAIMS: [&str; 15] = [
+const CLAIMS: [&str; 16] = [
     "iss",
     "sub",
     "aud",
@@ -48,6 +48,7 @@ const CLAIMS: [&str; 15] = [
     "iat",
     "nbf",
     "auth_time",
+    "sid",
     "nonce",
     "at_hash",
     "principal_type",

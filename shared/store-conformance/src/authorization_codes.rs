@@ -25,6 +25,7 @@ fn code(now: i64) -> AuthorizationCode {
         redeemed_at: None,
         family_id: None,
         auth_time: Some(now - 5),
+        sid: None,
         dpop_jkt: None,
     }
 }

@@ -202,6 +202,7 @@ impl Bundle {
             revoked_at: None,
             jkt: None,
             auth_time: Some(now - 30),
+            sid: None,
         };
         let access = access_token(
             now,

@@ -9,7 +9,7 @@ use crate::clock::UnixTime;
 use crate::domain::audit::AuditEvent;
 use crate::domain::{
     AccessTokenRecord, ClientId, Family, FamilyId, Geolocation, PrincipalId, PrincipalType,
-    RefreshTokenRecord, Scopes, TokenId,
+    RefreshTokenRecord, Scopes, SessionId, TokenId,
 };
 use crate::secrets::TokenHash;
 
@@ -32,6 +32,9 @@ pub struct FamilyOrigin {
     /// [`Family::auth_time`]; copies written before the field existed read as `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_time: Option<UnixTime>,
+    /// [`Family::sid`]; absent likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<SessionId>,
 }
 
 impl From<&Family> for FamilyOrigin {
@@ -45,6 +48,7 @@ impl From<&Family> for FamilyOrigin {
             created_at: family.created_at,
             jkt: family.jkt.clone(),
             auth_time: family.auth_time,
+            sid: family.sid.clone(),
         }
     }
 }

@@ -47,12 +47,14 @@ pub fn query<'a>(client: &'a TestClient, extra: &[(&'a str, &'a str)]) -> Vec<(&
     query
 }
 
-/// One browser session: the pending-request cookie between requests.
+/// One browser: the pending-request cookie and the sign-in session's cookie between requests.
 pub struct Session<'a> {
     app: &'a TestApp,
     http: reqwest::Client,
     /// The pending request's cookie (`name=value`), as the browser would send it next.
     pub cookie: Option<String>,
+    /// The sign-in session's cookie (`__Host-session=value`), sent with every request.
+    pub sso_cookie: Option<String>,
 }
 
 impl<'a> Session<'a> {
@@ -61,6 +63,7 @@ impl<'a> Session<'a> {
             app,
             http: app.http.clone(),
             cookie: None,
+            sso_cookie: None,
         }
     }
 
@@ -75,14 +78,19 @@ impl<'a> Session<'a> {
             app,
             http,
             cookie: None,
+            sso_cookie: None,
         }
     }
 
     pub async fn open(&mut self, query: &[(&str, &str)]) -> reqwest::Response {
-        let response = self
+        let mut request = self
             .http
             .get(self.app.url("/oauth2/v0/authorize"))
-            .query(query)
+            .query(query);
+        if let Some(cookie) = self.cookie_header(false) {
+            request = request.header(header::COOKIE, cookie);
+        }
+        let response = request
             .send()
             .await
             .expect("request reaches the test server");
@@ -96,7 +104,7 @@ impl<'a> Session<'a> {
             .post(self.app.url("/oauth2/v0/authorize"))
             .header("content-type", "application/x-www-form-urlencoded")
             .body(serde_urlencoded::to_string(form).unwrap());
-        if let Some(cookie) = &self.cookie {
+        if let Some(cookie) = self.cookie_header(true) {
             request = request.header(header::COOKIE, cookie);
         }
         let response = request
@@ -107,36 +115,66 @@ impl<'a> Session<'a> {
         response
     }
 
+    /// The `Cookie` header: the session's cookie, and the pending request's with `pending`.
+    fn cookie_header(&self, pending: bool) -> Option<String> {
+        let pending = self.cookie.as_ref().filter(|_| pending);
+        let cookies: Vec<&str> = [pending, self.sso_cookie.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        (!cookies.is_empty()).then(|| cookies.join("; "))
+    }
+
     fn keep_cookie(&mut self, response: &reqwest::Response) {
-        if let Some(set) = response.headers().get(header::SET_COOKIE) {
+        for set in response.headers().get_all(header::SET_COOKIE) {
             let pair = set.to_str().unwrap().split(';').next().unwrap().to_owned();
-            self.cookie = Some(pair);
+            if pair.starts_with("__Host-session=") {
+                self.sso_cookie = Some(pair).filter(|pair| pair != "__Host-session=");
+            } else {
+                self.cookie = Some(pair);
+            }
         }
+    }
+
+    /// Opens the page and signs in; returns the answer to the sign-in form.
+    pub async fn sign_in_answer(
+        &mut self,
+        query: &[(&str, &str)],
+        password: &str,
+    ) -> reqwest::Response {
+        let page = self.open(query).await;
+        assert_eq!(page.status(), StatusCode::OK, "the sign-in page");
+        let html = page.text().await.unwrap();
+        self.post(&[
+            ("csrf_token", &csrf(&html)),
+            ("login", LOGIN),
+            ("password", password),
+        ])
+        .await
     }
 
     /// Opens the page and signs in; returns the consent page's HTML.
     pub async fn sign_in(&mut self, query: &[(&str, &str)], password: &str) -> String {
-        let page = self.open(query).await;
-        assert_eq!(page.status(), StatusCode::OK);
-        let html = page.text().await.unwrap();
-        let answer = self
-            .post(&[
-                ("csrf_token", &csrf(&html)),
-                ("login", LOGIN),
-                ("password", password),
-            ])
-            .await;
+        let answer = self.sign_in_answer(query, password).await;
         assert_eq!(answer.status(), StatusCode::OK);
         answer.text().await.unwrap()
     }
 
-    /// Signs in and answers the consent page; returns the redirect's query.
+    /// Signs in and answers the consent page; returns the redirect's query. A consent the user
+    /// gave before answers at once (then `decision` must be `approve`).
     pub async fn decide(
         &mut self,
         query: &[(&str, &str)],
         decision: &str,
     ) -> HashMap<String, String> {
-        let consent = self.sign_in(query, PASSWORD).await;
+        let answer = self.sign_in_answer(query, PASSWORD).await;
+        if answer.status() == StatusCode::FOUND {
+            assert_eq!(decision, "approve", "a remembered consent approves");
+            return redirect_query(&answer);
+        }
+        assert_eq!(answer.status(), StatusCode::OK);
+        let consent = answer.text().await.unwrap();
         let answer = self
             .post(&[("csrf_token", &csrf(&consent)), ("decision", decision)])
             .await;

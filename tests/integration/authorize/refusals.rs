@@ -148,7 +148,7 @@ async fn request_errors_redirect_with_catalogue_codes(app: TestApp) {
             vec![("prompt", "none")],
             "119",
             "login_required",
-            "prompt=none cannot be honoured: no sign-in session is kept",
+            "prompt=none: the user is not signed in",
         ),
     ];
     for (extra, code, error, description) in cases {

@@ -16,6 +16,7 @@ super::cases!(Driver::Node;
     oidcc_ensure_redirect_uri_in_authorization_request => "oidcc-ensure-redirect-uri-in-authorization-request",
     oidcc_ensure_registered_redirect_uri => "oidcc-ensure-registered-redirect-uri",
     oidcc_prompt_none_not_logged_in => "oidcc-prompt-none-not-logged-in",
+    oidcc_prompt_none_logged_in => "oidcc-prompt-none-logged-in",
     oidcc_id_token_hint => "oidcc-id-token-hint",
     oidcc_prompt_login => "oidcc-prompt-login",
     oidcc_max_age_1 => "oidcc-max-age-1",

@@ -32,8 +32,9 @@ async fn every_authorization_response_names_its_issuer(app: TestApp) {
         .await;
     assert_eq!(approved["iss"], issuer);
     assert!(approved.contains_key("code"));
+    // Asked again (the approval above is remembered), so that the user may deny.
     let denied = Session::new(&app)
-        .decide(&query(&client, &[]), "deny")
+        .decide(&query(&client, &[("prompt", "consent")]), "deny")
         .await;
     assert_eq!(
         (denied["error"].as_str(), denied["iss"].as_str()),
@@ -57,11 +58,17 @@ async fn max_age_signs_in_afresh_and_reports_auth_time(app: TestApp) {
         let mut session = Session::new(&app);
         let query = query(&client, &[extra]);
         let signed_in_at = app.clock.now();
-        let consent = session.sign_in(&query, PASSWORD).await;
+        let answer = session.sign_in_answer(&query, PASSWORD).await;
         app.clock.advance(30);
-        let answer = session
-            .post(&[("csrf_token", &csrf(&consent)), ("decision", "approve")])
-            .await;
+        // The first round's approval is remembered: the second signs in straight to a code.
+        let answer = if answer.status() == StatusCode::OK {
+            let consent = answer.text().await.unwrap();
+            session
+                .post(&[("csrf_token", &csrf(&consent)), ("decision", "approve")])
+                .await
+        } else {
+            answer
+        };
         let code = redirect_query(&answer)["code"].clone();
         app.clock.advance(30);
         let (status, tokens) = exchange(&app, &client, &code, &[("code_verifier", "")]).await;

@@ -139,7 +139,8 @@ const cases = {
 			'authorization_response_iss_parameter_supported is not true');
 		const { callback } = await codeFlow();
 		check(callback.searchParams.get('iss') === env.issuer, `success redirect iss ${callback.searchParams.get('iss')}`);
-		const url = client.buildAuthorizationUrl(config, { redirect_uri: env.redirectUri, scope: env.scope, state: 's' });
+		// prompt=consent: the approval above is remembered, and only a consent page can be denied.
+		const url = client.buildAuthorizationUrl(config, { redirect_uri: env.redirectUri, scope: env.scope, state: 's', prompt: 'consent' });
 		const denied = await new Browser().navigate(url, { ...userAgent, decision: 'deny' });
 		const params = denied.location?.searchParams;
 		check(params?.get('error') === 'access_denied', `denial redirect ${denied.location}`);
@@ -258,21 +259,30 @@ const cases = {
 		return { error: params.get('error') };
 	},
 
-	// The OpenID Foundation module expects a silent success (the same user) from a signed-in
-	// browser; without a sign-in session `login_required` is the only other correct answer.
+	// A signed-in browser: prompt=none answers with a code and no page (single sign-on), the ID
+	// token names the same user and the same sign-in session (`sid`), and `auth_time` is the
+	// first sign-in's.
+	async 'oidcc-prompt-none-logged-in'() {
+		const first = await codeFlow();
+		const before = idTokenClaims(first.tokens);
+		check(typeof before.sid === 'string' && before.sid.length > 0, 'no sid in the ID token');
+		const second = await codeFlow({ browser: first.browser, params: { prompt: 'none' } });
+		check(second.pages.length === 0, `prompt=none showed ${second.pages}`);
+		const after = idTokenClaims(second.tokens);
+		check(after.sub === before.sub, 'another user');
+		check(after.sid === before.sid, `sid ${after.sid} is not the session's ${before.sid}`);
+		check(after.auth_time === before.auth_time, 'auth_time moved without a sign-in');
+		return { sid_kept: true, auth_time: after.auth_time };
+	},
+
+	// The OpenID Foundation module: a silent success (the same user) from a signed-in browser.
 	async 'oidcc-id-token-hint'() {
 		const first = await codeFlow();
 		const sub = idTokenClaims(first.tokens).sub;
-		try {
-			const second = await codeFlow({ browser: first.browser,
-				params: { prompt: 'none', id_token_hint: first.tokens.id_token } });
-			check(idTokenClaims(second.tokens).sub === sub, 'the hinted re-authentication named another user');
-			return { outcome: 'signed in silently', sub };
-		} catch (error) {
-			check(error instanceof client.AuthorizationResponseError && error.error === 'login_required',
-				`prompt=none with id_token_hint: ${error.error ?? error.message}`);
-			return { outcome: 'login_required' };
-		}
+		const second = await codeFlow({ browser: first.browser,
+			params: { prompt: 'none', id_token_hint: first.tokens.id_token } });
+		check(idTokenClaims(second.tokens).sub === sub, 'the hinted re-authentication named another user');
+		return { outcome: 'signed in silently', sub };
 	},
 
 	async 'oidcc-rp-initiated-logout'() {

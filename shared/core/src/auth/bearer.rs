@@ -321,6 +321,7 @@ mod tests {
                 jkt: None,
                 grant: crate::domain::audit::StartedBy::Password,
                 auth_time: None,
+                sid: None,
                 issued_by: None,
             })
             .await

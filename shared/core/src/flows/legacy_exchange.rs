@@ -279,6 +279,7 @@ async fn start_family(
             jkt: None,
             grant: StartedBy::LegacyExchange,
             auth_time: None,
+            sid: None,
             issued_by: None,
         };
         let link = LegacyExchangeLink {

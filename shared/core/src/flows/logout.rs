@@ -3,7 +3,9 @@
 //! that client are revoked, and the browser goes back to a registered
 //! `post_logout_redirect_uri` (with `state`) or sees a signed-out page.
 //!
-//! No sign-in session is kept, so what "signing out" ends is the client's token families: those
+//! Signing out ends the browser's sign-in session (its cookie) when it is the hinted user's or
+//! no hint names anyone, and the session the hint's `sid` names; each ended session's clients
+//! are told by back-channel logout. It also revokes the hint's client's token families: those
 //! started at or before the hint was issued, since a hint speaks for the sign-ins it has seen,
 //! not for later ones. A hint older than [`HINT_MAX_AGE_SECONDS`] is refused (§2 lets the
 //! provider decline a hint that stands for no recent session): an ID token travels in query
@@ -15,9 +17,10 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::clock::UnixTime;
-use crate::domain::audit::RevocationReason;
+use crate::domain::audit::{RevocationReason, SessionEndReason};
 use crate::domain::ClientId;
 use crate::errors::{Denial, Refusal};
+use crate::flows::sessions;
 use crate::issuance::FamilyOwner;
 use crate::jwt::HintedPrincipal;
 use crate::services::Services;
@@ -36,7 +39,13 @@ pub struct LogoutParams {
     pub state: Option<String>,
 }
 
-/// Where the browser goes next.
+/// Where the browser goes next, and whether its session cookie is to be removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogoutAnswer {
+    pub outcome: LogoutOutcome,
+    pub clear_session_cookie: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogoutOutcome {
     /// `302` to the registered address, with `state` when one was sent.
@@ -64,7 +73,8 @@ pub type LogoutError = Refusal<LogoutDenial>;
 pub async fn logout(
     services: &Services,
     params: &LogoutParams,
-) -> Result<LogoutOutcome, LogoutError> {
+    session_cookie: Option<&str>,
+) -> Result<LogoutAnswer, LogoutError> {
     let hinted = match non_empty(&params.id_token_hint) {
         Some(hint) => Some(
             services
@@ -82,13 +92,43 @@ pub async fn logout(
         Some(uri) => Some(registered_address(services, client_id, uri).await?),
         None => None,
     };
+    let clear_session_cookie = end_sessions(services, hinted.as_ref(), session_cookie).await?;
     if let Some(hinted) = hinted {
         end_connection(services, &hinted).await?;
     }
-    Ok(match redirect {
+    let outcome = match redirect {
         Some(uri) => LogoutOutcome::Redirect(with_state(uri, non_empty(&params.state))),
         None => LogoutOutcome::SignedOut,
+    };
+    Ok(LogoutAnswer {
+        outcome,
+        clear_session_cookie,
     })
+}
+
+/// Ends the browser's session unless the hint names another user, and the hint's own session.
+/// Answers whether the browser's session cookie opened a session that ended.
+async fn end_sessions(
+    services: &Services,
+    hinted: Option<&HintedPrincipal>,
+    session_cookie: Option<&str>,
+) -> Result<bool, LogoutError> {
+    let browser = sessions::current(services, session_cookie)
+        .await?
+        .filter(|session| hinted.is_none_or(|hinted| hinted.principal == session.principal_id));
+    let mut ended_browser = false;
+    if let Some(session) = &browser {
+        let reason = SessionEndReason::Logout;
+        sessions::end(services, &session.principal_id, &session.sid, reason).await?;
+        ended_browser = true;
+    }
+    let hinted_session = hinted.and_then(|hinted| Some((hinted.principal, hinted.sid.clone()?)));
+    if let Some((principal, sid)) = hinted_session {
+        if browser.is_none_or(|session| session.sid != sid) {
+            sessions::end(services, &principal, &sid, SessionEndReason::Logout).await?;
+        }
+    }
+    Ok(ended_browser)
 }
 
 fn is_recent(hinted: &HintedPrincipal, now: UnixTime) -> bool {
@@ -188,6 +228,7 @@ mod tests {
             principal_type: crate::domain::PrincipalType::User,
             client_id: ClientId::parse("6f1d6a52-0c3b-4a3e-9d55-1a2b3c4d5e6f").unwrap(),
             issued_at: 1_700_000_000,
+            sid: None,
         };
         assert!(is_recent(&hinted, hinted.issued_at));
         assert!(is_recent(&hinted, hinted.issued_at + HINT_MAX_AGE_SECONDS));
@@ -206,6 +247,7 @@ mod tests {
             principal_type: crate::domain::PrincipalType::User,
             client_id: id,
             issued_at: 1_700_000_000,
+            sid: None,
         };
         let params = |client: Option<&ClientId>| LogoutParams {
             client_id: client.map(ToString::to_string),

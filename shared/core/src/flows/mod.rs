@@ -14,4 +14,5 @@ pub mod legacy_exchange;
 pub mod logout;
 pub mod presented_token;
 pub mod revocation;
+pub mod sessions;
 pub mod userinfo;

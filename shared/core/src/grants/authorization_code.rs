@@ -102,6 +102,7 @@ pub(super) async fn grant(
     let sign_in = SignIn {
         nonce: record.nonce.as_deref(),
         auth_time: record.auth_time,
+        sid: record.sid.as_ref(),
     };
     Ok(IssuedTokens::from(issued)
         .with_id_token(&services.codec, sign_in)
@@ -140,6 +141,7 @@ async fn issue_for_user(
             jkt: dpop_jkt.map(str::to_owned),
             grant: StartedBy::AuthorizationCode,
             auth_time: record.auth_time,
+            sid: record.sid.clone(),
             issued_by: None,
         })
         .await?;

@@ -84,6 +84,7 @@ impl Issuer<'_> {
             revoked_at: None,
             jkt: start.jkt,
             auth_time: start.auth_time,
+            sid: start.sid.clone(),
         };
         let started = self.family_event(
             AuditKind::FamilyStarted {
@@ -151,7 +152,7 @@ impl Issuer<'_> {
             refresh_token,
             &refresh,
             start.geolocation,
-            start.auth_time,
+            (start.auth_time, start.sid),
         )))
     }
 }

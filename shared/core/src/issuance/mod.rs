@@ -22,7 +22,7 @@ use crate::context::Context;
 use crate::domain::audit::StartedBy;
 use crate::domain::{
     AccessTokenRecord, Client, ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType,
-    RefreshTokenRecord, Scopes, TokenId, ACCESS_TOKEN_TTL_SECONDS,
+    RefreshTokenRecord, Scopes, SessionId, TokenId, ACCESS_TOKEN_TTL_SECONDS,
 };
 use crate::errors::{GrantError, ServerError};
 use crate::jwt::AccessTokenCodec;
@@ -58,6 +58,8 @@ pub struct IssuedTokens {
     pub id_token: Option<String>,
     /// When the family's principal signed in, for the ID token's `auth_time`.
     pub auth_time: Option<UnixTime>,
+    /// The sign-in session the family belongs to, for the ID token's `sid`.
+    pub sid: Option<SessionId>,
 }
 
 impl IssuedTokens {
@@ -69,6 +71,7 @@ impl IssuedTokens {
             refresh: None,
             id_token: None,
             auth_time: None,
+            sid: None,
         }
     }
 }
@@ -81,6 +84,8 @@ pub struct FamilyTokens {
     pub refresh: IssuedRefresh,
     /// When the family's principal signed in (`Family::auth_time`).
     pub auth_time: Option<UnixTime>,
+    /// The family's sign-in session (`Family::sid`).
+    pub sid: Option<SessionId>,
 }
 
 impl From<FamilyTokens> for IssuedTokens {
@@ -91,6 +96,7 @@ impl From<FamilyTokens> for IssuedTokens {
             refresh: Some(tokens.refresh),
             id_token: None,
             auth_time: tokens.auth_time,
+            sid: tokens.sid,
         }
     }
 }
@@ -122,6 +128,8 @@ pub struct FamilyStart {
     ///
     /// [`Family::auth_time`]: crate::domain::Family::auth_time
     pub auth_time: Option<UnixTime>,
+    /// The sign-in session it was started in ([`crate::domain::Family::sid`]).
+    pub sid: Option<SessionId>,
     /// The administrator whose credential started a company's family (the company auth token's
     /// issuer), named in its `family.started` event.
     pub issued_by: Option<PrincipalId>,
@@ -267,10 +275,11 @@ fn family_tokens(
     refresh_token: Secret,
     refresh: &RefreshTokenRecord,
     geolocation: Geolocation,
-    auth_time: Option<UnixTime>,
+    (auth_time, sid): (Option<UnixTime>, Option<SessionId>),
 ) -> FamilyTokens {
     FamilyTokens {
         auth_time,
+        sid,
         access_token,
         access,
         refresh: IssuedRefresh {

@@ -119,7 +119,7 @@ impl Issuer<'_> {
             refresh_token,
             &successor,
             family.geolocation.clone(),
-            family.auth_time,
+            (family.auth_time, family.sid.clone()),
         )
         .into())
     }
@@ -226,7 +226,7 @@ impl Refresh {
             refresh_token,
             refresh,
             origin.geolocation.clone(),
-            origin.auth_time,
+            (origin.auth_time, origin.sid.clone()),
         );
         Some(tokens.into())
     }

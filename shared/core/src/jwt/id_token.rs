@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::{AccessTokenCodec, ACCESS_TOKEN_TYP};
 use crate::clock::UnixTime;
-use crate::domain::{AccessTokenRecord, ClientId, PrincipalId, PrincipalType};
+use crate::domain::{AccessTokenRecord, ClientId, PrincipalId, PrincipalType, SessionId};
 use crate::signing::{KeyRing, SigningError};
 
 /// ID tokens live as long as the access token they accompany.
@@ -36,6 +36,10 @@ pub struct IdTokenClaims {
     /// When the user signed in, for tokens that follow a sign-in page (the code flow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_time: Option<UnixTime>,
+    /// The sign-in session (OpenID Connect Back-Channel Logout 1.0 §2.1), for tokens that
+    /// follow a sign-in on the pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<SessionId>,
     pub principal_type: PrincipalType,
 }
 
@@ -44,6 +48,7 @@ pub struct IdTokenClaims {
 pub struct SignIn<'a> {
     pub nonce: Option<&'a str>,
     pub auth_time: Option<UnixTime>,
+    pub sid: Option<&'a SessionId>,
 }
 
 /// `at_hash` for ES256: base64url of the left half of the SHA-256 of the access token's ASCII.
@@ -59,13 +64,15 @@ pub fn at_hash(access_token: &str) -> String {
 pub struct InvalidIdTokenHint;
 
 /// Whom a verified hint names, and for which client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HintedPrincipal {
     pub principal: PrincipalId,
     pub principal_type: PrincipalType,
     pub client_id: ClientId,
     /// The hint's `iat`: the sign-ins it speaks for are the ones before it.
     pub issued_at: UnixTime,
+    /// The sign-in session the hint was issued in, when it was.
+    pub sid: Option<SessionId>,
 }
 
 impl AccessTokenCodec {
@@ -88,6 +95,7 @@ impl AccessTokenCodec {
             at_hash: at_hash(access_token),
             nonce: sign_in.nonce.map(str::to_owned),
             auth_time: sign_in.auth_time,
+            sid: sign_in.sid.cloned(),
             principal_type: record.principal_type,
         };
         let (ring, headers) = self.signing().await?;
@@ -141,6 +149,7 @@ impl AccessTokenCodec {
             principal_type: claims.principal_type,
             client_id: ClientId::parse(&claims.aud).map_err(|_| InvalidIdTokenHint)?,
             issued_at: claims.iat,
+            sid: claims.sid,
         })
     }
 }
@@ -200,9 +209,11 @@ mod tests {
         let codec = codec();
         let record = record(PrincipalType::User);
         let access_token = codec.encode(&record).await.unwrap();
+        let sid = SessionId::parse("AAAAAAAAAAAAAAAAAAAAAA");
         let sign_in = SignIn {
             nonce: Some("n-0S6_WzA2Mj"),
             auth_time: Some(1_699_999_990),
+            sid: sid.as_ref(),
         };
         let id_token = codec
             .encode_id_token(&record, &access_token, sign_in)
@@ -218,6 +229,7 @@ mod tests {
         assert_eq!(claims["exp"], 1_700_003_600);
         assert_eq!(claims["nonce"], "n-0S6_WzA2Mj");
         assert_eq!(claims["auth_time"], 1_699_999_990);
+        assert_eq!(claims["sid"], "AAAAAAAAAAAAAAAAAAAAAA");
         assert_eq!(claims["principal_type"], "user");
 
         // at_hash recomputed by hand: the first 128 bits of SHA-256 over the token's ASCII.
@@ -263,6 +275,7 @@ mod tests {
                 principal_type: PrincipalType::User,
                 client_id: record.client_id,
                 issued_at: record.issued_at,
+                sid: None,
             })
         );
     }

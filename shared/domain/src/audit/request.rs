@@ -21,6 +21,10 @@ impl UserAgent {
         let text = std::str::from_utf8(value).ok()?.trim();
         (printable && !text.is_empty()).then(|| Self(text.to_owned()))
     }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
 impl<'de> Deserialize<'de> for UserAgent {

@@ -36,6 +36,7 @@ pub fn issue_code(
         redeemed_at: None,
         family_id: None,
         auth_time: pending.signed_in_at,
+        sid: pending.sid.clone(),
         dpop_jkt: request.dpop_jkt.clone(),
     };
     IssuedCode { code, record }

@@ -14,6 +14,7 @@ mod redirect;
 mod request;
 #[cfg(test)]
 mod request_tests;
+mod signed_in;
 mod steps;
 
 pub use crate::domain::pkce::{s256_challenge, verify_s256, S256};
@@ -32,5 +33,5 @@ pub use request::{
 };
 pub use steps::{
     authorize_keys, start, submit, AuthorizeError, AuthorizeStep, FormPage, RefusalReason,
-    SubmittedForm,
+    SubmittedCookies, SubmittedForm,
 };

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::keys::AuthorizeKeys;
 use super::request::ValidatedAuthorization;
 use crate::clock::UnixTime;
-use crate::domain::PrincipalId;
+use crate::domain::{PrincipalId, SessionId};
 use crate::random::RandomSource;
 
 /// Time to read the page and type a password.
@@ -48,6 +48,9 @@ pub struct PendingAuthorization {
     /// The user a verified `id_token_hint` named: only they may sign in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_user: Option<PrincipalId>,
+    /// The sign-in session the user is signed in with (started or found), once signed in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<SessionId>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -71,6 +74,7 @@ impl PendingAuthorization {
             signed_in_user: None,
             signed_in_at: None,
             expected_user: None,
+            sid: None,
         }
     }
 

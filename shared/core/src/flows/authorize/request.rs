@@ -27,8 +27,8 @@ pub struct AuthorizeParams {
     pub display: Option<String>,
     pub code_challenge: Option<String>,
     pub code_challenge_method: Option<String>,
-    /// OpenID Connect Core §3.1.2.1: seconds since the last sign-in the client accepts. No
-    /// sign-in session is kept, so every authorization signs in afresh; `auth_time` says when.
+    /// OpenID Connect Core §3.1.2.1: seconds since the last sign-in the client accepts; an
+    /// older sign-in session signs in again. The ID token's `auth_time` says when.
     pub max_age: Option<String>,
     /// Pre-fills the sign-in form's login.
     pub login_hint: Option<String>,
@@ -81,8 +81,8 @@ pub enum AuthorizeRejection {
 pub struct Prompt {
     pub login: bool,
     pub consent: bool,
-    /// No page may be shown. With no sign-in session kept between requests, such a request
-    /// can never be satisfied; the router answers it (round two decides the wording).
+    /// No page may be shown: a live sign-in session and a remembered consent answer with a
+    /// code, anything else with `login_required` or `consent_required`.
     pub none: bool,
 }
 

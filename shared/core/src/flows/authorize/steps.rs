@@ -10,14 +10,17 @@
 
 use std::net::IpAddr;
 
+use super::signed_in;
 use super::{
-    code_location, csrf_token, issue_code, sign_in_message, verify_csrf_token, AuthorizeKeys,
-    AuthorizeParams, AuthorizeRejection, ErrorRedirect, Form, PendingAuthorization,
-    PendingCookieError, RegisteredClient, UntrustedRedirect, NOT_THE_EXPECTED_ACCOUNT,
+    csrf_token, sign_in_message, verify_csrf_token, AuthorizeKeys, AuthorizeParams,
+    AuthorizeRejection, ErrorRedirect, Form, PendingAuthorization, PendingCookieError,
+    RegisteredClient, UntrustedRedirect, NOT_THE_EXPECTED_ACCOUNT,
 };
 use crate::auth::authenticate_user_from;
-use crate::domain::{Client, GrantType, PrincipalId};
+use crate::clock::UnixTime;
+use crate::domain::{Client, GrantType, PrincipalId, SignInSession};
 use crate::errors::{Denial, GrantError, Refusal};
+use crate::flows::sessions;
 
 use crate::limits::{source_subject, Exceeded, Limit};
 use crate::services::Services;
@@ -42,6 +45,12 @@ pub enum AuthorizeStep {
     Consent(FormPage),
     /// `302` to the client's registered address (a code or an error); the cookie is cleared.
     Redirect(String),
+    /// The user signed in with a credential: `then`, setting the new sign-in session's cookie
+    /// (`session_cookie` is its value).
+    SignedIn {
+        session_cookie: String,
+        then: Box<AuthorizeStep>,
+    },
 }
 
 /// What a step answers instead: the error page (400, or 429 for the rate limits,
@@ -97,6 +106,15 @@ impl From<Exceeded> for RefusalReason {
     }
 }
 
+/// The cookies a form post arrives with.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SubmittedCookies<'a> {
+    /// The sealed pending request.
+    pub pending: Option<&'a str>,
+    /// The browser's sign-in session, if any.
+    pub session: Option<&'a str>,
+}
+
 /// The fields the two forms post (unknown ones are ignored). Holds a password: no `Debug`.
 #[derive(Default, serde::Deserialize, utoipa::ToSchema)]
 pub struct SubmittedForm {
@@ -111,10 +129,15 @@ pub struct SubmittedForm {
 }
 
 /// `GET /oauth2/v0/authorize`: checks the request and opens the sign-in page.
+///
+/// `session_cookie` is the browser's sign-in session cookie: a live session of the right user,
+/// recent enough for `prompt` and `max_age`, skips the sign-in page (single sign-on), and a
+/// consent remembered for the scopes skips the consent page too.
 pub async fn start(
     services: &Services,
     keys: &AuthorizeKeys,
     params: &AuthorizeParams,
+    session_cookie: Option<&str>,
 ) -> Result<AuthorizeStep, AuthorizeError> {
     let client_id = match params.client_id() {
         Ok(id) => id,
@@ -141,20 +164,40 @@ pub async fn start(
             return Ok(redirect_to(services, &redirect));
         }
     };
-    if request.prompt.none {
-        // Whoever the hint names, no sign-in session is kept to confirm it silently.
+    let now = services.ctx.clock.now();
+    let session = sessions::current(services, session_cookie)
+        .await?
+        // A hint naming another user: this browser's session does not answer for them.
+        .filter(|session| expected_user.is_none_or(|user| user == session.principal_id))
+        .filter(|session| !request.prompt.login && is_recent_enough(session, request.max_age, now));
+    let login_hint = request.login_hint.clone().unwrap_or_default();
+    let mut pending = PendingAuthorization::new(request, services.ctx.random.as_ref(), now);
+    pending.expected_user = expected_user;
+    if let Some(session) = session {
+        pending.signed_in_user = Some(session.principal_id);
+        pending.signed_in_at = Some(session.authenticated_at);
+        pending.sid = Some(session.sid);
+        return signed_in::proceed(services, keys, &client, pending).await;
+    }
+    if pending.request.prompt.none {
+        let request = &pending.request;
         let redirect =
             ErrorRedirect::login_required(&request.redirect_uri, request.state.as_deref());
         return Ok(redirect_to(services, &redirect));
     }
-    let login_hint = request.login_hint.clone().unwrap_or_default();
-    let mut pending = PendingAuthorization::new(
-        request,
-        services.ctx.random.as_ref(),
-        services.ctx.clock.now(),
-    );
-    pending.expected_user = expected_user;
     sign_in_page(services, keys, &client, &pending, true, &login_hint, None)
+}
+
+/// OpenID Connect Core §3.1.2.1: past `max_age` seconds since the user last signed in with a
+/// credential, they must again; `max_age=0` is `prompt=login`.
+fn is_recent_enough(session: &SignInSession, max_age: Option<u64>, now: UnixTime) -> bool {
+    match max_age {
+        None => true,
+        Some(0) => false,
+        // Whole seconds on both sides: `age == max` may be up to a second more, so it is
+        // already too old.
+        Some(max) => u64::try_from(session.age(now)).is_ok_and(|age| age < max),
+    }
 }
 
 /// The user an `id_token_hint` names, when one was sent. A hint that is not an ID token this
@@ -180,10 +223,11 @@ async fn hinted_user(
 pub async fn submit(
     services: &Services,
     keys: &AuthorizeKeys,
-    cookie: Option<&str>,
+    cookies: SubmittedCookies<'_>,
     form: &SubmittedForm,
     source: Option<IpAddr>,
 ) -> Result<AuthorizeStep, AuthorizeError> {
+    let cookie = cookies.pending;
     let now = services.ctx.clock.now();
     let pending = match cookie.map(|value| PendingAuthorization::open(value, keys, now)) {
         Some(Ok(pending)) => pending,
@@ -221,11 +265,20 @@ pub async fn submit(
     let csrf = form.csrf_token.as_deref().unwrap_or_default();
     match (&form.decision, pending.signed_in_user) {
         (Some(decision), Some(user)) if verify_csrf_token(keys, Form::Consent, &pending, csrf) => {
-            decide(services, pending, user, decision == "approve").await
+            signed_in::decide(services, pending, user, decision == "approve").await
         }
         (None, _) if verify_csrf_token(keys, Form::SignIn, &pending, csrf) => {
             count_sign_in_post(services, &pending, source).await?;
-            sign_in(services, keys, &client, pending, form, source).await
+            sign_in(
+                services,
+                keys,
+                &client,
+                pending,
+                form,
+                cookies.session,
+                source,
+            )
+            .await
         }
         _ => Err(Refusal::Denied(RefusalReason::BadForm)),
     }
@@ -263,6 +316,7 @@ async fn sign_in(
     client: &Client,
     mut pending: PendingAuthorization,
     form: &SubmittedForm,
+    session_cookie: Option<&str>,
     source: Option<IpAddr>,
 ) -> Result<AuthorizeStep, AuthorizeError> {
     let login = form.login.as_deref().unwrap_or_default();
@@ -294,62 +348,15 @@ async fn sign_in(
             )
         }
     };
+    let started = signed_in::session_for(services, user.id, session_cookie).await?;
     pending.signed_in_user = Some(user.id);
-    pending.signed_in_at = Some(services.ctx.clock.now());
-    let sealed = match pending.seal(keys, services.ctx.random.as_ref()) {
-        Ok(sealed) => sealed,
-        Err(_) => return Err(Refusal::Denied(RefusalReason::TooLarge)),
-    };
-    Ok(AuthorizeStep::Consent(FormPage {
-        app_name: client.name.clone(),
-        redirect_uri: pending.request.redirect_uri.clone(),
-        csrf_token: csrf_token(keys, Form::Consent, &pending),
-        sealed: Some(sealed),
-        scopes: pending.request.scopes.iter().map(str::to_owned).collect(),
-        login: String::new(),
-        error: None,
-    }))
-}
-
-/// Approve: mint and store the code, redirect with it. Deny: redirect with `access_denied`.
-async fn decide(
-    services: &Services,
-    pending: PendingAuthorization,
-    user: PrincipalId,
-    approved: bool,
-) -> Result<AuthorizeStep, AuthorizeError> {
-    let request = &pending.request;
-    if !approved {
-        let redirect = ErrorRedirect::denied(&request.redirect_uri, request.state.as_deref());
-        return Ok(redirect_to(services, &redirect));
-    }
-    // One code per pending request: a replayed consent form (a stolen cookie and its CSRF
-    // token) mints nothing more.
-    if !services
-        .limiter()
-        .claim_approval(&pending.id, pending.expires_at)
-        .await?
-    {
-        return Err(Refusal::Denied(RefusalReason::NoPendingRequest));
-    }
-    let issued = issue_code(
-        &pending,
-        user,
-        services.ctx.random.as_ref(),
-        services.ctx.clock.now(),
-    );
-    services
-        .ctx
-        .store
-        .authorization_codes()
-        .put_authorization_code(&issued.record)
-        .await?;
-    Ok(AuthorizeStep::Redirect(code_location(
-        &request.redirect_uri,
-        &issued.code,
-        services.geolocation(),
-        request.state.as_deref(),
-    )))
+    pending.signed_in_at = Some(started.session.authenticated_at);
+    pending.sid = Some(started.session.sid.clone());
+    let then = signed_in::proceed(services, keys, client, pending).await?;
+    Ok(AuthorizeStep::SignedIn {
+        session_cookie: started.cookie,
+        then: Box::new(then),
+    })
 }
 
 fn sign_in_page(
@@ -380,7 +387,7 @@ fn sign_in_page(
     }))
 }
 
-fn registered(client: &Client) -> RegisteredClient<'_> {
+pub(super) fn registered(client: &Client) -> RegisteredClient<'_> {
     RegisteredClient {
         id: client.id,
         enabled: client.enabled,
@@ -401,6 +408,6 @@ fn rejected(
 }
 
 /// An error back to the client, with this deployment as `iss` (RFC 9207).
-fn redirect_to(services: &Services, redirect: &ErrorRedirect) -> AuthorizeStep {
+pub(super) fn redirect_to(services: &Services, redirect: &ErrorRedirect) -> AuthorizeStep {
     AuthorizeStep::Redirect(redirect.location(services.geolocation()))
 }

@@ -51,6 +51,7 @@ pub(super) async fn grant(
             jkt: context.dpop_jkt.clone(),
             grant: StartedBy::CompanyAuthToken,
             auth_time: Some(services.ctx.clock.now()),
+            sid: None,
             issued_by: Some(token.issued_by),
         })
         .await?;

@@ -35,6 +35,7 @@ pub(super) async fn grant(
         jkt: context.dpop_jkt.clone(),
         grant: StartedBy::Password,
         auth_time: Some(services.ctx.clock.now()),
+        sid: None,
         issued_by: None,
     };
     match services
@@ -77,6 +78,7 @@ pub(crate) async fn start_user_family(
             jkt: dpop_jkt.map(str::to_owned),
             grant,
             auth_time: Some(services.ctx.clock.now()),
+            sid: None,
             issued_by: None,
         })
         .await?;

@@ -1,0 +1,165 @@
+//! Once the user is known (signed in on the page, or by a live sign-in session): the consent the
+//! user gave before answers for the same scopes (or fewer) without a page, unless `prompt=consent`;
+//! otherwise the consent page, or `consent_required` for `prompt=none`. Approving remembers the
+//! consent and notes the client in the session, so that it is told when the session ends.
+
+use super::steps::{redirect_to, AuthorizeError, AuthorizeStep, FormPage, RefusalReason};
+use super::{
+    code_location, csrf_token, issue_code, AuthorizeKeys, ErrorRedirect, Form, PendingAuthorization,
+};
+use crate::audit;
+use crate::domain::audit::AuditKind;
+use crate::domain::{Client, Consent, PrincipalId, PrincipalType, StartedSession};
+use crate::errors::Refusal;
+use crate::flows::sessions;
+use crate::services::Services;
+use crate::store::StoreError;
+
+/// The session a credential sign-in continues or starts: the browser's own session of the same
+/// user signs in again (same `sid`, new cookie and `auth_time`); otherwise a new one.
+pub(super) async fn session_for(
+    services: &Services,
+    user: PrincipalId,
+    session_cookie: Option<&str>,
+) -> Result<StartedSession, StoreError> {
+    let current = sessions::current(services, session_cookie)
+        .await?
+        .filter(|session| session.principal_id == user);
+    if let Some(session) = current {
+        if let Some(again) = sessions::reauthenticate(services, &session).await? {
+            return Ok(again);
+        }
+    }
+    sessions::start(services, user).await
+}
+
+/// The next step for a signed-in user: a code at once when the consent is remembered, else
+/// the consent page (or `consent_required` when no page may be shown).
+pub(super) async fn proceed(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    client: &Client,
+    pending: PendingAuthorization,
+) -> Result<AuthorizeStep, AuthorizeError> {
+    let user = pending
+        .signed_in_user
+        .expect("proceed is called once the user is known");
+    let request = &pending.request;
+    if !request.prompt.consent && is_remembered(services, user, client, &pending).await? {
+        return issue(services, &pending, user).await;
+    }
+    if request.prompt.none {
+        let redirect =
+            ErrorRedirect::consent_required(&request.redirect_uri, request.state.as_deref());
+        return Ok(redirect_to(services, &redirect));
+    }
+    let Ok(sealed) = pending.seal(keys, services.ctx.random.as_ref()) else {
+        return Err(Refusal::Denied(RefusalReason::TooLarge));
+    };
+    Ok(AuthorizeStep::Consent(FormPage {
+        app_name: client.name.clone(),
+        redirect_uri: request.redirect_uri.clone(),
+        csrf_token: csrf_token(keys, Form::Consent, &pending),
+        sealed: Some(sealed),
+        scopes: request.scopes.iter().map(str::to_owned).collect(),
+        login: String::new(),
+        error: None,
+    }))
+}
+
+async fn is_remembered(
+    services: &Services,
+    user: PrincipalId,
+    client: &Client,
+    pending: &PendingAuthorization,
+) -> Result<bool, StoreError> {
+    let consent = services
+        .ctx
+        .store
+        .consents()
+        .get_consent(&user, &client.id)
+        .await?;
+    Ok(consent.is_some_and(|consent| consent.covers(&pending.request.scopes)))
+}
+
+/// Approve: remember the consent, mint and store the code, redirect with it. Deny: redirect
+/// with `access_denied`.
+pub(super) async fn decide(
+    services: &Services,
+    pending: PendingAuthorization,
+    user: PrincipalId,
+    approved: bool,
+) -> Result<AuthorizeStep, AuthorizeError> {
+    let request = &pending.request;
+    if !approved {
+        let redirect = ErrorRedirect::denied(&request.redirect_uri, request.state.as_deref());
+        return Ok(redirect_to(services, &redirect));
+    }
+    // One code per pending request: a replayed consent form (a stolen cookie and its CSRF
+    // token) mints nothing more.
+    if !services
+        .limiter()
+        .claim_approval(&pending.id, pending.expires_at)
+        .await?
+    {
+        return Err(Refusal::Denied(RefusalReason::NoPendingRequest));
+    }
+    remember_consent(services, user, &pending).await?;
+    issue(services, &pending, user).await
+}
+
+async fn remember_consent(
+    services: &Services,
+    user: PrincipalId,
+    pending: &PendingAuthorization,
+) -> Result<(), StoreError> {
+    let now = services.ctx.clock.now();
+    let client = pending.request.client_id;
+    let consents = services.ctx.store.consents();
+    let approved = &pending.request.scopes;
+    let consent = match consents.get_consent(&user, &client).await? {
+        Some(before) => before.widened(approved, now),
+        None => Consent {
+            principal_id: user,
+            client_id: client,
+            scopes: approved.clone(),
+            granted_at: now,
+        },
+    };
+    consents.put_consent(&consent).await?;
+    let event = audit::event(&services.ctx, AuditKind::ConsentGranted)
+        .client(client)
+        .principal(PrincipalType::User, user);
+    audit::record(&services.ctx, event).await;
+    Ok(())
+}
+
+/// Notes the client in the session, stores the code, and redirects with it.
+async fn issue(
+    services: &Services,
+    pending: &PendingAuthorization,
+    user: PrincipalId,
+) -> Result<AuthorizeStep, AuthorizeError> {
+    let request = &pending.request;
+    if let Some(sid) = &pending.sid {
+        sessions::remember_client(services, &user, sid, request.client_id).await?;
+    }
+    let issued = issue_code(
+        pending,
+        user,
+        services.ctx.random.as_ref(),
+        services.ctx.clock.now(),
+    );
+    services
+        .ctx
+        .store
+        .authorization_codes()
+        .put_authorization_code(&issued.record)
+        .await?;
+    Ok(AuthorizeStep::Redirect(code_location(
+        &request.redirect_uri,
+        &issued.code,
+        services.geolocation(),
+        request.state.as_deref(),
+    )))
+}

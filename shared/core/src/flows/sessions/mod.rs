@@ -1,0 +1,205 @@
+//! Sign-in sessions (docs/decisions.md, "Sign-in sessions"), free of HTTP: the cookie that
+//! carries one, finding the live session a request's cookie opens, starting one at a sign-in,
+//! signing in again within one, and ending them (which tells the clients that were given an
+//! authorization in them, by back-channel logout).
+//!
+//! The cookie is `__Host-session`: `Secure`, `Path=/` and no `Domain`, so no other host or path
+//! can set or shadow it; `HttpOnly`; `SameSite=Lax`, so a cross-site POST never carries it (a
+//! top-level GET to the authorize endpoint does, which single sign-on needs). Browsers treat
+//! loopback addresses as secure, so the local server over plain HTTP keeps the same name.
+
+use crate::audit;
+use crate::domain::audit::{AuditKind, RequestFacts, SessionEndReason};
+use crate::domain::{
+    ClientId, PrincipalId, PrincipalType, SessionCookie, SessionId, SessionLimits, SessionOrigin,
+    SignInSession, StartedSession,
+};
+use crate::errors::ServerError;
+use crate::services::Services;
+use crate::store::StoreError;
+
+mod backchannel;
+
+pub use backchannel::announce_session_end;
+
+pub const SESSION_COOKIE_NAME: &str = "__Host-session";
+
+/// The `Set-Cookie` value for a session's cookie. It outlives no session: `Max-Age` is the
+/// absolute limit.
+pub fn set_session_cookie(value: &str, limits: SessionLimits) -> String {
+    format!(
+        "{SESSION_COOKIE_NAME}={value}; Path=/; Max-Age={}; HttpOnly; Secure; SameSite=Lax",
+        limits.max_seconds
+    )
+}
+
+/// The `Set-Cookie` value that removes it (a sign-out).
+pub fn clear_session_cookie() -> String {
+    format!("{SESSION_COOKIE_NAME}=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax")
+}
+
+/// The live session `cookie` opens, if any. Its last-seen time is written when stale (at most
+/// once a minute); a failure of that write is logged, not answered: the user is still signed in.
+pub async fn current(
+    services: &Services,
+    cookie: Option<&str>,
+) -> Result<Option<SignInSession>, StoreError> {
+    let Some(parsed) = cookie.and_then(SessionCookie::parse) else {
+        return Ok(None);
+    };
+    let now = services.ctx.clock.now();
+    let Some(mut session) = services
+        .ctx
+        .store
+        .sessions()
+        .get_session(&parsed.principal_id, &parsed.sid, now)
+        .await?
+        .filter(|session| session.opened_by(parsed.value))
+    else {
+        return Ok(None);
+    };
+    if let Some(expires_at) = session.touch(services.policy.sessions, now) {
+        let touched = services
+            .ctx
+            .store
+            .sessions()
+            .touch_session(&session.principal_id, &session.sid, now, expires_at)
+            .await;
+        match touched {
+            Ok(_) => {
+                session.last_seen = now;
+                session.expires_at = expires_at;
+            }
+            Err(error) => tracing::warn!(%error, "a session's last-seen time was not written"),
+        }
+    }
+    Ok(Some(session))
+}
+
+/// Starts a session for `user`, who just signed in with a credential, from the request being
+/// served (its browser and address, for the account page).
+pub async fn start(services: &Services, user: PrincipalId) -> Result<StartedSession, StoreError> {
+    let facts = RequestFacts::current();
+    let origin = SessionOrigin {
+        user_agent: facts.user_agent.map(|agent| agent.as_str().to_owned()),
+        source: facts.source_address.map(|address| address.to_string()),
+    };
+    let started = SignInSession::start(
+        user,
+        origin,
+        services.policy.sessions,
+        services.ctx.random.as_ref(),
+        services.ctx.clock.now(),
+    );
+    services
+        .ctx
+        .store
+        .sessions()
+        .put_session(&started.session)
+        .await?;
+    let sid = started.session.sid.clone();
+    let event = audit::event(&services.ctx, AuditKind::SessionStarted { sid });
+    audit::record(&services.ctx, event.principal(PrincipalType::User, user)).await;
+    Ok(started)
+}
+
+/// The user signed in again within `session` (`prompt=login`, `max_age`): a new cookie and
+/// `auth_time`, the same `sid`. `None` if the session ended meanwhile (the caller starts one).
+pub async fn reauthenticate(
+    services: &Services,
+    session: &SignInSession,
+) -> Result<Option<StartedSession>, StoreError> {
+    let now = services.ctx.clock.now();
+    let again =
+        session.reauthenticated(services.policy.sessions, services.ctx.random.as_ref(), now);
+    let written = services
+        .ctx
+        .store
+        .sessions()
+        .reauthenticate_session(&again.session, now)
+        .await?;
+    Ok(written.then_some(again))
+}
+
+/// Notes that `client` was given an authorization in the session, so that it is told when the
+/// session ends. No write when it was noted before.
+pub async fn remember_client(
+    services: &Services,
+    principal: &PrincipalId,
+    sid: &SessionId,
+    client: ClientId,
+) -> Result<(), StoreError> {
+    services
+        .ctx
+        .store
+        .sessions()
+        .add_session_client(principal, sid, &client, services.ctx.clock.now())
+        .await?;
+    Ok(())
+}
+
+/// Ends one session of `principal`: deleted, audited with `reason`, its clients told. `false`
+/// when it had already ended (nothing is told twice).
+pub async fn end(
+    services: &Services,
+    principal: &PrincipalId,
+    sid: &SessionId,
+    reason: SessionEndReason,
+) -> Result<bool, ServerError> {
+    let now = services.ctx.clock.now();
+    let Some(ended) = services
+        .ctx
+        .store
+        .sessions()
+        .delete_session(principal, sid, now)
+        .await?
+    else {
+        return Ok(false);
+    };
+    let kind = AuditKind::SessionEnded {
+        sid: ended.sid.clone(),
+        reason,
+    };
+    let event = audit::event(&services.ctx, kind).principal(PrincipalType::User, *principal);
+    audit::record(&services.ctx, event).await;
+    announce_session_end(services, &ended).await?;
+    Ok(true)
+}
+
+/// Ends every live session of `principal`; answers how many.
+pub async fn end_all(
+    services: &Services,
+    principal: &PrincipalId,
+    reason: SessionEndReason,
+) -> Result<usize, ServerError> {
+    let now = services.ctx.clock.now();
+    let sessions = services
+        .ctx
+        .store
+        .sessions()
+        .list_sessions(principal, now)
+        .await?;
+    let mut ended = 0;
+    for session in sessions {
+        if end(services, principal, &session.sid, reason).await? {
+            ended += 1;
+        }
+    }
+    Ok(ended)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cookie_is_host_only_secure_and_not_sent_cross_site() {
+        let set = set_session_cookie("v", SessionLimits::DEFAULT);
+        assert_eq!(
+            set,
+            "__Host-session=v; Path=/; Max-Age=86400; HttpOnly; Secure; SameSite=Lax"
+        );
+        assert!(!set.contains("Domain"));
+        assert!(clear_session_cookie().contains("Max-Age=0"));
+    }
+}
