@@ -28,12 +28,14 @@ mod legacy_import;
 mod newer_options;
 mod output;
 mod secrets;
+mod sessions;
 mod target;
 mod tokens;
 mod users;
 
 use audit::audit_verb;
 use legacy_import::legacy_token_import;
+use sessions::sessions_list_and_revoke;
 use target::Target;
 
 /// Runs each listed `async fn(Target)` on a SQLite file and on a DynamoDB Local table, as
@@ -69,8 +71,13 @@ on_both_targets!(
     client_and_user_options,
     client_jwks,
     client_secrets,
-    legacy_token_import
+    legacy_token_import,
+    sessions_verbs
 );
+
+async fn sessions_verbs(t: Target) {
+    sessions_list_and_revoke(&t).await;
+}
 
 /// `clients create --jwks-file` and `clients set-jwks`.
 async fn client_jwks(t: Target) {

@@ -171,7 +171,11 @@ async fn prompt_login_and_max_age_ask_for_the_password_again_in_the_same_session
     let again = id_token_claims(&app, &client, &redirect["code"]).await;
     assert_eq!(again["sid"], first["sid"], "the same session");
     assert_eq!(again["auth_time"], signed_in_again_at);
-    assert_ne!(browser.sso_cookie.as_ref(), Some(&old_cookie), "a new cookie");
+    assert_ne!(
+        browser.sso_cookie.as_ref(),
+        Some(&old_cookie),
+        "a new cookie"
+    );
     assert_eq!(stored_sessions(&app, user.id).await.len(), 1);
     // The replaced cookie opens nothing.
     let mut stale = Session::new(&app);

@@ -86,6 +86,9 @@ pub enum Command {
     /// Issued token families.
     #[command(subcommand)]
     Tokens(TokensCommand),
+    /// Users' sign-in sessions on the pages (single sign-on).
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
     /// The DynamoDB table.
     #[command(subcommand)]
     Table(TableCommand),
@@ -252,6 +255,22 @@ pub enum TokensCommand {
     RevokeFamily {
         #[arg(value_name = "FAMILY_ID")]
         family_id: FamilyId,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum SessionsCommand {
+    /// A user's live sign-in sessions: id (`sid`), browser, address, started, last seen, and
+    /// the applications given an authorization in each.
+    List {
+        #[arg(long, value_name = "ID")]
+        principal: PrincipalId,
+    },
+    /// End every live sign-in session of a user: the browsers must sign in again, and each
+    /// session's applications are sent a back-channel logout.
+    Revoke {
+        #[arg(long, value_name = "ID")]
+        principal: PrincipalId,
     },
 }
 

@@ -6,6 +6,7 @@ mod clients;
 mod companies;
 mod keys;
 mod legacy;
+mod sessions;
 mod table;
 mod tokens;
 mod users;
@@ -31,6 +32,8 @@ pub async fn run(cli: Cli, config: Config) -> Result<Output, CliError> {
         // These two work on the configuration itself, not through the admin operations.
         Command::Table(command) => table::run(command, &config).await,
         Command::Keys(command) => keys::run(command, &config).await,
+        // Ending a session signs logout tokens: the whole service, keys included.
+        Command::Sessions(command) => sessions::run(command, &config).await,
         command => {
             let ctx = setup::context(&config).await?;
             match command {
@@ -41,7 +44,9 @@ pub async fn run(cli: Cli, config: Config) -> Result<Output, CliError> {
                 Command::LegacyTokens(command) => legacy::run_tokens(command, &ctx).await,
                 Command::Tokens(command) => tokens::run(command, &ctx).await,
                 Command::Audit(args) => audit::run(&args, &ctx).await,
-                Command::Table(_) | Command::Keys(_) => unreachable!("handled above"),
+                Command::Table(_) | Command::Keys(_) | Command::Sessions(_) => {
+                    unreachable!("handled above")
+                }
             }
         }
     }
