@@ -4,6 +4,7 @@
 //! revoking the family however late or concurrent the second use. The libraries' own view is
 //! in `oidc_interop`.
 
+mod account;
 mod authorize;
 mod code_reuse;
 mod logout;

@@ -200,6 +200,7 @@ fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> 
                 csrf_token: &page.csrf_token,
                 login: &page.login,
                 error: page.error,
+                action_field: None,
             });
             form_page(&page, html, secure)
         }

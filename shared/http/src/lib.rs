@@ -12,6 +12,7 @@
 //!
 //! [`Operation::also_at`]: routing::Operation::also_at
 
+mod account;
 mod authorize;
 mod basic;
 mod bearer;
@@ -141,6 +142,9 @@ fn token_routes() -> Routes {
         .add(operation!(userinfo::post_userinfo))
         .add(operation!(logout::get_logout))
         .add(operation!(logout::post_logout))
+        // The account page: sessions and connected apps.
+        .add(operation!(account::show))
+        .add(operation!(account::act))
         // Concur's secrets API for the app itself.
         .add(operation!(client_secrets::list))
         .add(operation!(client_secrets::add))

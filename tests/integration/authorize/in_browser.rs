@@ -167,3 +167,77 @@ async fn deny_in_a_real_browser_redirects_with_access_denied() {
     assert!(query_value(&landed, "code").is_none());
     browser.close().await.unwrap();
 }
+
+/// Single sign-on and the account page in a real browser: the `__Host-session` cookie is kept
+/// by Chromium, a second authorization lands on the client at once, and the account page lists
+/// the session and the app, disconnects the app and signs out everywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn single_sign_on_and_the_account_page_in_a_real_browser() {
+    let BrowserFlow {
+        app,
+        client,
+        redirect_uri,
+        browser,
+    } = open_authorize_page().await;
+    sign_in(&browser, PASSWORD).await;
+    browser.click_button("Allow").await.unwrap();
+    let landed = browser.current_url().await.unwrap();
+    let code = query_value(&landed, "code").expect("a code");
+    let (status, tokens) = app
+        .token(&[
+            ("grant_type", "authorization_code"),
+            ("client_id", &client.id),
+            ("client_secret", &client.secret),
+            ("code", &code),
+            ("redirect_uri", &redirect_uri),
+        ])
+        .await;
+    assert_eq!(status, StatusCode::OK, "{tokens}");
+
+    // Signed in and approved: the next authorization shows no page at all.
+    browser
+        .goto(&authorize_url(&app, &client, &redirect_uri))
+        .await
+        .unwrap();
+    let again = browser.current_url().await.unwrap();
+    assert_eq!(again.path(), "/callback", "{again}");
+    assert!(query_value(&again, "code").is_some(), "{again}");
+
+    browser.goto(&app.url("/oauth2/v0/account")).await.unwrap();
+    let text = browser.text().await.unwrap();
+    assert!(text.contains("Your account"), "{text}");
+    assert!(text.contains("This browser"), "{text}");
+    assert!(text.contains(APP_NAME), "{text}");
+    browser.screenshot("account").await.unwrap();
+
+    browser
+        .click_button(&format!("Disconnect {APP_NAME}"))
+        .await
+        .unwrap();
+    let text = browser.text().await.unwrap();
+    assert!(
+        text.contains("No application has access to your account."),
+        "{text}"
+    );
+    let (status, _) = app
+        .refresh(&client, tokens["refresh_token"].as_str().unwrap())
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "disconnecting revoked the family"
+    );
+
+    browser.click_button("Sign out everywhere").await.unwrap();
+    assert!(browser.text().await.unwrap().contains("You are signed out"));
+    browser
+        .goto(&authorize_url(&app, &client, &redirect_uri))
+        .await
+        .unwrap();
+    let text = browser.text().await.unwrap();
+    assert!(
+        text.contains("Sign in"),
+        "signed out: the sign-in page again: {text}"
+    );
+    browser.close().await.unwrap();
+}

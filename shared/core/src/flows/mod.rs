@@ -6,6 +6,7 @@
 //! passwords) is a folder owning its request parsing, its state and its errors; the token
 //! endpoint's handler of its grant (in `grants`) calls into it for anything the flow decides.
 
+pub mod account;
 pub mod authorize;
 pub mod client_secrets;
 pub mod company_auth_token;

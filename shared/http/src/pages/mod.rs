@@ -28,6 +28,8 @@ pub struct SignInPage<'a> {
     pub login: &'a str,
     /// A readable message ([`crate::flows::authorize::sign_in_message`]), never a raw code.
     pub error: Option<&'a str>,
+    /// The form's `action` field, for a page whose forms say which one was posted.
+    pub action_field: Option<&'a str>,
 }
 
 /// What the consent page shows.
@@ -50,6 +52,7 @@ struct SignInTemplate<'a> {
     csrf_token: &'a str,
     login: &'a str,
     error: Option<&'a str>,
+    action_field: Option<&'a str>,
 }
 
 #[derive(Template)]
@@ -99,6 +102,54 @@ pub fn render_sign_in(page: &SignInPage<'_>) -> String {
         csrf_token: page.csrf_token,
         login: page.login,
         error: page.error,
+        action_field: page.action_field,
+    })
+}
+
+/// One session on the account page, as shown.
+#[derive(Debug, Clone)]
+pub struct SessionRow {
+    pub sid: String,
+    pub browser: String,
+    pub source: String,
+    pub started: String,
+    pub last_seen: String,
+    pub current: bool,
+}
+
+/// One connected app on the account page.
+#[derive(Debug, Clone)]
+pub struct AppRow {
+    pub client_id: String,
+    pub name: String,
+    pub scope_sentences: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "account.html")]
+struct AccountTemplate<'a> {
+    stylesheet: &'static str,
+    action: &'a str,
+    csrf_field: &'static str,
+    csrf_token: &'a str,
+    sessions: &'a [SessionRow],
+    apps: &'a [AppRow],
+}
+
+/// The account page: the user's sessions and connected apps, each with its form.
+pub fn render_account(
+    action: &str,
+    csrf_token: &str,
+    sessions: &[SessionRow],
+    apps: &[AppRow],
+) -> String {
+    render(&AccountTemplate {
+        stylesheet: STYLESHEET,
+        action,
+        csrf_field: CSRF_FIELD,
+        csrf_token,
+        sessions,
+        apps,
     })
 }
 

@@ -9,6 +9,7 @@ fn sign_in(error: Option<&str>) -> String {
         csrf_token: "tok\"en",
         login: "ann@example.com",
         error,
+        action_field: None,
     })
 }
 

@@ -29,17 +29,17 @@ impl Form {
     }
 }
 
-fn mac(keys: &AuthorizeKeys, form: Form, pending: &PendingAuthorization) -> Hmac<Sha256> {
+fn mac(keys: &AuthorizeKeys, label: &[u8], id: &str) -> Hmac<Sha256> {
     let mut mac = Hmac::<Sha256>::new_from_slice(&keys.csrf).expect("HMAC takes any key length");
-    mac.update(form.label());
+    mac.update(label);
     // A separator no label or id contains, so (form, id) pairs cannot run into each other.
     mac.update(b"\0");
-    mac.update(pending.id.as_bytes());
+    mac.update(id.as_bytes());
     mac
 }
 
 pub fn csrf_token(keys: &AuthorizeKeys, form: Form, pending: &PendingAuthorization) -> String {
-    URL_SAFE_NO_PAD.encode(mac(keys, form, pending).finalize().into_bytes())
+    form_token(keys, form.label(), &pending.id)
 }
 
 /// Constant-time check of a submitted token.
@@ -49,8 +49,19 @@ pub fn verify_csrf_token(
     pending: &PendingAuthorization,
     submitted: &str,
 ) -> bool {
+    verify_form_token(keys, form.label(), &pending.id, submitted)
+}
+
+/// A CSRF token for another page's form (`label`, e.g. `account`), bound to `id` (what the
+/// browser holds: its session, or its sign-in nonce). Labels differ from the authorize forms'.
+pub fn form_token(keys: &AuthorizeKeys, label: &[u8], id: &str) -> String {
+    URL_SAFE_NO_PAD.encode(mac(keys, label, id).finalize().into_bytes())
+}
+
+/// Constant-time check of a token made by [`form_token`].
+pub fn verify_form_token(keys: &AuthorizeKeys, label: &[u8], id: &str, submitted: &str) -> bool {
     match URL_SAFE_NO_PAD.decode(submitted) {
-        Ok(tag) => mac(keys, form, pending).verify_slice(&tag).is_ok(),
+        Ok(tag) => mac(keys, label, id).verify_slice(&tag).is_ok(),
         Err(_) => false,
     }
 }

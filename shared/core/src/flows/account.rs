@@ -1,0 +1,322 @@
+//! The account page (docs/decisions.md, "Sign-in sessions"), free of HTTP: a signed-in user
+//! sees their sign-in sessions and the applications they approved, signs out one session or
+//! every one, and disconnects an application (its families revoked as `DELETE
+//! /app-mgmt/v0/connections` does, its consent forgotten). Without a session it is a sign-in
+//! form first, with the sign-in page's checks and limits.
+//!
+//! CSRF: the signed-in forms carry an HMAC of the session id; the sign-in form one of a random
+//! nonce the browser holds in a cookie of this path only. Every action is audited.
+
+use std::net::IpAddr;
+
+use crate::audit;
+use crate::auth::authenticate_user_from;
+use crate::domain::audit::{AuditKind, RevocationReason, SessionEndReason};
+use crate::domain::{ClientId, PrincipalType, SessionId, SignInSession};
+use crate::errors::{Denial, GrantError, Refusal};
+use crate::flows::authorize::{form_token, sign_in_message, verify_form_token, AuthorizeKeys};
+use crate::flows::sessions;
+use crate::issuance::FamilyOwner;
+use crate::limits::{source_subject, Exceeded, Limit};
+use crate::random::RandomExt;
+use crate::services::Services;
+
+pub const ACCOUNT_PATH: &str = "/oauth2/v0/account";
+/// The sign-in form's nonce, sent to the account page only.
+pub const SIGN_IN_NONCE_COOKIE: &str = "account_sign_in";
+pub const SIGN_IN_NONCE_TTL_SECONDS: i64 = 600;
+
+const SIGN_IN_FORM: &[u8] = b"account-sign-in";
+const ACCOUNT_FORM: &[u8] = b"account";
+
+/// What the browser is shown or sent to next.
+#[derive(Debug)]
+pub enum AccountStep {
+    /// The sign-in form. `new_nonce` is the nonce cookie's value to set, when it changed.
+    SignIn {
+        csrf_token: String,
+        new_nonce: Option<String>,
+        login: String,
+        error: Option<&'static str>,
+    },
+    Overview(Overview),
+    /// `303` to the account page; `session_cookie` set when a sign-in started one.
+    Reload {
+        session_cookie: Option<String>,
+    },
+    /// The browser's own session ended: the signed-out page, the cookie removed.
+    SignedOut,
+}
+
+/// The account page's content.
+#[derive(Debug)]
+pub struct Overview {
+    pub csrf_token: String,
+    /// Oldest first; `current` marks this browser's.
+    pub sessions: Vec<ListedSession>,
+    pub apps: Vec<ConnectedApp>,
+}
+
+#[derive(Debug)]
+pub struct ListedSession {
+    pub session: SignInSession,
+    pub current: bool,
+}
+
+#[derive(Debug)]
+pub struct ConnectedApp {
+    pub client_id: ClientId,
+    pub name: String,
+    pub scopes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AccountDenial {
+    #[error("The form could not be accepted. Please open your account page again.")]
+    BadForm,
+    #[error("Too many sign-in attempts from your network. Please wait a minute and try again.")]
+    SlowDown { retry_after: i64 },
+}
+
+impl Denial for AccountDenial {}
+
+impl From<Exceeded> for AccountDenial {
+    fn from(exceeded: Exceeded) -> Self {
+        Self::SlowDown {
+            retry_after: exceeded.retry_after,
+        }
+    }
+}
+
+pub type AccountError = Refusal<AccountDenial>;
+
+/// The fields the page's forms post. Holds a password: no `Debug`.
+#[derive(Default, serde::Deserialize, utoipa::ToSchema)]
+pub struct AccountForm {
+    pub csrf_token: Option<String>,
+    /// `sign_in`, `sign_out` (with `sid`), `sign_out_everywhere`, `disconnect` (with
+    /// `client_id`).
+    pub action: Option<String>,
+    pub login: Option<String>,
+    pub password: Option<String>,
+    pub sid: Option<String>,
+    pub client_id: Option<String>,
+}
+
+/// The cookies the page reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AccountCookies<'a> {
+    pub session: Option<&'a str>,
+    pub sign_in_nonce: Option<&'a str>,
+}
+
+/// `GET`: the overview for a signed-in browser, else the sign-in form.
+pub async fn show(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    cookies: AccountCookies<'_>,
+) -> Result<AccountStep, AccountError> {
+    match sessions::current(services, cookies.session).await? {
+        Some(session) => Ok(AccountStep::Overview(
+            overview(services, keys, &session).await?,
+        )),
+        None => Ok(sign_in_form(services, keys, None, String::new(), None)),
+    }
+}
+
+/// `POST`: the sign-in form, or one of the signed-in actions.
+pub async fn act(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    cookies: AccountCookies<'_>,
+    form: &AccountForm,
+    source: Option<IpAddr>,
+) -> Result<AccountStep, AccountError> {
+    let csrf = form.csrf_token.as_deref().unwrap_or_default();
+    if form.action.as_deref() == Some("sign_in") {
+        let nonce = cookies.sign_in_nonce.unwrap_or_default();
+        if nonce.is_empty() || !verify_form_token(keys, SIGN_IN_FORM, nonce, csrf) {
+            return Err(AccountDenial::BadForm.into());
+        }
+        return sign_in(services, keys, nonce, form, source).await;
+    }
+    let Some(session) = sessions::current(services, cookies.session).await? else {
+        // Signed out meanwhile: the sign-in form again.
+        return Ok(sign_in_form(services, keys, None, String::new(), None));
+    };
+    if !verify_form_token(keys, ACCOUNT_FORM, session.sid.as_str(), csrf) {
+        return Err(AccountDenial::BadForm.into());
+    }
+    let user = session.principal_id;
+    match form.action.as_deref() {
+        Some("sign_out") => {
+            let sid = form
+                .sid
+                .as_deref()
+                .and_then(SessionId::parse)
+                .ok_or(AccountDenial::BadForm)?;
+            sessions::end(services, &user, &sid, SessionEndReason::SignedOut).await?;
+            Ok(if sid == session.sid {
+                AccountStep::SignedOut
+            } else {
+                AccountStep::Reload {
+                    session_cookie: None,
+                }
+            })
+        }
+        Some("sign_out_everywhere") => {
+            let reason = SessionEndReason::SignedOutEverywhere;
+            sessions::end_all(services, &user, reason).await?;
+            Ok(AccountStep::SignedOut)
+        }
+        Some("disconnect") => {
+            let client = form
+                .client_id
+                .as_deref()
+                .and_then(|id| ClientId::parse(id).ok())
+                .ok_or(AccountDenial::BadForm)?;
+            disconnect(services, &session, client).await?;
+            Ok(AccountStep::Reload {
+                session_cookie: None,
+            })
+        }
+        _ => Err(AccountDenial::BadForm.into()),
+    }
+}
+
+async fn sign_in(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    nonce: &str,
+    form: &AccountForm,
+    source: Option<IpAddr>,
+) -> Result<AccountStep, AccountError> {
+    if let Some(source) = source {
+        let now = services.ctx.clock.now();
+        services
+            .limiter()
+            .count(Limit::AddressPasswordAttempts, &source_subject(source), now)
+            .await?;
+    }
+    let login = form.login.as_deref().unwrap_or_default();
+    let password = form.password.as_deref().unwrap_or_default();
+    match authenticate_user_from(services, login, password, source).await {
+        Ok(user) => {
+            let started = sessions::start(services, user.id).await?;
+            Ok(AccountStep::Reload {
+                session_cookie: Some(started.cookie),
+            })
+        }
+        Err(GrantError::Denied(denial)) => {
+            let message = sign_in_message(denial.code);
+            Ok(sign_in_form(
+                services,
+                keys,
+                Some(nonce),
+                login.to_owned(),
+                Some(message),
+            ))
+        }
+        Err(GrantError::Server(error)) => Err(error.into()),
+    }
+}
+
+fn sign_in_form(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    nonce: Option<&str>,
+    login: String,
+    error: Option<&'static str>,
+) -> AccountStep {
+    let (nonce, new_nonce) = match nonce {
+        Some(nonce) => (nonce.to_owned(), None),
+        None => {
+            let nonce = services.ctx.random.opaque_token();
+            (nonce.clone(), Some(nonce))
+        }
+    };
+    AccountStep::SignIn {
+        csrf_token: form_token(keys, SIGN_IN_FORM, &nonce),
+        new_nonce,
+        login,
+        error,
+    }
+}
+
+async fn overview(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    current: &SignInSession,
+) -> Result<Overview, AccountError> {
+    let user = current.principal_id;
+    let now = services.ctx.clock.now();
+    let store = &services.ctx.store;
+    let sessions = store
+        .sessions()
+        .list_sessions(&user, now)
+        .await?
+        .into_iter()
+        .map(|session| ListedSession {
+            current: session.sid == current.sid,
+            session,
+        })
+        .collect();
+    let mut apps = Vec::new();
+    for consent in store.consents().list_consents(&user).await? {
+        let name = store
+            .clients()
+            .get_client(&consent.client_id)
+            .await?
+            .map_or_else(|| consent.client_id.to_string(), |client| client.name);
+        apps.push(ConnectedApp {
+            client_id: consent.client_id,
+            name,
+            scopes: consent.scopes.iter().map(str::to_owned).collect(),
+        });
+    }
+    Ok(Overview {
+        csrf_token: form_token(keys, ACCOUNT_FORM, current.sid.as_str()),
+        sessions,
+        apps,
+    })
+}
+
+/// Revokes every family the user holds with the client and forgets the consent, so that the
+/// next authorization asks again.
+async fn disconnect(
+    services: &Services,
+    session: &SignInSession,
+    client: ClientId,
+) -> Result<(), AccountError> {
+    let user = session.principal_id;
+    let owner = FamilyOwner {
+        client_id: client,
+        principal_type: PrincipalType::User,
+        principal_id: user,
+    };
+    services
+        .issuer()
+        .revoke_connection_for(owner, i64::MAX, RevocationReason::AccountPage)
+        .await?;
+    if services
+        .ctx
+        .store
+        .consents()
+        .delete_consent(&user, &client)
+        .await?
+    {
+        let event = audit::event(&services.ctx, AuditKind::ConsentForgotten)
+            .client(client)
+            .principal(PrincipalType::User, user);
+        audit::record(&services.ctx, event).await;
+    }
+    Ok(())
+}
+
+/// The `Set-Cookie` value of the sign-in form's nonce.
+pub fn set_sign_in_nonce_cookie(nonce: &str, secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    format!(
+        "{SIGN_IN_NONCE_COOKIE}={nonce}; Path={ACCOUNT_PATH}; Max-Age={SIGN_IN_NONCE_TTL_SECONDS}; HttpOnly; SameSite=Lax{secure}"
+    )
+}

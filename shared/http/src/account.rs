@@ -1,0 +1,202 @@
+//! `GET` and `POST /oauth2/v0/account`: the account page ([`crate::flows::account`]) as HTML with
+//! the pages' security headers, `303` back to itself after an action (so a reload never posts
+//! twice), and the signed-out page when the browser's own session ended.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use http::{header, HeaderMap, HeaderValue, StatusCode};
+
+use super::authorize::{cookie, html_response, insert};
+use super::error_response::ServerErrorBody;
+use super::observability::Outcome;
+use super::pages::{
+    render_account, render_error, render_sign_in, render_signed_out, scope_sentences, AppRow,
+    SessionRow, SignInPage,
+};
+use super::source_address::SourceAddress;
+use crate::domain::audit::rfc3339;
+use crate::error_response::ErrorResponse;
+use crate::errors::Refusal;
+use crate::flows::account::{
+    self, set_sign_in_nonce_cookie, AccountCookies, AccountDenial, AccountError, AccountForm,
+    AccountStep, Overview, ACCOUNT_PATH, SIGN_IN_NONCE_COOKIE,
+};
+use crate::flows::authorize::authorize_keys;
+use crate::flows::sessions::{clear_session_cookie, set_session_cookie, SESSION_COOKIE_NAME};
+use crate::services::Services;
+
+#[utoipa::path(
+    get,
+    path = "/oauth2/v0/account",
+    tag = "account",
+    params(
+        ("__Host-session" = Option<String>, Cookie, description = "The sign-in session; without one, the sign-in form"),
+    ),
+    responses(
+        (status = 200, description = "The account page (sessions and connected apps), or the sign-in form",
+            content_type = "text/html", body = String,
+            headers(("Set-Cookie" = String), ("Content-Security-Policy" = String))),
+        (status = 500, body = ServerErrorBody),
+        (status = 503, body = ServerErrorBody),
+    ),
+)]
+pub async fn show(State(services): State<Arc<Services>>, headers: HeaderMap) -> Response {
+    let keys = match authorize_keys(&services).await {
+        Ok(keys) => keys,
+        Err(error) => return respond(&services, Err(error.into())),
+    };
+    let step = account::show(&services, &keys, cookies(&headers)).await;
+    respond(&services, step)
+}
+
+#[utoipa::path(
+    post,
+    path = "/oauth2/v0/account",
+    tag = "account",
+    params(
+        ("__Host-session" = Option<String>, Cookie, description = "The sign-in session the actions apply to"),
+        ("account_sign_in" = Option<String>, Cookie, description = "The sign-in form's nonce"),
+    ),
+    request_body(content((AccountForm = "application/x-www-form-urlencoded"))),
+    responses(
+        (status = 200, description = "The sign-in form again (a readable message), or the signed-out page",
+            content_type = "text/html", body = String),
+        (status = 303, description = "Back to the account page after an action or a sign-in",
+            headers(("Location" = String), ("Set-Cookie" = String))),
+        (status = 400, description = "A form without its CSRF token, or unreadable",
+            content_type = "text/html", body = String),
+        (status = 429, description = "Too many password attempts from this address",
+            content_type = "text/html", body = String, headers(("Retry-After" = i64))),
+        (status = 500, body = ServerErrorBody),
+        (status = 503, body = ServerErrorBody),
+    ),
+)]
+pub async fn act(
+    State(services): State<Arc<Services>>,
+    SourceAddress(source): SourceAddress,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let Ok(form) = serde_urlencoded::from_bytes::<AccountForm>(&body) else {
+        return AccountDenial::BadForm.into_response();
+    };
+    let keys = match authorize_keys(&services).await {
+        Ok(keys) => keys,
+        Err(error) => return respond(&services, Err(error.into())),
+    };
+    let step = account::act(&services, &keys, cookies(&headers), &form, source).await;
+    respond(&services, step)
+}
+
+fn cookies(headers: &HeaderMap) -> AccountCookies<'_> {
+    AccountCookies {
+        session: cookie(headers, SESSION_COOKIE_NAME),
+        sign_in_nonce: cookie(headers, SIGN_IN_NONCE_COOKIE),
+    }
+}
+
+fn respond(services: &Services, step: Result<AccountStep, AccountError>) -> Response {
+    let secure = services.geolocation().as_str().starts_with("https://");
+    let step = match step {
+        Ok(step) => step,
+        Err(Refusal::Denied(denial)) => return denial.into_response(),
+        Err(Refusal::Server(error)) => return error.into_response(),
+    };
+    match step {
+        AccountStep::SignIn {
+            csrf_token,
+            new_nonce,
+            login,
+            error,
+        } => {
+            let html = render_sign_in(&SignInPage {
+                app_name: "your account",
+                form_action: ACCOUNT_PATH,
+                csrf_token: &csrf_token,
+                login: &login,
+                error,
+                action_field: Some("sign_in"),
+            });
+            let mut response = html_response(StatusCode::OK, None, html);
+            if let Some(nonce) = new_nonce {
+                let cookie = set_sign_in_nonce_cookie(&nonce, secure);
+                insert(response.headers_mut(), header::SET_COOKIE, &cookie);
+            }
+            Outcome::Code(200).attach(response)
+        }
+        AccountStep::Overview(overview) => {
+            let html = rendered(&overview);
+            Outcome::Code(200).attach(html_response(StatusCode::OK, None, html))
+        }
+        AccountStep::Reload { session_cookie } => {
+            let mut response = StatusCode::SEE_OTHER.into_response();
+            insert(response.headers_mut(), header::LOCATION, ACCOUNT_PATH);
+            insert(response.headers_mut(), header::CACHE_CONTROL, "no-store");
+            if let Some(value) = session_cookie {
+                let cookie = set_session_cookie(&value, services.policy.sessions);
+                if let Ok(value) = HeaderValue::from_str(&cookie) {
+                    response.headers_mut().append(header::SET_COOKIE, value);
+                }
+            }
+            Outcome::Code(303).attach(response)
+        }
+        AccountStep::SignedOut => {
+            let mut response = html_response(StatusCode::OK, None, render_signed_out());
+            insert(
+                response.headers_mut(),
+                header::SET_COOKIE,
+                &clear_session_cookie(),
+            );
+            Outcome::Code(200).attach(response)
+        }
+    }
+}
+
+fn rendered(overview: &Overview) -> String {
+    let sessions: Vec<SessionRow> = overview
+        .sessions
+        .iter()
+        .map(|listed| {
+            let session = &listed.session;
+            SessionRow {
+                sid: session.sid.to_string(),
+                browser: session
+                    .user_agent
+                    .clone()
+                    .unwrap_or_else(|| "An unnamed browser".to_owned()),
+                source: session.source.clone().unwrap_or_else(|| "-".to_owned()),
+                started: rfc3339::format(session.started_at),
+                last_seen: rfc3339::format(session.last_seen),
+                current: listed.current,
+            }
+        })
+        .collect();
+    let apps: Vec<AppRow> = overview
+        .apps
+        .iter()
+        .map(|app| AppRow {
+            client_id: app.client_id.to_string(),
+            name: app.name.clone(),
+            scope_sentences: scope_sentences(app.scopes.iter().map(String::as_str)),
+        })
+        .collect();
+    render_account(ACCOUNT_PATH, &overview.csrf_token, &sessions, &apps)
+}
+
+/// A page with status 400, or 429 with `Retry-After` for the address limit.
+impl ErrorResponse for AccountDenial {
+    fn into_response(self) -> Response {
+        let html = render_error(&self.to_string());
+        let Self::SlowDown { retry_after } = self else {
+            return Outcome::Code(400).attach(html_response(StatusCode::BAD_REQUEST, None, html));
+        };
+        let mut response = html_response(StatusCode::TOO_MANY_REQUESTS, None, html);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(retry_after.max(1)));
+        Outcome::Code(429).attach(response)
+    }
+}

@@ -1,0 +1,125 @@
+//! The account page over HTTP on both stores: its own sign-in (CSRF bound to a nonce cookie),
+//! forms refused without their token, signing out another session, and each action audited.
+
+use crate::support::app::TestApp;
+use reqwest::{header, StatusCode};
+use token_domain::audit::{AuditKind, AuditSubject, SessionEndReason};
+use token_domain::clock::Clock;
+
+use super::*;
+use crate::audit::events_of;
+use crate::authorize::flow::csrf;
+
+crate::on_both_stores!(the_account_page_signs_in_and_ends_another_session,);
+
+const PATH: &str = "/oauth2/v0/account";
+
+/// The `name=value` pairs a response sets, by name.
+fn set_cookie(response: &reqwest::Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get_all(header::SET_COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .map(|value| value.split(';').next().unwrap().to_owned())
+        .find(|pair| pair.starts_with(&format!("{name}=")))
+}
+
+async fn get(app: &TestApp, cookie: Option<&str>) -> reqwest::Response {
+    let mut request = app.http.get(app.url(PATH));
+    if let Some(cookie) = cookie {
+        request = request.header(header::COOKIE, cookie);
+    }
+    request.send().await.unwrap()
+}
+
+async fn post(app: &TestApp, cookie: &str, form: &[(&str, &str)]) -> reqwest::Response {
+    app.http
+        .post(app.url(PATH))
+        .header(header::COOKIE, cookie)
+        .form(form)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn the_account_page_signs_in_and_ends_another_session(app: TestApp) {
+    let user = app.create_user(LOGIN, PASSWORD).await;
+    let page = get(&app, None).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let nonce = set_cookie(&page, "account_sign_in").expect("the sign-in nonce cookie");
+    let html = page.text().await.unwrap();
+    assert!(html.contains(r#"name="password""#), "the sign-in form");
+    let token = csrf(&html);
+    let sign_in = |token: String| {
+        let nonce = nonce.clone();
+        let app = &app;
+        async move {
+            let form = [
+                ("csrf_token", token.as_str()),
+                ("action", "sign_in"),
+                ("login", LOGIN),
+                ("password", PASSWORD),
+            ];
+            post(app, &nonce, &form).await
+        }
+    };
+    let forged = sign_in("forged".into()).await;
+    assert_eq!(forged.status(), StatusCode::BAD_REQUEST);
+    let signed_in = sign_in(token.clone()).await;
+    assert_eq!(signed_in.status(), StatusCode::SEE_OTHER);
+    assert_eq!(signed_in.headers()[header::LOCATION], PATH);
+    let first = set_cookie(&signed_in, "__Host-session").expect("a session cookie");
+    let second = set_cookie(&sign_in(token).await, "__Host-session").unwrap();
+
+    let overview = get(&app, Some(&first)).await.text().await.unwrap();
+    assert!(overview.contains("Your account") && overview.contains("This browser"));
+    let sessions = app
+        .store
+        .sessions()
+        .list_sessions(&user.id, app.clock.now())
+        .await
+        .unwrap();
+    assert_eq!(sessions.len(), 2);
+    let other = sessions
+        .iter()
+        .find(|s| s.opened_by(second.strip_prefix("__Host-session=").unwrap()))
+        .unwrap()
+        .sid
+        .to_string();
+    let token = csrf(&overview);
+    let refused = post(&app, &first, &[("action", "sign_out"), ("sid", &other)]).await;
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST, "no CSRF token");
+    let ended = post(
+        &app,
+        &first,
+        &[
+            ("csrf_token", &token),
+            ("action", "sign_out"),
+            ("sid", &other),
+        ],
+    )
+    .await;
+    assert_eq!(ended.status(), StatusCode::SEE_OTHER);
+    let left = app
+        .store
+        .sessions()
+        .list_sessions(&user.id, app.clock.now())
+        .await
+        .unwrap();
+    assert_eq!(left.len(), 1, "the other session ended, this one lives");
+    let page = get(&app, Some(&second)).await.text().await.unwrap();
+    assert!(
+        page.contains(r#"name="password""#),
+        "the ended session's browser signs in again"
+    );
+    let reasons: Vec<SessionEndReason> = events_of(&app, AuditSubject::Principal(user.id))
+        .await
+        .into_iter()
+        .filter_map(|event| match event.kind {
+            AuditKind::SessionEnded { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasons, vec![SessionEndReason::SignedOut]);
+}
