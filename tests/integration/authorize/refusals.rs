@@ -144,12 +144,6 @@ async fn request_errors_redirect_with_catalogue_codes(app: TestApp) {
             "invalid_request",
             "these are not the grants you are looking for",
         ),
-        (
-            vec![("prompt", "none")],
-            "119",
-            "login_required",
-            "prompt=none: the user is not signed in",
-        ),
     ];
     for (extra, code, error, description) in cases {
         let response = Session::new(&app).open(&query(&client, &extra)).await;
@@ -160,6 +154,19 @@ async fn request_errors_redirect_with_catalogue_codes(app: TestApp) {
         assert_eq!(redirect["state"], STATE);
         assert!(!redirect.contains_key("code"));
     }
+    // prompt=none is a valid prompt: OpenID Connect's `login_required`, no catalogue code.
+    let redirect = redirect_query(
+        &Session::new(&app)
+            .open(&query(&client, &[("prompt", "none")]))
+            .await,
+    );
+    assert_eq!(redirect["error"], "login_required");
+    assert_eq!(
+        redirect["error_description"],
+        "prompt=none: the user is not signed in"
+    );
+    assert!(!redirect.contains_key("error_code"), "{redirect:?}");
+    assert_eq!(redirect["state"], STATE);
     // offline_access with prompt=consent is fine.
     let response = Session::new(&app)
         .open(&query(

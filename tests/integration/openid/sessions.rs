@@ -132,7 +132,7 @@ async fn prompt_none_answers_from_the_session_or_says_what_is_missing(app: TestA
     let unapproved = query(&client, &[("prompt", "none"), ("scope", "openid profile")]);
     let refused = redirect_query(&browser.open(&unapproved).await);
     assert_eq!(refused["error"], "consent_required");
-    assert_eq!(refused["error_code"], "119");
+    assert!(!refused.contains_key("error_code"), "not a catalogue error");
     // Another app the user never approved: the same.
     let other = oidc_client(&app, "another party").await;
     let refused = redirect_query(&browser.open(&query(&other, &none)).await);

@@ -56,25 +56,26 @@ impl ErrorRedirect {
     /// `prompt=none` (OpenID Connect Core §3.1.2.6) without a live sign-in session that may
     /// answer it (none, `prompt=login` or `max_age` asking for a fresh sign-in, a hint naming
     /// another user): OpenID Connect's own `error=login_required`, which clients handle by
-    /// retrying with a page, and the catalogue's code for an unacceptable `prompt`, 119.
+    /// retrying with a page. No `error_code`: `prompt=none` is a valid prompt, and the
+    /// catalogue's 119 says it is not.
     pub fn login_required(redirect_uri: &str, state: Option<&str>) -> Self {
         Self {
             redirect_uri: redirect_uri.to_owned(),
             state: state.map(str::to_owned),
             error: "login_required",
-            error_code: Some(ErrorCode::PromptInvalid.code()),
+            error_code: None,
             description: "prompt=none: the user is not signed in",
         }
     }
 
     /// `prompt=none` for a signed-in user who has not approved these scopes for this client:
-    /// `error=consent_required`, code 119 like `login_required`.
+    /// `error=consent_required`, without an `error_code` like `login_required`.
     pub fn consent_required(redirect_uri: &str, state: Option<&str>) -> Self {
         Self {
             redirect_uri: redirect_uri.to_owned(),
             state: state.map(str::to_owned),
             error: "consent_required",
-            error_code: Some(ErrorCode::PromptInvalid.code()),
+            error_code: None,
             description: "prompt=none: the user has not approved this request",
         }
     }
