@@ -105,11 +105,11 @@ async fn several_secrets_each_authenticate_and_an_expired_one_is_refused(app: Te
         "{secrets:?}"
     );
 
-    // Past its expiry: 63 invalid_client, and nothing written (its last use stays).
+    // Past its expiry: 64 invalid_client, and nothing written (its last use stays).
     app.clock.advance(DAY);
     let before = stored_secrets(&app, &client).await;
     let refused = with_secret(&app, &client, short.client_secret.expose()).await;
-    assert_token_error(&refused, 401, "invalid_client", 63);
+    assert_token_error(&refused, 401, "invalid_client", 64);
     assert_eq!(
         refused.1["error_description"], "client_secret has expired",
         "{}",

@@ -68,7 +68,7 @@ const SPEC_TABLE: &str = "\
 const SERVICE_ROWS: &[(u16, &str, &str)] = &[
     (135, "invalid_request", "unsupported request format"),
     // A client secret past its expiry (docs/decisions.md, Client secrets).
-    (63, "invalid_client", "client_secret has expired"),
+    (64, "invalid_client", "client_secret has expired"),
     (
         82,
         "invalid_request",

@@ -108,7 +108,7 @@ catalogue! {
     /// claims, algorithm, or a replayed `jti`); 63 as the secret it stands in for.
     ClientAssertionInvalid = (63, InvalidClient, "client_assertion is invalid"),
     /// A secret past the expiry it was added with (docs/decisions.md, Client secrets).
-    ClientSecretExpired = (63, InvalidClient, "client_secret has expired"),
+    ClientSecretExpired = (64, InvalidClient, "client_secret has expired"),
     IncorrectClientSecret = (64, InvalidClient, "Incorrect credentials. Please Retry"),
     GrantTypeMissing = (65, InvalidRequest, "grant_type was not supplied"),
     InvalidChannelType = (80, InvalidRequest, "invalid channel type"),
