@@ -80,6 +80,27 @@ async fn sign_in(browser: &Browser, password: &str) {
     browser.click_button("Sign in").await.unwrap();
 }
 
+/// Redeems the code the browser landed with; the token answer.
+async fn redeem(
+    app: &TestApp,
+    client: &TestClient,
+    landed: &url::Url,
+    redirect_uri: &str,
+) -> serde_json::Value {
+    let code = query_value(landed, "code").expect("a code");
+    let (status, body) = app
+        .token(&[
+            ("grant_type", "authorization_code"),
+            ("client_id", &client.id),
+            ("client_secret", &client.secret),
+            ("code", &code),
+            ("redirect_uri", redirect_uri),
+        ])
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
 fn query_value(url: &url::Url, name: &str) -> Option<String> {
     url.query_pairs()
         .find(|(key, _)| key == name)
@@ -132,17 +153,7 @@ async fn sign_in_approve_and_exchange_in_a_real_browser() {
     browser.screenshot("authorize-callback").await.unwrap();
     browser.close().await.unwrap();
 
-    let code = query_value(&landed, "code").expect("a code");
-    let (status, body) = app
-        .token(&[
-            ("grant_type", "authorization_code"),
-            ("client_id", &client.id),
-            ("client_secret", &client.secret),
-            ("code", &code),
-            ("redirect_uri", &redirect_uri),
-        ])
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = redeem(&app, &client, &landed, &redirect_uri).await;
     assert_eq!(body["principal_type"], "user");
     let (_, claims) = super::flow::verify_with_jwks(&app, body["id_token"].as_str().unwrap()).await;
     assert_eq!(claims["nonce"], "browser-nonce");
@@ -182,17 +193,7 @@ async fn single_sign_on_and_the_account_page_in_a_real_browser() {
     sign_in(&browser, PASSWORD).await;
     browser.click_button("Allow").await.unwrap();
     let landed = browser.current_url().await.unwrap();
-    let code = query_value(&landed, "code").expect("a code");
-    let (status, tokens) = app
-        .token(&[
-            ("grant_type", "authorization_code"),
-            ("client_id", &client.id),
-            ("client_secret", &client.secret),
-            ("code", &code),
-            ("redirect_uri", &redirect_uri),
-        ])
-        .await;
-    assert_eq!(status, StatusCode::OK, "{tokens}");
+    let tokens = redeem(&app, &client, &landed, &redirect_uri).await;
 
     // Signed in and approved: the next authorization shows no page at all.
     browser

@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use aws_sdk_dynamodb::types::Update;
 
-use super::codec::{from_item, key, keys, n, s, to_item, PK};
+use super::codec::{from_item, key, keys, n, to_item};
 use super::errors::build_error;
-use super::requests::{query_items, update_if, Transaction};
+use super::requests::{update_if, Transaction};
 use super::DynamoStore;
 use crate::clock::UnixTime;
 use crate::domain::audit::AuditEvent;
@@ -51,15 +51,7 @@ impl DynamoStore {
         client: &ClientId,
     ) -> StoreResult<Vec<FamilyId>> {
         let pk = keys::connection_partition(principal, client);
-        let query = self
-            .client
-            .query()
-            .table_name(&self.table)
-            .key_condition_expression("#pk = :pk")
-            .expression_attribute_names("#pk", PK)
-            .expression_attribute_values(":pk", s(pk))
-            .consistent_read(true);
-        query_items("QueryConnection", query)
+        self.partition("QueryConnection", pk)
             .await?
             .into_iter()
             .map(|item| Ok(from_item::<ConnectionMember>(item)?.family_id))

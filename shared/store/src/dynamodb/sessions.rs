@@ -15,7 +15,12 @@ use crate::domain::{ClientId, Consent, PrincipalId, SessionId, SignInSession};
 use crate::{ConsentStore, SessionStore, StoreError, StoreResult};
 
 impl DynamoStore {
-    async fn partition(&self, op: &str, pk: String) -> StoreResult<Vec<super::codec::Item>> {
+    /// Every item of the partition `pk`, strongly consistent.
+    pub(super) async fn partition(
+        &self,
+        op: &str,
+        pk: String,
+    ) -> StoreResult<Vec<super::codec::Item>> {
         let query = self
             .client
             .query()
