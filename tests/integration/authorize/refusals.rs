@@ -152,6 +152,7 @@ async fn request_errors_redirect_with_catalogue_codes(app: TestApp) {
         assert_eq!(redirect["error"], error, "{extra:?}");
         assert_eq!(redirect["error_description"], description, "{extra:?}");
         assert_eq!(redirect["state"], STATE);
+        assert_eq!(redirect["iss"], app.address, "RFC 9207: {extra:?}");
         assert!(!redirect.contains_key("code"));
     }
     // prompt=none is a valid prompt: OpenID Connect's `login_required`, no catalogue code.
@@ -167,6 +168,7 @@ async fn request_errors_redirect_with_catalogue_codes(app: TestApp) {
     );
     assert!(!redirect.contains_key("error_code"), "{redirect:?}");
     assert_eq!(redirect["state"], STATE);
+    assert_eq!(redirect["iss"], app.address);
     // offline_access with prompt=consent is fine.
     let response = Session::new(&app)
         .open(&query(
@@ -184,12 +186,14 @@ async fn request_errors_redirect_with_catalogue_codes(app: TestApp) {
     let redirect = redirect_query(&Session::new(&app).open(&query(&without, &[])).await);
     assert_eq!(redirect["error_code"], "60");
     assert_eq!(redirect["error"], "unauthorized_client");
+    assert_eq!(redirect["iss"], app.address);
     admin::disable_client(app.ctx(), &ClientId::parse(&client.id).unwrap())
         .await
         .unwrap();
     let redirect = redirect_query(&Session::new(&app).open(&query(&client, &[])).await);
     assert_eq!(redirect["error_code"], "59");
     assert_eq!(redirect["error"], "access_denied");
+    assert_eq!(redirect["iss"], app.address);
 }
 
 async fn sign_in_refusals_are_sentences_and_deny_redirects(app: TestApp) {
