@@ -17,7 +17,27 @@ crate::on_both_stores!(
     unknown_address_is_answered_alike_then_55,
     user_status_and_home_decide_after_the_password,
     another_clients_requests_and_guesses_leave_this_clients_password_alone,
+    openid_needs_no_registration_on_the_otp_grant,
 );
+
+/// OpenID Connect's `openid` scope, never registered with the client, is granted with the OTP
+/// grant like with the code and password grants, and echoed.
+async fn openid_needs_no_registration_on_the_otp_grant(base: TestApp) {
+    let (app, server) = smtp_app(base).await;
+    let client = client_with_links(&app, "read write").await;
+    let user = user_with_email(&app, "ann", UserStatus::Active).await;
+    let password = mailed_password(&app, &server, &client, &[]).await;
+    let form = [
+        ("otp", password.as_str()),
+        ("channel_type", "email"),
+        ("channel_handle", ADDRESS),
+        ("scope", "openid read"),
+    ];
+    let (status, body) = otp_grant(&app, &client, &form).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["scope"], "openid read");
+    assert_id_token(&app, &body, &user.id.to_string(), &client, "user").await;
+}
 
 async fn the_password_yields_a_user_family_once(base: TestApp) {
     let (app, server) = smtp_app(base).await;
