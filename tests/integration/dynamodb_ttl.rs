@@ -1,7 +1,8 @@
 //! What DynamoDB's TTL deletes, as the service writes it over HTTP: an authorization code's item
 //! 300 s after it was issued; a one-time password (valid 600 s) 900 s after it was requested,
-//! at the end of the window in which open requests are counted. (The other records' TTL
-//! attributes are `conformance_dynamodb`'s.)
+//! at the end of the window in which open requests are counted; a sign-in session at its idle
+//! limit; an audit event 400 days after it. (The other records' TTL attributes are
+//! `conformance_dynamodb`'s.)
 
 use std::sync::Arc;
 
@@ -99,4 +100,35 @@ async fn a_one_time_password_is_valid_600_seconds_and_its_item_kept_900() {
         "the password is valid 600 s: {item:?}"
     );
     assert_ttl(&item, requested_at + 900, "one-time password");
+}
+
+/// A sign-in session's item goes when its idle limit ends (8 hours after the sign-in), and every
+/// audit event's item 400 days after the event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn a_session_item_expires_when_idle_and_audit_items_after_400_days() {
+    let app = TestApp::spawn(Backend::DynamoDb)
+        .await
+        .expect("DynamoDB Local");
+    app.create_user(LOGIN, PASSWORD).await;
+    let client = code_client(&app).await;
+    let signed_in_at = app.clock.now();
+    approved_code(&app, &client).await;
+    assert_ttl(
+        &only_item(&app, "SESSION#").await,
+        signed_in_at + 28_800,
+        "sign-in session",
+    );
+    let StoredData::Dynamo(store) = app.data.as_ref() else {
+        panic!("a DynamoDB app");
+    };
+    let audit: Vec<Item> = scan_table(store)
+        .await
+        .into_iter()
+        .filter(|item| matches!(item.get("pk"), Some(AttributeValue::S(pk)) if pk.starts_with("AUDIT#")))
+        .collect();
+    assert!(!audit.is_empty(), "the sign-in and the consent are audited");
+    for item in &audit {
+        assert_ttl(item, signed_in_at + 400 * 86_400, "audit event");
+    }
 }
