@@ -18,7 +18,48 @@ crate::on_both_stores!(
     user_status_and_home_decide_after_the_password,
     another_clients_requests_and_guesses_leave_this_clients_password_alone,
     openid_needs_no_registration_on_the_otp_grant,
+    parallel_redemptions_leave_one_family_and_revoke_the_others_as_otp_replay,
 );
+
+/// Ten redemptions of one password at once: one answers tokens; every other family a
+/// redemption started before losing the race is revoked, audited as `otp_replay`.
+async fn parallel_redemptions_leave_one_family_and_revoke_the_others_as_otp_replay(base: TestApp) {
+    use token_domain::audit::{AuditKind, AuditSubject, RevocationReason};
+    let (app, server) = smtp_app(base).await;
+    let client = client_with_links(&app, "read").await;
+    let user = user_with_email(&app, "ann", UserStatus::Active).await;
+    let password = mailed_password(&app, &server, &client, &[]).await;
+    let form = [
+        ("otp", password.as_str()),
+        ("channel_type", "email"),
+        ("channel_handle", ADDRESS),
+    ];
+    let answers = futures::future::join_all((0..10).map(|_| otp_grant(&app, &client, &form))).await;
+    let winners = answers.iter().filter(|(status, _)| *status == 200).count();
+    assert_eq!(winners, 1, "{answers:?}");
+    let events = crate::audit::events_of(&app, AuditSubject::Principal(user.id)).await;
+    let started = events
+        .iter()
+        .filter(|e| matches!(e.kind, AuditKind::FamilyStarted { .. }))
+        .count();
+    let replays = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                AuditKind::FamilyRevoked {
+                    reason: RevocationReason::OtpReplay
+                }
+            )
+        })
+        .count();
+    assert!(started >= 1);
+    assert_eq!(
+        replays,
+        started - 1,
+        "every losing family revoked: {events:?}"
+    );
+}
 
 /// OpenID Connect's `openid` scope, never registered with the client, is granted with the OTP
 /// grant like with the code and password grants, and echoed.
