@@ -141,3 +141,17 @@ fn the_execute_api_endpoint_is_off_by_default() {
         "the API disables its own endpoint under that condition: {api}"
     );
 }
+
+/// The scheduled key rotation runs every 90 days unless told otherwise, with the parameter as
+/// its period.
+#[test]
+fn keys_rotate_every_90_days_by_default() {
+    assert_eq!(
+        parameter_defaults().get("KeyRotationDays"),
+        Some(&Some("90".to_owned()))
+    );
+    assert!(
+        TEMPLATE.contains("ScheduleExpression: !Sub rate(${KeyRotationDays} days)"),
+        "the rotation's schedule takes its period from the parameter"
+    );
+}
