@@ -1,5 +1,5 @@
 //! Client secrets over real HTTP on both stores: several secrets per client (any unexpired one
-//! authenticates, an expired one is `invalid_client` 63 and writes nothing), a record written
+//! authenticates, an expired one is `invalid_client` 64 and writes nothing), a record written
 //! before clients had several secrets (authenticates, lists as one secret, migrates in place),
 //! Concur's secrets API for the app itself, and a rotation drill with two app instances that
 //! never sees a failed request. `tokenctl clients secrets` is in `tokenctl`.
@@ -26,7 +26,63 @@ crate::on_both_stores!(
     lists_adds_and_revokes_for_the_app_itself,
     refuses_other_callers_and_bad_requests,
     keeps_at_most_five_and_never_the_last,
+    the_secrets_apis_audit_events_name_the_caller,
 );
+
+/// `client.secret_added` and `client.secret_revoked` from the secrets API carry the request's
+/// source address, user agent and correlation id: "who did this, from where" is answerable.
+async fn the_secrets_apis_audit_events_name_the_caller(app: TestApp) {
+    use token_domain::audit::{AuditKind, AuditSubject};
+    let client = app.create_client("read").await;
+    let token = app.app_token(&client).await;
+    let url = app.url(&format!("/app-mgmt/v4/apps/{}/secrets", client.id));
+    let added = app
+        .http
+        .post(&url)
+        .bearer_auth(&token)
+        .header("x-correlation-id", "rotate-2026-11")
+        .header("user-agent", "secrets-rotation/1.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(added.status(), StatusCode::CREATED);
+    let secret_id = added.json::<Value>().await.unwrap()["secret_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let revoked = app
+        .http
+        .delete(format!("{url}/{secret_id}"))
+        .bearer_auth(&token)
+        .header("x-correlation-id", "rotate-2026-11-b")
+        .send()
+        .await
+        .unwrap();
+    assert!(revoked.status().is_success(), "{}", revoked.status());
+    let events = crate::audit::events_of(
+        &app,
+        AuditSubject::Client(ClientId::parse(&client.id).unwrap()),
+    )
+    .await;
+    let facts = |name: &str| {
+        let event = events
+            .iter()
+            .find(|event| event.kind.name() == name)
+            .unwrap_or_else(|| panic!("{name} in {events:?}"));
+        assert!(matches!(
+            event.kind,
+            AuditKind::ClientSecretAdded { .. } | AuditKind::ClientSecretRevoked { .. }
+        ));
+        event.request.clone()
+    };
+    let added = facts("client.secret_added");
+    assert_eq!(added.correlation_id.unwrap().as_str(), "rotate-2026-11");
+    assert_eq!(added.user_agent.unwrap().as_str(), "secrets-rotation/1.0");
+    assert!(added.source_address.unwrap().is_loopback());
+    let revoked = facts("client.secret_revoked");
+    assert_eq!(revoked.correlation_id.unwrap().as_str(), "rotate-2026-11-b");
+    assert!(revoked.source_address.is_some());
+}
 
 mod drill_tests {
     use super::drill;
