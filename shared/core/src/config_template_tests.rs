@@ -155,3 +155,54 @@ fn keys_rotate_every_90_days_by_default() {
         "the rotation's schedule takes its period from the parameter"
     );
 }
+
+/// The alarms watch what the functions emit: the EMF namespace, metric names the service
+/// defines, and the `function` dimension alone, which every EMF line carries as a dimension set
+/// of its own (`measure::emf`).
+#[test]
+fn the_alarms_watch_metrics_the_functions_emit() {
+    use crate::measure::{self, emf};
+    let emitted = [
+        measure::REQUESTS,
+        measure::REFUSALS,
+        measure::SERVER_ERRORS,
+        measure::UNAVAILABLE,
+        measure::REUSE_DETECTED,
+        measure::RATE_LIMITED,
+    ];
+    let lines: Vec<&str> = TEMPLATE.lines().map(str::trim).collect();
+    let mut alarms = 0;
+    for (index, line) in lines.iter().enumerate() {
+        if let Some(name) = line.strip_prefix("MetricName: ") {
+            alarms += 1;
+            assert!(
+                emitted.contains(&name),
+                "{name} is not a metric the service emits"
+            );
+            assert_eq!(
+                lines[index - 1],
+                format!("Namespace: {}", emf::NAMESPACE),
+                "{name}'s namespace"
+            );
+            assert_eq!(lines[index + 1], "Dimensions:", "{name}");
+            assert_eq!(
+                lines[index + 2],
+                "- Name: function",
+                "{name}: by function only"
+            );
+            assert!(
+                lines[index + 3].starts_with("Value: !Ref ")
+                    && lines[index + 3].ends_with("Function"),
+                "{name}: the function's name, as AWS_LAMBDA_FUNCTION_NAME gives it"
+            );
+        }
+    }
+    assert!(alarms >= 10, "the alarms were found ({alarms})");
+    for name in ["refusals_total", "rate_limited_total"] {
+        assert!(
+            TEMPLATE.contains(&format!("MetricName=\\\"{name}\\\"")),
+            "the dashboard's {name}"
+        );
+        assert!(emitted.contains(&name));
+    }
+}
