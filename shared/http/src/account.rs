@@ -9,7 +9,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 
-use super::authorize::{cookie, html_response, insert};
+use super::authorize::{cookie, html_response, insert, is_form};
 use super::error_response::ServerErrorBody;
 use super::observability::Outcome;
 use super::pages::{
@@ -80,7 +80,10 @@ pub async fn act(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let Ok(form) = serde_urlencoded::from_bytes::<AccountForm>(&body) else {
+    let form = Some(&body)
+        .filter(|_| is_form(&headers))
+        .and_then(|body| serde_urlencoded::from_bytes::<AccountForm>(body).ok());
+    let Some(form) = form else {
         return AccountDenial::BadForm.into_response();
     };
     let keys = match authorize_keys(&services).await {

@@ -144,7 +144,7 @@ pub async fn submit(
     respond(&services, step)
 }
 
-fn is_form(headers: &HeaderMap) -> bool {
+pub(super) fn is_form(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

@@ -133,7 +133,10 @@ pub async fn act(
     source: Option<IpAddr>,
 ) -> Result<AccountStep, AccountError> {
     let csrf = form.csrf_token.as_deref().unwrap_or_default();
-    if form.action.as_deref() == Some("sign_in") {
+    let Some(action) = form.action.as_deref() else {
+        return Err(AccountDenial::BadForm.into());
+    };
+    if action == "sign_in" {
         let nonce = cookies.sign_in_nonce.unwrap_or_default();
         if nonce.is_empty() || !verify_form_token(keys, SIGN_IN_FORM, nonce, csrf) {
             return Err(AccountDenial::BadForm.into());
@@ -148,8 +151,8 @@ pub async fn act(
         return Err(AccountDenial::BadForm.into());
     }
     let user = session.principal_id;
-    match form.action.as_deref() {
-        Some("sign_out") => {
+    match action {
+        "sign_out" => {
             let sid = form
                 .sid
                 .as_deref()
@@ -164,12 +167,12 @@ pub async fn act(
                 }
             })
         }
-        Some("sign_out_everywhere") => {
+        "sign_out_everywhere" => {
             let reason = SessionEndReason::SignedOutEverywhere;
             sessions::end_all(services, &user, reason).await?;
             Ok(AccountStep::SignedOut)
         }
-        Some("disconnect") => {
+        "disconnect" => {
             let client = form
                 .client_id
                 .as_deref()
