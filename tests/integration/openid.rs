@@ -8,6 +8,7 @@ mod account;
 mod authorize;
 mod code_reuse;
 mod logout;
+mod logout_plan;
 mod scopes;
 mod sessions;
 mod userinfo;
