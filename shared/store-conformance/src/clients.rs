@@ -25,6 +25,8 @@ pub async fn client_round_trip_and_replace(store: &dyn Store) {
 
     client.enabled = false;
     client.connect_url = None;
+    // Cleared, the back-channel logout URI must not survive in the stored form.
+    client.backchannel_logout_uri = None;
     store
         .clients()
         .put_client(&client)

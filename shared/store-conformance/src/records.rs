@@ -34,6 +34,7 @@ pub fn client(now: UnixTime) -> Client {
     NewClient {
         connect_url: Some("https://app.example.com/connect".into()),
         redirect_uris: vec!["https://app.example.com/callback".into()],
+        backchannel_logout_uri: Some("https://app.example.com/backchannel-logout".into()),
         ..NewClient::named("conformance client", scopes("read write"))
     }
     .into_client(

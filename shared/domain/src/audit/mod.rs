@@ -6,9 +6,11 @@
 //! in. The two values a caller writes (its user agent and correlation id) are bounded, printable
 //! ASCII, and echo only what the caller sent.
 
+mod logout;
 mod request;
 pub mod rfc3339;
 
+pub use logout::LogoutFailure;
 pub use request::{CorrelationId, RequestFacts, UserAgent};
 
 use std::fmt;
@@ -234,6 +236,19 @@ pub enum AuditKind {
     /// The user disconnected the app on the account page: its consent is forgotten.
     #[serde(rename = "consent.forgotten")]
     ConsentForgotten,
+    /// A back-channel logout token for session `sid` was accepted (2xx) by the event's client.
+    #[serde(rename = "logout.delivered")]
+    LogoutDelivered { sid: SessionId, attempts: u32 },
+    /// A back-channel logout token for session `sid` never reached the event's client.
+    #[serde(rename = "logout.failed")]
+    LogoutFailed {
+        sid: SessionId,
+        attempts: u32,
+        reason: LogoutFailure,
+        /// The last answer's HTTP status, when there was one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+    },
 }
 
 impl AuditKind {
@@ -267,6 +282,8 @@ impl AuditKind {
             Self::SessionEnded { .. } => "session.ended",
             Self::ConsentGranted => "consent.granted",
             Self::ConsentForgotten => "consent.forgotten",
+            Self::LogoutDelivered { .. } => "logout.delivered",
+            Self::LogoutFailed { .. } => "logout.failed",
         }
     }
 }
@@ -445,6 +462,33 @@ mod tests {
         assert_eq!(back, unit);
         assert_eq!(unit.subjects(), vec![AuditSubject::Deployment]);
         assert_eq!(event.subjects().len(), 3);
+    }
+
+    #[test]
+    fn logout_outcomes_name_the_session_and_never_a_token() {
+        let sid = SessionId::parse("AbCdEfGhIjKlMnOpQrStUv").unwrap();
+        let failed = AuditKind::LogoutFailed {
+            sid: sid.clone(),
+            attempts: 3,
+            reason: LogoutFailure::Rejected,
+            status: Some(500),
+        };
+        let json = serde_json::to_value(&failed).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "event": "logout.failed", "sid": "AbCdEfGhIjKlMnOpQrStUv", "attempts": 3,
+                "reason": "rejected", "status": 500,
+            })
+        );
+        assert_eq!(failed.name(), "logout.failed");
+        assert_eq!(serde_json::from_value::<AuditKind>(json).unwrap(), failed);
+        let delivered = AuditKind::LogoutDelivered { sid, attempts: 1 };
+        assert_eq!(delivered.name(), "logout.delivered");
+        assert_eq!(
+            serde_json::to_value(&delivered).unwrap()["event"],
+            "logout.delivered"
+        );
     }
 
     #[test]

@@ -13,8 +13,8 @@ use crate::jose::PublicJwkSet;
 
 pub use new_client::NewClient;
 pub use urls::{
-    check_connect_url, check_post_logout_redirect_uri, check_redirect_uri, InvalidConnectUrl,
-    InvalidRedirectUri,
+    check_backchannel_logout_uri, check_connect_url, check_post_logout_redirect_uri,
+    check_redirect_uri, InvalidBackchannelLogoutUri, InvalidConnectUrl, InvalidRedirectUri,
 };
 
 /// The grants a client may be allowed to use (`tokenctl clients create --grants`).
@@ -138,6 +138,11 @@ pub struct Client {
     /// existed read as `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_method: Option<ClientAuthMethod>,
+    /// Where OpenID Connect Back-Channel Logout 1.0 POSTs a logout token when a sign-in session
+    /// in which the client received tokens ends (`--backchannel-logout-uri`). Records written
+    /// before the field existed read as none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backchannel_logout_uri: Option<String>,
 }
 
 /// A client authentication method a client can be pinned to.

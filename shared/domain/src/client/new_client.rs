@@ -25,6 +25,8 @@ pub struct NewClient {
     pub jwks: Option<PublicJwkSet>,
     /// Every token request must carry a DPoP proof (`--require-dpop`).
     pub require_dpop: bool,
+    /// Where back-channel logout tokens are POSTed (`--backchannel-logout-uri`).
+    pub backchannel_logout_uri: Option<String>,
 }
 
 impl NewClient {
@@ -42,6 +44,7 @@ impl NewClient {
             post_logout_redirect_uris: Vec::new(),
             jwks: None,
             require_dpop: false,
+            backchannel_logout_uri: None,
         }
     }
 
@@ -65,6 +68,7 @@ impl NewClient {
             jwks: self.jwks,
             require_dpop: self.require_dpop,
             auth_method: None,
+            backchannel_logout_uri: self.backchannel_logout_uri,
         }
     }
 }

@@ -56,6 +56,25 @@ fn clients_stored_before_jwks_read_none_and_keys_round_trip() {
     assert_eq!(serde_json::from_value::<Client>(stored).unwrap(), client);
 }
 
+/// A record written before back-channel logout existed reads as a client without a logout
+/// URI; one with it keeps it.
+#[test]
+fn clients_stored_before_backchannel_logout_read_none() {
+    let mut client = client(&[GrantType::AuthorizationCode]);
+    let stored = serde_json::to_value(&client).unwrap();
+    assert!(stored.get("backchannel_logout_uri").is_none());
+    assert_eq!(
+        serde_json::from_value::<Client>(stored)
+            .unwrap()
+            .backchannel_logout_uri,
+        None
+    );
+    client.backchannel_logout_uri = Some("https://rp.example/bcl".into());
+    let stored = serde_json::to_value(&client).unwrap();
+    assert_eq!(stored["backchannel_logout_uri"], "https://rp.example/bcl");
+    assert_eq!(serde_json::from_value::<Client>(stored).unwrap(), client);
+}
+
 #[test]
 fn openid_is_requestable_by_clients_that_sign_users_in() {
     let mut client = client(&[GrantType::ClientCredentials]);

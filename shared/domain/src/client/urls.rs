@@ -1,6 +1,7 @@
 //! The addresses a client registration names: redirect URIs, post-logout redirect URIs and the
-//! Connect URL. Each is a place the browser is sent with a credential or `state` in the query,
-//! hence https only, except on loopback hosts.
+//! Connect URL, each a place the browser is sent with a credential or `state` in the query; and
+//! the back-channel logout URI, where the server itself POSTs logout tokens. All are https only,
+//! except on loopback hosts.
 
 use url::{Host, Url};
 
@@ -28,6 +29,29 @@ pub fn check_redirect_uri(uri: &str) -> Result<(), InvalidRedirectUri> {
 /// is sent there with the relying party's `state`.
 pub fn check_post_logout_redirect_uri(uri: &str) -> Result<(), InvalidRedirectUri> {
     check_redirect_uri(uri)
+}
+
+/// Why a back-channel logout URI is refused at registration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidBackchannelLogoutUri {
+    #[error("back-channel logout URI must be an absolute https URL without fragment: {0}")]
+    Malformed(String),
+    #[error(
+        "back-channel logout URI must use https, because the logout token is sent to it (http is \
+         allowed only for loopback hosts: localhost, 127.0.0.0/8, [::1]): {0}"
+    )]
+    NotHttps(String),
+}
+
+/// Checks a back-channel logout URI at registration (Back-Channel Logout 1.0 §2.2: absolute,
+/// no fragment). Which addresses the server will actually call is decided at each delivery,
+/// after resolving the name (`token_core::outbound`): a name can point anywhere later, so a
+/// check here could only be advisory.
+pub fn check_backchannel_logout_uri(uri: &str) -> Result<(), InvalidBackchannelLogoutUri> {
+    check_connect_url(uri).map_err(|e| match e {
+        InvalidConnectUrl::Malformed(u) => InvalidBackchannelLogoutUri::Malformed(u),
+        InvalidConnectUrl::NotHttps(u) => InvalidBackchannelLogoutUri::NotHttps(u),
+    })
 }
 
 /// Why a Connect URL is refused. The URL is echoed: it is configuration, not a credential.
@@ -124,6 +148,34 @@ mod tests {
                 check_connect_url(url),
                 Err(InvalidConnectUrl::Malformed(url.to_owned())),
                 "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn backchannel_logout_uris_follow_the_same_rules() {
+        for uri in [
+            "https://rp.example.com/backchannel?tenant=1",
+            "http://127.0.0.1:9000/logout",
+            "http://[::1]/logout",
+        ] {
+            assert_eq!(check_backchannel_logout_uri(uri), Ok(()), "{uri}");
+        }
+        assert_eq!(
+            check_backchannel_logout_uri("http://rp.example.com/logout"),
+            Err(InvalidBackchannelLogoutUri::NotHttps(
+                "http://rp.example.com/logout".into()
+            ))
+        );
+        for uri in [
+            "https://rp.example.com/logout#x",
+            "/logout",
+            "ftp://rp.example.com/",
+        ] {
+            assert_eq!(
+                check_backchannel_logout_uri(uri),
+                Err(InvalidBackchannelLogoutUri::Malformed(uri.to_owned())),
+                "{uri}"
             );
         }
     }
