@@ -21,6 +21,7 @@ pub mod jwt;
 pub mod limits;
 pub mod mail;
 pub mod measure;
+pub mod outbound;
 pub mod requests;
 pub mod services;
 pub mod signing;
