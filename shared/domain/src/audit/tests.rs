@@ -1,0 +1,99 @@
+//! Audit events' JSON form, their names and subjects.
+
+use std::net::IpAddr;
+
+use super::*;
+
+fn event() -> AuditEvent {
+    AuditEvent::new(
+        AuditId::new(Uuid::nil()),
+        1_795_000_000,
+        AuditKind::FamilyRevoked {
+            reason: RevocationReason::ReuseDetected,
+        },
+        RequestFacts {
+            source_address: Some(IpAddr::from([192, 0, 2, 1])),
+            user_agent: UserAgent::from_header(b"curl/8.5.0"),
+            correlation_id: CorrelationId::parse("abc-123"),
+        },
+    )
+    .client(ClientId::new(Uuid::from_u128(1)))
+    .principal(PrincipalType::User, PrincipalId::new(Uuid::from_u128(2)))
+    .family(FamilyId::new(Uuid::from_u128(3)))
+}
+
+#[test]
+fn an_access_token_revocation_written_without_a_reason_reads_as_the_endpoints() {
+    let kind: AuditKind = serde_json::from_value(serde_json::json!({
+        "event": "access_token.revoked",
+        "jti": Uuid::from_u128(7).to_string(),
+    }))
+    .unwrap();
+    assert_eq!(
+        kind,
+        AuditKind::AccessTokenRevoked {
+            jti: TokenId::new(Uuid::from_u128(7)),
+            reason: RevocationReason::RevocationEndpoint,
+        }
+    );
+}
+
+#[test]
+fn serialises_flat_with_its_name_and_reads_back() {
+    let event = event();
+    let json: serde_json::Value = serde_json::from_str(&event.to_json()).unwrap();
+    assert_eq!(json["event"], "family.revoked");
+    assert_eq!(json["reason"], "reuse_detected");
+    assert_eq!(json["time"], "2026-11-18T11:06:40Z");
+    assert_eq!(json["principal_type"], "user");
+    assert_eq!(json["source_address"], "192.0.2.1");
+    assert_eq!(json["user_agent"], "curl/8.5.0");
+    assert_eq!(json["correlation_id"], "abc-123");
+    assert_eq!(event.kind.name(), "family.revoked");
+    let back: AuditEvent = serde_json::from_str(&event.to_json()).unwrap();
+    assert_eq!(back, event);
+    let unit = AuditEvent::new(
+        AuditId::new(Uuid::nil()),
+        0,
+        AuditKind::LoginLocked,
+        RequestFacts::default(),
+    );
+    let back: AuditEvent = serde_json::from_str(&unit.to_json()).unwrap();
+    assert_eq!(back, unit);
+    assert_eq!(unit.subjects(), vec![AuditSubject::Deployment]);
+    assert_eq!(event.subjects().len(), 3);
+}
+
+#[test]
+fn logout_outcomes_name_the_session_and_never_a_token() {
+    let sid = SessionId::parse("AbCdEfGhIjKlMnOpQrStUv").unwrap();
+    let failed = AuditKind::LogoutFailed {
+        sid: sid.clone(),
+        attempts: 3,
+        reason: LogoutFailure::Rejected,
+        status: Some(500),
+    };
+    let json = serde_json::to_value(&failed).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({
+            "event": "logout.failed", "sid": "AbCdEfGhIjKlMnOpQrStUv", "attempts": 3,
+            "reason": "rejected", "status": 500,
+        })
+    );
+    assert_eq!(failed.name(), "logout.failed");
+    assert_eq!(serde_json::from_value::<AuditKind>(json).unwrap(), failed);
+    let delivered = AuditKind::LogoutDelivered { sid, attempts: 1 };
+    assert_eq!(delivered.name(), "logout.delivered");
+    assert_eq!(
+        serde_json::to_value(&delivered).unwrap()["event"],
+        "logout.delivered"
+    );
+}
+
+#[test]
+fn key_ids_are_base64url_only() {
+    assert_eq!(KeyId::parse("a.b"), None);
+    assert_eq!(KeyId::parse(""), None);
+    assert!(KeyId::parse("Ab-_09").is_some());
+}
