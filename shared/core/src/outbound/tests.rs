@@ -73,12 +73,12 @@ async fn server(response: &'static [u8]) -> (u16, Arc<Mutex<Vec<String>>>) {
                         break;
                     }
                 }
-                if !response.is_empty() {
-                    let _ = socket.write_all(response).await;
-                    let _ = socket.shutdown().await;
-                } else {
+                if response.is_empty() {
                     // Never answers.
                     tokio::time::sleep(Duration::from_secs(30)).await;
+                } else {
+                    let _ = socket.write_all(response).await;
+                    let _ = socket.shutdown().await;
                 }
             });
         }
