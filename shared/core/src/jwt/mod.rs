@@ -1,10 +1,12 @@
-//! Access tokens as RFC 9068 JWTs: `typ: at+jwt`, ES256, identified by `kid`; and OpenID
-//! Connect ID tokens (docs/decisions.md, "Authorization code flow"), signed with the same keys.
+//! Access tokens as RFC 9068 JWTs: `typ: at+jwt`, ES256, identified by `kid`; OpenID Connect ID
+//! tokens (docs/decisions.md, "Authorization code flow") and back-channel logout tokens, signed
+//! with the same keys.
 //!
 //! Expiry is checked against the injected clock, not the system time (jsonwebtoken's own `exp`
 //! check is turned off), so tests can move past an expiry without sleeping.
 
 mod id_token;
+mod logout_token;
 
 use std::sync::{Arc, Mutex};
 
@@ -17,6 +19,9 @@ use crate::signing::{encode_part, KeyRing, SigningError, SigningKeys};
 
 pub use id_token::{
     at_hash, HintedPrincipal, IdTokenClaims, InvalidIdTokenHint, SignIn, ID_TOKEN_TTL_SECONDS,
+};
+pub use logout_token::{
+    LogoutTokenClaims, BACKCHANNEL_LOGOUT_EVENT, LOGOUT_TOKEN_TTL_SECONDS, LOGOUT_TOKEN_TYP,
 };
 
 /// The media type RFC 9068 §2.1 requires in the `typ` header.
@@ -76,6 +81,7 @@ struct EncodedHeaders {
     kid: String,
     access_token: String,
     id_token: String,
+    logout_token: String,
 }
 
 impl EncodedHeaders {
@@ -86,10 +92,15 @@ impl EncodedHeaders {
         // ID tokens keep jsonwebtoken's default `typ: JWT`.
         let mut id_token = Header::new(Algorithm::ES256);
         id_token.kid = Some(kid.to_owned());
+        // Back-Channel Logout 1.0 §2.4: explicitly typed, so that a logout token can never be
+        // taken for an ID token, nor the reverse.
+        let mut logout_token = id_token.clone();
+        logout_token.typ = Some(LOGOUT_TOKEN_TYP.to_owned());
         Self {
             kid: kid.to_owned(),
             access_token: encode_part(&access_token),
             id_token: encode_part(&id_token),
+            logout_token: encode_part(&logout_token),
         }
     }
 }
