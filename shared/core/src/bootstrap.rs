@@ -14,7 +14,11 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::context::Context;
 use crate::jwt::AccessTokenCodec;
+use crate::logout_delivery::{
+    Deliverer, InProcessLogoutQueue, LogoutQueue, RetrySchedule, SqsLogoutQueue,
+};
 use crate::mail::{MailConfig, StartMail};
+use crate::outbound::Fetcher;
 use crate::services::Services;
 use crate::signing::SigningKeys;
 use crate::store::Readiness;
@@ -85,14 +89,38 @@ async fn start(config: &Config, readiness: Readiness) -> anyhow::Result<Arc<Serv
         );
         tokio::spawn(read_ring_after_init(keys));
     }
+    let ctx = Context::new(store).with_clock(clock);
+    let logout_queue = logout_queue(config, &ctx).await;
     Ok(Arc::new(
-        Services::new(
-            Context::new(store).with_clock(clock),
-            codec,
-            config.policy.clone(),
-        )
-        .with_mailer(mail.mailer()?),
+        Services::new(ctx, codec, config.policy.clone())
+            .with_mailer(mail.mailer()?)
+            .with_logout_queue(logout_queue),
     ))
+}
+
+/// The `logout-delivery` function's start: its store opened without the warm-up read (its role
+/// may only write audit events) and the outbound rules of the configuration.
+pub async fn logout_deliverer(config: &Config) -> anyhow::Result<Deliverer> {
+    let store = crate::store::open_cold(&config.store_location()).await?;
+    Ok(Deliverer::new(
+        Context::new(store),
+        Fetcher::new(config.outbound_allowed_hosts.clone()),
+    ))
+}
+
+/// SQS when the template names a queue (the token function: nothing runs in a Lambda function
+/// after its answer); otherwise this process's own background tasks.
+async fn logout_queue(config: &Config, ctx: &Context) -> Arc<dyn LogoutQueue> {
+    match &config.logout_queue_url {
+        Some(url) => Arc::new(SqsLogoutQueue::connect(url, config.sqs_endpoint.as_deref()).await),
+        None => Arc::new(InProcessLogoutQueue::new(
+            Deliverer::new(
+                ctx.clone(),
+                Fetcher::new(config.outbound_allowed_hosts.clone()),
+            ),
+            RetrySchedule::production(),
+        )),
+    }
 }
 
 /// The key ring's first read, in the background of a Lambda function: it is also the table

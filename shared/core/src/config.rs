@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::domain::{Geolocation, InvalidGeolocation, SessionLimits};
+use crate::outbound::{AllowedHosts, InvalidAllowedHost};
 use crate::store::cached::MAX_TTL_SECONDS;
 pub use crate::store::StoreKind;
 use crate::store::StoreLocation;
@@ -94,6 +95,15 @@ pub struct Config {
     /// exporter: no `/metrics` route's content, no embedded-metric lines; for measuring what the
     /// metrics cost (`infra/bench.sh`), or a deployment that does not want them.
     pub metrics: bool,
+    /// `host:port` pairs the server may call whatever their addresses, over http too, when it
+    /// fetches a client-supplied URL (`CLIENT_ID_METADATA_ALLOW_HOSTS`; development and tests):
+    /// see `crate::outbound`. Empty by default.
+    pub outbound_allowed_hosts: AllowedHosts,
+    /// The SQS queue back-channel logout deliveries are handed to (`LOGOUT_QUEUE_URL`, set by
+    /// the template for the token function); unset: a background task of this process delivers.
+    pub logout_queue_url: Option<String>,
+    /// A local SQS endpoint (`SQS_ENDPOINT`: an emulator, in tests); unset: AWS.
+    pub sqs_endpoint: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -106,6 +116,8 @@ pub enum ConfigError {
     },
     #[error("GEOLOCATION: {0}")]
     Geolocation(#[from] InvalidGeolocation),
+    #[error("CLIENT_ID_METADATA_ALLOW_HOSTS: {0}")]
+    AllowedHost(#[from] InvalidAllowedHost),
 }
 
 impl Config {
@@ -206,6 +218,11 @@ impl Config {
             signing_keys_secret_arn: get("SIGNING_KEYS_SECRET_ARN"),
             read_cache_seconds,
             metrics: parse_switch(&get, "METRICS", true)?,
+            outbound_allowed_hosts: AllowedHosts::parse(
+                &get("CLIENT_ID_METADATA_ALLOW_HOSTS").unwrap_or_default(),
+            )?,
+            logout_queue_url: get("LOGOUT_QUEUE_URL"),
+            sqs_endpoint: get("SQS_ENDPOINT"),
         })
     }
 }
@@ -305,6 +322,22 @@ mod tests {
                 otp_failures_per_hour: 10,
             }
         );
+    }
+
+    #[test]
+    fn allowed_outbound_hosts_are_host_port_pairs() {
+        assert!(config(&[]).unwrap().outbound_allowed_hosts.is_empty());
+        let c = config(&[(
+            "CLIENT_ID_METADATA_ALLOW_HOSTS",
+            "127.0.0.1:9000, localhost:3000",
+        )])
+        .unwrap();
+        assert!(c.outbound_allowed_hosts.allows("127.0.0.1", 9000));
+        assert!(c.outbound_allowed_hosts.allows("localhost", 3000));
+        let err = config(&[("CLIENT_ID_METADATA_ALLOW_HOSTS", "localhost")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("CLIENT_ID_METADATA_ALLOW_HOSTS"), "{err}");
     }
 
     #[test]

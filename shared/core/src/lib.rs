@@ -19,6 +19,7 @@ pub mod import;
 pub mod issuance;
 pub mod jwt;
 pub mod limits;
+pub mod logout_delivery;
 pub mod mail;
 pub mod measure;
 pub mod outbound;

@@ -8,7 +8,9 @@ use crate::domain::Geolocation;
 use crate::issuance::Issuer;
 use crate::jwt::AccessTokenCodec;
 use crate::limits::Limiter;
+use crate::logout_delivery::{Deliverer, InProcessLogoutQueue, LogoutQueue, RetrySchedule};
 use crate::mail::{Mailer, NoMailer};
+use crate::outbound::{AllowedHosts, Fetcher};
 
 #[derive(Debug, Clone)]
 pub struct Services {
@@ -18,16 +20,29 @@ pub struct Services {
     /// Where one-time passwords are sent (docs/decisions.md, "One-time passwords"); [`NoMailer`]
     /// unless set.
     pub mailer: Arc<dyn Mailer>,
+    /// Where back-channel logout deliveries go (`crate::logout_delivery`): background tasks of
+    /// this process calling public https addresses only, unless set.
+    pub logout_queue: Arc<dyn LogoutQueue>,
 }
 
 impl Services {
     pub fn new(ctx: Context, codec: AccessTokenCodec, policy: Policy) -> Self {
+        let logout_queue = Arc::new(InProcessLogoutQueue::new(
+            Deliverer::new(ctx.clone(), Fetcher::new(AllowedHosts::none())),
+            RetrySchedule::production(),
+        ));
         Self {
             ctx,
             codec,
             policy,
             mailer: Arc::new(NoMailer),
+            logout_queue,
         }
+    }
+
+    pub fn with_logout_queue(mut self, queue: Arc<dyn LogoutQueue>) -> Self {
+        self.logout_queue = queue;
+        self
     }
 
     pub fn with_mailer(mut self, mailer: Arc<dyn Mailer>) -> Self {

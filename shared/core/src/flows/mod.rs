@@ -8,6 +8,7 @@
 
 pub mod account;
 pub mod authorize;
+pub mod backchannel_logout;
 pub mod client_secrets;
 pub mod company_auth_token;
 pub mod introspection;
