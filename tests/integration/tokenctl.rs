@@ -107,5 +107,6 @@ async fn every_admin_verb(t: Target) {
 /// The client and user options beyond the first verbs, each read back from the store.
 async fn client_and_user_options(t: Target) {
     newer_options::client_options(&t).await;
+    newer_options::backchannel_logout_uri(&t).await;
     newer_options::user_emails(&t).await;
 }

@@ -105,6 +105,63 @@ pub async fn client_options(t: &Target) {
     );
 }
 
+/// `clients create --backchannel-logout-uri`, `clients set-backchannel-logout-uri` (set and
+/// `--clear`) and `clients show`, read back from the store; a non-loopback http address is
+/// refused at registration.
+pub async fn backchannel_logout_uri(t: &Target) {
+    const URI: &str = "https://rp.example.com/backchannel-logout";
+    let (created, id) = t.create_client("RP", &["--backchannel-logout-uri", URI]);
+    assert_eq!(created["backchannel_logout_uri"], URI, "{created}");
+    assert_eq!(
+        t.stored_client(&id).await.backchannel_logout_uri.as_deref(),
+        Some(URI)
+    );
+    let client_id = id.to_string();
+    let shown = t.json(&["clients", "show", &client_id]);
+    assert_eq!(shown["backchannel_logout_uri"], URI, "{shown}");
+    assert!(shown.get("client_secret").is_none(), "{shown}");
+
+    let loopback = "http://127.0.0.1:9000/bcl";
+    let out = t.json(&[
+        "clients",
+        "set-backchannel-logout-uri",
+        &client_id,
+        loopback,
+    ]);
+    assert_eq!(out["backchannel_logout_uri"], loopback, "{out}");
+    let out = t.json(&[
+        "clients",
+        "set-backchannel-logout-uri",
+        &client_id,
+        "--clear",
+    ]);
+    assert_eq!(
+        out["backchannel_logout_uri"],
+        serde_json::Value::Null,
+        "{out}"
+    );
+    assert_eq!(t.stored_client(&id).await.backchannel_logout_uri, None);
+
+    let plain = "http://rp.example.com/bcl";
+    t.fails(
+        &["clients", "set-backchannel-logout-uri", &client_id, plain],
+        2,
+    );
+    t.fails(&["clients", "set-backchannel-logout-uri", &client_id], 2);
+    t.fails(
+        &[
+            "clients",
+            "create",
+            "--name",
+            "X",
+            "--backchannel-logout-uri",
+            plain,
+        ],
+        2,
+    );
+    t.fails(&["clients", "set-backchannel-logout-uri", UNKNOWN, URI], 3);
+}
+
 /// `users create --email` and `users set-email`: stored on the user, found by any case of the
 /// address, unique among users.
 pub async fn user_emails(t: &Target) {

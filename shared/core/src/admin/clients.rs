@@ -4,8 +4,9 @@ use crate::context::Context;
 use crate::domain::audit::AuditKind;
 pub use crate::domain::NewClient;
 use crate::domain::{
-    check_connect_url, check_post_logout_redirect_uri, check_redirect_uri, Client,
-    ClientAuthMethod, ClientId, ClientSecrets, ListedSecret, RefreshRotation, SecretId,
+    check_backchannel_logout_uri, check_connect_url, check_post_logout_redirect_uri,
+    check_redirect_uri, Client, ClientAuthMethod, ClientId, ClientSecrets, ListedSecret,
+    RefreshRotation, SecretId,
 };
 use crate::errors::Refusal;
 use crate::flows::client_secrets::{self, AddedSecret, SecretsDenial, SecretsError};
@@ -42,6 +43,9 @@ pub async fn create_client(ctx: &Context, new: NewClient) -> Result<CreatedClien
     for uri in &new.post_logout_redirect_uris {
         check_post_logout_redirect_uri(uri)
             .map_err(|e| AdminError::Invalid(format!("post-logout {e}")))?;
+    }
+    if let Some(uri) = &new.backchannel_logout_uri {
+        check_backchannel_logout_uri(uri).map_err(|e| AdminError::Invalid(e.to_string()))?;
     }
     // The specification types client_secret as a UUID.
     let secret = Secret::new(ctx.random.uuid().hyphenated().to_string());
@@ -81,6 +85,19 @@ pub async fn set_client_jwks(
     jwks: PublicJwkSet,
 ) -> Result<Client, AdminError> {
     update_client(ctx, id, |client| client.jwks = Some(jwks)).await
+}
+
+/// Sets (or, with `None`, removes) where back-channel logout tokens are sent, from the next
+/// session end on (`tokenctl clients set-backchannel-logout-uri`).
+pub async fn set_backchannel_logout_uri(
+    ctx: &Context,
+    id: &ClientId,
+    uri: Option<String>,
+) -> Result<Client, AdminError> {
+    if let Some(uri) = &uri {
+        check_backchannel_logout_uri(uri).map_err(|e| AdminError::Invalid(e.to_string()))?;
+    }
+    update_client(ctx, id, |client| client.backchannel_logout_uri = uri).await
 }
 
 /// Reads a JWK Set for `private_key_jwt` from JSON text, refusing private, symmetric and

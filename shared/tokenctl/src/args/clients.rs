@@ -47,6 +47,22 @@ pub enum ClientsCommand {
         #[arg(value_enum)]
         method: AuthMethodArg,
     },
+    /// Set where OpenID Connect back-channel logout tokens are POSTed when a session in which
+    /// the application received tokens ends (https, or http on a loopback host), or remove it.
+    SetBackchannelLogoutUri {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+        #[arg(value_name = "URL", required_unless_present = "clear")]
+        uri: Option<String>,
+        /// Remove the URI: the application is no longer told of logouts.
+        #[arg(long, conflicts_with = "uri")]
+        clear: bool,
+    },
+    /// Print an application's registration (never its secrets).
+    Show {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+    },
     /// An application's secrets (up to 5 at once): rotate without downtime by adding a new
     /// one, deploying it, then revoking the old one.
     #[command(subcommand)]
@@ -160,4 +176,8 @@ pub struct ClientsCreate {
     /// the client's key.
     #[arg(long)]
     pub require_dpop: bool,
+    /// Where OpenID Connect back-channel logout tokens are POSTed when a session in which the
+    /// application received tokens ends (https, or http on a loopback host).
+    #[arg(long, value_name = "URL")]
+    pub backchannel_logout_uri: Option<String>,
 }

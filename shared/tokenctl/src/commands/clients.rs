@@ -1,5 +1,5 @@
-//! `clients create`, `clients disable`, `clients set-jwks`, `clients set-refresh-rotation`,
-//! `clients secrets`.
+//! `clients create`, `clients show`, `clients disable`, `clients set-jwks`,
+//! `clients set-refresh-rotation`, `clients set-backchannel-logout-uri`, `clients secrets`.
 
 use std::path::Path;
 
@@ -45,6 +45,36 @@ pub async fn run(command: ClientsCommand, ctx: &Context) -> Result<Output, CliEr
             ))
         }
         ClientsCommand::Secrets(command) => super::client_secrets::run(command, ctx).await,
+        ClientsCommand::Show { client_id } => {
+            let client = admin::existing_client(ctx, &client_id).await?;
+            let json = registration(&client);
+            let text = serde_json::to_string_pretty(&json).unwrap_or_default();
+            Ok(Output::new(json, text))
+        }
+        ClientsCommand::SetBackchannelLogoutUri {
+            client_id,
+            uri,
+            clear,
+        } => {
+            let uri = if clear { None } else { uri };
+            let client = admin::set_backchannel_logout_uri(ctx, &client_id, uri).await?;
+            let what = client.backchannel_logout_uri.as_deref().map_or_else(
+                || "is no longer told of logouts".to_owned(),
+                |uri| format!("is told of logouts at {uri}"),
+            );
+            Ok(Output::new(
+                json!({
+                    "client_id": client.id,
+                    "backchannel_logout_uri": client.backchannel_logout_uri,
+                }),
+                format!(
+                    "Client {} ({}) {what}. {}",
+                    client.id,
+                    client.name,
+                    super::cache_delay_note()
+                ),
+            ))
+        }
         ClientsCommand::SetRefreshRotation {
             client_id,
             rotation,
@@ -110,26 +140,15 @@ async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> 
     new.refresh_rotation = args.refresh_rotation.into();
     new.jwks = args.jwks_file.as_deref().map(read_jwks).transpose()?;
     new.require_dpop = args.require_dpop;
+    new.backchannel_logout_uri = args.backchannel_logout_uri;
     let created = admin::create_client(ctx, new).await?;
     let client = &created.client;
     // The only place a secret is ever printed: once, at creation. Only its hash is stored.
     let secret = created.secret.expose();
+    let mut json = registration(client);
+    json["client_secret"] = json!(secret);
     Ok(Output::new(
-        json!({
-            "client_id": client.id,
-            "client_secret": secret,
-            "name": client.name,
-            "scopes": client.allowed_scopes,
-            "grants": grant_names(client),
-            "connect_url": client.connect_url,
-            "refresh_allowed": client.refresh_allowed,
-            "redirect_uris": client.redirect_uris,
-            "post_logout_redirect_uris": client.post_logout_redirect_uris,
-            "first_party": client.first_party,
-            "refresh_rotation": client.refresh_rotation.as_str(),
-            "jwks_keys": key_ids(client),
-            "require_dpop": client.require_dpop,
-        }),
+        json,
         format!(
             "Created client {:?}.\n\
              client_id:     {}\n\
@@ -138,6 +157,26 @@ async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> 
             client.name, client.id
         ),
     ))
+}
+
+/// What `clients create` and `clients show` print of a registration (never a secret).
+fn registration(client: &Client) -> serde_json::Value {
+    json!({
+        "client_id": client.id,
+        "name": client.name,
+        "enabled": client.enabled,
+        "scopes": client.allowed_scopes,
+        "grants": grant_names(client),
+        "connect_url": client.connect_url,
+        "refresh_allowed": client.refresh_allowed,
+        "redirect_uris": client.redirect_uris,
+        "post_logout_redirect_uris": client.post_logout_redirect_uris,
+        "backchannel_logout_uri": client.backchannel_logout_uri,
+        "first_party": client.first_party,
+        "refresh_rotation": client.refresh_rotation.as_str(),
+        "jwks_keys": key_ids(client),
+        "require_dpop": client.require_dpop,
+    })
 }
 
 /// A JWK Set file, checked: public ES256, PS256 or EdDSA keys only.
