@@ -83,6 +83,9 @@ async fn metadata_names_every_endpoint_and_grant(app: TestApp) {
     );
     assert_eq!(metadata["request_parameter_supported"], false);
     assert_eq!(metadata["request_uri_parameter_supported"], false);
+    // Back-Channel Logout 1.0 §2.1: logout tokens, with `sid`.
+    assert_eq!(metadata["backchannel_logout_supported"], true);
+    assert_eq!(metadata["backchannel_logout_session_supported"], true);
     for field in [
         "token_endpoint_auth_methods_supported",
         "revocation_endpoint_auth_methods_supported",

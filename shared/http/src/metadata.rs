@@ -60,6 +60,8 @@ const CLAIMS: [&str; 16] = [
 ];
 
 /// RFC 8414 §2 (and the OpenID Connect Discovery fields a relying party needs).
+// The registry's fields: each boolean is a name the specifications chose.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AuthorizationServerMetadata {
     /// This deployment's geolocation: the `iss` of every token it signs.
@@ -102,6 +104,11 @@ pub struct AuthorizationServerMetadata {
     pub request_uri_parameter_supported: bool,
     /// RFC 9449 §5.1: the algorithms DPoP proofs may be signed with.
     pub dpop_signing_alg_values_supported: Vec<&'static str>,
+    /// OpenID Connect Back-Channel Logout 1.0 §2.1: clients registered with a
+    /// `backchannel_logout_uri` are sent a logout token when a session they took part in ends.
+    pub backchannel_logout_supported: bool,
+    /// Logout tokens always carry `sid`, as ID tokens issued in a session do.
+    pub backchannel_logout_session_supported: bool,
 }
 
 impl AuthorizationServerMetadata {
@@ -136,6 +143,8 @@ impl AuthorizationServerMetadata {
             request_parameter_supported: false,
             request_uri_parameter_supported: false,
             dpop_signing_alg_values_supported: crate::jose::Algorithm::names(),
+            backchannel_logout_supported: true,
+            backchannel_logout_session_supported: true,
         }
     }
 }
