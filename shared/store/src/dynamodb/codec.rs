@@ -90,6 +90,8 @@ pub(super) mod keys {
         // The signing key ring (the scheduled rotation; the other functions only read it), and
         // the rotation's audit event.
         ("RotateKeysFunctionRole", &[SIGNING_KEYS, AUDIT]),
+        // Each back-channel logout delivery's outcome; it reads nothing.
+        ("LogoutDeliveryFunctionRole", &[AUDIT]),
     ];
 
     /// The one item of the signing key ring.
