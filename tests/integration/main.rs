@@ -9,6 +9,7 @@ mod support;
 
 mod audit;
 mod authorize;
+mod backchannel_logout;
 mod client_secrets;
 mod company;
 mod conformance_dynamodb;

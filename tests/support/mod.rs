@@ -10,6 +10,7 @@ pub mod ddb_proxy;
 pub mod dpop;
 pub mod dynamodb;
 pub mod jwks_check;
+pub mod logout_receiver;
 pub mod logs;
 pub mod otlp_receiver;
 pub mod ports;
