@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
+use aws_sdk_sqs::config::timeout::TimeoutConfig;
 use aws_sdk_sqs::types::MessageSystemAttributeName;
 use reqwest::StatusCode;
 use token_core::flows::backchannel_logout::announce_session_end;
@@ -28,9 +29,18 @@ fn sqs_endpoint() -> String {
         )
 }
 
-/// A fresh queue on the emulator: its client and URL.
+/// A fresh queue on the emulator: its client and URL. The client is the service's, with longer
+/// timeouts: moto loads its SQS backend at the first request, which takes seconds on a busy
+/// machine (the service's own 3 s are for the user's answer, not for an emulator's start).
 async fn queue() -> (aws_sdk_sqs::Client, String) {
     let client = sqs::client(Some(&sqs_endpoint())).await;
+    let patient = TimeoutConfig::builder()
+        .connect_timeout(Duration::from_secs(5))
+        .operation_timeout(Duration::from_secs(30))
+        .build();
+    let client = aws_sdk_sqs::Client::from_conf(
+        client.config().to_builder().timeout_config(patient).build(),
+    );
     let name = format!("logout-{}", uuid::Uuid::new_v4());
     let created = client
         .create_queue()
