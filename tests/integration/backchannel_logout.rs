@@ -57,7 +57,11 @@ async fn logout_events(app: &TestApp, client: ClientId) -> Vec<AuditEvent> {
 
 /// `token` verified by `jsonwebtoken` with the key the app's JWK Set publishes for its `kid`,
 /// as the relying party's audience and this deployment's issuer; its header and claims.
-async fn verified(app: &TestApp, token: &str, client: ClientId) -> (jsonwebtoken::Header, Value) {
+pub(crate) async fn verified(
+    app: &TestApp,
+    token: &str,
+    client: ClientId,
+) -> (jsonwebtoken::Header, Value) {
     let jwks = app.get_json("/oauth2/v0/jwks").await;
     let set: jsonwebtoken::jwk::JwkSet = serde_json::from_value(jwks).unwrap();
     let header = jsonwebtoken::decode_header(token).unwrap();

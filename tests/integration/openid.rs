@@ -6,6 +6,7 @@
 
 mod account;
 mod authorize;
+mod backchannel;
 mod code_reuse;
 mod logout;
 mod logout_plan;

@@ -109,6 +109,9 @@ pub struct AppOptions {
     pub policy: Policy,
     /// Where one-time passwords go; unset: nowhere (every send fails, 503).
     pub mailer: Option<Arc<dyn Mailer>>,
+    /// `host:port`s back-channel logouts may reach on loopback (`CLIENT_ID_METADATA_ALLOW_HOSTS`);
+    /// when set, the app's own routes deliver them from a background task with quick retries.
+    pub logout_allowed_hosts: Vec<String>,
 }
 
 impl AppOptions {
@@ -199,6 +202,7 @@ impl TestApp {
             AppOptions {
                 policy: self.services.policy.clone(),
                 mailer: Some(self.services.mailer.clone()),
+                logout_allowed_hosts: Vec::new(),
             },
             None,
         )
@@ -227,6 +231,13 @@ impl TestApp {
         let mut services = Services::new(ctx, codec, options.policy);
         if let Some(mailer) = options.mailer {
             services = services.with_mailer(mailer);
+        }
+        if !options.logout_allowed_hosts.is_empty() {
+            let queue = crate::support::logout_receiver::in_process_queue(
+                &services,
+                &options.logout_allowed_hosts,
+            );
+            services = services.with_logout_queue(queue);
         }
         let services = Arc::new(services);
         let router = token_http::local_router(services.clone());

@@ -82,6 +82,16 @@ async fn record(State(state): State<ReceiverState>, headers: HeaderMap, body: St
     }
 }
 
+/// A queue that delivers from a background task of the test to the `allowed` loopback
+/// `host:port`s, with [`quick_retries`].
+pub fn in_process_queue(services: &Services, allowed: &[String]) -> Arc<InProcessLogoutQueue> {
+    let allowed = AllowedHosts::parse(&allowed.join(",")).unwrap();
+    Arc::new(InProcessLogoutQueue::new(
+        Deliverer::new(services.ctx.clone(), Fetcher::new(allowed)),
+        quick_retries(),
+    ))
+}
+
 /// Waits between attempts in tests: three attempts in a tenth of a second.
 pub fn quick_retries() -> RetrySchedule {
     RetrySchedule::new(vec![Duration::from_millis(50); 2])

@@ -15,7 +15,7 @@ crate::on_both_stores!(the_rp_initiated_logout_plans_modules_with_a_signed_in_br
 
 /// What the end-session endpoint answered and what became of the browser's session.
 #[derive(Debug, PartialEq, Eq)]
-struct Ended {
+struct LogoutOutcome {
     /// The redirect's `Location`, if any.
     location: Option<String>,
     status: StatusCode,
@@ -28,7 +28,7 @@ async fn module(
     app: &TestApp,
     client: &TestClient,
     params: impl FnOnce(&str) -> Vec<(&'static str, String)>,
-) -> Ended {
+) -> LogoutOutcome {
     let mut browser = Session::new(app);
     let redirect = browser.decide(&query(client, &[]), "approve").await;
     let (_, tokens) = exchange(app, client, &redirect["code"], &[("code_verifier", "")]).await;
@@ -48,23 +48,23 @@ async fn module(
         .map(|value| value.to_str().unwrap().to_owned());
     let silent: HashMap<String, String> =
         redirect_query(&browser.open(&query(client, &[("prompt", "none")])).await);
-    Ended {
+    LogoutOutcome {
         location,
         status,
         session_ended: silent.get("error").map(String::as_str) == Some("login_required"),
     }
 }
 
-fn signed_out_page(session_ended: bool) -> Ended {
-    Ended {
+fn signed_out_page(session_ended: bool) -> LogoutOutcome {
+    LogoutOutcome {
         location: None,
         status: StatusCode::OK,
         session_ended,
     }
 }
 
-fn refused_page() -> Ended {
-    Ended {
+fn refused_page() -> LogoutOutcome {
+    LogoutOutcome {
         location: None,
         status: StatusCode::BAD_REQUEST,
         session_ended: false,
@@ -87,7 +87,7 @@ async fn the_rp_initiated_logout_plans_modules_with_a_signed_in_browser(app: Tes
     .await;
     assert_eq!(
         ended,
-        Ended {
+        LogoutOutcome {
             location: Some(format!("{POST_LOGOUT_REDIRECT_URI}?state=s-1")),
             status: StatusCode::FOUND,
             session_ended: true,

@@ -48,6 +48,7 @@ async fn kms_outage(backend: Backend) {
             ..Policy::default()
         },
         mailer: None,
+        logout_allowed_hosts: Vec::new(),
     };
     let Some(app) = TestApp::spawn_with_keys(backend, options, keys).await else {
         return;
@@ -135,6 +136,7 @@ async fn with_kms_a_client_over_its_limit_is_refused_before_anything_is_signed()
             ..Policy::default()
         },
         mailer: None,
+        logout_allowed_hosts: Vec::new(),
     };
     let Some(app) = TestApp::spawn_with_keys(Backend::Sqlite, options, keys).await else {
         return;

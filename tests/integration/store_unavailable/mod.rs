@@ -248,6 +248,7 @@ fn options(mailer: &Arc<CapturingMailer>) -> AppOptions {
             ..Policy::default()
         },
         mailer: Some(mailer.clone()),
+        logout_allowed_hosts: Vec::new(),
     }
 }
 

@@ -35,6 +35,9 @@ pub async fn run(command: SessionsCommand, config: &Config) -> Result<Output, Cl
             let ended = sessions::end_all(&services, &principal, SessionEndReason::Administrator)
                 .await
                 .map_err(|error| CliError::other(format!("ending the sessions: {error}")))?;
+            // Without a queue service (LOGOUT_QUEUE_URL), the logout tokens are delivered by this
+            // process: it stays until each delivery has ended, its retries included.
+            services.logout_queue.drain().await;
             Ok(Output::new(
                 json!({ "principal_id": principal, "ended": ended }),
                 format!(
