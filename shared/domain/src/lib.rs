@@ -25,8 +25,10 @@ pub use authorization_code::{
 pub use channel::{AddressKey, ChannelHandle, InvalidChannelHandle};
 pub use client::{
     check_backchannel_logout_uri, check_connect_url, check_post_logout_redirect_uri,
-    check_redirect_uri, Client, ClientAuthMethod, GrantType, InvalidBackchannelLogoutUri,
-    InvalidConnectUrl, InvalidRedirectUri, NewClient, RefreshRotation,
+    check_redirect_uri, CheckedMetadata, Client, ClientAuthMethod, ClientMetadata,
+    DynamicRegistration, GrantType, InvalidBackchannelLogoutUri, InvalidConnectUrl,
+    InvalidRedirectUri, NewClient, RefreshRotation, RegisteredAuthMethod, RegistrationError,
+    RegistrationErrorKind,
 };
 pub use client_secrets::{
     ClientSecret, ClientSecrets, ListedSecret, SecretCheck, SecretsRefusal,

@@ -249,6 +249,18 @@ pub enum AuditKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         status: Option<u16>,
     },
+    /// A client registered itself (RFC 7591).
+    #[serde(rename = "client.registered")]
+    ClientRegistered,
+    /// A self-registered client replaced its metadata with its registration access token.
+    #[serde(rename = "client.registration_updated")]
+    ClientRegistrationUpdated,
+    /// A self-registered client deleted its registration: it is disabled, its families revoked.
+    #[serde(rename = "client.registration_deleted")]
+    ClientRegistrationDeleted,
+    /// An initial access token for registration was created (`tokenctl registration-tokens`).
+    #[serde(rename = "registration_token.created")]
+    RegistrationTokenCreated,
 }
 
 impl AuditKind {
@@ -284,6 +296,10 @@ impl AuditKind {
             Self::ConsentForgotten => "consent.forgotten",
             Self::LogoutDelivered { .. } => "logout.delivered",
             Self::LogoutFailed { .. } => "logout.failed",
+            Self::ClientRegistered => "client.registered",
+            Self::ClientRegistrationUpdated => "client.registration_updated",
+            Self::ClientRegistrationDeleted => "client.registration_deleted",
+            Self::RegistrationTokenCreated => "registration_token.created",
         }
     }
 }

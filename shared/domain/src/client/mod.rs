@@ -2,6 +2,7 @@
 //! registration names are checked in `urls`.
 
 mod new_client;
+mod registration;
 mod urls;
 
 use serde::{Deserialize, Serialize};
@@ -12,6 +13,10 @@ use crate::clock::UnixTime;
 use crate::jose::PublicJwkSet;
 
 pub use new_client::NewClient;
+pub use registration::{
+    CheckedMetadata, ClientMetadata, DynamicRegistration, RegisteredAuthMethod, RegistrationError,
+    RegistrationErrorKind,
+};
 pub use urls::{
     check_backchannel_logout_uri, check_connect_url, check_post_logout_redirect_uri,
     check_redirect_uri, InvalidBackchannelLogoutUri, InvalidConnectUrl, InvalidRedirectUri,
@@ -143,6 +148,11 @@ pub struct Client {
     /// before the field existed read as none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backchannel_logout_uri: Option<String>,
+    /// Set for a client that registered itself (RFC 7591): what it may do is narrower, and it
+    /// manages its registration with the token whose digest this keeps. Records written before
+    /// the field existed, and clients an administrator created, read as `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registration: Option<DynamicRegistration>,
 }
 
 /// A client authentication method a client can be pinned to.
@@ -201,6 +211,14 @@ impl Client {
     /// Refreshing needs both the grant and the refresh permission.
     pub fn may_refresh(&self) -> bool {
         self.refresh_allowed && self.may_use(GrantType::RefreshToken)
+    }
+
+    /// A self-registered client without a secret (`token_endpoint_auth_method=none`): it
+    /// authenticates with its `client_id` alone, and only PKCE binds its codes to it.
+    pub fn is_public(&self) -> bool {
+        self.registration
+            .as_ref()
+            .is_some_and(|r| r.auth_method == RegisteredAuthMethod::None)
     }
 }
 

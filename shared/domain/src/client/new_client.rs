@@ -69,6 +69,7 @@ impl NewClient {
             require_dpop: self.require_dpop,
             auth_method: None,
             backchannel_logout_uri: self.backchannel_logout_uri,
+            registration: None,
         }
     }
 }

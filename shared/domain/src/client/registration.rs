@@ -1,0 +1,292 @@
+//! Clients that register themselves (RFC 7591) and manage their registration (RFC 7592): the
+//! metadata they send, the checks it passes, and what is kept of the registration on the client.
+//!
+//! A self-registered client has no administrator who vouched for it, so what it may be is
+//! narrower than what `tokenctl` allows: the code flow and refresh only, never first-party, and
+//! addresses checked by the same rules as an administrator's (https, or http on loopback).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+use super::{check_redirect_uri, GrantType, InvalidRedirectUri};
+use crate::jose::PublicJwkSet;
+use crate::secrets::TokenHash;
+use crate::Scopes;
+
+/// How a self-registered client authenticates at the token endpoint (RFC 7591 §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RegisteredAuthMethod {
+    /// A public client: it has no secret and sends only `client_id`; PKCE protects its codes.
+    None,
+    ClientSecretBasic,
+    ClientSecretPost,
+    PrivateKeyJwt,
+}
+
+impl RegisteredAuthMethod {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "none" => Some(Self::None),
+            "client_secret_basic" => Some(Self::ClientSecretBasic),
+            "client_secret_post" => Some(Self::ClientSecretPost),
+            "private_key_jwt" => Some(Self::PrivateKeyJwt),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::ClientSecretBasic => "client_secret_basic",
+            Self::ClientSecretPost => "client_secret_post",
+            Self::PrivateKeyJwt => "private_key_jwt",
+        }
+    }
+
+    /// Whether the client gets a secret at registration.
+    pub fn uses_secret(self) -> bool {
+        matches!(self, Self::ClientSecretBasic | Self::ClientSecretPost)
+    }
+}
+
+/// What is kept of a self-registration on its client. Records of clients an administrator
+/// created have none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DynamicRegistration {
+    /// The registration access token (RFC 7592) as a digest: it is a bearer credential.
+    pub access_token_hash: TokenHash,
+    pub auth_method: RegisteredAuthMethod,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logo_uri: Option<String>,
+}
+
+/// The metadata of a registration request or a management `PUT`, as sent. Members this server
+/// does not know are ignored (RFC 7591 §2); the ones it knows are checked by [`Self::check`].
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ClientMetadata {
+    pub redirect_uris: Option<Vec<String>>,
+    pub client_name: Option<String>,
+    pub client_uri: Option<String>,
+    pub logo_uri: Option<String>,
+    pub grant_types: Option<Vec<String>>,
+    pub response_types: Option<Vec<String>>,
+    pub token_endpoint_auth_method: Option<String>,
+    pub scope: Option<String>,
+    pub jwks: Option<serde_json::Value>,
+}
+
+/// Checked metadata: every member has its value or its default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedMetadata {
+    pub redirect_uris: Vec<String>,
+    pub client_name: Option<String>,
+    pub client_uri: Option<String>,
+    pub logo_uri: Option<String>,
+    pub grant_types: BTreeSet<GrantType>,
+    pub auth_method: RegisteredAuthMethod,
+    pub scope: Scopes,
+    pub jwks: Option<PublicJwkSet>,
+}
+
+/// The two refusals of RFC 7591 §3.2.2 this server answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegistrationErrorKind {
+    InvalidRedirectUri,
+    InvalidClientMetadata,
+}
+
+impl RegistrationErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidRedirectUri => "invalid_redirect_uri",
+            Self::InvalidClientMetadata => "invalid_client_metadata",
+        }
+    }
+}
+
+/// Why registration metadata is refused; the description names the member.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{description}")]
+pub struct RegistrationError {
+    pub kind: RegistrationErrorKind,
+    pub description: String,
+}
+
+impl RegistrationError {
+    fn redirect(description: impl Into<String>) -> Self {
+        Self {
+            kind: RegistrationErrorKind::InvalidRedirectUri,
+            description: description.into(),
+        }
+    }
+
+    fn metadata(description: impl Into<String>) -> Self {
+        Self {
+            kind: RegistrationErrorKind::InvalidClientMetadata,
+            description: description.into(),
+        }
+    }
+}
+
+/// The longest `client_name` kept: it is shown on the consent page.
+pub const MAX_CLIENT_NAME_CHARS: usize = 100;
+/// At most this many redirect URIs per registration: each is matched on every authorization.
+pub const MAX_REDIRECT_URIS: usize = 10;
+
+impl ClientMetadata {
+    /// Checks the metadata against the rules for self-registered clients; `allowed` is the
+    /// deployment's `REGISTRATION_SCOPES`, also the default `scope`.
+    pub fn check(self, allowed: &Scopes) -> Result<CheckedMetadata, RegistrationError> {
+        let redirect_uris = check_redirect_uris(self.redirect_uris)?;
+        let grant_types = check_grant_types(self.grant_types)?;
+        check_response_types(self.response_types)?;
+        let auth_method = match self.token_endpoint_auth_method.as_deref() {
+            None => RegisteredAuthMethod::ClientSecretBasic,
+            Some(text) => RegisteredAuthMethod::parse(text).ok_or_else(|| {
+                RegistrationError::metadata(format!(
+                    "token_endpoint_auth_method {text} is not supported (none, \
+                     client_secret_basic, client_secret_post, private_key_jwt)"
+                ))
+            })?,
+        };
+        let jwks = match (auth_method, self.jwks) {
+            (RegisteredAuthMethod::PrivateKeyJwt, Some(value)) => Some(
+                PublicJwkSet::parse(value)
+                    .map_err(|e| RegistrationError::metadata(format!("jwks: {e}")))?,
+            ),
+            (RegisteredAuthMethod::PrivateKeyJwt, None) => {
+                return Err(RegistrationError::metadata(
+                    "private_key_jwt needs jwks (a JWK Set of public keys)",
+                ))
+            }
+            (_, Some(_)) => {
+                return Err(RegistrationError::metadata(
+                    "jwks is only accepted with token_endpoint_auth_method private_key_jwt",
+                ))
+            }
+            (_, None) => None,
+        };
+        let scope = match self.scope.as_deref() {
+            None => allowed.clone(),
+            Some(text) => {
+                let scope = Scopes::parse(text)
+                    .map_err(|e| RegistrationError::metadata(format!("scope: {e}")))?;
+                if !scope.is_subset_of(allowed) {
+                    return Err(RegistrationError::metadata(format!(
+                        "scope may only name {allowed}"
+                    )));
+                }
+                scope
+            }
+        };
+        let client_name = match self.client_name {
+            Some(name)
+                if name.trim().is_empty() || name.chars().count() > MAX_CLIENT_NAME_CHARS =>
+            {
+                return Err(RegistrationError::metadata(format!(
+                    "client_name must have 1 to {MAX_CLIENT_NAME_CHARS} characters"
+                )))
+            }
+            Some(name) if name.chars().any(char::is_control) => {
+                return Err(RegistrationError::metadata(
+                    "client_name must not contain control characters",
+                ))
+            }
+            other => other,
+        };
+        Ok(CheckedMetadata {
+            redirect_uris,
+            client_name,
+            client_uri: check_web_uri("client_uri", self.client_uri)?,
+            logo_uri: check_web_uri("logo_uri", self.logo_uri)?,
+            grant_types,
+            auth_method,
+            scope,
+            jwks,
+        })
+    }
+}
+
+fn check_redirect_uris(uris: Option<Vec<String>>) -> Result<Vec<String>, RegistrationError> {
+    let uris = uris.unwrap_or_default();
+    if uris.is_empty() {
+        return Err(RegistrationError::redirect("redirect_uris is required"));
+    }
+    if uris.len() > MAX_REDIRECT_URIS {
+        return Err(RegistrationError::redirect(format!(
+            "at most {MAX_REDIRECT_URIS} redirect_uris"
+        )));
+    }
+    for uri in &uris {
+        // Redirect URIs are matched exactly (RFC 9700 §2.1): a `*` would be read as a pattern
+        // by a client that expects one, and never match here.
+        if uri.contains('*') {
+            return Err(RegistrationError::redirect(format!(
+                "redirect URI must not contain a wildcard: {uri}"
+            )));
+        }
+        check_redirect_uri(uri).map_err(|e| match e {
+            InvalidRedirectUri::Malformed(_) | InvalidRedirectUri::NotHttps(_) => {
+                RegistrationError::redirect(e.to_string())
+            }
+        })?;
+    }
+    Ok(uris)
+}
+
+fn check_grant_types(
+    grants: Option<Vec<String>>,
+) -> Result<BTreeSet<GrantType>, RegistrationError> {
+    let Some(grants) = grants else {
+        return Ok(BTreeSet::from([GrantType::AuthorizationCode]));
+    };
+    let mut checked = BTreeSet::new();
+    for text in &grants {
+        match text.as_str() {
+            "authorization_code" => checked.insert(GrantType::AuthorizationCode),
+            "refresh_token" => checked.insert(GrantType::RefreshToken),
+            other => {
+                return Err(RegistrationError::metadata(format!(
+                    "grant_types may only name authorization_code and refresh_token, not {other}"
+                )))
+            }
+        };
+    }
+    if !checked.contains(&GrantType::AuthorizationCode) {
+        return Err(RegistrationError::metadata(
+            "grant_types must include authorization_code",
+        ));
+    }
+    Ok(checked)
+}
+
+fn check_response_types(types: Option<Vec<String>>) -> Result<(), RegistrationError> {
+    match types {
+        Some(types) if types.iter().any(|t| t != "code") => Err(RegistrationError::metadata(
+            "response_types may only name code",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `client_uri` and `logo_uri` are shown to users: https (or loopback http) only, so that a
+/// `javascript:` or `data:` address never reaches the page.
+fn check_web_uri(member: &str, uri: Option<String>) -> Result<Option<String>, RegistrationError> {
+    match uri {
+        Some(uri) => match check_redirect_uri(&uri) {
+            Ok(()) => Ok(Some(uri)),
+            Err(_) => Err(RegistrationError::metadata(format!(
+                "{member} must be an https URL"
+            ))),
+        },
+        None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+#[path = "registration_tests.rs"]
+mod tests;

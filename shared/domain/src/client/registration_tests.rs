@@ -1,0 +1,109 @@
+use serde_json::json;
+
+use super::*;
+
+fn allowed() -> Scopes {
+    Scopes::parse("openid profile email offline_access").unwrap()
+}
+
+fn metadata(value: serde_json::Value) -> ClientMetadata {
+    serde_json::from_value(value).unwrap()
+}
+
+fn refusal(value: serde_json::Value) -> RegistrationError {
+    metadata(value).check(&allowed()).unwrap_err()
+}
+
+#[test]
+fn defaults_are_the_code_grant_a_secret_and_every_allowed_scope() {
+    let checked = metadata(json!({"redirect_uris": ["https://app.example/cb"]}))
+        .check(&allowed())
+        .unwrap();
+    assert_eq!(
+        checked.grant_types,
+        BTreeSet::from([GrantType::AuthorizationCode])
+    );
+    assert_eq!(checked.auth_method, RegisteredAuthMethod::ClientSecretBasic);
+    assert_eq!(checked.scope, allowed());
+    assert!(checked.jwks.is_none());
+}
+
+#[test]
+fn loopback_http_with_any_port_and_https_are_accepted() {
+    let checked = metadata(json!({
+        "redirect_uris": ["http://127.0.0.1:4711/cb", "http://[::1]/cb", "http://localhost:1/x",
+                          "https://app.example/cb"],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "token_endpoint_auth_method": "none",
+        "scope": "openid offline_access",
+    }))
+    .check(&allowed())
+    .unwrap();
+    assert_eq!(checked.redirect_uris.len(), 4);
+    assert_eq!(checked.auth_method, RegisteredAuthMethod::None);
+    assert!(checked.grant_types.contains(&GrantType::RefreshToken));
+}
+
+#[test]
+fn bad_redirect_uris_are_invalid_redirect_uri() {
+    for uris in [
+        json!([]),
+        json!(["https://app.example/cb#frag"]),
+        json!(["http://app.example/cb"]),
+        json!(["https://*.app.example/cb"]),
+        json!(["https://app.example/*"]),
+        json!(["/relative"]),
+    ] {
+        let error = refusal(json!({ "redirect_uris": uris }));
+        assert_eq!(
+            error.kind,
+            RegistrationErrorKind::InvalidRedirectUri,
+            "{uris}"
+        );
+    }
+    let missing = refusal(json!({}));
+    assert_eq!(missing.kind, RegistrationErrorKind::InvalidRedirectUri);
+}
+
+#[test]
+fn unknown_grants_methods_response_types_and_scopes_are_invalid_metadata() {
+    for extra in [
+        json!({"grant_types": ["client_credentials"]}),
+        json!({"grant_types": ["password"]}),
+        json!({"grant_types": ["refresh_token"]}),
+        json!({"token_endpoint_auth_method": "client_secret_jwt"}),
+        json!({"response_types": ["token"]}),
+        json!({"scope": "openid admin"}),
+        json!({"token_endpoint_auth_method": "private_key_jwt"}),
+        json!({"jwks": {"keys": []}}),
+        json!({"client_uri": "javascript:alert(1)"}),
+        json!({"logo_uri": "http://evil.example/logo.png"}),
+        json!({"client_name": ""}),
+    ] {
+        let mut body = json!({"redirect_uris": ["https://app.example/cb"]});
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        let error = refusal(body);
+        assert_eq!(
+            error.kind,
+            RegistrationErrorKind::InvalidClientMetadata,
+            "{extra}"
+        );
+        assert!(!error.description.is_empty());
+    }
+}
+
+#[test]
+fn the_registration_keeps_only_the_token_digest() {
+    let registration = DynamicRegistration {
+        access_token_hash: TokenHash::of("registration-access-token"),
+        auth_method: RegisteredAuthMethod::None,
+        client_uri: None,
+        logo_uri: None,
+    };
+    let stored = serde_json::to_string(&registration).unwrap();
+    assert!(!stored.contains("registration-access-token"), "{stored}");
+    let read: DynamicRegistration = serde_json::from_str(&stored).unwrap();
+    assert_eq!(read, registration);
+}
