@@ -27,6 +27,13 @@ pub async fn client_round_trip_and_replace(store: &dyn Store) {
     client.connect_url = None;
     // Cleared, the back-channel logout URI must not survive in the stored form.
     client.backchannel_logout_uri = None;
+    // A self-registered client keeps its registration (the access token's digest) in the record.
+    client.registration = Some(crate::domain::DynamicRegistration {
+        access_token_hash: crate::secrets::TokenHash::of("registration access token"),
+        auth_method: crate::domain::RegisteredAuthMethod::None,
+        client_uri: Some("https://app.example".into()),
+        logo_uri: None,
+    });
     store
         .clients()
         .put_client(&client)

@@ -38,6 +38,7 @@ mod principals;
 mod rate_limits;
 pub mod records;
 mod refresh_origin;
+mod registration_tokens;
 pub mod registry;
 mod renewal;
 mod replays;
@@ -61,6 +62,7 @@ pub use otp::*;
 pub use principals::*;
 pub use rate_limits::*;
 pub use refresh_origin::*;
+pub use registration_tokens::*;
 pub use renewal::*;
 pub use replays::*;
 pub use revocation::*;
@@ -105,6 +107,7 @@ macro_rules! conformance_suite {
     ($factory:path $(, #[$attribute:meta])* $(,)?) => {
         $crate::conformance_suite!(@tests $factory; [$(#[$attribute])*];
             client_round_trip_and_replace,
+            registration_token_is_valid_until_it_expires,
             client_secrets_change_only_from_the_version_read,
             a_single_secret_record_is_one_secret_until_migrated_in_place,
             a_secrets_last_use_is_written_at_most_hourly,

@@ -7,8 +7,8 @@
 
 use super::{
     AuditStore, AuthTokenStore, AuthorizationCodeStore, BatchWrites, ClientStore, ConsentStore,
-    FamilyStore, LegacyStore, LockoutStore, OtpStore, PrincipalStore, RateLimitStore, ReplayStore,
-    RevocationStore, SessionStore,
+    FamilyStore, LegacyStore, LockoutStore, OtpStore, PrincipalStore, RateLimitStore,
+    RegistrationTokenStore, ReplayStore, RevocationStore, SessionStore,
 };
 
 /// Generates, from `accessor: Trait` pairs, the [`Store`] trait, its implementation for every
@@ -80,6 +80,8 @@ aggregates! {
     audit: AuditStore,
     /// Single use of JWT `jti`s (client assertions, DPoP proofs) until their expiry.
     replays: ReplayStore,
+    /// Initial access tokens of dynamic client registration, as digests until their expiry.
+    registration_tokens: RegistrationTokenStore,
     /// Sign-in sessions.
     sessions: SessionStore,
     /// What users approved on the consent page, per client.

@@ -32,6 +32,7 @@ mod open;
 mod otp;
 mod principals;
 pub mod rate_limits;
+mod registration_tokens;
 mod replays;
 mod revocation;
 mod sessions;
@@ -59,6 +60,7 @@ pub use open::{
 pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore, REQUEST_WINDOW_SECONDS};
 pub use principals::{EmailUpdate, Inserted, PrincipalStore};
 pub use rate_limits::{Hit, RateKey, RateLimit, RateLimitStore};
+pub use registration_tokens::RegistrationTokenStore;
 pub use replays::{ReplayKey, ReplayStore};
 pub use revocation::{AuditFor, RevocationStore, TokenRevoked};
 pub use sessions::{ConsentStore, SessionStore};

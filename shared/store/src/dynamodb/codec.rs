@@ -46,6 +46,7 @@ pub(super) mod keys {
         pub const SIGNING_KEYS: &str = "SIGNINGKEYS#";
         pub const RATE: &str = "RATE#";
         pub const USED_JTI: &str = "JTI#";
+        pub const REGISTRATION_TOKEN: &str = "REGTOKEN#";
         pub const AUDIT: &str = "AUDIT#";
         pub const SESSION: &str = "SESSION#";
         pub const CONSENT: &str = "CONSENT#";
@@ -245,6 +246,10 @@ pub(super) mod keys {
         (format!("{RATE}{key}"), "BLOCK")
     }
     /// A used `jti` (`ReplayKey::stored`: its kind and digest).
+    /// An initial access token of dynamic client registration, by its digest.
+    pub fn registration_token(hash: &TokenHash) -> (String, &'static str) {
+        (format!("{REGISTRATION_TOKEN}{}", hash.to_hex()), "REGTOKEN")
+    }
     pub fn used_jti(key: &str) -> (String, &'static str) {
         (format!("{USED_JTI}{key}"), "JTI")
     }

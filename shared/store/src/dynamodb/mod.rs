@@ -55,6 +55,7 @@ mod lockout;
 mod otp;
 mod principals;
 mod rate_limits;
+mod registration_tokens;
 mod replays;
 mod requests;
 mod revocation;

@@ -44,6 +44,7 @@ mod otp;
 mod principals;
 mod rate_limits;
 mod readers;
+mod registration_tokens;
 mod replays;
 mod revocation;
 mod sessions;
@@ -165,6 +166,11 @@ CREATE TABLE IF NOT EXISTS used_jtis (
     expires_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS used_jtis_by_expiry ON used_jtis (expires_at);
+CREATE TABLE IF NOT EXISTS registration_tokens (
+    hash TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS registration_tokens_by_expiry ON registration_tokens (expires_at);
 CREATE UNIQUE INDEX IF NOT EXISTS users_by_email
     ON users (lower(json_extract(body, '$.email')))
     WHERE json_extract(body, '$.email') IS NOT NULL;

@@ -45,6 +45,7 @@ pub const EXPIRING_TABLES: &[ExpiringTable] = &[
     expiring("rate_windows"),
     expiring("rate_blocks"),
     expiring("used_jtis"),
+    expiring("registration_tokens"),
     expiring("authorization_codes"),
     expiring("audit_events"),
     expiring("sessions"),
