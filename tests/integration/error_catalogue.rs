@@ -101,6 +101,11 @@ const SERVICE_ROWS: &[(u16, &str, &str)] = &[
         "slow_down",
         "too many wrong one-time passwords for this address; blocked for a day (RATE_LIMIT_OTP_FAILURES_PER_HOUR)",
     ),
+    (
+        144,
+        "slow_down",
+        "too many client registrations from this address; retry later (RATE_LIMIT_REGISTRATIONS_PER_HOUR)",
+    ),
     (150, "invalid_dpop_proof", "invalid DPoP proof"),
     (
         151,

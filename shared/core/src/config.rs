@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::domain::{Geolocation, InvalidGeolocation, SessionLimits};
+use crate::domain::{Geolocation, InvalidGeolocation, Scopes, SessionLimits};
 use crate::outbound::{AllowedHosts, InvalidAllowedHost};
 use crate::store::cached::MAX_TTL_SECONDS;
 pub use crate::store::StoreKind;
@@ -23,6 +23,41 @@ pub struct Policy {
     pub dpop_nonce: bool,
     /// `SESSION_IDLE_SECONDS` and `SESSION_MAX_SECONDS`: how long a sign-in session lasts.
     pub sessions: SessionLimits,
+    /// Whether and how clients may register themselves (RFC 7591).
+    pub registration: RegistrationPolicy,
+}
+
+/// `DYNAMIC_REGISTRATION`: who may register a client over HTTP.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RegistrationMode {
+    /// No registration endpoint (404) and none advertised: the default, since an open endpoint
+    /// lets anyone create clients that show up on the consent page.
+    #[default]
+    Off,
+    /// Anyone may register.
+    Open,
+    /// Only holders of an initial access token (`tokenctl registration-tokens create`).
+    Token,
+}
+
+/// Dynamic client registration's configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistrationPolicy {
+    pub mode: RegistrationMode,
+    /// `REGISTRATION_SCOPES`: what a self-registered client may ask for, and gets by default.
+    pub scopes: Scopes,
+}
+
+/// `REGISTRATION_SCOPES`' default: sign-in and the user's profile, nothing of an API.
+pub const DEFAULT_REGISTRATION_SCOPES: &str = "openid profile email offline_access";
+
+impl Default for RegistrationPolicy {
+    fn default() -> Self {
+        Self {
+            mode: RegistrationMode::Off,
+            scopes: Scopes::parse(DEFAULT_REGISTRATION_SCOPES).unwrap_or_default(),
+        }
+    }
 }
 
 /// The abuse limits (requests per fixed window); 0 turns a limit off. See `crate::limits`.
@@ -38,6 +73,8 @@ pub struct RateLimits {
     /// whichever of its passwords they were meant for; then that client is blocked from the
     /// address for a day.
     pub otp_failures_per_hour: u32,
+    /// `RATE_LIMIT_REGISTRATIONS_PER_HOUR`: dynamic client registrations per source address.
+    pub registrations_per_hour: u32,
 }
 
 impl Default for RateLimits {
@@ -47,6 +84,7 @@ impl Default for RateLimits {
             address_per_minute: 60,
             otp_client_per_hour: 1000,
             otp_failures_per_hour: 10,
+            registrations_per_hour: 20,
         }
     }
 }
@@ -58,6 +96,7 @@ impl RateLimits {
         address_per_minute: 0,
         otp_client_per_hour: 0,
         otp_failures_per_hour: 0,
+        registrations_per_hour: 0,
     };
 }
 
@@ -71,6 +110,7 @@ impl Default for Policy {
             rate_limits: RateLimits::default(),
             dpop_nonce: false,
             sessions: SessionLimits::DEFAULT,
+            registration: RegistrationPolicy::default(),
         }
     }
 }
@@ -195,9 +235,15 @@ impl Config {
                     "RATE_LIMIT_OTP_FAILURES_PER_HOUR",
                     defaults.rate_limits.otp_failures_per_hour,
                 )?,
+                registrations_per_hour: parse_number(
+                    &get,
+                    "RATE_LIMIT_REGISTRATIONS_PER_HOUR",
+                    defaults.rate_limits.registrations_per_hour,
+                )?,
             },
             dpop_nonce,
             sessions: session_limits(&get)?,
+            registration: registration_policy(&get)?,
         };
         let read_cache_seconds = parse_number(&get, "READ_CACHE_SECONDS", MAX_TTL_SECONDS)?;
         if read_cache_seconds > MAX_TTL_SECONDS {
@@ -225,6 +271,32 @@ impl Config {
             sqs_endpoint: get("SQS_ENDPOINT"),
         })
     }
+}
+
+fn registration_policy(
+    get: &impl Fn(&str) -> Option<String>,
+) -> Result<RegistrationPolicy, ConfigError> {
+    let mode = match get("DYNAMIC_REGISTRATION").as_deref().map(str::trim) {
+        None | Some("off") => RegistrationMode::Off,
+        Some("open") => RegistrationMode::Open,
+        Some("token") => RegistrationMode::Token,
+        Some(other) => {
+            return Err(ConfigError::Invalid {
+                name: "DYNAMIC_REGISTRATION",
+                expected: "off, open or token",
+                value: other.to_owned(),
+            })
+        }
+    };
+    let scopes = match get("REGISTRATION_SCOPES") {
+        None => RegistrationPolicy::default().scopes,
+        Some(text) => Scopes::parse(&text).map_err(|_| ConfigError::Invalid {
+            name: "REGISTRATION_SCOPES",
+            expected: "space-separated scopes",
+            value: text.clone(),
+        })?,
+    };
+    Ok(RegistrationPolicy { mode, scopes })
 }
 
 /// Both limits positive, and the idle timeout no longer than the absolute limit (it could never
@@ -320,8 +392,34 @@ mod tests {
                 address_per_minute: 60,
                 otp_client_per_hour: 1000,
                 otp_failures_per_hour: 10,
+                registrations_per_hour: 20,
             }
         );
+        assert_eq!(c.policy.registration.mode, RegistrationMode::Off);
+        assert_eq!(
+            c.policy.registration.scopes.to_string(),
+            "email offline_access openid profile"
+        );
+    }
+
+    #[test]
+    fn dynamic_registration_is_off_open_or_token() {
+        for (text, mode) in [
+            ("off", RegistrationMode::Off),
+            ("open", RegistrationMode::Open),
+            ("token", RegistrationMode::Token),
+        ] {
+            let c = config(&[("DYNAMIC_REGISTRATION", text)]).unwrap();
+            assert_eq!(c.policy.registration.mode, mode);
+        }
+        let err = config(&[("DYNAMIC_REGISTRATION", "on")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("DYNAMIC_REGISTRATION"), "{err}");
+        let c = config(&[("REGISTRATION_SCOPES", "openid mcp:tools")]).unwrap();
+        assert_eq!(c.policy.registration.scopes.to_string(), "mcp:tools openid");
+        let c = config(&[("RATE_LIMIT_REGISTRATIONS_PER_HOUR", "0")]).unwrap();
+        assert_eq!(c.policy.rate_limits.registrations_per_hour, 0);
     }
 
     #[test]

@@ -112,6 +112,9 @@ fn the_limits_and_the_grace_period_are_parameters() {
         "RATE_LIMIT_ADDRESS_PER_MINUTE",
         "RATE_LIMIT_OTP_CLIENT_PER_HOUR",
         "RATE_LIMIT_OTP_FAILURES_PER_HOUR",
+        "RATE_LIMIT_REGISTRATIONS_PER_HOUR",
+        "DYNAMIC_REGISTRATION",
+        "REGISTRATION_SCOPES",
     ] {
         assert!(passed.contains(&variable), "{variable} is not a parameter");
     }

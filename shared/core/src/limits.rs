@@ -45,6 +45,8 @@ pub enum Limit {
     /// Wrong one-time passwords per address and client, per hour; then that client is blocked
     /// from that address for a day (other clients are not: they reach other passwords).
     AddressOtpFailures,
+    /// Dynamic client registrations per source address, per hour.
+    AddressRegistrations,
 }
 
 impl Limit {
@@ -55,6 +57,7 @@ impl Limit {
             Self::AddressPasswordAttempts => "address",
             Self::ClientOtpRequests => "otp-client",
             Self::AddressOtpFailures => "otp-failures",
+            Self::AddressRegistrations => "registrations",
         }
     }
 
@@ -65,6 +68,7 @@ impl Limit {
             Self::AddressPasswordAttempts => (limits.address_per_minute, 60),
             Self::ClientOtpRequests => (limits.otp_client_per_hour, 3600),
             Self::AddressOtpFailures => (limits.otp_failures_per_hour, 3600),
+            Self::AddressRegistrations => (limits.registrations_per_hour, 3600),
         };
         (max > 0).then_some(RateLimit {
             max,
@@ -79,6 +83,7 @@ impl Limit {
             Self::AddressPasswordAttempts => ErrorCode::AddressRateLimited,
             Self::ClientOtpRequests => ErrorCode::OtpClientRateLimited,
             Self::AddressOtpFailures => ErrorCode::OtpFailuresRateLimited,
+            Self::AddressRegistrations => ErrorCode::RegistrationsRateLimited,
         }
     }
 
@@ -355,6 +360,7 @@ mod tests {
             Limit::AddressPasswordAttempts,
             Limit::ClientOtpRequests,
             Limit::AddressOtpFailures,
+            Limit::AddressRegistrations,
         ];
         let mut codes: Vec<u16> = limits.iter().map(|l| l.code().code()).collect();
         codes.sort_unstable();
