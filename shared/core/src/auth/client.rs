@@ -53,10 +53,9 @@ pub async fn authenticate_client(
     }
     let presented = presented_credentials(presented)?;
     let id = presented.id.as_deref().ok_or(ErrorCode::ClientIdMissing)?;
-    let secret = presented
-        .secret
-        .as_ref()
-        .ok_or(ErrorCode::ClientSecretMissing)?;
+    let Some(secret) = presented.secret.as_ref() else {
+        return public_client(services, id).await;
+    };
     let id = ClientId::parse(id).map_err(|_| ErrorCode::ClientNotFound)?;
     let store = services.ctx.store.clients();
     let now = services.ctx.clock.now();
@@ -97,6 +96,26 @@ pub async fn authenticate_client(
     }
     if record_use {
         record_secret_use(&services.ctx, &client, &secret_id, now).await;
+    }
+    Ok(client)
+}
+
+/// A request with `client_id` and no secret: only a self-registered public client
+/// (`token_endpoint_auth_method=none`, RFC 7591) authenticates so; its codes are bound to it by
+/// PKCE, which it must send on every authorization request, and it may use no grant but the code
+/// and refresh. Any other client is missing its secret (63), as before.
+async fn public_client(services: &Services, id: &str) -> Result<Client, GrantError> {
+    let Ok(id) = ClientId::parse(id) else {
+        return Err(ErrorCode::ClientSecretMissing.into());
+    };
+    let client = services
+        .registered_client(&id, || GrantError::from(ErrorCode::ClientSecretMissing))
+        .await?;
+    if !client.is_public() {
+        return Err(ErrorCode::ClientSecretMissing.into());
+    }
+    if !client.enabled {
+        return Err(ErrorCode::ClientDisabled.into());
     }
     Ok(client)
 }

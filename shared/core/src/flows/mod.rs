@@ -15,6 +15,7 @@ pub mod introspection;
 pub mod legacy_exchange;
 pub mod logout;
 pub mod presented_token;
+pub mod registration;
 pub mod revocation;
 pub mod sessions;
 pub mod userinfo;

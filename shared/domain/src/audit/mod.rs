@@ -78,6 +78,8 @@ pub enum RevocationReason {
     ExchangedAgain,
     /// The user disconnected the app on the account page.
     AccountPage,
+    /// The self-registered client deleted its registration (RFC 7592).
+    RegistrationDeleted,
 }
 
 /// Why a sign-in session ended before its time.

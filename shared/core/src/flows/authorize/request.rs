@@ -52,6 +52,9 @@ pub struct RegisteredClient<'a> {
     pub redirect_uris: &'a [String],
     /// The client's grants include `authorization_code`.
     pub may_use_authorization_code: bool,
+    /// A public client (no secret): nothing but PKCE binds its code to it, so every request
+    /// must carry an S256 challenge (RFC 9700 §2.1.1).
+    pub requires_pkce: bool,
 }
 
 /// Problems found before the client and its `redirect_uri` are known to match: shown as an
@@ -218,6 +221,9 @@ impl AuthorizeParams {
         let code_challenge = self
             .check_pkce()
             .map_err(|code| fail_as(code, "invalid_request"))?;
+        if client.requires_pkce && code_challenge.is_none() {
+            return Err(fail_as(ErrorCode::UnsupportedGrant, "invalid_request"));
+        }
         let max_age = match non_empty(&self.max_age) {
             None => None,
             Some(text) => Some(text.parse::<u64>().map_err(|_| {

@@ -29,6 +29,7 @@ impl Fixture {
             allowed_scopes: &self.scopes,
             redirect_uris: &self.redirects,
             may_use_authorization_code: true,
+            requires_pkce: false,
         }
     }
 }
@@ -212,6 +213,23 @@ fn pkce_codes() {
     assert_eq!(redirected_code(with(None, Some("S256"))), 60);
     assert_eq!(redirected_code(with(Some("too-short"), Some("S256"))), 60);
     assert!(with(None, None).unwrap().code_challenge.is_none());
+}
+
+#[test]
+fn a_public_client_must_send_an_s256_challenge() {
+    let fixture = Fixture::new();
+    let public = RegisteredClient {
+        requires_pkce: true,
+        ..fixture.client()
+    };
+    let mut p = params();
+    assert_eq!(redirected_code(p.validate(&public)), 60);
+    p.code_challenge = Some(CHALLENGE.into());
+    p.code_challenge_method = Some("S256".into());
+    assert_eq!(
+        p.validate(&public).unwrap().code_challenge.as_deref(),
+        Some(CHALLENGE)
+    );
 }
 
 #[test]

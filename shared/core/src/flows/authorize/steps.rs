@@ -394,6 +394,7 @@ pub(super) fn registered(client: &Client) -> RegisteredClient<'_> {
         allowed_scopes: &client.allowed_scopes,
         redirect_uris: &client.redirect_uris,
         may_use_authorization_code: client.may_use(GrantType::AuthorizationCode),
+        requires_pkce: client.is_public(),
     }
 }
 
