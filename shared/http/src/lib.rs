@@ -32,6 +32,7 @@ pub mod openapi;
 mod otp;
 pub mod pages;
 mod params;
+mod registration;
 mod revoke;
 mod routing;
 pub mod source_address;
@@ -149,6 +150,11 @@ fn token_routes() -> Routes {
         .add(operation!(client_secrets::list))
         .add(operation!(client_secrets::add))
         .add(operation!(client_secrets::revoke))
+        // Dynamic client registration (RFC 7591) and its management (RFC 7592).
+        .add(operation!(registration::register))
+        .add(operation!(registration::read))
+        .add(operation!(registration::update))
+        .add(operation!(registration::delete))
 }
 
 fn exchange_routes() -> Routes {

@@ -26,6 +26,7 @@ pub mod paths {
     pub const JWKS: &str = "/oauth2/v0/jwks";
     pub const USERINFO: &str = "/oauth2/v0/userinfo";
     pub const LOGOUT: &str = "/oauth2/v0/logout";
+    pub const REGISTER: &str = "/oauth2/v0/register";
     pub const CONNECTIONS: &str = "/app-mgmt/v0/connections";
     pub const OAUTH_METADATA: &str = "/.well-known/oauth-authorization-server";
     pub const OPENID_CONFIGURATION: &str = "/.well-known/openid-configuration";
@@ -109,12 +110,22 @@ pub struct AuthorizationServerMetadata {
     pub backchannel_logout_supported: bool,
     /// Logout tokens always carry `sid`, as ID tokens issued in a session do.
     pub backchannel_logout_session_supported: bool,
+    /// RFC 7591: only when `DYNAMIC_REGISTRATION` is `open` or `token`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registration_endpoint: Option<String>,
 }
 
 impl AuthorizationServerMetadata {
     pub fn new(services: &Services) -> Self {
         let base = services.geolocation().as_str();
         let at = |path: &str| format!("{base}{path}");
+        let registration_on =
+            services.policy.registration.mode != token_core::config::RegistrationMode::Off;
+        // Self-registered public clients authenticate with their client_id alone.
+        let mut token_auth_methods = CLIENT_AUTH_METHODS.to_vec();
+        if registration_on {
+            token_auth_methods.push("none");
+        }
         Self {
             issuer: base.to_owned(),
             authorization_endpoint: at(paths::AUTHORIZE),
@@ -128,7 +139,7 @@ impl AuthorizationServerMetadata {
             grant_types_supported: GrantType::ALL.iter().map(|g| g.as_str()).collect(),
             response_types_supported: vec!["code"],
             code_challenge_methods_supported: vec!["S256"],
-            token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.to_vec(),
+            token_endpoint_auth_methods_supported: token_auth_methods,
             revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.to_vec(),
             introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.to_vec(),
             token_endpoint_auth_signing_alg_values_supported: Algorithm::names(),
@@ -145,6 +156,7 @@ impl AuthorizationServerMetadata {
             dpop_signing_alg_values_supported: crate::jose::Algorithm::names(),
             backchannel_logout_supported: true,
             backchannel_logout_session_supported: true,
+            registration_endpoint: registration_on.then(|| at(paths::REGISTER)),
         }
     }
 }

@@ -184,6 +184,7 @@ pub async fn register(
         jwks: None,
         require_dpop: false,
         auth_method: None,
+        backchannel_logout_uri: None,
         registration: None,
     };
     apply(&mut client, checked, access_token.hash());

@@ -89,6 +89,9 @@ pub enum Command {
     /// Users' sign-in sessions on the pages (single sign-on).
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Initial access tokens for dynamic client registration (`DYNAMIC_REGISTRATION=token`).
+    #[command(subcommand)]
+    RegistrationTokens(RegistrationTokensCommand),
     /// The DynamoDB table.
     #[command(subcommand)]
     Table(TableCommand),
@@ -271,6 +274,17 @@ pub enum SessionsCommand {
     Revoke {
         #[arg(long, value_name = "ID")]
         principal: PrincipalId,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum RegistrationTokensCommand {
+    /// A new initial access token, printed once as {"token", "expires"}; only its hash is
+    /// stored. Whoever holds it may register clients until it expires.
+    Create {
+        /// Days until it expires (1 to 365; default 30).
+        #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..=365))]
+        expires_in: Option<u32>,
     },
 }
 

@@ -6,6 +6,7 @@ mod clients;
 mod companies;
 mod keys;
 mod legacy;
+mod registration_tokens;
 mod sessions;
 mod table;
 mod tokens;
@@ -43,6 +44,9 @@ pub async fn run(cli: Cli, config: Config) -> Result<Output, CliError> {
                 Command::LegacyApps(command) => legacy::run_apps(command, &ctx).await,
                 Command::LegacyTokens(command) => legacy::run_tokens(command, &ctx).await,
                 Command::Tokens(command) => tokens::run(command, &ctx).await,
+                Command::RegistrationTokens(command) => {
+                    registration_tokens::run(command, &ctx).await
+                }
                 Command::Audit(args) => audit::run(&args, &ctx).await,
                 Command::Table(_) | Command::Keys(_) | Command::Sessions(_) => {
                     unreachable!("handled above")
