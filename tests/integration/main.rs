@@ -38,6 +38,7 @@ mod private_key_jwt;
 mod refresh_edges;
 mod refresh_faults;
 mod refresh_rotation;
+mod registration;
 mod revocation;
 mod round_trips;
 mod security;

