@@ -211,6 +211,7 @@ fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> 
                 form_action: PENDING_COOKIE_PATH,
                 csrf_token: &page.csrf_token,
                 scopes: &scopes,
+                unverified_host: page.unverified_host.as_deref(),
             });
             form_page(&page, html, secure)
         }

@@ -48,6 +48,13 @@ async fn a_public_client_runs_the_code_flow_with_pkce_only(app: TestApp) {
             ("code_challenge_method", "S256"),
         ],
     );
+    let mut session = Session::new(&app);
+    let consent = session.sign_in(&authorize, PASSWORD).await;
+    assert!(consent.contains("not verified"), "{consent}");
+    assert!(
+        consent.contains("app.example.com"),
+        "the redirect's host is shown"
+    );
     let approved = Session::new(&app).decide(&authorize, "approve").await;
     let code = approved["code"].clone();
     let form = [
@@ -60,6 +67,10 @@ async fn a_public_client_runs_the_code_flow_with_pkce_only(app: TestApp) {
     let (status, tokens) = app.token(&form).await;
     assert_eq!(status, StatusCode::OK, "{tokens}");
     assert!(tokens["access_token"].is_string());
+
+    // Approved once, a self-registered client still gets the consent page.
+    let again = Session::new(&app).sign_in(&authorize, PASSWORD).await;
+    assert!(again.contains("not verified"), "{again}");
 
     // A public client may not use other grants with its client_id alone.
     let (status, _) = app

@@ -40,6 +40,8 @@ pub struct ConsentPage<'a> {
     pub csrf_token: &'a str,
     /// The requested scope names; shown as sentences ([`scope_sentences`]).
     pub scopes: &'a [&'a str],
+    /// A self-registered app: the host it returns to, shown with "not verified".
+    pub unverified_host: Option<&'a str>,
 }
 
 #[derive(Template)]
@@ -64,6 +66,7 @@ struct ConsentTemplate<'a> {
     csrf_field: &'static str,
     csrf_token: &'a str,
     scope_sentences: Vec<String>,
+    unverified_host: Option<&'a str>,
 }
 
 #[derive(Template)]
@@ -161,6 +164,7 @@ pub fn render_consent(page: &ConsentPage<'_>) -> String {
         csrf_field: CSRF_FIELD,
         csrf_token: page.csrf_token,
         scope_sentences: scope_sentences(page.scopes.iter().copied()),
+        unverified_host: page.unverified_host,
     })
 }
 

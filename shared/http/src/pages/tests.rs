@@ -38,7 +38,9 @@ fn consent_names_the_app_and_its_scopes_in_words() {
         form_action: "/oauth2/v0/authorize/consent",
         csrf_token: "t",
         scopes: &["openid", "payroll", "x.custom"],
+        unverified_host: None,
     });
+    assert!(!html.contains("not verified"));
     assert!(html.contains("Demo App"));
     assert!(html.contains("Confirm who you are when you sign in"));
     assert!(html.contains("See and manage your payroll data"));
@@ -59,4 +61,17 @@ fn every_page_inlines_exactly_the_hashed_stylesheet() {
         assert_eq!(html.matches("<style").count(), 1);
         assert!(!html.contains("style=\""), "no inline style attributes");
     }
+}
+
+#[test]
+fn a_self_registered_app_is_marked_not_verified_with_its_host() {
+    let html = render_consent(&ConsentPage {
+        app_name: "Some Agent",
+        form_action: "/oauth2/v0/authorize/consent",
+        csrf_token: "t",
+        scopes: &["openid"],
+        unverified_host: Some("agent.example"),
+    });
+    assert!(html.contains("not verified"), "{html}");
+    assert!(html.contains("agent.example"), "{html}");
 }

@@ -57,6 +57,11 @@ pub(super) async fn proceed(
         return Err(Refusal::Denied(RefusalReason::TooLarge));
     };
     Ok(AuthorizeStep::Consent(FormPage {
+        unverified_host: client
+            .registration
+            .as_ref()
+            .and_then(|_| url::Url::parse(&request.redirect_uri).ok())
+            .and_then(|url| url.host_str().map(str::to_owned)),
         app_name: client.name.clone(),
         redirect_uri: request.redirect_uri.clone(),
         csrf_token: csrf_token(keys, Form::Consent, &pending),
@@ -73,6 +78,11 @@ async fn is_remembered(
     client: &Client,
     pending: &PendingAuthorization,
 ) -> Result<bool, StoreError> {
+    // A self-registered client was vouched for by nobody: the user sees its consent page, with
+    // where it returns to, every time.
+    if client.registration.is_some() {
+        return Ok(false);
+    }
     let consent = services
         .ctx
         .store

@@ -72,6 +72,9 @@ pub struct FormPage {
     /// Sign-in: the login typed before a refused attempt, and why it was refused.
     pub login: String,
     pub error: Option<&'static str>,
+    /// Consent for a self-registered client: the host of its redirect address, shown with the
+    /// app marked as not verified. `None` otherwise.
+    pub unverified_host: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -377,6 +380,7 @@ fn sign_in_page(
         None
     };
     Ok(AuthorizeStep::SignIn(FormPage {
+        unverified_host: None,
         app_name: client.name.clone(),
         redirect_uri: pending.request.redirect_uri.clone(),
         csrf_token: csrf_token(keys, Form::SignIn, pending),
