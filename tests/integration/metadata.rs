@@ -175,6 +175,11 @@ async fn openapi_document_lists_every_served_operation(app: TestApp) {
     }
     // And everything documented is served.
     for (path, operations) in paths {
+        // Registration is off by default: its routes answer 404 by design (registration::modes
+        // tests them on and off).
+        if path.starts_with("/oauth2/v0/register") {
+            continue;
+        }
         let concrete = path
             .replace("{OLDConsumerKey}", "qyprd-nothing")
             .replace("{COMPANY_ID}", "00000000-0000-0000-0000-000000000000");
