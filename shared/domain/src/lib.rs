@@ -9,6 +9,7 @@ mod authorization_code;
 mod channel;
 mod client;
 mod client_secrets;
+mod device;
 mod geolocation;
 mod ids;
 mod legacy;
@@ -33,6 +34,11 @@ pub use client::{
 pub use client_secrets::{
     ClientSecret, ClientSecrets, ListedSecret, SecretCheck, SecretsRefusal,
     LAST_USED_RESOLUTION_SECONDS, MAX_CLIENT_SECRETS,
+};
+pub use device::{
+    DeviceAuthorization, DeviceDecision, DeviceStatus, PollVerdict, UserCode,
+    DEVICE_CODE_RETENTION_SECONDS, DEVICE_CODE_TTL_SECONDS, DEVICE_POLL_INTERVAL_SECONDS,
+    DEVICE_SLOW_DOWN_SECONDS, USER_CODE_ALPHABET, USER_CODE_LENGTH,
 };
 pub use geolocation::{Geolocation, InvalidGeolocation};
 pub use ids::{

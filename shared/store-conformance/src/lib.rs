@@ -28,6 +28,7 @@ mod backends;
 mod batch;
 mod client_secrets;
 mod clients;
+mod device_authorizations;
 mod families;
 pub mod fixtures;
 mod legacy;
@@ -54,6 +55,7 @@ pub use authorization_codes::*;
 pub use batch::*;
 pub use client_secrets::*;
 pub use clients::*;
+pub use device_authorizations::*;
 pub use families::*;
 pub use legacy::*;
 pub use legacy_exchange::*;
@@ -146,6 +148,9 @@ macro_rules! conformance_suite {
             authorization_code_is_redeemed_once_and_remembers_its_family,
             expired_authorization_code_is_not_redeemable,
             concurrent_redemptions_have_one_winner,
+            device_authorization_reads_by_either_code_and_is_decided_once,
+            device_polls_are_recorded_only_from_the_poll_read,
+            device_authorization_is_redeemed_once_by_its_client,
             revoke_access_token_revokes_only_that_token,
             revoking_an_access_token_records_only_the_first_time,
             revoke_connection_revokes_the_principals_families_with_that_client,

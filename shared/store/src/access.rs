@@ -7,8 +7,8 @@
 
 use super::{
     AuditStore, AuthTokenStore, AuthorizationCodeStore, BatchWrites, ClientStore, ConsentStore,
-    FamilyStore, LegacyStore, LockoutStore, OtpStore, PrincipalStore, RateLimitStore,
-    RegistrationTokenStore, ReplayStore, RevocationStore, SessionStore,
+    DeviceAuthorizationStore, FamilyStore, LegacyStore, LockoutStore, OtpStore, PrincipalStore,
+    RateLimitStore, RegistrationTokenStore, ReplayStore, RevocationStore, SessionStore,
 };
 
 /// Generates, from `accessor: Trait` pairs, the [`Store`] trait, its implementation for every
@@ -72,6 +72,8 @@ aggregates! {
     otp: OtpStore,
     /// Authorization codes.
     authorization_codes: AuthorizationCodeStore,
+    /// Device authorizations (RFC 8628).
+    device_authorizations: DeviceAuthorizationStore,
     /// Revocation of access tokens and of a principal's connection with a client.
     revocation: RevocationStore,
     /// Rate-limit counters and blocks.

@@ -23,6 +23,7 @@ pub mod aws_sdk;
 mod batch;
 pub mod cached;
 mod clients;
+mod device_authorizations;
 pub mod dynamodb;
 mod error;
 mod families;
@@ -47,6 +48,7 @@ pub use authorization_codes::{AuthorizationCodeStore, CodeRedeemed};
 pub use batch::{BatchWrites, Committed, Gate, Part, PartId, WriteBatch, WriteOp};
 pub use cached::CachedStore;
 pub use clients::ClientStore;
+pub use device_authorizations::DeviceAuthorizationStore;
 pub use error::{Failure, StoreError, StoreResult};
 pub use families::{
     revoke_family_recorded, FamilyRevoked, FamilyStore, FamilyWrite, NewFamily, Renewal, Rotation,

@@ -54,6 +54,8 @@ pub enum StartedBy {
     AuthorizationCode,
     Otp,
     LegacyExchange,
+    /// The device authorization grant (RFC 8628): a device code the user approved on the page.
+    DeviceCode,
 }
 
 /// Why a family was revoked.
@@ -74,6 +76,8 @@ pub enum RevocationReason {
     CodeReplay,
     /// A one-time password was redeemed twice at once: the loser's family is never handed out.
     OtpReplay,
+    /// A device code was redeemed by two polls at once: the loser's family is never handed out.
+    DeviceCodeReplay,
     /// Its old (legacy) refresh token was exchanged again: the new family replaces it.
     ExchangedAgain,
     /// The user disconnected the app on the account page.

@@ -31,16 +31,22 @@ pub enum GrantType {
     Password,
     AuthorizationCode,
     Otp,
+    /// RFC 8628; `tokenctl` names it `device_code`, the token request by its URN.
+    DeviceCode,
 }
 
 impl GrantType {
-    pub const ALL: [GrantType; 5] = [
+    pub const ALL: [GrantType; 6] = [
         Self::ClientCredentials,
         Self::RefreshToken,
         Self::Password,
         Self::AuthorizationCode,
         Self::Otp,
+        Self::DeviceCode,
     ];
+
+    /// RFC 8628 §3.4's `grant_type`.
+    pub const DEVICE_CODE_URN: &'static str = "urn:ietf:params:oauth:grant-type:device_code";
 
     /// The wire value of `grant_type`. `refresh` is accepted as an alias of `refresh_token`
     /// (docs/decisions.md, "Requests and client authentication").
@@ -51,6 +57,7 @@ impl GrantType {
             "password" => Some(Self::Password),
             "authorization_code" => Some(Self::AuthorizationCode),
             "otp" => Some(Self::Otp),
+            Self::DEVICE_CODE_URN | "device_code" => Some(Self::DeviceCode),
             _ => None,
         }
     }
@@ -62,6 +69,16 @@ impl GrantType {
             Self::Password => "password",
             Self::AuthorizationCode => "authorization_code",
             Self::Otp => "otp",
+            Self::DeviceCode => Self::DEVICE_CODE_URN,
+        }
+    }
+
+    /// The name `tokenctl` takes and prints: the wire value, but `device_code` for the grant
+    /// whose wire value is a URN.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::DeviceCode => "device_code",
+            other => other.as_str(),
         }
     }
 }
@@ -185,6 +202,7 @@ impl Client {
             GrantType::AuthorizationCode,
             GrantType::Password,
             GrantType::Otp,
+            GrantType::DeviceCode,
         ]
         .iter()
         .any(|grant| self.may_use(*grant))

@@ -50,6 +50,8 @@ pub(super) mod keys {
         pub const AUDIT: &str = "AUDIT#";
         pub const SESSION: &str = "SESSION#";
         pub const CONSENT: &str = "CONSENT#";
+        pub const DEVICE: &str = "DEVICE#";
+        pub const DEVICE_USER_CODE: &str = "DEVICEUSER#";
     }
 
     /// The partition-key prefixes each Lambda function writes, by the logical id of its IAM role
@@ -60,8 +62,9 @@ pub(super) mod keys {
     pub const FUNCTION_WRITES: &[(&str, &[&str])] = &[
         // Access tokens, new families with their connection listing, rotation, revocation,
         // login attempts, one-time passwords, authorization codes, rate-limit counters, used
-        // `jti`s of client assertions (a conditional PutItem; never read), and client secrets
-        // (`UpdateItem` only: the secrets API and each secret's last use).
+        // `jti`s of client assertions (a conditional PutItem; never read), client secrets
+        // (`UpdateItem` only: the secrets API and each secret's last use), and device
+        // authorizations with their user-code items.
         (
             "TokenFunctionRole",
             &[
@@ -78,6 +81,8 @@ pub(super) mod keys {
                 AUDIT,
                 SESSION,
                 CONSENT,
+                DEVICE,
+                DEVICE_USER_CODE,
             ],
         ),
         // A new family with its tokens, connection listing and audit event, the exchange link
@@ -129,6 +134,8 @@ pub(super) mod keys {
                 SIGNING_KEYS,
                 SESSION,
                 CONSENT,
+                DEVICE,
+                DEVICE_USER_CODE,
             ],
         ),
         // The app and its bearer token, the principal and enablement, the consumer key, the
@@ -255,6 +262,15 @@ pub(super) mod keys {
     }
     pub fn email(address: &TokenHash) -> (String, &'static str) {
         (format!("{EMAIL}{}", address.to_hex()), "EMAIL")
+    }
+    pub fn device_authorization(device_code_hash: &TokenHash) -> (String, &'static str) {
+        (format!("{DEVICE}{}", device_code_hash.to_hex()), "DEVICE")
+    }
+    pub fn device_user_code(user_code_hash: &TokenHash) -> (String, &'static str) {
+        (
+            format!("{DEVICE_USER_CODE}{}", user_code_hash.to_hex()),
+            "DEVICEUSER",
+        )
     }
     pub fn authorization_code(hash: &TokenHash) -> (String, &'static str) {
         (format!("{AUTHORIZATION_CODE}{}", hash.to_hex()), "AUTHCODE")

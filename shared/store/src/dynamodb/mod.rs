@@ -48,6 +48,7 @@ mod authorization_codes;
 mod batch;
 mod clients;
 mod codec;
+mod device_authorizations;
 mod errors;
 mod families;
 mod legacy;

@@ -37,6 +37,7 @@ mod auth_tokens;
 mod authorization_codes;
 mod batch;
 mod clients;
+mod device_authorizations;
 mod families;
 mod legacy;
 mod lockout;
@@ -106,6 +107,13 @@ CREATE TABLE IF NOT EXISTS authorization_codes (
     family_id TEXT,
     body TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS device_authorizations (
+    device_code_hash TEXT PRIMARY KEY,
+    user_code_hash TEXT NOT NULL UNIQUE,
+    expires_at INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS device_authorizations_by_expiry ON device_authorizations (expires_at);
 CREATE TABLE IF NOT EXISTS families (
     id TEXT PRIMARY KEY,
     current_token TEXT NOT NULL,

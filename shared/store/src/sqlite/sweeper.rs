@@ -47,6 +47,7 @@ pub const EXPIRING_TABLES: &[ExpiringTable] = &[
     expiring("used_jtis"),
     expiring("registration_tokens"),
     expiring("authorization_codes"),
+    expiring("device_authorizations"),
     expiring("audit_events"),
     expiring("sessions"),
 ];

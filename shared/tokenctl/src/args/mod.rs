@@ -326,7 +326,7 @@ fn parse_scopes(text: &str) -> Result<Scopes, String> {
 
 fn parse_grant(text: &str) -> Result<GrantType, String> {
     GrantType::parse(text.trim()).ok_or_else(|| {
-        format!("unknown grant {text:?}: expected client_credentials, refresh_token, password, authorization_code or otp")
+        format!("unknown grant {text:?}: expected client_credentials, refresh_token, password, authorization_code, otp or device_code")
     })
 }
 

@@ -197,10 +197,5 @@ fn key_ids(client: &Client) -> Vec<String> {
 }
 
 fn grant_names(client: &Client) -> Vec<&'static str> {
-    client
-        .grants
-        .iter()
-        .copied()
-        .map(GrantType::as_str)
-        .collect()
+    client.grants.iter().copied().map(GrantType::name).collect()
 }
