@@ -147,7 +147,7 @@ impl DeviceAuthorizationStore for SqliteStore {
         client_id: &ClientId,
         valid_after: UnixTime,
     ) -> StoreResult<bool> {
-        let client_id = client_id.clone();
+        let client_id = *client_id;
         self.change_device_authorization(device_code_hash, move |record| {
             if record.status != DeviceStatus::Approved
                 || record.client_id != client_id
