@@ -112,6 +112,25 @@ const SERVICE_ROWS: &[(u16, &str, &str)] = &[
         "use_dpop_nonce",
         "DPoP proof requires the server's nonce (DPoP-Nonce header)",
     ),
+    // The device authorization grant's poll (RFC 8628 §3.5), every one a 400.
+    (
+        170,
+        "authorization_pending",
+        "the user has not yet approved this device code",
+    ),
+    (
+        171,
+        "slow_down",
+        "polling too fast; the interval grew by 5 seconds",
+    ),
+    (
+        172,
+        "access_denied",
+        "the user denied the authorization request",
+    ),
+    (173, "expired_token", "device code has expired"),
+    (174, "invalid_grant", "device code is bad or already used"),
+    (175, "invalid_request", "device_code was not supplied"),
 ];
 
 fn spec_rows() -> Vec<(u16, &'static str, &'static str)> {

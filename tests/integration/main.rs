@@ -16,6 +16,7 @@ mod conformance_dynamodb;
 mod conformance_sqlite;
 mod cross_cutting;
 mod ddb_proxy;
+mod device;
 mod dpop;
 mod dynamodb_ttl;
 mod error_catalogue;

@@ -21,6 +21,7 @@ mod client_request;
 mod client_secrets;
 mod company;
 mod connections;
+mod device;
 mod dpop;
 pub mod error_response;
 mod exchange;
@@ -128,6 +129,9 @@ fn token_routes() -> Routes {
         .add(operation!(token::jwks))
         .add(operation!(token::jwks).also_at(paths::JWKS, "oauth2_jwks"))
         .add(operation!(otp::request))
+        .add(operation!(device::authorize_device))
+        .add(operation!(device::page::show))
+        .add(operation!(device::page::act))
         .add(operation!(authorize::start))
         .add(operation!(authorize::submit))
         // Revocation, introspection, discovery, Concur's connections, and the OpenAPI document

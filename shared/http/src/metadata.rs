@@ -21,6 +21,9 @@ pub mod paths {
     pub const TOKEN: &str = "/oauth2/v0/token";
     pub const AUTHORIZE: &str = "/oauth2/v0/authorize";
     pub const OTP: &str = "/oauth2/v0/otp";
+    pub const DEVICE_AUTHORIZATION: &str = "/oauth2/v0/device_authorization";
+    /// The device grant's verification page.
+    pub const DEVICE: &str = "/oauth2/v0/device";
     pub const REVOKE: &str = "/oauth2/v0/revoke";
     pub const INTROSPECT: &str = "/oauth2/v0/introspect";
     pub const JWKS: &str = "/oauth2/v0/jwks";
@@ -79,6 +82,8 @@ pub struct AuthorizationServerMetadata {
     /// Where one-time passwords are requested (docs/decisions.md, "One-time passwords"); not an RFC
     /// 8414 field.
     pub otp_endpoint: String,
+    /// RFC 8628 §4.
+    pub device_authorization_endpoint: String,
     pub grant_types_supported: Vec<&'static str>,
     pub response_types_supported: Vec<&'static str>,
     pub code_challenge_methods_supported: Vec<&'static str>,
@@ -136,6 +141,7 @@ impl AuthorizationServerMetadata {
             userinfo_endpoint: at(paths::USERINFO),
             end_session_endpoint: at(paths::LOGOUT),
             otp_endpoint: at(paths::OTP),
+            device_authorization_endpoint: at(paths::DEVICE_AUTHORIZATION),
             grant_types_supported: GrantType::ALL.iter().map(|g| g.as_str()).collect(),
             response_types_supported: vec!["code"],
             code_challenge_methods_supported: vec!["S256"],
@@ -208,7 +214,8 @@ mod tests {
                 "/v0/token",
                 paths::REVOKE,
                 paths::INTROSPECT,
-                paths::OTP
+                paths::OTP,
+                paths::DEVICE_AUTHORIZATION,
             ]
         );
     }

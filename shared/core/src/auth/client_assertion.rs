@@ -45,6 +45,7 @@ pub const AUDIENCE_PATHS: &[&str] = &[
     "/oauth2/v0/revoke",
     "/oauth2/v0/introspect",
     "/oauth2/v0/otp",
+    "/oauth2/v0/device_authorization",
 ];
 
 /// The claims RFC 7523 §3 requires, plus the optional times.

@@ -20,6 +20,15 @@ pub enum OAuthError {
     InvalidDpopProof,
     /// RFC 9449 §8: retry with the server's nonce (sent in `DPoP-Nonce`).
     UseDpopNonce,
+    /// RFC 8628 §3.5: the user has not decided yet; poll again after the interval.
+    AuthorizationPending,
+    /// RFC 8628 §3.5's `slow_down` for a device polling faster than its interval: a 400 like
+    /// every poll answer, unlike the rate limits' 429 of the same name.
+    DevicePollSlowDown,
+    /// RFC 8628 §3.5's `access_denied`, a 400: the user denied; the device stops polling.
+    DeviceAccessDenied,
+    /// RFC 8628 §3.5: the device code expired; the device may start again.
+    ExpiredToken,
 }
 
 impl OAuthError {
@@ -29,15 +38,19 @@ impl OAuthError {
             Self::InvalidGrant => "invalid_grant",
             Self::InvalidClient => "invalid_client",
             Self::InvalidScope => "invalid_scope",
-            Self::AccessDenied => "access_denied",
-            Self::SlowDown => "slow_down",
+            // RFC 8628 reuses these two names for poll answers with another status.
+            Self::AccessDenied | Self::DeviceAccessDenied => "access_denied",
+            Self::SlowDown | Self::DevicePollSlowDown => "slow_down",
             Self::InvalidDpopProof => "invalid_dpop_proof",
             Self::UseDpopNonce => "use_dpop_nonce",
+            Self::AuthorizationPending => "authorization_pending",
+            Self::ExpiredToken => "expired_token",
         }
     }
 
-    /// 400 for request, grant and scope errors; 401 for client authentication; 403 for a denied
-    /// client; 429 for a rate limit (with `Retry-After`).
+    /// 400 for request, grant and scope errors and every device poll answer (RFC 8628 §3.5
+    /// answers as RFC 6749 §5.2 does); 401 for client authentication; 403 for a denied client;
+    /// 429 for a rate limit (with `Retry-After`).
     pub fn status(self) -> StatusCode {
         match self {
             Self::InvalidClient => StatusCode::UNAUTHORIZED,
@@ -47,7 +60,11 @@ impl OAuthError {
             | Self::InvalidGrant
             | Self::InvalidScope
             | Self::InvalidDpopProof
-            | Self::UseDpopNonce => StatusCode::BAD_REQUEST,
+            | Self::UseDpopNonce
+            | Self::AuthorizationPending
+            | Self::DevicePollSlowDown
+            | Self::DeviceAccessDenied
+            | Self::ExpiredToken => StatusCode::BAD_REQUEST,
         }
     }
 }
@@ -157,6 +174,14 @@ catalogue! {
     /// RFC 9449 §8 (`DPOP_NONCE=on`): the proof lacks the server's current nonce, sent in the
     /// `DPoP-Nonce` header of this answer.
     UseDpopNonce = (151, UseDpopNonce, "DPoP proof requires the server's nonce (DPoP-Nonce header)"),
+    /// The device authorization grant (RFC 8628 §3.5): the poll's answers while the user has
+    /// not approved, and a device code used again.
+    DeviceAuthorizationPending = (170, AuthorizationPending, "the user has not yet approved this device code"),
+    DeviceSlowDown = (171, DevicePollSlowDown, "polling too fast; the interval grew by 5 seconds"),
+    DeviceAccessDenied = (172, DeviceAccessDenied, "the user denied the authorization request"),
+    DeviceCodeExpired = (173, ExpiredToken, "device code has expired"),
+    DeviceCodeBadOrUsed = (174, InvalidGrant, "device code is bad or already used"),
+    DeviceCodeMissing = (175, InvalidRequest, "device_code was not supplied"),
 }
 
 impl ErrorCode {
@@ -231,5 +256,19 @@ mod tests {
             StatusCode::BAD_REQUEST
         );
         assert_eq!(ErrorCode::BadRefreshToken.status(), StatusCode::BAD_REQUEST);
+        for poll in [
+            ErrorCode::DeviceAuthorizationPending,
+            ErrorCode::DeviceSlowDown,
+            ErrorCode::DeviceAccessDenied,
+            ErrorCode::DeviceCodeExpired,
+            ErrorCode::DeviceCodeBadOrUsed,
+        ] {
+            assert_eq!(poll.status(), StatusCode::BAD_REQUEST, "{poll:?}");
+        }
+        assert_eq!(
+            ErrorCode::DeviceSlowDown.error().as_str(),
+            "slow_down",
+            "RFC 8628 names it as the rate limits' answer"
+        );
     }
 }

@@ -11,6 +11,7 @@ pub mod authorize;
 pub mod backchannel_logout;
 pub mod client_secrets;
 pub mod company_auth_token;
+pub mod device;
 pub mod introspection;
 pub mod legacy_exchange;
 pub mod logout;

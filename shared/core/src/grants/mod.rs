@@ -13,6 +13,7 @@
 
 mod authorization_code;
 mod client_credentials;
+mod device_code;
 mod otp;
 mod password;
 mod refresh;
@@ -106,6 +107,7 @@ pub async fn token_grant(
             authorization_code::grant(services, &context, request).await
         }
         GrantRequest::Otp(request) => otp::grant(services, &context, request).await,
+        GrantRequest::DeviceCode(request) => device_code::grant(services, &context, request).await,
     }?;
     // Every user or company family gets an ID token (docs/decisions.md, "Authorization code flow"),
     // saying when its principal signed in to start the family (`auth_time`, OpenID Connect Core 2;

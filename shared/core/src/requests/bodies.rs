@@ -68,6 +68,25 @@ impl FromParameters for OtpSendParameters {
     }
 }
 
+/// A `POST /oauth2/v0/device_authorization` request (RFC 8628 §3.1).
+pub type DeviceAuthorizationRequest = ClientRequest<DeviceAuthorizationParameters>;
+
+/// `POST /oauth2/v0/device_authorization`'s parameters, after the client's credentials.
+#[derive(Debug, ToSchema)]
+pub struct DeviceAuthorizationParameters {
+    /// Space-separated; absent: every scope the client may ask for a user.
+    #[schema(schema_with = parameter_value)]
+    pub scope: Option<String>,
+}
+
+impl FromParameters for DeviceAuthorizationParameters {
+    fn read(parameters: &mut Parameters) -> Result<Self, ErrorCode> {
+        Ok(Self {
+            scope: parameters.take("scope"),
+        })
+    }
+}
+
 /// The old-token exchange's body.
 #[derive(Debug, Default, ToSchema)]
 pub struct ExchangeBody {

@@ -30,13 +30,14 @@ use crate::errors::ErrorCode;
 use crate::secrets::Secret;
 
 pub use bodies::{
-    CompanyAuthTokenAppBody, CompanyAuthTokenQuery, ExchangeBody, OtpSendParameters,
-    OtpSendRequest, PresentedToken, PresentedTokenRequest, UserInfoForm,
+    CompanyAuthTokenAppBody, CompanyAuthTokenQuery, DeviceAuthorizationParameters,
+    DeviceAuthorizationRequest, ExchangeBody, OtpSendParameters, OtpSendRequest, PresentedToken,
+    PresentedTokenRequest, UserInfoForm,
 };
 pub use client::{BasicCredentials, ClientRequest, PresentedClient};
 pub use token::{
-    AuthorizationCodeRequest, ClientCredentialsRequest, CredentialType, GrantRequest,
-    OtpGrantRequest, PasswordRequest, RefreshRequest, TokenRequest,
+    AuthorizationCodeRequest, ClientCredentialsRequest, CredentialType, DeviceCodeRequest,
+    GrantRequest, OtpGrantRequest, PasswordRequest, RefreshRequest, TokenRequest,
 };
 
 /// One request's parameters by name, once RFC 6749 §3.1's rules are applied. Only this module

@@ -64,7 +64,8 @@ impl PartialSchema for TokenRequest {
                 parameter(
                     "grant_type",
                     "`client_credentials`, `password`, `refresh_token` (or `refresh`), \
-                     `authorization_code` or `otp`.",
+                     `authorization_code`, `otp` or \
+                     `urn:ietf:params:oauth:grant-type:device_code`.",
                 ),
                 PresentedClient::schema(),
                 ClientCredentialsRequest::schema(),
@@ -72,6 +73,7 @@ impl PartialSchema for TokenRequest {
                 RefreshRequest::schema(),
                 AuthorizationCodeRequest::schema(),
                 OtpGrantRequest::schema(),
+                DeviceCodeRequest::schema(),
             ],
         )
     }
@@ -91,6 +93,7 @@ pub enum GrantRequest {
     RefreshToken(RefreshRequest),
     AuthorizationCode(AuthorizationCodeRequest),
     Otp(OtpGrantRequest),
+    DeviceCode(DeviceCodeRequest),
 }
 
 impl GrantRequest {
@@ -105,6 +108,7 @@ impl GrantRequest {
                 Self::AuthorizationCode(AuthorizationCodeRequest::read(parameters)?)
             }
             GrantType::Otp => Self::Otp(OtpGrantRequest::read(parameters)?),
+            GrantType::DeviceCode => Self::DeviceCode(DeviceCodeRequest::read(parameters)?),
         })
     }
 }
@@ -222,6 +226,23 @@ impl FromParameters for AuthorizationCodeRequest {
             redirect_uri,
             code_verifier: parameters.take("code_verifier"),
         })
+    }
+}
+
+/// `grant_type=urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4).
+#[derive(Debug, ToSchema)]
+pub struct DeviceCodeRequest {
+    /// The `device_code` of the device authorization response.
+    #[schema(schema_with = parameter_value)]
+    pub device_code: Secret,
+}
+
+impl FromParameters for DeviceCodeRequest {
+    fn read(parameters: &mut Parameters) -> Result<Self, ErrorCode> {
+        let device_code = parameters
+            .take_secret("device_code")
+            .ok_or(ErrorCode::DeviceCodeMissing)?;
+        Ok(Self { device_code })
     }
 }
 

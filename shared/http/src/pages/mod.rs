@@ -4,6 +4,7 @@
 //! small inlined stylesheet allowed by hash (see [`security_headers`]). What a page says is decided
 //! by the flow ([`crate::flows::authorize`]); this module only renders it.
 
+mod device;
 mod headers;
 mod scopes;
 
@@ -11,6 +12,10 @@ use askama::Template;
 
 use crate::flows::authorize::CSRF_FIELD;
 
+pub use device::{
+    render_device_code, render_device_consent, render_device_done, render_device_sign_in,
+    DeviceSignInPage,
+};
 pub use headers::{security_headers, CONTENT_TYPE_HTML};
 pub use scopes::scope_sentences;
 
