@@ -88,6 +88,23 @@ pub async fn create(t: &Target) -> CreatedClients {
     assert!(!other.refresh_allowed);
     assert!(other.post_logout_redirect_uris.is_empty());
 
+    // The device grant by its short name, which is also how it is printed.
+    let device = t.json(&[
+        "clients",
+        "create",
+        "--name",
+        "TV",
+        "--grant",
+        "device_code,refresh_token",
+    ]);
+    let device_id = ClientId::parse(str_field(&device, "client_id")).unwrap();
+    assert_eq!(
+        t.stored_client(&device_id).await.grants,
+        BTreeSet::from([GrantType::DeviceCode, GrantType::RefreshToken])
+    );
+    assert_eq!(device["grants"][0], "refresh_token", "{device}");
+    assert_eq!(device["grants"][1], "device_code", "{device}");
+
     let refused: [&[&str]; 5] = [
         &["--name", "X", "--grants", "implicit"],
         &["--name", "X", "--connect-url", "ftp://x"],

@@ -142,9 +142,10 @@ pub struct ClientsCreate {
     /// Allowed grants, comma separated [default: all].
     #[arg(
         long,
+        alias = "grant",
         value_delimiter = ',',
         value_parser = parse_grant,
-        value_name = "client_credentials,refresh_token,password,authorization_code,otp"
+        value_name = "client_credentials,refresh_token,password,authorization_code,otp,device_code"
     )]
     pub grants: Vec<GrantType>,
     /// Where the company auth-token flow redirects (https; http only for loopback hosts).
