@@ -33,6 +33,10 @@ async fn metadata_names_every_endpoint_and_grant(app: TestApp) {
         ("introspection_endpoint", "/oauth2/v0/introspect"),
         ("jwks_uri", "/oauth2/v0/jwks"),
         ("otp_endpoint", "/oauth2/v0/otp"),
+        (
+            "device_authorization_endpoint",
+            "/oauth2/v0/device_authorization",
+        ),
         ("userinfo_endpoint", "/oauth2/v0/userinfo"),
         ("end_session_endpoint", "/oauth2/v0/logout"),
     ] {
@@ -50,7 +54,8 @@ async fn metadata_names_every_endpoint_and_grant(app: TestApp) {
             "client_credentials",
             "otp",
             "password",
-            "refresh_token"
+            "refresh_token",
+            "urn:ietf:params:oauth:grant-type:device_code"
         ]
     );
     assert_eq!(list("code_challenge_methods_supported"), ["S256"]);

@@ -30,8 +30,11 @@ async fn request_errors_are_catalogued(app: TestApp) {
     assert_error(
         &app.token(&client_form(
             &client,
-            // authorization_code is served; this grant never is.
-            &[("grant_type", "urn:ietf:params:oauth:grant-type:device_code")],
+            // authorization_code and the device grant are served; this grant never is.
+            &[(
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:saml2-bearer",
+            )],
         ))
         .await,
         400,
