@@ -31,6 +31,7 @@ use crate::services::Services;
 #[utoipa::path(
     get,
     path = "/oauth2/v0/account",
+    operation_id = "account_page",
     tag = "account",
     params(
         ("__Host-session" = Option<String>, Cookie, description = "The sign-in session; without one, the sign-in form"),
@@ -55,6 +56,7 @@ pub async fn show(State(services): State<Arc<Services>>, headers: HeaderMap) -> 
 #[utoipa::path(
     post,
     path = "/oauth2/v0/account",
+    operation_id = "account_forms",
     tag = "account",
     params(
         ("__Host-session" = Option<String>, Cookie, description = "The sign-in session the actions apply to"),
