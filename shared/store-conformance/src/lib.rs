@@ -155,6 +155,7 @@ macro_rules! conformance_suite {
             revoking_an_access_token_records_only_the_first_time,
             revoke_connection_revokes_the_principals_families_with_that_client,
             revoke_connection_started_by_spares_families_started_later,
+            user_connections_list_the_clients_of_live_families,
             rate_limit_refuses_over_the_limit_until_the_window_ends,
             a_counted_access_token_is_stored_only_when_counted,
             parallel_rate_limit_hits_never_exceed_the_limit,

@@ -1,12 +1,12 @@
 //! Revoking one access token, and every family of one (principal, client) connection.
 
 use super::fixtures::*;
-use super::records::{access_token, now, Bundle};
+use super::records::{access_token, now, scopes, Bundle};
 use super::Store;
 use crate::domain::audit::{AuditEvent, AuditKind, AuditSubject, RequestFacts};
 use crate::domain::{ClientId, PrincipalId};
 use crate::random::{OsRandom, RandomExt};
-use crate::store::{AuditQuery, TokenRevoked};
+use crate::store::{AuditQuery, Connection, TokenRevoked};
 
 /// A live family of `principal` with `client`, written.
 async fn family_of(store: &dyn Store, principal: PrincipalId, client: ClientId) -> Bundle {
@@ -237,4 +237,77 @@ pub async fn revoking_an_access_token_records_only_the_first_time(store: &dyn St
     assert!(token.expect("the token").revoked);
     let family = present_family(store, &bundle.family.id, now + 1, "the family").await;
     assert!(family.is_live(now + 1), "its family stays live");
+}
+
+pub async fn user_connections_list_the_clients_of_live_families(store: &dyn Store) {
+    let user = PrincipalId::new(OsRandom.uuid());
+    let (kept, revoked, short_lived) = (
+        ClientId::new(OsRandom.uuid()),
+        ClientId::new(OsRandom.uuid()),
+        ClientId::new(OsRandom.uuid()),
+    );
+    let mut reading = Bundle::live_for(now(), user, kept);
+    reading.family.scopes = scopes("read");
+    reading.create(store).await;
+    let mut writing = Bundle::live_for(now(), user, kept);
+    writing.family.scopes = scopes("write openid");
+    writing.create(store).await;
+    family_of(store, user, revoked).await;
+    let mut brief = Bundle::new(now(), now() + 60);
+    brief.family.principal_id = user;
+    brief.family.client_id = short_lived;
+    brief.refresh.client_id = short_lived;
+    brief.access.client_id = short_lived;
+    brief.create(store).await;
+    family_of(
+        store,
+        PrincipalId::new(OsRandom.uuid()),
+        ClientId::new(OsRandom.uuid()),
+    )
+    .await;
+    store
+        .revocation()
+        .revoke_connection(&user, &revoked, now(), None)
+        .await
+        .expect("revoke_connection");
+
+    let listed = store
+        .revocation()
+        .user_connections(&user, now())
+        .await
+        .expect("user_connections");
+    let mut expected = vec![
+        Connection {
+            client_id: kept,
+            scopes: scopes("read write openid"),
+        },
+        Connection {
+            client_id: short_lived,
+            scopes: scopes("read write"),
+        },
+    ];
+    expected.sort_by_key(|connection| connection.client_id);
+    assert_eq!(
+        listed, expected,
+        "live families' clients, scopes merged; a revoked connection and other users' absent"
+    );
+    let later = store
+        .revocation()
+        .user_connections(&user, now() + 61)
+        .await
+        .expect("user_connections later");
+    assert_eq!(
+        later.iter().map(|c| c.client_id).collect::<Vec<_>>(),
+        vec![kept],
+        "a client whose only family expired is no longer listed"
+    );
+    assert!(
+        store
+            .revocation()
+            .user_connections(&PrincipalId::new(OsRandom.uuid()), now())
+            .await
+            .expect("user_connections of a stranger")
+            .is_empty(),
+        "a user without families has no connections"
+    );
 }

@@ -64,7 +64,7 @@ pub use principals::{EmailUpdate, Inserted, PrincipalStore};
 pub use rate_limits::{Hit, RateKey, RateLimit, RateLimitStore};
 pub use registration_tokens::RegistrationTokenStore;
 pub use replays::{ReplayKey, ReplayStore};
-pub use revocation::{AuditFor, RevocationStore, TokenRevoked};
+pub use revocation::{AuditFor, Connection, RevocationStore, TokenRevoked};
 pub use sessions::{ConsentStore, SessionStore};
 pub use signing_key_ring::{RingWrite, SigningKeyRingStore, VersionedRing};
 

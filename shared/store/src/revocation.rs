@@ -1,12 +1,13 @@
 //! Revocation beyond whole families: one access token (RFC 7009), and every family of one
-//! principal with one client (Concur's `DELETE /app-mgmt/v0/connections`).
+//! principal with one client (Concur's `DELETE /app-mgmt/v0/connections`); the list of a user's
+//! connections that the account page offers to disconnect.
 
 use async_trait::async_trait;
 
 use super::StoreResult;
 use crate::clock::UnixTime;
 use crate::domain::audit::AuditEvent;
-use crate::domain::{ClientId, FamilyId, PrincipalId, TokenId};
+use crate::domain::{ClientId, Family, FamilyId, PrincipalId, PrincipalType, Scopes, TokenId};
 
 /// The audit event of one family's revocation, made for each family a revocation finds.
 pub type AuditFor<'a> = &'a (dyn Fn(FamilyId) -> AuditEvent + Send + Sync);
@@ -20,6 +21,39 @@ pub enum TokenRevoked {
     AlreadyRevoked,
     /// No such unexpired token.
     NotFound,
+}
+
+/// A client with which a user holds at least one live family.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Connection {
+    pub client_id: ClientId,
+    /// The union of the live families' scopes.
+    pub scopes: Scopes,
+}
+
+impl Connection {
+    /// The connections of `user` among `families`: those of the user's live families, one per
+    /// client, ordered by client id.
+    pub(crate) fn of_live<'a>(
+        user: &PrincipalId,
+        families: impl IntoIterator<Item = &'a Family>,
+        now: UnixTime,
+    ) -> Vec<Self> {
+        let mut by_client = std::collections::BTreeMap::<ClientId, Scopes>::new();
+        for family in families {
+            if family.principal_type == PrincipalType::User
+                && &family.principal_id == user
+                && family.is_live(now)
+            {
+                let scopes = by_client.entry(family.client_id).or_default();
+                *scopes = scopes.union(&family.scopes);
+            }
+        }
+        by_client
+            .into_iter()
+            .map(|(client_id, scopes)| Self { client_id, scopes })
+            .collect()
+    }
 }
 
 #[async_trait]
@@ -66,4 +100,12 @@ pub trait RevocationStore: Send + Sync {
         now: UnixTime,
         audit: Option<AuditFor<'_>>,
     ) -> StoreResult<Vec<FamilyId>>;
+
+    /// The clients with which the user `user` holds a live (unrevoked, unexpired) family,
+    /// ordered by client id. Families of other principal types are not listed.
+    async fn user_connections(
+        &self,
+        user: &PrincipalId,
+        now: UnixTime,
+    ) -> StoreResult<Vec<Connection>>;
 }

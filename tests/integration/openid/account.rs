@@ -1,5 +1,6 @@
 //! The account page over HTTP on both stores: its own sign-in (CSRF bound to a nonce cookie),
-//! forms refused without their token, signing out another session, and each action audited.
+//! forms refused without their token, signing out another session, connected apps (any live
+//! family, not only remembered consents) disconnected, and each action audited.
 
 use crate::support::app::TestApp;
 use reqwest::{header, StatusCode};
@@ -10,7 +11,10 @@ use super::*;
 use crate::audit::events_of;
 use crate::authorize::flow::csrf;
 
-crate::on_both_stores!(the_account_page_signs_in_and_ends_another_session,);
+crate::on_both_stores!(
+    the_account_page_signs_in_and_ends_another_session,
+    an_app_holding_tokens_without_consent_is_listed_and_disconnected,
+);
 
 const PATH: &str = "/oauth2/v0/account";
 
@@ -122,4 +126,68 @@ async fn the_account_page_signs_in_and_ends_another_session(app: TestApp) {
         })
         .collect();
     assert_eq!(reasons, vec![SessionEndReason::SignedOut]);
+}
+
+/// Signs `LOGIN` in on the account page's own form; returns the session cookie pair.
+async fn signed_in(app: &TestApp) -> String {
+    let page = get(app, None).await;
+    let nonce = set_cookie(&page, "account_sign_in").expect("the sign-in nonce cookie");
+    let token = csrf(&page.text().await.unwrap());
+    let form = [
+        ("csrf_token", token.as_str()),
+        ("action", "sign_in"),
+        ("login", LOGIN),
+        ("password", PASSWORD),
+    ];
+    let signed_in = post(app, &nonce, &form).await;
+    assert_eq!(signed_in.status(), StatusCode::SEE_OTHER);
+    set_cookie(&signed_in, "__Host-session").expect("a session cookie")
+}
+
+/// An app that got its tokens by the password grant never showed a consent page, yet holds a
+/// live family: it is connected, and disconnecting it revokes that family.
+async fn an_app_holding_tokens_without_consent_is_listed_and_disconnected(app: TestApp) {
+    app.create_user(LOGIN, PASSWORD).await;
+    let client = app.create_client("read").await;
+    let name = app
+        .store
+        .clients()
+        .get_client(&token_domain::ClientId::parse(&client.id).unwrap())
+        .await
+        .unwrap()
+        .expect("the client")
+        .name;
+    let tokens = app.user_tokens(&client, LOGIN, PASSWORD).await;
+    let session = signed_in(&app).await;
+
+    let overview = get(&app, Some(&session)).await.text().await.unwrap();
+    assert!(
+        overview.contains(&format!(r#"name="client_id" value="{}""#, client.id)),
+        "the password-grant app is listed: {overview}"
+    );
+    assert!(overview.contains(&name), "by its name: {overview}");
+    let disconnected = post(
+        &app,
+        &session,
+        &[
+            ("csrf_token", &csrf(&overview)),
+            ("action", "disconnect"),
+            ("client_id", &client.id),
+        ],
+    )
+    .await;
+    assert_eq!(disconnected.status(), StatusCode::SEE_OTHER);
+    let (status, body) = app
+        .refresh(&client, tokens["refresh_token"].as_str().unwrap())
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "the family is revoked: {body}"
+    );
+    let overview = get(&app, Some(&session)).await.text().await.unwrap();
+    assert!(
+        overview.contains("No application has access to your account."),
+        "nothing is connected any more: {overview}"
+    );
 }

@@ -1,6 +1,6 @@
 //! The account page (docs/decisions.md, "Sign-in sessions"), free of HTTP: a signed-in user
-//! sees their sign-in sessions and the applications they approved, signs out one session or
-//! every one, and disconnects an application (its families revoked as `DELETE
+//! sees their sign-in sessions and the applications they hold tokens for or approved, signs out
+//! one session or every one, and disconnects an application (its families revoked as `DELETE
 //! /app-mgmt/v0/connections` does, its consent forgotten). Without a session it is a sign-in
 //! form first, with the sign-in page's checks and limits.
 //!
@@ -12,7 +12,7 @@ use std::net::IpAddr;
 use crate::audit;
 use crate::auth::authenticate_user_from;
 use crate::domain::audit::{AuditKind, RevocationReason, SessionEndReason};
-use crate::domain::{ClientId, PrincipalType, SessionId, SignInSession};
+use crate::domain::{ClientId, PrincipalType, Scopes, SessionId, SignInSession};
 use crate::errors::{Denial, GrantError, Refusal};
 use crate::flows::authorize::{form_token, sign_in_message, verify_form_token, AuthorizeKeys};
 use crate::flows::sessions;
@@ -264,17 +264,27 @@ async fn overview(
             session,
         })
         .collect();
-    let mut apps = Vec::new();
+    // Connected: a live family (any grant: code, password, one-time password, device) or a
+    // remembered consent without one; the scopes shown are those of both.
+    let mut connected = std::collections::BTreeMap::<ClientId, Scopes>::new();
+    for connection in store.revocation().user_connections(&user, now).await? {
+        connected.insert(connection.client_id, connection.scopes);
+    }
     for consent in store.consents().list_consents(&user).await? {
+        let scopes = connected.entry(consent.client_id).or_default();
+        *scopes = scopes.union(&consent.scopes);
+    }
+    let mut apps = Vec::with_capacity(connected.len());
+    for (client_id, scopes) in connected {
         let name = store
             .clients()
-            .get_client(&consent.client_id)
+            .get_client(&client_id)
             .await?
-            .map_or_else(|| consent.client_id.to_string(), |client| client.name);
+            .map_or_else(|| client_id.to_string(), |client| client.name);
         apps.push(ConnectedApp {
-            client_id: consent.client_id,
+            client_id,
             name,
-            scopes: consent.scopes.iter().map(str::to_owned).collect(),
+            scopes: scopes.iter().map(str::to_owned).collect(),
         });
     }
     Ok(Overview {

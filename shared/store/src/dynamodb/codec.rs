@@ -212,6 +212,17 @@ pub(super) mod keys {
     pub fn connection_partition(principal: &PrincipalId, client: &ClientId) -> String {
         format!("{CONNECTION}{principal}#{client}")
     }
+    /// One client of a user's connections: the partition lists the clients the user ever held
+    /// a family with, so that the account page finds the connection partitions to read.
+    pub fn user_connection(user: &PrincipalId, client: &ClientId) -> (String, String) {
+        (
+            user_connections_partition(user),
+            format!("{CLIENT}{client}"),
+        )
+    }
+    pub fn user_connections_partition(user: &PrincipalId) -> String {
+        format!("{CONNECTION}{user}")
+    }
     pub fn connection(
         principal: &PrincipalId,
         client: &ClientId,

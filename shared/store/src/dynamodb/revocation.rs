@@ -7,12 +7,17 @@
 //! with every rotation, which would have to move it too); revoking a connection gives its items
 //! one, so the TTL removes them. Connection items of families that simply expire stay until their
 //! connection is revoked (about 100 bytes each).
+//!
+//! A user's family also writes (overwrites) the item `pk = CONNECTION#<user>`,
+//! `sk = CLIENT#<client>` ([`keys::user_connection`]): one `Query` lists the clients whose
+//! connection partitions the account page then reads. It has no TTL either; a client whose
+//! families are all dead is simply not listed.
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use serde::{Deserialize, Serialize};
 
-use aws_sdk_dynamodb::types::Update;
+use aws_sdk_dynamodb::types::{Put, Update};
 
 use super::codec::{from_item, key, keys, n, to_item};
 use super::errors::build_error;
@@ -20,12 +25,20 @@ use super::requests::{update_if, Transaction};
 use super::DynamoStore;
 use crate::clock::UnixTime;
 use crate::domain::audit::AuditEvent;
-use crate::domain::{ClientId, Family, FamilyId, PrincipalId, TokenId};
-use crate::{AuditFor, FamilyStore, RevocationStore, StoreError, StoreResult, TokenRevoked};
+use crate::domain::{ClientId, Family, FamilyId, PrincipalId, PrincipalType, TokenId};
+use crate::{
+    AuditFor, Connection, FamilyStore, RevocationStore, StoreError, StoreResult, TokenRevoked,
+};
 
 /// An access token that exists, is unexpired and is not marked revoked yet.
 const UNMARKED: &str =
     "attribute_exists(pk) AND expires_at > :now AND (attribute_not_exists(revoked) OR revoked = :unmarked)";
+
+/// One client of a user's connections.
+#[derive(Serialize, Deserialize)]
+struct UserConnection {
+    client_id: ClientId,
+}
 
 /// One family of a (principal, client) connection.
 #[derive(Serialize, Deserialize)]
@@ -43,6 +56,28 @@ impl DynamoStore {
             &member,
             keys::connection(&family.principal_id, &family.client_id, &family.id),
         )?)
+    }
+
+    /// The user-connection item written with a user's `family`; none for other principals.
+    pub(super) fn put_user_connection(
+        &self,
+        family: &Family,
+    ) -> StoreResult<Option<TransactWriteItem>> {
+        if family.principal_type != PrincipalType::User {
+            return Ok(None);
+        }
+        let item = UserConnection {
+            client_id: family.client_id,
+        };
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(to_item(
+                &item,
+                keys::user_connection(&family.principal_id, &family.client_id),
+            )?))
+            .build()
+            .map_err(build_error)?;
+        Ok(Some(TransactWriteItem::builder().put(put).build()))
     }
 
     async fn connection_members(
@@ -175,5 +210,28 @@ impl RevocationStore for DynamoStore {
             }
         }
         Ok(revoked)
+    }
+
+    async fn user_connections(
+        &self,
+        user: &PrincipalId,
+        now: UnixTime,
+    ) -> StoreResult<Vec<Connection>> {
+        let clients = self
+            .partition(
+                "QueryUserConnections",
+                keys::user_connections_partition(user),
+            )
+            .await?
+            .into_iter()
+            .map(|item| Ok(from_item::<UserConnection>(item)?.client_id))
+            .collect::<StoreResult<Vec<_>>>()?;
+        let mut families = Vec::new();
+        for client in clients {
+            for family_id in self.connection_members(user, &client).await? {
+                families.extend(self.get_family(&family_id, now).await?);
+            }
+        }
+        Ok(Connection::of_live(user, &families, now))
     }
 }

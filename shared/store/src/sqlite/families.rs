@@ -13,7 +13,7 @@ use crate::{
 };
 
 /// A family row: the body laid under the mutable columns.
-fn family_from_row(
+pub(super) fn family_from_row(
     body: &str,
     current_token: &str,
     generation: u32,

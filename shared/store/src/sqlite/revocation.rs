@@ -3,11 +3,12 @@
 use async_trait::async_trait;
 
 use super::audit::insert_audit_events;
+use super::families::family_from_row;
 use super::{id_to_sql, map_err, SqliteStore};
 use crate::clock::UnixTime;
 use crate::domain::audit::AuditEvent;
 use crate::domain::{ClientId, FamilyId, PrincipalId, TokenId};
-use crate::{AuditFor, RevocationStore, StoreError, StoreResult, TokenRevoked};
+use crate::{AuditFor, Connection, RevocationStore, StoreError, StoreResult, TokenRevoked};
 
 /// The live families of a connection. The owner and client live in the body only; a scan of
 /// one user's families is cheap for the embedded store, which serves one developer's data.
@@ -110,5 +111,41 @@ impl RevocationStore for SqliteStore {
             Ok(revoked)
         })
         .await
+    }
+
+    async fn user_connections(
+        &self,
+        user: &PrincipalId,
+        now: UnixTime,
+    ) -> StoreResult<Vec<Connection>> {
+        let principal = id_to_sql(user);
+        let families = self
+            .read(move |conn| {
+                conn.prepare_cached(
+                    "SELECT body, current_token, generation, expires_at, revoked_at FROM families
+                     WHERE json_extract(body, '$.principal_id') = ?1
+                     AND revoked_at IS NULL AND expires_at > ?2",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_map(rusqlite::params![principal, now], |row| {
+                        Ok((
+                            row.get::<_, String>(0)?,
+                            row.get::<_, String>(1)?,
+                            row.get(2)?,
+                            row.get(3)?,
+                            row.get(4)?,
+                        ))
+                    })?
+                    .collect::<Result<Vec<_>, _>>()
+                })
+                .map_err(map_err)?
+                .into_iter()
+                .map(|(body, current, generation, expires_at, revoked_at)| {
+                    family_from_row(&body, &current, generation, expires_at, revoked_at)
+                })
+                .collect::<StoreResult<Vec<_>>>()
+            })
+            .await?;
+        Ok(Connection::of_live(user, &families, now))
     }
 }

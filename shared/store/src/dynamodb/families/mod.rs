@@ -116,19 +116,24 @@ impl DynamoStore {
     ) -> StoreResult<Vec<BatchItem>> {
         let integrity = |item| (item, false);
         Ok(match write {
-            FamilyWrite::Start(new) => vec![
-                integrity(self.put_new(to_item(&new.family, keys::family(&new.family.id))?)?),
-                integrity(self.put_new(refresh_token_item(
-                    &new.refresh_token,
-                    Some(&FamilyOrigin::from(&new.family)),
-                )?)?),
-                integrity(self.put_new(to_item(
-                    &new.access_token,
-                    keys::access(&new.access_token.jti),
-                )?)?),
-                // Lists the family under its (principal, client) connection; see revocation.rs.
-                integrity(self.put_connection_member(&new.family)?),
-            ],
+            FamilyWrite::Start(new) => {
+                let mut items = vec![
+                    integrity(self.put_new(to_item(&new.family, keys::family(&new.family.id))?)?),
+                    integrity(self.put_new(refresh_token_item(
+                        &new.refresh_token,
+                        Some(&FamilyOrigin::from(&new.family)),
+                    )?)?),
+                    integrity(self.put_new(to_item(
+                        &new.access_token,
+                        keys::access(&new.access_token.jti),
+                    )?)?),
+                    // Lists the family under its (principal, client) connection, and the client
+                    // among the user's connections; see revocation.rs.
+                    integrity(self.put_connection_member(&new.family)?),
+                ];
+                items.extend(self.put_user_connection(&new.family)?.map(integrity));
+                items
+            }
             FamilyWrite::Rotate(rotation) => self.rotation_items(rotation)?,
             FamilyWrite::Renew(renewal) => self.renewal_items(renewal)?,
             FamilyWrite::Revoke { id, now } => vec![(self.revoke_live_family(id, *now)?, true)],
