@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cross-compiles the five Lambda functions with cargo-lambda, as `sam build` does, into
+# Cross-compiles the six Lambda functions with cargo-lambda, as `sam build` does, into
 # target/lambda/<name>/bootstrap, and reports each binary's size and architecture.
 #
 # cargo-lambda (and the zig linker it brings) is installed from PyPI into the ignored virtualenv
@@ -23,7 +23,7 @@ TARGET_TRIPLE=aarch64-unknown-linux-gnu
 ELF_MACHINE='ARM aarch64'
 # provided.al2023 has glibc 2.34: the binaries must not need a newer symbol version.
 MAX_GLIBC=2.34
-FUNCTIONS=(token exchange company-authtoken rotate-keys logout-delivery)
+FUNCTIONS=(token exchange company-authtoken rotate-keys logout-delivery registration)
 
 # Installs cargo-lambda if missing and puts .cache/venv/bin first on PATH.
 ensure_cargo_lambda "$ROOT" lambda-build

@@ -10,7 +10,7 @@ use serde_json::Value;
 use token_core::admin;
 use token_domain::secrets::TokenHash;
 use token_domain::{ClientId, ConsumerKey, Scopes};
-use token_http::{company_router, exchange_router, token_router};
+use token_http::{company_router, exchange_router, registration_router, token_router};
 use token_store_conformance::records::user_legacy_token;
 use tower::ServiceExt;
 
@@ -298,4 +298,37 @@ async fn password_grants_from_one_ipv6_prefix_count_as_one_source() {
     )
     .await;
     assert_eq!(status, 200, "another /64: {}", json(&body));
+}
+
+/// Registration is a function of its own (the only role that may write whole client items): its
+/// router registers the client, the token function's knows no such route.
+#[tokio::test]
+async fn registration_function_registers_a_client_and_the_token_function_does_not() {
+    let app = TestApp::spawn_with(Backend::Sqlite, crate::registration::open())
+        .await
+        .unwrap();
+    let (status, _, body) = handle(
+        registration_router(app.services.clone()),
+        fixture("register_public_client.json", &[]),
+    )
+    .await;
+    let body = json(&body);
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["client_name"], "fixture agent");
+    let id = ClientId::parse(body["client_id"].as_str().unwrap()).unwrap();
+    let stored = app.store.clients().get_client(&id).await.unwrap();
+    assert!(
+        stored.is_some_and(|client| client.enabled),
+        "the client is stored"
+    );
+
+    let (status, _, _) = handle(
+        token_router(app.services.clone()),
+        fixture("register_public_client.json", &[]),
+    )
+    .await;
+    assert_eq!(
+        status, 404,
+        "the token function does not serve registration"
+    );
 }

@@ -77,6 +77,11 @@ pub fn company_router(services: Arc<Services>) -> Router {
     serve(company_routes(), services)
 }
 
+/// The registration function: `/oauth2/v0/register` and the registered clients' management.
+pub fn registration_router(services: Arc<Services>) -> Router {
+    serve(registration_routes(), services)
+}
+
 /// Every route of every function, for the local all-in-one server, and `GET /metrics`.
 pub fn local_router(services: Arc<Services>) -> Router {
     measure::prometheus::install();
@@ -119,6 +124,7 @@ fn every_route() -> Routes {
     token_routes()
         .merge(exchange_routes())
         .merge(company_routes())
+        .merge(registration_routes())
 }
 
 fn token_routes() -> Routes {
@@ -154,7 +160,12 @@ fn token_routes() -> Routes {
         .add(operation!(client_secrets::list))
         .add(operation!(client_secrets::add))
         .add(operation!(client_secrets::revoke))
-        // Dynamic client registration (RFC 7591) and its management (RFC 7592).
+}
+
+/// Dynamic client registration (RFC 7591) and its management (RFC 7592): a function of its own
+/// on Lambda, the only one allowed to write whole client items.
+fn registration_routes() -> Routes {
+    Routes::new()
         .add(operation!(registration::register))
         .add(operation!(registration::read))
         .add(operation!(registration::update))

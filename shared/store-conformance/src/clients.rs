@@ -52,3 +52,34 @@ pub async fn client_round_trip_and_replace(store: &dyn Store) {
         "an unknown client is absent"
     );
 }
+
+pub async fn clients_are_listed_oldest_first(store: &dyn Store) {
+    let newer = client(now());
+    let older = client(now() - 60);
+    for client in [&newer, &older] {
+        store
+            .clients()
+            .put_client(client)
+            .await
+            .expect("put_client");
+    }
+    let listed: Vec<ClientId> = store
+        .clients()
+        .list_clients()
+        .await
+        .expect("list_clients")
+        .into_iter()
+        .map(|client| client.id)
+        .filter(|id| [newer.id, older.id].contains(id))
+        .collect();
+    assert_eq!(listed, vec![older.id, newer.id], "both, the older first");
+    let stored = store
+        .clients()
+        .list_clients()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|client| client.id == newer.id)
+        .expect("the newer client is listed");
+    assert_eq!(stored, newer, "listed as stored");
+}

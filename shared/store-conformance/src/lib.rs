@@ -109,6 +109,7 @@ macro_rules! conformance_suite {
     ($factory:path $(, #[$attribute:meta])* $(,)?) => {
         $crate::conformance_suite!(@tests $factory; [$(#[$attribute])*];
             client_round_trip_and_replace,
+            clients_are_listed_oldest_first,
             registration_token_is_valid_until_it_expires,
             client_secrets_change_only_from_the_version_read,
             a_single_secret_record_is_one_secret_until_migrated_in_place,

@@ -14,6 +14,10 @@ pub trait ClientStore: Send + Sync {
     async fn put_client(&self, client: &Client) -> StoreResult<()>;
     async fn get_client(&self, id: &ClientId) -> StoreResult<Option<Client>>;
 
+    /// Every client, oldest first (`tokenctl clients list`): an administrator's read, which on
+    /// DynamoDB scans the table.
+    async fn list_clients(&self) -> StoreResult<Vec<Client>>;
+
     /// Replaces the client's secrets with `secrets` if the stored ones are still at
     /// `expected_version`; `Ok(false)` (nothing written) when they changed meanwhile or the
     /// client does not exist. An earlier record's `secret_hash` is removed: the set replaces it.

@@ -8,6 +8,7 @@ use crate::authorize::flow::{
 };
 use crate::support::app::TestClient;
 use token_core::flows::authorize::s256_challenge;
+use token_domain::clock::Clock;
 
 crate::on_both_stores!(with crate::registration::open(); a_public_client_runs_the_code_flow_with_pkce_only);
 
@@ -66,7 +67,14 @@ async fn a_public_client_runs_the_code_flow_with_pkce_only(app: TestApp) {
     ];
     let (status, tokens) = app.token(&form).await;
     assert_eq!(status, StatusCode::OK, "{tokens}");
-    assert!(tokens["access_token"].is_string());
+    let access_token = tokens["access_token"].as_str().expect("an access token");
+    let jti = crate::support::app::jti_of(access_token);
+    let family_id = app
+        .stored_access_token(&jti)
+        .await
+        .expect("the access token is stored")
+        .family_id
+        .expect("a user's token belongs to a family");
 
     // Approved once, a self-registered client still gets the consent page.
     let again = Session::new(&app).sign_in(&authorize, PASSWORD).await;
@@ -80,4 +88,22 @@ async fn a_public_client_runs_the_code_flow_with_pkce_only(app: TestApp) {
         ])
         .await;
     assert_ne!(status, StatusCode::OK);
+
+    // DELETE with the registration access token: the client is disabled and its family revoked.
+    let deleted = app
+        .http
+        .delete(answer["registration_client_uri"].as_str().unwrap())
+        .bearer_auth(answer["registration_access_token"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+    let family = app
+        .store
+        .families()
+        .get_family(&family_id, app.clock.now())
+        .await
+        .unwrap()
+        .expect("the family is kept, revoked");
+    assert!(family.revoked_at.is_some(), "DELETE revoked the family");
 }

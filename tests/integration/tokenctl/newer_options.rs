@@ -1,6 +1,6 @@
 //! The options added after the first verbs: `clients create --first-party --redirect-uri
 //! --refresh-rotation`, `clients set-refresh-rotation`, `users create --email` and
-//! `users set-email`, each run through the binary and read back from the store.
+//! `users set-email`, `clients list`, each run through the binary and read back from the store.
 
 use token_domain::{ChannelHandle, PrincipalId, RefreshRotation};
 
@@ -239,4 +239,46 @@ async fn found_by(t: &Target, address: &str) -> Option<PrincipalId> {
         .await
         .unwrap()
         .map(|user| user.id)
+}
+
+/// `clients list`: every client, a self-registered one marked `"registration": "dynamic"`, one
+/// made here `"static"`, and no secret printed.
+pub async fn clients_list(t: &Target) {
+    let (_, made_here) = t.create_client("Listed Console", &[]);
+    let mut agent = t.stored_client(&made_here).await;
+    agent.id = token_domain::ClientId::new(uuid::Uuid::new_v4());
+    agent.name = "Self-registered agent".into();
+    agent.registration = Some(token_domain::DynamicRegistration {
+        access_token_hash: token_domain::secrets::TokenHash::of("registration access token"),
+        auth_method: token_domain::RegisteredAuthMethod::None,
+        client_uri: None,
+        logo_uri: None,
+    });
+    t.store.clients().put_client(&agent).await.unwrap();
+
+    let listed = t.json(&["clients", "list"]);
+    let entry = |id: &token_domain::ClientId| {
+        listed
+            .as_array()
+            .expect("a JSON array")
+            .iter()
+            .find(|client| client["client_id"] == id.to_string())
+            .unwrap_or_else(|| panic!("{id} is listed: {listed}"))
+            .clone()
+    };
+    assert_eq!(entry(&made_here)["registration"], "static", "{listed}");
+    assert_eq!(entry(&agent.id)["registration"], "dynamic", "{listed}");
+    assert_eq!(entry(&agent.id)["name"], "Self-registered agent");
+    assert!(
+        !listed.to_string().contains("client_secret"),
+        "no secret is listed: {listed}"
+    );
+    let text = t.text(&["clients", "list"]);
+    assert!(
+        text.contains(&format!(
+            "{}  Self-registered agent  (self-registered)",
+            agent.id
+        )),
+        "{text}"
+    );
 }

@@ -133,6 +133,11 @@ async fn change_client(
 }
 
 /// The client `id` names, or [`AdminError`]'s "not found".
+/// Every client, oldest first (`tokenctl clients list`).
+pub async fn list_clients(ctx: &Context) -> Result<Vec<Client>, AdminError> {
+    Ok(ctx.store.clients().list_clients().await?)
+}
+
 pub async fn existing_client(ctx: &Context, id: &ClientId) -> Result<Client, AdminError> {
     ctx.store
         .clients()

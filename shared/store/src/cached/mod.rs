@@ -201,6 +201,10 @@ impl ClientStore for CachedStore {
             .await
     }
 
+    async fn list_clients(&self) -> StoreResult<Vec<Client>> {
+        self.inner.clients().list_clients().await
+    }
+
     /// A change written from the cached version is written into the cached record too: the
     /// store's record now holds exactly `secrets`, so the app's next request on this instance
     /// (a rotation's revoke right after its add) finds its client here instead of reading it

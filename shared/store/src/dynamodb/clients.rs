@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use super::codec::{keys, n, to_item};
+use super::codec::{from_item, keys, n, to_item};
 use super::errors::store_error;
 use super::requests::update_if;
 use super::DynamoStore;
@@ -56,6 +56,39 @@ impl ClientStore for DynamoStore {
 
     async fn get_client(&self, id: &ClientId) -> StoreResult<Option<OAuthClient>> {
         self.get("GetClient", keys::client(id)).await
+    }
+
+    /// A scan: clients have no partition of their own, and this is an administrator's command
+    /// (a scan reads the whole table once; on demand, about 0.03 USD a gigabyte).
+    async fn list_clients(&self) -> StoreResult<Vec<OAuthClient>> {
+        let (prefix, sort) = keys::client_kind();
+        let scan = self
+            .client()
+            .scan()
+            .table_name(self.table_name())
+            .filter_expression("sk = :sk AND begins_with(pk, :prefix)")
+            .expression_attribute_values(":sk", AttributeValue::S(sort.to_owned()))
+            .expression_attribute_values(":prefix", AttributeValue::S(prefix.to_owned()))
+            .consistent_read(true);
+        let mut start = None;
+        let mut clients = Vec::new();
+        loop {
+            let mut page = scan
+                .clone()
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| store_error("ScanClients", e))?;
+            start = page.last_evaluated_key.take().filter(|key| !key.is_empty());
+            for item in page.items.unwrap_or_default() {
+                clients.push(from_item::<OAuthClient>(item)?);
+            }
+            if start.is_none() {
+                break;
+            }
+        }
+        clients.sort_by_key(|client| (client.created_at, client.id));
+        Ok(clients)
     }
 
     async fn replace_client_secrets(

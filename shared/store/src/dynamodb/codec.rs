@@ -98,6 +98,9 @@ pub(super) mod keys {
         ("RotateKeysFunctionRole", &[SIGNING_KEYS, AUDIT]),
         // Each back-channel logout delivery's outcome; it reads nothing.
         ("LogoutDeliveryFunctionRole", &[AUDIT]),
+        // Registered clients (whole items, only while registration is on), registration
+        // counters, audit events, and a deleted client's families revoked.
+        ("RegistrationFunctionRole", &[CLIENT, RATE, AUDIT, FAMILY]),
     ];
 
     /// The one item of the signing key ring.
@@ -159,6 +162,12 @@ pub(super) mod keys {
         ),
         // The key ring, which it rotates.
         ("RotateKeysFunctionRole", &[SIGNING_KEYS]),
+        // Clients, initial access tokens, its rate-limit blocks, a deleted client's audit
+        // trail (the families it started); it signs nothing, so never reads the key ring.
+        (
+            "RegistrationFunctionRole",
+            &[CLIENT, REGISTRATION_TOKEN, RATE, AUDIT],
+        ),
     ];
 
     /// The partition of one principal's sign-in sessions.
@@ -176,8 +185,13 @@ pub(super) mod keys {
         (consent_partition(principal), client.to_string())
     }
     pub fn client(id: &ClientId) -> (String, &'static str) {
-        (format!("{CLIENT}{id}"), "CLIENT")
+        (format!("{CLIENT}{id}"), CLIENT_SORT_KEY)
     }
+    /// What every client item's key has: the partition prefix and the sort key.
+    pub fn client_kind() -> (&'static str, &'static str) {
+        (CLIENT, CLIENT_SORT_KEY)
+    }
+    const CLIENT_SORT_KEY: &str = "CLIENT";
     pub fn user(id: &PrincipalId) -> (String, &'static str) {
         (format!("{USER}{id}"), "USER")
     }

@@ -171,9 +171,13 @@ fn each_role_reads_exactly_the_prefixes_its_function_reads() {
     );
 }
 
+/// The role that may write whole client items: registration's, and only while it is on.
+const REGISTRATION_ROLE: &str = "RegistrationFunctionRole";
+
 /// The only write of client items a function may make is an update of a client's secrets: a
 /// leaked function role must not rewrite a client's redirect URIs, grants or keys, nor create a
-/// client by upsert with whatever attributes it likes.
+/// client by upsert with whatever attributes it likes. The registration function is the one
+/// exception (it creates and replaces self-registered clients), checked below.
 #[test]
 fn client_items_are_writable_only_in_their_secrets_attributes() {
     let template = template();
@@ -183,6 +187,7 @@ fn client_items_are_writable_only_in_their_secrets_attributes() {
             for statement in statements(&policy["PolicyDocument"]) {
                 if !writes_the_table(statement)
                     || !leading_key_prefixes(role, statement).contains("CLIENT#")
+                    || role == REGISTRATION_ROLE
                 {
                     continue;
                 }
@@ -220,5 +225,56 @@ fn client_items_are_writable_only_in_their_secrets_attributes() {
     assert_eq!(
         found, 1,
         "one statement writes client items (the token function's)"
+    );
+}
+
+/// The registration function writes whole client items with `PutItem` only, in a statement of
+/// its own that exists only while `DynamicRegistration` is not `off`.
+#[test]
+fn whole_client_items_are_written_only_by_registration_while_it_is_on() {
+    let template = template();
+    let role = &template["Resources"][REGISTRATION_ROLE];
+    let mut guarded = Vec::new();
+    for policy in as_list(&role["Properties"]["Policies"]) {
+        for statement in as_list(&policy["PolicyDocument"]["Statement"]) {
+            let conditional = match statement {
+                Value::Tagged(tagged) if tagged.tag == "If" => as_list(&tagged.value),
+                plain => {
+                    assert!(
+                        !(writes_the_table(plain)
+                            && leading_key_prefixes(REGISTRATION_ROLE, plain).contains("CLIENT#")),
+                        "client writes outside the RegistrationOn condition"
+                    );
+                    continue;
+                }
+            };
+            let (condition, granted) = (conditional[0], conditional[1]);
+            if writes_the_table(granted)
+                && leading_key_prefixes(REGISTRATION_ROLE, granted).contains("CLIENT#")
+            {
+                assert_eq!(condition.as_str(), Some("RegistrationOn"));
+                let actions: Vec<&str> = as_list(&granted["Action"])
+                    .into_iter()
+                    .filter_map(Value::as_str)
+                    .collect();
+                assert_eq!(
+                    actions,
+                    ["dynamodb:PutItem"],
+                    "registration's client writes"
+                );
+                guarded.push(granted);
+            }
+        }
+    }
+    assert_eq!(
+        guarded.len(),
+        1,
+        "one conditional statement writes client items"
+    );
+    assert_eq!(
+        template["Conditions"]["RegistrationOn"],
+        serde_norway::from_str::<Value>("!Not [!Equals [!Ref DynamicRegistration, \"off\"]]")
+            .unwrap(),
+        "the condition is registration being on"
     );
 }

@@ -36,6 +36,24 @@ impl ClientStore for SqliteStore {
             .await
     }
 
+    async fn list_clients(&self) -> StoreResult<Vec<Client>> {
+        let mut clients: Vec<Client> = self
+            .read(|conn| {
+                conn.prepare_cached("SELECT body FROM clients")
+                    .and_then(|mut stmt| {
+                        stmt.query_map([], |row| row.get::<_, String>(0))?
+                            .collect::<Result<Vec<_>, _>>()
+                    })
+                    .map_err(super::map_err)?
+                    .iter()
+                    .map(|body| super::from_json(body))
+                    .collect()
+            })
+            .await?;
+        clients.sort_by_key(|client| (client.created_at, client.id));
+        Ok(clients)
+    }
+
     async fn replace_client_secrets(
         &self,
         id: &ClientId,

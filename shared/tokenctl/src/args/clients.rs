@@ -58,6 +58,9 @@ pub enum ClientsCommand {
         #[arg(long, conflicts_with = "uri")]
         clear: bool,
     },
+    /// List every application, oldest first (never their secrets); `registration` tells
+    /// self-registered ones (`dynamic`) from those made here (`static`).
+    List,
     /// Print an application's registration (never its secrets).
     Show {
         #[arg(value_name = "CLIENT_ID")]

@@ -1,4 +1,4 @@
-//! `clients create`, `clients show`, `clients disable`, `clients set-jwks`,
+//! `clients create`, `clients list`, `clients show`, `clients disable`, `clients set-jwks`,
 //! `clients set-refresh-rotation`, `clients set-backchannel-logout-uri`, `clients secrets`.
 
 use std::path::Path;
@@ -45,6 +45,25 @@ pub async fn run(command: ClientsCommand, ctx: &Context) -> Result<Output, CliEr
             ))
         }
         ClientsCommand::Secrets(command) => super::client_secrets::run(command, ctx).await,
+        ClientsCommand::List => {
+            let clients = admin::list_clients(ctx).await?;
+            let text = clients
+                .iter()
+                .map(|client| {
+                    let mut line = format!("{}  {}", client.id, client.name);
+                    if client.registration.is_some() {
+                        line.push_str("  (self-registered)");
+                    }
+                    if !client.enabled {
+                        line.push_str("  (disabled)");
+                    }
+                    line
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            let json = clients.iter().map(registration).collect::<Vec<_>>();
+            Ok(Output::list(json!(json), text))
+        }
         ClientsCommand::Show { client_id } => {
             let client = admin::existing_client(ctx, &client_id).await?;
             let json = registration(&client);
@@ -176,6 +195,7 @@ fn registration(client: &Client) -> serde_json::Value {
         "refresh_rotation": client.refresh_rotation.as_str(),
         "jwks_keys": key_ids(client),
         "require_dpop": client.require_dpop,
+        "registration": if client.registration.is_some() { "dynamic" } else { "static" },
     })
 }
 

@@ -1,0 +1,15 @@
+//! AWS Lambda function serving dynamic client registration (RFC 7591) and its management
+//! (RFC 7592). A function of its own so that only its role may write whole client items
+//! (docs/decisions.md, "Dynamic client registration"). Thin by design: configuration, store,
+//! router, run.
+
+use token_core::{bootstrap, config::Config, telemetry};
+use token_http as http;
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    telemetry::init();
+    let config = Config::from_env()?;
+    let services = bootstrap::lambda_services(&config).await?;
+    lambda_http::run(http::lambda(http::registration_router(services))).await
+}
