@@ -9,6 +9,7 @@
 
 mod client_secrets;
 mod counted;
+mod hot_items;
 mod openid;
 mod otp;
 mod private_key_jwt;

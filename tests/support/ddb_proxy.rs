@@ -19,7 +19,7 @@ use tokio::io::BufReader;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
-use calls::tables_named;
+use calls::{partitions_named, tables_named};
 pub use calls::{Call, Calls};
 use wire::{is_hop_by_hop, read_request, write_response, Request, Response};
 
@@ -275,6 +275,7 @@ impl Forwarder {
             lock(&self.state.calls).push(Call {
                 operation: operation.clone(),
                 tables: tables_named(&request.body),
+                partitions: partitions_named(&request.body),
             });
             let response = match fault {
                 None => self.forward(request).await,

@@ -7,7 +7,7 @@ use crate::context::Context;
 use crate::domain::Geolocation;
 use crate::issuance::Issuer;
 use crate::jwt::AccessTokenCodec;
-use crate::limits::Limiter;
+use crate::limits::{Limiter, RefusalMemory};
 use crate::logout_delivery::{Deliverer, InProcessLogoutQueue, LogoutQueue, RetrySchedule};
 use crate::mail::{Mailer, NoMailer};
 use crate::outbound::{AllowedHosts, Fetcher};
@@ -23,6 +23,8 @@ pub struct Services {
     /// Where back-channel logout deliveries go (`crate::logout_delivery`): background tasks of
     /// this process calling public https addresses only, unless set.
     pub logout_queue: Arc<dyn LogoutQueue>,
+    /// The rate-limit counters this process saw refuse, until their windows end.
+    pub refusals: Arc<RefusalMemory>,
 }
 
 impl Services {
@@ -37,6 +39,7 @@ impl Services {
             policy,
             mailer: Arc::new(NoMailer),
             logout_queue,
+            refusals: Arc::new(RefusalMemory::default()),
         }
     }
 
@@ -57,7 +60,11 @@ impl Services {
 
     /// The rate-limit counters of this process's store and configuration.
     pub fn limiter(&self) -> Limiter<'_> {
-        Limiter::new(self.ctx.store.rate_limits(), self.policy.rate_limits)
+        Limiter::new(
+            self.ctx.store.rate_limits(),
+            self.policy.rate_limits,
+            &self.refusals,
+        )
     }
 
     /// This deployment's base address (`GEOLOCATION`).

@@ -25,6 +25,9 @@ pub struct RateKey {
     pub counter: &'static str,
     /// Digest of the subject.
     pub subject: TokenHash,
+    /// Which of the subject's counters, when its count is spread over several (so that no one
+    /// item takes every write of a busy subject); 0 for the only one.
+    pub shard: u32,
 }
 
 impl RateKey {
@@ -33,12 +36,26 @@ impl RateKey {
         Self {
             counter,
             subject: TokenHash::of(subject),
+            shard: 0,
         }
     }
 
-    /// The stored key: `<counter>#<hex digest>`.
+    /// The same subject's counter number `shard`.
+    #[must_use]
+    pub fn shard(&self, shard: u32) -> Self {
+        Self {
+            shard,
+            ..self.clone()
+        }
+    }
+
+    /// The stored key: `<counter>#<hex digest>`, then `#<shard>` for a shard other than 0 (so
+    /// that a subject counted on one item keeps the key it always had).
     pub fn stored(&self) -> String {
-        format!("{}#{}", self.counter, self.subject.to_hex())
+        match self.shard {
+            0 => format!("{}#{}", self.counter, self.subject.to_hex()),
+            shard => format!("{}#{}#{shard}", self.counter, self.subject.to_hex()),
+        }
     }
 }
 

@@ -10,6 +10,8 @@ use serde_json::Value;
 pub struct Call {
     pub operation: String,
     pub tables: Vec<String>,
+    /// The partition keys (`pk`) of the items it names, transaction items included.
+    pub partitions: Vec<String>,
 }
 
 /// The calls seen since the proxy started or was last reset, in arrival order.
@@ -31,6 +33,17 @@ impl Calls {
         let mut counts = BTreeMap::new();
         for call in &self.0 {
             *counts.entry(call.operation.clone()).or_default() += 1;
+        }
+        counts
+    }
+
+    /// How many calls of `operation` named each partition starting with `prefix`.
+    pub fn per_partition(&self, operation: &str, prefix: &str) -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        for call in self.0.iter().filter(|c| c.operation == operation) {
+            for pk in call.partitions.iter().filter(|pk| pk.starts_with(prefix)) {
+                *counts.entry(pk.clone()).or_default() += 1;
+            }
         }
         counts
     }
@@ -68,4 +81,22 @@ pub(super) fn tables_named(body: &[u8]) -> Vec<String> {
     tables.sort();
     tables.dedup();
     tables
+}
+
+/// The partition keys a request names: its `Key` or `Item`, and each transaction item's.
+pub(super) fn partitions_named(body: &[u8]) -> Vec<String> {
+    let Ok(json) = serde_json::from_slice::<Value>(body) else {
+        return Vec::new();
+    };
+    let pk = |request: &Value| {
+        [&request["Key"]["pk"]["S"], &request["Item"]["pk"]["S"]]
+            .into_iter()
+            .find_map(|value| value.as_str().map(str::to_owned))
+    };
+    let mut partitions: Vec<String> = pk(&json).into_iter().collect();
+    for item in json["TransactItems"].as_array().into_iter().flatten() {
+        let actions = item.as_object().into_iter().flat_map(|a| a.values());
+        partitions.extend(actions.filter_map(pk));
+    }
+    partitions
 }

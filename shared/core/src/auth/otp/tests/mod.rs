@@ -160,6 +160,7 @@ const ADDRESS: &str = "Ann@Example.com";
 struct Harness {
     store: MemoryOtpStore,
     rate_limits: MemoryRateLimits,
+    refusals: crate::limits::RefusalMemory,
     mailer: RecordingMailer,
     clock: ManualClock,
     random: Arc<dyn RandomSource>,
@@ -172,6 +173,7 @@ impl Harness {
         Self {
             store: MemoryOtpStore::default(),
             rate_limits: MemoryRateLimits::default(),
+            refusals: crate::limits::RefusalMemory::default(),
             mailer: RecordingMailer::default(),
             clock: ManualClock::new(1_800_000_000),
             random: Arc::new(OsRandom),
@@ -186,7 +188,7 @@ impl Harness {
             mailer: &self.mailer,
             clock: &self.clock,
             random: &self.random,
-            limiter: Limiter::new(&self.rate_limits, RateLimits::default()),
+            limiter: Limiter::new(&self.rate_limits, RateLimits::default(), &self.refusals),
         }
     }
 

@@ -3,6 +3,8 @@
 //! ([`RateLimitStore`]): one conditional write per counted request, atomic across instances of
 //! one deployment (see `docs/decisions.md`, "Regions and abuse limits").
 
+mod spread;
+
 use std::net::IpAddr;
 
 use crate::clock::UnixTime;
@@ -12,6 +14,8 @@ use crate::errors::{Denial, ErrorCode, Refusal};
 use crate::store::{
     Committed, FamilyWrite, Hit, RateKey, RateLimit, RateLimitStore, Store, StoreError, WriteBatch,
 };
+
+pub use spread::RefusalMemory;
 
 /// How long an address stays blocked for one client once that client has sent too many wrong
 /// one-time passwords for it.
@@ -90,6 +94,13 @@ impl Limit {
     fn key(self, subject: &str) -> RateKey {
         RateKey::new(self.counter(), subject)
     }
+
+    /// Whether a busy subject's count is spread over several counters (`spread`): a client's
+    /// token requests, which one client may send thousands of a second. The others are counted
+    /// per address or stay small.
+    fn spreads(self) -> bool {
+        self == Self::ClientTokenRequests
+    }
 }
 
 /// A request refused by a limit: answered 429 with `Retry-After: retry_after`.
@@ -118,16 +129,25 @@ impl<D: Denial + From<Exceeded>> From<LimitError> for Refusal<D> {
     }
 }
 
-/// The counters and their configuration.
+/// The counters, their configuration, and the refusals this process remembers.
 #[derive(Clone, Copy)]
 pub struct Limiter<'a> {
     pub store: &'a dyn RateLimitStore,
     pub limits: RateLimits,
+    pub memory: &'a RefusalMemory,
 }
 
 impl<'a> Limiter<'a> {
-    pub fn new(store: &'a dyn RateLimitStore, limits: RateLimits) -> Self {
-        Self { store, limits }
+    pub fn new(
+        store: &'a dyn RateLimitStore,
+        limits: RateLimits,
+        memory: &'a RefusalMemory,
+    ) -> Self {
+        Self {
+            store,
+            limits,
+            memory,
+        }
     }
 
     /// Counts one request of `subject` against `limit` (nothing when the limit is off).
@@ -135,10 +155,18 @@ impl<'a> Limiter<'a> {
         let Some(rate) = limit.of(&self.limits) else {
             return Ok(());
         };
-        verdict(
-            limit,
-            self.store.count_hit(&limit.key(subject), rate, now).await?,
-        )
+        let store = self.store;
+        let hit = self
+            .memory
+            .count(
+                &limit.key(subject),
+                rate,
+                limit.spreads(),
+                now,
+                |key, share| async move { store.count_hit(&key, share, now).await },
+            )
+            .await?;
+        verdict(limit, hit)
     }
 
     /// Counts one request of `subject` against `limit` and stores `record`, the access token it
@@ -156,17 +184,23 @@ impl<'a> Limiter<'a> {
             store.families().put_access_token(record).await?;
             return Ok(());
         };
-        let mut batch = WriteBatch::of([FamilyWrite::PutAccessToken(record.clone()).into()]);
-        batch.count_first(limit.key(subject), rate, now);
-        let hit = match store.writes().commit(batch).await? {
-            Committed::Limited { retry_after } => Hit::Refused { retry_after },
-            Committed::Applied { counted, .. } => Hit::Counted {
-                count: counted.unwrap_or(1),
-            },
-            Committed::Refused(_) => {
-                return Err(StoreError::internal("an access token's put has no condition").into())
+        let attempt = |key: RateKey, share: RateLimit| async move {
+            let mut batch = WriteBatch::of([FamilyWrite::PutAccessToken(record.clone()).into()]);
+            batch.count_first(key, share, now);
+            match store.writes().commit(batch).await? {
+                Committed::Limited { retry_after } => Ok(Hit::Refused { retry_after }),
+                Committed::Applied { counted, .. } => Ok(Hit::Counted {
+                    count: counted.unwrap_or(1),
+                }),
+                Committed::Refused(_) => Err(StoreError::internal(
+                    "an access token's put has no condition",
+                )),
             }
         };
+        let hit = self
+            .memory
+            .count(&limit.key(subject), rate, limit.spreads(), now, attempt)
+            .await?;
         verdict(limit, hit)
     }
 
@@ -300,7 +334,7 @@ mod tests {
         };
         let now = now();
         let record = application_access_token(now);
-        Limiter::new(&store, off)
+        Limiter::new(&store, off, &RefusalMemory::default())
             .count_with_access_token(&store, Limit::ClientTokenRequests, "client", &record, now)
             .await
             .unwrap();

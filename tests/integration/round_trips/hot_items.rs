@@ -1,0 +1,99 @@
+//! No hot item (docs/decisions.md, "Abuse limits"): one client's token requests, 5,000 of them
+//! from many parallel callers, spread their counter's writes over 16 items, none taking more
+//! than 500; past the limit, a counter that refused is not written again by this process until
+//! its window ends. Counted at the wire by the proxy in front of DynamoDB Local.
+
+use super::counted::Counted;
+use crate::limits::with_limits;
+use crate::support::app::TestClient;
+use futures::stream::{self, StreamExt};
+use reqwest::StatusCode;
+use token_core::config::RateLimits;
+
+const GRANTS: usize = 5000;
+const CALLERS: usize = 64;
+/// What one item may take at that load (DynamoDB allows about 1,000 writes a second).
+const HOT_ITEM_WRITES: usize = 500;
+const CLIENT_COUNTERS: &str = "RATE#client#";
+
+/// `GRANTS` client_credentials grants, `CALLERS` at a time: their statuses and the counter
+/// writes (`UpdateItem`) per counter item.
+async fn flood(
+    counted: &Counted,
+    client: &TestClient,
+) -> (Vec<StatusCode>, std::collections::BTreeMap<String, usize>) {
+    let form = [
+        ("grant_type", "client_credentials"),
+        ("client_id", client.id.as_str()),
+        ("client_secret", client.secret.as_str()),
+    ];
+    let app = &counted.app;
+    let (statuses, calls) = counted
+        .calls_of("one client's grants", async {
+            stream::iter(0..GRANTS)
+                .map(|_| async { app.token(&form).await.0 })
+                .buffer_unordered(CALLERS)
+                .collect::<Vec<_>>()
+                .await
+        })
+        .await;
+    (statuses, calls.per_partition("UpdateItem", CLIENT_COUNTERS))
+}
+
+async fn counted_with_client_limit(per_minute: u32) -> Option<(Counted, TestClient)> {
+    let counted = Counted::start().await?;
+    let limits = RateLimits {
+        client_per_minute: per_minute,
+        ..RateLimits::default()
+    };
+    let counted = counted.with_options(with_limits(limits)).await;
+    let client = counted.app.create_client("read").await;
+    Some((counted, client))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn a_busy_clients_counter_is_spread_over_sixteen_items() {
+    let Some((counted, client)) = counted_with_client_limit(300_000).await else {
+        return;
+    };
+    let (statuses, writes) = flood(&counted, &client).await;
+    assert!(
+        statuses.iter().all(|status| *status == StatusCode::OK),
+        "within the limit every grant passes"
+    );
+    assert_eq!(writes.len(), 16, "16 counters: {writes:?}");
+    assert_eq!(writes.values().sum::<usize>(), GRANTS, "one count a grant");
+    assert!(
+        writes.values().all(|&n| n <= HOT_ITEM_WRITES),
+        "no counter takes more than {HOT_ITEM_WRITES}: {writes:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn a_flood_past_the_limit_stops_writing_the_full_counters() {
+    // 16 counters of 100.
+    let Some((counted, client)) = counted_with_client_limit(1600).await else {
+        return;
+    };
+    let (statuses, writes) = flood(&counted, &client).await;
+    let passed = statuses.iter().filter(|s| **s == StatusCode::OK).count();
+    let refused = statuses
+        .iter()
+        .filter(|s| **s == StatusCode::TOO_MANY_REQUESTS)
+        .count();
+    assert_eq!(passed + refused, GRANTS, "each grant passed or was refused");
+    assert_eq!(passed, 1600, "the limit, exactly: each counter filled");
+    // Counted writes, plus the refused ones: at most two a request in flight when its counters
+    // filled, then none (remembered until the window ends).
+    let total: usize = writes.values().sum();
+    assert!(
+        total <= 1600 + 2 * CALLERS + 16,
+        "{total} counter writes for {refused} refusals: {writes:?}"
+    );
+    assert!(
+        writes.values().all(|&n| n <= HOT_ITEM_WRITES),
+        "no counter takes more than {HOT_ITEM_WRITES}: {writes:?}"
+    );
+}
