@@ -1,12 +1,14 @@
 //! The device authorization grant (RFC 8628) end to end on both stores: `codes` covers the
 //! device authorization request, `polling` the token endpoint's answers to the device (the
-//! user's decision recorded as the page records it), `page` the verification page over HTTP and
-//! `in_browser` in Chromium. The helpers here request codes, poll, and decide.
+//! user's decision recorded as the page records it), `public_clients` the clients that send
+//! their `client_id` alone, `page` the verification page over HTTP and `in_browser` in
+//! Chromium. The helpers here request codes, poll, and decide.
 
 mod codes;
 mod in_browser;
 mod page;
 mod polling;
+mod public_clients;
 
 use crate::support::app::{json_of, TestApp, TestClient};
 use crate::support::assertions::Answer;

@@ -5,7 +5,7 @@ use crate::domain::audit::AuditKind;
 pub use crate::domain::NewClient;
 use crate::domain::{
     check_backchannel_logout_uri, check_connect_url, check_post_logout_redirect_uri,
-    check_redirect_uri, Client, ClientAuthMethod, ClientId, ClientSecrets, ListedSecret,
+    check_redirect_uri, Client, ClientAuthMethod, ClientId, ClientSecrets, GrantType, ListedSecret,
     RefreshRotation, SecretId,
 };
 use crate::errors::Refusal;
@@ -157,12 +157,24 @@ pub async fn set_require_dpop(
 }
 
 /// Pins the client to one authentication method (`None`: either), from its next request
-/// (`tokenctl clients set-auth-method`). Pinning to `private_key_jwt` needs keys registered.
+/// (`tokenctl clients set-auth-method`). Pinning to `private_key_jwt` needs keys registered;
+/// a public client (`none`) may not use `client_credentials`, which would then issue
+/// application tokens to anyone who knows its id.
 pub async fn set_auth_method(
     ctx: &Context,
     id: &ClientId,
     method: Option<ClientAuthMethod>,
 ) -> Result<Client, AdminError> {
+    if method == Some(ClientAuthMethod::Public) {
+        let client = existing_client(ctx, id).await?;
+        if client.may_use(GrantType::ClientCredentials) {
+            return Err(AdminError::Invalid(
+                "a public client may not use client_credentials: create it with --grants \
+                 naming the grants it uses (device_code, refresh_token, ...)"
+                    .to_owned(),
+            ));
+        }
+    }
     if method == Some(ClientAuthMethod::PrivateKeyJwt) {
         let client = existing_client(ctx, id).await?;
         if client.jwks.is_none() {

@@ -45,8 +45,8 @@ pub async fn authenticate_client(
 ) -> Result<Client, GrantError> {
     if presented.presents_assertion() {
         let client = client_assertion::authenticate(services, presented).await?;
-        if client.auth_method == Some(ClientAuthMethod::ClientSecret) {
-            tracing::info!("client assertion from a client pinned to its secret");
+        if client.auth_method == Some(ClientAuthMethod::ClientSecret) || client.is_public() {
+            tracing::info!("client assertion from a client pinned to its secret or to none");
             return Err(ErrorCode::ClientAssertionInvalid.into());
         }
         return Ok(client);
@@ -84,10 +84,14 @@ pub async fn authenticate_client(
             return Err(ErrorCode::IncorrectClientSecret.into());
         }
     };
-    // A client pinned to private_key_jwt: its secret, even a right one, does not authenticate
-    // (answered as a wrong one, so the pin is not revealed to whoever holds the secret).
-    if client.auth_method == Some(ClientAuthMethod::PrivateKeyJwt) {
-        tracing::info!("client secret from a client pinned to private_key_jwt");
+    // A client pinned to private_key_jwt or to none: its secret, even a right one, does not
+    // authenticate (answered as a wrong one, so the pin is not revealed to whoever holds the
+    // secret).
+    if matches!(
+        client.auth_method,
+        Some(ClientAuthMethod::PrivateKeyJwt | ClientAuthMethod::Public)
+    ) {
+        tracing::info!("client secret from a client pinned to private_key_jwt or to none");
         return Err(ErrorCode::IncorrectClientSecret.into());
     }
     // Only an authenticated client learns that it is disabled.
@@ -100,10 +104,11 @@ pub async fn authenticate_client(
     Ok(client)
 }
 
-/// A request with `client_id` and no secret: only a self-registered public client
-/// (`token_endpoint_auth_method=none`, RFC 7591) authenticates so; its codes are bound to it by
-/// PKCE, which it must send on every authorization request, and it may use no grant but the code
-/// and refresh. Any other client is missing its secret (63), as before.
+/// A request with `client_id` and no secret: only a public client authenticates so, one
+/// self-registered with `token_endpoint_auth_method=none` (RFC 7591; it may use no grant but
+/// the code and refresh) or one an administrator pinned to `none` (for the device grant, RFC
+/// 8628 §3.1). Its codes are bound to it by PKCE, which it must send on every authorization
+/// request, or by the device code only it holds. Any other client is missing its secret (63).
 async fn public_client(services: &Services, id: &str) -> Result<Client, GrantError> {
     let Ok(id) = ClientId::parse(id) else {
         return Err(ErrorCode::ClientSecretMissing.into());

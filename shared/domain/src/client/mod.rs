@@ -179,6 +179,11 @@ pub enum ClientAuthMethod {
     /// `client_secret_basic` or `client_secret_post`.
     ClientSecret,
     PrivateKeyJwt,
+    /// A public client (`none`, RFC 7591 §2): it authenticates with its `client_id` alone and
+    /// its secrets, if any, do not authenticate it. For devices and command-line tools that
+    /// cannot keep a secret (the device grant, RFC 8628 §3.1).
+    #[serde(rename = "none")]
+    Public,
 }
 
 impl ClientAuthMethod {
@@ -186,6 +191,7 @@ impl ClientAuthMethod {
         match self {
             Self::ClientSecret => "client_secret",
             Self::PrivateKeyJwt => "private_key_jwt",
+            Self::Public => "none",
         }
     }
 }
@@ -231,12 +237,16 @@ impl Client {
         self.refresh_allowed && self.may_use(GrantType::RefreshToken)
     }
 
-    /// A self-registered client without a secret (`token_endpoint_auth_method=none`): it
-    /// authenticates with its `client_id` alone, and only PKCE binds its codes to it.
+    /// A client without a secret: self-registered with `token_endpoint_auth_method=none`, or
+    /// pinned to `none` by an administrator (`tokenctl clients set-auth-method ID none`). It
+    /// authenticates with its `client_id` alone, and only PKCE (or, for the device grant, the
+    /// device code) binds what it is issued to it.
     pub fn is_public(&self) -> bool {
-        self.registration
-            .as_ref()
-            .is_some_and(|r| r.auth_method == RegisteredAuthMethod::None)
+        self.auth_method == Some(ClientAuthMethod::Public)
+            || self
+                .registration
+                .as_ref()
+                .is_some_and(|r| r.auth_method == RegisteredAuthMethod::None)
     }
 }
 

@@ -40,7 +40,8 @@ pub enum ClientsCommand {
         require_dpop: bool,
     },
     /// Pin the application to one way of authenticating (`any`: its secret, or `private_key_jwt`
-    /// when it has keys). A pinned client's other method is refused even with right credentials.
+    /// when it has keys; `none`: a public client, its client_id alone). A pinned client's other
+    /// method is refused even with right credentials.
     SetAuthMethod {
         #[arg(value_name = "CLIENT_ID")]
         client_id: ClientId,
@@ -105,6 +106,10 @@ pub enum AuthMethodArg {
     ClientSecret,
     /// Signed assertions only: its secrets stop authenticating.
     PrivateKeyJwt,
+    /// A public client (a device or command-line tool that cannot keep a secret): its
+    /// `client_id` alone authenticates it; its secrets stop authenticating. Not with
+    /// `client_credentials`.
+    None,
 }
 
 impl From<AuthMethodArg> for Option<token_domain::ClientAuthMethod> {
@@ -113,6 +118,7 @@ impl From<AuthMethodArg> for Option<token_domain::ClientAuthMethod> {
             AuthMethodArg::Any => None,
             AuthMethodArg::ClientSecret => Some(token_domain::ClientAuthMethod::ClientSecret),
             AuthMethodArg::PrivateKeyJwt => Some(token_domain::ClientAuthMethod::PrivateKeyJwt),
+            AuthMethodArg::None => Some(token_domain::ClientAuthMethod::Public),
         }
     }
 }
