@@ -9,7 +9,11 @@
 
 mod client_secrets;
 mod counted;
+<<<<<<< HEAD
 mod hot_items;
+=======
+mod device;
+>>>>>>> 407ba2a (Device polls: a well-paced pending poll costs one read and no write. The pace lives in a bounded in-memory DevicePacer the service owns (entries forgotten when their code expires, 10 000 at most); only slow_down writes the interval grown by 5 s, the floor every instance applies; pace applies to pending codes only (RFC 8628 3.5). Round-trip budgets on DynamoDB Local: pending 1 read + the client's limit (exactly 1 call with the limit off), slow_down 1 read + 1 write + limit, approved 4 + limit; decisions.md states the per-instance trade-off (issue 43))
 mod openid;
 mod otp;
 mod private_key_jwt;
@@ -60,10 +64,13 @@ dynamodb_test!(
     secrets_list,
     secrets_add,
     secrets_revoke,
+    device_poll,
+    device_poll_without_the_client_limit,
 );
 
 mod budgets {
     pub use super::client_secrets::{secrets_add, secrets_list, secrets_revoke};
+    pub use super::device::{device_poll, device_poll_without_the_client_limit};
     pub use super::openid::{logout, userinfo};
     pub use super::otp::one_time_password;
     pub use super::private_key_jwt::client_credentials_with_private_key_jwt;

@@ -12,6 +12,7 @@ pub mod aws_sdk;
 pub mod bootstrap;
 pub mod config;
 pub mod context;
+pub mod device_pace;
 pub mod errors;
 pub mod flows;
 pub mod grants;

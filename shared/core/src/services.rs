@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::config::Policy;
 use crate::context::Context;
+use crate::device_pace::DevicePacer;
 use crate::domain::Geolocation;
 use crate::issuance::Issuer;
 use crate::jwt::AccessTokenCodec;
@@ -25,6 +26,9 @@ pub struct Services {
     pub logout_queue: Arc<dyn LogoutQueue>,
     /// The rate-limit counters this process saw refuse, until their windows end.
     pub refusals: Arc<RefusalMemory>,
+    /// The pace of device-code polls this instance answered (`grants::device_code`): kept in
+    /// memory so that a well-paced pending poll writes nothing.
+    pub device_pacer: Arc<DevicePacer>,
 }
 
 impl Services {
@@ -40,6 +44,7 @@ impl Services {
             mailer: Arc::new(NoMailer),
             logout_queue,
             refusals: Arc::new(RefusalMemory::default()),
+            device_pacer: Arc::new(DevicePacer::default()),
         }
     }
 

@@ -130,9 +130,12 @@ pub struct DeviceAuthorization {
     /// The record's TTL: [`DEVICE_CODE_RETENTION_SECONDS`] after the codes expire
     /// ([`Self::valid_until`]).
     pub expires_at: UnixTime,
-    /// The least seconds between polls; grows with each `slow_down`.
+    /// The least seconds between polls; grows with each `slow_down`. Every instance holds the
+    /// device to it.
     pub interval: UnixTime,
-    /// The last poll that was not answered `slow_down` early enough to be ignored.
+    /// The last poll answered `slow_down`. Other polls are not written: their pace is kept in
+    /// the memory of the instance that answered them (docs/decisions.md, "Device
+    /// authorization grant").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_polled_at: Option<UnixTime>,
     pub status: DeviceStatus,
@@ -165,9 +168,9 @@ pub enum PollVerdict {
 }
 
 impl DeviceAuthorization {
-    /// The poll's answer at `now`. Pace is checked before the state, so that a client polling
-    /// too fast learns it even once the user has decided (RFC 8628 §3.5 asks it of pending
-    /// codes only; a decided code is answered at the next correctly paced poll).
+    /// The poll's answer at `now`, from the stored record alone. Pace is checked for pending
+    /// codes only: `slow_down` is "a variant of `authorization_pending`" (RFC 8628 §3.5), so a
+    /// decided code is answered at once, however soon the device polled.
     pub fn poll(&self, now: UnixTime) -> PollVerdict {
         if self.status == DeviceStatus::Redeemed {
             return PollVerdict::Redeemed;
@@ -175,13 +178,14 @@ impl DeviceAuthorization {
         if now >= self.valid_until() {
             return PollVerdict::Expired;
         }
-        if self
-            .last_polled_at
-            .is_some_and(|last| now < last + self.interval)
-        {
-            return PollVerdict::TooFast;
-        }
         match self.status {
+            DeviceStatus::Pending
+                if self
+                    .last_polled_at
+                    .is_some_and(|last| now < last + self.interval) =>
+            {
+                PollVerdict::TooFast
+            }
             DeviceStatus::Pending => PollVerdict::Pending,
             DeviceStatus::Denied => PollVerdict::Denied,
             DeviceStatus::Approved => PollVerdict::Approved,

@@ -38,8 +38,9 @@ pub trait DeviceAuthorizationStore: Send + Sync {
         valid_after: UnixTime,
     ) -> StoreResult<bool>;
 
-    /// Records a poll at `now` with the interval it leaves, if no other poll was recorded since
-    /// the one the caller read (`seen`). `false`: another poll came first.
+    /// Records a poll at `now` with the interval it leaves (a `slow_down`: well-paced polls
+    /// write nothing), if no other poll was recorded since the one the caller read (`seen`).
+    /// `false`: another poll came first.
     async fn record_device_poll(
         &self,
         device_code_hash: &TokenHash,

@@ -2,18 +2,23 @@
 //! "Device authorization grant"): the device polls with its device code until the user has
 //! decided on the page, then receives a user family once.
 //!
-//! A poll reads the record once. A pending poll writes only its time (for the next poll's pace
-//! check); one that comes sooner than the interval writes the grown interval and is answered
-//! `slow_down`. As with authorization codes, the family is written before the code is marked
-//! redeemed, so a store failure in between leaves the code redeemable for the device's next
-//! poll; of racing polls the one whose conditional redemption loses revokes its own family.
+//! A poll reads the record once and, unless it is answered `slow_down`, writes nothing: the
+//! last poll's time is kept by this instance's `DevicePacer` (`device_pace`), bounded in size and
+//! forgotten when the code expires. Pace is checked for pending codes only (`slow_down` is a
+//! variant of `authorization_pending`, RFC 8628 §3.5): a decided code is answered at once. A poll sooner than the interval writes the grown interval
+//! and its time, so every instance holds the device to that floor; between `slow_down`s the
+//! pace is checked per warm instance (on Lambda a device whose polls land on another instance
+//! is held there to the stored floor only). As with authorization codes, the family is written
+//! before the code is marked redeemed, so a store failure in between leaves the code redeemable
+//! for the device's next poll; of racing polls the one whose conditional redemption loses
+//! revokes its own family.
 
 use super::GrantContext;
 use crate::auth::principal::user_status_denial;
+use crate::device_pace::{Paced, StoredPace};
 use crate::domain::audit::{RevocationReason, StartedBy};
 use crate::domain::{
     Client, DeviceAuthorization, PollVerdict, PrincipalType, DEVICE_CODE_TTL_SECONDS,
-    DEVICE_SLOW_DOWN_SECONDS,
 };
 use crate::errors::{ErrorCode, GrantError};
 use crate::issuance::{FamilyOwner, FamilyStart, FamilyTokens, IssuedTokens};
@@ -38,26 +43,26 @@ pub(super) async fn grant(
     match record.poll(now) {
         PollVerdict::Redeemed => return Err(ErrorCode::DeviceCodeBadOrUsed.into()),
         PollVerdict::Expired => return Err(ErrorCode::DeviceCodeExpired.into()),
-        PollVerdict::TooFast => {
-            // RFC 8628 §3.5: the interval grows by 5 s for this and every later poll. Of two
-            // fast polls racing here one writes; the other's answer is the same.
-            devices
-                .record_device_poll(
-                    &hash,
-                    record.last_polled_at,
-                    now,
-                    record.interval + DEVICE_SLOW_DOWN_SECONDS,
-                )
-                .await?;
-            return Err(ErrorCode::DeviceSlowDown.into());
-        }
-        PollVerdict::Pending => {
-            devices
-                .record_device_poll(&hash, record.last_polled_at, now, record.interval)
-                .await?;
+        PollVerdict::Denied => return Err(ErrorCode::DeviceAccessDenied.into()),
+        // The record's last `slow_down` is one of the pacer's inputs, so a record polled too
+        // fast is paced below like any other pending one.
+        PollVerdict::Pending | PollVerdict::TooFast => {
+            let stored = StoredPace {
+                last_slow_down: record.last_polled_at,
+                interval: record.interval,
+                valid_until: record.valid_until(),
+            };
+            if let Paced::TooFast { interval } = services.device_pacer.poll(&hash, now, stored) {
+                // RFC 8628 §3.5: the interval grows by 5 s for this and every later poll, on
+                // every instance. Of two fast polls racing here one writes; the other's answer
+                // is the same.
+                devices
+                    .record_device_poll(&hash, record.last_polled_at, now, interval)
+                    .await?;
+                return Err(ErrorCode::DeviceSlowDown.into());
+            }
             return Err(ErrorCode::DeviceAuthorizationPending.into());
         }
-        PollVerdict::Denied => return Err(ErrorCode::DeviceAccessDenied.into()),
         PollVerdict::Approved => {}
     }
     let user_id = record.user_id.ok_or(ErrorCode::DeviceCodeBadOrUsed)?;

@@ -59,12 +59,17 @@ fn record(status: DeviceStatus, last_polled_at: Option<UnixTime>) -> DeviceAutho
 }
 
 #[test]
-fn polls_answer_pace_then_state_and_expire_after_ten_minutes() {
+fn pending_polls_answer_pace_decided_ones_their_state_and_all_expire_after_ten_minutes() {
     use DeviceStatus::{Approved, Denied, Pending, Redeemed};
     assert_eq!(record(Pending, None).poll(1001), PollVerdict::Pending);
     assert_eq!(record(Pending, Some(1001)).poll(1004), PollVerdict::TooFast);
     assert_eq!(record(Pending, Some(1001)).poll(1006), PollVerdict::Pending);
     assert_eq!(record(Denied, Some(1001)).poll(1006), PollVerdict::Denied);
+    assert_eq!(record(Denied, Some(1001)).poll(1002), PollVerdict::Denied);
+    assert_eq!(
+        record(Approved, Some(1001)).poll(1002),
+        PollVerdict::Approved
+    );
     assert_eq!(record(Pending, None).poll(1600), PollVerdict::Expired);
     assert_eq!(record(Redeemed, None).poll(1001), PollVerdict::Redeemed);
     assert_eq!(record(Approved, None).poll(1002), PollVerdict::Approved);
