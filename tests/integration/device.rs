@@ -2,10 +2,12 @@
 //! device authorization request, `polling` the token endpoint's answers to the device (the
 //! user's decision recorded as the page records it), `public_clients` the clients that send
 //! their `client_id` alone, `page` the verification page over HTTP and `in_browser` in
-//! Chromium. The helpers here request codes, poll, and decide.
+//! Chromium, `interop` openid-client 6 polling while the user allows in Chromium. The helpers
+//! here request codes, poll, and decide.
 
 mod codes;
 mod in_browser;
+mod interop;
 mod page;
 mod polling;
 mod public_clients;

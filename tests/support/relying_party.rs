@@ -83,7 +83,7 @@ impl RelyingParty {
 }
 
 /// Keeps the app's manual clock on the system's time while the test runs.
-fn follow_real_time(app: &TestApp) {
+pub fn follow_real_time(app: &TestApp) {
     let clock = app.clock.clone();
     clock.set(SystemClock.now());
     tokio::spawn(async move {
