@@ -27,6 +27,7 @@ mod legacy_apps;
 mod legacy_import;
 mod newer_options;
 mod output;
+mod public_clients;
 mod secrets;
 mod sessions;
 mod target;
@@ -35,6 +36,7 @@ mod users;
 
 use audit::audit_verb;
 use legacy_import::legacy_token_import;
+use public_clients::public_clients;
 use sessions::sessions_list_and_revoke;
 use target::Target;
 
@@ -72,6 +74,7 @@ on_both_targets!(
     client_jwks,
     client_secrets,
     legacy_token_import,
+    public_clients,
     sessions_verbs
 );
 

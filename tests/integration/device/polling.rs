@@ -1,5 +1,6 @@
 //! Polling the token endpoint with a device code: pending, slow_down with the interval growing,
-//! denied, expired, the user family once, and one winner among parallel polls.
+//! denied, expired, the user family once, and one winner among parallel polls. Pace is a
+//! pending code's only (`slow_down` is a variant of `authorization_pending`, RFC 8628 §3.5).
 
 use super::*;
 use crate::authorize::flow::assert_id_token;
@@ -14,6 +15,7 @@ crate::on_both_stores!(
     an_approved_code_yields_a_user_family_once,
     parallel_polls_of_an_approved_code_redeem_it_once,
     unknown_and_other_clients_codes_are_174,
+    a_decided_code_is_answered_at_once_however_soon_the_device_polls,
 );
 
 async fn pending_then_slow_down_with_the_interval_growing_by_5_seconds(app: TestApp) {
@@ -223,4 +225,41 @@ async fn unknown_and_other_clients_codes_are_174(app: TestApp) {
         ])
         .await;
     assert_token_error(&(status, body), 400, "invalid_request", 175);
+}
+
+async fn a_decided_code_is_answered_at_once_however_soon_the_device_polls(app: TestApp) {
+    let client = app.create_client("read").await;
+    let user = app.create_user("ann", "a password").await;
+    let (denied, approved) = (
+        codes(&app, &client, "read").await,
+        codes(&app, &client, "read").await,
+    );
+    for body in [&denied, &approved] {
+        let device_code = body["device_code"].as_str().unwrap();
+        assert_token_error(
+            &poll(&app, &client, device_code).await,
+            400,
+            "authorization_pending",
+            170,
+        );
+    }
+    let user_code = |body: &Value| body["user_code"].as_str().unwrap().to_owned();
+    assert!(decide(&app, &user_code(&denied), &DeviceDecision::Denied).await);
+    assert!(
+        decide(
+            &app,
+            &user_code(&approved),
+            &approval(user.id, app.clock.now())
+        )
+        .await
+    );
+    app.clock.advance(1);
+    assert_token_error(
+        &poll(&app, &client, denied["device_code"].as_str().unwrap()).await,
+        400,
+        "access_denied",
+        172,
+    );
+    let (status, tokens) = poll(&app, &client, approved["device_code"].as_str().unwrap()).await;
+    assert_eq!(status, 200, "{tokens}");
 }
