@@ -14,11 +14,12 @@ use crate::auth::authenticate_user_from;
 use crate::domain::audit::{AuditKind, RevocationReason, SessionEndReason};
 use crate::domain::{ClientId, PrincipalType, Scopes, SessionId, SignInSession};
 use crate::errors::{Denial, GrantError, Refusal};
-use crate::flows::authorize::{form_token, sign_in_message, verify_form_token, AuthorizeKeys};
+use crate::flows::authorize::{
+    form_token, nonce_form_token, sign_in_message, verify_form_token, AuthorizeKeys,
+};
 use crate::flows::sessions;
 use crate::issuance::FamilyOwner;
 use crate::limits::{source_subject, Exceeded, Limit};
-use crate::random::RandomExt;
 use crate::services::Services;
 
 pub const ACCOUNT_PATH: &str = "/oauth2/v0/account";
@@ -231,15 +232,10 @@ fn sign_in_form(
     login: String,
     error: Option<&'static str>,
 ) -> AccountStep {
-    let (nonce, new_nonce) = match nonce {
-        Some(nonce) => (nonce.to_owned(), None),
-        None => {
-            let nonce = services.ctx.random.opaque_token();
-            (nonce.clone(), Some(nonce))
-        }
-    };
+    let (csrf_token, new_nonce) =
+        nonce_form_token(keys, SIGN_IN_FORM, nonce, services.ctx.random.as_ref());
     AccountStep::SignIn {
-        csrf_token: form_token(keys, SIGN_IN_FORM, &nonce),
+        csrf_token,
         new_nonce,
         login,
         error,

@@ -9,6 +9,7 @@ use sha2::Sha256;
 
 use super::keys::AuthorizeKeys;
 use super::pending::PendingAuthorization;
+use crate::random::{RandomExt, RandomSource};
 
 /// The hidden field that carries the token in both forms.
 pub const CSRF_FIELD: &str = "csrf_token";
@@ -58,6 +59,24 @@ pub fn form_token(keys: &AuthorizeKeys, label: &[u8], id: &str) -> String {
     URL_SAFE_NO_PAD.encode(mac(keys, label, id).finalize().into_bytes())
 }
 
+/// A [`form_token`] for a form shown before sign-in, bound to the nonce the browser holds in a
+/// cookie: its `nonce`, or, without one, a new nonce drawn from `random`. Returns the token and
+/// the new nonce, which the page sets as the cookie.
+pub fn nonce_form_token(
+    keys: &AuthorizeKeys,
+    label: &[u8],
+    nonce: Option<&str>,
+    random: &dyn RandomSource,
+) -> (String, Option<String>) {
+    match nonce {
+        Some(nonce) => (form_token(keys, label, nonce), None),
+        None => {
+            let nonce = random.opaque_token();
+            (form_token(keys, label, &nonce), Some(nonce))
+        }
+    }
+}
+
 /// Constant-time check of a token made by [`form_token`].
 pub fn verify_form_token(keys: &AuthorizeKeys, label: &[u8], id: &str, submitted: &str) -> bool {
     match URL_SAFE_NO_PAD.decode(submitted) {
@@ -89,5 +108,17 @@ mod tests {
         assert!(!verify_csrf_token(&other_keys, Form::SignIn, &a, &token));
         assert!(!verify_csrf_token(&keys, Form::SignIn, &a, ""));
         assert!(!verify_csrf_token(&keys, Form::SignIn, &a, "not base64!"));
+    }
+
+    #[test]
+    fn a_nonce_form_token_keeps_the_browsers_nonce_or_draws_one() {
+        let keys = AuthorizeKeys::derive(&[3; 32]).unwrap();
+        let (token, new) = nonce_form_token(&keys, b"device", Some("held"), &OsRandom);
+        assert_eq!(token, form_token(&keys, b"device", "held"));
+        assert_eq!(new, None);
+        let (token, new) = nonce_form_token(&keys, b"device", None, &OsRandom);
+        let nonce = new.expect("a new nonce to set");
+        assert!(verify_form_token(&keys, b"device", &nonce, &token));
+        assert!(!verify_form_token(&keys, b"account", &nonce, &token));
     }
 }

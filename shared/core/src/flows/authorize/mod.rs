@@ -19,7 +19,10 @@ mod steps;
 
 pub use crate::domain::pkce::{s256_challenge, verify_s256, S256};
 pub use code::{issue_code, IssuedCode};
-pub use csrf::{csrf_token, form_token, verify_csrf_token, verify_form_token, Form, CSRF_FIELD};
+pub use csrf::{
+    csrf_token, form_token, nonce_form_token, verify_csrf_token, verify_form_token, Form,
+    CSRF_FIELD,
+};
 pub use keys::{AuthorizeKeys, WeakSecret, MIN_SECRET_BYTES};
 pub use messages::{sign_in_message, NOT_THE_EXPECTED_ACCOUNT};
 pub use pending::{

@@ -16,10 +16,11 @@ use crate::auth::authenticate_user_from;
 use crate::domain::DEVICE_CODE_TTL_SECONDS;
 use crate::domain::{Client, DeviceAuthorization, DeviceDecision, SignInSession, UserCode};
 use crate::errors::{Denial, GrantError, Refusal};
-use crate::flows::authorize::{form_token, sign_in_message, verify_form_token, AuthorizeKeys};
+use crate::flows::authorize::{
+    form_token, nonce_form_token, sign_in_message, verify_form_token, AuthorizeKeys,
+};
 use crate::flows::sessions;
 use crate::limits::{source_subject, Exceeded, Limit};
-use crate::random::RandomExt;
 use crate::services::Services;
 
 pub const DEVICE_PATH: &str = "/oauth2/v0/device";
@@ -332,15 +333,10 @@ fn enter_code(
     user_code: String,
     error: Option<&'static str>,
 ) -> DeviceStep {
-    let (nonce, new_nonce) = match nonce {
-        Some(nonce) => (nonce.to_owned(), None),
-        None => {
-            let nonce = services.ctx.random.opaque_token();
-            (nonce.clone(), Some(nonce))
-        }
-    };
+    let (csrf_token, new_nonce) =
+        nonce_form_token(keys, CODE_FORM, nonce, services.ctx.random.as_ref());
     DeviceStep::EnterCode {
-        csrf_token: form_token(keys, CODE_FORM, &nonce),
+        csrf_token,
         new_nonce,
         user_code,
         error,
