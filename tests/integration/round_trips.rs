@@ -9,11 +9,8 @@
 
 mod client_secrets;
 mod counted;
-<<<<<<< HEAD
-mod hot_items;
-=======
 mod device;
->>>>>>> 407ba2a (Device polls: a well-paced pending poll costs one read and no write. The pace lives in a bounded in-memory DevicePacer the service owns (entries forgotten when their code expires, 10 000 at most); only slow_down writes the interval grown by 5 s, the floor every instance applies; pace applies to pending codes only (RFC 8628 3.5). Round-trip budgets on DynamoDB Local: pending 1 read + the client's limit (exactly 1 call with the limit off), slow_down 1 read + 1 write + limit, approved 4 + limit; decisions.md states the per-instance trade-off (issue 43))
+mod hot_items;
 mod openid;
 mod otp;
 mod private_key_jwt;
