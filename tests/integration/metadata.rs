@@ -91,8 +91,17 @@ async fn metadata_names_every_endpoint_and_grant(app: TestApp) {
     // Back-Channel Logout 1.0 §2.1: logout tokens, with `sid`.
     assert_eq!(metadata["backchannel_logout_supported"], true);
     assert_eq!(metadata["backchannel_logout_session_supported"], true);
+    // Public clients (`clients set-auth-method none`) send their client_id alone.
+    assert_eq!(
+        list("token_endpoint_auth_methods_supported"),
+        [
+            "client_secret_basic",
+            "client_secret_post",
+            "private_key_jwt",
+            "none"
+        ]
+    );
     for field in [
-        "token_endpoint_auth_methods_supported",
         "revocation_endpoint_auth_methods_supported",
         "introspection_endpoint_auth_methods_supported",
     ] {

@@ -126,11 +126,10 @@ impl AuthorizationServerMetadata {
         let at = |path: &str| format!("{base}{path}");
         let registration_on =
             services.policy.registration.mode != token_core::config::RegistrationMode::Off;
-        // Self-registered public clients authenticate with their client_id alone.
+        // Public clients (pinned to `none` by an administrator, or self-registered) authenticate
+        // with their client_id alone.
         let mut token_auth_methods = CLIENT_AUTH_METHODS.to_vec();
-        if registration_on {
-            token_auth_methods.push("none");
-        }
+        token_auth_methods.push("none");
         Self {
             issuer: base.to_owned(),
             authorization_endpoint: at(paths::AUTHORIZE),
