@@ -52,6 +52,7 @@ async fn token(
         expires_at: now + 3600,
         revoked: false,
         jkt: None,
+        audience: Vec::new(),
     };
     match floor.codec.encode(&record).await {
         Ok(access_token) => Json(serde_json::json!({

@@ -112,6 +112,8 @@ const SERVICE_ROWS: &[(u16, &str, &str)] = &[
         "use_dpop_nonce",
         "DPoP proof requires the server's nonce (DPoP-Nonce header)",
     ),
+    // RFC 8707: a resource malformed, not allowed, or (continuing a grant) not granted.
+    (160, "invalid_target", "resource is not allowed for this client"),
     // The device authorization grant's poll (RFC 8628 §3.5), every one a 400.
     (
         170,

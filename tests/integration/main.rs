@@ -40,6 +40,7 @@ mod refresh_edges;
 mod refresh_faults;
 mod refresh_rotation;
 mod registration;
+mod resources;
 mod revocation;
 mod round_trips;
 mod security;

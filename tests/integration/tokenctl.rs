@@ -112,5 +112,6 @@ async fn client_and_user_options(t: Target) {
     newer_options::client_options(&t).await;
     newer_options::backchannel_logout_uri(&t).await;
     newer_options::clients_list(&t).await;
+    newer_options::client_resources(&t).await;
     newer_options::user_emails(&t).await;
 }

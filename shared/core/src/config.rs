@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::domain::{Geolocation, InvalidGeolocation, Scopes, SessionLimits};
+use crate::domain::{Geolocation, InvalidGeolocation, ResourcePolicy, Scopes, SessionLimits};
 use crate::outbound::{AllowedHosts, InvalidAllowedHost};
 use crate::store::cached::MAX_TTL_SECONDS;
 pub use crate::store::StoreKind;
@@ -25,6 +25,9 @@ pub struct Policy {
     pub sessions: SessionLimits,
     /// Whether and how clients may register themselves (RFC 7591).
     pub registration: RegistrationPolicy,
+    /// `RESOURCES`: the resources (RFC 8707) tokens may be asked for; empty, any `https` URI
+    /// and `http` on loopback.
+    pub resources: ResourcePolicy,
 }
 
 /// `DYNAMIC_REGISTRATION`: who may register a client over HTTP.
@@ -111,6 +114,7 @@ impl Default for Policy {
             dpop_nonce: false,
             sessions: SessionLimits::DEFAULT,
             registration: RegistrationPolicy::default(),
+            resources: ResourcePolicy::default(),
         }
     }
 }
@@ -244,6 +248,7 @@ impl Config {
             dpop_nonce,
             sessions: session_limits(&get)?,
             registration: registration_policy(&get)?,
+            resources: resource_policy(&get)?,
         };
         let read_cache_seconds = parse_number(&get, "READ_CACHE_SECONDS", MAX_TTL_SECONDS)?;
         if read_cache_seconds > MAX_TTL_SECONDS {
@@ -297,6 +302,16 @@ fn registration_policy(
         })?,
     };
     Ok(RegistrationPolicy { mode, scopes })
+}
+
+/// `RESOURCES`: comma-separated absolute `http(s)` URIs without fragment.
+fn resource_policy(get: &impl Fn(&str) -> Option<String>) -> Result<ResourcePolicy, ConfigError> {
+    let text = get("RESOURCES").unwrap_or_default();
+    ResourcePolicy::parse(&text).map_err(|_| ConfigError::Invalid {
+        name: "RESOURCES",
+        expected: "comma-separated absolute http(s) URIs without fragment",
+        value: text.clone(),
+    })
 }
 
 /// Both limits positive, and the idle timeout no longer than the absolute limit (it could never
@@ -420,6 +435,21 @@ mod tests {
         assert_eq!(c.policy.registration.scopes.to_string(), "mcp:tools openid");
         let c = config(&[("RATE_LIMIT_REGISTRATIONS_PER_HOUR", "0")]).unwrap();
         assert_eq!(c.policy.rate_limits.registrations_per_hour, 0);
+    }
+
+    #[test]
+    fn resources_are_a_comma_separated_list_of_uris() {
+        assert!(config(&[]).unwrap().policy.resources.deployment.is_empty());
+        let c = config(&[(
+            "RESOURCES",
+            "https://a.example.com, https://b.example.com/mcp",
+        )])
+        .unwrap();
+        assert_eq!(c.policy.resources.deployment.len(), 2);
+        let err = config(&[("RESOURCES", "https://a.example.com#x")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("RESOURCES"), "{err}");
     }
 
     #[test]

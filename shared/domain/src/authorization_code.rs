@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ClientId, FamilyId, PrincipalId, Scopes, SessionId};
+use super::{ClientId, FamilyId, PrincipalId, Resource, Scopes, SessionId};
 use crate::clock::UnixTime;
 use crate::secrets::TokenHash;
 
@@ -52,6 +52,10 @@ pub struct AuthorizationCode {
     /// request redeeming the code must carry a proof by that key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dpop_jkt: Option<String>,
+    /// The resources (RFC 8707) the authorize request named and the user approved: the token
+    /// request may narrow them, never add one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<Resource>,
 }
 
 impl AuthorizationCode {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::clock::UnixTime;
 use crate::ids::{ClientId, PrincipalId};
 use crate::random::RandomSource;
+use crate::resource::Resource;
 use crate::scopes::Scopes;
 use crate::secrets::TokenHash;
 use crate::session::SessionId;
@@ -148,6 +149,9 @@ pub struct DeviceAuthorization {
     /// The sign-in session the user approved in: the ID token's `sid`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sid: Option<SessionId>,
+    /// The resources (RFC 8707) the device authorization request named: the family's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<Resource>,
 }
 
 /// What a poll of a known device code answers, before any write.

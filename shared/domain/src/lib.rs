@@ -15,6 +15,7 @@ mod ids;
 mod legacy;
 mod one_time_password;
 mod principal;
+mod resource;
 mod scopes;
 mod session;
 mod tokens;
@@ -48,6 +49,10 @@ pub use ids::{
 pub use legacy::{LegacyApp, LegacyExchange, LegacyToken};
 pub use one_time_password::{OneTimePassword, OtpHash, OTP_DIGITS, OTP_VALIDITY_MINUTES};
 pub use principal::{Company, CompanyStatus, PrincipalType, User, UserStatus};
+pub use resource::{
+    narrowed, InvalidResource, Resource, ResourcePolicy, TargetRefusal, MAX_RESOURCES_PER_REQUEST,
+    MAX_RESOURCE_LENGTH,
+};
 pub use scopes::{InvalidScope, Scopes, OPENID};
 pub use session::{
     Consent, SessionCookie, SessionId, SessionLimits, SessionOrigin, SignInSession, StartedSession,

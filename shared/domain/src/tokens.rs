@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::{
-    ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType, Scopes, SessionId, TokenId,
+    ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType, Resource, Scopes, SessionId,
+    TokenId,
 };
 use crate::clock::UnixTime;
 use crate::secrets::TokenHash;
@@ -48,6 +49,10 @@ pub struct Family {
     /// started from the pages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sid: Option<SessionId>,
+    /// The resources (RFC 8707) granted when the family started: each refresh may name some of
+    /// them, never another. Empty: tokens for this deployment, as before resource indicators.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<Resource>,
 }
 
 impl Family {
@@ -97,6 +102,10 @@ pub struct AccessTokenRecord {
     /// key. `None`: a bearer token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jkt: Option<String>,
+    /// The token's `aud` (RFC 8707): the resources it was issued for. Empty: this deployment
+    /// (its geolocation), as every token without `resource`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub audience: Vec<Resource>,
 }
 
 /// A company auth token (spec 4.4, 5.4): bound to one company and one client, reusable for 24 h.

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Query, State};
+use axum::extract::{Query, RawQuery, State};
 use axum::response::{IntoResponse, Response};
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 
@@ -14,6 +14,7 @@ use super::observability::Outcome;
 use super::pages::{
     render_consent, render_error, render_sign_in, security_headers, ConsentPage, SignInPage,
 };
+use super::params::form_pairs;
 use super::source_address::SourceAddress;
 use crate::error_response::ErrorResponse;
 use crate::errors::Refusal;
@@ -23,6 +24,7 @@ use crate::flows::authorize::{
     PENDING_COOKIE_PATH,
 };
 use crate::flows::sessions::{set_session_cookie, SESSION_COOKIE_NAME};
+use crate::requests::RESOURCE;
 use crate::services::Services;
 
 #[utoipa::path(
@@ -46,6 +48,7 @@ use crate::services::Services;
         ("request" = Option<String>, Query, description = "Not supported: answered `request_not_supported`"),
         ("request_uri" = Option<String>, Query, description = "Not supported: answered `request_uri_not_supported`"),
         ("dpop_jkt" = Option<String>, Query, description = "RFC 9449 §10: the DPoP key thumbprint the code is bound to"),
+        ("resource" = Option<Vec<String>>, Query, explode, description = "RFC 8707 (repeatable): an absolute https URI without fragment (http on loopback), the API the tokens are for (their `aud`); allowed by `RESOURCES` and the client's `--resource`, else an error redirect `invalid_target` (code 160)"),
         ("__Host-session" = Option<String>, Cookie, description = "The sign-in session: while live, no sign-in page is shown (single sign-on)"),
     ),
     responses(
@@ -63,13 +66,26 @@ use crate::services::Services;
 pub async fn start(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
+    RawQuery(query): RawQuery,
     params: Result<Query<AuthorizeParams>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
     // A query that is not even key=value pairs cannot name a trusted address.
-    let Ok(Query(params)) = params else {
+    let Ok(Query(mut params)) = params else {
         return refused(RefusalReason::BadForm);
     };
+    params.resources = resources(query.unwrap_or_default().as_bytes());
     start_request(&services, &headers, &params).await
+}
+
+/// Every non-empty `resource` of a query or form, in order: the one parameter that may repeat
+/// (RFC 8707), which the typed parameters cannot hold.
+fn resources(pairs: &[u8]) -> Vec<String> {
+    form_pairs(pairs)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(name, value)| name == RESOURCE && !value.is_empty())
+        .map(|(_, value)| value)
+        .collect()
 }
 
 async fn start_request(
@@ -125,7 +141,10 @@ pub async fn submit(
     // sign-in and consent forms always carry a CSRF token; a request never does.
     if is_authorization_request(&body) {
         return match serde_urlencoded::from_bytes::<AuthorizeParams>(&body) {
-            Ok(params) => start_request(&services, &headers, &params).await,
+            Ok(mut params) => {
+                params.resources = resources(&body);
+                start_request(&services, &headers, &params).await
+            }
             Err(_) => refused(RefusalReason::BadForm),
         };
     }

@@ -14,7 +14,7 @@ use utoipa::ToSchema;
 use super::client_request::{answer_client_token_request, ClientRequestRefusals};
 use super::error_response::{OAuthErrorBody, ServerErrorBody};
 use crate::flows::introspection::{introspect as introspect_token, ActiveToken};
-use crate::jwt::Confirmation;
+use crate::jwt::{Audience, Confirmation};
 use crate::requests::PresentedTokenRequest;
 use crate::services::Services;
 
@@ -45,6 +45,12 @@ pub struct IntrospectionResponse {
     /// RFC 9449 §6.2: the DPoP key a bound access or refresh token is bound to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cnf: Option<Confirmation>,
+    /// Whom an access token is for, as its `aud` claim: this deployment, or the resource(s) it
+    /// was asked for (RFC 8707; a string for one, an array for several). For a refresh token,
+    /// the resources its family was granted, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub aud: Option<Audience>,
 }
 
 impl From<Option<ActiveToken>> for IntrospectionResponse {
@@ -60,6 +66,7 @@ impl From<Option<ActiveToken>> for IntrospectionResponse {
                 token_type: None,
                 principal_type: None,
                 cnf: None,
+                aud: None,
             },
             Some(token) => Self {
                 active: true,
@@ -71,6 +78,7 @@ impl From<Option<ActiveToken>> for IntrospectionResponse {
                 token_type: Some(token.token_type),
                 principal_type: Some(token.principal_type.as_str()),
                 cnf: token.jkt.map(|jkt| Confirmation { jkt }),
+                aud: token.audience,
             },
         }
     }

@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 
 use crate::errors::ErrorCode;
+use crate::requests::RESOURCE;
 
 /// A decoded body's parameters in the order sent, repeats and empty values included.
 pub type Pairs = Vec<(String, String)>;
@@ -23,16 +24,26 @@ pub fn form_pairs(body: &[u8]) -> Result<Pairs, ErrorCode> {
 pub fn json_pairs(body: &[u8]) -> Result<Pairs, ErrorCode> {
     let JsonObject(members) =
         serde_json::from_slice(body).map_err(|_| ErrorCode::UnsupportedRequestFormat)?;
-    members
-        .into_iter()
-        .filter_map(|(name, value)| match value {
-            serde_json::Value::String(s) => Some(Ok((name, s))),
-            serde_json::Value::Number(n) => Some(Ok((name, n.to_string()))),
-            serde_json::Value::Bool(b) => Some(Ok((name, b.to_string()))),
-            serde_json::Value::Null => None,
-            _ => Some(Err(ErrorCode::UnsupportedRequestFormat)),
-        })
-        .collect()
+    let mut pairs = Vec::with_capacity(members.len());
+    for (name, value) in members {
+        match value {
+            // RFC 8707's repeatable `resource`, as JSON can say it: an array of strings.
+            serde_json::Value::Array(values) if name == RESOURCE => {
+                for value in values {
+                    let serde_json::Value::String(text) = value else {
+                        return Err(ErrorCode::UnsupportedRequestFormat);
+                    };
+                    pairs.push((name.clone(), text));
+                }
+            }
+            serde_json::Value::String(s) => pairs.push((name, s)),
+            serde_json::Value::Number(n) => pairs.push((name, n.to_string())),
+            serde_json::Value::Bool(b) => pairs.push((name, b.to_string())),
+            serde_json::Value::Null => {}
+            _ => return Err(ErrorCode::UnsupportedRequestFormat),
+        }
+    }
+    Ok(pairs)
 }
 
 /// A JSON object's members in order, refusing a repeated name while parsing.

@@ -27,6 +27,7 @@ fn code(now: i64) -> AuthorizationCode {
         auth_time: Some(now - 5),
         sid: None,
         dpop_jkt: None,
+        resources: resources(&["https://api.example.com/mcp", "http://127.0.0.1:9000/"]),
     }
 }
 

@@ -12,6 +12,7 @@ async fn stored_client(store: &dyn Store, id: &ClientId) -> Option<Client> {
 pub async fn client_round_trip_and_replace(store: &dyn Store) {
     let now = now();
     let mut client = client(now);
+    client.resources = resources(&["https://api.example.com/mcp", "https://files.example.com"]);
     store
         .clients()
         .put_client(&client)
@@ -27,6 +28,8 @@ pub async fn client_round_trip_and_replace(store: &dyn Store) {
     client.connect_url = None;
     // Cleared, the back-channel logout URI must not survive in the stored form.
     client.backchannel_logout_uri = None;
+    // Cleared, the resources too: the client may then ask for any the deployment allows.
+    client.resources = Vec::new();
     // A self-registered client keeps its registration (the access token's digest) in the record.
     client.registration = Some(crate::domain::DynamicRegistration {
         access_token_hash: crate::secrets::TokenHash::of("registration access token"),

@@ -23,6 +23,7 @@ fn record(now: i64) -> DeviceAuthorization {
         user_id: None,
         auth_time: None,
         sid: None,
+        resources: resources(&["https://api.example.com/mcp"]),
     }
 }
 

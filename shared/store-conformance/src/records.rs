@@ -7,7 +7,7 @@ use crate::domain::NewClient;
 use crate::domain::{
     AccessTokenRecord, AuthToken, Client, ClientId, Company, CompanyStatus, ConsumerKey, Family,
     FamilyId, Geolocation, LegacyExchange, LegacyToken, Login, PrincipalId, PrincipalType,
-    RefreshTokenRecord, Scopes, TokenId, User, UserStatus, ACCESS_TOKEN_TTL_SECONDS,
+    RefreshTokenRecord, Resource, Scopes, TokenId, User, UserStatus, ACCESS_TOKEN_TTL_SECONDS,
 };
 use crate::random::{OsRandom, RandomExt};
 use crate::secrets::{PasswordHash, TokenHash};
@@ -24,6 +24,13 @@ pub fn geolocation() -> Geolocation {
 
 pub fn scopes(text: &str) -> Scopes {
     Scopes::parse(text).expect("valid scopes")
+}
+
+/// Resource indicators (RFC 8707) from their URIs.
+pub fn resources(uris: &[&str]) -> Vec<Resource> {
+    uris.iter()
+        .map(|uri| Resource::parse(uri).expect("valid resource"))
+        .collect()
 }
 
 pub fn random_hash() -> TokenHash {
@@ -128,6 +135,7 @@ pub fn access_token(
         expires_at,
         revoked: false,
         jkt: None,
+        audience: Vec::new(),
     }
 }
 
@@ -204,13 +212,19 @@ impl Bundle {
             jkt: None,
             auth_time: Some(now - 30),
             sid: None,
+            // Kept by the family and copied into its tokens' origin: a refresh may name them.
+            resources: resources(&["https://api.example.com/mcp", "https://files.example.com"]),
         };
-        let access = access_token(
-            now,
-            client_id,
-            Some(family_id),
-            expires_at.min(now + ACCESS_TOKEN_TTL_SECONDS),
-        );
+        // For one of the family's resources: its `aud` must read back with it.
+        let access = AccessTokenRecord {
+            audience: resources(&["https://files.example.com"]),
+            ..access_token(
+                now,
+                client_id,
+                Some(family_id),
+                expires_at.min(now + ACCESS_TOKEN_TTL_SECONDS),
+            )
+        };
         Self {
             family,
             refresh,

@@ -9,7 +9,7 @@ use crate::clock::UnixTime;
 use crate::domain::audit::AuditEvent;
 use crate::domain::{
     AccessTokenRecord, ClientId, Family, FamilyId, Geolocation, PrincipalId, PrincipalType,
-    RefreshTokenRecord, Scopes, SessionId, TokenId,
+    RefreshTokenRecord, Resource, Scopes, SessionId, TokenId,
 };
 use crate::secrets::TokenHash;
 
@@ -35,6 +35,10 @@ pub struct FamilyOrigin {
     /// [`Family::sid`]; absent likewise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sid: Option<SessionId>,
+    /// [`Family::resources`]: what a refresh may name. Absent: none granted, as in copies
+    /// written before the field existed, whose families had none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<Resource>,
 }
 
 impl From<&Family> for FamilyOrigin {
@@ -49,6 +53,7 @@ impl From<&Family> for FamilyOrigin {
             jkt: family.jkt.clone(),
             auth_time: family.auth_time,
             sid: family.sid.clone(),
+            resources: family.resources.clone(),
         }
     }
 }

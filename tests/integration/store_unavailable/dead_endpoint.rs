@@ -43,6 +43,7 @@ async fn every_store_backed_endpoint_answers_503_when_the_store_is_down() {
             expires_at: now + 3600,
             revoked: false,
             jkt: None,
+            audience: Vec::new(),
         })
         .await
         .unwrap();

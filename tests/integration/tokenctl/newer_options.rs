@@ -282,3 +282,35 @@ pub async fn clients_list(t: &Target) {
         "{text}"
     );
 }
+
+/// `clients create --resource` (repeatable): stored with the client, printed by `clients
+/// create` and `clients show`; a relative URI or one with a fragment is refused.
+pub async fn client_resources(t: &Target) {
+    const API: &str = "https://api.example.com/mcp";
+    const FILES: &str = "https://files.example.com";
+    let (created, id) = t.create_client("Agent API", &["--resource", API, "--resource", FILES]);
+    assert_eq!(
+        created["resources"],
+        serde_json::json!([API, FILES]),
+        "{created}"
+    );
+    let stored: Vec<String> = t
+        .stored_client(&id)
+        .await
+        .resources
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(stored, vec![API.to_owned(), FILES.to_owned()]);
+    let shown = t.json(&["clients", "show", &id.to_string()]);
+    assert_eq!(
+        shown["resources"],
+        serde_json::json!([API, FILES]),
+        "{shown}"
+    );
+    let (plain, _) = t.create_client("Any resource", &[]);
+    assert_eq!(plain["resources"], serde_json::json!([]), "{plain}");
+    for bad in ["/mcp", "https://api.example.com/mcp#x", "urn:example:api"] {
+        t.fails(&["clients", "create", "--name", "X", "--resource", bad], 2);
+    }
+}

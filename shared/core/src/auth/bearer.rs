@@ -119,6 +119,11 @@ pub async fn verify_access_token(
         .decode(token, now)
         .await?
         .map_err(BearerDenial::Invalid)?;
+    // A token asked for other resources (RFC 8707) is theirs, not this deployment's APIs': one
+    // leaked by such a resource server must not be replayable here (RFC 9068 §4).
+    if !claims.aud.names(services.codec.issuer().as_str()) {
+        return Err(BearerDenial::Invalid(InvalidAccessToken::BadSignatureOrClaims).into());
+    }
     let jti = TokenId::parse(&claims.jti).map_err(|_| BearerDenial::Unknown)?;
     let record = services
         .ctx
@@ -323,6 +328,8 @@ mod tests {
                 auth_time: None,
                 sid: None,
                 issued_by: None,
+                resources: Vec::new(),
+                audience: Vec::new(),
             })
             .await
             .unwrap();

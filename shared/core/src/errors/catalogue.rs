@@ -29,6 +29,8 @@ pub enum OAuthError {
     DeviceAccessDenied,
     /// RFC 8628 §3.5: the device code expired; the device may start again.
     ExpiredToken,
+    /// RFC 8707 §2: a `resource` that is malformed or may not be granted to the client.
+    InvalidTarget,
 }
 
 impl OAuthError {
@@ -45,6 +47,7 @@ impl OAuthError {
             Self::UseDpopNonce => "use_dpop_nonce",
             Self::AuthorizationPending => "authorization_pending",
             Self::ExpiredToken => "expired_token",
+            Self::InvalidTarget => "invalid_target",
         }
     }
 
@@ -64,7 +67,8 @@ impl OAuthError {
             | Self::AuthorizationPending
             | Self::DevicePollSlowDown
             | Self::DeviceAccessDenied
-            | Self::ExpiredToken => StatusCode::BAD_REQUEST,
+            | Self::ExpiredToken
+            | Self::InvalidTarget => StatusCode::BAD_REQUEST,
         }
     }
 }
@@ -174,6 +178,10 @@ catalogue! {
     /// RFC 9449 §8 (`DPOP_NONCE=on`): the proof lacks the server's current nonce, sent in the
     /// `DPoP-Nonce` header of this answer.
     UseDpopNonce = (151, UseDpopNonce, "DPoP proof requires the server's nonce (DPoP-Nonce header)"),
+    /// RFC 8707: a `resource` that is not an absolute http(s) URI without fragment, or one the
+    /// deployment's `RESOURCES` or the client's `--resource` list does not allow, or (continuing
+    /// a grant) one that was not granted.
+    InvalidTarget = (160, InvalidTarget, "resource is not allowed for this client"),
     /// The device authorization grant (RFC 8628 §3.5): the poll's answers while the user has
     /// not approved, and a device code used again.
     DeviceAuthorizationPending = (170, AuthorizationPending, "the user has not yet approved this device code"),

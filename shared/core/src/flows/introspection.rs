@@ -9,6 +9,7 @@ use super::presented_token::{identify, PresentedToken, TokenTypeHint};
 use crate::clock::UnixTime;
 use crate::domain::{Client, PrincipalType, Scopes};
 use crate::errors::ServerError;
+use crate::jwt::Audience;
 use crate::services::Services;
 
 /// `token_type` of an active access token: its RFC 6749 §5.1 type.
@@ -31,6 +32,10 @@ pub struct ActiveToken {
     pub principal_type: PrincipalType,
     /// The DPoP key thumbprint the token is bound to (`cnf.jkt`).
     pub jkt: Option<String>,
+    /// Whom the token is for (`aud`): an access token's claim (this deployment, or the
+    /// resources it was asked for); for a refresh token, the resources its family was granted,
+    /// if any.
+    pub audience: Option<Audience>,
 }
 
 /// `POST /oauth2/v0/introspect` after client authentication: `None` means inactive.
@@ -47,6 +52,7 @@ pub async fn introspect(
     }
     Ok(match presented {
         PresentedToken::Access(record) if !record.revoked => Some(ActiveToken {
+            audience: Some(Audience::of(&record, services.codec.issuer())),
             scopes: record.scopes,
             client_id: record.client_id.to_string(),
             subject: record.subject.hyphenated().to_string(),
@@ -75,6 +81,13 @@ pub async fn introspect(
                 issued_at: record.issued_at,
                 token_type: REFRESH_TOKEN_TYPE,
                 principal_type: family.principal_type,
+                audience: match &family.resources[..] {
+                    [] => None,
+                    [one] => Some(Audience::One(one.to_string())),
+                    many => Some(Audience::Many(
+                        many.iter().map(ToString::to_string).collect(),
+                    )),
+                },
                 jkt: family.jkt.or(record.jkt),
             })
         }

@@ -281,6 +281,8 @@ async fn start_family(
             auth_time: None,
             sid: None,
             issued_by: None,
+            resources: Vec::new(),
+            audience: Vec::new(),
         };
         let link = LegacyExchangeLink {
             link: LegacyLink {

@@ -186,6 +186,7 @@ pub async fn register(
         auth_method: None,
         backchannel_logout_uri: None,
         registration: None,
+        resources: Vec::new(),
     };
     apply(&mut client, checked, access_token.hash());
     ctx.store.clients().put_client(&client).await?;

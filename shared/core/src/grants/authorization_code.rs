@@ -17,7 +17,7 @@
 use super::GrantContext;
 use crate::auth::principal::user_status_denial;
 use crate::domain::audit::{RevocationReason, StartedBy};
-use crate::domain::{AuthorizationCode, Client, PrincipalType, RedemptionRefusal};
+use crate::domain::{AuthorizationCode, Client, PrincipalType, RedemptionRefusal, Resource};
 use crate::errors::{ErrorCode, GrantError};
 use crate::issuance::{FamilyOwner, FamilyStart, FamilyTokens, IssuedTokens};
 use crate::jwt::SignIn;
@@ -60,18 +60,22 @@ pub(super) async fn grant(
     {
         return Err(ErrorCode::InvalidDpopProof.into());
     }
-    let issued = match issue_for_user(services, client, &record, context.dpop_jkt()).await {
-        Ok(issued) => issued,
-        Err(refusal @ GrantError::Denied(_)) => {
-            // A refused code is used up all the same.
-            store
-                .authorization_codes()
-                .redeem_authorization_code(&hash, &client.id, None, now)
-                .await?;
-            return Err(refusal);
-        }
-        Err(failure) => return Err(failure),
-    };
+    // RFC 8707 §2.2: the token request may narrow the resources the user approved, never add
+    // one. Refused like a wrong `redirect_uri`: the code stays redeemable.
+    let audience = context.narrowed_resources(&record.resources)?;
+    let issued =
+        match issue_for_user(services, client, &record, (context.dpop_jkt(), audience)).await {
+            Ok(issued) => issued,
+            Err(refusal @ GrantError::Denied(_)) => {
+                // A refused code is used up all the same.
+                store
+                    .authorization_codes()
+                    .redeem_authorization_code(&hash, &client.id, None, now)
+                    .await?;
+                return Err(refusal);
+            }
+            Err(failure) => return Err(failure),
+        };
     let family_id = issued.refresh.family_id;
     if store
         .authorization_codes()
@@ -109,12 +113,13 @@ pub(super) async fn grant(
         .await?)
 }
 
-/// The user family for a code, not yet redeemed.
+/// The user family for a code, not yet redeemed: granted the code's resources, its first access
+/// token for `audience`.
 async fn issue_for_user(
     services: &Services,
     client: &Client,
     record: &AuthorizationCode,
-    dpop_jkt: Option<&str>,
+    (dpop_jkt, audience): (Option<&str>, Vec<Resource>),
 ) -> Result<FamilyTokens, GrantError> {
     // The user signed in moments ago, but may have been disabled since.
     let user = services
@@ -143,6 +148,8 @@ async fn issue_for_user(
             auth_time: record.auth_time,
             sid: record.sid.clone(),
             issued_by: None,
+            resources: record.resources.clone(),
+            audience,
         })
         .await?;
     Ok(issued)

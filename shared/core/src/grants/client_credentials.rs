@@ -13,12 +13,13 @@ pub(super) async fn grant(
 ) -> Result<IssuedTokens, GrantError> {
     let client = &context.client;
     let scopes = requested_scopes(request.scope.as_deref(), &client.allowed_scopes)?;
+    let audience = context.requested_resources(services)?;
     services
         .issuer()
         .issue_counted_application_token(
             client,
             scopes,
-            context.dpop_jkt.clone(),
+            (context.dpop_jkt.clone(), audience),
             services.limiter(),
         )
         .await

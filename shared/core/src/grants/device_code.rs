@@ -18,7 +18,7 @@ use crate::auth::principal::user_status_denial;
 use crate::device_pace::{Paced, StoredPace};
 use crate::domain::audit::{RevocationReason, StartedBy};
 use crate::domain::{
-    Client, DeviceAuthorization, PollVerdict, PrincipalType, DEVICE_CODE_TTL_SECONDS,
+    Client, DeviceAuthorization, PollVerdict, PrincipalType, Resource, DEVICE_CODE_TTL_SECONDS,
 };
 use crate::errors::{ErrorCode, GrantError};
 use crate::issuance::{FamilyOwner, FamilyStart, FamilyTokens, IssuedTokens};
@@ -66,7 +66,8 @@ pub(super) async fn grant(
         PollVerdict::Approved => {}
     }
     let user_id = record.user_id.ok_or(ErrorCode::DeviceCodeBadOrUsed)?;
-    let issued = issue_for_user(services, client, &record, context.dpop_jkt()).await?;
+    let audience = context.narrowed_resources(&record.resources)?;
+    let issued = issue_for_user(services, client, &record, (context.dpop_jkt(), audience)).await?;
     let family_id = issued.refresh.family_id;
     if !devices
         .redeem_device_authorization(&hash, &client.id, now - DEVICE_CODE_TTL_SECONDS)
@@ -93,7 +94,7 @@ async fn issue_for_user(
     services: &Services,
     client: &Client,
     record: &DeviceAuthorization,
-    dpop_jkt: Option<&str>,
+    (dpop_jkt, audience): (Option<&str>, Vec<Resource>),
 ) -> Result<FamilyTokens, GrantError> {
     let user_id = record.user_id.ok_or(ErrorCode::DeviceCodeBadOrUsed)?;
     // The user approved moments ago, but may have been disabled since.
@@ -123,6 +124,8 @@ async fn issue_for_user(
             auth_time: record.auth_time,
             sid: record.sid.clone(),
             issued_by: None,
+            resources: record.resources.clone(),
+            audience,
         })
         .await?)
 }

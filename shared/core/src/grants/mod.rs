@@ -22,7 +22,7 @@ use std::net::IpAddr;
 
 use crate::auth::authenticate_client;
 use crate::auth::dpop::{self, DpopRequest, ProofDenial};
-use crate::domain::{Client, GrantType};
+use crate::domain::{narrowed, Client, GrantType, Resource, TargetRefusal};
 use crate::errors::{ErrorCode, GrantDenial, GrantError};
 use crate::issuance::IssuedTokens;
 use crate::jwt::SignIn;
@@ -41,12 +41,38 @@ pub struct GrantContext {
     pub dpop_jkt: Option<String>,
     /// The caller's network address as the platform saw it (never a header the caller wrote).
     pub source: Option<IpAddr>,
+    /// `resource` as sent (RFC 8707): see [`Self::requested_resources`] and
+    /// [`Self::narrowed_resources`].
+    pub resources: Vec<String>,
 }
 
 impl GrantContext {
     pub fn dpop_jkt(&self) -> Option<&str> {
         self.dpop_jkt.as_deref()
     }
+
+    /// The resources a grant that starts something new (client credentials, a password, a
+    /// one-time password) is asked for, each allowed by `RESOURCES` and the client's own list;
+    /// otherwise `invalid_target` (160).
+    pub fn requested_resources(&self, services: &Services) -> Result<Vec<Resource>, GrantError> {
+        services
+            .policy
+            .resources
+            .requested(&self.client.resources, &self.resources)
+            .map_err(refused_target)
+    }
+
+    /// The resources a grant continuing an authorization (a code, a refresh, a device code)
+    /// is asked for, among those `granted`; none named: all of them. Otherwise
+    /// `invalid_target` (160).
+    pub fn narrowed_resources(&self, granted: &[Resource]) -> Result<Vec<Resource>, GrantError> {
+        narrowed(granted, &self.resources).map_err(refused_target)
+    }
+}
+
+fn refused_target(refusal: TargetRefusal) -> GrantError {
+    tracing::info!(%refusal, "token request: resource refused");
+    ErrorCode::InvalidTarget.into()
 }
 
 /// Runs the grant a token request asks for. Records `grant_type` and `client_id` on the current
@@ -96,6 +122,7 @@ pub async fn token_grant(
         client,
         dpop_jkt,
         source,
+        resources: request.resources,
     };
     let issued = match grant {
         GrantRequest::ClientCredentials(request) => {

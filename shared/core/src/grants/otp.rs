@@ -24,6 +24,7 @@ pub(super) async fn grant(
     let client = &context.client;
     // Before the password is tried: a request that cannot succeed must not spend it.
     let scopes = requested_family_scopes(request.scope.as_deref(), client)?;
+    let resources = context.requested_resources(services)?;
     let verification = OtpVerification {
         client_id: client.id,
         otp: request.otp,
@@ -59,6 +60,7 @@ pub(super) async fn grant(
         scopes,
         context.dpop_jkt(),
         StartedBy::Otp,
+        resources,
     )
     .await?;
     if let Err(error) = verified.consume(deps).await {

@@ -169,23 +169,26 @@ async fn refresh(
     )
     .await?;
     let scopes = requested_scopes(request.scope.as_deref(), &grantable_scopes(origin, client))?;
+    // RFC 8707 §2.2: one or more of the resources granted when the family started (without
+    // `resource`, all of them); the family keeps them all for the next refresh.
+    let grant = (scopes, context.narrowed_resources(&origin.resources)?);
     Ok(match token_use {
         Use::Rotate => {
             services
                 .issuer()
-                .rotate_family(token, presented, scopes, jkt)
+                .rotate_family(token, presented, grant, jkt)
                 .await?
         }
         Use::Retry(family) => Some(
             services
                 .issuer()
-                .reissue_successor(family, &token.record, presented, scopes, jkt)
+                .reissue_successor(family, &token.record, presented, grant, jkt)
                 .await?,
         ),
         Use::Slide => {
             services
                 .issuer()
-                .slide_family(token, presented, scopes, jkt)
+                .slide_family(token, presented, grant, jkt)
                 .await?
         }
         Use::ReadAgain => None,
@@ -360,6 +363,8 @@ mod tests {
                 auth_time: None,
                 sid: None,
                 issued_by: None,
+                resources: Vec::new(),
+                audience: Vec::new(),
             })
             .await
             .unwrap();
@@ -375,6 +380,7 @@ mod tests {
             client: f.client.clone(),
             dpop_jkt: None,
             source: None,
+            resources: Vec::new(),
         };
         let code = || async {
             let request =

@@ -5,7 +5,7 @@ use super::Issuer;
 use crate::audit;
 use crate::domain::audit::AuditEvent;
 use crate::domain::audit::AuditKind;
-use crate::domain::{Family, FamilyId};
+use crate::domain::{AccessTokenRecord, Family, FamilyId};
 use crate::errors::ServerError;
 use crate::random::RandomExt;
 use crate::secrets::Secret;
@@ -58,14 +58,17 @@ impl Issuer<'_> {
         let family_id = FamilyId::new(self.ctx.random.uuid());
         let refresh_token = Secret::new(self.ctx.random.opaque_token());
         let refresh = self.refresh_record(&refresh_token, family_id, start.client_id, 0);
-        let access = self.access_record(
-            start.client_id,
-            start.principal_type,
-            *start.principal_id.as_uuid(),
-            Some(family_id),
-            start.scopes.clone(),
-            start.jkt.clone(),
-        );
+        let access = AccessTokenRecord {
+            audience: start.audience,
+            ..self.access_record(
+                start.client_id,
+                start.principal_type,
+                *start.principal_id.as_uuid(),
+                Some(family_id),
+                start.scopes.clone(),
+                start.jkt.clone(),
+            )
+        };
         // Signed before anything is written, as every access token here: a signature that fails
         // (KMS unavailable) leaves no family, rotation or token behind (docs/decisions.md,
         // Signing keys).
@@ -85,6 +88,7 @@ impl Issuer<'_> {
             jkt: start.jkt,
             auth_time: start.auth_time,
             sid: start.sid.clone(),
+            resources: start.resources,
         };
         let started = self.family_event(
             AuditKind::FamilyStarted {

@@ -22,7 +22,7 @@ use crate::context::Context;
 use crate::domain::audit::StartedBy;
 use crate::domain::{
     AccessTokenRecord, Client, ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType,
-    RefreshTokenRecord, Scopes, SessionId, TokenId, ACCESS_TOKEN_TTL_SECONDS,
+    RefreshTokenRecord, Resource, Scopes, SessionId, TokenId, ACCESS_TOKEN_TTL_SECONDS,
 };
 use crate::errors::{GrantError, ServerError};
 use crate::jwt::AccessTokenCodec;
@@ -133,6 +133,11 @@ pub struct FamilyStart {
     /// The administrator whose credential started a company's family (the company auth token's
     /// issuer), named in its `family.started` event.
     pub issued_by: Option<PrincipalId>,
+    /// The resources (RFC 8707) granted: kept by the family, so that a refresh may name them.
+    pub resources: Vec<Resource>,
+    /// The first access token's `aud`: [`Self::resources`], or fewer (a code's redemption may
+    /// narrow them). Empty: this deployment.
+    pub audience: Vec<Resource>,
 }
 
 impl Issuer<'_> {
@@ -159,6 +164,7 @@ impl Issuer<'_> {
             expires_at: now + ACCESS_TOKEN_TTL_SECONDS,
             revoked: false,
             jkt,
+            audience: Vec::new(),
         }
     }
 
@@ -204,14 +210,19 @@ impl Issuer<'_> {
     /// `client_credentials`: an access token for the client itself, bound to the DPoP key
     /// `jkt` when there is one, the request counted against the client's limit. Either way a
     /// token that cannot be signed leaves nothing behind, and a refused request stores nothing.
+    /// `audience` is the request's resources (RFC 8707), the token's `aud`; empty: this
+    /// deployment.
     pub async fn issue_counted_application_token(
         &self,
         client: &Client,
         scopes: Scopes,
-        jkt: Option<String>,
+        (jkt, audience): (Option<String>, Vec<Resource>),
         limiter: Limiter<'_>,
     ) -> Result<IssuedTokens, GrantError> {
-        let access = self.application_access_record(client, scopes, jkt);
+        let access = AccessTokenRecord {
+            audience,
+            ..self.application_access_record(client, scopes, jkt)
+        };
         let (limit, subject, now) = (
             Limit::ClientTokenRequests,
             client.id.to_string(),
@@ -249,21 +260,26 @@ impl Issuer<'_> {
         )
     }
 
+    /// A family's access token with `scopes` and `audience` (a subset of the family's, for
+    /// which the caller answers).
     fn family_access_record(
         &self,
         family_id: FamilyId,
         origin: &FamilyOrigin,
-        scopes: Scopes,
+        (scopes, audience): (Scopes, Vec<Resource>),
         jkt: Option<&str>,
     ) -> AccessTokenRecord {
-        self.access_record(
-            origin.client_id,
-            origin.principal_type,
-            *origin.principal_id.as_uuid(),
-            Some(family_id),
-            scopes,
-            jkt.map(str::to_owned),
-        )
+        AccessTokenRecord {
+            audience,
+            ..self.access_record(
+                origin.client_id,
+                origin.principal_type,
+                *origin.principal_id.as_uuid(),
+                Some(family_id),
+                scopes,
+                jkt.map(str::to_owned),
+            )
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use sha2::Sha256;
 
 use crate::audit;
 use crate::domain::audit::{AuditEvent, AuditKind};
-use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, Scopes};
+use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, Resource, Scopes};
 use crate::errors::ServerError;
 use crate::secrets::Secret;
 use crate::store::{
@@ -47,15 +47,15 @@ impl Issuer<'_> {
     }
 
     /// Rotates `presented` (read as `token`, unrotated) to its derived successor and mints an
-    /// access token with `scopes` (a subset of the family's). `Ok(None)` when the token is not
-    /// the family's current one, or the family is revoked or expired: another request rotated
-    /// (or revoked) first, and nothing was written. The write's condition decides, so the family
-    /// need not have been read.
+    /// access token with `grant`: scopes and audience, subsets of the family's. `Ok(None)` when
+    /// the token is not the family's current one, or the family is revoked or expired: another
+    /// request rotated (or revoked) first, and nothing was written. The write's condition
+    /// decides, so the family need not have been read.
     pub async fn rotate_family(
         &self,
         token: &RefreshTokenWithOrigin,
         presented: &Secret,
-        scopes: Scopes,
+        grant: (Scopes, Vec<Resource>),
         jkt: Option<&str>,
     ) -> Result<Option<IssuedTokens>, ServerError> {
         let (current, origin) = (&token.record, &token.origin);
@@ -72,7 +72,7 @@ impl Issuer<'_> {
                 generation,
             )
         };
-        let refresh = self.refresh_of(token, generation, scopes, jkt).await?;
+        let refresh = self.refresh_of(token, generation, grant, jkt).await?;
         let rotation = FamilyWrite::Rotate(Rotation {
             family_id: current.family_id,
             presented: current.token_hash.clone(),
@@ -93,13 +93,13 @@ impl Issuer<'_> {
         family: &Family,
         rotated: &RefreshTokenRecord,
         presented: &Secret,
-        scopes: Scopes,
+        grant: (Scopes, Vec<Resource>),
         jkt: Option<&str>,
     ) -> Result<IssuedTokens, ServerError> {
         let refresh_token = self
             .successor_token(&family.id, rotated.generation + 1, presented)
             .await?;
-        let access = self.family_access_record(family.id, &FamilyOrigin::from(family), scopes, jkt);
+        let access = self.family_access_record(family.id, &FamilyOrigin::from(family), grant, jkt);
         let access_token = self.codec.encode(&access).await?;
         self.ctx.store.families().put_access_token(&access).await?;
         let successor = RefreshTokenRecord {
@@ -131,7 +131,7 @@ impl Issuer<'_> {
         &self,
         token: &RefreshTokenWithOrigin,
         presented: &Secret,
-        scopes: Scopes,
+        grant: (Scopes, Vec<Resource>),
         jkt: Option<&str>,
     ) -> Result<Option<IssuedTokens>, ServerError> {
         let record = &token.record;
@@ -141,7 +141,7 @@ impl Issuer<'_> {
             ..record.clone()
         };
         let refresh = self
-            .refresh_of(token, record.generation, scopes, jkt)
+            .refresh_of(token, record.generation, grant, jkt)
             .await?;
         let renewal = FamilyWrite::Renew(Renewal {
             family_id: record.family_id,
@@ -167,17 +167,17 @@ impl Issuer<'_> {
     }
 
     /// What a rotation and a renewal both write besides the refresh token: the access token
-    /// with `scopes`, signed before anything is written, and the family's `family.refreshed`
-    /// event for `generation`.
+    /// with `grant`'s scopes and audience, signed before anything is written, and the family's
+    /// `family.refreshed` event for `generation`.
     async fn refresh_of(
         &self,
         token: &RefreshTokenWithOrigin,
         generation: u32,
-        scopes: Scopes,
+        grant: (Scopes, Vec<Resource>),
         jkt: Option<&str>,
     ) -> Result<Refresh, ServerError> {
         let (family_id, origin) = (token.record.family_id, &token.origin);
-        let access = self.family_access_record(family_id, origin, scopes, jkt);
+        let access = self.family_access_record(family_id, origin, grant, jkt);
         let event = self.family_event(
             AuditKind::FamilyRefreshed { generation },
             family_id,

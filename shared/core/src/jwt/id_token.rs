@@ -201,6 +201,7 @@ mod tests {
             expires_at: 1_700_003_600,
             revoked: false,
             jkt: None,
+            audience: Vec::new(),
         }
     }
 

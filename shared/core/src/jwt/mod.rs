@@ -34,8 +34,9 @@ pub struct AccessTokenClaims {
     /// The principal's UUID (the client's for application tokens).
     pub sub: String,
     pub client_id: String,
-    /// The deployment's geolocation: the v4 APIs served at that base address accept it.
-    pub aud: String,
+    /// The deployment's geolocation (the v4 APIs served at that base address accept it), or
+    /// the resources the token was asked for (RFC 8707): one as a string, several as an array.
+    pub aud: Audience,
     pub scope: String,
     pub iat: UnixTime,
     pub exp: UnixTime,
@@ -45,6 +46,33 @@ pub struct AccessTokenClaims {
     /// RFC 9449 §6.1: the DPoP key a sender-constrained token is bound to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cnf: Option<Confirmation>,
+}
+
+/// An access token's `aud` (RFC 7519 §4.1.3: a string, or an array of strings).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Audience {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Audience {
+    /// This deployment's geolocation for a token without resources; otherwise the resources, as
+    /// the request spelled them.
+    pub fn of(record: &AccessTokenRecord, issuer: &Geolocation) -> Self {
+        match &record.audience[..] {
+            [] => Self::One(issuer.to_string()),
+            [one] => Self::One(one.to_string()),
+            many => Self::Many(many.iter().map(ToString::to_string).collect()),
+        }
+    }
+
+    pub fn names(&self, value: &str) -> bool {
+        match self {
+            Self::One(one) => one == value,
+            Self::Many(many) => many.iter().any(|v| v == value),
+        }
+    }
 }
 
 /// RFC 7800 confirmation claim, with RFC 9449's JWK thumbprint member.
@@ -154,7 +182,7 @@ impl AccessTokenCodec {
             iss: self.issuer.to_string(),
             sub: record.subject.hyphenated().to_string(),
             client_id: record.client_id.to_string(),
-            aud: self.issuer.to_string(),
+            aud: Audience::of(record, &self.issuer),
             scope: record.scopes.to_string(),
             iat: record.issued_at,
             exp: record.expires_at,
@@ -167,8 +195,9 @@ impl AccessTokenCodec {
         ring.sign(&headers.access_token, &claims).await
     }
 
-    /// Verifies signature, `typ`, issuer, audience and expiry. Whether the token was revoked is
-    /// a store question, answered by the caller. The outer error: the ring has never been read
+    /// Verifies signature, `typ`, issuer and expiry. Whether the token was revoked is a store
+    /// question, answered by the caller; so is whom it is for (`aud`: this deployment, or the
+    /// resources it was asked for, which only the endpoints serving this deployment check). The outer error: the ring has never been read
     /// and cannot be now (503), so the token can be neither accepted nor refused.
     pub async fn decode(
         &self,
@@ -202,7 +231,9 @@ impl AccessTokenCodec {
         validation.validate_exp = false;
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         validation.set_issuer(&[self.issuer.as_str()]);
-        validation.set_audience(&[self.issuer.as_str()]);
+        // `aud` may name resources of other servers (RFC 8707): introspection answers for those
+        // tokens too, and the bearer check refuses them at this deployment's own APIs.
+        validation.validate_aud = false;
         let claims = jsonwebtoken::decode::<AccessTokenClaims>(token, key, &validation)
             .map_err(|_| InvalidAccessToken::BadSignatureOrClaims)?
             .claims;
@@ -252,6 +283,43 @@ mod tests {
         assert_eq!(claims.scope, "read write");
         assert_eq!(claims.exp - claims.iat, 3600);
         assert_eq!(claims.iss, "https://us.api.example.com");
+        assert_eq!(
+            claims.aud,
+            Audience::One("https://us.api.example.com".into())
+        );
+    }
+
+    #[tokio::test]
+    async fn aud_is_the_resource_or_the_resources() {
+        use crate::domain::Resource;
+        let codec = codec();
+        let one = AccessTokenRecord {
+            audience: vec![Resource::parse("https://api.example.com/mcp").unwrap()],
+            ..record(1_000)
+        };
+        let token = codec.encode(&one).await.unwrap();
+        let claims = codec.decode(&token, 1_001).await.unwrap().unwrap();
+        assert_eq!(
+            claims.aud,
+            Audience::One("https://api.example.com/mcp".into())
+        );
+        let two = AccessTokenRecord {
+            audience: vec![
+                Resource::parse("https://a.example.com").unwrap(),
+                Resource::parse("https://b.example.com").unwrap(),
+            ],
+            ..record(1_000)
+        };
+        let token = codec.encode(&two).await.unwrap();
+        let claims = codec.decode(&token, 1_001).await.unwrap().unwrap();
+        assert_eq!(
+            claims.aud,
+            Audience::Many(vec![
+                "https://a.example.com".into(),
+                "https://b.example.com".into()
+            ])
+        );
+        assert!(claims.aud.names("https://b.example.com"));
     }
 
     #[tokio::test]

@@ -77,12 +77,16 @@ pub struct DeviceAuthorizationParameters {
     /// Space-separated; absent: every scope the client may ask for a user.
     #[schema(schema_with = parameter_value)]
     pub scope: Option<String>,
+    /// RFC 8707 (repeatable): the resources the tokens are for, as at the token endpoint.
+    #[schema(schema_with = parameter_value, rename = "resource")]
+    pub resources: Vec<String>,
 }
 
 impl FromParameters for DeviceAuthorizationParameters {
     fn read(parameters: &mut Parameters) -> Result<Self, ErrorCode> {
         Ok(Self {
             scope: parameters.take("scope"),
+            resources: parameters.take_resources(),
         })
     }
 }

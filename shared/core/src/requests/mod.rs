@@ -44,7 +44,12 @@ pub use token::{
 /// builds them: the types read from them are what the rest of the service sees.
 pub struct Parameters {
     values: HashMap<String, String>,
+    /// `resource`, the one parameter that may repeat (RFC 8707 §2), in the order sent.
+    resources: Vec<String>,
 }
+
+/// The parameter RFC 8707 lets a request repeat, once per resource.
+pub const RESOURCE: &str = "resource";
 
 impl std::fmt::Debug for Parameters {
     /// Names only: values include passwords and tokens.
@@ -55,23 +60,32 @@ impl std::fmt::Debug for Parameters {
 
 impl Parameters {
     /// The decoded (name, value) pairs in the order sent: empty values are dropped, a repeated
-    /// name is refused (code 135), even one no request type reads.
+    /// name is refused (code 135), even one no request type reads; only `resource` may repeat.
     fn from_pairs<N, V>(pairs: impl IntoIterator<Item = (N, V)>) -> Result<Self, ErrorCode>
     where
         N: Into<String>,
         V: Into<String>,
     {
         let mut values = HashMap::new();
+        let mut resources = Vec::new();
         for (name, value) in pairs {
-            let value = value.into();
+            let (name, value) = (name.into(), value.into());
             if value.is_empty() {
                 continue;
             }
-            if values.insert(name.into(), value).is_some() {
+            if name == RESOURCE {
+                resources.push(value);
+            } else if values.insert(name, value).is_some() {
                 return Err(ErrorCode::UnsupportedRequestFormat);
             }
         }
-        Ok(Self { values })
+        Ok(Self { values, resources })
+    }
+
+    /// Every `resource` sent, as sent: whether each is a resource indicator, and one the client
+    /// may name, is for the grant to answer (`invalid_target`) once the client is known.
+    pub fn take_resources(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.resources)
     }
 
     /// The parameter's value, if sent. Taken, so that two fields never read one parameter.

@@ -23,6 +23,9 @@ pub struct TokenRequest {
     /// grant's order. Kept, not answered, by the parse: the dispatch answers it only once the
     /// client is authenticated and allowed the grant (the catalogue's order of checks).
     pub grant: Result<GrantRequest, ErrorCode>,
+    /// `resource` (RFC 8707), for every grant: checked by the dispatch once the client is
+    /// authenticated and allowed the grant, or by the grant against what was granted.
+    pub resources: Vec<String>,
 }
 
 impl TokenRequest {
@@ -46,6 +49,7 @@ impl TokenRequest {
             grant_type,
             client,
             grant: GrantRequest::read(grant_type, &mut parameters),
+            resources: parameters.take_resources(),
         })
     }
 }
@@ -68,6 +72,7 @@ impl PartialSchema for TokenRequest {
                      `urn:ietf:params:oauth:grant-type:device_code`.",
                 ),
                 PresentedClient::schema(),
+                resource_parameter(),
                 ClientCredentialsRequest::schema(),
                 PasswordRequest::schema(),
                 RefreshRequest::schema(),
@@ -77,6 +82,17 @@ impl PartialSchema for TokenRequest {
             ],
         )
     }
+}
+
+/// `resource`, which every grant takes and which alone may repeat.
+pub(super) fn resource_parameter() -> RefOr<Schema> {
+    parameter(
+        super::RESOURCE,
+        "RFC 8707: an absolute https URI without fragment (http on loopback) naming the API the \
+         access token is for, its `aud`; repeat it (in JSON: an array) for several. Allowed: \
+         `RESOURCES`, narrowed by the client's `--resource`; continuing a grant (a code, a \
+         refresh, a device code), only resources it granted. Otherwise `invalid_target` (160).",
+    )
 }
 
 impl ToSchema for TokenRequest {

@@ -8,7 +8,7 @@ mod urls;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
-use super::{ClientId, ClientSecrets, ListedSecret, Scopes, SecretCheck, OPENID};
+use super::{ClientId, ClientSecrets, ListedSecret, Resource, Scopes, SecretCheck, OPENID};
 use crate::clock::UnixTime;
 use crate::jose::PublicJwkSet;
 
@@ -170,6 +170,11 @@ pub struct Client {
     /// the field existed, and clients an administrator created, read as `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registration: Option<DynamicRegistration>,
+    /// The resources (RFC 8707) the client may ask tokens for (`--resource`), within the
+    /// deployment's `RESOURCES`. Empty: every resource the deployment allows. Records written
+    /// before the field existed read as empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<Resource>,
 }
 
 /// A client authentication method a client can be pinned to.

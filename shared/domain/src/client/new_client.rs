@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use super::{Client, GrantType, RefreshRotation};
 use crate::clock::UnixTime;
 use crate::jose::PublicJwkSet;
-use crate::{ClientId, ClientSecrets, Scopes};
+use crate::{ClientId, ClientSecrets, Resource, Scopes};
 
 #[derive(Debug, Clone)]
 pub struct NewClient {
@@ -27,6 +27,9 @@ pub struct NewClient {
     pub require_dpop: bool,
     /// Where back-channel logout tokens are POSTed (`--backchannel-logout-uri`).
     pub backchannel_logout_uri: Option<String>,
+    /// The resources (RFC 8707) it may ask tokens for (`--resource`); empty: any the
+    /// deployment allows.
+    pub resources: Vec<Resource>,
 }
 
 impl NewClient {
@@ -45,6 +48,7 @@ impl NewClient {
             jwks: None,
             require_dpop: false,
             backchannel_logout_uri: None,
+            resources: Vec::new(),
         }
     }
 
@@ -70,6 +74,7 @@ impl NewClient {
             auth_method: None,
             backchannel_logout_uri: self.backchannel_logout_uri,
             registration: None,
+            resources: self.resources,
         }
     }
 }

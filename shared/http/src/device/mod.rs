@@ -85,9 +85,13 @@ async fn start(
         .await
         .map_err(grant_refusal)?;
     tracing::Span::current().record("client_id", tracing::field::display(client.id));
-    let codes = device::start(services, &client, request.request.scope.as_deref())
-        .await
-        .map_err(grant_refusal)?;
+    let codes = device::start(
+        services,
+        &client,
+        (request.request.scope.as_deref(), &request.request.resources),
+    )
+    .await
+    .map_err(grant_refusal)?;
     let verification_uri = format!("{}{}", services.geolocation().as_str(), paths::DEVICE);
     let user_code = codes.user_code.display();
     Ok(Json(DeviceAuthorizationBody {

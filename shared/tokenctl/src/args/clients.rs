@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
-use token_domain::{ClientId, GrantType, RefreshRotation, Scopes, SecretId};
+use token_domain::{ClientId, GrantType, RefreshRotation, Resource, Scopes, SecretId};
 
-use super::{parse_grant, parse_scopes};
+use super::{parse_grant, parse_resource, parse_scopes};
 
 #[derive(Subcommand)]
 pub enum ClientsCommand {
@@ -190,4 +190,9 @@ pub struct ClientsCreate {
     /// application received tokens ends (https, or http on a loopback host).
     #[arg(long, value_name = "URL")]
     pub backchannel_logout_uri: Option<String>,
+    /// A resource (RFC 8707) the application may ask tokens for (repeatable; an absolute URI
+    /// without fragment), within the deployment's RESOURCES [default: any the deployment
+    /// allows].
+    #[arg(long = "resource", value_name = "URI", value_parser = parse_resource)]
+    pub resources: Vec<Resource>,
 }

@@ -10,7 +10,7 @@ use token_domain::audit::rfc3339;
 use token_domain::clock::UnixTime;
 use token_domain::{
     ClientId, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType, Login, PrincipalId,
-    Scopes, UserStatus,
+    Resource, Scopes, UserStatus,
 };
 
 #[derive(Parser)]
@@ -322,6 +322,10 @@ fn parse_time(text: &str) -> Result<UnixTime, String> {
 
 fn parse_scopes(text: &str) -> Result<Scopes, String> {
     Scopes::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_resource(text: &str) -> Result<Resource, String> {
+    Resource::parse(text).map_err(|e| format!("{e}: {text:?}"))
 }
 
 fn parse_grant(text: &str) -> Result<GrantType, String> {

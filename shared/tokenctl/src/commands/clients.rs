@@ -160,6 +160,7 @@ async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> 
     new.jwks = args.jwks_file.as_deref().map(read_jwks).transpose()?;
     new.require_dpop = args.require_dpop;
     new.backchannel_logout_uri = args.backchannel_logout_uri;
+    new.resources = args.resources;
     let created = admin::create_client(ctx, new).await?;
     let client = &created.client;
     // The only place a secret is ever printed: once, at creation. Only its hash is stored.
@@ -196,6 +197,7 @@ fn registration(client: &Client) -> serde_json::Value {
         "jwks_keys": key_ids(client),
         "require_dpop": client.require_dpop,
         "registration": if client.registration.is_some() { "dynamic" } else { "static" },
+        "resources": client.resources,
     })
 }
 

@@ -14,6 +14,7 @@ mod redirect;
 mod request;
 #[cfg(test)]
 mod request_tests;
+mod resources;
 mod signed_in;
 mod steps;
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::redirect::ErrorRedirect;
 use crate::domain::pkce::{is_well_formed_challenge, S256};
-use crate::domain::{ClientId, Scopes, OPENID};
+use crate::domain::{ClientId, Resource, Scopes, OPENID};
 use crate::errors::ErrorCode;
 
 /// The query (GET) or form (POST) parameters of `/oauth2/v0/authorize`, as sent.
@@ -39,6 +39,10 @@ pub struct AuthorizeParams {
     pub request_uri: Option<String>,
     /// RFC 9449 §10: the thumbprint of the client's DPoP key, binding the code to it.
     pub dpop_jkt: Option<String>,
+    /// `resource` (RFC 8707), which may repeat: read by the HTTP layer from the raw query or
+    /// form, since a field here holds one value.
+    #[serde(skip)]
+    pub resources: Vec<String>,
 }
 
 /// What the authorize checks need to know about the registered client. Built by the caller from
@@ -108,6 +112,9 @@ pub struct ValidatedAuthorization {
     /// RFC 9449 §10: the code is redeemed only with a DPoP proof by this key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dpop_jkt: Option<String>,
+    /// The resources (RFC 8707) the code will grant, set by [`super::resources`] once allowed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<Resource>,
 }
 
 #[cfg(test)]
@@ -131,6 +138,7 @@ impl ValidatedAuthorization {
             max_age: None,
             login_hint: None,
             dpop_jkt: None,
+            resources: Vec::new(),
         }
     }
 }
@@ -251,6 +259,7 @@ impl AuthorizeParams {
             max_age,
             login_hint: non_empty(&self.login_hint).map(str::to_owned),
             dpop_jkt,
+            resources: Vec::new(),
         })
     }
 

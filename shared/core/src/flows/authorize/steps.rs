@@ -151,10 +151,15 @@ pub async fn start(
             Refusal::Denied(RefusalReason::Untrusted(UntrustedRedirect::UnknownClient))
         })
         .await?;
-    let request = match params.validate(&registered(&client)) {
+    let mut request = match params.validate(&registered(&client)) {
         Ok(request) => request,
         Err(rejection) => return rejected(services, rejection),
     };
+    if let Err(rejection) =
+        super::resources::check_resources(&services.policy, &client, params, &mut request)
+    {
+        return rejected(services, rejection);
+    }
     let expected_user = match hinted_user(services, params, &client).await? {
         Ok(user) => user,
         Err(refusal) => {

@@ -32,11 +32,12 @@ pub struct DeviceCodes {
 }
 
 /// Issues a device code and a user code for an authenticated `client` that may use the grant
-/// (60 otherwise), for `scope` (54 beyond what the client may ask for a user).
+/// (60 otherwise), for `scope` (54 beyond what the client may ask for a user) and the
+/// `resources` the tokens are for (160 when not allowed, as at the token endpoint).
 pub async fn start(
     services: &Services,
     client: &Client,
-    scope: Option<&str>,
+    (scope, resources): (Option<&str>, &[String]),
 ) -> Result<DeviceCodes, GrantError> {
     let now = services.ctx.clock.now();
     // Counted as a token request of the client: each one writes a record.
@@ -48,6 +49,11 @@ pub async fn start(
         return Err(ErrorCode::UnsupportedGrant.into());
     }
     let scopes = requested_family_scopes(scope, client)?;
+    let resources = services
+        .policy
+        .resources
+        .requested(&client.resources, resources)
+        .map_err(|_| ErrorCode::InvalidTarget)?;
     let random = services.ctx.random.as_ref();
     for _ in 0..USER_CODE_DRAWS {
         let device_code = random.opaque_token();
@@ -65,6 +71,7 @@ pub async fn start(
             user_id: None,
             auth_time: None,
             sid: None,
+            resources: resources.clone(),
         };
         if services
             .ctx

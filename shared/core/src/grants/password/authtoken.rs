@@ -18,6 +18,7 @@ pub(super) async fn grant(
 ) -> Result<IssuedTokens, GrantError> {
     let client = &context.client;
     let scopes = requested_family_scopes(request.scope.as_deref(), client)?;
+    let resources = context.requested_resources(services)?;
     // `username` is the company's id, `password` its auth token.
     let company_id =
         PrincipalId::parse(&request.username).map_err(|_| ErrorCode::IncorrectAuthToken)?;
@@ -53,6 +54,8 @@ pub(super) async fn grant(
             auth_time: Some(services.ctx.clock.now()),
             sid: None,
             issued_by: Some(token.issued_by),
+            audience: resources.clone(),
+            resources,
         })
         .await?;
     Ok(issued.into())

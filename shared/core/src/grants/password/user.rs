@@ -3,7 +3,7 @@
 
 use crate::auth::user::{authenticate_user_refund_pending, take_back};
 use crate::domain::audit::StartedBy;
-use crate::domain::{Client, PrincipalType, Scopes, User};
+use crate::domain::{Client, PrincipalType, Resource, Scopes, User};
 use crate::errors::GrantError;
 use crate::grants::GrantContext;
 use crate::issuance::{requested_family_scopes, FamilyStart, IssuedTokens};
@@ -19,6 +19,7 @@ pub(super) async fn grant(
 ) -> Result<IssuedTokens, GrantError> {
     let client = &context.client;
     let scopes = requested_family_scopes(request.scope.as_deref(), client)?;
+    let resources = context.requested_resources(services)?;
     let (user, refund) = authenticate_user_refund_pending(
         services,
         client.id,
@@ -37,6 +38,8 @@ pub(super) async fn grant(
         auth_time: Some(services.ctx.clock.now()),
         sid: None,
         issued_by: None,
+        audience: resources.clone(),
+        resources,
     };
     match services
         .issuer()
@@ -66,6 +69,7 @@ pub(crate) async fn start_user_family(
     scopes: Scopes,
     dpop_jkt: Option<&str>,
     grant: StartedBy,
+    resources: Vec<Resource>,
 ) -> Result<IssuedTokens, GrantError> {
     let issued = services
         .issuer()
@@ -80,6 +84,8 @@ pub(crate) async fn start_user_family(
             auth_time: Some(services.ctx.clock.now()),
             sid: None,
             issued_by: None,
+            audience: resources.clone(),
+            resources,
         })
         .await?;
     Ok(issued.into())
