@@ -53,6 +53,7 @@ async fn token(
         revoked: false,
         jkt: None,
         audience: Vec::new(),
+        act: None,
     };
     match floor.codec.encode(&record).await {
         Ok(access_token) => Json(serde_json::json!({

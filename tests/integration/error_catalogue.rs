@@ -114,6 +114,10 @@ const SERVICE_ROWS: &[(u16, &str, &str)] = &[
     ),
     // RFC 8707: a resource malformed, not allowed, or (continuing a grant) not granted.
     (160, "invalid_target", "resource is not allowed for this client"),
+    // Token exchange (RFC 8693).
+    (164, "invalid_request", "token type is missing or not supported"),
+    (165, "invalid_grant", "subject_token is invalid or not exchangeable"),
+    (166, "invalid_grant", "actor_token is invalid"),
     // The device authorization grant's poll (RFC 8628 §3.5), every one a 400.
     (
         170,

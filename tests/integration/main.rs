@@ -47,5 +47,6 @@ mod security;
 mod signing_keys;
 mod store_unavailable;
 mod token_endpoint;
+mod token_exchange;
 mod token_policy;
 mod tokenctl;

@@ -55,7 +55,8 @@ async fn metadata_names_every_endpoint_and_grant(app: TestApp) {
             "otp",
             "password",
             "refresh_token",
-            "urn:ietf:params:oauth:grant-type:device_code"
+            "urn:ietf:params:oauth:grant-type:device_code",
+            "urn:ietf:params:oauth:grant-type:token-exchange"
         ]
     );
     assert_eq!(list("code_challenge_methods_supported"), ["S256"]);

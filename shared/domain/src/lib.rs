@@ -59,7 +59,7 @@ pub use session::{
     LAST_SEEN_RESOLUTION_SECONDS,
 };
 pub use tokens::{
-    AccessTokenRecord, AuthToken, Family, RefreshTokenRecord, ACCESS_TOKEN_TTL_SECONDS,
+    AccessTokenRecord, Actor, AuthToken, Family, RefreshTokenRecord, ACCESS_TOKEN_TTL_SECONDS,
     AUTH_TOKEN_TTL_SECONDS,
 };
 

@@ -106,6 +106,19 @@ pub struct AccessTokenRecord {
     /// (its geolocation), as every token without `resource`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub audience: Vec<Resource>,
+    /// RFC 8693 §4.1: for a token made by a token exchange with an actor token, who acts for
+    /// the subject (its `act` claim), nesting the subject token's own `act`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub act: Option<Actor>,
+}
+
+/// An `act` claim (RFC 8693 §4.1): the actor, and whoever acted before it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Actor {
+    pub sub: String,
+    pub client_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub act: Option<Box<Actor>>,
 }
 
 /// A company auth token (spec 4.4, 5.4): bound to one company and one client, reusable for 24 h.

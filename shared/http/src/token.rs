@@ -44,6 +44,9 @@ pub struct TokenResponse {
     pub geolocation: String,
     pub id: String,
     pub principal_type: &'static str,
+    /// RFC 8693 §2.2.1, for a token exchange: `urn:ietf:params:oauth:token-type:access_token`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issued_token_type: Option<&'static str>,
 }
 
 impl TokenResponse {
@@ -58,6 +61,7 @@ impl TokenResponse {
             refresh_expires_in: issued.refresh.as_ref().map(|r| r.expires_at),
             refresh_token: issued.refresh.map(|r| r.token.expose().to_owned()),
             id_token: issued.id_token,
+            issued_token_type: issued.issued_token_type,
             geolocation: geolocation.to_string(),
             id: issued.access.subject.hyphenated().to_string(),
             principal_type: issued.access.principal_type.as_str(),

@@ -136,6 +136,7 @@ pub fn access_token(
         revoked: false,
         jkt: None,
         audience: Vec::new(),
+        act: None,
     }
 }
 

@@ -44,6 +44,7 @@ async fn every_store_backed_endpoint_answers_503_when_the_store_is_down() {
             revoked: false,
             jkt: None,
             audience: Vec::new(),
+            act: None,
         })
         .await
         .unwrap();

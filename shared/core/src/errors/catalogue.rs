@@ -182,6 +182,13 @@ catalogue! {
     /// deployment's `RESOURCES` or the client's `--resource` list does not allow, or (continuing
     /// a grant) one that was not granted.
     InvalidTarget = (160, InvalidTarget, "resource is not allowed for this client"),
+    /// Token exchange (RFC 8693): `subject_token_type` missing or not one this service issues
+    /// (also an `actor_token_type` or `requested_token_type` it does not).
+    TokenTypeUnsupported = (164, InvalidRequest, "token type is missing or not supported"),
+    /// The subject token is unknown, expired, revoked, or not one this client may exchange.
+    SubjectTokenInvalid = (165, InvalidGrant, "subject_token is invalid or not exchangeable"),
+    /// The actor token likewise.
+    ActorTokenInvalid = (166, InvalidGrant, "actor_token is invalid"),
     /// The device authorization grant (RFC 8628 §3.5): the poll's answers while the user has
     /// not approved, and a device code used again.
     DeviceAuthorizationPending = (170, AuthorizationPending, "the user has not yet approved this device code"),

@@ -17,6 +17,7 @@ mod device_code;
 mod otp;
 mod password;
 mod refresh;
+mod token_exchange;
 
 use std::net::IpAddr;
 
@@ -135,7 +136,14 @@ pub async fn token_grant(
         }
         GrantRequest::Otp(request) => otp::grant(services, &context, request).await,
         GrantRequest::DeviceCode(request) => device_code::grant(services, &context, request).await,
+        GrantRequest::TokenExchange(request) => {
+            token_exchange::grant(services, &context, request).await
+        }
     }?;
+    // RFC 8693: an exchange answers an access token alone.
+    if grant_type == GrantType::TokenExchange {
+        return Ok(issued);
+    }
     // Every user or company family gets an ID token (docs/decisions.md, "Authorization code flow"),
     // saying when its principal signed in to start the family (`auth_time`, OpenID Connect Core 2;
     // a refresh keeps the original sign-in's, Core 12.2).

@@ -21,7 +21,7 @@ use crate::config::Policy;
 use crate::context::Context;
 use crate::domain::audit::StartedBy;
 use crate::domain::{
-    AccessTokenRecord, Client, ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType,
+    AccessTokenRecord, Actor, Client, ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType,
     RefreshTokenRecord, Resource, Scopes, SessionId, TokenId, ACCESS_TOKEN_TTL_SECONDS,
 };
 use crate::errors::{GrantError, ServerError};
@@ -60,6 +60,8 @@ pub struct IssuedTokens {
     pub auth_time: Option<UnixTime>,
     /// The sign-in session the family belongs to, for the ID token's `sid`.
     pub sid: Option<SessionId>,
+    /// RFC 8693 §2.2.1's `issued_token_type`, for a token exchange's answer.
+    pub issued_token_type: Option<&'static str>,
 }
 
 impl IssuedTokens {
@@ -72,6 +74,7 @@ impl IssuedTokens {
             id_token: None,
             auth_time: None,
             sid: None,
+            issued_token_type: None,
         }
     }
 }
@@ -97,6 +100,7 @@ impl From<FamilyTokens> for IssuedTokens {
             id_token: None,
             auth_time: tokens.auth_time,
             sid: tokens.sid,
+            issued_token_type: None,
         }
     }
 }
@@ -110,6 +114,16 @@ pub struct IssuedRefresh {
     pub expires_at: UnixTime,
     /// The family's home deployment.
     pub geolocation: Geolocation,
+}
+
+/// What a token exchange grants: at most the subject token's scopes, the requested resources,
+/// the DPoP key of the request's proof, and the actor.
+#[derive(Debug, Clone)]
+pub struct Exchanged {
+    pub scopes: Scopes,
+    pub audience: Vec<Resource>,
+    pub jkt: Option<String>,
+    pub act: Option<Actor>,
 }
 
 /// Who a new family is for.
@@ -165,6 +179,7 @@ impl Issuer<'_> {
             revoked: false,
             jkt,
             audience: Vec::new(),
+            act: None,
         }
     }
 
@@ -242,6 +257,34 @@ impl Issuer<'_> {
             .count_with_access_token(self.ctx.store.as_ref(), limit, &subject, &access, now)
             .await?;
         Ok(IssuedTokens::application(access_token, access))
+    }
+
+    /// RFC 8693: an access token for `subject`'s principal, issued to `client` as `exchanged`
+    /// says, and living no longer than `subject`. It belongs to the subject's family, if any,
+    /// so that revoking that family revokes it too. No refresh token, no ID token.
+    pub async fn issue_exchanged_token(
+        &self,
+        client: &Client,
+        subject: &AccessTokenRecord,
+        exchanged: Exchanged,
+    ) -> Result<IssuedTokens, ServerError> {
+        let own = self.access_record(
+            client.id,
+            subject.principal_type,
+            subject.subject,
+            subject.family_id,
+            exchanged.scopes,
+            exchanged.jkt,
+        );
+        let access = AccessTokenRecord {
+            expires_at: own.expires_at.min(subject.expires_at),
+            audience: exchanged.audience,
+            act: exchanged.act,
+            ..own
+        };
+        let mut issued = self.sign_and_store(access).await?;
+        issued.issued_token_type = Some(crate::requests::ACCESS_TOKEN_TYPE);
+        Ok(issued)
     }
 
     fn application_access_record(

@@ -202,6 +202,7 @@ mod tests {
             revoked: false,
             jkt: None,
             audience: Vec::new(),
+            act: None,
         }
     }
 

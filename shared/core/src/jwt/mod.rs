@@ -14,7 +14,7 @@ use jsonwebtoken::{Algorithm, Header, Validation};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::UnixTime;
-use crate::domain::{AccessTokenRecord, Geolocation, PrincipalType};
+use crate::domain::{AccessTokenRecord, Actor, Geolocation, PrincipalType};
 use crate::signing::{encode_part, KeyRing, SigningError, SigningKeys};
 
 pub use id_token::{
@@ -46,6 +46,10 @@ pub struct AccessTokenClaims {
     /// RFC 9449 §6.1: the DPoP key a sender-constrained token is bound to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cnf: Option<Confirmation>,
+    /// RFC 8693 §4.1: who acts for the subject, for a token made by a token exchange with an
+    /// actor token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub act: Option<Actor>,
 }
 
 /// An access token's `aud` (RFC 7519 §4.1.3: a string, or an array of strings).
@@ -190,6 +194,7 @@ impl AccessTokenCodec {
             principal_type: record.principal_type,
             geolocation: self.issuer.to_string(),
             cnf: record.jkt.clone().map(|jkt| Confirmation { jkt }),
+            act: record.act.clone(),
         };
         let (ring, headers) = self.signing().await?;
         ring.sign(&headers.access_token, &claims).await

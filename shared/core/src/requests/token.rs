@@ -68,8 +68,9 @@ impl PartialSchema for TokenRequest {
                 parameter(
                     "grant_type",
                     "`client_credentials`, `password`, `refresh_token` (or `refresh`), \
-                     `authorization_code`, `otp` or \
-                     `urn:ietf:params:oauth:grant-type:device_code`.",
+                     `authorization_code`, `otp`, \
+                     `urn:ietf:params:oauth:grant-type:device_code` or \
+                     `urn:ietf:params:oauth:grant-type:token-exchange`.",
                 ),
                 PresentedClient::schema(),
                 resource_parameter(),
@@ -79,6 +80,7 @@ impl PartialSchema for TokenRequest {
                 AuthorizationCodeRequest::schema(),
                 OtpGrantRequest::schema(),
                 DeviceCodeRequest::schema(),
+                TokenExchangeRequest::schema(),
             ],
         )
     }
@@ -110,6 +112,7 @@ pub enum GrantRequest {
     AuthorizationCode(AuthorizationCodeRequest),
     Otp(OtpGrantRequest),
     DeviceCode(DeviceCodeRequest),
+    TokenExchange(TokenExchangeRequest),
 }
 
 impl GrantRequest {
@@ -125,6 +128,9 @@ impl GrantRequest {
             }
             GrantType::Otp => Self::Otp(OtpGrantRequest::read(parameters)?),
             GrantType::DeviceCode => Self::DeviceCode(DeviceCodeRequest::read(parameters)?),
+            GrantType::TokenExchange => {
+                Self::TokenExchange(TokenExchangeRequest::read(parameters)?)
+            }
         })
     }
 }
@@ -299,6 +305,74 @@ impl FromParameters for OtpGrantRequest {
             company: parameters.take("company"),
             link: parameters.take("link"),
             scope: parameters.take("scope"),
+        })
+    }
+}
+
+/// RFC 8693 §3's `urn:ietf:params:oauth:token-type:access_token`: the one type this service
+/// exchanges and issues.
+pub const ACCESS_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:access_token";
+
+/// `grant_type=urn:ietf:params:oauth:grant-type:token-exchange` (RFC 8693 §2.1). `resource`
+/// is read for every grant ([`TokenRequest::resources`]).
+#[derive(Debug, ToSchema)]
+pub struct TokenExchangeRequest {
+    /// An access token of this service, issued to this client or for one of its resources.
+    #[schema(schema_with = parameter_value)]
+    pub subject_token: Option<Secret>,
+    /// `urn:ietf:params:oauth:token-type:access_token`.
+    #[schema(schema_with = parameter_value)]
+    pub subject_token_type: String,
+    /// An access token of this service naming who acts for the subject (the `act` claim).
+    #[schema(schema_with = parameter_value)]
+    pub actor_token: Option<Secret>,
+    /// `urn:ietf:params:oauth:token-type:access_token`, with `actor_token`.
+    #[schema(schema_with = parameter_value)]
+    pub actor_token_type: Option<String>,
+    /// A resource URI the token is for, as `resource`.
+    #[schema(schema_with = parameter_value)]
+    pub audience: Option<String>,
+    /// At most the subject token's scopes; absent: the subject token's.
+    #[schema(schema_with = parameter_value)]
+    pub scope: Option<String>,
+    /// Only `urn:ietf:params:oauth:token-type:access_token`.
+    #[schema(schema_with = parameter_value)]
+    pub requested_token_type: Option<String>,
+}
+
+/// 164 for a token type missing or not supported: the subject's, then the requested one, then
+/// the actor's.
+impl FromParameters for TokenExchangeRequest {
+    fn read(parameters: &mut Parameters) -> Result<Self, ErrorCode> {
+        let subject_token_type = parameters
+            .take("subject_token_type")
+            .filter(|t| t == ACCESS_TOKEN_TYPE)
+            .ok_or(ErrorCode::TokenTypeUnsupported)?;
+        let requested_token_type = parameters.take("requested_token_type");
+        if requested_token_type
+            .as_deref()
+            .is_some_and(|t| t != ACCESS_TOKEN_TYPE)
+        {
+            return Err(ErrorCode::TokenTypeUnsupported);
+        }
+        let actor_token = parameters.take_secret("actor_token");
+        let actor_token_type = parameters.take("actor_token_type");
+        let actor_type_ok = match (&actor_token, actor_token_type.as_deref()) {
+            (None, None) => true,
+            (Some(_), Some(t)) => t == ACCESS_TOKEN_TYPE,
+            _ => false,
+        };
+        if !actor_type_ok {
+            return Err(ErrorCode::TokenTypeUnsupported);
+        }
+        Ok(Self {
+            subject_token: parameters.take_secret("subject_token"),
+            subject_token_type,
+            actor_token,
+            actor_token_type,
+            audience: parameters.take("audience"),
+            scope: parameters.take("scope"),
+            requested_token_type,
         })
     }
 }

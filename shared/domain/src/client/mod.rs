@@ -33,20 +33,26 @@ pub enum GrantType {
     Otp,
     /// RFC 8628; `tokenctl` names it `device_code`, the token request by its URN.
     DeviceCode,
+    /// RFC 8693; `tokenctl` names it `token_exchange`, the token request by its URN.
+    TokenExchange,
 }
 
 impl GrantType {
-    pub const ALL: [GrantType; 6] = [
+    pub const ALL: [GrantType; 7] = [
         Self::ClientCredentials,
         Self::RefreshToken,
         Self::Password,
         Self::AuthorizationCode,
         Self::Otp,
         Self::DeviceCode,
+        Self::TokenExchange,
     ];
 
     /// RFC 8628 §3.4's `grant_type`.
     pub const DEVICE_CODE_URN: &'static str = "urn:ietf:params:oauth:grant-type:device_code";
+
+    /// RFC 8693 §2.1's `grant_type`.
+    pub const TOKEN_EXCHANGE_URN: &'static str = "urn:ietf:params:oauth:grant-type:token-exchange";
 
     /// The wire value of `grant_type`. `refresh` is accepted as an alias of `refresh_token`
     /// (docs/decisions.md, "Requests and client authentication").
@@ -58,6 +64,7 @@ impl GrantType {
             "authorization_code" => Some(Self::AuthorizationCode),
             "otp" => Some(Self::Otp),
             Self::DEVICE_CODE_URN | "device_code" => Some(Self::DeviceCode),
+            Self::TOKEN_EXCHANGE_URN | "token_exchange" => Some(Self::TokenExchange),
             _ => None,
         }
     }
@@ -70,6 +77,7 @@ impl GrantType {
             Self::AuthorizationCode => "authorization_code",
             Self::Otp => "otp",
             Self::DeviceCode => Self::DEVICE_CODE_URN,
+            Self::TokenExchange => Self::TOKEN_EXCHANGE_URN,
         }
     }
 
@@ -78,6 +86,7 @@ impl GrantType {
     pub fn name(self) -> &'static str {
         match self {
             Self::DeviceCode => "device_code",
+            Self::TokenExchange => "token_exchange",
             other => other.as_str(),
         }
     }

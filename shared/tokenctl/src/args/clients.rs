@@ -154,7 +154,7 @@ pub struct ClientsCreate {
         alias = "grant",
         value_delimiter = ',',
         value_parser = parse_grant,
-        value_name = "client_credentials,refresh_token,password,authorization_code,otp,device_code"
+        value_name = "client_credentials,refresh_token,password,authorization_code,otp,device_code,token_exchange"
     )]
     pub grants: Vec<GrantType>,
     /// Where the company auth-token flow redirects (https; http only for loopback hosts).

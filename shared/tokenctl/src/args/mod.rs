@@ -330,7 +330,7 @@ fn parse_resource(text: &str) -> Result<Resource, String> {
 
 fn parse_grant(text: &str) -> Result<GrantType, String> {
     GrantType::parse(text.trim()).ok_or_else(|| {
-        format!("unknown grant {text:?}: expected client_credentials, refresh_token, password, authorization_code, otp or device_code")
+        format!("unknown grant {text:?}: expected client_credentials, refresh_token, password, authorization_code, otp, device_code or token_exchange")
     })
 }
 

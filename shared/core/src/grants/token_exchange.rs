@@ -1,0 +1,109 @@
+//! `grant_type=urn:ietf:params:oauth:grant-type:token-exchange` (RFC 8693):
+//! a service or agent holding a user's access token gets one for another resource, acting for
+//! that user, optionally naming who acts (`actor_token`, the `act` claim).
+//!
+//! A client may exchange a subject token issued to itself, or one whose `aud` names one of its
+//! resources (`--resource`): the resource server the token was meant for may call onwards. The
+//! new token keeps the subject's principal and family, so revoking the family revokes it; it
+//! lives no longer than the subject token and has at most its scopes. No refresh token.
+//!
+//! Order of checks: the token types (164, the parse's), the subject token (165), the actor
+//! token (166), the scope (54), the target (160). Reads: the subject's record (and the actor's);
+//! one write, the new token.
+
+use super::GrantContext;
+use crate::domain::{AccessTokenRecord, Actor, Resource};
+use crate::errors::{ErrorCode, GrantError};
+use crate::flows::presented_token::{identify, PresentedToken, TokenTypeHint};
+use crate::issuance::{requested_scopes, Exchanged, IssuedTokens};
+use crate::requests::TokenExchangeRequest;
+use crate::secrets::Secret;
+use crate::services::Services;
+
+pub(super) async fn grant(
+    services: &Services,
+    context: &GrantContext,
+    request: TokenExchangeRequest,
+) -> Result<IssuedTokens, GrantError> {
+    let client = &context.client;
+    let subject = live_access_token(services, request.subject_token.as_ref())
+        .await?
+        .filter(|subject| {
+            subject.client_id == client.id
+                || subject
+                    .audience
+                    .iter()
+                    .any(|r| client.resources.contains(r))
+        })
+        .ok_or(ErrorCode::SubjectTokenInvalid)?;
+    let act = match &request.actor_token {
+        None => None,
+        Some(token) => {
+            let actor = live_access_token(services, Some(token))
+                .await?
+                .ok_or(ErrorCode::ActorTokenInvalid)?;
+            Some(Actor {
+                sub: actor.subject.hyphenated().to_string(),
+                client_id: actor.client_id.to_string(),
+                act: subject.act.clone().map(Box::new),
+            })
+        }
+    };
+    let scopes = requested_scopes(request.scope.as_deref(), &subject.scopes)?;
+    let audience = requested_audience(services, context, request.audience)?;
+    let exchanged = Exchanged {
+        scopes,
+        audience,
+        jkt: context.dpop_jkt.clone(),
+        // Without an actor token the subject's own `act` is kept: who acted does not change.
+        act: act.or_else(|| subject.act.clone()),
+    };
+    Ok(services
+        .issuer()
+        .issue_exchanged_token(client, &subject, exchanged)
+        .await?)
+}
+
+/// An access token of this service that is live (signed by us, stored, unexpired, unrevoked),
+/// whoever it was issued to; `None` otherwise.
+async fn live_access_token(
+    services: &Services,
+    token: Option<&Secret>,
+) -> Result<Option<AccessTokenRecord>, GrantError> {
+    let Some(token) = token else {
+        return Ok(None);
+    };
+    let now = services.ctx.clock.now();
+    Ok(
+        match identify(
+            services,
+            token.expose(),
+            Some(TokenTypeHint::AccessToken),
+            now,
+        )
+        .await?
+        {
+            PresentedToken::Access(record) if !record.revoked => Some(record),
+            _ => None,
+        },
+    )
+}
+
+/// `resource` and `audience` together: each allowed for the client (160 otherwise); none, a
+/// token for this deployment.
+fn requested_audience(
+    services: &Services,
+    context: &GrantContext,
+    audience: Option<String>,
+) -> Result<Vec<Resource>, GrantError> {
+    let mut values = context.resources.clone();
+    values.extend(audience);
+    services
+        .policy
+        .resources
+        .requested(&context.client.resources, &values)
+        .map_err(|refusal| {
+            tracing::info!(%refusal, "token exchange: target refused");
+            ErrorCode::InvalidTarget.into()
+        })
+}

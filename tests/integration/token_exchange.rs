@@ -1,0 +1,273 @@
+//! Token exchange (RFC 8693) on both stores: a client exchanges a user's
+//! access token issued to itself, or one meant for one of its resources, for a token for
+//! another resource, optionally with an actor (`act`, nested); the answer has no refresh token
+//! and lives no longer than the subject; every refusal (164, 165, 166, 54, 160, 60); revoking
+//! the subject's family makes the exchanged token inactive.
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::resources::{claims, introspect, API, FILES};
+use crate::support::app::{TestApp, TestClient};
+use crate::support::assertions::assert_token_error;
+use token_core::admin::NewClient;
+use token_domain::{GrantType, Resource, Scopes};
+
+const GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ACCESS: &str = "urn:ietf:params:oauth:token-type:access_token";
+const LOGIN: &str = "exchange@example.com";
+const PASSWORD: &str = "token exchange password 1";
+
+crate::on_both_stores!(
+    a_client_exchanges_its_own_token_for_another_resource,
+    a_resource_server_exchanges_a_token_meant_for_it,
+    an_actor_token_adds_a_nested_act,
+    refusals_are_catalogued,
+    revoking_the_subject_family_revokes_the_exchanged_token,
+);
+
+async fn exchange(
+    app: &TestApp,
+    client: &TestClient,
+    subject: &str,
+    extra: &[(&str, &str)],
+) -> (StatusCode, Value) {
+    let mut form = vec![
+        ("grant_type", GRANT),
+        ("client_id", client.id.as_str()),
+        ("client_secret", client.secret.as_str()),
+        ("subject_token", subject),
+        ("subject_token_type", ACCESS),
+    ];
+    form.extend_from_slice(extra);
+    app.token(&form).await
+}
+
+async fn client_with(app: &TestApp, name: &str, resources: &[&str]) -> TestClient {
+    app.create_client_with(NewClient {
+        resources: resources
+            .iter()
+            .map(|r| Resource::parse(r).unwrap())
+            .collect(),
+        ..NewClient::named(name, Scopes::parse("read write").unwrap())
+    })
+    .await
+}
+
+async fn user_token(app: &TestApp, client: &TestClient, extra: &[(&str, &str)]) -> Value {
+    let (status, body) = app.password_grant(client, LOGIN, PASSWORD, extra).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+async fn a_client_exchanges_its_own_token_for_another_resource(app: TestApp) {
+    let user = app.create_user(LOGIN, PASSWORD).await;
+    let client = client_with(&app, "agent", &[]).await;
+    let tokens = user_token(&app, &client, &[]).await;
+    let subject = tokens["access_token"].as_str().unwrap();
+    let (status, body) = exchange(
+        &app,
+        &client,
+        subject,
+        &[
+            ("resource", API),
+            ("scope", "read"),
+            ("requested_token_type", ACCESS),
+        ],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["issued_token_type"], ACCESS, "{body}");
+    assert_eq!(body["token_type"], "Bearer");
+    assert_eq!(body["scope"], "read");
+    assert!(body.get("refresh_token").is_none(), "{body}");
+    assert!(body.get("id_token").is_none(), "{body}");
+    assert!(body["expires_in"].as_i64().unwrap() <= 3600);
+    let exchanged = body["access_token"].as_str().unwrap();
+    let claims = claims(&app, exchanged).await;
+    assert_eq!(claims["sub"], user.id.to_string());
+    assert_eq!(claims["client_id"], client.id);
+    assert_eq!(claims["aud"], API);
+    assert!(claims.get("act").is_none(), "{claims}");
+    let active = introspect(&app, &client, exchanged).await;
+    assert_eq!(active["active"], true);
+    assert_eq!(active["aud"], API);
+
+    // `audience` names a resource as `resource` does.
+    let (status, body) = exchange(&app, &client, subject, &[("audience", FILES)]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(claims_aud(&app, &body).await, FILES);
+
+    // Never longer than the subject token.
+    app.clock.advance(3000);
+    let (status, body) = exchange(&app, &client, subject, &[]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["expires_in"].as_i64().unwrap() <= 600, "{body}");
+}
+
+async fn claims_aud(app: &TestApp, body: &Value) -> Value {
+    claims(app, body["access_token"].as_str().unwrap()).await["aud"].clone()
+}
+
+async fn a_resource_server_exchanges_a_token_meant_for_it(app: TestApp) {
+    app.create_user(LOGIN, PASSWORD).await;
+    let agent = client_with(&app, "agent", &[]).await;
+    let api = client_with(&app, "api", &[API]).await;
+    let for_api = user_token(&app, &agent, &[("resource", API)]).await;
+    let subject = for_api["access_token"].as_str().unwrap();
+    let (status, body) = exchange(&app, &api, subject, &[("resource", API)]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let claims = claims(&app, body["access_token"].as_str().unwrap()).await;
+    assert_eq!(claims["client_id"], api.id);
+    // A token of the agent meant for this deployment is not the API's to exchange.
+    let plain = user_token(&app, &agent, &[]).await;
+    let refused = exchange(&app, &api, plain["access_token"].as_str().unwrap(), &[]).await;
+    assert_token_error(&refused, 400, "invalid_grant", 165);
+    // Nor is one for another resource.
+    let for_files = user_token(&app, &agent, &[("resource", FILES)]).await;
+    let refused = exchange(&app, &api, for_files["access_token"].as_str().unwrap(), &[]).await;
+    assert_token_error(&refused, 400, "invalid_grant", 165);
+}
+
+async fn an_actor_token_adds_a_nested_act(app: TestApp) {
+    app.create_user(LOGIN, PASSWORD).await;
+    let agent = client_with(&app, "agent", &[]).await;
+    let first_actor = client_with(&app, "first actor", &[]).await;
+    let second_actor = client_with(&app, "second actor", &[]).await;
+    let subject = user_token(&app, &agent, &[]).await;
+    let actor = app.app_token(&first_actor).await;
+    let (status, body) = exchange(
+        &app,
+        &agent,
+        subject["access_token"].as_str().unwrap(),
+        &[("actor_token", &actor), ("actor_token_type", ACCESS)],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let once = body["access_token"].as_str().unwrap().to_owned();
+    assert_eq!(
+        claims(&app, &once).await["act"],
+        json!({"sub": first_actor.id, "client_id": first_actor.id})
+    );
+    let actor = app.app_token(&second_actor).await;
+    let (status, body) = exchange(
+        &app,
+        &agent,
+        &once,
+        &[("actor_token", &actor), ("actor_token_type", ACCESS)],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        claims(&app, body["access_token"].as_str().unwrap()).await["act"],
+        json!({
+            "sub": second_actor.id,
+            "client_id": second_actor.id,
+            "act": {"sub": first_actor.id, "client_id": first_actor.id},
+        })
+    );
+}
+
+async fn refusals_are_catalogued(app: TestApp) {
+    app.create_user(LOGIN, PASSWORD).await;
+    let client = client_with(&app, "agent", &[]).await;
+    let tokens = user_token(&app, &client, &[]).await;
+    let subject = tokens["access_token"].as_str().unwrap();
+    let type_refused = |answer: &(StatusCode, Value)| {
+        assert_token_error(answer, 400, "invalid_request", 164);
+    };
+    let (status, body) = app
+        .token(&[
+            ("grant_type", GRANT),
+            ("client_id", client.id.as_str()),
+            ("client_secret", client.secret.as_str()),
+            ("subject_token", subject),
+        ])
+        .await;
+    type_refused(&(status, body));
+    let form = |token_type: &'static str| {
+        vec![
+            ("grant_type", GRANT),
+            ("client_id", client.id.as_str()),
+            ("client_secret", client.secret.as_str()),
+            ("subject_token", subject),
+            ("subject_token_type", token_type),
+        ]
+    };
+    type_refused(
+        &app.token(&form("urn:ietf:params:oauth:token-type:saml2"))
+            .await,
+    );
+    type_refused(
+        &exchange(
+            &app,
+            &client,
+            subject,
+            &[("requested_token_type", "urn:x:refresh")],
+        )
+        .await,
+    );
+    type_refused(&exchange(&app, &client, subject, &[("actor_token", subject)]).await);
+    for garbage in ["garbage", tokens["refresh_token"].as_str().unwrap()] {
+        let refused = exchange(&app, &client, garbage, &[]).await;
+        assert_token_error(&refused, 400, "invalid_grant", 165);
+    }
+    let other = client_with(&app, "other", &[]).await;
+    let refused = exchange(&app, &other, subject, &[]).await;
+    assert_token_error(&refused, 400, "invalid_grant", 165);
+    let refused = exchange(
+        &app,
+        &client,
+        subject,
+        &[("actor_token", "garbage"), ("actor_token_type", ACCESS)],
+    )
+    .await;
+    assert_token_error(&refused, 400, "invalid_grant", 166);
+    let refused = exchange(&app, &client, subject, &[("scope", "read admin")]).await;
+    assert_token_error(&refused, 400, "invalid_scope", 54);
+    let refused = exchange(
+        &app,
+        &client,
+        subject,
+        &[("resource", "https://x.example.com#f")],
+    )
+    .await;
+    assert_token_error(&refused, 400, "invalid_target", 160);
+    let refused = exchange(&app, &client, subject, &[("audience", "not a uri")]).await;
+    assert_token_error(&refused, 400, "invalid_target", 160);
+    // A client not allowed the grant: 60, before anything of the request is looked at.
+    let mut new = NewClient::named("no exchange", Scopes::parse("read").unwrap());
+    new.grants = [GrantType::ClientCredentials].into_iter().collect();
+    let limited = app.create_client_with(new).await;
+    let refused = exchange(&app, &limited, "garbage", &[]).await;
+    assert_token_error(&refused, 400, "invalid_grant", 60);
+}
+
+async fn revoking_the_subject_family_revokes_the_exchanged_token(app: TestApp) {
+    app.create_user(LOGIN, PASSWORD).await;
+    let client = client_with(&app, "agent", &[]).await;
+    let tokens = user_token(&app, &client, &[]).await;
+    let (status, body) =
+        exchange(&app, &client, tokens["access_token"].as_str().unwrap(), &[]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let exchanged = body["access_token"].as_str().unwrap();
+    assert_eq!(introspect(&app, &client, exchanged).await["active"], true);
+    let revoked = app
+        .post_form(
+            "/oauth2/v0/revoke",
+            &[
+                ("token", tokens["refresh_token"].as_str().unwrap()),
+                ("client_id", &client.id),
+                ("client_secret", &client.secret),
+            ],
+        )
+        .await;
+    assert_eq!(revoked.status(), StatusCode::OK);
+    assert_eq!(
+        introspect(&app, &client, exchanged).await,
+        json!({"active": false})
+    );
+    // And a revoked subject cannot be exchanged again.
+    let refused = exchange(&app, &client, tokens["access_token"].as_str().unwrap(), &[]).await;
+    assert_token_error(&refused, 400, "invalid_grant", 165);
+}
