@@ -18,7 +18,8 @@ VENV="$ROOT/.cache/rp-venv"
 
 # Pinned so every machine drives the server with the same libraries. openid-client 6 is built on
 # oauth4webapi (its own pinned dependency); dpop is the same author's RFC 9449 proof builder.
-NODE_PACKAGES=(openid-client@6.8.9 oauth4webapi@3.8.8 dpop@2.1.2)
+# @modelcontextprotocol/sdk is the official MCP TypeScript SDK, whose OAuth client an agent uses.
+NODE_PACKAGES=(openid-client@6.8.9 oauth4webapi@3.8.8 dpop@2.1.2 @modelcontextprotocol/sdk@1.32.2)
 PYTHON_PACKAGES=(authlib==1.9.6 requests==2.34.2 cryptography==50.0.2)
 
 log() { echo "relying-parties: $*" >&2; }

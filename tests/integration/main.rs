@@ -30,6 +30,7 @@ mod limits;
 mod local_server;
 mod lockout;
 mod mail;
+mod mcp_interop;
 mod metadata;
 mod metrics;
 mod oidc_interop;

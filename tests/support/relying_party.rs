@@ -101,6 +101,9 @@ pub enum Driver {
     Node,
     /// `authlib` (`tests/interop/python/rp.py`).
     Python,
+    /// The MCP TypeScript SDK's OAuth client, as an agent (`tests/interop/node/mcp.mjs`): it
+    /// registers itself, so it uses only the user of the relying party.
+    McpNode,
 }
 
 fn workspace_root() -> PathBuf {
@@ -129,6 +132,15 @@ impl Driver {
                 let mut command = Command::new(std::env::var("NODE").unwrap_or("node".into()));
                 command
                     .arg(root.join("tests/interop/node/rp.mjs"))
+                    .env("RP_NODE_DIR", packages);
+                command
+            }
+            Self::McpNode => {
+                let packages = root.join(".cache/rp-node");
+                installed(packages.join("node_modules/@modelcontextprotocol/sdk"));
+                let mut command = Command::new(std::env::var("NODE").unwrap_or("node".into()));
+                command
+                    .arg(root.join("tests/interop/node/mcp.mjs"))
                     .env("RP_NODE_DIR", packages);
                 command
             }
