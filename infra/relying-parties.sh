@@ -18,9 +18,10 @@ VENV="$ROOT/.cache/rp-venv"
 
 # Pinned so every machine drives the server with the same libraries. openid-client 6 is built on
 # oauth4webapi (its own pinned dependency); dpop is the same author's RFC 9449 proof builder.
-# @modelcontextprotocol/sdk is the official MCP TypeScript SDK, whose OAuth client an agent uses.
+# @modelcontextprotocol/sdk and mcp are the official MCP TypeScript and Python SDKs, whose OAuth
+# clients agents use.
 NODE_PACKAGES=(openid-client@6.8.9 oauth4webapi@3.8.8 dpop@2.1.2 @modelcontextprotocol/sdk@1.32.2)
-PYTHON_PACKAGES=(authlib==1.9.6 requests==2.34.2 cryptography==50.0.2)
+PYTHON_PACKAGES=(authlib==1.9.6 requests==2.34.2 cryptography==50.0.2 mcp==2.3.0)
 
 log() { echo "relying-parties: $*" >&2; }
 die() {

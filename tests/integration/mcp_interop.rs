@@ -1,5 +1,5 @@
-//! The official MCP TypeScript SDK as an agent with no prior relationship
-//! (`tests/interop/node/mcp.mjs`): discovery through a small MCP server's protected resource
+//! The official MCP SDKs as agents with no prior relationship (TypeScript,
+//! `tests/interop/node/mcp.mjs`; Python, `tests/interop/python/mcp_agent.py`): discovery through a small MCP server's protected resource
 //! metadata, dynamic registration, the code flow with PKCE and `resource` (the driver plays the
 //! user on our pages), a tool call the MCP server accepts only when the token's `aud` is itself,
 //! and a refresh. On both stores, with registration open.
@@ -8,11 +8,29 @@ use crate::support::app::TestApp;
 use crate::support::relying_party::{run_case, Driver, RelyingParty};
 use token_domain::ClientId;
 
-crate::on_both_stores!(with crate::registration::open(); the_mcp_sdk_registers_authorizes_and_calls_a_tool);
+crate::on_both_stores!(with crate::registration::open();
+    the_typescript_sdk_registers_authorizes_and_calls_a_tool,
+    the_python_sdk_registers_authorizes_and_calls_a_tool,
+);
 
-async fn the_mcp_sdk_registers_authorizes_and_calls_a_tool(app: TestApp) {
+async fn the_typescript_sdk_registers_authorizes_and_calls_a_tool(app: TestApp) {
+    passes(app, Driver::McpNode, "mcp-dcr", "MCP SDK interop agent").await;
+}
+
+async fn the_python_sdk_registers_authorizes_and_calls_a_tool(app: TestApp) {
+    passes(
+        app,
+        Driver::McpPython,
+        "mcp-python-dcr",
+        "MCP Python SDK interop agent",
+    )
+    .await;
+}
+
+/// Runs `case` of `driver`; checks the user, the audience and the stored registration.
+async fn passes(app: TestApp, driver: Driver, case: &str, client_name: &str) {
     let rp = RelyingParty::register(&app).await;
-    let result = run_case(&app, &rp, Driver::McpNode, "mcp-dcr").await;
+    let result = run_case(&app, &rp, driver, case).await;
     assert_eq!(result["sub"], rp.user.id.to_string(), "{result}");
     let aud = result["aud"]
         .as_str()
@@ -30,5 +48,5 @@ async fn the_mcp_sdk_registers_authorizes_and_calls_a_tool(app: TestApp) {
         .unwrap()
         .expect("the SDK's registration is stored");
     assert!(client.registration.is_some(), "a self-registered client");
-    assert_eq!(client.name, "MCP SDK interop agent");
+    assert_eq!(client.name, client_name);
 }

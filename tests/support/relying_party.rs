@@ -104,6 +104,8 @@ pub enum Driver {
     /// The MCP TypeScript SDK's OAuth client, as an agent (`tests/interop/node/mcp.mjs`): it
     /// registers itself, so it uses only the user of the relying party.
     McpNode,
+    /// The MCP Python SDK's OAuth client, as an agent (`tests/interop/python/mcp_agent.py`).
+    McpPython,
 }
 
 fn workspace_root() -> PathBuf {
@@ -142,6 +144,12 @@ impl Driver {
                 command
                     .arg(root.join("tests/interop/node/mcp.mjs"))
                     .env("RP_NODE_DIR", packages);
+                command
+            }
+            Self::McpPython => {
+                let python = installed(root.join(".cache/rp-venv/bin/python"));
+                let mut command = Command::new(python);
+                command.arg(root.join("tests/interop/python/mcp_agent.py"));
                 command
             }
             Self::Python => {
