@@ -34,7 +34,10 @@ fi
 # A free loopback port, and a fresh data directory with its own demo data.
 # shellcheck source=infra/lib/local-server.sh
 source "$ROOT/infra/lib/local-server.sh"
-start_local_server "$VENV/bin/python" fuzz-api
+# Self-registration open and unlimited, so that /oauth2/v0/register and its management are
+# fuzzed too (off, they answer 404 to everything).
+DYNAMIC_REGISTRATION=open RATE_LIMIT_REGISTRATIONS_PER_HOUR=0 \
+	start_local_server "$VENV/bin/python" fuzz-api
 
 # The demo client's credentials, so that generated token, revocation, introspection and one-time
 # password requests get past client authentication into the grants and flows (the one-time
