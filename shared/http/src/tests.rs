@@ -116,11 +116,18 @@ fn the_document_is_every_function_s_routes() {
     let token = paths(token_routes());
     let exchange = paths(exchange_routes());
     let company = paths(company_routes());
+    let registration = paths(registration_routes());
     assert!(token.contains("/openapi.json"));
+    assert!(registration.contains("/oauth2/v0/register"));
+    assert!(
+        !token.contains("/oauth2/v0/register"),
+        "registration is a function of its own"
+    );
     let union: BTreeSet<String> = token
         .iter()
         .chain(&exchange)
         .chain(&company)
+        .chain(&registration)
         .cloned()
         .collect();
     assert_eq!(union, every);
