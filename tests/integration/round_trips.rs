@@ -14,6 +14,7 @@ mod hot_items;
 mod openid;
 mod otp;
 mod private_key_jwt;
+mod token_exchange;
 
 pub(crate) use otp::RecordingMailer;
 
@@ -63,6 +64,7 @@ dynamodb_test!(
     secrets_revoke,
     device_poll,
     device_poll_without_the_client_limit,
+    token_exchange,
 );
 
 mod budgets {
@@ -71,6 +73,7 @@ mod budgets {
     pub use super::openid::{logout, userinfo};
     pub use super::otp::one_time_password;
     pub use super::private_key_jwt::client_credentials_with_private_key_jwt;
+    pub use super::token_exchange::token_exchange;
     use super::*;
 
     /// Goal ≤ 1 + the rate limit: the client comes from the cache; one call writes the token's

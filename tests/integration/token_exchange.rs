@@ -7,6 +7,7 @@
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
+use crate::audit::{client_subject, events_of, json as audit_json};
 use crate::resources::{claims, introspect, API, FILES};
 use crate::support::app::{TestApp, TestClient};
 use crate::support::assertions::assert_token_error;
@@ -166,6 +167,20 @@ async fn an_actor_token_adds_a_nested_act(app: TestApp) {
             "act": {"sub": first_actor.id, "client_id": first_actor.id},
         })
     );
+    // Each exchange is audited under the exchanging client: subject, actor, client.
+    let events = events_of(&app, client_subject(&agent.id)).await;
+    let exchanged: Vec<Value> = events
+        .iter()
+        .filter(|event| event.kind.name() == "token.exchanged")
+        .map(audit_json)
+        .collect();
+    assert_eq!(exchanged.len(), 2, "{exchanged:?}");
+    let newest = &exchanged[0];
+    assert_eq!(newest["client_id"], agent.id, "{newest}");
+    assert_eq!(newest["subject_client_id"], agent.id, "{newest}");
+    assert_eq!(newest["actor_client_id"], second_actor.id, "{newest}");
+    assert_eq!(newest["actor_sub"], second_actor.id, "{newest}");
+    assert!(newest["jti"].is_string(), "{newest}");
 }
 
 async fn refusals_are_catalogued(app: TestApp) {

@@ -19,7 +19,7 @@ use uuid::Uuid;
 use crate::clock::UnixTime;
 use crate::config::Policy;
 use crate::context::Context;
-use crate::domain::audit::StartedBy;
+use crate::domain::audit::{AuditKind, StartedBy};
 use crate::domain::{
     AccessTokenRecord, Actor, Client, ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType,
     RefreshTokenRecord, Resource, Scopes, SessionId, TokenId, ACCESS_TOKEN_TTL_SECONDS,
@@ -29,7 +29,7 @@ use crate::jwt::AccessTokenCodec;
 use crate::limits::{Limit, Limiter};
 use crate::random::RandomExt;
 use crate::secrets::Secret;
-use crate::store::FamilyOrigin;
+use crate::store::{Committed, FamilyOrigin, FamilyWrite, WriteBatch};
 
 /// What minting needs, borrowed from the process's `Services`: where tokens are recorded, the
 /// clock and randomness (`ctx`), the codec that signs, and the policy (refresh lifetimes and
@@ -282,7 +282,36 @@ impl Issuer<'_> {
             act: exchanged.act,
             ..own
         };
-        let mut issued = self.sign_and_store(access).await?;
+        let mut event = crate::audit::event(
+            self.ctx,
+            AuditKind::TokenExchanged {
+                jti: access.jti,
+                subject_client_id: subject.client_id,
+                actor_sub: access.act.as_ref().map(|act| act.sub.clone()),
+                actor_client_id: access.act.as_ref().map(|act| act.client_id.clone()),
+            },
+        )
+        .client(client.id)
+        .principal(subject.principal_type, PrincipalId::new(subject.subject));
+        if let Some(family_id) = subject.family_id {
+            event = event.family(family_id);
+        }
+        // Signed first, then the token and its event in one write: a failure leaves neither.
+        let access_token = self.codec.encode(&access).await?;
+        let batch = WriteBatch::of([
+            FamilyWrite::PutAccessToken(access.clone()).into(),
+            event.clone().into(),
+        ]);
+        match self.ctx.store.writes().commit(batch).await? {
+            Committed::Applied { .. } => {}
+            Committed::Refused(_) | Committed::Limited { .. } => {
+                return Err(ServerError::internal(
+                    "the store refused an exchanged token's write, which has no condition",
+                ))
+            }
+        }
+        crate::audit::logged(&[event]);
+        let mut issued = IssuedTokens::application(access_token, access);
         issued.issued_token_type = Some(crate::requests::ACCESS_TOKEN_TYPE);
         Ok(issued)
     }

@@ -267,6 +267,18 @@ pub enum AuditKind {
     /// An initial access token for registration was created (`tokenctl registration-tokens`).
     #[serde(rename = "registration_token.created")]
     RegistrationTokenCreated,
+    /// A token exchange (RFC 8693): the event's client exchanged a token of its principal (and
+    /// family), issued to `subject_client_id`, for the token `jti`; with an actor token, who
+    /// acted.
+    #[serde(rename = "token.exchanged")]
+    TokenExchanged {
+        jti: TokenId,
+        subject_client_id: ClientId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor_sub: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor_client_id: Option<String>,
+    },
 }
 
 impl AuditKind {
@@ -306,6 +318,7 @@ impl AuditKind {
             Self::ClientRegistrationUpdated => "client.registration_updated",
             Self::ClientRegistrationDeleted => "client.registration_deleted",
             Self::RegistrationTokenCreated => "registration_token.created",
+            Self::TokenExchanged { .. } => "token.exchanged",
         }
     }
 }
