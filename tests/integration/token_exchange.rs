@@ -25,6 +25,7 @@ crate::on_both_stores!(
     an_actor_token_adds_a_nested_act,
     refusals_are_catalogued,
     revoking_the_subject_family_revokes_the_exchanged_token,
+    an_id_token_is_exchanged_for_an_openid_token,
 );
 
 async fn exchange(
@@ -284,5 +285,54 @@ async fn revoking_the_subject_family_revokes_the_exchanged_token(app: TestApp) {
     );
     // And a revoked subject cannot be exchanged again.
     let refused = exchange(&app, &client, tokens["access_token"].as_str().unwrap(), &[]).await;
+    assert_token_error(&refused, 400, "invalid_grant", 165);
+}
+
+async fn exchange_id_token(
+    app: &TestApp,
+    client: &TestClient,
+    subject: &str,
+    extra: &[(&str, &str)],
+) -> (StatusCode, Value) {
+    let mut form = vec![
+        ("grant_type", GRANT),
+        ("client_id", client.id.as_str()),
+        ("client_secret", client.secret.as_str()),
+        ("subject_token", subject),
+        (
+            "subject_token_type",
+            "urn:ietf:params:oauth:token-type:id_token",
+        ),
+    ];
+    form.extend_from_slice(extra);
+    app.token(&form).await
+}
+
+async fn an_id_token_is_exchanged_for_an_openid_token(app: TestApp) {
+    let user = app.create_user(LOGIN, PASSWORD).await;
+    let client = client_with(&app, "agent", &[]).await;
+    let tokens = user_token(&app, &client, &[]).await;
+    let id_token = tokens["id_token"].as_str().unwrap();
+    let (status, body) = exchange_id_token(&app, &client, id_token, &[("resource", API)]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["scope"], "openid", "{body}");
+    assert_eq!(body["issued_token_type"], ACCESS);
+    assert!(body.get("refresh_token").is_none() && body.get("id_token").is_none());
+    let claims = claims(&app, body["access_token"].as_str().unwrap()).await;
+    assert_eq!(claims["sub"], user.id.to_string());
+    assert_eq!(claims["aud"], API);
+    // At most what an ID token speaks for.
+    let refused = exchange_id_token(&app, &client, id_token, &[("scope", "read")]).await;
+    assert_token_error(&refused, 400, "invalid_scope", 54);
+    // Another client's ID token, an access token, garbage: 165.
+    let other = client_with(&app, "other", &[]).await;
+    let refused = exchange_id_token(&app, &other, id_token, &[]).await;
+    assert_token_error(&refused, 400, "invalid_grant", 165);
+    let access = tokens["access_token"].as_str().unwrap();
+    let refused = exchange_id_token(&app, &client, access, &[]).await;
+    assert_token_error(&refused, 400, "invalid_grant", 165);
+    // Expired.
+    app.clock.advance(3601);
+    let refused = exchange_id_token(&app, &client, id_token, &[]).await;
     assert_token_error(&refused, 400, "invalid_grant", 165);
 }

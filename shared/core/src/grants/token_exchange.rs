@@ -12,11 +12,11 @@
 //! one write, the new token.
 
 use super::GrantContext;
-use crate::domain::{AccessTokenRecord, Actor, Resource};
+use crate::domain::{AccessTokenRecord, Actor, ClientId, Resource, Scopes, TokenId, OPENID};
 use crate::errors::{ErrorCode, GrantError};
 use crate::flows::presented_token::{identify, PresentedToken, TokenTypeHint};
 use crate::issuance::{requested_scopes, Exchanged, IssuedTokens};
-use crate::requests::TokenExchangeRequest;
+use crate::requests::{TokenExchangeRequest, ID_TOKEN_TYPE};
 use crate::secrets::Secret;
 use crate::services::Services;
 
@@ -26,16 +26,19 @@ pub(super) async fn grant(
     request: TokenExchangeRequest,
 ) -> Result<IssuedTokens, GrantError> {
     let client = &context.client;
-    let subject = live_access_token(services, request.subject_token.as_ref())
-        .await?
-        .filter(|subject| {
-            subject.client_id == client.id
-                || subject
-                    .audience
-                    .iter()
-                    .any(|r| client.resources.contains(r))
-        })
-        .ok_or(ErrorCode::SubjectTokenInvalid)?;
+    let subject = if request.subject_token_type == ID_TOKEN_TYPE {
+        id_token_subject(services, request.subject_token.as_ref()).await?
+    } else {
+        live_access_token(services, request.subject_token.as_ref()).await?
+    }
+    .filter(|subject| {
+        subject.client_id == client.id
+            || subject
+                .audience
+                .iter()
+                .any(|r| client.resources.contains(r))
+    })
+    .ok_or(ErrorCode::SubjectTokenInvalid)?;
     let act = match &request.actor_token {
         None => None,
         Some(token) => {
@@ -87,6 +90,42 @@ async fn live_access_token(
             _ => None,
         },
     )
+}
+
+/// An ID token of this service, unexpired, as the access token it stands for: its principal,
+/// the client it was issued to, its expiry, and the one scope an ID token speaks for
+/// (`openid`). ID tokens are not stored: none belongs to a family, and only expiry ends one.
+async fn id_token_subject(
+    services: &Services,
+    token: Option<&Secret>,
+) -> Result<Option<AccessTokenRecord>, GrantError> {
+    let Some(token) = token else {
+        return Ok(None);
+    };
+    let now = services.ctx.clock.now();
+    let Some(claims) = services.codec.verify_id_token(token.expose(), now).await? else {
+        return Ok(None);
+    };
+    let (Ok(client_id), Ok(subject)) = (
+        ClientId::parse(&claims.aud),
+        uuid::Uuid::parse_str(&claims.sub),
+    ) else {
+        return Ok(None);
+    };
+    Ok(Some(AccessTokenRecord {
+        jti: TokenId::new(uuid::Uuid::nil()),
+        client_id,
+        principal_type: claims.principal_type,
+        subject,
+        family_id: None,
+        scopes: Scopes::parse(OPENID).unwrap_or_default(),
+        issued_at: claims.iat,
+        expires_at: claims.exp,
+        revoked: false,
+        jkt: None,
+        audience: Vec::new(),
+        act: None,
+    }))
 }
 
 /// `resource` and `audience` together: each allowed for the client (160 otherwise); none, a

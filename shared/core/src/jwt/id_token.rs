@@ -114,11 +114,40 @@ impl AccessTokenCodec {
         Ok(Self::verify_hint_with(&ring, self.issuer.as_str(), token))
     }
 
+    /// An ID token this deployment signed for a user or company, unexpired at `now`: its
+    /// claims, or `None`. A token exchange's subject (RFC 8693 `…:id_token`).
+    pub async fn verify_id_token(
+        &self,
+        token: &str,
+        now: UnixTime,
+    ) -> Result<Option<IdTokenClaims>, SigningError> {
+        let ring = self.keys.for_verifying().await?;
+        Ok(Self::verified_claims(&ring, self.issuer.as_str(), token)
+            .ok()
+            .filter(|claims| claims.exp > now))
+    }
+
     fn verify_hint_with(
         ring: &KeyRing,
         issuer: &str,
         token: &str,
     ) -> Result<HintedPrincipal, InvalidIdTokenHint> {
+        let claims = Self::verified_claims(ring, issuer, token)?;
+        Ok(HintedPrincipal {
+            principal: PrincipalId::parse(&claims.sub).map_err(|_| InvalidIdTokenHint)?,
+            principal_type: claims.principal_type,
+            client_id: ClientId::parse(&claims.aud).map_err(|_| InvalidIdTokenHint)?,
+            issued_at: claims.iat,
+            sid: claims.sid,
+        })
+    }
+
+    /// Signature, type, issuer and principal type; not the expiry.
+    fn verified_claims(
+        ring: &KeyRing,
+        issuer: &str,
+        token: &str,
+    ) -> Result<IdTokenClaims, InvalidIdTokenHint> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| InvalidIdTokenHint)?;
         // An access token is not an ID token, though signed by the same keys.
         let is_access_token = header
@@ -144,13 +173,7 @@ impl AccessTokenCodec {
         if claims.principal_type == PrincipalType::Application {
             return Err(InvalidIdTokenHint);
         }
-        Ok(HintedPrincipal {
-            principal: PrincipalId::parse(&claims.sub).map_err(|_| InvalidIdTokenHint)?,
-            principal_type: claims.principal_type,
-            client_id: ClientId::parse(&claims.aud).map_err(|_| InvalidIdTokenHint)?,
-            issued_at: claims.iat,
-            sid: claims.sid,
-        })
+        Ok(claims)
     }
 }
 

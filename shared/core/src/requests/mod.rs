@@ -38,7 +38,7 @@ pub use client::{BasicCredentials, ClientRequest, PresentedClient};
 pub use token::{
     AuthorizationCodeRequest, ClientCredentialsRequest, CredentialType, DeviceCodeRequest,
     GrantRequest, OtpGrantRequest, PasswordRequest, RefreshRequest, TokenExchangeRequest,
-    TokenRequest, ACCESS_TOKEN_TYPE,
+    TokenRequest, ACCESS_TOKEN_TYPE, ID_TOKEN_TYPE,
 };
 
 /// One request's parameters by name, once RFC 6749 §3.1's rules are applied. Only this module

@@ -313,6 +313,10 @@ impl FromParameters for OtpGrantRequest {
 /// exchanges and issues.
 pub const ACCESS_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:access_token";
 
+/// RFC 8693 §3's `urn:ietf:params:oauth:token-type:id_token`: a subject token may be one of
+/// this service's ID tokens.
+pub const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
+
 /// `grant_type=urn:ietf:params:oauth:grant-type:token-exchange` (RFC 8693 §2.1). `resource`
 /// is read for every grant ([`TokenRequest::resources`]).
 #[derive(Debug, ToSchema)]
@@ -320,7 +324,8 @@ pub struct TokenExchangeRequest {
     /// An access token of this service, issued to this client or for one of its resources.
     #[schema(schema_with = parameter_value)]
     pub subject_token: Option<Secret>,
-    /// `urn:ietf:params:oauth:token-type:access_token`.
+    /// `urn:ietf:params:oauth:token-type:access_token`, or `…:id_token` for an ID token this
+    /// service issued to the client.
     #[schema(schema_with = parameter_value)]
     pub subject_token_type: String,
     /// An access token of this service naming who acts for the subject (the `act` claim).
@@ -346,7 +351,7 @@ impl FromParameters for TokenExchangeRequest {
     fn read(parameters: &mut Parameters) -> Result<Self, ErrorCode> {
         let subject_token_type = parameters
             .take("subject_token_type")
-            .filter(|t| t == ACCESS_TOKEN_TYPE)
+            .filter(|t| t == ACCESS_TOKEN_TYPE || t == ID_TOKEN_TYPE)
             .ok_or(ErrorCode::TokenTypeUnsupported)?;
         let requested_token_type = parameters.take("requested_token_type");
         if requested_token_type
