@@ -136,7 +136,17 @@ const SERVICE_ROWS: &[(u16, &str, &str)] = &[
     ),
     (173, "expired_token", "device code has expired"),
     (174, "invalid_grant", "device code is bad or already used"),
-    (175, "invalid_request", "device_code was not supplied"),
+    (176, "invalid_request", "device_code was not supplied"),
+    (
+        175,
+        "invalid_request",
+        "this client must push its authorization requests (PAR)",
+    ),
+    (
+        177,
+        "invalid_request_object",
+        "the request object is invalid",
+    ),
 ];
 
 fn spec_rows() -> Vec<(u16, &'static str, &'static str)> {

@@ -16,6 +16,7 @@ mod legacy;
 mod one_time_password;
 mod principal;
 mod resource;
+mod pushed_authorization;
 mod scopes;
 mod session;
 mod tokens;
@@ -52,6 +53,9 @@ pub use principal::{Company, CompanyStatus, PrincipalType, User, UserStatus};
 pub use resource::{
     narrowed, InvalidResource, Resource, ResourcePolicy, TargetRefusal, MAX_RESOURCES_PER_REQUEST,
     MAX_RESOURCE_LENGTH,
+};
+pub use pushed_authorization::{
+    PushedAuthorization, PUSHED_REQUEST_TTL_SECONDS, REQUEST_URI_PREFIX,
 };
 pub use scopes::{InvalidScope, Scopes, OPENID};
 pub use session::{

@@ -39,6 +39,7 @@ mod principals;
 mod rate_limits;
 pub mod records;
 mod refresh_origin;
+mod pushed_authorizations;
 mod registration_tokens;
 pub mod registry;
 mod renewal;
@@ -64,6 +65,7 @@ pub use otp::*;
 pub use principals::*;
 pub use rate_limits::*;
 pub use refresh_origin::*;
+pub use pushed_authorizations::*;
 pub use registration_tokens::*;
 pub use renewal::*;
 pub use replays::*;
@@ -152,6 +154,9 @@ macro_rules! conformance_suite {
             device_authorization_reads_by_either_code_and_is_decided_once,
             device_polls_are_recorded_only_from_the_poll_read,
             device_authorization_is_redeemed_once_by_its_client,
+            pushed_authorization_is_taken_once_by_its_client,
+            expired_pushed_authorization_is_not_taken,
+            concurrent_takes_of_a_pushed_authorization_have_one_winner,
             revoke_access_token_revokes_only_that_token,
             revoking_an_access_token_records_only_the_first_time,
             revoke_connection_revokes_the_principals_families_with_that_client,

@@ -8,7 +8,7 @@
 use super::{
     AuditStore, AuthTokenStore, AuthorizationCodeStore, BatchWrites, ClientStore, ConsentStore,
     DeviceAuthorizationStore, FamilyStore, LegacyStore, LockoutStore, OtpStore, PrincipalStore,
-    RateLimitStore, RegistrationTokenStore, ReplayStore, RevocationStore, SessionStore,
+    PushedAuthorizationStore, RateLimitStore, RegistrationTokenStore, ReplayStore, RevocationStore, SessionStore,
 };
 
 /// Generates, from `accessor: Trait` pairs, the [`Store`] trait, its implementation for every
@@ -74,6 +74,8 @@ aggregates! {
     authorization_codes: AuthorizationCodeStore,
     /// Device authorizations (RFC 8628).
     device_authorizations: DeviceAuthorizationStore,
+    /// Pushed authorization requests (RFC 9126).
+    pushed_authorizations: PushedAuthorizationStore,
     /// Revocation of access tokens and of a principal's connection with a client.
     revocation: RevocationStore,
     /// Rate-limit counters and blocks.

@@ -32,6 +32,7 @@ mod lockout;
 mod open;
 mod otp;
 mod principals;
+mod pushed_authorizations;
 pub mod rate_limits;
 mod registration_tokens;
 mod replays;
@@ -61,6 +62,7 @@ pub use open::{
 };
 pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore, REQUEST_WINDOW_SECONDS};
 pub use principals::{EmailUpdate, Inserted, PrincipalStore};
+pub use pushed_authorizations::PushedAuthorizationStore;
 pub use rate_limits::{Hit, RateKey, RateLimit, RateLimitStore};
 pub use registration_tokens::RegistrationTokenStore;
 pub use replays::{ReplayKey, ReplayStore};

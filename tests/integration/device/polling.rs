@@ -224,7 +224,7 @@ async fn unknown_and_other_clients_codes_are_174(app: TestApp) {
             ("client_secret", client.secret.as_str()),
         ])
         .await;
-    assert_token_error(&(status, body), 400, "invalid_request", 175);
+    assert_token_error(&(status, body), 400, "invalid_request", 176);
 }
 
 async fn a_decided_code_is_answered_at_once_however_soon_the_device_polls(app: TestApp) {

@@ -31,6 +31,8 @@ pub enum OAuthError {
     ExpiredToken,
     /// RFC 8707 §2: a `resource` that is malformed or may not be granted to the client.
     InvalidTarget,
+    /// RFC 9101 §6.2: the `request` object does not verify or its claims are not acceptable.
+    InvalidRequestObject,
 }
 
 impl OAuthError {
@@ -48,6 +50,7 @@ impl OAuthError {
             Self::AuthorizationPending => "authorization_pending",
             Self::ExpiredToken => "expired_token",
             Self::InvalidTarget => "invalid_target",
+            Self::InvalidRequestObject => "invalid_request_object",
         }
     }
 
@@ -68,7 +71,8 @@ impl OAuthError {
             | Self::DevicePollSlowDown
             | Self::DeviceAccessDenied
             | Self::ExpiredToken
-            | Self::InvalidTarget => StatusCode::BAD_REQUEST,
+            | Self::InvalidTarget
+            | Self::InvalidRequestObject => StatusCode::BAD_REQUEST,
         }
     }
 }
@@ -196,7 +200,15 @@ catalogue! {
     DeviceAccessDenied = (172, DeviceAccessDenied, "the user denied the authorization request"),
     DeviceCodeExpired = (173, ExpiredToken, "device code has expired"),
     DeviceCodeBadOrUsed = (174, InvalidGrant, "device code is bad or already used"),
-    DeviceCodeMissing = (175, InvalidRequest, "device_code was not supplied"),
+    /// No `device_code`. Contract part 19 gives 175 to a client that must push its requests.
+    DeviceCodeMissing = (176, InvalidRequest, "device_code was not supplied"),
+    /// Contract part 19: a client registered with `--require-par` (or
+    /// `require_pushed_authorization_requests`) sent an authorization request without a
+    /// `request_uri` from the PAR endpoint.
+    PushedRequestRequired = (175, InvalidRequest, "this client must push its authorization requests (PAR)"),
+    /// Contract part 19 (RFC 9101): a `request` object that does not verify with the client's
+    /// keys, or whose `iss`, `aud`, `exp`, `nbf` or claims are not acceptable.
+    InvalidRequestObject = (177, InvalidRequestObject, "the request object is invalid"),
 }
 
 impl ErrorCode {

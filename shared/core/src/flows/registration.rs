@@ -80,6 +80,7 @@ pub struct RegistrationResponse {
     pub scope: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jwks: Option<serde_json::Value>,
+    pub require_pushed_authorization_requests: bool,
 }
 
 /// The path of a client's management endpoint, below the deployment's base URL.
@@ -114,6 +115,7 @@ impl RegistrationResponse {
                 .jwks
                 .as_ref()
                 .and_then(|jwks| serde_json::to_value(jwks).ok()),
+            require_pushed_authorization_requests: client.require_par,
         })
     }
 }
@@ -183,6 +185,7 @@ pub async fn register(
         post_logout_redirect_uris: Vec::new(),
         jwks: None,
         require_dpop: false,
+        require_par: false,
         auth_method: None,
         backchannel_logout_uri: None,
         registration: None,
@@ -217,6 +220,7 @@ fn apply(client: &mut Client, checked: CheckedMetadata, access_token_hash: Token
     client.grants = checked.grant_types;
     client.redirect_uris = checked.redirect_uris;
     client.jwks = checked.jwks;
+    client.require_par = checked.require_par;
     client.auth_method = match checked.auth_method {
         RegisteredAuthMethod::PrivateKeyJwt => Some(ClientAuthMethod::PrivateKeyJwt),
         RegisteredAuthMethod::ClientSecretBasic | RegisteredAuthMethod::ClientSecretPost => {

@@ -164,6 +164,11 @@ pub struct Client {
     /// Records written before the field existed read as `false`.
     #[serde(default)]
     pub require_dpop: bool,
+    /// Authorization requests must be pushed (RFC 9126 `require_pushed_authorization_requests`,
+    /// `--require-par`): the authorize endpoint refuses one without a `request_uri` (175).
+    /// Records written before the field existed read as `false`.
+    #[serde(default)]
+    pub require_par: bool,
     /// The one way the client may authenticate (`tokenctl clients set-auth-method`); `None`:
     /// its secret or, with keys registered, `private_key_jwt`. Records written before the field
     /// existed read as `None`.

@@ -25,6 +25,8 @@ pub struct NewClient {
     pub jwks: Option<PublicJwkSet>,
     /// Every token request must carry a DPoP proof (`--require-dpop`).
     pub require_dpop: bool,
+    /// Authorization requests must be pushed (`--require-par`).
+    pub require_par: bool,
     /// Where back-channel logout tokens are POSTed (`--backchannel-logout-uri`).
     pub backchannel_logout_uri: Option<String>,
     /// The resources (RFC 8707) it may ask tokens for (`--resource`); empty: any the
@@ -47,6 +49,7 @@ impl NewClient {
             post_logout_redirect_uris: Vec::new(),
             jwks: None,
             require_dpop: false,
+            require_par: false,
             backchannel_logout_uri: None,
             resources: Vec::new(),
         }
@@ -71,6 +74,7 @@ impl NewClient {
             post_logout_redirect_uris: self.post_logout_redirect_uris,
             jwks: self.jwks,
             require_dpop: self.require_dpop,
+            require_par: self.require_par,
             auth_method: None,
             backchannel_logout_uri: self.backchannel_logout_uri,
             registration: None,

@@ -77,6 +77,8 @@ pub struct ClientMetadata {
     pub token_endpoint_auth_method: Option<String>,
     pub scope: Option<String>,
     pub jwks: Option<serde_json::Value>,
+    /// RFC 9126 §6: the client's authorization requests must be pushed.
+    pub require_pushed_authorization_requests: Option<bool>,
 }
 
 /// Checked metadata: every member has its value or its default.
@@ -90,6 +92,7 @@ pub struct CheckedMetadata {
     pub auth_method: RegisteredAuthMethod,
     pub scope: Scopes,
     pub jwks: Option<PublicJwkSet>,
+    pub require_par: bool,
 }
 
 /// The two refusals of RFC 7591 §3.2.2 this server answers with.
@@ -207,6 +210,7 @@ impl ClientMetadata {
             auth_method,
             scope,
             jwks,
+            require_par: self.require_pushed_authorization_requests == Some(true),
         })
     }
 }

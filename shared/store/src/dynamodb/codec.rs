@@ -52,6 +52,7 @@ pub(super) mod keys {
         pub const CONSENT: &str = "CONSENT#";
         pub const DEVICE: &str = "DEVICE#";
         pub const DEVICE_USER_CODE: &str = "DEVICEUSER#";
+        pub const PUSHED_AUTHORIZATION: &str = "PAR#";
     }
 
     /// The partition-key prefixes each Lambda function writes, by the logical id of its IAM role
@@ -64,7 +65,8 @@ pub(super) mod keys {
         // login attempts, one-time passwords, authorization codes, rate-limit counters, used
         // `jti`s of client assertions (a conditional PutItem; never read), client secrets
         // (`UpdateItem` only: the secrets API and each secret's last use), and device
-        // authorizations with their user-code items.
+        // authorizations with their user-code items, pushed authorization requests (a PutItem,
+        // then a conditional DeleteItem that takes one).
         (
             "TokenFunctionRole",
             &[
@@ -83,6 +85,7 @@ pub(super) mod keys {
                 CONSENT,
                 DEVICE,
                 DEVICE_USER_CODE,
+                PUSHED_AUTHORIZATION,
             ],
         ),
         // A new family with its tokens, connection listing and audit event, the exchange link
@@ -139,6 +142,7 @@ pub(super) mod keys {
                 CONSENT,
                 DEVICE,
                 DEVICE_USER_CODE,
+                PUSHED_AUTHORIZATION,
             ],
         ),
         // The app and its bearer token, the principal and enablement, the consumer key, the
@@ -295,6 +299,13 @@ pub(super) mod keys {
         (
             format!("{DEVICE_USER_CODE}{}", user_code_hash.to_hex()),
             "DEVICEUSER",
+        )
+    }
+    /// A pushed authorization request, by the digest of its `request_uri`'s random part.
+    pub fn pushed_authorization(request_uri_hash: &TokenHash) -> (String, &'static str) {
+        (
+            format!("{PUSHED_AUTHORIZATION}{}", request_uri_hash.to_hex()),
+            "PAR",
         )
     }
     pub fn authorization_code(hash: &TokenHash) -> (String, &'static str) {

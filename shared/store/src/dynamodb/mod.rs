@@ -55,6 +55,7 @@ mod legacy;
 mod lockout;
 mod otp;
 mod principals;
+mod pushed_authorizations;
 mod rate_limits;
 mod registration_tokens;
 mod replays;

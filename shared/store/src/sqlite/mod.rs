@@ -43,6 +43,7 @@ mod legacy;
 mod lockout;
 mod otp;
 mod principals;
+mod pushed_authorizations;
 mod rate_limits;
 mod readers;
 mod registration_tokens;
@@ -114,6 +115,13 @@ CREATE TABLE IF NOT EXISTS device_authorizations (
     body TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS device_authorizations_by_expiry ON device_authorizations (expires_at);
+CREATE TABLE IF NOT EXISTS pushed_authorizations (
+    request_uri_hash TEXT PRIMARY KEY,
+    client_id TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pushed_authorizations_by_expiry ON pushed_authorizations (expires_at);
 CREATE TABLE IF NOT EXISTS families (
     id TEXT PRIMARY KEY,
     current_token TEXT NOT NULL,

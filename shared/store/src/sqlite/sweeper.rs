@@ -48,6 +48,7 @@ pub const EXPIRING_TABLES: &[ExpiringTable] = &[
     expiring("registration_tokens"),
     expiring("authorization_codes"),
     expiring("device_authorizations"),
+    expiring("pushed_authorizations"),
     expiring("audit_events"),
     expiring("sessions"),
 ];
