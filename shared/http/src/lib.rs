@@ -32,6 +32,7 @@ mod observability;
 pub mod openapi;
 mod otp;
 pub mod pages;
+mod par;
 mod params;
 mod registration;
 mod revoke;
@@ -140,6 +141,7 @@ fn token_routes() -> Routes {
         .add(operation!(device::page::act))
         .add(operation!(authorize::start))
         .add(operation!(authorize::submit))
+        .add(operation!(par::push))
         // Revocation, introspection, discovery, Concur's connections, and the OpenAPI document
         // (here, so that every router the local server merges serves it).
         .add(operation!(revoke::revoke))

@@ -22,6 +22,8 @@ pub mod paths {
     pub const AUTHORIZE: &str = "/oauth2/v0/authorize";
     pub const OTP: &str = "/oauth2/v0/otp";
     pub const DEVICE_AUTHORIZATION: &str = "/oauth2/v0/device_authorization";
+    /// Pushed authorization requests (RFC 9126).
+    pub const PAR: &str = "/oauth2/v0/par";
     /// The device grant's verification page.
     pub const DEVICE: &str = "/oauth2/v0/device";
     pub const REVOKE: &str = "/oauth2/v0/revoke";
@@ -84,6 +86,10 @@ pub struct AuthorizationServerMetadata {
     pub otp_endpoint: String,
     /// RFC 8628 §4.
     pub device_authorization_endpoint: String,
+    /// RFC 9126 §5.
+    pub pushed_authorization_request_endpoint: String,
+    /// RFC 9126 §5: `false`; clients registered with `--require-par` must push all the same.
+    pub require_pushed_authorization_requests: bool,
     pub grant_types_supported: Vec<&'static str>,
     pub response_types_supported: Vec<&'static str>,
     pub code_challenge_methods_supported: Vec<&'static str>,
@@ -105,8 +111,11 @@ pub struct AuthorizationServerMetadata {
     pub prompt_values_supported: Vec<&'static str>,
     /// RFC 9207: every authorization response carries `iss`.
     pub authorization_response_iss_parameter_supported: bool,
-    /// Request objects (OpenID Connect Core §6) are refused.
+    /// Request objects (RFC 9101) signed with a key of the client's JWK Set.
     pub request_parameter_supported: bool,
+    /// RFC 9101 §10.1: ES256, PS256, EdDSA, as for `private_key_jwt`; never `none`.
+    pub request_object_signing_alg_values_supported: Vec<&'static str>,
+    /// Only the PAR endpoint's `request_uri`s are accepted; no other address is fetched.
     pub request_uri_parameter_supported: bool,
     /// RFC 9449 §5.1: the algorithms DPoP proofs may be signed with.
     pub dpop_signing_alg_values_supported: Vec<&'static str>,
@@ -141,6 +150,8 @@ impl AuthorizationServerMetadata {
             end_session_endpoint: at(paths::LOGOUT),
             otp_endpoint: at(paths::OTP),
             device_authorization_endpoint: at(paths::DEVICE_AUTHORIZATION),
+            pushed_authorization_request_endpoint: at(paths::PAR),
+            require_pushed_authorization_requests: false,
             grant_types_supported: GrantType::ALL.iter().map(|g| g.as_str()).collect(),
             response_types_supported: vec!["code"],
             code_challenge_methods_supported: vec!["S256"],
@@ -156,7 +167,8 @@ impl AuthorizationServerMetadata {
             claims_supported: CLAIMS.to_vec(),
             prompt_values_supported: vec!["none", "login", "consent"],
             authorization_response_iss_parameter_supported: true,
-            request_parameter_supported: false,
+            request_parameter_supported: true,
+            request_object_signing_alg_values_supported: Algorithm::names(),
             request_uri_parameter_supported: false,
             dpop_signing_alg_values_supported: crate::jose::Algorithm::names(),
             backchannel_logout_supported: true,
@@ -215,6 +227,7 @@ mod tests {
                 paths::INTROSPECT,
                 paths::OTP,
                 paths::DEVICE_AUTHORIZATION,
+                paths::PAR,
             ]
         );
     }

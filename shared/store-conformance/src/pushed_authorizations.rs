@@ -14,7 +14,10 @@ fn record(now: i64) -> PushedAuthorization {
         client_id: ClientId::new(OsRandom.uuid()),
         parameters: BTreeMap::from([
             ("response_type".to_owned(), "code".to_owned()),
-            ("redirect_uri".to_owned(), "https://app.example/cb".to_owned()),
+            (
+                "redirect_uri".to_owned(),
+                "https://app.example/cb".to_owned(),
+            ),
             ("state".to_owned(), "s t\u{e9}".to_owned()),
         ]),
         pushed_at: now,
@@ -72,7 +75,11 @@ pub async fn expired_pushed_authorization_is_not_taken(store: &dyn Store) {
     pushed.put_pushed_authorization(&record).await.unwrap();
     assert_eq!(
         pushed
-            .take_pushed_authorization(&record.request_uri_hash, &record.client_id, record.expires_at)
+            .take_pushed_authorization(
+                &record.request_uri_hash,
+                &record.client_id,
+                record.expires_at
+            )
             .await
             .unwrap(),
         None,
@@ -89,9 +96,11 @@ pub async fn concurrent_takes_of_a_pushed_authorization_have_one_winner(store: &
         .await
         .unwrap();
     let takes = (0..10).map(|_| {
-        store
-            .pushed_authorizations()
-            .take_pushed_authorization(&record.request_uri_hash, &record.client_id, now)
+        store.pushed_authorizations().take_pushed_authorization(
+            &record.request_uri_hash,
+            &record.client_id,
+            now,
+        )
     });
     let taken = futures::future::join_all(takes).await;
     let winners = taken

@@ -8,7 +8,8 @@
 use super::{
     AuditStore, AuthTokenStore, AuthorizationCodeStore, BatchWrites, ClientStore, ConsentStore,
     DeviceAuthorizationStore, FamilyStore, LegacyStore, LockoutStore, OtpStore, PrincipalStore,
-    PushedAuthorizationStore, RateLimitStore, RegistrationTokenStore, ReplayStore, RevocationStore, SessionStore,
+    PushedAuthorizationStore, RateLimitStore, RegistrationTokenStore, ReplayStore, RevocationStore,
+    SessionStore,
 };
 
 /// Generates, from `accessor: Trait` pairs, the [`Store`] trait, its implementation for every

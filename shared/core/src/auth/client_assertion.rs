@@ -46,6 +46,7 @@ pub const AUDIENCE_PATHS: &[&str] = &[
     "/oauth2/v0/introspect",
     "/oauth2/v0/otp",
     "/oauth2/v0/device_authorization",
+    "/oauth2/v0/par",
 ];
 
 /// The claims RFC 7523 §3 requires, plus the optional times.

@@ -91,6 +91,61 @@ impl FromParameters for DeviceAuthorizationParameters {
     }
 }
 
+/// A `POST /oauth2/v0/par` request (RFC 9126 §2.1).
+pub type PushedAuthorizationRequest = ClientRequest<PushedAuthorizationParameters>;
+
+/// The PAR endpoint's parameters, after the client's credentials: the authorization request's,
+/// passed on whole to the authorize checks.
+#[derive(Debug)]
+pub struct PushedAuthorizationParameters(pub std::collections::BTreeMap<String, String>);
+
+impl FromParameters for PushedAuthorizationParameters {
+    fn read(parameters: &mut Parameters) -> Result<Self, ErrorCode> {
+        Ok(Self(parameters.take_rest()))
+    }
+}
+
+/// The PAR endpoint's request as the OpenAPI document describes it.
+pub type PushedAuthorizationForm = ClientRequest<PushedAuthorizationSchema>;
+
+/// The PAR endpoint's parameters as the OpenAPI document lists them: those of
+/// `GET /oauth2/v0/authorize`, or a `request` object holding them.
+#[derive(Debug, ToSchema)]
+pub struct PushedAuthorizationSchema {
+    /// `code`.
+    #[schema(schema_with = parameter_value)]
+    pub response_type: Option<String>,
+    /// Exactly one registered with `--redirect-uri`.
+    #[schema(schema_with = parameter_value)]
+    pub redirect_uri: Option<String>,
+    #[schema(schema_with = parameter_value)]
+    pub scope: Option<String>,
+    #[schema(schema_with = parameter_value)]
+    pub state: Option<String>,
+    #[schema(schema_with = parameter_value)]
+    pub nonce: Option<String>,
+    /// `login`, `consent` or `none`.
+    #[schema(schema_with = parameter_value)]
+    pub prompt: Option<String>,
+    /// PKCE (RFC 7636).
+    #[schema(schema_with = parameter_value)]
+    pub code_challenge: Option<String>,
+    /// `S256`.
+    #[schema(schema_with = parameter_value)]
+    pub code_challenge_method: Option<String>,
+    #[schema(schema_with = parameter_value)]
+    pub max_age: Option<String>,
+    #[schema(schema_with = parameter_value)]
+    pub login_hint: Option<String>,
+    /// RFC 9449 §10: the DPoP key thumbprint the code is bound to.
+    #[schema(schema_with = parameter_value)]
+    pub dpop_jkt: Option<String>,
+    /// RFC 9101: a JWT signed with a key of the client's JWK Set (ES256, PS256, EdDSA) whose
+    /// claims are the parameters, in place of the others.
+    #[schema(schema_with = parameter_value)]
+    pub request: Option<String>,
+}
+
 /// The old-token exchange's body.
 #[derive(Debug, Default, ToSchema)]
 pub struct ExchangeBody {

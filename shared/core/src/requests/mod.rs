@@ -32,7 +32,8 @@ use crate::secrets::Secret;
 pub use bodies::{
     CompanyAuthTokenAppBody, CompanyAuthTokenQuery, DeviceAuthorizationParameters,
     DeviceAuthorizationRequest, ExchangeBody, OtpSendParameters, OtpSendRequest, PresentedToken,
-    PresentedTokenRequest, UserInfoForm,
+    PresentedTokenRequest, PushedAuthorizationForm, PushedAuthorizationParameters,
+    PushedAuthorizationRequest, PushedAuthorizationSchema, UserInfoForm,
 };
 pub use client::{BasicCredentials, ClientRequest, PresentedClient};
 pub use token::{
@@ -92,6 +93,12 @@ impl Parameters {
     /// The parameter's value, if sent. Taken, so that two fields never read one parameter.
     pub fn take(&mut self, name: &str) -> Option<String> {
         self.values.remove(name)
+    }
+
+    /// Every parameter not taken yet: what a request passes on as a whole (a pushed
+    /// authorization request's parameters).
+    pub fn take_rest(&mut self) -> std::collections::BTreeMap<String, String> {
+        std::mem::take(&mut self.values).into_iter().collect()
     }
 
     /// A credential's value, if sent: never printed from here on.

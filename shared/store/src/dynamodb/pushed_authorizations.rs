@@ -17,10 +17,7 @@ use crate::{PushedAuthorizationStore, StoreResult};
 #[async_trait]
 impl PushedAuthorizationStore for DynamoStore {
     async fn put_pushed_authorization(&self, record: &PushedAuthorization) -> StoreResult<()> {
-        let item = to_item(
-            record,
-            keys::pushed_authorization(&record.request_uri_hash),
-        )?;
+        let item = to_item(record, keys::pushed_authorization(&record.request_uri_hash))?;
         self.put("PutPushedAuthorization", item).await
     }
 

@@ -186,6 +186,10 @@ pub struct ClientsCreate {
     /// the client's key.
     #[arg(long)]
     pub require_dpop: bool,
+    /// Authorization requests must be pushed (RFC 9126, `POST /oauth2/v0/par`): the authorize
+    /// endpoint refuses one without a `request_uri` (code 175).
+    #[arg(long)]
+    pub require_par: bool,
     /// Where OpenID Connect back-channel logout tokens are POSTed when a session in which the
     /// application received tokens ends (https, or http on a loopback host).
     #[arg(long, value_name = "URL")]

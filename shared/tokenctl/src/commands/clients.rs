@@ -159,6 +159,7 @@ async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> 
     new.refresh_rotation = args.refresh_rotation.into();
     new.jwks = args.jwks_file.as_deref().map(read_jwks).transpose()?;
     new.require_dpop = args.require_dpop;
+    new.require_par = args.require_par;
     new.backchannel_logout_uri = args.backchannel_logout_uri;
     new.resources = args.resources;
     let created = admin::create_client(ctx, new).await?;
@@ -198,6 +199,7 @@ fn registration(client: &Client) -> serde_json::Value {
         "require_dpop": client.require_dpop,
         "registration": if client.registration.is_some() { "dynamic" } else { "static" },
         "resources": client.resources,
+        "require_par": client.require_par,
     })
 }
 

@@ -10,8 +10,10 @@ mod csrf;
 mod keys;
 mod messages;
 mod pending;
+mod pushed;
 mod redirect;
 mod request;
+mod request_object;
 #[cfg(test)]
 mod request_tests;
 mod resources;
@@ -30,11 +32,13 @@ pub use pending::{
     clear_pending_cookie, set_pending_cookie, PendingAuthorization, PendingCookieError,
     PENDING_COOKIE_NAME, PENDING_COOKIE_PATH, PENDING_TTL_SECONDS,
 };
+pub use pushed::{push, PushDenial, PushError, PushedRequest};
 pub use redirect::{code_location, ErrorRedirect};
 pub use request::{
     AuthorizeParams, AuthorizeRejection, Prompt, RegisteredClient, UntrustedRedirect,
     ValidatedAuthorization, OFFLINE_ACCESS,
 };
+pub use request_object::REQUEST_OBJECT_MAX_LIFETIME_SECONDS;
 pub use steps::{
     authorize_keys, start, submit, AuthorizeError, AuthorizeStep, FormPage, RefusalReason,
     SubmittedCookies, SubmittedForm,

@@ -105,6 +105,10 @@ impl ErrorRedirect {
         self.error
     }
 
+    pub fn description(&self) -> &'static str {
+        self.description
+    }
+
     /// The `Location` header value; `issuer` is this deployment's geolocation.
     pub fn location(&self, issuer: &Geolocation) -> String {
         let code = self.error_code.map(|c| c.to_string());

@@ -73,6 +73,15 @@ pub enum UntrustedRedirect {
     RedirectUriMissing,
     #[error("The address to return to is not registered for this application.")]
     RedirectUriNotRegistered,
+    /// RFC 9126: a `request_uri` that is unknown, used, expired or another client's.
+    #[error("This sign-in request has expired or was already used. Please go back to the application and start again.")]
+    RequestUriInvalid,
+    /// Contract part 19: the client must push its requests, and this one was not pushed.
+    #[error("This application must send its sign-in requests another way (error 175: authorization requests must be pushed). Please contact the application's developers.")]
+    PushedRequestRequired,
+    /// RFC 9101: a `request` object that does not verify, before any address was trusted.
+    #[error("The application's request could not be verified (error 177: the request object is invalid). Please go back to the application and start again.")]
+    RequestObjectInvalid,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,6 +156,14 @@ impl ValidatedAuthorization {
 pub const OFFLINE_ACCESS: &str = "offline_access";
 
 impl AuthorizeParams {
+    /// The parameters of a pushed request or a request object, by name (docs/decisions.md,
+    /// "Pushed authorization requests and request objects").
+    pub fn from_parameters(
+        parameters: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Self, serde_json::Error> {
+        serde_json::to_value(parameters).and_then(serde_json::from_value)
+    }
+
     /// The first check: which client? The caller then looks it up; an unknown one is
     /// `UntrustedRedirect::UnknownClient`.
     pub fn client_id(&self) -> Result<ClientId, AuthorizeRejection> {

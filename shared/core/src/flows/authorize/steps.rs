@@ -151,6 +151,12 @@ pub async fn start(
             Refusal::Denied(RefusalReason::Untrusted(UntrustedRedirect::UnknownClient))
         })
         .await?;
+    // A pushed request or a request object stands for the parameters it holds.
+    let params = match super::pushed::resolve(services, params, &client).await? {
+        Ok(params) => params,
+        Err(rejection) => return rejected(services, rejection),
+    };
+    let params = params.as_ref();
     let mut request = match params.validate(&registered(&client)) {
         Ok(request) => request,
         Err(rejection) => return rejected(services, rejection),
