@@ -36,6 +36,7 @@ mod metrics;
 mod oidc_interop;
 mod openid;
 mod otp;
+mod par;
 mod private_key_jwt;
 mod refresh_edges;
 mod refresh_faults;
