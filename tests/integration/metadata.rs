@@ -87,7 +87,8 @@ async fn metadata_names_every_endpoint_and_grant(app: TestApp) {
         metadata["authorization_response_iss_parameter_supported"],
         true
     );
-    assert_eq!(metadata["request_parameter_supported"], false);
+    // RFC 9101 request objects; RFC 9126 `request_uri`s only from the PAR endpoint.
+    assert_eq!(metadata["request_parameter_supported"], true);
     assert_eq!(metadata["request_uri_parameter_supported"], false);
     // Back-Channel Logout 1.0 §2.1: logout tokens, with `sid`.
     assert_eq!(metadata["backchannel_logout_supported"], true);

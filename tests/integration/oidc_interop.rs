@@ -90,7 +90,7 @@ fn expect(app: &TestApp, rp: &RelyingParty, case: &str, result: &Value) {
             assert!(result["jkt"].as_str().is_some_and(|jkt| jkt.len() == 43));
         }
         "oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported" => {
-            assert_eq!(result["error"], "request_not_supported");
+            assert_eq!(result["error"], "invalid_request_object");
         }
         _ => {}
     }

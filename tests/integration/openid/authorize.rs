@@ -15,7 +15,7 @@ crate::on_both_stores!(
     max_age_signs_in_afresh_and_reports_auth_time,
     login_hint_prefills_the_login,
     id_token_hint_names_the_expected_user,
-    request_objects_are_refused_as_unsupported,
+    unsigned_request_objects_and_foreign_request_uris_are_refused,
     an_authorization_request_may_be_posted,
 );
 
@@ -177,21 +177,26 @@ async fn id_token_hint_names_the_expected_user(app: TestApp) {
     assert!(right.text().await.unwrap().contains(r#"name="decision""#));
 }
 
-async fn request_objects_are_refused_as_unsupported(app: TestApp) {
+async fn unsigned_request_objects_and_foreign_request_uris_are_refused(app: TestApp) {
     let client = oidc_client(&app, "relying party").await;
-    for (parameter, error) in [
-        ("request", "request_not_supported"),
-        ("request_uri", "request_uri_not_supported"),
-    ] {
-        let answer = Session::new(&app)
-            .open(&query(&client, &[(parameter, "eyJhbGciOiJub25lIn0.e30.")]))
-            .await;
-        assert_eq!(answer.status(), StatusCode::FOUND);
-        assert!(answer.headers().contains_key(header::LOCATION));
-        let refused = redirect_query(&answer);
-        assert_eq!(refused["error"], error);
-        assert_eq!(refused["iss"], app.address);
-    }
+    // RFC 9101: an unsigned object never verifies (`invalid_request_object`, 177), answered at
+    // the query's registered address.
+    let answer = Session::new(&app)
+        .open(&query(&client, &[("request", "eyJhbGciOiJub25lIn0.e30.")]))
+        .await;
+    let refused = redirect_query(&answer);
+    assert_eq!(refused["error"], "invalid_request_object");
+    assert_eq!(refused["error_code"], "177");
+    assert_eq!(refused["iss"], app.address);
+    // A request_uri the PAR endpoint did not issue: the error page, nothing fetched.
+    let answer = Session::new(&app)
+        .open(&query(
+            &client,
+            &[("request_uri", "https://rp.example/request.jwt")],
+        ))
+        .await;
+    assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
+    assert!(!answer.headers().contains_key(header::LOCATION));
 }
 
 /// OpenID Connect Core 3.1.2.1: the authorization endpoint takes the request's parameters as a

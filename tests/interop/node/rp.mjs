@@ -298,8 +298,9 @@ const cases = {
 		return { location };
 	},
 
-	// OpenID Connect Core §6: a server that does not take request objects answers
-	// request_not_supported to the client, and says so in its metadata.
+	// OpenID Connect Core §6 and RFC 9101: request objects are taken only signed with a key of
+	// the client's JWK Set; an unsigned one is refused (invalid_request_object, code 177), and
+	// the metadata leaves `none` out of the accepted algorithms.
 	async 'oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported'() {
 		const config = await configuration();
 		const supported = config.serverMetadata().request_parameter_supported;
@@ -311,9 +312,10 @@ const cases = {
 			state: 's', nonce: 'n', request });
 		const { location } = await peek(url);
 		const params = location && new URL(location).searchParams;
-		check(supported === false, `request_parameter_supported is ${supported}`);
-		check(params?.get('error') === 'request_not_supported' && params.get('state') === 's',
-			`answered ${location}`);
+		const algs = config.serverMetadata().request_object_signing_alg_values_supported ?? [];
+		check(supported === true && !algs.includes('none'), `request_parameter_supported is ${supported}, algs ${algs}`);
+		check(params?.get('error') === 'invalid_request_object' && params.get('error_code') === '177'
+			&& params.get('state') === 's', `answered ${location}`);
 		return { error: params.get('error'), iss: params.get('iss') };
 	},
 
