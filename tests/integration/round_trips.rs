@@ -13,6 +13,7 @@ mod device;
 mod hot_items;
 mod openid;
 mod otp;
+mod par;
 mod private_key_jwt;
 mod token_exchange;
 
@@ -65,6 +66,8 @@ dynamodb_test!(
     device_poll,
     device_poll_without_the_client_limit,
     token_exchange,
+    par_push,
+    par_authorize,
 );
 
 mod budgets {
@@ -72,6 +75,7 @@ mod budgets {
     pub use super::device::{device_poll, device_poll_without_the_client_limit};
     pub use super::openid::{logout, userinfo};
     pub use super::otp::one_time_password;
+    pub use super::par::{par_authorize, par_push};
     pub use super::private_key_jwt::client_credentials_with_private_key_jwt;
     pub use super::token_exchange::token_exchange;
     use super::*;
