@@ -1,5 +1,5 @@
-//! Pushed authorization requests (RFC 9126) and request objects (RFC 9101) on both stores
-//! (contract part 19): `pushing` covers the PAR endpoint (every client authentication, its JSON
+//! Pushed authorization requests (RFC 9126) and request objects (RFC 9101) on both stores:
+//! `pushing` covers the PAR endpoint (every client authentication, its JSON
 //! refusals), `using` the authorize endpoint with a `request_uri` (the whole code flow, single
 //! use, expiry, the client binding, `--require-par`), `request_objects` the signed `request`
 //! at both endpoints. The helpers here push and sign.

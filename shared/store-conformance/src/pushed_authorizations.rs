@@ -105,8 +105,7 @@ pub async fn concurrent_takes_of_a_pushed_authorization_have_one_winner(store: &
     let taken = futures::future::join_all(takes).await;
     let winners = taken
         .into_iter()
-        .map(|taken| taken.expect("take_pushed_authorization"))
-        .filter(Option::is_some)
+        .filter_map(|taken| taken.expect("take_pushed_authorization"))
         .count();
     assert_eq!(winners, 1);
 }

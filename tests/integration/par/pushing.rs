@@ -124,9 +124,12 @@ async fn a_public_client_pushes_with_its_client_id(app: TestApp) {
     assert_refused(&answer, 400, "invalid_request", 60);
 }
 
+/// A pushed request's parameters.
+type Form<'a> = Vec<(&'a str, &'a str)>;
+
 async fn each_authorize_refusal_is_json_with_its_code(app: TestApp) {
     let client = secret_client(&app).await;
-    let cases: Vec<(Vec<(&str, &str)>, &str, u64)> = vec![
+    let cases: Vec<(Form, &str, u64)> = vec![
         (
             parameters(&[("response_type", "token")]),
             "unsupported_response_type",

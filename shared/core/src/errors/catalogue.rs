@@ -200,13 +200,13 @@ catalogue! {
     DeviceAccessDenied = (172, DeviceAccessDenied, "the user denied the authorization request"),
     DeviceCodeExpired = (173, ExpiredToken, "device code has expired"),
     DeviceCodeBadOrUsed = (174, InvalidGrant, "device code is bad or already used"),
-    /// No `device_code`. Contract part 19 gives 175 to a client that must push its requests.
+    /// No `device_code`. 175 belongs to a client that must push its requests.
     DeviceCodeMissing = (176, InvalidRequest, "device_code was not supplied"),
-    /// Contract part 19: a client registered with `--require-par` (or
+    /// A client registered with `--require-par` (or
     /// `require_pushed_authorization_requests`) sent an authorization request without a
     /// `request_uri` from the PAR endpoint.
     PushedRequestRequired = (175, InvalidRequest, "this client must push its authorization requests (PAR)"),
-    /// Contract part 19 (RFC 9101): a `request` object that does not verify with the client's
+    /// RFC 9101: a `request` object that does not verify with the client's
     /// keys, or whose `iss`, `aud`, `exp`, `nbf` or claims are not acceptable.
     InvalidRequestObject = (177, InvalidRequestObject, "the request object is invalid"),
 }

@@ -8,6 +8,8 @@ use crate::clock::UnixTime;
 use crate::jose::PublicJwkSet;
 use crate::{ClientId, ClientSecrets, Resource, Scopes};
 
+// Independent registration switches, as `Client`'s.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone)]
 pub struct NewClient {
     pub name: String,

@@ -141,6 +141,8 @@ impl From<RefreshRotationArg> for RefreshRotation {
     }
 }
 
+// Command-line switches: each an independent flag of the new client.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Args)]
 pub struct ClientsCreate {
     #[arg(long)]

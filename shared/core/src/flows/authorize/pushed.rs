@@ -98,7 +98,7 @@ pub async fn push(
         })?;
     params
         .validate(&registered(client))
-        .map_err(|rejection| PushDenial::from(rejection))?;
+        .map_err(PushDenial::from)?;
     let random = services.ctx.random.opaque_token();
     let record = PushedAuthorization {
         request_uri_hash: TokenHash::of(&random),

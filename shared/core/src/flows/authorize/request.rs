@@ -76,7 +76,7 @@ pub enum UntrustedRedirect {
     /// RFC 9126: a `request_uri` that is unknown, used, expired or another client's.
     #[error("This sign-in request has expired or was already used. Please go back to the application and start again.")]
     RequestUriInvalid,
-    /// Contract part 19: the client must push its requests, and this one was not pushed.
+    /// The client must push its requests (`--require-par`), and this one was not pushed.
     #[error("This application must send its sign-in requests another way (error 175: authorization requests must be pushed). Please contact the application's developers.")]
     PushedRequestRequired,
     /// RFC 9101: a `request` object that does not verify, before any address was trusted.

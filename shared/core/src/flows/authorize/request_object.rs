@@ -14,7 +14,7 @@ use crate::clock::UnixTime;
 use crate::domain::Client;
 use crate::jose::{self, NumericDate};
 
-/// `exp` may be at most this far ahead (contract part 19: 60 minutes).
+/// `exp` may be at most this far ahead: 60 minutes.
 pub const REQUEST_OBJECT_MAX_LIFETIME_SECONDS: i64 = 3600;
 
 /// Claims of the JWT itself, never authorization parameters.
