@@ -50,6 +50,9 @@ pub struct RegistrationRequestBody {
     pub scope: Option<String>,
     #[schema(value_type = Option<Object>)]
     pub jwks: Option<serde_json::Value>,
+    /// RFC 9126 §6: `true` refuses this client's authorization requests that were not pushed
+    /// (`POST /oauth2/v0/par`) with code 175.
+    pub require_pushed_authorization_requests: Option<bool>,
 }
 
 /// The registered metadata (RFC 7591 §3.2.1); credentials only in the answer that issues them.
@@ -75,6 +78,7 @@ pub struct RegistrationResponseBody {
     pub scope: String,
     #[schema(value_type = Option<Object>)]
     pub jwks: Option<serde_json::Value>,
+    pub require_pushed_authorization_requests: bool,
 }
 
 impl ErrorResponse for RegistrationDenial {
