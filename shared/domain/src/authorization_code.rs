@@ -12,6 +12,9 @@ use crate::secrets::TokenHash;
 /// client.
 pub const AUTHORIZATION_CODE_TTL_SECONDS: i64 = 300;
 
+/// A code's lifetime under the FAPI 2.0 Security Profile (§5.3.2.1: at most 60 seconds).
+pub const FAPI2_CODE_TTL_SECONDS: i64 = 60;
+
 /// How long a redeemed code is remembered after its redemption: a second use within that time
 /// (a replay, or a client retrying late) revokes the family the first use created.
 pub const REDEEMED_CODE_RETENTION_SECONDS: i64 = 86_400;

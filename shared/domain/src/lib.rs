@@ -22,13 +22,13 @@ mod session;
 mod tokens;
 
 pub use authorization_code::{
-    AuthorizationCode, RedemptionRefusal, AUTHORIZATION_CODE_TTL_SECONDS,
+    AuthorizationCode, RedemptionRefusal, AUTHORIZATION_CODE_TTL_SECONDS, FAPI2_CODE_TTL_SECONDS,
     REDEEMED_CODE_RETENTION_SECONDS,
 };
 pub use channel::{AddressKey, ChannelHandle, InvalidChannelHandle};
 pub use client::{
     check_backchannel_logout_uri, check_connect_url, check_post_logout_redirect_uri,
-    check_redirect_uri, CheckedMetadata, Client, ClientAuthMethod, ClientMetadata,
+    check_redirect_uri, CheckedMetadata, Client, ClientAuthMethod, ClientMetadata, ClientProfile,
     DynamicRegistration, GrantType, InvalidBackchannelLogoutUri, InvalidConnectUrl,
     InvalidRedirectUri, NewClient, RefreshRotation, RegisteredAuthMethod, RegistrationError,
     RegistrationErrorKind,

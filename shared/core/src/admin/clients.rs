@@ -156,6 +156,16 @@ pub async fn set_require_dpop(
     update_client(ctx, id, |client| client.require_dpop = require_dpop).await
 }
 
+/// Puts the client under a security profile (`tokenctl clients set-profile`), from its next
+/// request.
+pub async fn set_profile(
+    ctx: &Context,
+    id: &ClientId,
+    profile: crate::domain::ClientProfile,
+) -> Result<Client, AdminError> {
+    update_client(ctx, id, |client| client.profile = profile).await
+}
+
 /// Pins the client to one authentication method (`None`: either), from its next request
 /// (`tokenctl clients set-auth-method`). Pinning to `private_key_jwt` needs keys registered;
 /// a public client (`none`) may not use `client_credentials`, which would then issue

@@ -84,6 +84,11 @@ pub async fn authenticate_client(
             return Err(ErrorCode::IncorrectClientSecret.into());
         }
     };
+    // The FAPI 2.0 profile authenticates by private_key_jwt only (63, the assertion it lacks).
+    if client.is_fapi2() {
+        tracing::info!("client secret from a client under the FAPI 2.0 profile");
+        return Err(ErrorCode::ClientAssertionInvalid.into());
+    }
     // A client pinned to private_key_jwt or to none: its secret, even a right one, does not
     // authenticate (answered as a wrong one, so the pin is not revealed to whoever holds the
     // secret).
@@ -118,6 +123,9 @@ async fn public_client(services: &Services, id: &str) -> Result<Client, GrantErr
         .await?;
     if !client.is_public() {
         return Err(ErrorCode::ClientSecretMissing.into());
+    }
+    if client.is_fapi2() {
+        return Err(ErrorCode::ClientAssertionInvalid.into());
     }
     if !client.enabled {
         return Err(ErrorCode::ClientDisabled.into());

@@ -186,6 +186,7 @@ pub async fn register(
         jwks: None,
         require_dpop: false,
         require_par: false,
+        profile: crate::domain::ClientProfile::Default,
         auth_method: None,
         backchannel_logout_uri: None,
         registration: None,

@@ -171,7 +171,7 @@ async fn sender_key(
                 GrantDenial::from(denial)
             })
         })?;
-    if proof.is_none() && client.require_dpop {
+    if proof.is_none() && client.requires_dpop() {
         tracing::info!("token request without the DPoP proof its client requires");
         return Err(GrantDenial::from(ProofDenial::Missing).into());
     }

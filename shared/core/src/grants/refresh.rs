@@ -152,7 +152,7 @@ async fn refresh(
     let token_use = match family {
         Some(family) => decide(services, client, presented, &token.record, family, jkt).await?,
         // Unread, so unrotated when read: the policy's use, if the write finds it current.
-        None => match client.refresh_rotation {
+        None => match client.refresh_policy() {
             RefreshRotation::Rotate => Use::Rotate,
             RefreshRotation::Sliding => Use::Slide,
         },
@@ -205,7 +205,7 @@ async fn decide<'a>(
     dpop_jkt: Option<&str>,
 ) -> Result<Use<'a>, GrantError> {
     let is_current = family.current_token == record.token_hash;
-    match (client.refresh_rotation, record.rotated_at) {
+    match (client.refresh_policy(), record.rotated_at) {
         (RefreshRotation::Sliding, None) if is_current => Ok(Use::Slide),
         // A token rotated while the client was on `rotate`: refused, but sliding clients get no
         // reuse detection, so nothing is revoked.

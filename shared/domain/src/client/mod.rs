@@ -169,6 +169,10 @@ pub struct Client {
     /// Records written before the field existed read as `false`.
     #[serde(default)]
     pub require_par: bool,
+    /// A security profile that tightens every rule it names (`--profile`, `clients
+    /// set-profile`). Records written before the field existed read as the default profile.
+    #[serde(default, skip_serializing_if = "ClientProfile::is_default")]
+    pub profile: ClientProfile,
     /// The one way the client may authenticate (`tokenctl clients set-auth-method`); `None`:
     /// its secret or, with keys registered, `private_key_jwt`. Records written before the field
     /// existed read as `None`.
@@ -189,6 +193,32 @@ pub struct Client {
     /// before the field existed read as empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
+}
+
+/// A client's security profile.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientProfile {
+    /// The rules every client follows.
+    #[default]
+    Default,
+    /// The FAPI 2.0 Security Profile: pushed requests only, PKCE `S256`, `private_key_jwt`
+    /// only, DPoP on every token request, `response_type=code`, codes valid 60 seconds,
+    /// refresh tokens kept rather than rotated.
+    Fapi2,
+}
+
+impl ClientProfile {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::Fapi2 => "fapi2",
+        }
+    }
+
+    pub fn is_default(&self) -> bool {
+        *self == Self::Default
+    }
 }
 
 /// A client authentication method a client can be pinned to.
@@ -249,6 +279,31 @@ impl Client {
 
     pub fn list_secrets(&self) -> Vec<ListedSecret> {
         self.secrets.list(self.created_at)
+    }
+
+    /// Under the FAPI 2.0 Security Profile (`--profile fapi2`).
+    pub fn is_fapi2(&self) -> bool {
+        self.profile == ClientProfile::Fapi2
+    }
+
+    /// Its authorization requests must be pushed: `--require-par`, or the FAPI 2.0 profile.
+    pub fn requires_pushed_requests(&self) -> bool {
+        self.require_par || self.is_fapi2()
+    }
+
+    /// Every token request must carry a DPoP proof: `--require-dpop`, or the FAPI 2.0 profile.
+    pub fn requires_dpop(&self) -> bool {
+        self.require_dpop || self.is_fapi2()
+    }
+
+    /// What a refresh does to the refresh token: the FAPI 2.0 profile keeps it (sliding), as
+    /// FAPI 2.0 asks of servers whose refresh tokens are sender-constrained.
+    pub fn refresh_policy(&self) -> RefreshRotation {
+        if self.is_fapi2() {
+            RefreshRotation::Sliding
+        } else {
+            self.refresh_rotation
+        }
     }
 
     /// Refreshing needs both the grant and the refresh permission.

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Client, GrantType, RefreshRotation};
+use super::{Client, ClientProfile, GrantType, RefreshRotation};
 use crate::clock::UnixTime;
 use crate::jose::PublicJwkSet;
 use crate::{ClientId, ClientSecrets, Resource, Scopes};
@@ -29,6 +29,8 @@ pub struct NewClient {
     pub require_dpop: bool,
     /// Authorization requests must be pushed (`--require-par`).
     pub require_par: bool,
+    /// Its security profile (`--profile`).
+    pub profile: ClientProfile,
     /// Where back-channel logout tokens are POSTed (`--backchannel-logout-uri`).
     pub backchannel_logout_uri: Option<String>,
     /// The resources (RFC 8707) it may ask tokens for (`--resource`); empty: any the
@@ -52,6 +54,7 @@ impl NewClient {
             jwks: None,
             require_dpop: false,
             require_par: false,
+            profile: ClientProfile::Default,
             backchannel_logout_uri: None,
             resources: Vec::new(),
         }
@@ -77,6 +80,7 @@ impl NewClient {
             jwks: self.jwks,
             require_dpop: self.require_dpop,
             require_par: self.require_par,
+            profile: self.profile,
             auth_method: None,
             backchannel_logout_uri: self.backchannel_logout_uri,
             registration: None,

@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
-use token_domain::{ClientId, GrantType, RefreshRotation, Resource, Scopes, SecretId};
+use token_domain::{
+    ClientId, ClientProfile, GrantType, RefreshRotation, Resource, Scopes, SecretId,
+};
 
 use super::{parse_grant, parse_resource, parse_scopes};
 
@@ -38,6 +40,14 @@ pub enum ClientsCommand {
         client_id: ClientId,
         #[arg(value_name = "true|false", action = clap::ArgAction::Set)]
         require_dpop: bool,
+    },
+    /// Put the application under a security profile: `fapi2` (the FAPI 2.0 Security Profile)
+    /// or `default`.
+    SetProfile {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+        #[arg(value_enum)]
+        profile: ProfileArg,
     },
     /// Pin the application to one way of authenticating (`any`: its secret, or `private_key_jwt`
     /// when it has keys; `none`: a public client, its client_id alone). A pinned client's other
@@ -132,6 +142,24 @@ pub enum RefreshRotationArg {
     Sliding,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ProfileArg {
+    /// The rules every client follows.
+    Default,
+    /// The FAPI 2.0 Security Profile: pushed requests only, PKCE S256, `private_key_jwt` only,
+    /// DPoP on every token request, codes valid 60 s, refresh tokens not rotated.
+    Fapi2,
+}
+
+impl From<ProfileArg> for ClientProfile {
+    fn from(arg: ProfileArg) -> Self {
+        match arg {
+            ProfileArg::Default => Self::Default,
+            ProfileArg::Fapi2 => Self::Fapi2,
+        }
+    }
+}
+
 impl From<RefreshRotationArg> for RefreshRotation {
     fn from(arg: RefreshRotationArg) -> Self {
         match arg {
@@ -192,6 +220,9 @@ pub struct ClientsCreate {
     /// endpoint refuses one without a `request_uri` (code 175).
     #[arg(long)]
     pub require_par: bool,
+    /// The security profile: `fapi2` (the FAPI 2.0 Security Profile) or `default`.
+    #[arg(long, value_enum, default_value = "default")]
+    pub profile: ProfileArg,
     /// Where OpenID Connect back-channel logout tokens are POSTed when a session in which the
     /// application received tokens ends (https, or http on a loopback host).
     #[arg(long, value_name = "URL")]

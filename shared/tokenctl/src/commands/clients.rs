@@ -123,6 +123,19 @@ pub async fn run(command: ClientsCommand, ctx: &Context) -> Result<Output, CliEr
                 ),
             ))
         }
+        ClientsCommand::SetProfile { client_id, profile } => {
+            let client = admin::set_profile(ctx, &client_id, profile.into()).await?;
+            let profile = client.profile.as_str();
+            Ok(Output::new(
+                json!({ "client_id": client.id, "profile": profile }),
+                format!(
+                    "Client {} ({}) follows the {profile} profile. {}",
+                    client.id,
+                    client.name,
+                    super::cache_delay_note()
+                ),
+            ))
+        }
         ClientsCommand::SetRequireDpop {
             client_id,
             require_dpop,
@@ -160,6 +173,7 @@ async fn create(args: ClientsCreate, ctx: &Context) -> Result<Output, CliError> 
     new.jwks = args.jwks_file.as_deref().map(read_jwks).transpose()?;
     new.require_dpop = args.require_dpop;
     new.require_par = args.require_par;
+    new.profile = args.profile.into();
     new.backchannel_logout_uri = args.backchannel_logout_uri;
     new.resources = args.resources;
     let created = admin::create_client(ctx, new).await?;
@@ -200,6 +214,7 @@ fn registration(client: &Client) -> serde_json::Value {
         "registration": if client.registration.is_some() { "dynamic" } else { "static" },
         "resources": client.resources,
         "require_par": client.require_par,
+        "profile": client.profile.as_str(),
     })
 }
 

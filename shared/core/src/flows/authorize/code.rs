@@ -32,7 +32,7 @@ pub fn issue_code(
         code_challenge: request.code_challenge.clone(),
         nonce: request.nonce.clone(),
         issued_at: now,
-        expires_at: now + AUTHORIZATION_CODE_TTL_SECONDS,
+        expires_at: now + pending.code_ttl.unwrap_or(AUTHORIZATION_CODE_TTL_SECONDS),
         redeemed_at: None,
         family_id: None,
         auth_time: pending.signed_in_at,

@@ -51,6 +51,10 @@ pub struct PendingAuthorization {
     /// The sign-in session the user is signed in with (started or found), once signed in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sid: Option<SessionId>,
+    /// How long the code lives when not the usual 5 minutes: 60 seconds under the FAPI 2.0
+    /// profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_ttl: Option<UnixTime>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -75,6 +79,7 @@ impl PendingAuthorization {
             signed_in_at: None,
             expected_user: None,
             sid: None,
+            code_ttl: None,
         }
     }
 

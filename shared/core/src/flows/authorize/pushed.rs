@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 
 use super::request_object::verify_request_object;
 use super::steps::registered;
-use super::{AuthorizeParams, AuthorizeRejection, ErrorRedirect, UntrustedRedirect};
+use super::{
+    AuthorizeParams, AuthorizeRejection, ErrorRedirect, UntrustedRedirect, ValidatedAuthorization,
+};
 use crate::clock::UnixTime;
 use crate::domain::{Client, PushedAuthorization, PUSHED_REQUEST_TTL_SECONDS, REQUEST_URI_PREFIX};
 use crate::errors::{Denial, ErrorCode, GrantDenial, Refusal};
@@ -96,9 +98,12 @@ pub async fn push(
             description: "a parameter is not a string",
             code: None,
         })?;
-    params
+    let request = params
         .validate(&registered(client))
         .map_err(PushDenial::from)?;
+    if let Some(redirect) = profile_refusal(client, &params, &request) {
+        return Err(PushDenial::from(AuthorizeRejection::Redirect(redirect)).into());
+    }
     let random = services.ctx.random.opaque_token();
     let record = PushedAuthorization {
         request_uri_hash: TokenHash::of(&random),
@@ -170,7 +175,7 @@ pub(super) async fn resolve<'a>(
             )),
         });
     }
-    if client.require_par {
+    if client.requires_pushed_requests() {
         return page(UntrustedRedirect::PushedRequestRequired);
     }
     let Some(request) = non_empty(params.request.as_deref()) else {
@@ -198,6 +203,23 @@ pub(super) async fn resolve<'a>(
             }))
         }
     }
+}
+
+/// The FAPI 2.0 profile's rule the common checks leave open: `response_type=code` alone (60,
+/// as `unsupported_response_type`; `code id_token` passes the common checks).
+pub(super) fn profile_refusal(
+    client: &Client,
+    params: &AuthorizeParams,
+    request: &ValidatedAuthorization,
+) -> Option<ErrorRedirect> {
+    (client.is_fapi2() && params.response_type.as_deref() != Some("code")).then(|| {
+        ErrorRedirect::from_code(
+            &request.redirect_uri,
+            request.state.as_deref(),
+            ErrorCode::UnsupportedGrant,
+        )
+        .with_error("unsupported_response_type")
+    })
 }
 
 fn non_empty(value: Option<&str>) -> Option<&str> {

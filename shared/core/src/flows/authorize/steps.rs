@@ -166,6 +166,9 @@ pub async fn start(
     {
         return rejected(services, rejection);
     }
+    if let Some(redirect) = super::pushed::profile_refusal(&client, params, &request) {
+        return Ok(redirect_to(services, &redirect));
+    }
     let expected_user = match hinted_user(services, params, &client).await? {
         Ok(user) => user,
         Err(refusal) => {
@@ -187,6 +190,9 @@ pub async fn start(
     let login_hint = request.login_hint.clone().unwrap_or_default();
     let mut pending = PendingAuthorization::new(request, services.ctx.random.as_ref(), now);
     pending.expected_user = expected_user;
+    if client.is_fapi2() {
+        pending.code_ttl = Some(crate::domain::FAPI2_CODE_TTL_SECONDS);
+    }
     if let Some(session) = session {
         pending.signed_in_user = Some(session.principal_id);
         pending.signed_in_at = Some(session.authenticated_at);
@@ -409,7 +415,8 @@ pub(super) fn registered(client: &Client) -> RegisteredClient<'_> {
         allowed_scopes: &client.allowed_scopes,
         redirect_uris: &client.redirect_uris,
         may_use_authorization_code: client.may_use(GrantType::AuthorizationCode),
-        requires_pkce: client.is_public(),
+        // Public clients (nothing else binds their codes) and the FAPI 2.0 profile.
+        requires_pkce: client.is_public() || client.is_fapi2(),
     }
 }
 
