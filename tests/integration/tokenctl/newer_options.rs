@@ -2,7 +2,7 @@
 //! --refresh-rotation`, `clients set-refresh-rotation`, `users create --email` and
 //! `users set-email`, `clients list`, each run through the binary and read back from the store.
 
-use token_domain::{ChannelHandle, PrincipalId, RefreshRotation};
+use token_domain::{ChannelHandle, ClientProfile, PrincipalId, RefreshRotation};
 
 use super::output::str_field;
 use super::target::{Target, UNKNOWN};
@@ -77,6 +77,23 @@ pub async fn client_options(t: &Target) {
     }
     t.fails(&["clients", "set-require-dpop", UNKNOWN, "true"], 3);
     t.fails(&["clients", "set-require-dpop", &client_id, "maybe"], 2);
+
+    // Pushed requests and the FAPI 2.0 profile: off unless asked for, at creation or later.
+    assert!(!console.require_par, "the default");
+    assert_eq!(console.profile, ClientProfile::Default, "the default");
+    let (created, bank) = t.create_client("Bank", &["--require-par", "--profile", "fapi2"]);
+    assert_eq!(created["require_par"], true, "{created}");
+    assert_eq!(created["profile"], "fapi2", "{created}");
+    let stored = t.stored_client(&bank).await;
+    assert!(stored.require_par && stored.is_fapi2());
+    let bank_id = bank.to_string();
+    let out = t.json(&["clients", "set-profile", &bank_id, "default"]);
+    assert_eq!(out["profile"], "default", "{out}");
+    let stored = t.stored_client(&bank).await;
+    assert_eq!(stored.profile, ClientProfile::Default);
+    assert!(stored.require_par, "--require-par is its own switch");
+    t.fails(&["clients", "set-profile", &bank_id, "fapi3"], 2);
+    t.fails(&["clients", "set-profile", UNKNOWN, "fapi2"], 3);
     t.fails(
         &["clients", "set-refresh-rotation", &client_id, "sometimes"],
         2,
