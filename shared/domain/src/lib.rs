@@ -15,8 +15,8 @@ mod ids;
 mod legacy;
 mod one_time_password;
 mod principal;
-mod resource;
 mod pushed_authorization;
+mod resource;
 mod scopes;
 mod session;
 mod tokens;
@@ -50,12 +50,12 @@ pub use ids::{
 pub use legacy::{LegacyApp, LegacyExchange, LegacyToken};
 pub use one_time_password::{OneTimePassword, OtpHash, OTP_DIGITS, OTP_VALIDITY_MINUTES};
 pub use principal::{Company, CompanyStatus, PrincipalType, User, UserStatus};
+pub use pushed_authorization::{
+    PushedAuthorization, PUSHED_REQUEST_TTL_SECONDS, REQUEST_URI_PREFIX,
+};
 pub use resource::{
     narrowed, InvalidResource, Resource, ResourcePolicy, TargetRefusal, MAX_RESOURCES_PER_REQUEST,
     MAX_RESOURCE_LENGTH,
-};
-pub use pushed_authorization::{
-    PushedAuthorization, PUSHED_REQUEST_TTL_SECONDS, REQUEST_URI_PREFIX,
 };
 pub use scopes::{InvalidScope, Scopes, OPENID};
 pub use session::{

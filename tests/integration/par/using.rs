@@ -14,6 +14,7 @@ crate::on_both_stores!(
     unknown_request_uris_are_refused,
     a_client_that_must_push_is_refused_without_a_request_uri,
     metadata_lists_par_and_request_objects,
+    pushed_resources_are_the_tokens_audience,
 );
 
 mod registered {
@@ -198,4 +199,40 @@ async fn metadata_lists_par_and_request_objects(app: TestApp) {
             json!(["ES256", "PS256", "EdDSA"])
         );
     }
+}
+
+/// Resource indicators (RFC 8707) travel with the pushed request: every `resource` pushed is
+/// the code's, so the token's `aud`; one not allowed is refused at the push, as JSON with 160.
+async fn pushed_resources_are_the_tokens_audience(app: TestApp) {
+    const API: &str = "https://api.example.com/mcp";
+    const FILES: &str = "https://files.example.com/";
+    app.create_user(LOGIN, PASSWORD).await;
+    let client = secret_client(&app).await;
+    let challenge = s256_challenge(VERIFIER);
+    let mut form = parameters(&[
+        ("code_challenge", &challenge),
+        ("code_challenge_method", "S256"),
+    ]);
+    form.extend([("resource", API), ("resource", FILES)]);
+    let request_uri = pushed(&app, &client, &form).await;
+    let redirect = Session::new(&app)
+        .decide(&by_reference(&client, &request_uri), "approve")
+        .await;
+    let (status, tokens) = exchange(&app, &client, &redirect["code"], &[]).await;
+    assert_eq!(status, StatusCode::OK, "{tokens}");
+    let claims = app
+        .claims_of(tokens["access_token"].as_str().unwrap())
+        .await;
+    assert_eq!(
+        serde_json::to_value(&claims.aud).unwrap(),
+        serde_json::json!([API, FILES]),
+        "both pushed resources"
+    );
+
+    let mut form = parameters(&[]);
+    form.push(("resource", "https://api.example.com/mcp#fragment"));
+    let (status, refused) = push(&app, &client, &form).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["error"], "invalid_target", "{refused}");
+    assert_eq!(refused["code"], 160, "{refused}");
 }

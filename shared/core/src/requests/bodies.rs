@@ -100,8 +100,16 @@ pub type PushedAuthorizationRequest = ClientRequest<PushedAuthorizationParameter
 pub struct PushedAuthorizationParameters(pub std::collections::BTreeMap<String, String>);
 
 impl FromParameters for PushedAuthorizationParameters {
+    /// Every `resource` (it may repeat) is kept as one value, separated by spaces: a resource
+    /// indicator is a URI, which never holds a space (`AuthorizeParams::from_parameters` splits
+    /// them again).
     fn read(parameters: &mut Parameters) -> Result<Self, ErrorCode> {
-        Ok(Self(parameters.take_rest()))
+        let resources = parameters.take_resources();
+        let mut rest = parameters.take_rest();
+        if !resources.is_empty() {
+            rest.insert(super::RESOURCE.to_owned(), resources.join(" "));
+        }
+        Ok(Self(rest))
     }
 }
 

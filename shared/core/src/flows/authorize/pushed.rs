@@ -98,8 +98,10 @@ pub async fn push(
             description: "a parameter is not a string",
             code: None,
         })?;
-    let request = params
+    let mut request = params
         .validate(&registered(client))
+        .map_err(PushDenial::from)?;
+    super::resources::check_resources(&services.policy, client, &params, &mut request)
         .map_err(PushDenial::from)?;
     if let Some(redirect) = profile_refusal(client, &params, &request) {
         return Err(PushDenial::from(AuthorizeRejection::Redirect(redirect)).into());

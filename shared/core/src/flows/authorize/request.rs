@@ -161,7 +161,19 @@ impl AuthorizeParams {
     pub fn from_parameters(
         parameters: &std::collections::BTreeMap<String, String>,
     ) -> Result<Self, serde_json::Error> {
-        serde_json::to_value(parameters).and_then(serde_json::from_value)
+        let mut params: Self = serde_json::to_value(parameters).and_then(serde_json::from_value)?;
+        // `resource` may repeat: kept as one value of space-separated URIs (a URI holds none).
+        params.resources = parameters
+            .get(crate::requests::RESOURCE)
+            .map(|resources| {
+                resources
+                    .split(' ')
+                    .filter(|r| !r.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(params)
     }
 
     /// The first check: which client? The caller then looks it up; an unknown one is
