@@ -103,9 +103,12 @@ impl ErrorResponse for RegistrationDenial {
             }
             Self::Invalid(error) => (
                 StatusCode::BAD_REQUEST,
+                // RFC 7591 §3.2.2's body, with `code` as every error outside the catalogue has
+                // it: the HTTP status.
                 Json(serde_json::json!({
                     "error": error.kind.as_str(),
                     "error_description": error.description,
+                    "code": StatusCode::BAD_REQUEST.as_u16(),
                 })),
             )
                 .into_response(),
