@@ -35,11 +35,14 @@ async fn a_code_redemption_whose_answers_are_lost_still_answers_the_tokens() {
     let (status, body) = exchange(&app, &client, &code, &[]).await;
     proxy.clear_fault();
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(
-        proxy.calls().count("UpdateItem"),
-        2 + 3,
+    // How many of its three attempts the SDK makes depends on time (a 5 s operation timeout
+    // over 2 s attempts with jittered backoff) and on the process-wide retry quota that every
+    // test's client shares; what matters is that the lost answers still end in the tokens.
+    let updates = proxy.calls().count("UpdateItem");
+    assert!(
+        (2 + 1..=2 + 3).contains(&updates),
         "the secret's last use, the client's counter, then the redemption's UpdateItem on each \
-         of the SDK's three attempts"
+         of the SDK's attempts (one to three): {updates}"
     );
 
     let now = app.clock.now();
