@@ -11,7 +11,10 @@ use reqwest::StatusCode;
 use token_core::config::RateLimits;
 
 const GRANTS: usize = 5000;
-const CALLERS: usize = 64;
+const CALLERS: usize = 32;
+/// The two floods take turns: together, on two cores, DynamoDB Local answers some calls later
+/// than the store's timeouts and the test would measure the machine, not the counters.
+static ONE_FLOOD_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// What one item may take at that load (DynamoDB allows about 1,000 writes a second).
 const HOT_ITEM_WRITES: usize = 500;
 const CLIENT_COUNTERS: &str = "RATE#client#";
@@ -28,6 +31,7 @@ async fn flood(
         ("client_secret", client.secret.as_str()),
     ];
     let app = &counted.app;
+    let _turn = ONE_FLOOD_AT_A_TIME.lock().await;
     let (statuses, calls) = counted
         .calls_of("one client's grants", async {
             stream::iter(0..GRANTS)
@@ -83,7 +87,15 @@ async fn a_flood_past_the_limit_stops_writing_the_full_counters() {
         .iter()
         .filter(|s| **s == StatusCode::TOO_MANY_REQUESTS)
         .count();
-    assert_eq!(passed + refused, GRANTS, "each grant passed or was refused");
+    let others: Vec<_> = statuses
+        .iter()
+        .filter(|s| **s != StatusCode::OK && **s != StatusCode::TOO_MANY_REQUESTS)
+        .collect();
+    assert_eq!(
+        passed + refused,
+        GRANTS,
+        "each grant passed or was refused: {others:?}"
+    );
     assert_eq!(passed, 1600, "the limit, exactly: each counter filled");
     // Counted writes, plus the refused ones: at most two a request in flight when its counters
     // filled, then none (remembered until the window ends).
