@@ -4,6 +4,7 @@
 //! use, expiry, the client binding, `--require-par`), `request_objects` the signed `request`
 //! at both endpoints. The helpers here push and sign.
 
+mod dpop_binding;
 mod fapi2;
 mod pushing;
 mod request_objects;

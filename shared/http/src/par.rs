@@ -13,9 +13,11 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::auth::authenticate_client;
+use crate::auth::dpop::DpopRequest;
 use crate::basic::{basic_credentials, with_basic_challenge};
 use crate::body::read_pairs;
 use crate::client_request::ClientRequestRefusals;
+use crate::dpop::{with_nonce, Dpop};
 use crate::error_response::{ErrorResponse, OAuthErrorBody, ServerErrorBody};
 use crate::flows::authorize::{self, PushDenial};
 use crate::observability::Outcome;
@@ -69,23 +71,25 @@ impl ErrorResponse for PushDenial {
     )),
     responses(
         (status = 201, body = PushedAuthorizationBody),
-        (status = 400, description = "The authorize endpoint's refusals: 54 (scope), 60 (grant, response_type, PKCE), 102 (no redirect_uri), 117, 118, 119, 177 (`invalid_request_object`); `invalid_request` with code 400 for an unregistered redirect_uri or a pushed request_uri; 62, 135", body = OAuthErrorBody),
+        (status = 400, description = "The authorize endpoint's refusals: 54 (scope), 60 (grant, response_type, PKCE), 102 (no redirect_uri), 117, 118, 119, 177 (`invalid_request_object`); `invalid_request` with code 400 for an unregistered redirect_uri or a pushed request_uri; `invalid_dpop_proof` (150: a bad proof, or one by another key than `dpop_jkt` names), `use_dpop_nonce` (151, with `DPoP-Nonce`); 62, 135", body = OAuthErrorBody),
         (status = 429, description = "slow_down, catalogue code 140: too many requests by this client; `Retry-After` in seconds", body = OAuthErrorBody, headers(("Retry-After" = i64))),
         ClientRequestRefusals,
         (status = 503, description = "The store is unavailable", body = ServerErrorBody),
     ),
+    params(("DPoP" = Option<String>, Header, description = "A DPoP proof (RFC 9449 §10.1): the code is then bound to its key, as with `dpop_jkt`; with both, they must name the same key (else 150)")),
 )]
 pub async fn push(
     State(services): State<Arc<Services>>,
+    Dpop(dpop): Dpop,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
     let basic = basic_credentials(&headers);
     let sent_basic = basic.is_some();
-    let answer = match pushed(&services, &headers, basic, body).await {
+    let answer = match pushed(&services, &headers, basic, body, &dpop).await {
         Ok(answer) | Err(answer) => answer,
     };
-    with_basic_challenge(answer, sent_basic)
+    with_nonce(&services, with_basic_challenge(answer, sent_basic)).await
 }
 
 async fn pushed(
@@ -93,6 +97,7 @@ async fn pushed(
     headers: &HeaderMap,
     basic: Option<Result<crate::requests::BasicCredentials, crate::errors::ErrorCode>>,
     body: Body,
+    dpop: &DpopRequest,
 ) -> Result<Response, Response> {
     let pairs = read_pairs(headers, body)
         .await
@@ -103,7 +108,7 @@ async fn pushed(
         .await
         .map_err(|error| grant_refusal(error).into_response())?;
     tracing::Span::current().record("client_id", tracing::field::display(client.id));
-    let pushed = authorize::push(services, &client, request.request.0)
+    let pushed = authorize::push(services, &client, request.request.0, dpop)
         .await
         .map_err(ErrorResponse::into_response)?;
     let body = PushedAuthorizationBody {

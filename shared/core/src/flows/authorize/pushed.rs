@@ -12,6 +12,7 @@ use super::steps::registered;
 use super::{
     AuthorizeParams, AuthorizeRejection, ErrorRedirect, UntrustedRedirect, ValidatedAuthorization,
 };
+use crate::auth::dpop::{self, DpopRequest, ProofDenial};
 use crate::clock::UnixTime;
 use crate::domain::{Client, PushedAuthorization, PUSHED_REQUEST_TTL_SECONDS, REQUEST_URI_PREFIX};
 use crate::errors::{Denial, ErrorCode, GrantDenial, Refusal};
@@ -62,13 +63,31 @@ impl From<ErrorCode> for PushDenial {
 
 pub type PushError = Refusal<PushDenial>;
 
+/// The thumbprint of the push's DPoP proof key, once the proof passed every check (its `jti`
+/// spent); `None` without a proof.
+async fn proof_key(services: &Services, dpop: &DpopRequest) -> Result<Option<String>, PushError> {
+    let proof = dpop::check_request(services, dpop, None)
+        .await
+        .map_err(|refusal| {
+            refusal.map_denied(|denial| {
+                tracing::info!(%denial, "pushed request: DPoP proof refused");
+                PushDenial::Client(GrantDenial::from(denial))
+            })
+        })?;
+    Ok(proof.map(|proof| proof.jkt))
+}
+
 /// RFC 9126 §2: checks the pushed `parameters` (the body's, the client's credentials taken out)
 /// for the authenticated `client`, and keeps them for [`PUSHED_REQUEST_TTL_SECONDS`]. Counted as
 /// a token request of the client: each push writes a record.
+///
+/// A DPoP proof sent with the push binds the code to its key, as `dpop_jkt` would (RFC 9449
+/// §10.1); with both, they must name the same key.
 pub async fn push(
     services: &Services,
     client: &Client,
     mut parameters: BTreeMap<String, String>,
+    dpop: &DpopRequest,
 ) -> Result<PushedRequest, PushError> {
     let now = services.ctx.clock.now();
     services
@@ -105,6 +124,13 @@ pub async fn push(
         .map_err(PushDenial::from)?;
     if let Some(redirect) = profile_refusal(client, &params, &request) {
         return Err(PushDenial::from(AuthorizeRejection::Redirect(redirect)).into());
+    }
+    if let Some(jkt) = proof_key(services, dpop).await? {
+        if request.dpop_jkt.as_ref().is_some_and(|named| *named != jkt) {
+            tracing::info!("pushed request: dpop_jkt names another key than the DPoP proof's");
+            return Err(PushDenial::Client(GrantDenial::from(ProofDenial::WrongKey)).into());
+        }
+        parameters.insert("dpop_jkt".to_owned(), jkt);
     }
     let random = services.ctx.random.opaque_token();
     let record = PushedAuthorization {
