@@ -6,6 +6,7 @@
 
 mod dpop_binding;
 mod fapi2;
+mod interop;
 mod pushing;
 mod request_objects;
 mod using;
