@@ -27,11 +27,16 @@ async fn fapi2_client(app: &TestApp, key: &ClientKey) -> TestClient {
     app.create_client_with(new).await
 }
 
-/// A fresh assertion by `client` for `path`.
-fn assertion(app: &TestApp, key: &ClientKey, client: &TestClient, path: &str) -> String {
+/// A fresh assertion by `client`: `aud` the issuer, as a string, the only audience a FAPI 2.0
+/// client's assertion may name (`_path` is the endpoint it is sent to, which it may not name).
+fn assertion(app: &TestApp, key: &ClientKey, client: &TestClient, _path: &str) -> String {
+    assertion_for(app, key, client, &json!(app.geolocation().as_str()))
+}
+
+fn assertion_for(app: &TestApp, key: &ClientKey, client: &TestClient, aud: &Value) -> String {
     let now = app.clock.now();
     key.sign(&json!({
-        "iss": client.id, "sub": client.id, "aud": app.url(path),
+        "iss": client.id, "sub": client.id, "aud": aud,
         "iat": now, "exp": now + 60, "jti": Uuid::new_v4().to_string(),
     }))
 }
@@ -152,6 +157,21 @@ async fn a_fapi2_client_is_refused_what_the_profile_forbids(app: TestApp) {
     // Authenticated by its secret, even the right one: 63.
     let answer = push(&app, &client, &parameters(&pkce)).await;
     assert_refused(&answer, 401, "invalid_client", 63);
+    // An assertion naming an endpoint, or the issuer in an array: 63 (FAPI 2.0 §5.3.2.1).
+    for aud in [
+        json!(app.url(PAR)),
+        json!(app.url("/oauth2/v0/token")),
+        json!([app.geolocation().as_str()]),
+    ] {
+        let assertion = assertion_for(&app, &key, &client, &aud);
+        let mut form = vec![
+            ("client_assertion_type", ASSERTION_TYPE),
+            ("client_assertion", assertion.as_str()),
+        ];
+        form.extend(parameters(&pkce));
+        let answer = json_of(app.post_form(PAR, &form).await).await;
+        assert_refused(&answer, 401, "invalid_client", 63);
+    }
 
     // Back to the default profile: the same request needs no push.
     let id = ClientId::parse(&client.id).unwrap();

@@ -165,7 +165,11 @@ async fn authenticate_or_say_why(
         .ok_or("no JWK Set registered")
         .and_then(|keys| verified_claims(token, &header, keys))
         .and_then(|claims| {
-            check_claims(&claims, &iss, &accepted_audiences(services), now).map(|()| claims)
+            check_claims(&claims, &iss, &accepted_audiences(services, &client), now)?;
+            if client.is_fapi2() && matches!(claims.aud, Audience::Many(_)) {
+                return Err("aud must be the issuer, as a string");
+            }
+            Ok(claims)
         });
     let claims = match checked {
         Ok(claims) => claims,
@@ -207,10 +211,17 @@ fn verified_claims(
     serde_json::from_value(payload).map_err(|_| "a required claim is missing or mistyped")
 }
 
-fn accepted_audiences(services: &Services) -> Vec<String> {
+/// The issuer and its endpoints; for a FAPI 2.0 client the issuer alone (FAPI 2.0 Security
+/// Profile §5.3.2.1: the issuer identifier as a string, so that no assertion made for one
+/// endpoint, or for several audiences, is taken).
+fn accepted_audiences(services: &Services, client: &Client) -> Vec<String> {
     let issuer = services.geolocation().as_str();
+    let endpoints = AUDIENCE_PATHS
+        .iter()
+        .filter(|_| !client.is_fapi2())
+        .map(|path| format!("{issuer}{path}"));
     std::iter::once(issuer.to_owned())
-        .chain(AUDIENCE_PATHS.iter().map(|path| format!("{issuer}{path}")))
+        .chain(endpoints)
         .collect()
 }
 
