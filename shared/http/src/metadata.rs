@@ -102,10 +102,12 @@ pub struct AuthorizationServerMetadata {
     pub introspection_endpoint_auth_signing_alg_values_supported: Vec<&'static str>,
     pub id_token_signing_alg_values_supported: Vec<&'static str>,
     pub subject_types_supported: Vec<&'static str>,
-    /// The scopes the server itself interprets: `openid` any client that signs users in may
-    /// ask; `profile`, `email` and `offline_access` when registered for it. Applications' own
-    /// scopes are per client.
-    pub scopes_supported: Vec<&'static str>,
+    /// The scopes the server itself interprets (`openid` any client that signs users in may
+    /// ask; `profile`, `email` and `offline_access` when registered for it) and, while clients
+    /// may register themselves, every scope of `REGISTRATION_SCOPES`: what an arriving client
+    /// (an MCP agent reads this list to choose its request) may really ask. Other applications'
+    /// own scopes are per client and not listed.
+    pub scopes_supported: Vec<String>,
     /// What ID tokens and the userinfo endpoint may say.
     pub claims_supported: Vec<&'static str>,
     pub prompt_values_supported: Vec<&'static str>,
@@ -163,7 +165,7 @@ impl AuthorizationServerMetadata {
             introspection_endpoint_auth_signing_alg_values_supported: Algorithm::names(),
             id_token_signing_alg_values_supported: vec!["ES256"],
             subject_types_supported: vec!["public"],
-            scopes_supported: vec!["openid", "profile", "email", "offline_access"],
+            scopes_supported: scopes_supported(services, registration_on),
             claims_supported: CLAIMS.to_vec(),
             prompt_values_supported: vec!["none", "login", "consent"],
             authorization_response_iss_parameter_supported: true,
@@ -176,6 +178,20 @@ impl AuthorizationServerMetadata {
             registration_endpoint: registration_on.then(|| at(paths::REGISTER)),
         }
     }
+}
+
+fn scopes_supported(services: &Services, registration_on: bool) -> Vec<String> {
+    let mut scopes: Vec<String> = ["openid", "profile", "email", "offline_access"]
+        .map(str::to_owned)
+        .to_vec();
+    if registration_on {
+        for scope in services.policy.registration.scopes.iter() {
+            if !scopes.iter().any(|listed| listed == scope) {
+                scopes.push(scope.to_owned());
+            }
+        }
+    }
+    scopes
 }
 
 /// Metadata changes only with a deployment; caching it briefly is safe.

@@ -49,6 +49,39 @@ mod open_mode {
     }
 }
 
+mod advertised_scopes {
+    use super::*;
+    use token_domain::Scopes;
+
+    pub(crate) fn with_scopes() -> AppOptions {
+        let mut options = crate::registration::open();
+        options.policy.registration.scopes =
+            Scopes::parse("openid mcp:tools offline_access").unwrap();
+        options
+    }
+
+    crate::on_both_stores!(with crate::registration::modes::advertised_scopes::with_scopes(); registration_scopes_are_advertised);
+
+    /// What an arriving client may ask is in `scopes_supported` (an MCP agent picks its scopes
+    /// there), after the scopes the server itself interprets; off, they are not.
+    async fn registration_scopes_are_advertised(app: TestApp) {
+        let document = app.get_json("/.well-known/openid-configuration").await;
+        assert_eq!(
+            document["scopes_supported"],
+            json!(["openid", "profile", "email", "offline_access", "mcp:tools"]),
+            "{document}"
+        );
+        let (status, body) = register(
+            &app,
+            &metadata(json!({ "scope": "mcp:tools", "token_endpoint_auth_method": "none" })),
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_eq!(body["scope"], "mcp:tools", "{body}");
+    }
+}
+
 mod token_mode {
     use super::*;
 
