@@ -36,9 +36,33 @@ async fn dynamodb_ring_writes_are_conditional_on_the_version() {
     concurrent_signing_key_ring_writes_have_one_winner(dynamo().await.as_ref()).await;
 }
 
+/// The `max-age` the JWK Set is served with: how long a relying party may keep an old copy,
+/// which the rotation lifecycle must outlast.
+async fn served_jwks_max_age() -> i64 {
+    let app = crate::support::app::TestApp::spawn(crate::support::app::Backend::Sqlite)
+        .await
+        .unwrap();
+    let response = app
+        .http
+        .get(app.url("/oauth2/v0/jwks"))
+        .send()
+        .await
+        .unwrap();
+    let cache_control = response.headers()["cache-control"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    cache_control
+        .split(',')
+        .find_map(|directive| directive.trim().strip_prefix("max-age="))
+        .and_then(|seconds| seconds.parse().ok())
+        .unwrap_or_else(|| panic!("no max-age in {cache_control}"))
+}
+
 #[tokio::test]
 async fn dynamodb_rotation_lifecycle_keeps_every_token_verifiable() {
-    lifecycle::rotation_lifecycle_keeps_every_token_verifiable(dynamo().await).await;
+    let max_age = served_jwks_max_age().await;
+    lifecycle::rotation_lifecycle_keeps_every_token_verifiable(dynamo().await, max_age).await;
 }
 
 #[tokio::test]
@@ -61,7 +85,8 @@ fn sqlite_ring_store() -> (Arc<SqliteStore>, tempfile::TempDir) {
 #[tokio::test]
 async fn sqlite_rotation_lifecycle_keeps_every_token_verifiable() {
     let (store, _dir) = sqlite_ring_store();
-    lifecycle::rotation_lifecycle_keeps_every_token_verifiable(store).await;
+    let max_age = served_jwks_max_age().await;
+    lifecycle::rotation_lifecycle_keeps_every_token_verifiable(store, max_age).await;
 }
 
 #[tokio::test]

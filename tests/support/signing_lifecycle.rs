@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::support::jwks_check::assert_signed_by_jwks;
 use token_core::jwt::{AccessTokenCodec, SignIn};
-use token_core::signing::ring::{KeyState, Plan, JWKS_MAX_AGE_SECONDS, MIN_NEXT_SECONDS};
+use token_core::signing::ring::{KeyState, Plan, MIN_NEXT_SECONDS};
 use token_core::signing::rotation::{self, KeyFactory};
 use token_core::signing::{KeyError, KeyRingDocument, SigningBackend, SigningKeys};
 use token_domain::clock::{ManualClock, UnixTime};
@@ -73,8 +73,12 @@ struct Signed {
 /// Two hours of a running instance, a rotation attempted every 15 minutes (the first one
 /// migrates the legacy document): every token signed at any step (access and ID tokens) still
 /// verifies against the JWK Set published at every later step until it expires, and a JWK Set
-/// cached at any step within `max-age` always knows the key of every token signed meanwhile.
-pub async fn rotation_lifecycle_keeps_every_token_verifiable(store: Arc<dyn SigningKeyRingStore>) {
+/// cached at any step within `jwks_max_age` (the `max-age` the JWK Set is served with) always
+/// knows the key of every token signed meanwhile.
+pub async fn rotation_lifecycle_keeps_every_token_verifiable(
+    store: Arc<dyn SigningKeyRingStore>,
+    jwks_max_age: UnixTime,
+) {
     let clock = Arc::new(ManualClock::new(START));
     let legacy = legacy_document(&clock);
     let keys = SigningKeys::open(
@@ -127,10 +131,7 @@ pub async fn rotation_lifecycle_keeps_every_token_verifiable(store: Arc<dyn Sign
             if signing_kids.last() != Some(&kid) {
                 signing_kids.push(kid.clone());
             }
-            for (at, set) in cached
-                .iter()
-                .filter(|(at, _)| now - at <= JWKS_MAX_AGE_SECONDS)
-            {
+            for (at, set) in cached.iter().filter(|(at, _)| now - at <= jwks_max_age) {
                 assert!(
                     set["keys"]
                         .as_array()
