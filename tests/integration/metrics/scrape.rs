@@ -18,6 +18,11 @@ impl Scrape {
         Self::parse(response.text().await.unwrap())
     }
 
+    /// What a test's own recorder holds (`own_recorder`): no other test's counts.
+    pub fn of_recorder(recorder: &metrics_exporter_prometheus::PrometheusHandle) -> Self {
+        Self::parse(recorder.render())
+    }
+
     fn parse(text: String) -> Self {
         let samples = text
             .lines()
@@ -49,12 +54,13 @@ impl Scrape {
             .sum()
     }
 
+    /// Exactly `by` more: for a test's own recorder, where nothing else counts.
     #[track_caller]
-    pub fn grew_by_at_least(&self, before: &Self, name: &str, labels: &[(&str, &str)], by: f64) {
+    pub fn grew_by(&self, before: &Self, name: &str, labels: &[(&str, &str)], by: f64) {
         let (was, is) = (before.sum(name, labels), self.sum(name, labels));
         assert!(
-            is - was >= by,
-            "{name}{labels:?}: {was} then {is}, expected at least {by} more:\n{}",
+            (is - was - by).abs() < f64::EPSILON,
+            "{name}{labels:?}: {was} then {is}, expected exactly {by} more:\n{}",
             self.text
         );
     }

@@ -19,16 +19,21 @@ const UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
 
 static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 
+/// The recorder's configuration: the `function` label and the latency buckets. Tests build
+/// recorders of their own from it, so that what they count is theirs alone.
+pub fn builder() -> PrometheusBuilder {
+    PrometheusBuilder::new()
+        .add_global_label("function", "local")
+        .set_buckets_for_metric(Matcher::Full(LATENCY.to_owned()), &LATENCY_BUCKETS)
+        .expect("the latency buckets are not empty")
+}
+
 /// Installs the Prometheus recorder as the process's recorder, once; later calls (tests
 /// serving several apps) share it. `None` when another recorder was installed first.
 pub fn install() -> Option<&'static PrometheusHandle> {
     HANDLE
         .get_or_init(|| {
-            let builder = PrometheusBuilder::new()
-                .add_global_label("function", "local")
-                .set_buckets_for_metric(Matcher::Full(LATENCY.to_owned()), &LATENCY_BUCKETS)
-                .expect("the latency buckets are not empty");
-            let handle = builder.install_recorder().ok()?;
+            let handle = builder().install_recorder().ok()?;
             let upkeep = handle.clone();
             std::thread::spawn(move || loop {
                 std::thread::sleep(UPKEEP_INTERVAL);
