@@ -10,6 +10,8 @@ use serde_json::Value;
 use token_core::config::{Policy, RateLimits};
 use token_domain::clock::Clock;
 
+mod per_deployment;
+
 const USER_PASSWORD: &str = "limits password 1";
 
 pub(crate) fn with_limits(rate_limits: RateLimits) -> AppOptions {

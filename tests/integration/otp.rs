@@ -16,10 +16,11 @@ use token_domain::{Scopes, User, UserStatus};
 
 pub const ADDRESS: &str = "Ann.Lee@Example.com";
 
-/// The app of `base` (its store) again, now mailing through `mailer`.
+/// The app of `base` (its store and policy) again, now mailing through `mailer`.
 pub async fn with_mailer(base: &TestApp, mailer: Arc<dyn Mailer>) -> TestApp {
     let options = AppOptions {
         mailer: Some(mailer),
+        policy: base.services.policy.clone(),
         ..AppOptions::default()
     };
     let mut app = TestApp::with_store(base.store.clone(), base.backend, options).await;

@@ -69,6 +69,7 @@ impl Services {
             self.ctx.store.rate_limits(),
             self.policy.rate_limits,
             &self.refusals,
+            self.geolocation().as_str(),
         )
     }
 

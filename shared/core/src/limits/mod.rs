@@ -91,8 +91,11 @@ impl Limit {
         }
     }
 
-    fn key(self, subject: &str) -> RateKey {
-        RateKey::new(self.counter(), subject)
+    /// `subject`'s counter in `deployment`: each regional deployment counts on its own items,
+    /// so that a global table's replication, where the last writer wins, never overwrites one
+    /// region's count with another's (docs/decisions.md, "Regions and abuse limits").
+    fn key(self, deployment: &str, subject: &str) -> RateKey {
+        RateKey::new(self.counter(), &format!("{deployment} {subject}"))
     }
 
     /// Whether a busy subject's count is spread over several counters (`spread`): a client's
@@ -135,6 +138,8 @@ pub struct Limiter<'a> {
     pub store: &'a dyn RateLimitStore,
     pub limits: RateLimits,
     pub memory: &'a RefusalMemory,
+    /// The deployment that counts (its geolocation): counters are per deployment.
+    pub deployment: &'a str,
 }
 
 impl<'a> Limiter<'a> {
@@ -142,11 +147,13 @@ impl<'a> Limiter<'a> {
         store: &'a dyn RateLimitStore,
         limits: RateLimits,
         memory: &'a RefusalMemory,
+        deployment: &'a str,
     ) -> Self {
         Self {
             store,
             limits,
             memory,
+            deployment,
         }
     }
 
@@ -159,7 +166,7 @@ impl<'a> Limiter<'a> {
         let hit = self
             .memory
             .count(
-                &limit.key(subject),
+                &limit.key(self.deployment, subject),
                 rate,
                 limit.spreads(),
                 now,
@@ -199,7 +206,13 @@ impl<'a> Limiter<'a> {
         };
         let hit = self
             .memory
-            .count(&limit.key(subject), rate, limit.spreads(), now, attempt)
+            .count(
+                &limit.key(self.deployment, subject),
+                rate,
+                limit.spreads(),
+                now,
+                attempt,
+            )
             .await?;
         verdict(limit, hit)
     }
@@ -211,7 +224,8 @@ impl<'a> Limiter<'a> {
         if limit.of(&self.limits).is_none() {
             return Ok(());
         }
-        match self.store.blocked_until(&limit.key(guesser), now).await? {
+        let key = limit.key(self.deployment, guesser);
+        match self.store.blocked_until(&key, now).await? {
             None => Ok(()),
             Some(until) => {
                 crate::measure::rate_limited(limit.counter());
@@ -263,7 +277,7 @@ impl<'a> Limiter<'a> {
         let Some(rate) = limit.of(&self.limits) else {
             return Ok(());
         };
-        let key = limit.key(guesser);
+        let key = limit.key(self.deployment, guesser);
         let reached = match self.store.count_hit(&key, rate, now).await? {
             Hit::Counted { count } => count >= rate.max,
             Hit::Refused { .. } => true,
@@ -334,7 +348,7 @@ mod tests {
         };
         let now = now();
         let record = application_access_token(now);
-        Limiter::new(&store, off, &RefusalMemory::default())
+        Limiter::new(&store, off, &RefusalMemory::default(), "here")
             .count_with_access_token(&store, Limit::ClientTokenRequests, "client", &record, now)
             .await
             .unwrap();
@@ -348,7 +362,7 @@ mod tests {
         };
         assert_eq!(
             store
-                .count_hit(&Limit::ClientTokenRequests.key("client"), one, now)
+                .count_hit(&Limit::ClientTokenRequests.key("here", "client"), one, now)
                 .await
                 .unwrap(),
             Hit::Counted { count: 1 },

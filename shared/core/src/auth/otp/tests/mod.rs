@@ -188,7 +188,12 @@ impl Harness {
             mailer: &self.mailer,
             clock: &self.clock,
             random: &self.random,
-            limiter: Limiter::new(&self.rate_limits, RateLimits::default(), &self.refusals),
+            limiter: Limiter::new(
+                &self.rate_limits,
+                RateLimits::default(),
+                &self.refusals,
+                "https://us.example.com",
+            ),
         }
     }
 
