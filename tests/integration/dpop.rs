@@ -4,6 +4,7 @@
 //! code's `dpop_jkt` and server nonces. Real DPoP clients (npm's `dpop`, openid-client 6) are in
 //! `dpop/node.rs`.
 
+mod algorithms;
 mod binding;
 mod proofs;
 mod resource;

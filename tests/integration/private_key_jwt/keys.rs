@@ -86,6 +86,34 @@ impl ClientKey {
         jsonwebtoken::encode(&Header::new(self.alg), claims, &self.encoding).unwrap()
     }
 
+    /// `claims` as a DPoP proof (RFC 9449 §4.2) by this key: `typ` `dpop+jwt`, the public key in
+    /// `jwk`.
+    pub fn sign_dpop(&self, claims: &Value) -> String {
+        let mut header = Header::new(self.alg);
+        header.typ = Some("dpop+jwt".to_owned());
+        let mut jwk = self.public.clone();
+        for member in ["kid", "use", "alg"] {
+            jwk.as_object_mut().unwrap().remove(member);
+        }
+        header.jwk = Some(serde_json::from_value(jwk).unwrap());
+        jsonwebtoken::encode(&header, claims, &self.encoding).unwrap()
+    }
+
+    /// RFC 7638: the SHA-256 of the required members in lexicographic order, computed here
+    /// independently of the server.
+    pub fn thumbprint(&self) -> String {
+        let key = &self.public;
+        let canonical = match key["kty"].as_str().unwrap() {
+            "RSA" => format!(r#"{{"e":{},"kty":"RSA","n":{}}}"#, key["e"], key["n"]),
+            "OKP" => format!(r#"{{"crv":{},"kty":"OKP","x":{}}}"#, key["crv"], key["x"]),
+            _ => format!(
+                r#"{{"crv":{},"kty":"EC","x":{},"y":{}}}"#,
+                key["crv"], key["x"], key["y"]
+            ),
+        };
+        b64(&ring::digest::digest(&ring::digest::SHA256, canonical.as_bytes()).as_ref())
+    }
+
     /// The private JWK members too, as a careless operator might register them.
     pub fn with_private_member(&self) -> Value {
         let mut key = self.public.clone();
