@@ -286,3 +286,85 @@ async fn a_client_that_requires_dpop_manages_its_secrets_with_bound_tokens(app: 
     let answer = send(&app, reqwest::Method::GET, &secrets, &dpop, Some(&proof)).await;
     assert_dpop_refusal(&answer, "invalid_dpop_proof", "another key");
 }
+
+/// With `DPOP_NONCE=on`, the resource endpoints too ask for the server's nonce (RFC 9449 §9): a
+/// proof without it is 401 `use_dpop_nonce` with `DPoP-Nonce`, and the same request with it
+/// passes.
+mod nonces {
+    use super::*;
+
+    crate::on_both_stores!(with crate::support::app::AppOptions::dpop_nonces();
+        userinfo_and_connections_ask_for_the_servers_nonce);
+
+    /// A proof for `method` at `path` with the `ath` of `token` and `nonce`.
+    fn proof_with(
+        app: &TestApp,
+        key: &DpopKey,
+        (method, path): (&str, &str),
+        token: &str,
+        nonce: Option<&str>,
+    ) -> String {
+        let mut proof = key.proof(app, method, path);
+        proof.claims["ath"] = ath(token).into();
+        if let Some(nonce) = nonce {
+            proof.claims["nonce"] = nonce.into();
+        }
+        key.sign(&proof)
+    }
+
+    /// `request` with `proof`: status, `WWW-Authenticate`, `DPoP-Nonce`.
+    async fn sent(
+        request: reqwest::RequestBuilder,
+        proof: String,
+    ) -> (StatusCode, String, Option<String>) {
+        let response = request.header("DPoP", proof).send().await.unwrap();
+        let header = |name| {
+            response
+                .headers()
+                .get(name)
+                .map(|v: &header::HeaderValue| v.to_str().unwrap().to_owned())
+        };
+        let challenge = header(header::WWW_AUTHENTICATE.as_str()).unwrap_or_default();
+        (response.status(), challenge, header("dpop-nonce"))
+    }
+
+    async fn userinfo_and_connections_ask_for_the_servers_nonce(app: TestApp) {
+        app.create_user(LOGIN, PASSWORD).await;
+        let client = app.create_client("read").await;
+        let key = DpopKey::generate();
+        let form = crate::support::app::password_form(
+            &client,
+            LOGIN,
+            PASSWORD,
+            &[("scope", "openid read")],
+        );
+        let (_, headers, _) = token_with(&app, &form, &[&key.token_proof(&app)]).await;
+        let nonce = headers["dpop-nonce"].to_str().unwrap().to_owned();
+        let mut proof = key.proof(&app, "POST", TOKEN_PATH);
+        proof.claims["nonce"] = nonce.clone().into();
+        let (status, _, body) = token_with(&app, &form, &[&key.sign(&proof)]).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let token = body["access_token"].as_str().unwrap().to_owned();
+        let dpop = format!("DPoP {token}");
+
+        for (method, path) in [("GET", USERINFO), ("DELETE", CONNECTIONS)] {
+            let request = || {
+                app.http
+                    .request(method.parse().unwrap(), app.url(path))
+                    .header(header::AUTHORIZATION, &dpop)
+            };
+            let without = proof_with(&app, &key, (method, path), &token, None);
+            let (status, challenge, fresh) = sent(request(), without).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{method} {path}");
+            assert!(
+                challenge.starts_with("DPoP ") && challenge.contains("error=\"use_dpop_nonce\""),
+                "{method} {path}: {challenge}"
+            );
+            let fresh = fresh.unwrap_or_else(|| panic!("{method} {path}: no DPoP-Nonce"));
+            let with = proof_with(&app, &key, (method, path), &token, Some(&fresh));
+            let (status, challenge, _) = sent(request(), with).await;
+            assert_eq!(status, StatusCode::OK, "{method} {path}: {challenge}");
+        }
+        assert_eq!(introspect(&app, &client, &token).await["active"], false);
+    }
+}
