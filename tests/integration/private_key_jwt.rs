@@ -4,6 +4,7 @@
 //! nothing used; a replayed or concurrently reused assertion authenticates once. Registration
 //! refuses private keys. authlib's `PrivateKeyJWT` is in `interop`.
 
+mod grants;
 mod interop;
 pub(crate) mod keys;
 mod refusals;
