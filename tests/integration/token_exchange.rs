@@ -26,6 +26,7 @@ crate::on_both_stores!(
     refusals_are_catalogued,
     revoking_the_subject_family_revokes_the_exchanged_token,
     an_id_token_is_exchanged_for_an_openid_token,
+    openid_client_exchanges_a_token_with_and_without_an_actor,
 );
 
 async fn exchange(
@@ -335,4 +336,58 @@ async fn an_id_token_is_exchanged_for_an_openid_token(app: TestApp) {
     app.clock.advance(3601);
     let refused = exchange_id_token(&app, &client, id_token, &[]).await;
     assert_token_error(&refused, 400, "invalid_grant", 165);
+}
+
+/// openid-client 6's `genericGrantRequest` (`tests/interop/node/exchange.mjs`), unchanged, as
+/// the exchanging service: what it gets is checked against the server's own view.
+async fn openid_client_exchanges_a_token_with_and_without_an_actor(app: TestApp) {
+    let user = app.create_user(LOGIN, PASSWORD).await;
+    let client = client_with(&app, "gateway", &[]).await;
+    crate::support::relying_party::follow_real_time(&app);
+    let subject = user_token(&app, &client, &[]).await;
+    let actor = app.app_token(&client).await;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    let packages = root.join(".cache/rp-node");
+    assert!(
+        packages.join("node_modules/openid-client").exists(),
+        "{} is missing: run `infra/relying-parties.sh install` (infra/test.sh does)",
+        packages.display()
+    );
+    let mut command = std::process::Command::new(std::env::var("NODE").unwrap_or("node".into()));
+    command
+        .arg(root.join("tests/interop/node/exchange.mjs"))
+        .env("RP_NODE_DIR", packages)
+        .env("ISSUER", &app.address)
+        .env("CLIENT_ID", &client.id)
+        .env("CLIENT_SECRET", &client.secret)
+        .env("SUBJECT_TOKEN", subject["access_token"].as_str().unwrap())
+        .env("ACTOR_TOKEN", &actor)
+        .env("RESOURCE", API);
+    let output = tokio::task::spawn_blocking(move || command.output())
+        .await
+        .unwrap()
+        .expect("node starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let result: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|_| panic!("exchange.mjs printed {stdout}\n{stderr}"));
+    assert_eq!(result["ok"], true, "{result:#}\n{stderr}");
+    for case in ["exchanged", "delegated"] {
+        let answer = &result[case];
+        assert_eq!(answer["issued_token_type"], ACCESS, "{case}: {answer}");
+        assert_eq!(answer["refresh_token"], false, "{case}: {answer}");
+        let claims = claims(&app, answer["access_token"].as_str().unwrap()).await;
+        assert_eq!(claims["sub"], user.id.to_string(), "{case}");
+        assert_eq!(claims["aud"], API, "{case}");
+    }
+    let delegated = claims(&app, result["delegated"]["access_token"].as_str().unwrap()).await;
+    assert_eq!(
+        delegated["act"],
+        json!({ "sub": client.id, "client_id": client.id }),
+        "{delegated}"
+    );
+    let exchanged = claims(&app, result["exchanged"]["access_token"].as_str().unwrap()).await;
+    assert!(exchanged.get("act").is_none(), "{exchanged}");
 }
