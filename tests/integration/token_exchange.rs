@@ -101,6 +101,26 @@ async fn a_client_exchanges_its_own_token_for_another_resource(app: TestApp) {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(claims_aud(&app, &body).await, FILES);
 
+    // `audience` may repeat (RFC 8693 §2.1): a token for each, as repeated `resource`s give;
+    // one not allowed (plain http off loopback) refuses the exchange.
+    let (status, body) = exchange(
+        &app,
+        &client,
+        subject,
+        &[("audience", API), ("audience", FILES)],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(claims_aud(&app, &body).await, json!([API, FILES]));
+    let (status, body) = exchange(
+        &app,
+        &client,
+        subject,
+        &[("audience", API), ("audience", "http://elsewhere.example")],
+    )
+    .await;
+    assert_token_error(&(status, body), 400, "invalid_target", 160);
+
     // Never longer than the subject token.
     app.clock.advance(3000);
     let (status, body) = exchange(&app, &client, subject, &[]).await;

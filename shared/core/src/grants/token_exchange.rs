@@ -133,7 +133,7 @@ async fn id_token_subject(
 fn requested_audience(
     services: &Services,
     context: &GrantContext,
-    audience: Option<String>,
+    audience: Vec<String>,
 ) -> Result<Vec<Resource>, GrantError> {
     let mut values = context.resources.clone();
     values.extend(audience);

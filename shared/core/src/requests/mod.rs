@@ -46,12 +46,16 @@ pub use token::{
 /// builds them: the types read from them are what the rest of the service sees.
 pub struct Parameters {
     values: HashMap<String, String>,
-    /// `resource`, the one parameter that may repeat (RFC 8707 §2), in the order sent.
+    /// `resource` (RFC 8707 §2), in the order sent.
     resources: Vec<String>,
+    /// `audience` (RFC 8693 §2.1), in the order sent.
+    audiences: Vec<String>,
 }
 
 /// The parameter RFC 8707 lets a request repeat, once per resource.
 pub const RESOURCE: &str = "resource";
+/// The parameter RFC 8693 lets a token exchange repeat, once per audience.
+pub const AUDIENCE: &str = "audience";
 
 impl std::fmt::Debug for Parameters {
     /// Names only: values include passwords and tokens.
@@ -62,14 +66,15 @@ impl std::fmt::Debug for Parameters {
 
 impl Parameters {
     /// The decoded (name, value) pairs in the order sent: empty values are dropped, a repeated
-    /// name is refused (code 135), even one no request type reads; only `resource` may repeat.
+    /// name is refused (code 135), even one no request type reads; only `resource` and
+    /// `audience` may repeat.
     fn from_pairs<N, V>(pairs: impl IntoIterator<Item = (N, V)>) -> Result<Self, ErrorCode>
     where
         N: Into<String>,
         V: Into<String>,
     {
         let mut values = HashMap::new();
-        let mut resources = Vec::new();
+        let (mut resources, mut audiences) = (Vec::new(), Vec::new());
         for (name, value) in pairs {
             let (name, value) = (name.into(), value.into());
             if value.is_empty() {
@@ -77,17 +82,28 @@ impl Parameters {
             }
             if name == RESOURCE {
                 resources.push(value);
+            } else if name == AUDIENCE {
+                audiences.push(value);
             } else if values.insert(name, value).is_some() {
                 return Err(ErrorCode::UnsupportedRequestFormat);
             }
         }
-        Ok(Self { values, resources })
+        Ok(Self {
+            values,
+            resources,
+            audiences,
+        })
     }
 
     /// Every `resource` sent, as sent: whether each is a resource indicator, and one the client
     /// may name, is for the grant to answer (`invalid_target`) once the client is known.
     pub fn take_resources(&mut self) -> Vec<String> {
         std::mem::take(&mut self.resources)
+    }
+
+    /// Every `audience` sent, as sent (a token exchange's; RFC 8693 §2.1).
+    pub fn take_audiences(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.audiences)
     }
 
     /// The parameter's value, if sent. Taken, so that two fields never read one parameter.

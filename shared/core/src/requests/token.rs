@@ -86,7 +86,7 @@ impl PartialSchema for TokenRequest {
     }
 }
 
-/// `resource`, which every grant takes and which alone may repeat.
+/// `resource`, which every grant takes and which may repeat (as a token exchange's `audience` may).
 pub(super) fn resource_parameter() -> RefOr<Schema> {
     parameter(
         super::RESOURCE,
@@ -334,9 +334,9 @@ pub struct TokenExchangeRequest {
     /// `urn:ietf:params:oauth:token-type:access_token`, with `actor_token`.
     #[schema(schema_with = parameter_value)]
     pub actor_token_type: Option<String>,
-    /// A resource URI the token is for, as `resource`.
+    /// A resource URI the token is for, as `resource`; may repeat.
     #[schema(schema_with = parameter_value)]
-    pub audience: Option<String>,
+    pub audience: Vec<String>,
     /// At most the subject token's scopes; absent: the subject token's.
     #[schema(schema_with = parameter_value)]
     pub scope: Option<String>,
@@ -375,7 +375,7 @@ impl FromParameters for TokenExchangeRequest {
             subject_token_type,
             actor_token,
             actor_token_type,
-            audience: parameters.take("audience"),
+            audience: parameters.take_audiences(),
             scope: parameters.take("scope"),
             requested_token_type,
         })
