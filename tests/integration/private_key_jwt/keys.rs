@@ -111,7 +111,7 @@ impl ClientKey {
                 key["crv"], key["x"], key["y"]
             ),
         };
-        b64(&ring::digest::digest(&ring::digest::SHA256, canonical.as_bytes()).as_ref())
+        b64(ring::digest::digest(&ring::digest::SHA256, canonical.as_bytes()).as_ref())
     }
 
     /// The private JWK members too, as a careless operator might register them.
