@@ -366,34 +366,21 @@ async fn openid_client_exchanges_a_token_with_and_without_an_actor(app: TestApp)
     crate::support::relying_party::follow_real_time(&app);
     let subject = user_token(&app, &client, &[]).await;
     let actor = app.app_token(&client).await;
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap();
-    let packages = root.join(".cache/rp-node");
-    assert!(
-        packages.join("node_modules/openid-client").exists(),
-        "{} is missing: run `infra/relying-parties.sh install` (infra/test.sh does)",
-        packages.display()
-    );
-    let mut command = std::process::Command::new(std::env::var("NODE").unwrap_or("node".into()));
-    command
-        .arg(root.join("tests/interop/node/exchange.mjs"))
-        .env("RP_NODE_DIR", packages)
-        .env("ISSUER", &app.address)
-        .env("CLIENT_ID", &client.id)
-        .env("CLIENT_SECRET", &client.secret)
-        .env("SUBJECT_TOKEN", subject["access_token"].as_str().unwrap())
-        .env("ACTOR_TOKEN", &actor)
-        .env("RESOURCE", API);
-    let output = tokio::task::spawn_blocking(move || command.output())
-        .await
-        .unwrap()
-        .expect("node starts");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let result: Value = serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|_| panic!("exchange.mjs printed {stdout}\n{stderr}"));
-    assert_eq!(result["ok"], true, "{result:#}\n{stderr}");
+    let result = crate::support::relying_party::run_node_script(
+        "exchange.mjs",
+        vec![
+            ("ISSUER", app.address.clone()),
+            ("CLIENT_ID", client.id.clone()),
+            ("CLIENT_SECRET", client.secret.clone()),
+            (
+                "SUBJECT_TOKEN",
+                subject["access_token"].as_str().unwrap().to_owned(),
+            ),
+            ("ACTOR_TOKEN", actor),
+            ("RESOURCE", API.to_owned()),
+        ],
+    )
+    .await;
     for case in ["exchanged", "delegated"] {
         let answer = &result[case];
         assert_eq!(answer["issued_token_type"], ACCESS, "{case}: {answer}");

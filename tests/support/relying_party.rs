@@ -186,3 +186,27 @@ pub async fn run_case(app: &TestApp, rp: &RelyingParty, driver: Driver, case: &s
     assert!(output.status.success(), "{driver:?} {case}: {stderr}");
     result
 }
+
+/// Runs the Node driver `tests/interop/node/<script>` (on `.cache/rp-node`'s packages) with
+/// `env`; its one JSON result, once it said `"ok": true` and exited 0.
+pub async fn run_node_script(script: &str, env: Vec<(&'static str, String)>) -> Value {
+    let root = workspace_root();
+    let packages = root.join(".cache/rp-node");
+    installed(packages.join("node_modules/openid-client"));
+    let mut command = Command::new(std::env::var("NODE").unwrap_or("node".into()));
+    command
+        .arg(root.join("tests/interop/node").join(script))
+        .env("RP_NODE_DIR", packages)
+        .envs(env);
+    let output = tokio::task::spawn_blocking(move || command.output())
+        .await
+        .unwrap()
+        .expect("node starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let result: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|_| panic!("{script} printed {stdout}\n{stderr}"));
+    assert_eq!(result["ok"], true, "{script}: {result:#}\n{stderr}");
+    assert!(output.status.success(), "{script}: {stderr}");
+    result
+}

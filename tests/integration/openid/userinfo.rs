@@ -5,8 +5,6 @@ use crate::support::app::{json_of, TestApp};
 use reqwest::{header, StatusCode};
 use serde_json::{json, Value};
 use token_domain::clock::Clock;
-use token_domain::secrets::TokenHash;
-use token_domain::{AuthToken, ClientId};
 
 use crate::authorize::flow::assert_id_token;
 
@@ -82,18 +80,8 @@ async fn userinfo_describes_a_company_and_auth_time_marks_sign_ins(app: TestApp)
     app.enable_company_for(&company, &client).await;
     let now = app.clock.now();
     let auth_token = "auth-token-for-userinfo-0123456789abcdef012345";
-    app.store
-        .auth_tokens()
-        .put_auth_token(&AuthToken {
-            token_hash: TokenHash::of(auth_token),
-            company_id: company.id,
-            client_id: ClientId::parse(&client.id).unwrap(),
-            issued_by: admin.id,
-            issued_at: now,
-            expires_at: now + 86_400,
-        })
-        .await
-        .unwrap();
+    app.put_auth_token(auth_token, &company, &client, &admin)
+        .await;
     let company_id = company.id.to_string();
     let grant = |scope: &'static str| {
         let (app, client, company_id) = (&app, &client, company_id.clone());

@@ -2,12 +2,9 @@
 //! `private_key_jwt`, a pushed request carrying a DPoP proof, PKCE, `iss` on the callback,
 //! DPoP-bound tokens, userinfo and a refresh, against a client registered `--profile fapi2`.
 
-use std::path::Path;
-use std::process::Command;
-
 use super::*;
 use crate::support::dpop::DpopKey;
-use crate::support::relying_party::{follow_real_time, LOGIN, PASSWORD};
+use crate::support::relying_party::{follow_real_time, run_node_script, LOGIN, PASSWORD};
 use token_domain::{ClientProfile, GrantType};
 
 crate::on_both_stores!(openid_client_runs_the_fapi2_profile_with_par_and_dpop);
@@ -31,34 +28,19 @@ async fn openid_client_runs_the_fapi2_profile_with_par_and_dpop(app: TestApp) {
 
     let mut private = key.private_jwk();
     private["kid"] = json!(KID);
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let packages = root.join(".cache/rp-node");
-    assert!(
-        packages.join("node_modules/openid-client").exists(),
-        "{} is missing: run `infra/relying-parties.sh install` (infra/test.sh does)",
-        packages.display()
-    );
-    let mut command = Command::new(std::env::var("NODE").unwrap_or("node".into()));
-    command
-        .arg(root.join("tests/interop/node/fapi2.mjs"))
-        .env("RP_NODE_DIR", packages)
-        .env("ISSUER", &app.address)
-        .env("CLIENT_ID", &client.id)
-        .env("PRIVATE_JWK", private.to_string())
-        .env("REDIRECT_URI", &redirect_uri)
-        .env("LOGIN", LOGIN)
-        .env("PASSWORD", PASSWORD)
-        .env("SCOPE", "openid read");
-    let output = tokio::task::spawn_blocking(move || command.output())
-        .await
-        .unwrap()
-        .expect("node starts");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let result: Value = serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|_| panic!("fapi2.mjs printed {stdout}\n{stderr}"));
-    assert_eq!(result["ok"], true, "{result:#}\n{stderr}");
-    assert!(output.status.success(), "{stderr}");
+    let result = run_node_script(
+        "fapi2.mjs",
+        vec![
+            ("ISSUER", app.address.clone()),
+            ("CLIENT_ID", client.id.clone()),
+            ("PRIVATE_JWK", private.to_string()),
+            ("REDIRECT_URI", redirect_uri),
+            ("LOGIN", LOGIN.to_owned()),
+            ("PASSWORD", PASSWORD.to_owned()),
+            ("SCOPE", "openid read".to_owned()),
+        ],
+    )
+    .await;
     assert_eq!(result["iss"], app.geolocation().as_str());
     assert_eq!(result["sub"], user.id.to_string());
     assert_eq!(result["userinfo_sub"], user.id.to_string());

@@ -5,8 +5,7 @@
 use super::*;
 use crate::authorize::flow::{query, Session, LOGIN, PASSWORD as PAGE_PASSWORD, REDIRECT_URI};
 use crate::otp::{mailed_password, smtp_app, user_with_email, CHANNEL};
-use token_domain::secrets::TokenHash;
-use token_domain::{AuthToken, ClientId, UserStatus};
+use token_domain::UserStatus;
 
 crate::on_both_stores!(
     the_code_otp_and_company_grants_take_an_assertion,
@@ -61,20 +60,9 @@ async fn the_code_otp_and_company_grants_take_an_assertion(base: TestApp) {
     let company = app.create_company("Acme").await;
     let admin_user = app.create_company_admin("boss", PASSWORD, &company).await;
     app.enable_company_for(&company, &client).await;
-    let now = app.clock.now();
     let auth_token = "auth-token-for-pkjwt-0123456789abcdef0123456789";
-    app.store
-        .auth_tokens()
-        .put_auth_token(&AuthToken {
-            token_hash: TokenHash::of(auth_token),
-            company_id: company.id,
-            client_id: ClientId::parse(&client.id).unwrap(),
-            issued_by: admin_user.id,
-            issued_at: now,
-            expires_at: now + 86_400,
-        })
-        .await
-        .unwrap();
+    app.put_auth_token(auth_token, &company, &client, &admin_user)
+        .await;
     let company_id = company.id.to_string();
     let company_form = [
         ("grant_type", "password"),

@@ -54,6 +54,30 @@ impl TestApp {
         .await
     }
 
+    /// Stores `auth_token` as a company auth token of `company` for `client`, issued now by
+    /// `admin` and valid a day, as the Connect redirect would have issued it.
+    pub async fn put_auth_token(
+        &self,
+        auth_token: &str,
+        company: &Company,
+        client: &TestClient,
+        admin: &User,
+    ) {
+        let now = self.clock.now();
+        self.store
+            .auth_tokens()
+            .put_auth_token(&token_domain::AuthToken {
+                token_hash: TokenHash::of(auth_token),
+                company_id: company.id,
+                client_id: ClientId::parse(&client.id).unwrap(),
+                issued_by: admin.id,
+                issued_at: now,
+                expires_at: now + 86_400,
+            })
+            .await
+            .unwrap();
+    }
+
     /// Lets `client` ask for `company`'s tokens (and auth tokens).
     pub async fn enable_company_for(&self, company: &Company, client: &TestClient) {
         admin::enable_company_for_client(
