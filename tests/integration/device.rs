@@ -74,5 +74,6 @@ pub fn approval(user: PrincipalId, auth_time: i64) -> DeviceDecision {
         user_id: user,
         auth_time,
         sid: None,
+        amr: Vec::new(),
     }
 }

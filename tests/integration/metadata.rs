@@ -76,6 +76,7 @@ async fn metadata_names_every_endpoint_and_grant(app: TestApp) {
     for claim in [
         "sub",
         "auth_time",
+        "amr",
         "sid",
         "email",
         "preferred_username",

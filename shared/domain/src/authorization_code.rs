@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ClientId, FamilyId, PrincipalId, Resource, Scopes, SessionId};
+use super::{AuthMethod, ClientId, FamilyId, PrincipalId, Resource, Scopes, SessionId};
 use crate::clock::UnixTime;
 use crate::secrets::TokenHash;
 
@@ -51,6 +51,10 @@ pub struct AuthorizationCode {
     /// The sign-in session the code was approved in: the ID token's `sid`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sid: Option<SessionId>,
+    /// How the user signed in then (RFC 8176): the ID token's `amr`. Empty in codes stored before it
+    /// was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amr: Vec<AuthMethod>,
     /// RFC 9449 §10: the thumbprint of the DPoP key the authorize request named; the token
     /// request redeeming the code must carry a proof by that key.
     #[serde(default, skip_serializing_if = "Option::is_none")]

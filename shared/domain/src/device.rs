@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::amr::AuthMethod;
 use crate::clock::UnixTime;
 use crate::ids::{ClientId, PrincipalId};
 use crate::random::RandomSource;
@@ -114,6 +115,8 @@ pub enum DeviceDecision {
         auth_time: UnixTime,
         /// The sign-in session the user approved in: the ID token's `sid`.
         sid: Option<SessionId>,
+        /// How the user signed in (RFC 8176): the ID token's `amr`.
+        amr: Vec<AuthMethod>,
     },
     Denied,
 }
@@ -149,6 +152,9 @@ pub struct DeviceAuthorization {
     /// The sign-in session the user approved in: the ID token's `sid`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sid: Option<SessionId>,
+    /// How the user signed in then (RFC 8176): the ID token's `amr`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amr: Vec<AuthMethod>,
     /// The resources (RFC 8707) the device authorization request named: the family's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,

@@ -4,6 +4,7 @@
 //! grants read and write. Plain values with their own rules; nothing here reaches a store, the
 //! mail or HTTP.
 
+mod amr;
 pub mod audit;
 mod authorization_code;
 mod channel;
@@ -21,6 +22,7 @@ mod scopes;
 mod session;
 mod tokens;
 
+pub use amr::AuthMethod;
 pub use authorization_code::{
     AuthorizationCode, RedemptionRefusal, AUTHORIZATION_CODE_TTL_SECONDS, FAPI2_CODE_TTL_SECONDS,
     REDEEMED_CODE_RETENTION_SECONDS,

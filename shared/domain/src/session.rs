@@ -12,6 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::amr::AuthMethod;
 use crate::clock::UnixTime;
 use crate::ids::{ClientId, PrincipalId};
 use crate::random::{RandomExt, RandomSource};
@@ -92,6 +93,10 @@ pub struct SignInSession {
     pub cookie_hash: TokenHash,
     /// When the user last proved who they are (the password): `auth_time`.
     pub authenticated_at: UnixTime,
+    /// How they proved it then (RFC 8176): the ID token's `amr`. Empty in sessions stored
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amr: Vec<AuthMethod>,
     pub started_at: UnixTime,
     pub last_seen: UnixTime,
     /// When it ends unless seen again: the store's TTL.
@@ -125,9 +130,12 @@ pub struct SessionOrigin {
 }
 
 impl SignInSession {
-    /// A session for `principal`, signed in at `now`.
+    /// A session for `principal`, signed in at `now` with the methods `amr` (RFC 8176; e.g.
+    /// [`AuthMethod::PASSWORD`], [`AuthMethod::PASSWORD_AND_CODE`], or a passkey's
+    /// `[AuthMethod::Hwk or AuthMethod::Swk, AuthMethod::Mfa]`), which its ID tokens carry.
     pub fn start(
         principal_id: PrincipalId,
+        amr: &[AuthMethod],
         origin: SessionOrigin,
         limits: SessionLimits,
         random: &dyn RandomSource,
@@ -141,6 +149,7 @@ impl SignInSession {
             principal_id,
             cookie_hash: TokenHash::of(&cookie),
             authenticated_at: now,
+            amr: amr.to_vec(),
             started_at: now,
             last_seen: now,
             expires_at: (now + limits.idle_seconds).min(ends_by),
@@ -153,9 +162,11 @@ impl SignInSession {
     }
 
     /// The same session after the user signed in again (`prompt=login`, `max_age`): a new cookie
-    /// (the old one no longer opens it) and a new `auth_time`; the absolute limit stays.
+    /// (the old one no longer opens it), a new `auth_time` and the methods `amr` of this sign-in;
+    /// the absolute limit stays.
     pub fn reauthenticated(
         &self,
+        amr: &[AuthMethod],
         limits: SessionLimits,
         random: &dyn RandomSource,
         now: UnixTime,
@@ -164,6 +175,7 @@ impl SignInSession {
         let session = Self {
             cookie_hash: TokenHash::of(&cookie),
             authenticated_at: now,
+            amr: amr.to_vec(),
             last_seen: now,
             expires_at: (now + limits.idle_seconds).min(self.ends_by),
             ..self.clone()
@@ -266,6 +278,7 @@ mod tests {
         let user = principal();
         let started = SignInSession::start(
             user,
+            AuthMethod::PASSWORD,
             SessionOrigin::default(),
             SessionLimits::DEFAULT,
             &OsRandom,
@@ -303,8 +316,14 @@ mod tests {
             idle_seconds: 100,
             max_seconds: 250,
         };
-        let started =
-            SignInSession::start(principal(), SessionOrigin::default(), limits, &OsRandom, 0);
+        let started = SignInSession::start(
+            principal(),
+            AuthMethod::PASSWORD,
+            SessionOrigin::default(),
+            limits,
+            &OsRandom,
+            0,
+        );
         let session = started.session;
         assert_eq!(session.expires_at, 100);
         assert_eq!(session.touch(limits, 30), None, "seen within the minute");
@@ -318,7 +337,8 @@ mod tests {
             Some(250),
             "capped by the absolute limit"
         );
-        let again = session.reauthenticated(limits, &OsRandom, 200);
+        let again = session.reauthenticated(AuthMethod::PASSWORD_AND_CODE, limits, &OsRandom, 200);
+        assert_eq!(again.session.amr, AuthMethod::PASSWORD_AND_CODE);
         assert_eq!(again.session.sid, session.sid);
         assert_eq!(again.session.authenticated_at, 200);
         assert_eq!(again.session.expires_at, 250);

@@ -8,6 +8,7 @@ use super::{
     ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType, Resource, Scopes, SessionId,
     TokenId,
 };
+use crate::amr::AuthMethod;
 use crate::clock::UnixTime;
 use crate::secrets::TokenHash;
 
@@ -49,6 +50,10 @@ pub struct Family {
     /// started from the pages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sid: Option<SessionId>,
+    /// How the principal signed in to start the family (RFC 8176): every ID token of the family
+    /// carries it as `amr`, as it carries `auth_time`. Empty when no page sign-in started it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amr: Vec<AuthMethod>,
     /// The resources (RFC 8707) granted when the family started: each refresh may name some of
     /// them, never another. Empty: tokens for this deployment, as before resource indicators.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -46,7 +46,7 @@ const CLIENT_AUTH_METHODS: [&str; 3] = [
 ];
 
 /// The claims of ID tokens (OpenID Connect Core §2) and of the userinfo endpoint.
-const CLAIMS: [&str; 16] = [
+const CLAIMS: [&str; 17] = [
     "iss",
     "sub",
     "aud",
@@ -54,6 +54,7 @@ const CLAIMS: [&str; 16] = [
     "iat",
     "nbf",
     "auth_time",
+    "amr",
     "sid",
     "nonce",
     "at_hash",

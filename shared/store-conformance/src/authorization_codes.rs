@@ -2,6 +2,7 @@
 //! redemption started.
 
 use super::records::*;
+use crate::domain::AuthMethod;
 use crate::domain::{
     AuthorizationCode, ClientId, FamilyId, PrincipalId, AUTHORIZATION_CODE_TTL_SECONDS,
     REDEEMED_CODE_RETENTION_SECONDS,
@@ -26,6 +27,7 @@ fn code(now: i64) -> AuthorizationCode {
         family_id: None,
         auth_time: Some(now - 5),
         sid: None,
+        amr: AuthMethod::PASSWORD_AND_CODE.to_vec(),
         dpop_jkt: None,
         resources: resources(&["https://api.example.com/mcp", "http://127.0.0.1:9000/"]),
     }

@@ -2,6 +2,7 @@
 //! once, polls recorded only from the poll read, redeemed once by their client.
 
 use super::records::*;
+use crate::domain::AuthMethod;
 use crate::domain::{
     ClientId, DeviceAuthorization, DeviceDecision, DeviceStatus, PrincipalId, UserCode,
     DEVICE_CODE_TTL_SECONDS, DEVICE_POLL_INTERVAL_SECONDS,
@@ -23,6 +24,7 @@ fn record(now: i64) -> DeviceAuthorization {
         user_id: None,
         auth_time: None,
         sid: None,
+        amr: Vec::new(),
         resources: resources(&["https://api.example.com/mcp"]),
     }
 }
@@ -82,6 +84,7 @@ pub async fn device_authorization_reads_by_either_code_and_is_decided_once(store
         user_id: user,
         auth_time: now - 3,
         sid: None,
+        amr: AuthMethod::PASSWORD_AND_CODE.to_vec(),
     };
     let valid_after = now - DEVICE_CODE_TTL_SECONDS;
     assert!(devices
@@ -103,6 +106,7 @@ pub async fn device_authorization_reads_by_either_code_and_is_decided_once(store
     assert_eq!(approved.status, DeviceStatus::Approved);
     assert_eq!(approved.user_id, Some(user));
     assert_eq!(approved.auth_time, Some(now - 3));
+    assert_eq!(approved.amr, AuthMethod::PASSWORD_AND_CODE);
 
     let expired = stored(store, now - DEVICE_CODE_TTL_SECONDS).await;
     assert!(
@@ -163,6 +167,7 @@ pub async fn device_authorization_is_redeemed_once_by_its_client(store: &dyn Sto
         user_id: PrincipalId::new(OsRandom.uuid()),
         auth_time: now,
         sid: None,
+        amr: AuthMethod::PASSWORD.to_vec(),
     };
     assert!(devices
         .decide_device_authorization(hash, &approve, valid_after)

@@ -3,6 +3,7 @@
 //! these; other tests should too, rather than spelling out every field again.
 
 use crate::clock::{Clock, SystemClock, UnixTime};
+use crate::domain::AuthMethod;
 use crate::domain::NewClient;
 use crate::domain::{
     AccessTokenRecord, AuthToken, Client, ClientId, Company, CompanyStatus, ConsumerKey, Family,
@@ -213,6 +214,7 @@ impl Bundle {
             jkt: None,
             auth_time: Some(now - 30),
             sid: None,
+            amr: AuthMethod::PASSWORD_AND_CODE.to_vec(),
             // Kept by the family and copied into its tokens' origin: a refresh may name them.
             resources: resources(&["https://api.example.com/mcp", "https://files.example.com"]),
         };

@@ -2,7 +2,9 @@
 //! written back to life, and a consent per user and client.
 
 use super::records::*;
-use crate::domain::{ClientId, Consent, PrincipalId, SessionLimits, SessionOrigin, SignInSession};
+use crate::domain::{
+    AuthMethod, ClientId, Consent, PrincipalId, SessionLimits, SessionOrigin, SignInSession,
+};
 use crate::random::{OsRandom, RandomExt};
 use crate::store::prelude::*;
 
@@ -11,7 +13,14 @@ fn started(principal: PrincipalId, now: i64) -> (SignInSession, String) {
         user_agent: Some("Mozilla/5.0 (conformance)".into()),
         source: Some("192.0.2.7".into()),
     };
-    let started = SignInSession::start(principal, origin, SessionLimits::DEFAULT, &OsRandom, now);
+    let started = SignInSession::start(
+        principal,
+        AuthMethod::PASSWORD,
+        origin,
+        SessionLimits::DEFAULT,
+        &OsRandom,
+        now,
+    );
     (started.session, started.cookie)
 }
 
@@ -105,7 +114,8 @@ pub async fn expired_sessions_read_as_absent_and_are_not_revived(store: &dyn Sto
         .touch_session(&user, &session.sid, now, now + 500)
         .await
         .unwrap());
-    let again = session.reauthenticated(SessionLimits::DEFAULT, &OsRandom, now);
+    let again =
+        session.reauthenticated(AuthMethod::PASSWORD, SessionLimits::DEFAULT, &OsRandom, now);
     assert!(!sessions
         .reauthenticate_session(&again.session, now)
         .await
@@ -149,7 +159,13 @@ pub async fn a_session_is_touched_forward_reauthenticated_and_collects_its_clien
         .unwrap();
     assert_eq!((read.last_seen, read.expires_at), (now, now + 900));
 
-    let again = read.reauthenticated(SessionLimits::DEFAULT, &OsRandom, now);
+    assert_eq!(read.amr, AuthMethod::PASSWORD, "the sign-in's methods");
+    let again = read.reauthenticated(
+        AuthMethod::PASSWORD_AND_CODE,
+        SessionLimits::DEFAULT,
+        &OsRandom,
+        now,
+    );
     assert!(sessions
         .reauthenticate_session(&again.session, now)
         .await
@@ -161,6 +177,11 @@ pub async fn a_session_is_touched_forward_reauthenticated_and_collects_its_clien
         .unwrap();
     assert!(read.opened_by(&again.cookie) && !read.opened_by(&old_cookie));
     assert_eq!(read.authenticated_at, now);
+    assert_eq!(
+        read.amr,
+        AuthMethod::PASSWORD_AND_CODE,
+        "the new sign-in's methods"
+    );
     assert_eq!(
         read.started_at, session.started_at,
         "still the same session"

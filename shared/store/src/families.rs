@@ -8,8 +8,8 @@ use super::{Committed, Store, StoreResult, WriteBatch};
 use crate::clock::UnixTime;
 use crate::domain::audit::AuditEvent;
 use crate::domain::{
-    AccessTokenRecord, ClientId, Family, FamilyId, Geolocation, PrincipalId, PrincipalType,
-    RefreshTokenRecord, Resource, Scopes, SessionId, TokenId,
+    AccessTokenRecord, AuthMethod, ClientId, Family, FamilyId, Geolocation, PrincipalId,
+    PrincipalType, RefreshTokenRecord, Resource, Scopes, SessionId, TokenId,
 };
 use crate::secrets::TokenHash;
 
@@ -35,6 +35,9 @@ pub struct FamilyOrigin {
     /// [`Family::sid`]; absent likewise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sid: Option<SessionId>,
+    /// [`Family::amr`]; empty likewise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amr: Vec<AuthMethod>,
     /// [`Family::resources`]: what a refresh may name. Absent: none granted, as in copies
     /// written before the field existed, whose families had none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -53,6 +56,7 @@ impl From<&Family> for FamilyOrigin {
             jkt: family.jkt.clone(),
             auth_time: family.auth_time,
             sid: family.sid.clone(),
+            amr: family.amr.clone(),
             resources: family.resources.clone(),
         }
     }

@@ -6,7 +6,7 @@ use crate::support::app::TestApp;
 use reqwest::{header, StatusCode};
 use token_domain::audit::{AuditKind, AuditSubject, SessionEndReason};
 use token_domain::clock::Clock;
-use token_domain::{PrincipalId, SessionLimits, SignInSession};
+use token_domain::{AuthMethod, PrincipalId, SessionLimits, SignInSession};
 
 use super::*;
 use crate::audit::events_of;
@@ -94,6 +94,12 @@ async fn a_sign_in_starts_a_session_that_skips_the_pages_next_time(app: TestApp)
     assert_eq!(stored[0].clients, vec![client.id.parse().unwrap()]);
     assert_eq!(first["sid"], stored[0].sid.as_str());
     assert_eq!(first["auth_time"], signed_in_at);
+    assert_eq!(
+        first["amr"],
+        serde_json::json!(["pwd"]),
+        "RFC 8176: a password"
+    );
+    assert_eq!(stored[0].amr, AuthMethod::PASSWORD);
 
     // The same browser, later: no sign-in page, no consent page, the same session.
     app.clock.advance(300);
@@ -101,6 +107,7 @@ async fn a_sign_in_starts_a_session_that_skips_the_pages_next_time(app: TestApp)
     let again = id_token_claims(&app, &client, &redirect_query(&answer)["code"]).await;
     assert_eq!(again["sid"], first["sid"]);
     assert_eq!(again["auth_time"], signed_in_at, "no new sign-in");
+    assert_eq!(again["amr"], first["amr"], "the session's sign-in methods");
     // Another browser has no session: the sign-in page.
     let elsewhere = Session::new(&app).open(&query(&client, &[])).await;
     assert_eq!(elsewhere.status(), StatusCode::OK);

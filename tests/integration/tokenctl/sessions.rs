@@ -4,7 +4,7 @@
 use token_domain::audit::{AuditKind, AuditSubject, SessionEndReason};
 use token_domain::clock::{Clock, SystemClock};
 use token_domain::random::{OsRandom, RandomExt};
-use token_domain::{PrincipalId, SessionLimits, SessionOrigin, SignInSession};
+use token_domain::{AuthMethod, PrincipalId, SessionLimits, SessionOrigin, SignInSession};
 use token_store::AuditQuery;
 
 use super::target::Target;
@@ -19,8 +19,15 @@ pub async fn sessions_list_and_revoke(t: &Target) {
     };
     let mut sids = Vec::new();
     for _ in 0..2 {
-        let started =
-            SignInSession::start(user, origin.clone(), SessionLimits::DEFAULT, &OsRandom, now);
+        let amr = AuthMethod::PASSWORD;
+        let started = SignInSession::start(
+            user,
+            amr,
+            origin.clone(),
+            SessionLimits::DEFAULT,
+            &OsRandom,
+            now,
+        );
         store
             .sessions()
             .put_session(&started.session)

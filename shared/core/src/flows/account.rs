@@ -12,7 +12,7 @@ use std::net::IpAddr;
 use crate::audit;
 use crate::auth::authenticate_user_from;
 use crate::domain::audit::{AuditKind, RevocationReason, SessionEndReason};
-use crate::domain::{ClientId, PrincipalType, Scopes, SessionId, SignInSession};
+use crate::domain::{AuthMethod, ClientId, PrincipalType, Scopes, SessionId, SignInSession};
 use crate::errors::{Denial, GrantError, Refusal};
 use crate::flows::authorize::{
     form_token, nonce_form_token, sign_in_message, verify_form_token, AuthorizeKeys,
@@ -206,7 +206,7 @@ async fn sign_in(
     let password = form.password.as_deref().unwrap_or_default();
     match authenticate_user_from(services, login, password, source).await {
         Ok(user) => {
-            let started = sessions::start(services, user.id).await?;
+            let started = sessions::start(services, user.id, AuthMethod::PASSWORD).await?;
             Ok(AccountStep::Reload {
                 session_cookie: Some(started.cookie),
             })

@@ -280,6 +280,7 @@ async fn start_family(
             grant: StartedBy::LegacyExchange,
             auth_time: None,
             sid: None,
+            amr: Vec::new(),
             issued_by: None,
             resources: Vec::new(),
             audience: Vec::new(),

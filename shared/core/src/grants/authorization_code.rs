@@ -107,6 +107,7 @@ pub(super) async fn grant(
         nonce: record.nonce.as_deref(),
         auth_time: record.auth_time,
         sid: record.sid.as_ref(),
+        amr: &record.amr,
     };
     Ok(IssuedTokens::from(issued)
         .with_id_token(&services.codec, sign_in)
@@ -147,6 +148,7 @@ async fn issue_for_user(
             grant: StartedBy::AuthorizationCode,
             auth_time: record.auth_time,
             sid: record.sid.clone(),
+            amr: record.amr.clone(),
             issued_by: None,
             resources: record.resources.clone(),
             audience,

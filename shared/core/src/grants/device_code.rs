@@ -123,6 +123,7 @@ async fn issue_for_user(
             grant: StartedBy::DeviceCode,
             auth_time: record.auth_time,
             sid: record.sid.clone(),
+            amr: record.amr.clone(),
             issued_by: None,
             resources: record.resources.clone(),
             audience,

@@ -147,10 +147,11 @@ pub async fn token_grant(
     // Every user or company family gets an ID token (docs/decisions.md, "Authorization code flow"),
     // saying when its principal signed in to start the family (`auth_time`, OpenID Connect Core 2;
     // a refresh keeps the original sign-in's, Core 12.2).
-    let sid = issued.sid.clone();
+    let (sid, amr) = (issued.sid.clone(), issued.amr.clone());
     let sign_in = SignIn {
         auth_time: issued.auth_time,
         sid: sid.as_ref(),
+        amr: &amr,
         ..SignIn::default()
     };
     Ok(issued.with_id_token(&services.codec, sign_in).await?)

@@ -362,6 +362,7 @@ mod tests {
                 grant: crate::domain::audit::StartedBy::Password,
                 auth_time: None,
                 sid: None,
+                amr: Vec::new(),
                 issued_by: None,
                 resources: Vec::new(),
                 audience: Vec::new(),

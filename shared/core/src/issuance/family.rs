@@ -88,6 +88,7 @@ impl Issuer<'_> {
             jkt: start.jkt,
             auth_time: start.auth_time,
             sid: start.sid.clone(),
+            amr: start.amr.clone(),
             resources: start.resources,
         };
         let started = self.family_event(
@@ -156,7 +157,7 @@ impl Issuer<'_> {
             refresh_token,
             &refresh,
             start.geolocation,
-            (start.auth_time, start.sid),
+            (start.auth_time, start.sid, start.amr),
         )))
     }
 }

@@ -21,8 +21,9 @@ use crate::config::Policy;
 use crate::context::Context;
 use crate::domain::audit::{AuditKind, StartedBy};
 use crate::domain::{
-    AccessTokenRecord, Actor, Client, ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType,
-    RefreshTokenRecord, Resource, Scopes, SessionId, TokenId, ACCESS_TOKEN_TTL_SECONDS,
+    AccessTokenRecord, Actor, AuthMethod, Client, ClientId, FamilyId, Geolocation, PrincipalId,
+    PrincipalType, RefreshTokenRecord, Resource, Scopes, SessionId, TokenId,
+    ACCESS_TOKEN_TTL_SECONDS,
 };
 use crate::errors::{GrantError, ServerError};
 use crate::jwt::AccessTokenCodec;
@@ -60,6 +61,8 @@ pub struct IssuedTokens {
     pub auth_time: Option<UnixTime>,
     /// The sign-in session the family belongs to, for the ID token's `sid`.
     pub sid: Option<SessionId>,
+    /// How the family's principal signed in, for the ID token's `amr`.
+    pub amr: Vec<AuthMethod>,
     /// RFC 8693 §2.2.1's `issued_token_type`, for a token exchange's answer.
     pub issued_token_type: Option<&'static str>,
 }
@@ -74,6 +77,7 @@ impl IssuedTokens {
             id_token: None,
             auth_time: None,
             sid: None,
+            amr: Vec::new(),
             issued_token_type: None,
         }
     }
@@ -89,6 +93,8 @@ pub struct FamilyTokens {
     pub auth_time: Option<UnixTime>,
     /// The family's sign-in session (`Family::sid`).
     pub sid: Option<SessionId>,
+    /// How the family's principal signed in (`Family::amr`).
+    pub amr: Vec<AuthMethod>,
 }
 
 impl From<FamilyTokens> for IssuedTokens {
@@ -100,6 +106,7 @@ impl From<FamilyTokens> for IssuedTokens {
             id_token: None,
             auth_time: tokens.auth_time,
             sid: tokens.sid,
+            amr: tokens.amr,
             issued_token_type: None,
         }
     }
@@ -144,6 +151,9 @@ pub struct FamilyStart {
     pub auth_time: Option<UnixTime>,
     /// The sign-in session it was started in ([`crate::domain::Family::sid`]).
     pub sid: Option<SessionId>,
+    /// How the principal signed in ([`crate::domain::Family::amr`]); empty without a page
+    /// sign-in.
+    pub amr: Vec<AuthMethod>,
     /// The administrator whose credential started a company's family (the company auth token's
     /// issuer), named in its `family.started` event.
     pub issued_by: Option<PrincipalId>,
@@ -363,11 +373,12 @@ fn family_tokens(
     refresh_token: Secret,
     refresh: &RefreshTokenRecord,
     geolocation: Geolocation,
-    (auth_time, sid): (Option<UnixTime>, Option<SessionId>),
+    (auth_time, sid, amr): (Option<UnixTime>, Option<SessionId>, Vec<AuthMethod>),
 ) -> FamilyTokens {
     FamilyTokens {
         auth_time,
         sid,
+        amr,
         access_token,
         access,
         refresh: IssuedRefresh {

@@ -119,7 +119,7 @@ impl Issuer<'_> {
             refresh_token,
             &successor,
             family.geolocation.clone(),
-            (family.auth_time, family.sid.clone()),
+            (family.auth_time, family.sid.clone(), family.amr.clone()),
         )
         .into())
     }
@@ -226,7 +226,7 @@ impl Refresh {
             refresh_token,
             refresh,
             origin.geolocation.clone(),
-            (origin.auth_time, origin.sid.clone()),
+            (origin.auth_time, origin.sid.clone(), origin.amr.clone()),
         );
         Some(tokens.into())
     }

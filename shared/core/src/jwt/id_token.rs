@@ -10,7 +10,9 @@ use sha2::{Digest, Sha256};
 
 use super::{AccessTokenCodec, ACCESS_TOKEN_TYP};
 use crate::clock::UnixTime;
-use crate::domain::{AccessTokenRecord, ClientId, PrincipalId, PrincipalType, SessionId};
+use crate::domain::{
+    AccessTokenRecord, AuthMethod, ClientId, PrincipalId, PrincipalType, SessionId,
+};
 use crate::signing::{KeyRing, SigningError};
 
 /// ID tokens live as long as the access token they accompany.
@@ -40,6 +42,9 @@ pub struct IdTokenClaims {
     /// follow a sign-in on the pages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sid: Option<SessionId>,
+    /// How the user signed in (RFC 8176), for tokens that follow a sign-in on the pages.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amr: Vec<AuthMethod>,
     pub principal_type: PrincipalType,
 }
 
@@ -49,6 +54,7 @@ pub struct SignIn<'a> {
     pub nonce: Option<&'a str>,
     pub auth_time: Option<UnixTime>,
     pub sid: Option<&'a SessionId>,
+    pub amr: &'a [AuthMethod],
 }
 
 /// `at_hash` for ES256: base64url of the left half of the SHA-256 of the access token's ASCII.
@@ -96,6 +102,7 @@ impl AccessTokenCodec {
             nonce: sign_in.nonce.map(str::to_owned),
             auth_time: sign_in.auth_time,
             sid: sign_in.sid.cloned(),
+            amr: sign_in.amr.to_vec(),
             principal_type: record.principal_type,
         };
         let (ring, headers) = self.signing().await?;
@@ -239,6 +246,7 @@ mod tests {
             nonce: Some("n-0S6_WzA2Mj"),
             auth_time: Some(1_699_999_990),
             sid: sid.as_ref(),
+            amr: AuthMethod::PASSWORD_AND_CODE,
         };
         let id_token = codec
             .encode_id_token(&record, &access_token, sign_in)
@@ -255,6 +263,7 @@ mod tests {
         assert_eq!(claims["nonce"], "n-0S6_WzA2Mj");
         assert_eq!(claims["auth_time"], 1_699_999_990);
         assert_eq!(claims["sid"], "AAAAAAAAAAAAAAAAAAAAAA");
+        assert_eq!(claims["amr"], serde_json::json!(["pwd", "otp", "mfa"]));
         assert_eq!(claims["principal_type"], "user");
 
         // at_hash recomputed by hand: the first 128 bits of SHA-256 over the token's ASCII.
@@ -276,6 +285,7 @@ mod tests {
         let claims = verified_claims(&id_token, &codec);
         assert!(claims.get("nonce").is_none());
         assert!(claims.get("auth_time").is_none());
+        assert!(claims.get("amr").is_none(), "no page sign-in, no methods");
         assert_eq!(claims["principal_type"], "company");
         assert_eq!(
             codec.decode(&id_token, 1_700_000_001).await.unwrap(),

@@ -55,6 +55,7 @@ fn record(status: DeviceStatus, last_polled_at: Option<UnixTime>) -> DeviceAutho
         user_id: None,
         auth_time: None,
         sid: None,
+        amr: Vec::new(),
         resources: Vec::new(),
     }
 }

@@ -4,7 +4,7 @@
 //! of racing polls exactly one redeems.
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 use serde::{Deserialize, Serialize};
 
 use super::codec::{keys, n, s, to_item};
@@ -105,20 +105,24 @@ impl DeviceAuthorizationStore for DynamoStore {
                 user_id,
                 auth_time,
                 sid,
+                amr,
             } => {
+                let methods = amr.iter().map(|method| s(method.as_str())).collect();
                 let update = update
                     .expression_attribute_values(":status", s(DeviceStatus::Approved.as_str()))
                     .expression_attribute_values(":user", s(user_id.to_string()))
-                    .expression_attribute_values(":auth_time", n(auth_time));
+                    .expression_attribute_values(":auth_time", n(auth_time))
+                    .expression_attribute_values(":amr", AttributeValue::L(methods));
                 match sid {
                     Some(sid) => update
                         .update_expression(
                             "SET #status = :status, user_id = :user, auth_time = :auth_time, \
-                             sid = :sid",
+                             amr = :amr, sid = :sid",
                         )
                         .expression_attribute_values(":sid", s(sid.to_string())),
                     None => update.update_expression(
-                        "SET #status = :status, user_id = :user, auth_time = :auth_time",
+                        "SET #status = :status, user_id = :user, auth_time = :auth_time, \
+                         amr = :amr",
                     ),
                 }
             }

@@ -55,6 +55,16 @@ fn hash_value(session: &SignInSession) -> StoreResult<AttributeValue> {
         .map_err(|_| StoreError::internal("cannot encode a session's cookie hash"))
 }
 
+fn methods(session: &SignInSession) -> AttributeValue {
+    AttributeValue::L(
+        session
+            .amr
+            .iter()
+            .map(|method| s(method.as_str()))
+            .collect(),
+    )
+}
+
 #[async_trait]
 impl SessionStore for DynamoStore {
     async fn put_session(&self, session: &SignInSession) -> StoreResult<()> {
@@ -125,12 +135,13 @@ impl SessionStore for DynamoStore {
         let update = self
             .update_item(keys::session(&session.principal_id, &session.sid))
             .update_expression(
-                "SET cookie_hash = :hash, authenticated_at = :auth, last_seen = :seen, \
-                 expires_at = :expires",
+                "SET cookie_hash = :hash, authenticated_at = :auth, amr = :amr, \
+                 last_seen = :seen, expires_at = :expires",
             )
             .condition_expression("attribute_exists(pk) AND expires_at > :now")
             .expression_attribute_values(":hash", hash_value(session)?)
             .expression_attribute_values(":auth", n(session.authenticated_at))
+            .expression_attribute_values(":amr", methods(session))
             .expression_attribute_values(":seen", n(session.last_seen))
             .expression_attribute_values(":expires", n(session.expires_at))
             .expression_attribute_values(":now", n(now));

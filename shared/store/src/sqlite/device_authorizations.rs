@@ -110,11 +110,13 @@ impl DeviceAuthorizationStore for SqliteStore {
                     user_id,
                     auth_time,
                     sid,
+                    amr,
                 } => {
                     record.status = DeviceStatus::Approved;
                     record.user_id = Some(user_id);
                     record.auth_time = Some(auth_time);
                     record.sid = sid;
+                    record.amr = amr;
                 }
                 DeviceDecision::Denied => record.status = DeviceStatus::Denied,
             }

@@ -139,6 +139,7 @@ impl SessionStore for SqliteStore {
                 &SignInSession {
                     cookie_hash: new.cookie_hash,
                     authenticated_at: new.authenticated_at,
+                    amr: new.amr,
                     last_seen: new.last_seen,
                     expires_at: new.expires_at,
                     ..stored

@@ -37,6 +37,7 @@ pub fn issue_code(
         family_id: None,
         auth_time: pending.signed_in_at,
         sid: pending.sid.clone(),
+        amr: pending.amr.clone(),
         dpop_jkt: request.dpop_jkt.clone(),
         resources: request.resources.clone(),
     };

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::keys::AuthorizeKeys;
 use super::request::ValidatedAuthorization;
 use crate::clock::UnixTime;
-use crate::domain::{PrincipalId, SessionId};
+use crate::domain::{AuthMethod, PrincipalId, SessionId};
 use crate::random::RandomSource;
 
 /// Time to read the page and type a password.
@@ -51,6 +51,9 @@ pub struct PendingAuthorization {
     /// The sign-in session the user is signed in with (started or found), once signed in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sid: Option<SessionId>,
+    /// How the user signed in (RFC 8176), once signed in: the ID token's `amr`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amr: Vec<AuthMethod>,
     /// How long the code lives when not the usual 5 minutes: 60 seconds under the FAPI 2.0
     /// profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -79,6 +82,7 @@ impl PendingAuthorization {
             signed_in_at: None,
             expected_user: None,
             sid: None,
+            amr: Vec::new(),
             code_ttl: None,
         }
     }

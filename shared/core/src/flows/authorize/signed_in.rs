@@ -9,7 +9,7 @@ use super::{
 };
 use crate::audit;
 use crate::domain::audit::AuditKind;
-use crate::domain::{Client, Consent, PrincipalId, PrincipalType, StartedSession};
+use crate::domain::{AuthMethod, Client, Consent, PrincipalId, PrincipalType, StartedSession};
 use crate::errors::Refusal;
 use crate::flows::sessions;
 use crate::services::Services;
@@ -20,17 +20,18 @@ use crate::store::StoreError;
 pub(super) async fn session_for(
     services: &Services,
     user: PrincipalId,
+    amr: &[AuthMethod],
     session_cookie: Option<&str>,
 ) -> Result<StartedSession, StoreError> {
     let current = sessions::current(services, session_cookie)
         .await?
         .filter(|session| session.principal_id == user);
     if let Some(session) = current {
-        if let Some(again) = sessions::reauthenticate(services, &session).await? {
+        if let Some(again) = sessions::reauthenticate(services, &session, amr).await? {
             return Ok(again);
         }
     }
-    sessions::start(services, user).await
+    sessions::start(services, user, amr).await
 }
 
 /// The next step for a signed-in user: a code at once when the consent is remembered, else

@@ -18,7 +18,7 @@ use super::{
 };
 use crate::auth::authenticate_user_from;
 use crate::clock::UnixTime;
-use crate::domain::{Client, GrantType, PrincipalId, SignInSession};
+use crate::domain::{AuthMethod, Client, GrantType, PrincipalId, SignInSession};
 use crate::errors::{Denial, GrantError, Refusal};
 use crate::flows::sessions;
 
@@ -197,6 +197,7 @@ pub async fn start(
         pending.signed_in_user = Some(session.principal_id);
         pending.signed_in_at = Some(session.authenticated_at);
         pending.sid = Some(session.sid);
+        pending.amr = session.amr;
         return signed_in::proceed(services, keys, &client, pending).await;
     }
     if pending.request.prompt.none {
@@ -368,10 +369,12 @@ async fn sign_in(
             )
         }
     };
-    let started = signed_in::session_for(services, user.id, session_cookie).await?;
+    let amr = AuthMethod::PASSWORD;
+    let started = signed_in::session_for(services, user.id, amr, session_cookie).await?;
     pending.signed_in_user = Some(user.id);
     pending.signed_in_at = Some(started.session.authenticated_at);
     pending.sid = Some(started.session.sid.clone());
+    pending.amr = started.session.amr.clone();
     let then = signed_in::proceed(services, keys, client, pending).await?;
     Ok(AuthorizeStep::SignedIn {
         session_cookie: started.cookie,

@@ -71,6 +71,7 @@ pub async fn start(
             user_id: None,
             auth_time: None,
             sid: None,
+            amr: Vec::new(),
             resources: resources.clone(),
         };
         if services

@@ -14,7 +14,9 @@ use std::net::IpAddr;
 
 use crate::auth::authenticate_user_from;
 use crate::domain::DEVICE_CODE_TTL_SECONDS;
-use crate::domain::{Client, DeviceAuthorization, DeviceDecision, SignInSession, UserCode};
+use crate::domain::{
+    AuthMethod, Client, DeviceAuthorization, DeviceDecision, SignInSession, UserCode,
+};
 use crate::errors::{Denial, GrantError, Refusal};
 use crate::flows::authorize::{
     form_token, nonce_form_token, sign_in_message, verify_form_token, AuthorizeKeys,
@@ -228,7 +230,7 @@ async fn sign_in(
     let password = form.password.as_deref().unwrap_or_default();
     match authenticate_user_from(services, login, password, source).await {
         Ok(user) => {
-            let started = sessions::start(services, user.id).await?;
+            let started = sessions::start(services, user.id, AuthMethod::PASSWORD).await?;
             let cookie = Some(started.cookie);
             Ok(consent(
                 keys,
@@ -278,6 +280,7 @@ async fn decide(
             user_id: session.principal_id,
             auth_time: session.authenticated_at,
             sid: Some(session.sid.clone()),
+            amr: session.amr.clone(),
         }
     } else {
         DeviceDecision::Denied

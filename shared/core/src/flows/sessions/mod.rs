@@ -11,8 +11,8 @@
 use crate::audit;
 use crate::domain::audit::{AuditKind, RequestFacts, SessionEndReason};
 use crate::domain::{
-    ClientId, PrincipalId, PrincipalType, SessionCookie, SessionId, SessionLimits, SessionOrigin,
-    SignInSession, StartedSession,
+    AuthMethod, ClientId, PrincipalId, PrincipalType, SessionCookie, SessionId, SessionLimits,
+    SessionOrigin, SignInSession, StartedSession,
 };
 use crate::errors::ServerError;
 use crate::services::Services;
@@ -76,9 +76,13 @@ pub async fn current(
     Ok(Some(session))
 }
 
-/// Starts a session for `user`, who just signed in with a credential, from the request being
-/// served (its browser and address, for the account page).
-pub async fn start(services: &Services, user: PrincipalId) -> Result<StartedSession, StoreError> {
+/// Starts a session for `user`, who just signed in with the methods `amr` (RFC 8176), from the
+/// request being served (its browser and address, for the account page).
+pub async fn start(
+    services: &Services,
+    user: PrincipalId,
+    amr: &[AuthMethod],
+) -> Result<StartedSession, StoreError> {
     let facts = RequestFacts::current();
     let origin = SessionOrigin {
         user_agent: facts.user_agent.map(|agent| agent.as_str().to_owned()),
@@ -86,6 +90,7 @@ pub async fn start(services: &Services, user: PrincipalId) -> Result<StartedSess
     };
     let started = SignInSession::start(
         user,
+        amr,
         origin,
         services.policy.sessions,
         services.ctx.random.as_ref(),
@@ -108,10 +113,11 @@ pub async fn start(services: &Services, user: PrincipalId) -> Result<StartedSess
 pub async fn reauthenticate(
     services: &Services,
     session: &SignInSession,
+    amr: &[AuthMethod],
 ) -> Result<Option<StartedSession>, StoreError> {
     let now = services.ctx.clock.now();
-    let again =
-        session.reauthenticated(services.policy.sessions, services.ctx.random.as_ref(), now);
+    let random = services.ctx.random.as_ref();
+    let again = session.reauthenticated(amr, services.policy.sessions, random, now);
     let written = services
         .ctx
         .store

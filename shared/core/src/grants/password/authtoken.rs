@@ -53,6 +53,7 @@ pub(super) async fn grant(
             grant: StartedBy::CompanyAuthToken,
             auth_time: Some(services.ctx.clock.now()),
             sid: None,
+            amr: Vec::new(),
             issued_by: Some(token.issued_by),
             audience: resources.clone(),
             resources,

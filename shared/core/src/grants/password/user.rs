@@ -3,7 +3,7 @@
 
 use crate::auth::user::{authenticate_user_refund_pending, take_back};
 use crate::domain::audit::StartedBy;
-use crate::domain::{Client, PrincipalType, Resource, Scopes, User};
+use crate::domain::{AuthMethod, Client, PrincipalType, Resource, Scopes, User};
 use crate::errors::GrantError;
 use crate::grants::GrantContext;
 use crate::issuance::{requested_family_scopes, FamilyStart, IssuedTokens};
@@ -37,6 +37,7 @@ pub(super) async fn grant(
         grant: StartedBy::Password,
         auth_time: Some(services.ctx.clock.now()),
         sid: None,
+        amr: AuthMethod::PASSWORD.to_vec(),
         issued_by: None,
         audience: resources.clone(),
         resources,
@@ -80,6 +81,11 @@ pub(crate) async fn start_user_family(
             scopes,
             geolocation: user.geolocation,
             jkt: dpop_jkt.map(str::to_owned),
+            amr: if grant == StartedBy::Otp {
+                vec![AuthMethod::Otp]
+            } else {
+                AuthMethod::PASSWORD.to_vec()
+            },
             grant,
             auth_time: Some(services.ctx.clock.now()),
             sid: None,
