@@ -19,6 +19,7 @@ mod principal;
 mod pushed_authorization;
 mod resource;
 mod scopes;
+mod second_factor;
 mod session;
 mod tokens;
 
@@ -60,6 +61,10 @@ pub use resource::{
     MAX_RESOURCE_LENGTH,
 };
 pub use scopes::{InvalidScope, Scopes, OPENID};
+pub use second_factor::{
+    normalise_recovery_code, recovery_codes, MfaPolicy, TotpFactor, TotpSecret,
+    RECOVERY_CODE_COUNT, TOTP_DIGITS, TOTP_SKEW_STEPS, TOTP_STEP_SECONDS,
+};
 pub use session::{
     Consent, SessionCookie, SessionId, SessionLimits, SessionOrigin, SignInSession, StartedSession,
     LAST_SEEN_RESOLUTION_SECONDS,

@@ -46,6 +46,7 @@ mod renewal;
 mod replays;
 mod revocation;
 mod rotation;
+mod second_factors;
 mod sessions;
 pub mod signing_key_ring;
 pub mod writes;
@@ -71,6 +72,7 @@ pub use renewal::*;
 pub use replays::*;
 pub use revocation::*;
 pub use rotation::*;
+pub use second_factors::*;
 pub use sessions::*;
 
 /// What a backend's factory hands the suite: the store under test, together with whatever must
@@ -179,6 +181,8 @@ macro_rules! conformance_suite {
             expired_sessions_read_as_absent_and_are_not_revived,
             a_session_is_touched_forward_reauthenticated_and_collects_its_clients,
             consent_is_kept_per_user_and_client_until_forgotten,
+            a_totp_enrolment_is_kept_once_and_each_step_used_once,
+            each_recovery_code_is_used_once_even_when_uses_race,
         );
     };
     (@tests $factory:path; $attributes:tt; $($name:ident),+ $(,)?) => {

@@ -9,7 +9,7 @@ use super::{
     AuditStore, AuthTokenStore, AuthorizationCodeStore, BatchWrites, ClientStore, ConsentStore,
     DeviceAuthorizationStore, FamilyStore, LegacyStore, LockoutStore, OtpStore, PrincipalStore,
     PushedAuthorizationStore, RateLimitStore, RegistrationTokenStore, ReplayStore, RevocationStore,
-    SessionStore,
+    SecondFactorStore, SessionStore,
 };
 
 /// Generates, from `accessor: Trait` pairs, the [`Store`] trait, its implementation for every
@@ -91,6 +91,8 @@ aggregates! {
     sessions: SessionStore,
     /// What users approved on the consent page, per client.
     consents: ConsentStore,
+    /// Users' authenticator apps and recovery codes.
+    second_factors: SecondFactorStore,
     /// Writes that span aggregates, committed as one.
     writes: BatchWrites,
 }

@@ -37,6 +37,7 @@ pub mod rate_limits;
 mod registration_tokens;
 mod replays;
 mod revocation;
+mod second_factors;
 mod sessions;
 pub mod signing_key_ring;
 #[cfg(feature = "sqlite")]
@@ -67,6 +68,7 @@ pub use rate_limits::{Hit, RateKey, RateLimit, RateLimitStore};
 pub use registration_tokens::RegistrationTokenStore;
 pub use replays::{ReplayKey, ReplayStore};
 pub use revocation::{AuditFor, Connection, RevocationStore, TokenRevoked};
+pub use second_factors::SecondFactorStore;
 pub use sessions::{ConsentStore, SessionStore};
 pub use signing_key_ring::{RingWrite, SigningKeyRingStore, VersionedRing};
 

@@ -53,6 +53,7 @@ pub(super) mod keys {
         pub const DEVICE: &str = "DEVICE#";
         pub const DEVICE_USER_CODE: &str = "DEVICEUSER#";
         pub const PUSHED_AUTHORIZATION: &str = "PAR#";
+        pub const TOTP: &str = "TOTP#";
     }
 
     /// The partition-key prefixes each Lambda function writes, by the logical id of its IAM role
@@ -86,6 +87,7 @@ pub(super) mod keys {
                 DEVICE,
                 DEVICE_USER_CODE,
                 PUSHED_AUTHORIZATION,
+                TOTP,
             ],
         ),
         // A new family with its tokens, connection listing and audit event, the exchange link
@@ -143,6 +145,7 @@ pub(super) mod keys {
                 DEVICE,
                 DEVICE_USER_CODE,
                 PUSHED_AUTHORIZATION,
+                TOTP,
             ],
         ),
         // The app and its bearer token, the principal and enablement, the consumer key, the
@@ -182,6 +185,11 @@ pub(super) mod keys {
         (session_partition(principal), sid.to_string())
     }
     /// The partition of one principal's remembered consents.
+    /// A user's authenticator app and recovery codes: one item.
+    pub fn totp_factor(principal: &PrincipalId) -> (String, &'static str) {
+        (format!("{TOTP}{principal}"), "TOTP")
+    }
+
     pub fn consent_partition(principal: &PrincipalId) -> String {
         format!("{CONSENT}{principal}")
     }

@@ -61,6 +61,7 @@ mod registration_tokens;
 mod replays;
 mod requests;
 mod revocation;
+mod second_factors;
 mod sessions;
 mod signing_key_ring;
 mod table;

@@ -49,6 +49,7 @@ mod readers;
 mod registration_tokens;
 mod replays;
 mod revocation;
+mod second_factors;
 mod sessions;
 mod signing_key_ring;
 pub mod sweeper;
@@ -214,6 +215,10 @@ CREATE TABLE IF NOT EXISTS consents (
     client_id TEXT NOT NULL,
     body TEXT NOT NULL,
     PRIMARY KEY (principal_id, client_id)
+);
+CREATE TABLE IF NOT EXISTS totp_factors (
+    principal_id TEXT PRIMARY KEY,
+    body TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS signing_key_ring (
     id INTEGER PRIMARY KEY CHECK (id = 1),
