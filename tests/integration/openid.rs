@@ -11,6 +11,7 @@ mod code_reuse;
 mod logout;
 mod logout_plan;
 mod scopes;
+mod second_factor;
 mod sessions;
 mod userinfo;
 

@@ -48,6 +48,14 @@ impl TotpSecret {
         Self(bytes)
     }
 
+    /// The secret as typed from the enrolment page (base32, as [`Self::base32`] gives it).
+    pub fn from_base32(text: &str) -> Option<Self> {
+        totp_rs::Secret::Encoded(text.trim().to_owned())
+            .to_bytes()
+            .ok()
+            .map(Self)
+    }
+
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
     }
@@ -274,6 +282,10 @@ mod tests {
     fn the_key_uri_names_the_account_and_the_parameters() {
         let secret = TotpSecret::from_bytes(b"12345678901234567890".to_vec());
         assert_eq!(secret.base32(), "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ");
+        assert_eq!(
+            TotpSecret::from_base32(&secret.base32()),
+            Some(secret.clone())
+        );
         let uri = secret.otpauth_uri("Token Service", "ada@example.com");
         assert_eq!(
             uri,

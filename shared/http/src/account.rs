@@ -13,8 +13,8 @@ use super::authorize::{cookie, html_response, insert, is_form};
 use super::error_response::ServerErrorBody;
 use super::observability::Outcome;
 use super::pages::{
-    render_account, render_error, render_sign_in, render_signed_out, scope_sentences, AppRow,
-    SessionRow, SignInPage,
+    render_account, render_error, render_recovery_codes, render_sign_in, render_signed_out,
+    render_totp_enrol, scope_sentences, AppRow, SessionRow, SignInPage, TotpEnrolPage,
 };
 use super::source_address::SourceAddress;
 use crate::domain::audit::rfc3339;
@@ -148,6 +148,25 @@ fn respond(services: &Services, step: Result<AccountStep, AccountError>) -> Resp
             }
             Outcome::Code(303).attach(response)
         }
+        AccountStep::TotpEnrol {
+            csrf_token,
+            enrolment,
+            error,
+        } => {
+            let html = render_totp_enrol(&TotpEnrolPage {
+                action: ACCOUNT_PATH,
+                csrf_token: &csrf_token,
+                otpauth_uri: &enrolment.otpauth_uri,
+                secret: &enrolment.secret_base32,
+                sealed: &enrolment.sealed,
+                error,
+            });
+            Outcome::Code(200).attach(html_response(StatusCode::OK, None, html))
+        }
+        AccountStep::RecoveryCodes(codes) => {
+            let html = render_recovery_codes(ACCOUNT_PATH, &codes);
+            Outcome::Code(200).attach(html_response(StatusCode::OK, None, html))
+        }
         AccountStep::SignedOut => {
             let mut response = html_response(StatusCode::OK, None, render_signed_out());
             insert(
@@ -188,7 +207,13 @@ fn rendered(overview: &Overview) -> String {
             scope_sentences: scope_sentences(app.scopes.iter().map(String::as_str)),
         })
         .collect();
-    render_account(ACCOUNT_PATH, &overview.csrf_token, &sessions, &apps)
+    render_account(
+        ACCOUNT_PATH,
+        &overview.csrf_token,
+        &sessions,
+        &apps,
+        overview.totp_enrolled,
+    )
 }
 
 /// A page with status 400, or 429 with `Retry-After` for the address limit.

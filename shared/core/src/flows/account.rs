@@ -17,6 +17,7 @@ use crate::errors::{Denial, GrantError, Refusal};
 use crate::flows::authorize::{
     form_token, nonce_form_token, sign_in_message, verify_form_token, AuthorizeKeys,
 };
+use crate::flows::second_factor::{self, CodeCheck, Confirmation, Enrolment};
 use crate::flows::sessions;
 use crate::issuance::FamilyOwner;
 use crate::limits::{source_subject, Exceeded, Limit};
@@ -47,6 +48,14 @@ pub enum AccountStep {
     },
     /// The browser's own session ended: the signed-out page, the cookie removed.
     SignedOut,
+    /// The authenticator-app enrolment page (a new secret, or the same after a wrong code).
+    TotpEnrol {
+        csrf_token: String,
+        enrolment: Enrolment,
+        error: Option<&'static str>,
+    },
+    /// The enrolment is stored: its recovery codes, shown this once.
+    RecoveryCodes(Vec<String>),
 }
 
 /// The account page's content.
@@ -56,6 +65,8 @@ pub struct Overview {
     /// Oldest first; `current` marks this browser's.
     pub sessions: Vec<ListedSession>,
     pub apps: Vec<ConnectedApp>,
+    /// Whether the user has an authenticator app.
+    pub totp_enrolled: bool,
 }
 
 #[derive(Debug)]
@@ -77,6 +88,8 @@ pub enum AccountDenial {
     BadForm,
     #[error("Too many sign-in attempts from your network. Please wait a minute and try again.")]
     SlowDown { retry_after: i64 },
+    #[error("That code was not accepted. Please open your account page and try again.")]
+    WrongCode,
 }
 
 impl Denial for AccountDenial {}
@@ -102,6 +115,11 @@ pub struct AccountForm {
     pub password: Option<String>,
     pub sid: Option<String>,
     pub client_id: Option<String>,
+    /// `totp_confirm`, `totp_remove`: an authenticator-app code (or, to remove, a recovery
+    /// code).
+    pub code: Option<String>,
+    /// `totp_confirm`: the sealed enrolment the enrolment page carries.
+    pub enrolment: Option<String>,
 }
 
 /// The cookies the page reads.
@@ -184,7 +202,69 @@ pub async fn act(
                 session_cookie: None,
             })
         }
+        "totp_start" | "totp_confirm" | "totp_remove" => {
+            authenticator(services, keys, &session, action, form).await
+        }
         _ => Err(AccountDenial::BadForm.into()),
+    }
+}
+
+/// The authenticator-app forms: start an enrolment, confirm it with a first code, remove it
+/// with a current code or a recovery code.
+async fn authenticator(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    session: &SignInSession,
+    action: &str,
+    form: &AccountForm,
+) -> Result<AccountStep, AccountError> {
+    let Some(user) = services
+        .ctx
+        .store
+        .principals()
+        .get_user(&session.principal_id)
+        .await?
+    else {
+        return Err(AccountDenial::BadForm.into());
+    };
+    let csrf_token = form_token(keys, ACCOUNT_FORM, session.sid.as_str());
+    let code = form.code.as_deref().unwrap_or_default();
+    match action {
+        "totp_start" => {
+            if second_factor::is_enrolled(services, &user).await? {
+                return Ok(AccountStep::Reload {
+                    session_cookie: None,
+                });
+            }
+            let enrolment = second_factor::begin_enrolment(services, session, &user).await?;
+            Ok(AccountStep::TotpEnrol {
+                csrf_token,
+                enrolment,
+                error: None,
+            })
+        }
+        "totp_confirm" => {
+            let sealed = form.enrolment.as_deref().unwrap_or_default();
+            match second_factor::confirm_enrolment(services, session, &user, sealed, code).await? {
+                Confirmation::Enrolled(codes) => Ok(AccountStep::RecoveryCodes(codes)),
+                Confirmation::WrongCode(enrolment) => Ok(AccountStep::TotpEnrol {
+                    csrf_token,
+                    enrolment,
+                    error: Some(
+                        "That code was not right. Please type the code your app shows now.",
+                    ),
+                }),
+                Confirmation::Stale => Ok(AccountStep::Reload {
+                    session_cookie: None,
+                }),
+            }
+        }
+        _ => match second_factor::remove(services, &user, code).await? {
+            CodeCheck::Totp | CodeCheck::Recovery => Ok(AccountStep::Reload {
+                session_cookie: None,
+            }),
+            CodeCheck::Wrong | CodeCheck::Locked => Err(AccountDenial::WrongCode.into()),
+        },
     }
 }
 
@@ -283,10 +363,16 @@ async fn overview(
             scopes: scopes.iter().map(str::to_owned).collect(),
         });
     }
+    let totp_enrolled = store
+        .second_factors()
+        .get_totp_factor(&user)
+        .await?
+        .is_some();
     Ok(Overview {
         csrf_token: form_token(keys, ACCOUNT_FORM, current.sid.as_str()),
         sessions,
         apps,
+        totp_enrolled,
     })
 }
 

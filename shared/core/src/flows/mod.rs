@@ -18,5 +18,6 @@ pub mod logout;
 pub mod presented_token;
 pub mod registration;
 pub mod revocation;
+pub mod second_factor;
 pub mod sessions;
 pub mod userinfo;

@@ -242,6 +242,15 @@ pub enum AuditKind {
     /// The user disconnected the app on the account page: its consent is forgotten.
     #[serde(rename = "consent.forgotten")]
     ConsentForgotten,
+    /// The user added an authenticator app (and got recovery codes) on the account page.
+    #[serde(rename = "second_factor.enrolled")]
+    SecondFactorEnrolled,
+    /// The user removed their authenticator app on the account page.
+    #[serde(rename = "second_factor.removed")]
+    SecondFactorRemoved,
+    /// A wrong authenticator-app or recovery code; it counted toward the user's lockout.
+    #[serde(rename = "second_factor.failed")]
+    SecondFactorFailed,
     /// A back-channel logout token for session `sid` was accepted (2xx) by the event's client.
     #[serde(rename = "logout.delivered")]
     LogoutDelivered { sid: SessionId, attempts: u32 },
@@ -312,6 +321,9 @@ impl AuditKind {
             Self::SessionEnded { .. } => "session.ended",
             Self::ConsentGranted => "consent.granted",
             Self::ConsentForgotten => "consent.forgotten",
+            Self::SecondFactorEnrolled => "second_factor.enrolled",
+            Self::SecondFactorRemoved => "second_factor.removed",
+            Self::SecondFactorFailed => "second_factor.failed",
             Self::LogoutDelivered { .. } => "logout.delivered",
             Self::LogoutFailed { .. } => "logout.failed",
             Self::ClientRegistered => "client.registered",

@@ -7,6 +7,7 @@
 mod device;
 mod headers;
 mod scopes;
+mod second_factor;
 
 use askama::Template;
 
@@ -18,6 +19,7 @@ pub use device::{
 };
 pub use headers::{security_headers, CONTENT_TYPE_HTML};
 pub use scopes::scope_sentences;
+pub use second_factor::{render_recovery_codes, render_totp_enrol, TotpEnrolPage};
 
 /// The stylesheet inlined in every page; its hash is in the Content-Security-Policy.
 pub const STYLESHEET: &str = include_str!("../../templates/pages.css");
@@ -142,6 +144,7 @@ struct AccountTemplate<'a> {
     csrf_token: &'a str,
     sessions: &'a [SessionRow],
     apps: &'a [AppRow],
+    totp_enrolled: bool,
 }
 
 /// The account page: the user's sessions and connected apps, each with its form.
@@ -150,6 +153,7 @@ pub fn render_account(
     csrf_token: &str,
     sessions: &[SessionRow],
     apps: &[AppRow],
+    totp_enrolled: bool,
 ) -> String {
     render(&AccountTemplate {
         stylesheet: STYLESHEET,
@@ -158,6 +162,7 @@ pub fn render_account(
         csrf_token,
         sessions,
         apps,
+        totp_enrolled,
     })
 }
 

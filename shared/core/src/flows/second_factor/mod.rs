@@ -1,0 +1,265 @@
+//! Authenticator apps and recovery codes, free of HTTP (docs/decisions.md, "Second factors"):
+//! enrolling one from the account page, removing it, and checking a typed code, a wrong one
+//! counting toward the user's lockout like a wrong password.
+//!
+//! The TOTP secret is sealed with AES-256-GCM under a key the key ring derives from the
+//! deployment's server secret (HKDF, its own purpose), the user's id as associated data so that
+//! a sealed secret copied to another user's record opens nothing. Between showing the QR code
+//! and the first correct code nothing is stored: the new secret travels in the form, sealed the
+//! same way and bound to the browser's session, for [`ENROLMENT_TTL_SECONDS`].
+
+mod seal;
+
+use crate::audit;
+use crate::clock::UnixTime;
+use crate::domain::audit::AuditKind;
+use crate::domain::{
+    normalise_recovery_code, recovery_codes, PrincipalType, SignInSession, TotpFactor, TotpSecret,
+    User,
+};
+use crate::errors::ServerError;
+use crate::secrets::TokenHash;
+use crate::services::Services;
+use crate::store::{Attempt, AttemptLimit};
+
+pub use seal::SealKey;
+
+/// Time to scan the code and type the first code.
+pub const ENROLMENT_TTL_SECONDS: UnixTime = 600;
+
+/// The name authenticator apps show next to the account.
+const ISSUER: &str = "Token Service";
+
+/// What the enrolment page shows: the secret as a QR code (its `otpauth://` URI) and as text,
+/// and the sealed secret the confirmation form carries back.
+#[derive(Debug)]
+pub struct Enrolment {
+    pub otpauth_uri: String,
+    pub secret_base32: String,
+    pub sealed: String,
+}
+
+/// How a typed code was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeCheck {
+    /// An authenticator-app code of a step not used before.
+    Totp,
+    /// An unused recovery code, now used.
+    Recovery,
+    /// Wrong, replayed, or no enrolment: counted toward the lockout.
+    Wrong,
+    /// The login is locked (by wrong passwords or codes): nothing compared.
+    Locked,
+}
+
+/// A new secret for `session`'s user, not stored until confirmed.
+pub async fn begin_enrolment(
+    services: &Services,
+    session: &SignInSession,
+    user: &User,
+) -> Result<Enrolment, ServerError> {
+    let key = SealKey::of(services).await?;
+    let secret = TotpSecret::generate(services.ctx.random.as_ref());
+    Ok(enrolment(services, &key, session, user, &secret))
+}
+
+fn enrolment(
+    services: &Services,
+    key: &SealKey,
+    session: &SignInSession,
+    user: &User,
+    secret: &TotpSecret,
+) -> Enrolment {
+    let expires_at = services.ctx.clock.now() + ENROLMENT_TTL_SECONDS;
+    let mut payload = expires_at.to_be_bytes().to_vec();
+    payload.extend_from_slice(secret.as_bytes());
+    Enrolment {
+        otpauth_uri: secret.otpauth_uri(ISSUER, user.login.as_str()),
+        secret_base32: secret.base32(),
+        sealed: key.seal(
+            &enrolment_context(session),
+            &payload,
+            services.ctx.random.as_ref(),
+        ),
+    }
+}
+
+fn enrolment_context(session: &SignInSession) -> String {
+    format!("totp-enrolment\0{}\0{}", session.principal_id, session.sid)
+}
+
+/// What the confirmation of an enrolment answers.
+#[derive(Debug)]
+pub enum Confirmation {
+    /// Stored: the recovery codes, to be shown once.
+    Enrolled(Vec<String>),
+    /// A wrong code: the same enrolment again.
+    WrongCode(Enrolment),
+    /// The sealed enrolment is not this session's, or too old; or the user enrolled meanwhile.
+    Stale,
+}
+
+/// The first code confirms the enrolment: the record is stored (that code's step used) with ten
+/// recovery codes, returned once.
+pub async fn confirm_enrolment(
+    services: &Services,
+    session: &SignInSession,
+    user: &User,
+    sealed: &str,
+    code: &str,
+) -> Result<Confirmation, ServerError> {
+    let key = SealKey::of(services).await?;
+    let now = services.ctx.clock.now();
+    let Some(payload) = key.open(&enrolment_context(session), sealed) else {
+        return Ok(Confirmation::Stale);
+    };
+    let (expiry, secret) = payload.split_at(8);
+    let expires_at = UnixTime::from_be_bytes(expiry.try_into().expect("split at 8"));
+    if expires_at <= now {
+        return Ok(Confirmation::Stale);
+    }
+    let secret = TotpSecret::from_bytes(secret.to_vec());
+    let Some(step) = secret.verify(code, now, None) else {
+        return Ok(Confirmation::WrongCode(enrolment(
+            services, &key, session, user, &secret,
+        )));
+    };
+    let (codes, hashes) = recovery_codes(services.ctx.random.as_ref());
+    let factor = TotpFactor {
+        principal_id: user.id,
+        sealed_secret: key.seal(
+            &secret_context(user),
+            secret.as_bytes(),
+            services.ctx.random.as_ref(),
+        ),
+        last_used_step: step,
+        recovery_codes: hashes,
+        enrolled_at: now,
+    };
+    if !services
+        .ctx
+        .store
+        .second_factors()
+        .put_totp_factor(&factor)
+        .await?
+    {
+        return Ok(Confirmation::Stale);
+    }
+    record(services, user, AuditKind::SecondFactorEnrolled).await;
+    Ok(Confirmation::Enrolled(codes))
+}
+
+fn secret_context(user: &User) -> String {
+    format!("totp-secret\0{}", user.id)
+}
+
+/// Whether `user` has an authenticator app.
+pub async fn is_enrolled(services: &Services, user: &User) -> Result<bool, ServerError> {
+    Ok(services
+        .ctx
+        .store
+        .second_factors()
+        .get_totp_factor(&user.id)
+        .await?
+        .is_some())
+}
+
+/// Removal needs a current code or a recovery code (so a browser left signed in does not
+/// give the second factor away); `true` when removed.
+pub async fn remove(
+    services: &Services,
+    user: &User,
+    code: &str,
+) -> Result<CodeCheck, ServerError> {
+    let check = check_code(services, user, code).await?;
+    if matches!(check, CodeCheck::Totp | CodeCheck::Recovery)
+        && services
+            .ctx
+            .store
+            .second_factors()
+            .delete_totp_factor(&user.id)
+            .await?
+    {
+        record(services, user, AuditKind::SecondFactorRemoved).await;
+    }
+    Ok(check)
+}
+
+/// Checks `typed`: six digits are an authenticator-app code (its step used once), anything else
+/// a recovery code (used once). A wrong one is counted toward the login's lockout, as a wrong
+/// password is, and audited; a locked login compares nothing.
+pub async fn check_code(
+    services: &Services,
+    user: &User,
+    typed: &str,
+) -> Result<CodeCheck, ServerError> {
+    let policy = &services.policy;
+    let now = services.ctx.clock.now();
+    let limit = AttemptLimit {
+        threshold: policy.lockout_threshold,
+        window_seconds: policy.lockout_window_seconds,
+    };
+    let lockout = services.ctx.store.lockout();
+    if policy.lockout_threshold > 0 && lockout.is_login_locked(&user.login, limit, now).await? {
+        return Ok(CodeCheck::Locked);
+    }
+    let accepted = accept(services, user, typed, now).await?;
+    if accepted != CodeCheck::Wrong {
+        return Ok(accepted);
+    }
+    record(services, user, AuditKind::SecondFactorFailed).await;
+    if policy.lockout_threshold == 0 {
+        return Ok(CodeCheck::Wrong);
+    }
+    match lockout
+        .register_login_attempt(&user.login, limit, now)
+        .await?
+    {
+        Attempt::Allowed(attempt) if attempt.count >= policy.lockout_threshold => {
+            crate::measure::lockout();
+            record(services, user, AuditKind::LoginLocked).await;
+            Ok(CodeCheck::Locked)
+        }
+        Attempt::Allowed(_) => Ok(CodeCheck::Wrong),
+        Attempt::Locked => Ok(CodeCheck::Locked),
+    }
+}
+
+async fn accept(
+    services: &Services,
+    user: &User,
+    typed: &str,
+    now: UnixTime,
+) -> Result<CodeCheck, ServerError> {
+    let factors = services.ctx.store.second_factors();
+    let Some(factor) = factors.get_totp_factor(&user.id).await? else {
+        return Ok(CodeCheck::Wrong);
+    };
+    let typed = typed.trim();
+    if typed.len() == crate::domain::TOTP_DIGITS && typed.bytes().all(|b| b.is_ascii_digit()) {
+        let key = SealKey::of(services).await?;
+        let Some(secret) = key.open(&secret_context(user), &factor.sealed_secret) else {
+            return Err(ServerError::internal(
+                "a stored authenticator secret does not open with this deployment's key",
+            ));
+        };
+        let secret = TotpSecret::from_bytes(secret);
+        return Ok(
+            match secret.verify(typed, now, Some(factor.last_used_step)) {
+                Some(step) if factors.use_totp_step(&user.id, step).await? => CodeCheck::Totp,
+                _ => CodeCheck::Wrong,
+            },
+        );
+    }
+    let hash = TokenHash::of(&normalise_recovery_code(typed));
+    Ok(if factors.use_recovery_code(&user.id, &hash).await? {
+        CodeCheck::Recovery
+    } else {
+        CodeCheck::Wrong
+    })
+}
+
+async fn record(services: &Services, user: &User, kind: AuditKind) {
+    let event = audit::event(&services.ctx, kind).principal(PrincipalType::User, user.id);
+    audit::record(&services.ctx, event).await;
+}
