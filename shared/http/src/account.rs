@@ -13,8 +13,9 @@ use super::authorize::{cookie, html_response, insert, is_form};
 use super::error_response::ServerErrorBody;
 use super::observability::Outcome;
 use super::pages::{
-    render_account, render_error, render_recovery_codes, render_sign_in, render_signed_out,
-    render_totp_enrol, scope_sentences, AppRow, SessionRow, SignInPage, TotpEnrolPage,
+    render_account, render_error, render_recovery_codes, render_second_factor, render_sign_in,
+    render_signed_out, render_totp_enrol, scope_sentences, AppRow, SessionRow, SignInPage,
+    TotpEnrolPage,
 };
 use super::source_address::SourceAddress;
 use crate::domain::audit::rfc3339;
@@ -161,6 +162,16 @@ fn respond(services: &Services, step: Result<AccountStep, AccountError>) -> Resp
                 sealed: &enrolment.sealed,
                 error,
             });
+            Outcome::Code(200).attach(html_response(StatusCode::OK, None, html))
+        }
+        AccountStep::SecondFactor {
+            csrf_token,
+            pending,
+            error,
+        } => {
+            let hidden = [("action", "sign_in_code"), ("pending", pending.as_str())];
+            let html =
+                render_second_factor("your account", ACCOUNT_PATH, &csrf_token, &hidden, error);
             Outcome::Code(200).attach(html_response(StatusCode::OK, None, html))
         }
         AccountStep::RecoveryCodes(codes) => {

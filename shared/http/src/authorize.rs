@@ -12,7 +12,8 @@ use http::{header, HeaderMap, HeaderValue, StatusCode};
 use super::error_response::ServerErrorBody;
 use super::observability::Outcome;
 use super::pages::{
-    render_consent, render_error, render_sign_in, security_headers, ConsentPage, SignInPage,
+    render_consent, render_error, render_second_factor, render_sign_in, security_headers,
+    ConsentPage, SignInPage,
 };
 use super::params::form_pairs;
 use super::source_address::SourceAddress;
@@ -232,6 +233,16 @@ fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> 
                 scopes: &scopes,
                 unverified_host: page.unverified_host.as_deref(),
             });
+            form_page(&page, html, secure)
+        }
+        Ok(AuthorizeStep::SecondFactor(page)) => {
+            let html = render_second_factor(
+                &page.app_name,
+                PENDING_COOKIE_PATH,
+                &page.csrf_token,
+                &[],
+                page.error,
+            );
             form_page(&page, html, secure)
         }
         Ok(AuthorizeStep::Redirect(location)) => {

@@ -11,9 +11,13 @@ use token_domain::{TotpSecret, RECOVERY_CODE_COUNT};
 
 use super::*;
 use crate::audit::events_of;
-use crate::authorize::flow::csrf;
+use crate::authorize::flow::{csrf, exchange, query, redirect_query, verify_with_jwks, Session};
 
-crate::on_both_stores!(an_authenticator_app_is_enrolled_and_removed_from_the_account_page,);
+crate::on_both_stores!(
+    an_authenticator_app_is_enrolled_and_removed_from_the_account_page,
+    a_sign_in_asks_for_the_code_and_wrong_codes_lock_the_login,
+    the_account_page_sign_in_asks_for_the_code_too,
+);
 
 const PATH: &str = "/oauth2/v0/account";
 
@@ -211,4 +215,176 @@ async fn an_authenticator_app_is_enrolled_and_removed_from_the_account_page(app:
         ],
         "newest first"
     );
+}
+
+/// Enrols `LOGIN` from the account page: the secret (as the test's app would hold it) and the
+/// recovery codes.
+async fn enrolled(app: &TestApp) -> (TotpSecret, Vec<String>) {
+    let (session, token) = signed_in(app).await;
+    let form = [("csrf_token", token.as_str()), ("action", "totp_start")];
+    let html = post(app, &session, &form).await.text().await.unwrap();
+    let secret =
+        TotpSecret::from_base32(&between(&html, r#"<code id="totp-secret">"#, '<')).unwrap();
+    let sealed = between(&html, r#"name="enrolment" value=""#, '"');
+    let code = secret.code_at(app.clock.now());
+    let form = [
+        ("csrf_token", token.as_str()),
+        ("action", "totp_confirm"),
+        ("enrolment", sealed.as_str()),
+        ("code", code.as_str()),
+    ];
+    let html = post(app, &session, &form).await.text().await.unwrap();
+    let codes = html
+        .split("<li><code>")
+        .skip(1)
+        .map(|rest| rest.split('<').next().unwrap().to_owned())
+        .collect();
+    (secret, codes)
+}
+
+/// The code page's answer to `code`, in `browser` (signed in with the password).
+async fn typed(browser: &mut Session<'_>, page: &str, code: &str) -> reqwest::Response {
+    let token = csrf(page);
+    browser
+        .post(&[("csrf_token", &token), ("code", code)])
+        .await
+}
+
+fn session_cookie(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get_all(header::SET_COOKIE)
+        .iter()
+        .any(|value| value.to_str().unwrap().starts_with("__Host-session="))
+}
+
+async fn a_sign_in_asks_for_the_code_and_wrong_codes_lock_the_login(app: TestApp) {
+    let user = app.create_user(LOGIN, PASSWORD).await;
+    let (secret, codes) = enrolled(&app).await;
+    let client = oidc_client(&app, "relying party").await;
+
+    let mut browser = Session::new(&app);
+    let answer = browser.sign_in_answer(&query(&client, &[]), PASSWORD).await;
+    assert!(!session_cookie(&answer), "no session before the code");
+    let page = answer.text().await.unwrap();
+    assert!(page.contains("One more step"), "{page}");
+    app.clock.advance(30);
+    let answer = typed(&mut browser, &page, &secret.code_at(app.clock.now())).await;
+    assert!(session_cookie(&answer), "the session starts with the code");
+    let consent = answer.text().await.unwrap();
+    let approved = browser
+        .post(&[("csrf_token", &csrf(&consent)), ("decision", "approve")])
+        .await;
+    let code = redirect_query(&approved)["code"].clone();
+    let (status, tokens) = exchange(&app, &client, &code, &[("code_verifier", "")]).await;
+    assert_eq!(status, StatusCode::OK, "{tokens}");
+    let claims = verify_with_jwks(&app, tokens["id_token"].as_str().unwrap())
+        .await
+        .1;
+    assert_eq!(claims["amr"], serde_json::json!(["pwd", "otp", "mfa"]));
+
+    // A recovery code signs in once (the consent is remembered: straight to the code).
+    let mut other = Session::new(&app);
+    let page = other.sign_in_answer(&query(&client, &[]), PASSWORD).await;
+    let page = page.text().await.unwrap();
+    let answer = typed(&mut other, &page, &codes[0]).await;
+    assert_eq!(
+        answer.status(),
+        StatusCode::FOUND,
+        "signed in with a recovery code"
+    );
+    let mut third = Session::new(&app);
+    let page = third.sign_in_answer(&query(&client, &[]), PASSWORD).await;
+    let mut page = page.text().await.unwrap();
+    let answer = typed(&mut third, &page, &codes[0]).await;
+    assert_eq!(answer.status(), StatusCode::OK);
+    page = answer.text().await.unwrap();
+    assert!(
+        page.contains("That code was not right"),
+        "a used recovery code: {page}"
+    );
+
+    // Wrong codes count toward the login's lockout: five in all lock it.
+    for _ in 0..3 {
+        let answer = typed(&mut third, &page, "000000x").await;
+        page = answer.text().await.unwrap();
+        assert!(page.contains("That code was not right"), "{page}");
+    }
+    let answer = typed(&mut third, &page, "zzzzz-zzzzz").await;
+    let locked = answer.text().await.unwrap();
+    assert!(locked.contains("This account is locked"), "{locked}");
+    let mut fourth = Session::new(&app);
+    let page = fourth.sign_in_answer(&query(&client, &[]), PASSWORD).await;
+    let page = page.text().await.unwrap();
+    assert!(
+        page.contains("This account is locked"),
+        "the right password too: {page}"
+    );
+    let failures = events_of(&app, AuditSubject::Principal(user.id))
+        .await
+        .into_iter()
+        .filter(|event| event.kind == AuditKind::SecondFactorFailed)
+        .count();
+    assert_eq!(failures, 5);
+}
+
+async fn the_account_page_sign_in_asks_for_the_code_too(app: TestApp) {
+    let user = app.create_user(LOGIN, PASSWORD).await;
+    let (secret, _) = enrolled(&app).await;
+    let page = app.http.get(app.url(PATH)).send().await.unwrap();
+    let nonce = page
+        .headers()
+        .get_all(header::SET_COOKIE)
+        .iter()
+        .map(|value| {
+            value
+                .to_str()
+                .unwrap()
+                .split(';')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
+        .find(|pair| pair.starts_with("account_sign_in="))
+        .unwrap();
+    let token = csrf(&page.text().await.unwrap());
+    let form = [
+        ("csrf_token", token.as_str()),
+        ("action", "sign_in"),
+        ("login", LOGIN),
+        ("password", PASSWORD),
+    ];
+    let answer = post(&app, &nonce, &form).await;
+    assert_eq!(answer.status(), StatusCode::OK);
+    assert!(!session_cookie(&answer), "no session before the code");
+    let html = answer.text().await.unwrap();
+    let pending = between(&html, r#"name="pending" value=""#, '"');
+    let token = csrf(&html);
+    let with_code = |code: String, pending: String| {
+        let (app, nonce, token) = (&app, nonce.clone(), token.clone());
+        async move {
+            let form = [
+                ("csrf_token", token.as_str()),
+                ("action", "sign_in_code"),
+                ("pending", pending.as_str()),
+                ("code", code.as_str()),
+            ];
+            post(app, &nonce, &form).await
+        }
+    };
+    app.clock.advance(30);
+    let code = secret.code_at(app.clock.now());
+    let forged = with_code(code.clone(), format!("{pending}x")).await;
+    assert!(!session_cookie(&forged), "a forged password step");
+    let answer = with_code(code, pending).await;
+    assert_eq!(answer.status(), StatusCode::SEE_OTHER);
+    assert!(session_cookie(&answer));
+    let sessions = app
+        .store
+        .sessions()
+        .list_sessions(&user.id, app.clock.now())
+        .await
+        .unwrap();
+    let newest = sessions.iter().max_by_key(|s| s.started_at).unwrap();
+    assert_eq!(newest.amr, token_domain::AuthMethod::PASSWORD_AND_CODE);
 }

@@ -56,6 +56,12 @@ pub enum AccountStep {
     },
     /// The enrolment is stored: its recovery codes, shown this once.
     RecoveryCodes(Vec<String>),
+    /// The sign-in's second step: the code form, carrying the sealed password step.
+    SecondFactor {
+        csrf_token: String,
+        pending: String,
+        error: Option<&'static str>,
+    },
 }
 
 /// The account page's content.
@@ -120,6 +126,8 @@ pub struct AccountForm {
     pub code: Option<String>,
     /// `totp_confirm`: the sealed enrolment the enrolment page carries.
     pub enrolment: Option<String>,
+    /// `sign_in_code`: the sealed password step the code page carries.
+    pub pending: Option<String>,
 }
 
 /// The cookies the page reads.
@@ -161,6 +169,13 @@ pub async fn act(
             return Err(AccountDenial::BadForm.into());
         }
         return sign_in(services, keys, nonce, form, source).await;
+    }
+    if action == "sign_in_code" {
+        let nonce = cookies.sign_in_nonce.unwrap_or_default();
+        if nonce.is_empty() || !verify_form_token(keys, SIGN_IN_FORM, nonce, csrf) {
+            return Err(AccountDenial::BadForm.into());
+        }
+        return sign_in_code(services, keys, nonce, form).await;
     }
     let Some(session) = sessions::current(services, cookies.session).await? else {
         // Signed out meanwhile: the sign-in form again.
@@ -285,6 +300,14 @@ async fn sign_in(
     let login = form.login.as_deref().unwrap_or_default();
     let password = form.password.as_deref().unwrap_or_default();
     match authenticate_user_from(services, login, password, source).await {
+        Ok(user) if second_factor::is_enrolled(services, &user).await? => {
+            let pending = second_factor::seal_password_step(services, nonce, &user).await?;
+            Ok(AccountStep::SecondFactor {
+                csrf_token: form_token(keys, SIGN_IN_FORM, nonce),
+                pending,
+                error: None,
+            })
+        }
         Ok(user) => {
             let started = sessions::start(services, user.id, AuthMethod::PASSWORD).await?;
             Ok(AccountStep::Reload {
@@ -302,6 +325,44 @@ async fn sign_in(
             ))
         }
         Err(GrantError::Server(error)) => Err(error.into()),
+    }
+}
+
+/// The code after a correct password: the session starts with both factors.
+async fn sign_in_code(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    nonce: &str,
+    form: &AccountForm,
+) -> Result<AccountStep, AccountError> {
+    let pending = form.pending.as_deref().unwrap_or_default();
+    let Some(user) = second_factor::open_password_step(services, nonce, pending).await? else {
+        return Ok(sign_in_form(
+            services,
+            keys,
+            Some(nonce),
+            String::new(),
+            None,
+        ));
+    };
+    let code = form.code.as_deref().unwrap_or_default();
+    match second_factor::check_code(services, &user, code).await? {
+        CodeCheck::Totp | CodeCheck::Recovery => {
+            let amr = AuthMethod::PASSWORD_AND_CODE;
+            let started = sessions::start(services, user.id, amr).await?;
+            Ok(AccountStep::Reload {
+                session_cookie: Some(started.cookie),
+            })
+        }
+        CodeCheck::Wrong => Ok(AccountStep::SecondFactor {
+            csrf_token: form_token(keys, SIGN_IN_FORM, nonce),
+            pending: pending.to_owned(),
+            error: Some("That code was not right. Please type the code your app shows now, or a recovery code."),
+        }),
+        CodeCheck::Locked => {
+            let message = sign_in_message(crate::errors::ErrorCode::AccountLocked);
+            Ok(sign_in_form(services, keys, Some(nonce), String::new(), Some(message)))
+        }
     }
 }
 

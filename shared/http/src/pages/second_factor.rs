@@ -22,6 +22,37 @@ struct TotpEnrolTemplate<'a> {
 }
 
 #[derive(Template)]
+#[template(path = "second_factor.html")]
+struct SecondFactorTemplate<'a> {
+    stylesheet: &'static str,
+    app_name: &'a str,
+    action: &'a str,
+    csrf_field: &'static str,
+    csrf_token: &'a str,
+    hidden: &'a [(&'a str, &'a str)],
+    error: Option<&'a str>,
+}
+
+/// The sign-in's second step: the code form, with the `hidden` fields the page's form needs.
+pub fn render_second_factor(
+    app_name: &str,
+    action: &str,
+    csrf_token: &str,
+    hidden: &[(&str, &str)],
+    error: Option<&str>,
+) -> String {
+    render(&SecondFactorTemplate {
+        stylesheet: STYLESHEET,
+        app_name,
+        action,
+        csrf_field: CSRF_FIELD,
+        csrf_token,
+        hidden,
+        error,
+    })
+}
+
+#[derive(Template)]
 #[template(path = "recovery_codes.html")]
 struct RecoveryCodesTemplate<'a> {
     stylesheet: &'static str,

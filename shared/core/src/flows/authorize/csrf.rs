@@ -19,6 +19,8 @@ pub const CSRF_FIELD: &str = "csrf_token";
 pub enum Form {
     SignIn,
     Consent,
+    /// The sign-in's second step: an authenticator-app or recovery code.
+    SecondFactor,
 }
 
 impl Form {
@@ -26,6 +28,7 @@ impl Form {
         match self {
             Self::SignIn => b"sign-in",
             Self::Consent => b"consent",
+            Self::SecondFactor => b"second-factor",
         }
     }
 }

@@ -17,6 +17,7 @@ mod request_object;
 #[cfg(test)]
 mod request_tests;
 mod resources;
+mod second_step;
 mod signed_in;
 mod steps;
 

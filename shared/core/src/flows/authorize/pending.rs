@@ -51,6 +51,10 @@ pub struct PendingAuthorization {
     /// The sign-in session the user is signed in with (started or found), once signed in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sid: Option<SessionId>,
+    /// The user whose password was correct and who must still type a code (the sign-in's
+    /// second step); cleared once signed in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_user: Option<PrincipalId>,
     /// How the user signed in (RFC 8176), once signed in: the ID token's `amr`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub amr: Vec<AuthMethod>,
@@ -82,6 +86,7 @@ impl PendingAuthorization {
             signed_in_at: None,
             expected_user: None,
             sid: None,
+            password_user: None,
             amr: Vec::new(),
             code_ttl: None,
         }

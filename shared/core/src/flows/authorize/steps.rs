@@ -18,7 +18,7 @@ use super::{
 };
 use crate::auth::authenticate_user_from;
 use crate::clock::UnixTime;
-use crate::domain::{AuthMethod, Client, GrantType, PrincipalId, SignInSession};
+use crate::domain::{AuthMethod, Client, GrantType, PrincipalId, SignInSession, User};
 use crate::errors::{Denial, GrantError, Refusal};
 use crate::flows::sessions;
 
@@ -43,6 +43,8 @@ pub enum AuthorizeStep {
     SignIn(FormPage),
     /// The consent page for a signed-in user.
     Consent(FormPage),
+    /// The sign-in's second step: a code from the user's authenticator app.
+    SecondFactor(FormPage),
     /// `302` to the client's registered address (a code or an error); the cookie is cleared.
     Redirect(String),
     /// The user signed in with a credential: `then`, setting the new sign-in session's cookie
@@ -129,6 +131,8 @@ pub struct SubmittedForm {
     pub password: Option<String>,
     /// The consent form's button: `approve` or `deny`.
     pub decision: Option<String>,
+    /// The second step's form: an authenticator-app code or a recovery code.
+    pub code: Option<String>,
 }
 
 /// `GET /oauth2/v0/authorize`: checks the request and opens the sign-in page.
@@ -288,6 +292,28 @@ pub async fn submit(
         (Some(decision), Some(user)) if verify_csrf_token(keys, Form::Consent, &pending, csrf) => {
             signed_in::decide(services, pending, user, decision == "approve").await
         }
+        (None, _)
+            if form.code.is_some()
+                && verify_csrf_token(keys, Form::SecondFactor, &pending, csrf) =>
+        {
+            count_sign_in_post(services, &pending, source).await?;
+            let code = form.code.as_deref().unwrap_or_default();
+            match super::second_step::submit_code(services, keys, &client, &pending, code).await? {
+                Ok((user, amr)) => {
+                    signed_in_with(
+                        services,
+                        keys,
+                        &client,
+                        pending,
+                        &user,
+                        amr,
+                        cookies.session,
+                    )
+                    .await
+                }
+                Err(page) => Ok(page),
+            }
+        }
         (None, _) if verify_csrf_token(keys, Form::SignIn, &pending, csrf) => {
             count_sign_in_post(services, &pending, source).await?;
             sign_in(
@@ -369,8 +395,28 @@ async fn sign_in(
             )
         }
     };
+    if let Some(page) =
+        super::second_step::after_password(services, keys, client, &mut pending, &user).await?
+    {
+        return Ok(page);
+    }
     let amr = AuthMethod::PASSWORD;
+    signed_in_with(services, keys, client, pending, &user, amr, session_cookie).await
+}
+
+/// The user proved who they are with `amr`: the session starts (or signs in again), then the
+/// consent or the code.
+async fn signed_in_with(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    client: &Client,
+    mut pending: PendingAuthorization,
+    user: &User,
+    amr: &[AuthMethod],
+    session_cookie: Option<&str>,
+) -> Result<AuthorizeStep, AuthorizeError> {
     let started = signed_in::session_for(services, user.id, amr, session_cookie).await?;
+    pending.password_user = None;
     pending.signed_in_user = Some(user.id);
     pending.signed_in_at = Some(started.session.authenticated_at);
     pending.sid = Some(started.session.sid.clone());

@@ -10,7 +10,11 @@
 //! another code. A wrong or dead user code counts against the source address like a wrong
 //! one-time password, and the address is refused for a day once the limit is reached.
 
+use crate::flows::second_factor;
 use std::net::IpAddr;
+
+/// What the device page says to a user with an authenticator app.
+const NEEDS_SECOND_FACTOR: &str = "Your account uses an authenticator app. Please sign in on your account page (/oauth2/v0/account) first, then come back to this page.";
 
 use crate::auth::authenticate_user_from;
 use crate::domain::DEVICE_CODE_TTL_SECONDS;
@@ -229,6 +233,16 @@ async fn sign_in(
     let login = form.login.as_deref().unwrap_or_default();
     let password = form.password.as_deref().unwrap_or_default();
     match authenticate_user_from(services, login, password, source).await {
+        // This page has no code step: a user with an authenticator app signs in on the
+        // account page (which asks for the code), and this page then uses that session.
+        Ok(user) if second_factor::is_enrolled(services, &user).await? => Ok(sign_in_form(
+            keys,
+            nonce,
+            code,
+            client,
+            login.to_owned(),
+            Some(NEEDS_SECOND_FACTOR),
+        )),
         Ok(user) => {
             let started = sessions::start(services, user.id, AuthMethod::PASSWORD).await?;
             let cookie = Some(started.cookie);

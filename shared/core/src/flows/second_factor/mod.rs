@@ -153,6 +153,45 @@ fn secret_context(user: &User) -> String {
     format!("totp-secret\0{}", user.id)
 }
 
+/// A sign-in whose password was correct, waiting for the code: sealed for the form, bound to
+/// `context` (what the browser holds), valid [`ENROLMENT_TTL_SECONDS`].
+pub async fn seal_password_step(
+    services: &Services,
+    context: &str,
+    user: &User,
+) -> Result<String, ServerError> {
+    let key = SealKey::of(services).await?;
+    let expires_at = services.ctx.clock.now() + ENROLMENT_TTL_SECONDS;
+    let mut payload = expires_at.to_be_bytes().to_vec();
+    payload.extend_from_slice(user.id.as_uuid().as_bytes());
+    let context = format!("password-step\0{context}");
+    Ok(key.seal(&context, &payload, services.ctx.random.as_ref()))
+}
+
+/// The user of a [`seal_password_step`] value, unless forged, for another context, or expired.
+pub async fn open_password_step(
+    services: &Services,
+    context: &str,
+    sealed: &str,
+) -> Result<Option<User>, ServerError> {
+    let key = SealKey::of(services).await?;
+    let context = format!("password-step\0{context}");
+    let Some(payload) = key.open(&context, sealed) else {
+        return Ok(None);
+    };
+    let Some((expiry, id)) = payload.split_first_chunk::<8>() else {
+        return Ok(None);
+    };
+    let Ok(id) = uuid::Uuid::from_slice(id) else {
+        return Ok(None);
+    };
+    if UnixTime::from_be_bytes(*expiry) <= services.ctx.clock.now() {
+        return Ok(None);
+    }
+    let id = crate::domain::PrincipalId::new(id);
+    Ok(services.ctx.store.principals().get_user(&id).await?)
+}
+
 /// Whether `user` has an authenticator app.
 pub async fn is_enrolled(services: &Services, user: &User) -> Result<bool, ServerError> {
     Ok(services

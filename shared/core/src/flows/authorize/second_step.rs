@@ -1,0 +1,96 @@
+//! The sign-in's second step (docs/decisions.md, "Second factors"): a user with an
+//! authenticator app, after a correct password, types a code or a recovery code before the
+//! session starts. The password's success is kept in the sealed pending-request cookie (its
+//! 10-minute expiry, its per-request post limit); each code is accepted once, so a replayed
+//! cookie and form get nothing more, and a wrong code counts toward the login's lockout.
+
+use super::steps::{AuthorizeError, AuthorizeStep, FormPage, RefusalReason};
+use super::{csrf_token, sign_in_message, AuthorizeKeys, Form, PendingAuthorization};
+use crate::domain::{AuthMethod, Client, User};
+use crate::errors::{ErrorCode, Refusal};
+use crate::flows::second_factor::{self, CodeCheck};
+use crate::services::Services;
+
+const WRONG_CODE: &str =
+    "That code was not right. Please type the code your app shows now, or a recovery code.";
+
+/// After a correct password: the code page when the user has an authenticator app, else `None`
+/// (the session starts with the password alone).
+pub(super) async fn after_password(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    client: &Client,
+    pending: &mut PendingAuthorization,
+    user: &User,
+) -> Result<Option<AuthorizeStep>, AuthorizeError> {
+    if !second_factor::is_enrolled(services, user).await? {
+        return Ok(None);
+    }
+    pending.password_user = Some(user.id);
+    Ok(Some(code_page(services, keys, client, pending, None)?))
+}
+
+/// The code form's post: the methods the session starts with, or the page to show instead.
+pub(super) async fn submit_code(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    client: &Client,
+    pending: &PendingAuthorization,
+    code: &str,
+) -> Result<Result<(User, &'static [AuthMethod]), AuthorizeStep>, AuthorizeError> {
+    let Some(user_id) = pending.password_user else {
+        return Err(Refusal::Denied(RefusalReason::BadForm));
+    };
+    let Some(user) = services.ctx.store.principals().get_user(&user_id).await? else {
+        return Err(Refusal::Denied(RefusalReason::BadForm));
+    };
+    match second_factor::check_code(services, &user, code).await? {
+        CodeCheck::Totp | CodeCheck::Recovery => Ok(Ok((user, AuthMethod::PASSWORD_AND_CODE))),
+        CodeCheck::Wrong => Ok(Err(code_page(
+            services,
+            keys,
+            client,
+            pending,
+            Some(WRONG_CODE),
+        )?)),
+        CodeCheck::Locked => {
+            let mut again = pending.clone();
+            again.password_user = None;
+            let sealed = again
+                .seal(keys, services.ctx.random.as_ref())
+                .map_err(|_| Refusal::Denied(RefusalReason::TooLarge))?;
+            Ok(Err(AuthorizeStep::SignIn(FormPage {
+                unverified_host: None,
+                app_name: client.name.clone(),
+                redirect_uri: again.request.redirect_uri.clone(),
+                csrf_token: csrf_token(keys, Form::SignIn, &again),
+                sealed: Some(sealed),
+                scopes: Vec::new(),
+                login: String::new(),
+                error: Some(sign_in_message(ErrorCode::AccountLocked)),
+            })))
+        }
+    }
+}
+
+fn code_page(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    client: &Client,
+    pending: &PendingAuthorization,
+    error: Option<&'static str>,
+) -> Result<AuthorizeStep, AuthorizeError> {
+    let sealed = pending
+        .seal(keys, services.ctx.random.as_ref())
+        .map_err(|_| Refusal::Denied(RefusalReason::TooLarge))?;
+    Ok(AuthorizeStep::SecondFactor(FormPage {
+        unverified_host: None,
+        app_name: client.name.clone(),
+        redirect_uri: pending.request.redirect_uri.clone(),
+        csrf_token: csrf_token(keys, Form::SecondFactor, pending),
+        sealed: Some(sealed),
+        scopes: Vec::new(),
+        login: String::new(),
+        error,
+    }))
+}
