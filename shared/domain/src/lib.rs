@@ -15,6 +15,7 @@ mod geolocation;
 mod ids;
 mod legacy;
 mod one_time_password;
+mod passkey;
 mod principal;
 mod pushed_authorization;
 mod resource;
@@ -52,6 +53,10 @@ pub use ids::{
 };
 pub use legacy::{LegacyApp, LegacyExchange, LegacyToken};
 pub use one_time_password::{OneTimePassword, OtpHash, OTP_DIGITS, OTP_VALIDITY_MINUTES};
+pub use passkey::{
+    passkey_name, CeremonyPurpose, PasskeyCeremony, PasskeyCredential,
+    PASSKEY_CEREMONY_TTL_SECONDS, PASSKEY_NAME_MAX_CHARS,
+};
 pub use principal::{Company, CompanyStatus, PrincipalType, User, UserStatus};
 pub use pushed_authorization::{
     PushedAuthorization, PUSHED_REQUEST_TTL_SECONDS, REQUEST_URI_PREFIX,

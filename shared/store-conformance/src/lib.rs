@@ -35,6 +35,7 @@ mod legacy;
 mod legacy_exchange;
 mod lockout;
 mod otp;
+mod passkeys;
 mod principals;
 mod pushed_authorizations;
 mod rate_limits;
@@ -63,6 +64,7 @@ pub use legacy::*;
 pub use legacy_exchange::*;
 pub use lockout::*;
 pub use otp::*;
+pub use passkeys::*;
 pub use principals::*;
 pub use pushed_authorizations::*;
 pub use rate_limits::*;
@@ -183,6 +185,9 @@ macro_rules! conformance_suite {
             consent_is_kept_per_user_and_client_until_forgotten,
             a_totp_enrolment_is_kept_once_and_each_step_used_once,
             each_recovery_code_is_used_once_even_when_uses_race,
+            passkeys_are_kept_per_user_renamed_used_and_removed_once,
+            a_passkey_ceremony_is_taken_once_before_it_expires,
+            concurrent_takes_of_a_passkey_ceremony_have_one_winner,
         );
     };
     (@tests $factory:path; $attributes:tt; $($name:ident),+ $(,)?) => {

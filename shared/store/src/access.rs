@@ -7,9 +7,9 @@
 
 use super::{
     AuditStore, AuthTokenStore, AuthorizationCodeStore, BatchWrites, ClientStore, ConsentStore,
-    DeviceAuthorizationStore, FamilyStore, LegacyStore, LockoutStore, OtpStore, PrincipalStore,
-    PushedAuthorizationStore, RateLimitStore, RegistrationTokenStore, ReplayStore, RevocationStore,
-    SecondFactorStore, SessionStore,
+    DeviceAuthorizationStore, FamilyStore, LegacyStore, LockoutStore, OtpStore, PasskeyStore,
+    PrincipalStore, PushedAuthorizationStore, RateLimitStore, RegistrationTokenStore, ReplayStore,
+    RevocationStore, SecondFactorStore, SessionStore,
 };
 
 /// Generates, from `accessor: Trait` pairs, the [`Store`] trait, its implementation for every
@@ -93,6 +93,8 @@ aggregates! {
     consents: ConsentStore,
     /// Users' authenticator apps and recovery codes.
     second_factors: SecondFactorStore,
+    /// Users' passkeys and the state of passkey ceremonies.
+    passkeys: PasskeyStore,
     /// Writes that span aggregates, committed as one.
     writes: BatchWrites,
 }

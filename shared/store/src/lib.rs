@@ -31,6 +31,7 @@ mod legacy;
 mod lockout;
 mod open;
 mod otp;
+mod passkeys;
 mod principals;
 mod pushed_authorizations;
 pub mod rate_limits;
@@ -62,6 +63,7 @@ pub use open::{
     open, open_cold, open_signing_key_ring, open_with_ring, Readiness, StoreKind, StoreLocation,
 };
 pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore, REQUEST_WINDOW_SECONDS};
+pub use passkeys::PasskeyStore;
 pub use principals::{EmailUpdate, Inserted, PrincipalStore};
 pub use pushed_authorizations::PushedAuthorizationStore;
 pub use rate_limits::{Hit, RateKey, RateLimit, RateLimitStore};

@@ -54,6 +54,8 @@ pub(super) mod keys {
         pub const DEVICE_USER_CODE: &str = "DEVICEUSER#";
         pub const PUSHED_AUTHORIZATION: &str = "PAR#";
         pub const TOTP: &str = "TOTP#";
+        pub const PASSKEY: &str = "PASSKEY#";
+        pub const PASSKEY_CEREMONY: &str = "PASSKEYCEREMONY#";
     }
 
     /// The partition-key prefixes each Lambda function writes, by the logical id of its IAM role
@@ -67,7 +69,8 @@ pub(super) mod keys {
         // `jti`s of client assertions (a conditional PutItem; never read), client secrets
         // (`UpdateItem` only: the secrets API and each secret's last use), and device
         // authorizations with their user-code items, pushed authorization requests (a PutItem,
-        // then a conditional DeleteItem that takes one).
+        // then a conditional DeleteItem that takes one), users' passkeys (the account page) and
+        // passkey ceremonies (a PutItem, then a conditional DeleteItem that takes one).
         (
             "TokenFunctionRole",
             &[
@@ -88,6 +91,8 @@ pub(super) mod keys {
                 DEVICE_USER_CODE,
                 PUSHED_AUTHORIZATION,
                 TOTP,
+                PASSKEY,
+                PASSKEY_CEREMONY,
             ],
         ),
         // A new family with its tokens, connection listing and audit event, the exchange link
@@ -146,6 +151,8 @@ pub(super) mod keys {
                 DEVICE_USER_CODE,
                 PUSHED_AUTHORIZATION,
                 TOTP,
+                PASSKEY,
+                PASSKEY_CEREMONY,
             ],
         ),
         // The app and its bearer token, the principal and enablement, the consumer key, the
@@ -314,6 +321,20 @@ pub(super) mod keys {
         (
             format!("{PUSHED_AUTHORIZATION}{}", request_uri_hash.to_hex()),
             "PAR",
+        )
+    }
+    /// The partition of one user's passkeys.
+    pub fn passkey_partition(principal: &PrincipalId) -> String {
+        format!("{PASSKEY}{principal}")
+    }
+    pub fn passkey(principal: &PrincipalId, credential_id: &str) -> (String, String) {
+        (passkey_partition(principal), credential_id.to_owned())
+    }
+    /// A passkey ceremony's state, by the digest of its id.
+    pub fn passkey_ceremony(id_hash: &TokenHash) -> (String, &'static str) {
+        (
+            format!("{PASSKEY_CEREMONY}{}", id_hash.to_hex()),
+            "PASSKEYCEREMONY",
         )
     }
     pub fn authorization_code(hash: &TokenHash) -> (String, &'static str) {

@@ -54,6 +54,7 @@ mod families;
 mod legacy;
 mod lockout;
 mod otp;
+mod passkeys;
 mod principals;
 mod pushed_authorizations;
 mod rate_limits;

@@ -42,6 +42,7 @@ mod families;
 mod legacy;
 mod lockout;
 mod otp;
+mod passkeys;
 mod principals;
 mod pushed_authorizations;
 mod rate_limits;
@@ -203,6 +204,19 @@ CREATE TABLE IF NOT EXISTS audit_events (
 CREATE INDEX IF NOT EXISTS audit_events_by_principal ON audit_events (principal_id, at);
 CREATE INDEX IF NOT EXISTS audit_events_by_client ON audit_events (client_id, at);
 CREATE INDEX IF NOT EXISTS audit_events_by_family ON audit_events (family_id, at);
+CREATE TABLE IF NOT EXISTS passkeys (
+    principal_id TEXT NOT NULL,
+    credential_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (principal_id, credential_id)
+);
+CREATE TABLE IF NOT EXISTS passkey_ceremonies (
+    id_hash TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS passkey_ceremonies_by_expiry ON passkey_ceremonies (expires_at);
 CREATE TABLE IF NOT EXISTS sessions (
     principal_id TEXT NOT NULL,
     sid TEXT NOT NULL,

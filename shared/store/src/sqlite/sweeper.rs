@@ -49,6 +49,7 @@ pub const EXPIRING_TABLES: &[ExpiringTable] = &[
     expiring("authorization_codes"),
     expiring("device_authorizations"),
     expiring("pushed_authorizations"),
+    expiring("passkey_ceremonies"),
     expiring("audit_events"),
     expiring("sessions"),
 ];
