@@ -28,6 +28,9 @@ pub struct Policy {
     /// `RESOURCES`: the resources (RFC 8707) tokens may be asked for; empty, any `https` URI
     /// and `http` on loopback.
     pub resources: ResourcePolicy,
+    /// `WEBAUTHN_RP_ID`: the passkeys' relying party id; `None` (unset or empty), the
+    /// geolocation's host.
+    pub webauthn_rp_id: Option<String>,
 }
 
 /// `DYNAMIC_REGISTRATION`: who may register a client over HTTP.
@@ -115,6 +118,7 @@ impl Default for Policy {
             sessions: SessionLimits::DEFAULT,
             registration: RegistrationPolicy::default(),
             resources: ResourcePolicy::default(),
+            webauthn_rp_id: None,
         }
     }
 }
@@ -249,6 +253,9 @@ impl Config {
             sessions: session_limits(&get)?,
             registration: registration_policy(&get)?,
             resources: resource_policy(&get)?,
+            webauthn_rp_id: get("WEBAUTHN_RP_ID")
+                .map(|id| id.trim().to_ascii_lowercase())
+                .filter(|id| !id.is_empty()),
         };
         let read_cache_seconds = parse_number(&get, "READ_CACHE_SECONDS", MAX_TTL_SECONDS)?;
         if read_cache_seconds > MAX_TTL_SECONDS {

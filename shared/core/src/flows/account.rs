@@ -12,13 +12,15 @@ use std::net::IpAddr;
 use crate::audit;
 use crate::auth::authenticate_user_from;
 use crate::domain::audit::{AuditKind, RevocationReason, SessionEndReason};
-use crate::domain::{AuthMethod, ClientId, PrincipalType, Scopes, SessionId, SignInSession};
+use crate::domain::{
+    AuthMethod, ClientId, PasskeyCredential, PrincipalType, Scopes, SessionId, SignInSession,
+};
 use crate::errors::{Denial, GrantError, Refusal};
 use crate::flows::authorize::{
     form_token, nonce_form_token, sign_in_message, verify_form_token, AuthorizeKeys,
 };
 use crate::flows::second_factor::{self, CodeCheck, Confirmation, Enrolment};
-use crate::flows::sessions;
+use crate::flows::{passkeys, sessions};
 use crate::issuance::FamilyOwner;
 use crate::limits::{source_subject, Exceeded, Limit};
 use crate::services::Services;
@@ -29,7 +31,7 @@ pub const SIGN_IN_NONCE_COOKIE: &str = "account_sign_in";
 pub const SIGN_IN_NONCE_TTL_SECONDS: i64 = 600;
 
 const SIGN_IN_FORM: &[u8] = b"account-sign-in";
-const ACCOUNT_FORM: &[u8] = b"account";
+pub(crate) const ACCOUNT_FORM: &[u8] = b"account";
 
 /// What the browser is shown or sent to next.
 #[derive(Debug)]
@@ -73,6 +75,10 @@ pub struct Overview {
     pub apps: Vec<ConnectedApp>,
     /// Whether the user has an authenticator app.
     pub totp_enrolled: bool,
+    /// Oldest first.
+    pub passkeys: Vec<PasskeyCredential>,
+    /// Why the last passkey form was refused.
+    pub error: Option<&'static str>,
 }
 
 #[derive(Debug)]
@@ -128,6 +134,14 @@ pub struct AccountForm {
     pub enrolment: Option<String>,
     /// `sign_in_code`: the sealed password step the code page carries.
     pub pending: Option<String>,
+    /// A passkey sign-in or the `add_passkey` form: the ceremony id and the browser's answer
+    /// (JSON), filled in by the page's script.
+    pub passkey_ceremony: Option<String>,
+    pub passkey_answer: Option<String>,
+    /// `rename_passkey`, `remove_passkey`.
+    pub credential_id: Option<String>,
+    /// `add_passkey`, `rename_passkey`: the passkey's name.
+    pub name: Option<String>,
 }
 
 /// The cookies the page reads.
@@ -220,6 +234,16 @@ pub async fn act(
         "totp_start" | "totp_confirm" | "totp_remove" => {
             authenticator(services, keys, &session, action, form).await
         }
+        "add_passkey" | "rename_passkey" | "remove_passkey" => {
+            match passkeys::account::act(services, &session, action, form).await? {
+                Ok(step) => Ok(step),
+                Err(message) => {
+                    let mut page = overview(services, keys, &session).await?;
+                    page.error = Some(message);
+                    Ok(AccountStep::Overview(page))
+                }
+            }
+        }
         _ => Err(AccountDenial::BadForm.into()),
     }
 }
@@ -298,6 +322,24 @@ async fn sign_in(
             .await?;
     }
     let login = form.login.as_deref().unwrap_or_default();
+    if let (Some(ceremony), Some(answer)) = (&form.passkey_ceremony, &form.passkey_answer) {
+        return match passkeys::authenticate(services, ceremony, answer).await {
+            Ok(user) => {
+                let started = passkeys::start_passkey_session(services, user.id, None).await?;
+                Ok(AccountStep::Reload {
+                    session_cookie: Some(started.cookie),
+                })
+            }
+            Err(Refusal::Denied(denial)) => Ok(sign_in_form(
+                services,
+                keys,
+                Some(nonce),
+                login.to_owned(),
+                Some(denial.message()),
+            )),
+            Err(Refusal::Server(error)) => Err(error.into()),
+        };
+    }
     let password = form.password.as_deref().unwrap_or_default();
     match authenticate_user_from(services, login, password, source).await {
         Ok(user) if second_factor::is_enrolled(services, &user).await? => {
@@ -434,6 +476,8 @@ async fn overview(
         sessions,
         apps,
         totp_enrolled,
+        passkeys: passkeys::list(services, &user).await?,
+        error: None,
     })
 }
 

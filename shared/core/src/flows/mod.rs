@@ -15,6 +15,7 @@ pub mod device;
 pub mod introspection;
 pub mod legacy_exchange;
 pub mod logout;
+pub mod passkeys;
 pub mod presented_token;
 pub mod registration;
 pub mod revocation;

@@ -7,10 +7,12 @@
 //! ASCII, and echo only what the caller sent.
 
 mod logout;
+mod passkey;
 mod request;
 pub mod rfc3339;
 
 pub use logout::LogoutFailure;
+pub use passkey::PasskeyRefusal;
 pub use request::{CorrelationId, RequestFacts, UserAgent};
 
 use std::fmt;
@@ -288,6 +290,15 @@ pub enum AuditKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         actor_client_id: Option<String>,
     },
+    /// The user added a passkey on the account page.
+    #[serde(rename = "passkey.added")]
+    PasskeyAdded,
+    /// The user removed a passkey on the account page.
+    #[serde(rename = "passkey.removed")]
+    PasskeyRemoved,
+    /// A passkey answer on a sign-in page signed no one in (the principal when known).
+    #[serde(rename = "passkey.refused")]
+    PasskeyRefused { reason: PasskeyRefusal },
 }
 
 impl AuditKind {
@@ -331,6 +342,9 @@ impl AuditKind {
             Self::ClientRegistrationDeleted => "client.registration_deleted",
             Self::RegistrationTokenCreated => "registration_token.created",
             Self::TokenExchanged { .. } => "token.exchanged",
+            Self::PasskeyAdded => "passkey.added",
+            Self::PasskeyRemoved => "passkey.removed",
+            Self::PasskeyRefused { .. } => "passkey.refused",
         }
     }
 }

@@ -40,6 +40,7 @@ pub use request::{
     ValidatedAuthorization, OFFLINE_ACCESS,
 };
 pub use request_object::REQUEST_OBJECT_MAX_LIFETIME_SECONDS;
+pub(crate) use signed_in::session_for;
 pub use steps::{
     authorize_keys, start, submit, AuthorizeError, AuthorizeStep, FormPage, RefusalReason,
     SubmittedCookies, SubmittedForm,

@@ -17,7 +17,7 @@ use crate::store::StoreError;
 
 /// The session a credential sign-in continues or starts: the browser's own session of the same
 /// user signs in again (same `sid`, new cookie and `auth_time`); otherwise a new one.
-pub(super) async fn session_for(
+pub(crate) async fn session_for(
     services: &Services,
     user: PrincipalId,
     amr: &[AuthMethod],

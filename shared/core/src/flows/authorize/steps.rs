@@ -20,7 +20,7 @@ use crate::auth::authenticate_user_from;
 use crate::clock::UnixTime;
 use crate::domain::{AuthMethod, Client, GrantType, PrincipalId, SignInSession, User};
 use crate::errors::{Denial, GrantError, Refusal};
-use crate::flows::sessions;
+use crate::flows::{passkeys, sessions};
 
 use crate::limits::{source_subject, Exceeded, Limit};
 use crate::services::Services;
@@ -133,6 +133,10 @@ pub struct SubmittedForm {
     pub decision: Option<String>,
     /// The second step's form: an authenticator-app code or a recovery code.
     pub code: Option<String>,
+    /// A passkey sign-in (the page's script fills them in): the ceremony id and the
+    /// browser's answer (JSON), in place of `login` and `password`.
+    pub passkey_ceremony: Option<String>,
+    pub passkey_answer: Option<String>,
 }
 
 /// `GET /oauth2/v0/authorize`: checks the request and opens the sign-in page.
@@ -368,19 +372,29 @@ async fn sign_in(
 ) -> Result<AuthorizeStep, AuthorizeError> {
     let login = form.login.as_deref().unwrap_or_default();
     let password = form.password.as_deref().unwrap_or_default();
+    let passkey = form
+        .passkey_ceremony
+        .as_deref()
+        .zip(form.passkey_answer.as_deref());
     // Either refusal shows the sign-in page again, with its message.
-    let signed_in = match authenticate_user_from(services, login, password, source).await {
-        Ok(user)
-            if pending
-                .expected_user
-                .is_some_and(|expected| expected != user.id) =>
-        {
-            Err(NOT_THE_EXPECTED_ACCOUNT)
+    let signed_in = match passkey {
+        Some((ceremony, answer)) => {
+            match passkeys::authenticate(services, ceremony, answer).await {
+                Ok(user) => Ok(user),
+                Err(Refusal::Denied(denial)) => Err(denial.message()),
+                Err(Refusal::Server(error)) => return Err(error.into()),
+            }
         }
-        Ok(user) => Ok(user),
-        Err(GrantError::Denied(denial)) => Err(sign_in_message(denial.code)),
-        Err(GrantError::Server(error)) => return Err(error.into()),
-    };
+        None => match authenticate_user_from(services, login, password, source).await {
+            Ok(user) => Ok(user),
+            Err(GrantError::Denied(denial)) => Err(sign_in_message(denial.code)),
+            Err(GrantError::Server(error)) => return Err(error.into()),
+        },
+    }
+    .and_then(|user| match pending.expected_user {
+        Some(expected) if expected != user.id => Err(NOT_THE_EXPECTED_ACCOUNT),
+        _ => Ok(user),
+    });
     let user = match signed_in {
         Ok(user) => user,
         Err(message) => {
@@ -395,6 +409,10 @@ async fn sign_in(
             )
         }
     };
+    if passkey.is_some() {
+        let amr = passkeys::PASSKEY_AMR;
+        return signed_in_with(services, keys, client, pending, &user, amr, session_cookie).await;
+    }
     if let Some(page) =
         super::second_step::after_password(services, keys, client, &mut pending, &user).await?
     {
