@@ -14,8 +14,8 @@ use super::error_response::ServerErrorBody;
 use super::observability::Outcome;
 use super::pages::{
     render_account, render_error, render_recovery_codes, render_second_factor, render_sign_in,
-    render_signed_out, render_totp_enrol, scope_sentences, AppRow, SessionRow, SignInPage,
-    TotpEnrolPage,
+    render_signed_out, render_totp_enrol, scope_sentences, AccountPage, AppRow, PasskeyRow,
+    SessionRow, SignInPage, TotpEnrolPage,
 };
 use super::source_address::SourceAddress;
 use crate::domain::audit::rfc3339;
@@ -218,13 +218,27 @@ fn rendered(overview: &Overview) -> String {
             scope_sentences: scope_sentences(app.scopes.iter().map(String::as_str)),
         })
         .collect();
-    render_account(
-        ACCOUNT_PATH,
-        &overview.csrf_token,
-        &sessions,
-        &apps,
-        overview.totp_enrolled,
-    )
+    let passkeys: Vec<PasskeyRow> = overview
+        .passkeys
+        .iter()
+        .map(|passkey| PasskeyRow {
+            credential_id: passkey.credential_id.clone(),
+            name: passkey.name.clone(),
+            created: rfc3339::format(passkey.created_at),
+            last_used: passkey
+                .last_used_at
+                .map_or_else(|| "never".to_owned(), rfc3339::format),
+        })
+        .collect();
+    render_account(&AccountPage {
+        action: ACCOUNT_PATH,
+        csrf_token: &overview.csrf_token,
+        sessions: &sessions,
+        apps: &apps,
+        totp_enrolled: overview.totp_enrolled,
+        passkeys: &passkeys,
+        error: overview.error,
+    })
 }
 
 /// A page with status 400, or 429 with `Retry-After` for the address limit.

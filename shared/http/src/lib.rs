@@ -34,6 +34,7 @@ mod otp;
 pub mod pages;
 mod par;
 mod params;
+mod passkeys;
 mod registration;
 mod revoke;
 mod routing;
@@ -158,6 +159,10 @@ fn token_routes() -> Routes {
         // The account page: sessions and connected apps.
         .add(operation!(account::show))
         .add(operation!(account::act))
+        // Passkeys: the pages' script and the options of its ceremonies.
+        .add(operation!(passkeys::script))
+        .add(operation!(passkeys::sign_in))
+        .add(operation!(passkeys::registration))
         // Concur's secrets API for the app itself.
         .add(operation!(client_secrets::list))
         .add(operation!(client_secrets::add))

@@ -1,7 +1,8 @@
 //! The authorization code flow's pages (docs/decisions.md, "Authorization code flow"): sign-in,
 //! consent and the error page, and RP-initiated logout's signed-out and refusal pages,
-//! server-rendered from the askama templates in `shared/http/templates/`. No JavaScript; one
-//! small inlined stylesheet allowed by hash (see [`security_headers`]). What a page says is decided
+//! server-rendered from the askama templates in `shared/http/templates/`. Every form works
+//! without JavaScript; only the passkey buttons need the one script, served from our own origin
+//! (`crate::passkeys`); one small inlined stylesheet allowed by hash (see [`security_headers`]). What a page says is decided
 //! by the flow ([`crate::flows::authorize`]); this module only renders it.
 
 mod device;
@@ -64,6 +65,8 @@ struct SignInTemplate<'a> {
     login: &'a str,
     error: Option<&'a str>,
     action_field: Option<&'a str>,
+    passkey_options: &'static str,
+    passkey_script: &'static str,
 }
 
 #[derive(Template)]
@@ -115,6 +118,8 @@ pub fn render_sign_in(page: &SignInPage<'_>) -> String {
         login: page.login,
         error: page.error,
         action_field: page.action_field,
+        passkey_options: crate::passkeys::SIGN_IN_OPTIONS_PATH,
+        passkey_script: crate::passkeys::SCRIPT_PATH,
     })
 }
 
@@ -127,6 +132,15 @@ pub struct SessionRow {
     pub started: String,
     pub last_seen: String,
     pub current: bool,
+}
+
+/// One passkey on the account page.
+#[derive(Debug, Clone)]
+pub struct PasskeyRow {
+    pub credential_id: String,
+    pub name: String,
+    pub created: String,
+    pub last_used: String,
 }
 
 /// One connected app on the account page.
@@ -147,24 +161,41 @@ struct AccountTemplate<'a> {
     sessions: &'a [SessionRow],
     apps: &'a [AppRow],
     totp_enrolled: bool,
+    passkeys: &'a [PasskeyRow],
+    error: Option<&'a str>,
+    registration_options: &'static str,
+    passkey_script: &'static str,
 }
 
-/// The account page: the user's sessions and connected apps, each with its form.
-pub fn render_account(
-    action: &str,
-    csrf_token: &str,
-    sessions: &[SessionRow],
-    apps: &[AppRow],
-    totp_enrolled: bool,
-) -> String {
+/// The account page's content.
+#[derive(Debug, Clone, Copy)]
+pub struct AccountPage<'a> {
+    pub action: &'a str,
+    pub csrf_token: &'a str,
+    pub sessions: &'a [SessionRow],
+    pub apps: &'a [AppRow],
+    /// Whether the user has an authenticator app.
+    pub totp_enrolled: bool,
+    pub passkeys: &'a [PasskeyRow],
+    /// Why the last form was refused.
+    pub error: Option<&'a str>,
+}
+
+/// The account page: the user's sessions, connected apps, authenticator app and passkeys, each
+/// with its form.
+pub fn render_account(page: &AccountPage<'_>) -> String {
     render(&AccountTemplate {
         stylesheet: STYLESHEET,
-        action,
+        action: page.action,
         csrf_field: CSRF_FIELD,
-        csrf_token,
-        sessions,
-        apps,
-        totp_enrolled,
+        csrf_token: page.csrf_token,
+        sessions: page.sessions,
+        apps: page.apps,
+        totp_enrolled: page.totp_enrolled,
+        passkeys: page.passkeys,
+        error: page.error,
+        registration_options: crate::passkeys::REGISTRATION_OPTIONS_PATH,
+        passkey_script: crate::passkeys::SCRIPT_PATH,
     })
 }
 

@@ -27,8 +27,44 @@ fn sign_in_has_labelled_fields_and_escapes_input() {
     assert!(!html.contains("tok\"en"), "attribute values are escaped");
     assert!(html.contains(r#"role="alert""#));
     assert!(html.contains(r#"name="viewport""#));
-    assert!(!html.contains("<script"));
     assert!(!sign_in(None).contains(r#"role="alert""#));
+}
+
+#[test]
+fn sign_in_offers_passkeys_by_button_and_autofill_with_one_script_of_our_own() {
+    let html = sign_in(None);
+    assert!(html.contains(r#"autocomplete="username webauthn""#));
+    assert!(html.contains(r#"data-options="/oauth2/v0/passkeys/options""#));
+    assert!(html.contains("Sign in with a passkey"));
+    assert!(html.contains("needs JavaScript"), "the page says so");
+    assert_eq!(html.matches("<script").count(), 1);
+    assert!(html.contains(r#"<script src="/oauth2/v0/passkeys.js"></script>"#));
+    assert!(!html.contains(" on"), "no inline event handlers");
+}
+
+#[test]
+fn the_account_page_lists_passkeys_with_their_forms() {
+    let passkeys = [PasskeyRow {
+        credential_id: "cred-1".into(),
+        name: "My <key>".into(),
+        created: "2026-01-01T00:00:00Z".into(),
+        last_used: "never".into(),
+    }];
+    let html = render_account(&AccountPage {
+        action: "/oauth2/v0/account",
+        csrf_token: "t",
+        sessions: &[],
+        apps: &[],
+        passkeys: &passkeys,
+        error: Some("Please give the passkey a name."),
+    });
+    assert!(html.contains("My &#60;key&#62;") || html.contains("My &lt;key&gt;"));
+    assert!(html.contains(r#"name="action" value="rename_passkey""#));
+    assert!(html.contains(r#"name="action" value="remove_passkey""#));
+    assert!(html.contains(r#"name="credential_id" value="cred-1""#));
+    assert!(html.contains(r#"data-options="/oauth2/v0/account/passkeys/options""#));
+    assert!(html.contains("Adding a passkey needs JavaScript."));
+    assert!(html.contains(r#"role="alert""#));
 }
 
 #[test]
