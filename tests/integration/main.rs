@@ -37,6 +37,7 @@ mod oidc_interop;
 mod openid;
 mod otp;
 mod par;
+mod passkeys;
 mod private_key_jwt;
 mod refresh_edges;
 mod refresh_faults;

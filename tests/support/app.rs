@@ -112,6 +112,9 @@ pub struct AppOptions {
     /// `host:port`s back-channel logouts may reach on loopback (`CLIENT_ID_METADATA_ALLOW_HOSTS`);
     /// when set, the app's own routes deliver them from a background task with quick retries.
     pub logout_allowed_hosts: Vec<String>,
+    /// Served as `http://localhost:<port>` rather than `127.0.0.1`: WebAuthn accepts a host
+    /// name as RP ID, never an IP address.
+    pub localhost: bool,
 }
 
 impl AppOptions {
@@ -203,6 +206,7 @@ impl TestApp {
                 policy: self.services.policy.clone(),
                 mailer: Some(self.services.mailer.clone()),
                 logout_allowed_hosts: Vec::new(),
+                localhost: false,
             },
             None,
         )
@@ -222,7 +226,12 @@ impl TestApp {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind a loopback port");
-        let address = format!("http://{}", listener.local_addr().unwrap());
+        let bound = listener.local_addr().unwrap();
+        let address = if options.localhost {
+            format!("http://localhost:{}", bound.port())
+        } else {
+            format!("http://{bound}")
+        };
         let ctx = Context::new(store.clone()).with_clock(clock.clone());
         let keys = keys.unwrap_or_else(|| {
             Arc::new(KeyRing::generate(ctx.random.as_ref(), clock.as_ref())).into()

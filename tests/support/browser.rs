@@ -15,6 +15,53 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use url::Url;
 
+/// ChromeDriver's WebAuthn extension command that adds a virtual authenticator.
+#[derive(Debug)]
+struct AddVirtualAuthenticator;
+
+impl fantoccini::wd::WebDriverCompatibleCommand for AddVirtualAuthenticator {
+    fn endpoint(&self, base: &Url, session: Option<&str>) -> Result<Url, url::ParseError> {
+        base.join(&format!(
+            "session/{}/webauthn/authenticator",
+            session.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &Url) -> (http::Method, Option<String>) {
+        let body = serde_json::json!({
+            "protocol": "ctap2",
+            "transport": "internal",
+            "hasResidentKey": true,
+            "hasUserVerification": true,
+            "isUserVerified": true,
+            "automaticPresenceSimulation": true,
+        });
+        (http::Method::POST, Some(body.to_string()))
+    }
+}
+
+/// ChromeDriver's WebAuthn extension command that sets whether user verification succeeds.
+#[derive(Debug)]
+struct SetUserVerified {
+    authenticator: String,
+    verified: bool,
+}
+
+impl fantoccini::wd::WebDriverCompatibleCommand for SetUserVerified {
+    fn endpoint(&self, base: &Url, session: Option<&str>) -> Result<Url, url::ParseError> {
+        base.join(&format!(
+            "session/{}/webauthn/authenticator/{}/uv",
+            session.unwrap_or_default(),
+            self.authenticator
+        ))
+    }
+
+    fn method_and_body(&self, _: &Url) -> (http::Method, Option<String>) {
+        let body = serde_json::json!({ "isUserVerified": self.verified });
+        (http::Method::POST, Some(body.to_string()))
+    }
+}
+
 /// Overridable for machines where the binaries live elsewhere.
 fn chromedriver_path() -> String {
     std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into())
@@ -148,6 +195,66 @@ impl Browser {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         Ok(())
+    }
+
+    /// Adds a WebDriver virtual authenticator (WebAuthn Level 2, §11.3): a platform passkey
+    /// store that keeps resident keys and verifies the user, as a phone or laptop would.
+    /// Answers the authenticator's id.
+    pub async fn add_virtual_authenticator(&self) -> anyhow::Result<String> {
+        let id = self
+            .client
+            .issue_cmd(AddVirtualAuthenticator)
+            .await
+            .context("POST /session/{id}/webauthn/authenticator")?;
+        id.as_str()
+            .map(str::to_owned)
+            .context("the authenticator's id")
+    }
+
+    /// Whether the virtual authenticator verifies the user from now on.
+    pub async fn set_user_verified(
+        &self,
+        authenticator: &str,
+        verified: bool,
+    ) -> anyhow::Result<()> {
+        let command = SetUserVerified {
+            authenticator: authenticator.to_owned(),
+            verified,
+        };
+        self.client
+            .issue_cmd(command)
+            .await
+            .context("POST /session/{id}/webauthn/authenticator/{id}/uv")?;
+        Ok(())
+    }
+
+    /// Clicks the button that reads `text` and stays on the page (a script's button).
+    pub async fn press(&self, text: &str) -> anyhow::Result<()> {
+        self.client
+            .find(Locator::XPath(&format!(
+                "//button[normalize-space(.)={}]",
+                xpath_literal(text)
+            )))
+            .await
+            .with_context(|| format!("no button {text:?}"))?
+            .click()
+            .await?;
+        Ok(())
+    }
+
+    /// Waits until the page's text contains `expected`; answers the text.
+    pub async fn wait_for_text(&self, expected: &str) -> anyhow::Result<String> {
+        let deadline = Instant::now() + NAVIGATION_TIMEOUT;
+        loop {
+            let text = self.text().await.unwrap_or_default();
+            if text.contains(expected) {
+                return Ok(text);
+            }
+            if Instant::now() > deadline {
+                bail!("the page never said {expected:?}; it says: {text}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// Saves a PNG of the viewport as `target/screenshots/<name>.png` and returns the path.

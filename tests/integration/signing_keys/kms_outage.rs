@@ -49,6 +49,7 @@ async fn kms_outage(backend: Backend) {
         },
         mailer: None,
         logout_allowed_hosts: Vec::new(),
+        localhost: false,
     };
     let Some(app) = TestApp::spawn_with_keys(backend, options, keys).await else {
         return;
@@ -137,6 +138,7 @@ async fn with_kms_a_client_over_its_limit_is_refused_before_anything_is_signed()
         },
         mailer: None,
         logout_allowed_hosts: Vec::new(),
+        localhost: false,
     };
     let Some(app) = TestApp::spawn_with_keys(Backend::Sqlite, options, keys).await else {
         return;

@@ -249,6 +249,7 @@ fn options(mailer: &Arc<CapturingMailer>) -> AppOptions {
         },
         mailer: Some(mailer.clone()),
         logout_allowed_hosts: Vec::new(),
+        localhost: false,
     }
 }
 
