@@ -70,6 +70,8 @@ pub async fn script() -> Response {
     tag = "account",
     responses(
         (status = 200, description = "A sign-in ceremony: its id and the options for `navigator.credentials.get`", body = CeremonyStart),
+        (status = 400, description = "Passkeys are not offered at this address (its host is an IP address and WEBAUTHN_RP_ID is not set)",
+            content_type = "text/html", body = String),
         (status = 429, description = "Too many sign-in attempts from this address",
             content_type = "text/html", body = String, headers(("Retry-After" = i64))),
         (status = 500, body = ServerErrorBody),
@@ -94,7 +96,7 @@ pub async fn sign_in(
     request_body(content((OptionsForm = "application/x-www-form-urlencoded"))),
     responses(
         (status = 200, description = "A registration ceremony: its id and the options for `navigator.credentials.create`", body = CeremonyStart),
-        (status = 400, description = "No session, or a form without the page's CSRF token",
+        (status = 400, description = "No session, a form without the page's CSRF token, or passkeys not offered at this address",
             content_type = "text/html", body = String),
         (status = 500, body = ServerErrorBody),
         (status = 503, body = ServerErrorBody),

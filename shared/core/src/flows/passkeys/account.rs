@@ -73,6 +73,7 @@ impl PasskeyDenial {
             Self::SignIn(_) => "This passkey could not be used to sign in. Please try again, or sign in with your password.",
             Self::Registration(_) => "The passkey could not be added. Please try again.",
             Self::NoName => "Please give the passkey a name.",
+            Self::Unavailable => "Passkeys cannot be used at this address.",
         }
     }
 }

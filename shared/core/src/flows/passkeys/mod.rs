@@ -47,6 +47,9 @@ pub enum PasskeyDenial {
     Registration(PasskeyRefusal),
     /// A name that is empty once trimmed.
     NoName,
+    /// No RP ID can be derived: the geolocation's host is an IP address (a local server on
+    /// `127.0.0.1`), which WebAuthn never accepts, and `WEBAUTHN_RP_ID` is not set.
+    Unavailable,
 }
 
 impl Denial for PasskeyDenial {}
@@ -64,6 +67,19 @@ pub fn relying_party(services: &Services) -> Result<RelyingParty, ServerError> {
         .unwrap_or_else(|| default_rp_id(geolocation));
     RelyingParty::new(&rp_id, geolocation.as_str())
         .map_err(|_| ServerError::internal("WEBAUTHN_RP_ID cannot be used with this geolocation"))
+}
+
+/// The relying party for a new ceremony: without `WEBAUTHN_RP_ID`, a geolocation that gives no
+/// usable RP ID means passkeys are not offered here (a refusal); a configured one that does not
+/// fit is our failure.
+fn ceremony_party(services: &Services) -> Result<RelyingParty, PasskeyError> {
+    relying_party(services).map_err(|error| {
+        if services.policy.webauthn_rp_id.is_none() {
+            PasskeyDenial::Unavailable.into()
+        } else {
+            error.into()
+        }
+    })
 }
 
 async fn keep_ceremony(
@@ -130,7 +146,7 @@ pub async fn registration_options(
             .ok()
         })
         .collect();
-    let (options, state) = relying_party(services)?
+    let (options, state) = ceremony_party(services)?
         .start_registration(&user, found.login.as_str(), existing)
         .map_err(PasskeyDenial::Registration)?;
     let purpose = CeremonyPurpose::Registration { principal_id: user };
@@ -212,7 +228,7 @@ pub async fn remove(
 
 /// Starts a sign-in with any discoverable passkey (the button, or the browser's autofill).
 pub async fn authentication_options(services: &Services) -> Result<CeremonyStart, PasskeyError> {
-    let (options, state) = relying_party(services)?
+    let (options, state) = ceremony_party(services)?
         .start_authentication()
         .map_err(PasskeyDenial::SignIn)?;
     let ceremony = keep_ceremony(services, CeremonyPurpose::Authentication, state).await?;

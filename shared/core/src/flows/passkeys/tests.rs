@@ -339,3 +339,24 @@ fn the_rp_id_defaults_to_the_geolocation_host_and_must_fit_the_origin() {
     assert!(RelyingParty::new("other.example", "https://eu.example.com").is_err());
     assert!(RelyingParty::new("localhost", "http://localhost:8080").is_ok());
 }
+
+#[tokio::test]
+async fn without_a_usable_rp_id_passkeys_are_refused_not_failed() {
+    let f = fixture().await;
+    let local = Services::new(
+        f.services.ctx.clone(),
+        AccessTokenCodec::new(
+            Arc::new(KeyRing::generate(&OsRandom, f.clock.as_ref())),
+            Geolocation::parse("http://127.0.0.1:8080").unwrap(),
+        ),
+        Default::default(),
+    );
+    assert!(matches!(
+        authentication_options(&local).await,
+        Err(Refusal::Denied(PasskeyDenial::Unavailable))
+    ));
+    assert!(matches!(
+        registration_options(&local, &f.session).await,
+        Err(Refusal::Denied(PasskeyDenial::Unavailable))
+    ));
+}
