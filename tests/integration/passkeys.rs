@@ -8,6 +8,9 @@
 use token_domain::audit::AuditSubject;
 use token_store::AuditQuery;
 
+use token_core::admin::NewClient;
+use token_domain::Scopes;
+
 use crate::support::app::{AppOptions, Backend, TestApp};
 use crate::support::browser::Browser;
 
@@ -160,4 +163,66 @@ async fn a_passkey_is_added_used_and_refused_once_removed_sqlite() {
 #[tokio::test]
 async fn a_passkey_is_added_used_and_refused_once_removed_dynamodb() {
     scenario(Backend::DynamoDb).await;
+}
+
+/// The authorize page: a passkey sign-in (autofill) continues the code flow as a password does,
+/// to the consent page and back to the client with a code.
+#[tokio::test]
+async fn a_passkey_signs_in_on_the_authorize_page_and_the_code_flow_continues() {
+    let app = TestApp::spawn_with(
+        Backend::Sqlite,
+        AppOptions {
+            localhost: true,
+            ..AppOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    app.create_user(LOGIN, PASSWORD).await;
+    let redirect_uri = "http://127.0.0.1:9/callback".to_owned();
+    let mut new = NewClient::named("Passkey App", Scopes::parse("openid").unwrap());
+    new.redirect_uris = vec![redirect_uri.clone()];
+    let client = app.create_client_with(new).await;
+    let browser = Browser::start()
+        .await
+        .expect("chromedriver and chromium start");
+    browser.add_virtual_authenticator().await.unwrap();
+
+    browser.goto(&app.url("/oauth2/v0/account")).await.unwrap();
+    browser.fill_by_label("Login", LOGIN).await.unwrap();
+    browser.fill_by_label("Password", PASSWORD).await.unwrap();
+    browser.click_button("Sign in").await.unwrap();
+    browser.press("Add a passkey").await.unwrap();
+    browser.wait_for_text("Remove Passkey").await.unwrap();
+    browser.click_button("Sign out everywhere").await.unwrap();
+
+    let query = serde_urlencoded::to_string([
+        ("client_id", client.id.as_str()),
+        ("redirect_uri", redirect_uri.as_str()),
+        ("response_type", "code"),
+        ("scope", "openid"),
+        ("state", "st"),
+    ])
+    .unwrap();
+    browser
+        .goto(&app.url(&format!("/oauth2/v0/authorize?{query}")))
+        .await
+        .unwrap();
+    browser.wait_for_text("Allow").await.unwrap();
+    browser
+        .screenshot("passkeys-authorize-consent")
+        .await
+        .unwrap();
+    let allow = browser.press("Allow").await;
+    assert!(allow.is_ok(), "{allow:?}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let url = browser.current_url().await.unwrap();
+        if url.as_str().starts_with(&redirect_uri) {
+            assert!(url.query_pairs().any(|(key, _)| key == "code"), "{url}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "still at {url}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
