@@ -54,6 +54,7 @@ async fn token(
         jkt: None,
         audience: Vec::new(),
         act: None,
+        client_url: None,
     };
     match floor.codec.encode(&record).await {
         Ok(access_token) => Json(serde_json::json!({

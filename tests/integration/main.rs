@@ -10,6 +10,7 @@ mod support;
 mod audit;
 mod authorize;
 mod backchannel_logout;
+mod client_documents;
 mod client_secrets;
 mod company;
 mod conformance_dynamodb;

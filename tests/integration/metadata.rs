@@ -60,6 +60,8 @@ async fn metadata_names_every_endpoint_and_grant(app: TestApp) {
         ]
     );
     assert_eq!(list("code_challenge_methods_supported"), ["S256"]);
+    // CLIENT_ID_METADATA_DOCUMENTS is off by default (client_documents: `true` when on).
+    assert_eq!(metadata["client_id_metadata_document_supported"], false);
     assert_eq!(list("response_types_supported"), ["code"]);
     assert_eq!(list("id_token_signing_alg_values_supported"), ["ES256"]);
     // OpenID Connect Discovery 1.0 §3, RFC 9207 §3.

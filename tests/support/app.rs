@@ -55,6 +55,33 @@ macro_rules! on_both_stores {
     ($($test:ident),* $(,)?) => {
         $crate::on_both_stores!(with $crate::support::app::AppOptions::default(); $($test),*);
     };
+    // `using fixture; tests`: each test gets what `fixture(backend)` made (an async fn answering
+    // `Option<F>`, `None` when the backend is opted out): an app with a server of its own, say,
+    // whose address the app's options name.
+    (using $fixture:path; $($test:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $test() {
+                    let fixture = $fixture($crate::support::app::Backend::Sqlite)
+                        .await
+                        .expect("SQLite is always available");
+                    super::$test(fixture).await;
+                }
+            )*
+        }
+        mod dynamodb {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                #[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+                async fn $test() {
+                    if let Some(fixture) = $fixture($crate::support::app::Backend::DynamoDb).await {
+                        super::$test(fixture).await;
+                    }
+                }
+            )*
+        }
+    };
     // `with options; tests`: the apps run with these options (a policy), e.g. in a submodule.
     (with $options:expr; $($test:ident),* $(,)?) => {
         mod sqlite {
@@ -115,6 +142,9 @@ pub struct AppOptions {
     /// Served as `http://localhost:<port>` rather than `127.0.0.1`: WebAuthn accepts a host
     /// name as RP ID, never an IP address.
     pub localhost: bool,
+    /// What fetches client ID metadata documents (its allowed hosts, resolver and time limit);
+    /// unset: public https addresses only, as the service's default.
+    pub document_fetcher: Option<token_core::outbound::Fetcher>,
 }
 
 impl AppOptions {
@@ -207,6 +237,7 @@ impl TestApp {
                 mailer: Some(self.services.mailer.clone()),
                 logout_allowed_hosts: Vec::new(),
                 localhost: false,
+                document_fetcher: None,
             },
             None,
         )
@@ -240,6 +271,9 @@ impl TestApp {
         let mut services = Services::new(ctx, codec, options.policy);
         if let Some(mailer) = options.mailer {
             services = services.with_mailer(mailer);
+        }
+        if let Some(fetcher) = options.document_fetcher {
+            services = services.with_document_fetcher(fetcher);
         }
         if !options.logout_allowed_hosts.is_empty() {
             let queue = crate::support::logout_receiver::in_process_queue(

@@ -7,6 +7,7 @@ pub mod app;
 pub mod assertions;
 pub mod browser;
 pub mod ddb_proxy;
+pub mod document_server;
 pub mod dpop;
 pub mod dynamodb;
 pub mod jwks_check;

@@ -93,6 +93,7 @@ async fn start(config: &Config, readiness: Readiness) -> anyhow::Result<Arc<Serv
     let logout_queue = logout_queue(config, &ctx).await;
     Ok(Arc::new(
         Services::new(ctx, codec, config.policy.clone())
+            .with_document_fetcher(Fetcher::new(config.outbound_allowed_hosts.clone()))
             .with_mailer(mail.mailer()?)
             .with_logout_queue(logout_queue),
     ))

@@ -31,6 +31,10 @@ pub struct Policy {
     /// `WEBAUTHN_RP_ID`: the passkeys' relying party id; `None` (unset or empty), the
     /// geolocation's host.
     pub webauthn_rp_id: Option<String>,
+    /// `CLIENT_ID_METADATA_DOCUMENTS=on`: a `client_id` that is a URL names the client's metadata
+    /// document, fetched from it (`crate::client_documents`). Off by default: every such
+    /// `client_id` is an unknown client, and the server fetches nothing.
+    pub client_id_metadata_documents: bool,
 }
 
 /// `DYNAMIC_REGISTRATION`: who may register a client over HTTP.
@@ -119,6 +123,7 @@ impl Default for Policy {
             registration: RegistrationPolicy::default(),
             resources: ResourcePolicy::default(),
             webauthn_rp_id: None,
+            client_id_metadata_documents: false,
         }
     }
 }
@@ -145,7 +150,8 @@ pub struct Config {
     pub metrics: bool,
     /// `host:port` pairs the server may call whatever their addresses, over http too, when it
     /// fetches a client-supplied URL (`CLIENT_ID_METADATA_ALLOW_HOSTS`; development and tests):
-    /// see `crate::outbound`. Empty by default.
+    /// a client ID metadata document, a back-channel logout URI; see `crate::outbound`. Empty by
+    /// default.
     pub outbound_allowed_hosts: AllowedHosts,
     /// The SQS queue back-channel logout deliveries are handed to (`LOGOUT_QUEUE_URL`, set by
     /// the template for the token function); unset: a background task of this process delivers.
@@ -256,6 +262,11 @@ impl Config {
             webauthn_rp_id: get("WEBAUTHN_RP_ID")
                 .map(|id| id.trim().to_ascii_lowercase())
                 .filter(|id| !id.is_empty()),
+            client_id_metadata_documents: parse_switch(
+                &get,
+                "CLIENT_ID_METADATA_DOCUMENTS",
+                defaults.client_id_metadata_documents,
+            )?,
         };
         let read_cache_seconds = parse_number(&get, "READ_CACHE_SECONDS", MAX_TTL_SECONDS)?;
         if read_cache_seconds > MAX_TTL_SECONDS {
@@ -457,6 +468,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("RESOURCES"), "{err}");
+    }
+
+    #[test]
+    fn client_id_metadata_documents_are_off_unless_on() {
+        assert!(!config(&[]).unwrap().policy.client_id_metadata_documents);
+        let on = config(&[("CLIENT_ID_METADATA_DOCUMENTS", "on")]).unwrap();
+        assert!(on.policy.client_id_metadata_documents);
+        let off = config(&[("CLIENT_ID_METADATA_DOCUMENTS", "off")]).unwrap();
+        assert!(!off.policy.client_id_metadata_documents);
+        let err = config(&[("CLIENT_ID_METADATA_DOCUMENTS", "true")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("CLIENT_ID_METADATA_DOCUMENTS"), "{err}");
     }
 
     #[test]

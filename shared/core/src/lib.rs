@@ -10,6 +10,7 @@ pub mod audit;
 pub mod auth;
 pub mod aws_sdk;
 pub mod bootstrap;
+pub mod client_documents;
 pub mod config;
 pub mod context;
 pub mod device_pace;

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::client_documents::ClientDocuments;
 use crate::config::Policy;
 use crate::context::Context;
 use crate::device_pace::DevicePacer;
@@ -29,6 +30,9 @@ pub struct Services {
     /// The pace of device-code polls this instance answered (`grants::device_code`): kept in
     /// memory so that a well-paced pending poll writes nothing.
     pub device_pacer: Arc<DevicePacer>,
+    /// Client ID metadata documents (`CLIENT_ID_METADATA_DOCUMENTS`), fetched from public https
+    /// addresses only, unless set ([`Self::with_document_fetcher`]).
+    pub client_documents: ClientDocuments,
 }
 
 impl Services {
@@ -37,10 +41,15 @@ impl Services {
             Deliverer::new(ctx.clone(), Fetcher::new(AllowedHosts::none())),
             RetrySchedule::production(),
         ));
+        let client_documents = ClientDocuments::new(
+            policy.client_id_metadata_documents,
+            Fetcher::new(AllowedHosts::none()),
+        );
         Self {
             ctx,
             codec,
             policy,
+            client_documents,
             mailer: Arc::new(NoMailer),
             logout_queue,
             refusals: Arc::new(RefusalMemory::default()),
@@ -50,6 +59,13 @@ impl Services {
 
     pub fn with_logout_queue(mut self, queue: Arc<dyn LogoutQueue>) -> Self {
         self.logout_queue = queue;
+        self
+    }
+
+    /// Client ID metadata documents fetched by `fetcher` (the configuration's allowed hosts; in
+    /// tests, a resolver or a time limit of their own).
+    pub fn with_document_fetcher(mut self, fetcher: Fetcher) -> Self {
+        self.client_documents = self.client_documents.with_fetcher(fetcher);
         self
     }
 

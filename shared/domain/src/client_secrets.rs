@@ -159,6 +159,16 @@ impl ClientSecrets {
         }
     }
 
+    /// No secret at all: no presented secret ever matches (a client known by its metadata
+    /// document, which has none).
+    pub fn none() -> Self {
+        Self {
+            legacy: None,
+            entries: BTreeMap::new(),
+            version: 0,
+        }
+    }
+
     /// One secret in the shape records had before clients had several (for tests of the
     /// migration, and fixtures that need no id).
     pub fn from_single_hash(hash: TokenHash) -> Self {

@@ -55,6 +55,49 @@ uuid_id!(
     ClientId,
     "client_id"
 );
+/// The name space of the ids of clients known by a URL (RFC 9562 Appendix A's URL name space):
+/// anyone can derive a document client's id from its URL (`uuid -v5 ns:URL <url>`).
+const DOCUMENT_NAMESPACE: Uuid = Uuid::NAMESPACE_URL;
+
+impl ClientId {
+    /// The id of the client whose `client_id` is the URL `url` (a client ID metadata document's,
+    /// draft-ietf-oauth-client-id-metadata-document): the name-based UUID (version 5) of the URL
+    /// exactly as sent. The URL is what leaves the service wherever `client_id` is shown; this id
+    /// is what the store and the audit trail key the client by (docs/decisions.md, "Client ID
+    /// metadata documents").
+    pub fn of_document_url(url: &str) -> Self {
+        use sha1::{Digest, Sha1};
+        let mut hash = Sha1::new();
+        hash.update(DOCUMENT_NAMESPACE.as_bytes());
+        hash.update(url.as_bytes());
+        let digest = hash.finalize();
+        let mut bytes = [0u8; 16];
+        bytes.copy_from_slice(&digest[..16]);
+        Self(uuid::Builder::from_sha1_bytes(bytes).into_uuid())
+    }
+
+    /// A `client_id` as tokens and requests carry it (a token's `client_id`, an ID token's
+    /// `aud`, a logout request's `client_id`): a UUID, or a client ID metadata document's URL,
+    /// which names the client [`Self::of_document_url`] derives from it. Whether such a client
+    /// exists is the store's to say.
+    pub fn from_wire(text: &str) -> Result<Self, InvalidId> {
+        if is_url_client_id(text) {
+            Ok(Self::of_document_url(text))
+        } else {
+            Self::parse(text)
+        }
+    }
+}
+
+/// Whether a `client_id` is a URL (`https://…`, or `http://…` for development) rather than a
+/// UUID: then it names a client ID metadata document.
+pub fn is_url_client_id(text: &str) -> bool {
+    let scheme = text.split_once("://").map(|(scheme, _)| scheme);
+    scheme.is_some_and(|scheme| {
+        scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("http")
+    })
+}
+
 uuid_id!(
     /// A user or a company.
     PrincipalId,
@@ -151,6 +194,24 @@ mod tests {
             ClientId::parse("not-a-uuid"),
             Err(InvalidId { what: "client_id" })
         );
+    }
+
+    #[test]
+    fn a_url_client_id_is_its_name_based_uuid() {
+        let url = "https://app.example.com/oauth/client.json";
+        let id = ClientId::of_document_url(url);
+        // What Python's uuid.uuid5(uuid.NAMESPACE_URL, url) answers.
+        assert_eq!(id.to_string(), "6c00f172-40a0-5d89-82c6-a0f93a86c688");
+        assert_eq!(id.as_uuid().get_version_num(), 5);
+        assert_eq!(ClientId::from_wire(url), Ok(id));
+        assert_ne!(ClientId::of_document_url(&format!("{url}?v=2")), id);
+        let uuid = "0e8f3c4a-1b2c-4d5e-8f90-a1b2c3d4e5f6";
+        assert_eq!(ClientId::from_wire(uuid), ClientId::parse(uuid));
+        assert!(ClientId::from_wire("not-a-uuid").is_err());
+        assert!(is_url_client_id("HTTPS://x.example/c"));
+        assert!(is_url_client_id("http://127.0.0.1:8080/c"));
+        assert!(!is_url_client_id("urn:x:y"));
+        assert!(!is_url_client_id(uuid));
     }
 
     #[test]

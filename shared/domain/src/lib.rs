@@ -31,11 +31,13 @@ pub use authorization_code::{
 };
 pub use channel::{AddressKey, ChannelHandle, InvalidChannelHandle};
 pub use client::{
-    check_backchannel_logout_uri, check_connect_url, check_post_logout_redirect_uri,
-    check_redirect_uri, CheckedMetadata, Client, ClientAuthMethod, ClientMetadata, ClientProfile,
+    cache_lifetime, check_backchannel_logout_uri, check_connect_url,
+    check_post_logout_redirect_uri, check_redirect_uri, CheckedMetadata, Client, ClientAuthMethod,
+    ClientMetadata, ClientProfile, DocumentClient, DocumentRefusal, DocumentUrl,
     DynamicRegistration, GrantType, InvalidBackchannelLogoutUri, InvalidConnectUrl,
-    InvalidRedirectUri, NewClient, RefreshRotation, RegisteredAuthMethod, RegistrationError,
-    RegistrationErrorKind,
+    InvalidRedirectUri, MetadataDocument, NewClient, RefreshRotation, RegisteredAuthMethod,
+    RegistrationError, RegistrationErrorKind, DOCUMENT_MAX_AGE_SECONDS, DOCUMENT_MIN_AGE_SECONDS,
+    DOCUMENT_STALE_SECONDS, MAX_DOCUMENT_URL_LEN,
 };
 pub use client_secrets::{
     ClientSecret, ClientSecrets, ListedSecret, SecretCheck, SecretsRefusal,
@@ -48,8 +50,8 @@ pub use device::{
 };
 pub use geolocation::{Geolocation, InvalidGeolocation};
 pub use ids::{
-    ClientId, ConsumerKey, FamilyId, InvalidConsumerKey, InvalidId, InvalidLogin, Login,
-    PrincipalId, SecretId, TokenId,
+    is_url_client_id, ClientId, ConsumerKey, FamilyId, InvalidConsumerKey, InvalidId, InvalidLogin,
+    Login, PrincipalId, SecretId, TokenId,
 };
 pub use legacy::{LegacyApp, LegacyExchange, LegacyToken};
 pub use one_time_password::{OneTimePassword, OtpHash, OTP_DIGITS, OTP_VALIDITY_MINUTES};

@@ -115,6 +115,20 @@ pub struct AccessTokenRecord {
     /// the subject (its `act` claim), nesting the subject token's own `act`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub act: Option<Actor>,
+    /// The client's `client_id` when it is a URL (a client known by its metadata document,
+    /// [`crate::Client::document_url`]): what the token's `client_id` claim, its ID token's
+    /// `aud` and introspection show, while `client_id` holds the id derived from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_url: Option<String>,
+}
+
+impl AccessTokenRecord {
+    /// The `client_id` the token shows: the client's URL, or its UUID.
+    pub fn wire_client_id(&self) -> String {
+        self.client_url
+            .clone()
+            .unwrap_or_else(|| self.client_id.to_string())
+    }
 }
 
 /// An `act` claim (RFC 8693 §4.1): the actor, and whoever acted before it.

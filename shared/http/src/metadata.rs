@@ -127,6 +127,9 @@ pub struct AuthorizationServerMetadata {
     pub backchannel_logout_supported: bool,
     /// Logout tokens always carry `sid`, as ID tokens issued in a session do.
     pub backchannel_logout_session_supported: bool,
+    /// draft-ietf-oauth-client-id-metadata-document: `true` when `CLIENT_ID_METADATA_DOCUMENTS`
+    /// is `on`, so that a `client_id` may be the https URL of the client's metadata document.
+    pub client_id_metadata_document_supported: bool,
     /// RFC 7591: only when `DYNAMIC_REGISTRATION` is `open` or `token`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub registration_endpoint: Option<String>,
@@ -176,6 +179,7 @@ impl AuthorizationServerMetadata {
             dpop_signing_alg_values_supported: crate::jose::Algorithm::names(),
             backchannel_logout_supported: true,
             backchannel_logout_session_supported: true,
+            client_id_metadata_document_supported: services.client_documents.is_on(),
             registration_endpoint: registration_on.then(|| at(paths::REGISTER)),
         }
     }

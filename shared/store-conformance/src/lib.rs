@@ -29,6 +29,7 @@ mod batch;
 mod client_secrets;
 mod clients;
 mod device_authorizations;
+mod document_clients;
 mod families;
 pub mod fixtures;
 mod legacy;
@@ -59,6 +60,7 @@ pub use batch::*;
 pub use client_secrets::*;
 pub use clients::*;
 pub use device_authorizations::*;
+pub use document_clients::*;
 pub use families::*;
 pub use legacy::*;
 pub use legacy_exchange::*;
@@ -117,6 +119,7 @@ macro_rules! conformance_suite {
             client_round_trip_and_replace,
             clients_are_listed_oldest_first,
             registration_token_is_valid_until_it_expires,
+            document_client_is_kept_past_its_freshness_until_it_expires,
             client_secrets_change_only_from_the_version_read,
             a_single_secret_record_is_one_secret_until_migrated_in_place,
             a_secrets_last_use_is_written_at_most_hourly,

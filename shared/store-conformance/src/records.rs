@@ -138,6 +138,7 @@ pub fn access_token(
         jkt: None,
         audience: Vec::new(),
         act: None,
+        client_url: None,
     }
 }
 

@@ -7,9 +7,9 @@
 
 use super::{
     AuditStore, AuthTokenStore, AuthorizationCodeStore, BatchWrites, ClientStore, ConsentStore,
-    DeviceAuthorizationStore, FamilyStore, LegacyStore, LockoutStore, OtpStore, PasskeyStore,
-    PrincipalStore, PushedAuthorizationStore, RateLimitStore, RegistrationTokenStore, ReplayStore,
-    RevocationStore, SecondFactorStore, SessionStore,
+    DeviceAuthorizationStore, DocumentClientStore, FamilyStore, LegacyStore, LockoutStore,
+    OtpStore, PasskeyStore, PrincipalStore, PushedAuthorizationStore, RateLimitStore,
+    RegistrationTokenStore, ReplayStore, RevocationStore, SecondFactorStore, SessionStore,
 };
 
 /// Generates, from `accessor: Trait` pairs, the [`Store`] trait, its implementation for every
@@ -59,6 +59,8 @@ pub struct Layered<L>(pub L);
 aggregates! {
     /// Registered OAuth applications.
     clients: ClientStore,
+    /// The clients of client ID metadata documents, as fetched, until they expire.
+    document_clients: DocumentClientStore,
     /// Users and companies, and which clients a company enabled.
     principals: PrincipalStore,
     /// Legacy apps, imported legacy tokens and their exchange links.

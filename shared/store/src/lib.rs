@@ -24,6 +24,7 @@ mod batch;
 pub mod cached;
 mod clients;
 mod device_authorizations;
+mod document_clients;
 pub mod dynamodb;
 mod error;
 mod families;
@@ -52,6 +53,7 @@ pub use batch::{BatchWrites, Committed, Gate, Part, PartId, WriteBatch, WriteOp}
 pub use cached::CachedStore;
 pub use clients::ClientStore;
 pub use device_authorizations::DeviceAuthorizationStore;
+pub use document_clients::DocumentClientStore;
 pub use error::{Failure, StoreError, StoreResult};
 pub use families::{
     revoke_family_recorded, FamilyRevoked, FamilyStore, FamilyWrite, NewFamily, Renewal, Rotation,

@@ -50,6 +50,7 @@ async fn kms_outage(backend: Backend) {
         mailer: None,
         logout_allowed_hosts: Vec::new(),
         localhost: false,
+        document_fetcher: None,
     };
     let Some(app) = TestApp::spawn_with_keys(backend, options, keys).await else {
         return;
@@ -139,6 +140,7 @@ async fn with_kms_a_client_over_its_limit_is_refused_before_anything_is_signed()
         mailer: None,
         logout_allowed_hosts: Vec::new(),
         localhost: false,
+        document_fetcher: None,
     };
     let Some(app) = TestApp::spawn_with_keys(Backend::Sqlite, options, keys).await else {
         return;

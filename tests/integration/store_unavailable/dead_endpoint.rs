@@ -45,6 +45,7 @@ async fn every_store_backed_endpoint_answers_503_when_the_store_is_down() {
             jkt: None,
             audience: Vec::new(),
             act: None,
+            client_url: None,
         })
         .await
         .unwrap();

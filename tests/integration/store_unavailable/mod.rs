@@ -250,6 +250,7 @@ fn options(mailer: &Arc<CapturingMailer>) -> AppOptions {
         mailer: Some(mailer.clone()),
         logout_allowed_hosts: Vec::new(),
         localhost: false,
+        document_fetcher: None,
     }
 }
 

@@ -133,7 +133,7 @@ pub async fn verify_access_token(
         .await?
         .ok_or(BearerDenial::Unknown)?;
     // Signed by us, so these agree unless a record was overwritten; refuse rather than guess.
-    let consistent = record.client_id.to_string() == claims.client_id
+    let consistent = record.wire_client_id() == claims.client_id
         && record.subject.hyphenated().to_string() == claims.sub
         && record.principal_type == claims.principal_type;
     if !consistent {

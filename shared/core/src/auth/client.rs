@@ -4,6 +4,7 @@
 //! `WWW-Authenticate: Basic` on an `invalid_client` refusal to a Basic request is HTTP's to add.
 
 use super::client_assertion;
+use crate::client_documents::DocumentError;
 use crate::clock::UnixTime;
 use crate::context::Context;
 use crate::domain::audit::AuthenticationFailure;
@@ -35,6 +36,44 @@ impl Services {
             .get_client(id)
             .await?
             .ok_or_else(unknown)
+    }
+
+    /// The client a request names by its `client_id` text: a registered one by its UUID, or,
+    /// with client ID metadata documents on, the client of the document a URL names (fetched
+    /// unless kept and fresh). `unknown` for neither, and for a document that cannot be fetched
+    /// or does not pass (the reason is logged); a store failure stays the caller's 503.
+    pub async fn named_client<E: From<StoreError>>(
+        &self,
+        client_id: &str,
+        unknown: impl FnOnce() -> E,
+    ) -> Result<Client, E> {
+        if self.client_documents.names_document(client_id) {
+            return match self.document_client(client_id).await {
+                Ok(client) => Ok(client),
+                Err(DocumentError::Store(error)) => Err(error.into()),
+                Err(DocumentError::Unusable(_)) => Err(unknown()),
+            };
+        }
+        match ClientId::parse(client_id) {
+            Ok(id) => self.registered_client(&id, unknown).await,
+            Err(_) => Err(unknown()),
+        }
+    }
+
+    /// The client of the metadata document at `url` (see [`crate::client_documents`]).
+    pub async fn document_client(&self, url: &str) -> Result<Client, DocumentError> {
+        self.client_documents
+            .client(&self.ctx, &self.policy.registration.scopes, url)
+            .await
+    }
+
+    /// The client `id` names, registered or a document's kept one (fresh or not): for what
+    /// holds a client's id only, such as a pending sign-in, once the request named it.
+    pub async fn known_client(&self, id: &ClientId) -> Result<Option<Client>, StoreError> {
+        if let Some(client) = self.ctx.store.clients().get_client(id).await? {
+            return Ok(Some(client));
+        }
+        self.client_documents.kept(&self.ctx, id).await
     }
 }
 
@@ -110,16 +149,21 @@ pub async fn authenticate_client(
 }
 
 /// A request with `client_id` and no secret: only a public client authenticates so, one
-/// self-registered with `token_endpoint_auth_method=none` (RFC 7591; it may use no grant but
-/// the code and refresh) or one an administrator pinned to `none` (for the device grant, RFC
-/// 8628 §3.1). Its codes are bound to it by PKCE, which it must send on every authorization
-/// request, or by the device code only it holds. Any other client is missing its secret (63).
+/// self-registered with `token_endpoint_auth_method=none` (RFC 7591, or a client ID metadata
+/// document's; it may use no grant but the code and refresh) or one an administrator pinned to
+/// `none` (for the device grant, RFC 8628 §3.1). Its codes are bound to it by PKCE, which it
+/// must send on every authorization request, or by the device code only it holds. Any other
+/// client is missing its secret (63).
 async fn public_client(services: &Services, id: &str) -> Result<Client, GrantError> {
-    let Ok(id) = ClientId::parse(id) else {
-        return Err(ErrorCode::ClientSecretMissing.into());
+    // A client ID metadata document's URL names a client that never has a secret: one that
+    // cannot be had is not found (61) rather than missing its secret.
+    let unknown = if services.client_documents.names_document(id) {
+        ErrorCode::ClientNotFound
+    } else {
+        ErrorCode::ClientSecretMissing
     };
     let client = services
-        .registered_client(&id, || GrantError::from(ErrorCode::ClientSecretMissing))
+        .named_client(id, || GrantError::from(unknown))
         .await?;
     if !client.is_public() {
         return Err(ErrorCode::ClientSecretMissing.into());

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::clock::UnixTime;
 use crate::domain::audit::AuthenticationFailure;
-use crate::domain::{Client, ClientId};
+use crate::domain::Client;
 use crate::errors::{ErrorCode, GrantError};
 use crate::jose::{self, NumericDate, PublicJwkSet};
 use crate::requests::PresentedClient;
@@ -154,9 +154,9 @@ async fn authenticate_or_say_why(
     if presented.client_id.as_deref().is_some_and(|id| id != iss) {
         return Err("client_id differs from iss".into());
     }
-    let id = ClientId::parse(&iss).map_err(|_| "iss is not a client id")?;
+    // A registered client's UUID, or a client ID metadata document's URL.
     let client = services
-        .registered_client(&id, || Refused::from("unknown client"))
+        .named_client(&iss, || Refused::from("unknown client"))
         .await?;
     let now = services.ctx.clock.now();
     let checked = client

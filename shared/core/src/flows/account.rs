@@ -455,9 +455,9 @@ async fn overview(
     }
     let mut apps = Vec::with_capacity(connected.len());
     for (client_id, scopes) in connected {
-        let name = store
-            .clients()
-            .get_client(&client_id)
+        // A client ID metadata document's client while it is kept: its name, else its id.
+        let name = services
+            .known_client(&client_id)
             .await?
             .map_or_else(|| client_id.to_string(), |client| client.name);
         apps.push(ConnectedApp {

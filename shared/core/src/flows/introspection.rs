@@ -53,8 +53,8 @@ pub async fn introspect(
     Ok(match presented {
         PresentedToken::Access(record) if !record.revoked => Some(ActiveToken {
             audience: Some(Audience::of(&record, services.codec.issuer())),
+            client_id: record.wire_client_id(),
             scopes: record.scopes,
-            client_id: record.client_id.to_string(),
             subject: record.subject.hyphenated().to_string(),
             expires_at: record.expires_at,
             issued_at: record.issued_at,
@@ -75,7 +75,9 @@ pub async fn introspect(
         } if record.rotated_at.is_none() && family.current_token == hash && family.is_live(now) => {
             Some(ActiveToken {
                 scopes: family.scopes,
-                client_id: record.client_id.to_string(),
+                // The introspecting client's own token: its `client_id` as it has it (a
+                // metadata document's URL, or its UUID).
+                client_id: client.wire_id(),
                 subject: family.principal_id.to_string(),
                 expires_at: family.expires_at,
                 issued_at: record.issued_at,

@@ -141,7 +141,7 @@ fn client_of(
     hinted: Option<&HintedPrincipal>,
 ) -> Result<Option<ClientId>, LogoutDenial> {
     let named = match non_empty(&params.client_id) {
-        Some(text) => Some(ClientId::parse(text).map_err(|_| LogoutDenial::UnknownClient)?),
+        Some(text) => Some(ClientId::from_wire(text).map_err(|_| LogoutDenial::UnknownClient)?),
         None => None,
     };
     match (named, hinted.map(|h| h.client_id)) {

@@ -102,7 +102,7 @@ async fn access_token(
         return Ok(PresentedToken::Unknown);
     };
     // Signed by us, so these agree unless a record was overwritten; refuse rather than guess.
-    let consistent = record.client_id.to_string() == claims.client_id
+    let consistent = record.wire_client_id() == claims.client_id
         && record.subject.hyphenated().to_string() == claims.sub;
     Ok(if consistent {
         PresentedToken::Access(record)

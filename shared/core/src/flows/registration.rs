@@ -191,6 +191,7 @@ pub async fn register(
         backchannel_logout_uri: None,
         registration: None,
         resources: Vec::new(),
+        document_url: None,
     };
     apply(&mut client, checked, access_token.hash());
     ctx.store.clients().put_client(&client).await?;

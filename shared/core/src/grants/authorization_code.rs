@@ -138,6 +138,7 @@ async fn issue_for_user(
     }
     let issued = services
         .issuer()
+        .for_client(client)
         .start_family(FamilyStart {
             client_id: client.id,
             principal_type: PrincipalType::User,

@@ -176,18 +176,21 @@ async fn refresh(
         Use::Rotate => {
             services
                 .issuer()
+                .for_client(client)
                 .rotate_family(token, presented, grant, jkt)
                 .await?
         }
         Use::Retry(family) => Some(
             services
                 .issuer()
+                .for_client(client)
                 .reissue_successor(family, &token.record, presented, grant, jkt)
                 .await?,
         ),
         Use::Slide => {
             services
                 .issuer()
+                .for_client(client)
                 .slide_family(token, presented, grant, jkt)
                 .await?
         }

@@ -47,7 +47,7 @@ pub(super) async fn grant(
                 .ok_or(ErrorCode::ActorTokenInvalid)?;
             Some(Actor {
                 sub: actor.subject.hyphenated().to_string(),
-                client_id: actor.client_id.to_string(),
+                client_id: actor.wire_client_id(),
                 act: subject.act.clone().map(Box::new),
             })
         }
@@ -107,7 +107,7 @@ async fn id_token_subject(
         return Ok(None);
     };
     let (Ok(client_id), Ok(subject)) = (
-        ClientId::parse(&claims.aud),
+        ClientId::from_wire(&claims.aud),
         uuid::Uuid::parse_str(&claims.sub),
     ) else {
         return Ok(None);
@@ -125,6 +125,8 @@ async fn id_token_subject(
         jkt: None,
         audience: Vec::new(),
         act: None,
+        // A client ID metadata document's client is named by its URL.
+        client_url: crate::domain::is_url_client_id(&claims.aud).then(|| claims.aud.clone()),
     }))
 }
 

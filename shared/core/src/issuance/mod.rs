@@ -41,11 +41,30 @@ pub struct Issuer<'a> {
     ctx: &'a Context,
     codec: &'a AccessTokenCodec,
     policy: &'a Policy,
+    /// The client tokens are minted for, when it is known by a URL (a client ID metadata
+    /// document's): its id and that URL, which its tokens show as `client_id`.
+    client_url: Option<(ClientId, &'a str)>,
 }
 
 impl<'a> Issuer<'a> {
     pub fn new(ctx: &'a Context, codec: &'a AccessTokenCodec, policy: &'a Policy) -> Self {
-        Self { ctx, codec, policy }
+        Self {
+            ctx,
+            codec,
+            policy,
+            client_url: None,
+        }
+    }
+
+    /// Minting for `client`: every access token (and so its ID token) issued to it shows its
+    /// `client_id` as the client has it on the wire, the URL of a client ID metadata document's
+    /// client ([`Client::wire_id`]). Grants that a document's client may use (the code and
+    /// refresh) mint through this.
+    pub fn for_client(self, client: &'a Client) -> Self {
+        Self {
+            client_url: client.document_url.as_deref().map(|url| (client.id, url)),
+            ..self
+        }
     }
 }
 
@@ -177,6 +196,10 @@ impl Issuer<'_> {
         // One reading of the clock: the jti's time is the token's `iat`.
         let now_millis = self.ctx.clock.now_millis();
         let now = UnixTime::try_from(now_millis / 1000).unwrap_or(UnixTime::MAX);
+        let client_url = self
+            .client_url
+            .filter(|(id, _)| *id == client_id)
+            .map(|(_, url)| url.to_owned());
         AccessTokenRecord {
             jti: TokenId::new(self.ctx.random.time_ordered_uuid(now_millis)),
             client_id,
@@ -190,6 +213,7 @@ impl Issuer<'_> {
             jkt,
             audience: Vec::new(),
             act: None,
+            client_url,
         }
     }
 
@@ -278,7 +302,7 @@ impl Issuer<'_> {
         subject: &AccessTokenRecord,
         exchanged: Exchanged,
     ) -> Result<IssuedTokens, ServerError> {
-        let own = self.access_record(
+        let own = self.for_client(client).access_record(
             client.id,
             subject.principal_type,
             subject.subject,
@@ -332,7 +356,7 @@ impl Issuer<'_> {
         scopes: Scopes,
         jkt: Option<String>,
     ) -> AccessTokenRecord {
-        self.access_record(
+        self.for_client(client).access_record(
             client.id,
             PrincipalType::Application,
             *client.id.as_uuid(),

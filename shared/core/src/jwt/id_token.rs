@@ -94,7 +94,7 @@ impl AccessTokenCodec {
         let claims = IdTokenClaims {
             iss: self.issuer.to_string(),
             sub: record.subject.hyphenated().to_string(),
-            aud: record.client_id.to_string(),
+            aud: record.wire_client_id(),
             exp: record.issued_at + ID_TOKEN_TTL_SECONDS,
             iat: record.issued_at,
             nbf: record.issued_at,
@@ -143,7 +143,7 @@ impl AccessTokenCodec {
         Ok(HintedPrincipal {
             principal: PrincipalId::parse(&claims.sub).map_err(|_| InvalidIdTokenHint)?,
             principal_type: claims.principal_type,
-            client_id: ClientId::parse(&claims.aud).map_err(|_| InvalidIdTokenHint)?,
+            client_id: ClientId::from_wire(&claims.aud).map_err(|_| InvalidIdTokenHint)?,
             issued_at: claims.iat,
             sid: claims.sid,
         })
@@ -233,6 +233,7 @@ mod tests {
             jkt: None,
             audience: Vec::new(),
             act: None,
+            client_url: None,
         }
     }
 

@@ -185,7 +185,7 @@ impl AccessTokenCodec {
         let claims = AccessTokenClaims {
             iss: self.issuer.to_string(),
             sub: record.subject.hyphenated().to_string(),
-            client_id: record.client_id.to_string(),
+            client_id: record.wire_client_id(),
             aud: Audience::of(record, &self.issuer),
             scope: record.scopes.to_string(),
             iat: record.issued_at,

@@ -150,4 +150,73 @@ mod tests {
         assert_eq!(refused("2002:a00:1::1"), Some("private"));
         assert_eq!(refused("2002:7f00:1::"), Some("loopback"));
     }
+
+    /// The cloud's instance metadata service (169.254.169.254, and fd00:ec2::254 on AWS) in
+    /// every form that reaches it.
+    #[test]
+    fn the_metadata_service_is_refused_in_every_form() {
+        for address in [
+            "169.254.169.254",
+            "::ffff:169.254.169.254",
+            "::ffff:a9fe:a9fe",
+            "64:ff9b::a9fe:a9fe",
+            "2002:a9fe:a9fe::1",
+        ] {
+            assert_eq!(refused(address), Some("link-local"), "{address}");
+        }
+        assert_eq!(refused("fd00:ec2::254"), Some("unique local (fc00::/7)"));
+        assert_eq!(refused("fe80::a9fe:a9fe"), Some("link-local"));
+    }
+
+    /// Each private and special-use block at its edges: the first and last address inside, and
+    /// the neighbours outside, which are public.
+    #[test]
+    fn blocks_are_refused_to_their_edges_and_no_further() {
+        for (inside, outside) in [
+            (
+                ["10.0.0.0", "10.255.255.255"],
+                ["9.255.255.255", "11.0.0.0"],
+            ),
+            (
+                ["172.16.0.0", "172.31.255.255"],
+                ["172.15.255.255", "172.32.0.0"],
+            ),
+            (
+                ["192.168.0.0", "192.168.255.255"],
+                ["192.167.255.255", "192.169.0.0"],
+            ),
+            (
+                ["100.64.0.0", "100.127.255.255"],
+                ["100.63.255.255", "100.128.0.0"],
+            ),
+            (
+                ["169.254.0.0", "169.254.255.255"],
+                ["169.253.255.255", "169.255.0.0"],
+            ),
+            (
+                ["127.0.0.0", "127.255.255.255"],
+                ["126.255.255.255", "128.0.0.0"],
+            ),
+        ] {
+            for address in inside {
+                assert!(refused(address).is_some(), "{address} is refused");
+            }
+            for address in outside {
+                assert_eq!(refused(address), None, "{address} is public");
+            }
+        }
+        for address in [
+            "fc00::",
+            "fdff:ffff::1",
+            "fe80::",
+            "febf:ffff::1",
+            "ff00::",
+            "::1",
+        ] {
+            assert!(refused(address).is_some(), "{address} is refused");
+        }
+        for address in ["2001:4860::8888", "2a00:1450::1", "2600::1"] {
+            assert_eq!(refused(address), None, "{address} is public");
+        }
+    }
 }

@@ -97,7 +97,7 @@ pub enum FetchError {
     Tls(#[source] std::io::Error),
     #[error("HTTP: {0}")]
     Http(#[source] hyper::Error),
-    #[error("no answer within {} s", TIMEOUT.as_secs())]
+    #[error("no complete answer within the time limit ({} s)", TIMEOUT.as_secs())]
     Timeout,
     #[error("answer ({status}) larger than {MAX_BODY_BYTES} bytes")]
     BodyTooLarge { status: http::StatusCode },
@@ -139,8 +139,20 @@ impl Fetcher {
         self
     }
 
+    /// A whole request's time limit other than [`TIMEOUT`] (tests of a slow server, which
+    /// need not wait five seconds).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
     pub fn allowed_hosts(&self) -> &AllowedHosts {
         &self.allowed
+    }
+
+    /// A whole request's time limit: [`TIMEOUT`] unless a test set another.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// `POST url` with `form` as `application/x-www-form-urlencoded`.

@@ -1,6 +1,7 @@
 //! Applications (OAuth clients) as registered by application management; the addresses a
 //! registration names are checked in `urls`.
 
+mod metadata_document;
 mod new_client;
 mod registration;
 mod urls;
@@ -12,6 +13,11 @@ use super::{ClientId, ClientSecrets, ListedSecret, Resource, Scopes, SecretCheck
 use crate::clock::UnixTime;
 use crate::jose::PublicJwkSet;
 
+pub use metadata_document::{
+    cache_lifetime, DocumentClient, DocumentRefusal, DocumentUrl, MetadataDocument,
+    DOCUMENT_MAX_AGE_SECONDS, DOCUMENT_MIN_AGE_SECONDS, DOCUMENT_STALE_SECONDS,
+    MAX_DOCUMENT_URL_LEN,
+};
 pub use new_client::NewClient;
 pub use registration::{
     CheckedMetadata, ClientMetadata, DynamicRegistration, RegisteredAuthMethod, RegistrationError,
@@ -193,6 +199,12 @@ pub struct Client {
     /// before the field existed read as empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
+    /// Set for a client known by its client ID metadata document: its `client_id`, the
+    /// document's URL, from which `id` is derived ([`ClientId::of_document_url`]). What leaves
+    /// the service as its `client_id` ([`Client::wire_id`]). Such a client is never in the
+    /// clients' records, only in the documents' cache (`DocumentClient`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub document_url: Option<String>,
 }
 
 /// A client's security profile.
@@ -309,6 +321,21 @@ impl Client {
     /// Refreshing needs both the grant and the refresh permission.
     pub fn may_refresh(&self) -> bool {
         self.refresh_allowed && self.may_use(GrantType::RefreshToken)
+    }
+
+    /// The `client_id` tokens, introspection and pages show: the document's URL for a client
+    /// known by its metadata document, otherwise the UUID.
+    pub fn wire_id(&self) -> String {
+        self.document_url
+            .clone()
+            .unwrap_or_else(|| self.id.to_string())
+    }
+
+    /// A client nobody vouched for: it registered itself (RFC 7591), or it is known by its
+    /// client ID metadata document. It may use the code flow and refresh only, is never
+    /// first-party, and its consent page is always shown, marked as not verified.
+    pub fn is_self_registered(&self) -> bool {
+        self.registration.is_some() || self.document_url.is_some()
     }
 
     /// A client without a secret: self-registered with `token_endpoint_auth_method=none`, or

@@ -85,6 +85,7 @@ impl NewClient {
             backchannel_logout_uri: self.backchannel_logout_uri,
             registration: None,
             resources: self.resources,
+            document_url: None,
         }
     }
 }

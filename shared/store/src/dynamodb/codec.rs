@@ -56,6 +56,7 @@ pub(super) mod keys {
         pub const TOTP: &str = "TOTP#";
         pub const PASSKEY: &str = "PASSKEY#";
         pub const PASSKEY_CEREMONY: &str = "PASSKEYCEREMONY#";
+        pub const DOCUMENT_CLIENT: &str = "DOCCLIENT#";
     }
 
     /// The partition-key prefixes each Lambda function writes, by the logical id of its IAM role
@@ -69,8 +70,10 @@ pub(super) mod keys {
         // `jti`s of client assertions (a conditional PutItem; never read), client secrets
         // (`UpdateItem` only: the secrets API and each secret's last use), and device
         // authorizations with their user-code items, pushed authorization requests (a PutItem,
-        // then a conditional DeleteItem that takes one), users' passkeys (the account page) and
-        // passkey ceremonies (a PutItem, then a conditional DeleteItem that takes one).
+        // then a conditional DeleteItem that takes one), users' passkeys (the account page),
+        // passkey ceremonies (a PutItem, then a conditional DeleteItem that takes one), and the
+        // clients of the client ID metadata documents it fetches (never a registered client's
+        // item).
         (
             "TokenFunctionRole",
             &[
@@ -93,6 +96,7 @@ pub(super) mod keys {
                 TOTP,
                 PASSKEY,
                 PASSKEY_CEREMONY,
+                DOCUMENT_CLIENT,
             ],
         ),
         // A new family with its tokens, connection listing and audit event, the exchange link
@@ -124,9 +128,10 @@ pub(super) mod keys {
     /// exchange and company functions never read one-time passwords, codes, families or
     /// refresh tokens; the token function never reads old tokens).
     pub const FUNCTION_READS: &[(&str, &[&str])] = &[
-        // Clients, principals by id, login and address, enablements; its own items; company
-        // auth tokens at the company password grant; rate-limit blocks; the signing key ring (every
-        // function reads it at start and refreshes it every minute).
+        // Clients (registered, and those of metadata documents), principals by id, login and
+        // address, enablements; its own items; company auth tokens at the company password grant;
+        // rate-limit blocks; the signing key ring (every function reads it at start and
+        // refreshes it every minute).
         (
             "TokenFunctionRole",
             &[
@@ -153,6 +158,7 @@ pub(super) mod keys {
                 TOTP,
                 PASSKEY,
                 PASSKEY_CEREMONY,
+                DOCUMENT_CLIENT,
             ],
         ),
         // The app and its bearer token, the principal and enablement, the consumer key, the
@@ -315,6 +321,10 @@ pub(super) mod keys {
             format!("{DEVICE_USER_CODE}{}", user_code_hash.to_hex()),
             "DEVICEUSER",
         )
+    }
+    /// The client of a metadata document, by the id derived from the document's URL.
+    pub fn document_client(id: &ClientId) -> (String, &'static str) {
+        (format!("{DOCUMENT_CLIENT}{id}"), "DOCCLIENT")
     }
     /// A pushed authorization request, by the digest of its `request_uri`'s random part.
     pub fn pushed_authorization(request_uri_hash: &TokenHash) -> (String, &'static str) {

@@ -49,6 +49,7 @@ mod batch;
 mod clients;
 mod codec;
 mod device_authorizations;
+mod document_clients;
 mod errors;
 mod families;
 mod legacy;

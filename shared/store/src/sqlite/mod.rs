@@ -38,6 +38,7 @@ mod authorization_codes;
 mod batch;
 mod clients;
 mod device_authorizations;
+mod document_clients;
 mod families;
 mod legacy;
 mod lockout;
@@ -124,6 +125,12 @@ CREATE TABLE IF NOT EXISTS pushed_authorizations (
     body TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS pushed_authorizations_by_expiry ON pushed_authorizations (expires_at);
+CREATE TABLE IF NOT EXISTS document_clients (
+    id TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS document_clients_by_expiry ON document_clients (expires_at);
 CREATE TABLE IF NOT EXISTS families (
     id TEXT PRIMARY KEY,
     current_token TEXT NOT NULL,

@@ -113,7 +113,8 @@ pub struct AuditArgs {
     /// A user or company id.
     #[arg(long, value_name = "ID")]
     pub principal: Option<PrincipalId>,
-    #[arg(long, value_name = "ID")]
+    /// A client id, or a client ID metadata document's URL (the client its id is derived from).
+    #[arg(long, value_name = "ID", value_parser = parse_wire_client_id)]
     pub client: Option<ClientId>,
     #[arg(long, value_name = "ID")]
     pub family: Option<FamilyId>,
@@ -346,6 +347,11 @@ fn parse_consumer_key(text: &str) -> Result<ConsumerKey, String> {
     ConsumerKey::parse(text).map_err(|e| e.to_string())
 }
 
+/// `--client` as tokens show it: a UUID, or a client ID metadata document's URL.
+fn parse_wire_client_id(text: &str) -> Result<ClientId, String> {
+    ClientId::from_wire(text).map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -413,6 +419,8 @@ mod tests {
         assert!(parse(&["keys", "rotate", "--file", "ring.json"]).is_err());
         assert!(parse(&["audit", "--family", id, "--since", "2026-11-25T09:00:00Z"]).is_ok());
         assert!(parse(&["audit", "--client", id, "--json"]).is_ok());
+        assert!(parse(&["audit", "--client", "https://agent.example/client.json"]).is_ok());
+        assert!(parse(&["audit", "--client", "agent"]).is_err());
         assert!(parse(&["audit", "--deployment"]).is_ok());
         assert!(parse(&["audit"]).is_err(), "a subject is required");
         assert!(parse(&["audit", "--client", id, "--family", id]).is_err());

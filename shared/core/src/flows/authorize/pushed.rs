@@ -110,7 +110,7 @@ pub async fn push(
             PushDenial::from(ErrorCode::InvalidRequestObject)
         })?;
     }
-    parameters.insert("client_id".to_owned(), client.id.to_string());
+    parameters.insert("client_id".to_owned(), client.wire_id());
     let params =
         AuthorizeParams::from_parameters(&parameters).map_err(|_| PushDenial::Refused {
             error: "invalid_request",
@@ -211,7 +211,7 @@ pub(super) async fn resolve<'a>(
     };
     let issuer = services.geolocation().as_str();
     let claims = verify_request_object(request, client, issuer, now).and_then(|mut claims| {
-        claims.insert("client_id".to_owned(), client.id.to_string());
+        claims.insert("client_id".to_owned(), client.wire_id());
         AuthorizeParams::from_parameters(&claims).map_err(|_| "a claim is not a string")
     });
     match claims {

@@ -69,6 +69,9 @@ pub enum UntrustedRedirect {
     ClientIdMissing,
     #[error("The application that sent you here is not known.")]
     UnknownClient,
+    /// A `client_id` URL whose metadata document could not be fetched or does not pass.
+    #[error("The application that sent you here could not be identified: its description (client ID metadata document) could not be fetched or is not valid. Please contact the application's developers.")]
+    ClientDocumentUnusable,
     #[error("The request does not say where to return (redirect_uri is missing).")]
     RedirectUriMissing,
     #[error("The address to return to is not registered for this application.")]
@@ -179,10 +182,14 @@ impl AuthorizeParams {
     /// The first check: which client? The caller then looks it up; an unknown one is
     /// `UntrustedRedirect::UnknownClient`.
     pub fn client_id(&self) -> Result<ClientId, AuthorizeRejection> {
-        let text = non_empty(&self.client_id)
-            .ok_or(AuthorizeRejection::Page(UntrustedRedirect::ClientIdMissing))?;
-        ClientId::parse(text)
+        ClientId::parse(self.client_id_text()?)
             .map_err(|_| AuthorizeRejection::Page(UntrustedRedirect::UnknownClient))
+    }
+
+    /// `client_id` as sent: a UUID, or (client ID metadata documents) a URL.
+    pub fn client_id_text(&self) -> Result<&str, AuthorizeRejection> {
+        non_empty(&self.client_id)
+            .ok_or(AuthorizeRejection::Page(UntrustedRedirect::ClientIdMissing))
     }
 
     /// Every remaining check, in the contract's order, against the client `client_id()` named.

@@ -50,7 +50,7 @@ pub fn verify_request_object(
     let Value::Object(claims) = claims else {
         return Err("the claims are not an object");
     };
-    let client_id = client.id.to_string();
+    let client_id = client.wire_id();
     if claims.get("iss").and_then(Value::as_str) != Some(client_id.as_str()) {
         return Err("iss is not the client id");
     }

@@ -58,9 +58,8 @@ pub(super) async fn proceed(
         return Err(Refusal::Denied(RefusalReason::TooLarge));
     };
     Ok(AuthorizeStep::Consent(FormPage {
-        unverified_host: client
-            .registration
-            .as_ref()
+        unverified_host: Some(client)
+            .filter(|client| client.is_self_registered())
             .and_then(|_| url::Url::parse(&request.redirect_uri).ok())
             .and_then(|url| url.host_str().map(str::to_owned)),
         app_name: client.name.clone(),
@@ -79,9 +78,9 @@ async fn is_remembered(
     client: &Client,
     pending: &PendingAuthorization,
 ) -> Result<bool, StoreError> {
-    // A self-registered client was vouched for by nobody: the user sees its consent page, with
-    // where it returns to, every time.
-    if client.registration.is_some() {
+    // A self-registered client (or a metadata document's) was vouched for by nobody: the user
+    // sees its consent page, with where it returns to, every time.
+    if client.is_self_registered() {
         return Ok(false);
     }
     let consent = services

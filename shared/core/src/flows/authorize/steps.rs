@@ -17,6 +17,7 @@ use super::{
     RegisteredClient, UntrustedRedirect, NOT_THE_EXPECTED_ACCOUNT,
 };
 use crate::auth::authenticate_user_from;
+use crate::client_documents::DocumentError;
 use crate::clock::UnixTime;
 use crate::domain::{AuthMethod, Client, GrantType, PrincipalId, SignInSession, User};
 use crate::errors::{Denial, GrantError, Refusal};
@@ -25,6 +26,7 @@ use crate::flows::{passkeys, sessions};
 use crate::limits::{source_subject, Exceeded, Limit};
 use crate::services::Services;
 use crate::signing::SigningError;
+use crate::store::StoreError;
 
 /// The purpose under which the key ring derives the pages' cookie and CSRF secret.
 const KEY_PURPOSE: &str = "authorize-v1";
@@ -150,15 +152,10 @@ pub async fn start(
     params: &AuthorizeParams,
     session_cookie: Option<&str>,
 ) -> Result<AuthorizeStep, AuthorizeError> {
-    let client_id = match params.client_id() {
-        Ok(id) => id,
+    let client = match requested_client(services, params).await? {
+        Ok(client) => client,
         Err(rejection) => return rejected(services, rejection),
     };
-    let client = services
-        .registered_client(&client_id, || {
-            Refusal::Denied(RefusalReason::Untrusted(UntrustedRedirect::UnknownClient))
-        })
-        .await?;
     // A pushed request or a request object stands for the parameters it holds.
     let params = match super::pushed::resolve(services, params, &client).await? {
         Ok(params) => params,
@@ -217,6 +214,34 @@ pub async fn start(
     sign_in_page(services, keys, &client, &pending, true, &login_hint, None)
 }
 
+/// The client `client_id` names: a registered one, or the client of the metadata document a URL
+/// names (fetched unless kept and fresh). Unknown, or a document that cannot be fetched or does
+/// not pass: the error page, since no address of the client can be trusted.
+async fn requested_client(
+    services: &Services,
+    params: &AuthorizeParams,
+) -> Result<Result<Client, AuthorizeRejection>, StoreError> {
+    let page = |reason| Ok(Err(AuthorizeRejection::Page(reason)));
+    let text = match params.client_id_text() {
+        Ok(text) => text,
+        Err(rejection) => return Ok(Err(rejection)),
+    };
+    if services.client_documents.names_document(text) {
+        return match services.document_client(text).await {
+            Ok(client) => Ok(Ok(client)),
+            Err(DocumentError::Store(error)) => Err(error),
+            Err(DocumentError::Unusable(_)) => page(UntrustedRedirect::ClientDocumentUnusable),
+        };
+    }
+    let Ok(id) = params.client_id() else {
+        return page(UntrustedRedirect::UnknownClient);
+    };
+    match services.ctx.store.clients().get_client(&id).await? {
+        Some(client) => Ok(Ok(client)),
+        None => page(UntrustedRedirect::UnknownClient),
+    }
+}
+
 /// OpenID Connect Core §3.1.2.1: past `max_age` seconds since the user last signed in with a
 /// credential, they must again; `max_age=0` is `prompt=login`.
 fn is_recent_enough(session: &SignInSession, max_age: Option<u64>, now: UnixTime) -> bool {
@@ -267,14 +292,9 @@ pub async fn submit(
             return Err(Refusal::Denied(RefusalReason::TooLarge))
         }
     };
-    // Looked up again: the name is shown, and a client disabled meanwhile gets no code.
-    let client = match services
-        .ctx
-        .store
-        .clients()
-        .get_client(&pending.request.client_id)
-        .await?
-    {
+    // Looked up again: the name is shown, and a client disabled meanwhile gets no code. A
+    // document's client is the one kept when the request was checked, fresh or not.
+    let client = match services.known_client(&pending.request.client_id).await? {
         Some(client) if client.enabled => client,
         Some(_) => {
             let request = &pending.request;
