@@ -55,6 +55,7 @@ fn the_account_page_lists_passkeys_with_their_forms() {
         csrf_token: "t",
         sessions: &[],
         apps: &[],
+        totp_enrolled: false,
         passkeys: &passkeys,
         error: Some("Please give the passkey a name."),
     });

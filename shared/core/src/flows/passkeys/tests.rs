@@ -52,6 +52,7 @@ async fn fixture() -> Fixture {
         .unwrap();
     let session = SignInSession::start(
         user.id,
+        PASSKEY_AMR,
         SessionOrigin::default(),
         SessionLimits::DEFAULT,
         &OsRandom,
