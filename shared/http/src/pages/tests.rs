@@ -66,6 +66,15 @@ fn the_account_page_lists_passkeys_with_their_forms() {
     assert!(html.contains(r#"data-options="/oauth2/v0/account/passkeys/options""#));
     assert!(html.contains("Adding a passkey needs JavaScript."));
     assert!(html.contains(r#"role="alert""#));
+    // Each section once, in the page's body; the title is words only.
+    assert!(html.contains("<title>Your account</title>"), "{html}");
+    for once in [
+        "<h2>Passkeys</h2>",
+        r#"id="passkey-add""#,
+        "<h2>Authenticator app</h2>",
+    ] {
+        assert_eq!(html.matches(once).count(), 1, "{once}");
+    }
 }
 
 #[test]
