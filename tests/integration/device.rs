@@ -1,7 +1,7 @@
 //! The device authorization grant (RFC 8628) end to end on both stores: `codes` covers the
 //! device authorization request, `polling` the token endpoint's answers to the device (the
 //! user's decision recorded as the page records it), `public_clients` the clients that send
-//! their `client_id` alone, `page` the verification page over HTTP and `in_browser` in
+//! their `client_id` alone, `page` the verification page over HTTP (`sign_in_limits` its sign-in's throttle and lockout) and `in_browser` in
 //! Chromium, `interop` openid-client 6 polling while the user allows in Chromium. The helpers
 //! here request codes, poll, and decide.
 
@@ -11,6 +11,7 @@ mod interop;
 mod page;
 mod polling;
 mod public_clients;
+mod sign_in_limits;
 
 use crate::support::app::{json_of, TestApp, TestClient};
 use crate::support::assertions::Answer;

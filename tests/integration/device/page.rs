@@ -28,13 +28,13 @@ pub async fn device_client(app: &TestApp) -> TestClient {
 }
 
 /// One browser on the page: its cookies between requests.
-struct Page<'a> {
+pub(super) struct Page<'a> {
     app: &'a TestApp,
     cookies: Vec<String>,
 }
 
 impl<'a> Page<'a> {
-    fn new(app: &'a TestApp) -> Self {
+    pub(super) fn new(app: &'a TestApp) -> Self {
         Self {
             app,
             cookies: Vec::new(),
@@ -63,7 +63,7 @@ impl<'a> Page<'a> {
         response
     }
 
-    async fn post(&mut self, form: &[(&str, &str)]) -> reqwest::Response {
+    pub(super) async fn post(&mut self, form: &[(&str, &str)]) -> reqwest::Response {
         let mut request = self
             .app
             .http
@@ -79,7 +79,7 @@ impl<'a> Page<'a> {
     }
 
     /// Opens the page and submits `typed`; the answer's HTML.
-    async fn enter(&mut self, typed: &str) -> (StatusCode, String) {
+    pub(super) async fn enter(&mut self, typed: &str) -> (StatusCode, String) {
         let html = self.open("").await.text().await.unwrap();
         let answer = self
             .post(&[
@@ -92,7 +92,7 @@ impl<'a> Page<'a> {
     }
 }
 
-fn field(html: &str, name: &str) -> String {
+pub(super) fn field(html: &str, name: &str) -> String {
     let marker = format!(r#"name="{name}" value=""#);
     let start = html.find(&marker).expect("the field") + marker.len();
     html[start..].split('"').next().unwrap().to_owned()

@@ -1,6 +1,7 @@
 //! The account page over HTTP on both stores: its own sign-in (CSRF bound to a nonce cookie),
 //! forms refused without their token, signing out another session, connected apps (any live
-//! family, not only remembered consents) disconnected, and each action audited.
+//! family, not only remembered consents) disconnected, signing out everywhere, and each action
+//! audited.
 
 use crate::support::app::TestApp;
 use reqwest::{header, StatusCode};
@@ -14,6 +15,7 @@ use crate::authorize::flow::csrf;
 crate::on_both_stores!(
     the_account_page_signs_in_and_ends_another_session,
     an_app_holding_tokens_without_consent_is_listed_and_disconnected,
+    sign_out_everywhere_ends_every_session_of_the_user,
 );
 
 const PATH: &str = "/oauth2/v0/account";
@@ -189,5 +191,55 @@ async fn an_app_holding_tokens_without_consent_is_listed_and_disconnected(app: T
     assert!(
         overview.contains("No application has access to your account."),
         "nothing is connected any more: {overview}"
+    );
+}
+
+/// Each session is listed with where and when it signed in; "sign out everywhere" ends them
+/// all, the other browser's too, and records why.
+async fn sign_out_everywhere_ends_every_session_of_the_user(app: TestApp) {
+    let user = app.create_user(LOGIN, PASSWORD).await;
+    let here = signed_in(&app).await;
+    let elsewhere = signed_in(&app).await;
+
+    let overview = get(&app, Some(&here)).await.text().await.unwrap();
+    assert_eq!(
+        overview.matches("From 127.0.0.1 · signed in ").count(),
+        2,
+        "both sessions with their source address: {overview}"
+    );
+    assert!(overview.contains("last seen"), "{overview}");
+    let ended = post(
+        &app,
+        &here,
+        &[
+            ("csrf_token", &csrf(&overview)),
+            ("action", "sign_out_everywhere"),
+        ],
+    )
+    .await;
+    assert!(ended.status().is_redirection() || ended.status() == StatusCode::OK);
+    let left = app
+        .store
+        .sessions()
+        .list_sessions(&user.id, app.clock.now())
+        .await
+        .unwrap();
+    assert!(left.is_empty(), "no session lives: {left:?}");
+    for cookie in [&here, &elsewhere] {
+        let page = get(&app, Some(cookie)).await.text().await.unwrap();
+        assert!(page.contains(r#"name="password""#), "signed out: {page}");
+    }
+    let reasons: Vec<SessionEndReason> = events_of(&app, AuditSubject::Principal(user.id))
+        .await
+        .into_iter()
+        .filter_map(|event| match event.kind {
+            AuditKind::SessionEnded { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        reasons,
+        vec![SessionEndReason::SignedOutEverywhere; 2],
+        "one event per ended session"
     );
 }
