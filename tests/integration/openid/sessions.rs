@@ -1,6 +1,7 @@
 //! Sign-in sessions (single sign-on): the `__Host-session` cookie, skipping the sign-in and a
 //! remembered consent, `prompt=none` / `prompt=login` / `max_age` / `id_token_hint` against a
-//! live session, `sid` and `auth_time` in ID tokens, the idle limit, and logout ending it.
+//! live session, `sid` and `auth_time` in ID tokens, the idle and absolute limits, and logout
+//! ending it.
 
 use crate::support::app::TestApp;
 use reqwest::{header, StatusCode};
@@ -18,6 +19,7 @@ crate::on_both_stores!(
     prompt_login_and_max_age_ask_for_the_password_again_in_the_same_session,
     a_hint_naming_another_user_is_not_answered_by_this_browsers_session,
     an_idle_session_ends_and_last_seen_is_written_at_most_once_a_minute,
+    a_busy_session_still_ends_at_the_absolute_limit,
     logout_ends_the_browsers_session_and_clears_its_cookie,
 );
 
@@ -241,6 +243,37 @@ async fn an_idle_session_ends_and_last_seen_is_written_at_most_once_a_minute(app
     app.clock.advance(SessionLimits::DEFAULT.idle_seconds + 1);
     let refused = redirect_query(&browser.open(&none).await);
     assert_eq!(refused["error"], "login_required", "idle past the limit");
+    assert!(stored_sessions(&app, user.id).await.is_empty());
+}
+
+/// Used every few hours, a session never idles out, yet it ends `SESSION_MAX_SECONDS` after the
+/// sign-in: its TTL never runs past that, and the browser must sign in again.
+async fn a_busy_session_still_ends_at_the_absolute_limit(app: TestApp) {
+    let user = app.create_user(LOGIN, PASSWORD).await;
+    let client = oidc_client(&app, "relying party").await;
+    let (mut browser, _) = signed_in_browser(&app, &client, &[]).await;
+    let signed_in_at = app.clock.now();
+    let none = query(&client, &[("prompt", "none")]);
+    let limits = SessionLimits::DEFAULT;
+    let step = limits.idle_seconds - 3_600;
+
+    while app.clock.now() + step < signed_in_at + limits.max_seconds {
+        app.clock.advance(step);
+        assert!(
+            redirect_query(&browser.open(&none).await).contains_key("code"),
+            "alive {} s after the sign-in",
+            app.clock.now() - signed_in_at
+        );
+        let stored = stored_sessions(&app, user.id).await.remove(0);
+        assert!(stored.expires_at <= signed_in_at + limits.max_seconds);
+    }
+    app.clock
+        .advance(signed_in_at + limits.max_seconds - app.clock.now() + 1);
+    let refused = redirect_query(&browser.open(&none).await);
+    assert_eq!(
+        refused["error"], "login_required",
+        "past the absolute limit"
+    );
     assert!(stored_sessions(&app, user.id).await.is_empty());
 }
 
