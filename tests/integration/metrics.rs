@@ -43,6 +43,7 @@ on_both_stores_counted!(
     requests_and_refusals_are_counted_by_endpoint_grant_and_code,
     a_retry_within_grace_and_a_reuse_are_counted,
     the_password_that_locks_a_login_counts_one_lockout,
+    secrets_added_by_the_app_and_by_an_administrator_are_counted_apart,
 );
 
 mod route {
@@ -161,6 +162,36 @@ async fn the_password_that_locks_a_login_counts_one_lockout(
     let refusal = [("grant", "password"), ("code", "14")];
     after.grew_by(&before, "refusals_total", &refusal, 1.0);
     after.assert_holds_none_of(&[PASSWORD, "a wrong password", &login, &client.secret]);
+}
+
+/// An app adding a secret for itself (what a leaked application token would do first) counts
+/// apart from an administrator's addition; a refused addition counts nothing.
+async fn secrets_added_by_the_app_and_by_an_administrator_are_counted_apart(
+    app: TestApp,
+    metrics: PrometheusHandle,
+) {
+    use crate::client_secrets::api::add;
+    let client = app.create_client("read").await;
+    let token = app.app_token(&client).await;
+    let before = Scrape::of_recorder(&metrics);
+
+    let (status, body) = add(&app, &client.id, Some(&token), None).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let id = token_domain::ClientId::parse(&client.id).unwrap();
+    token_core::admin::add_client_secret(app.ctx(), &id, None)
+        .await
+        .unwrap();
+    let (status, body) = add(&app, &client.id, Some("not a token"), None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+
+    let after = Scrape::of_recorder(&metrics);
+    after.grew_by(&before, "client_secrets_added_total", &[("by", "app")], 1.0);
+    after.grew_by(
+        &before,
+        "client_secrets_added_total",
+        &[("by", "administrator")],
+        1.0,
+    );
 }
 
 async fn metrics_are_a_local_route_outside_the_api_document(app: TestApp) {

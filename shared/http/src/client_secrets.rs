@@ -33,7 +33,7 @@ use crate::auth::dpop::DpopRequest;
 use crate::domain::{ClientId, ListedSecret, SecretId, SecretsRefusal};
 use crate::error_response::ErrorResponse;
 use crate::flows::client_secrets::{
-    add_secret, authorize_app, list_secrets, revoke_secret, AppDenial, SecretsDenial,
+    add_secret, authorize_app, list_secrets, revoke_secret, AppDenial, SecretAddedBy, SecretsDenial,
 };
 use crate::services::Services;
 
@@ -66,11 +66,12 @@ pub struct AddedSecretBody {
     pub client_secret: String,
 }
 
-/// The optional body of `POST`: without it (or without the field) the secret never expires.
+/// The optional body of `POST`: without it (or without the field) the secret expires after 90
+/// days (`APP_ADDED_DEFAULT_EXPIRES_IN_DAYS`).
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddSecretRequest {
-    /// Days until the new secret stops working, 1 to 3650.
+    /// Days until the new secret stops working, 1 to 3650 (default 90).
     #[schema(minimum = 1, maximum = 3650)]
     pub expires_in_days: Option<u32>,
 }
@@ -245,7 +246,7 @@ pub async fn add(
             }
         }
     };
-    match add_secret(&services.ctx, &id, expires_in_days).await {
+    match add_secret(&services.ctx, &id, expires_in_days, SecretAddedBy::App).await {
         Ok(added) => {
             let body = AddedSecretBody {
                 secret_id: added.secret_id.to_string(),

@@ -93,7 +93,8 @@ pub async fn lists_adds_and_revokes_for_the_app_itself(app: TestApp) {
     assert_eq!(first["last_used"], app.clock.now());
     let first_id = first["secret_id"].as_str().unwrap().to_owned();
 
-    // Added without a body: never expires; with one: in that many days.
+    // Added without a body: expires in 90 days (an app's own secret, unlike an administrator's);
+    // with one: in that many days.
     let added = expect(
         add(&app, &client.id, token, None).await,
         StatusCode::CREATED,
@@ -129,6 +130,16 @@ pub async fn lists_adds_and_revokes_for_the_app_itself(app: TestApp) {
     assert_eq!(
         expiring_listed["expires"].as_i64().unwrap(),
         expiring_listed["created"].as_i64().unwrap() + 7 * DAY
+    );
+    let defaulted = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["secret_id"] == added["secret_id"])
+        .unwrap();
+    assert_eq!(
+        defaulted["expires"].as_i64().unwrap(),
+        defaulted["created"].as_i64().unwrap() + 90 * DAY
     );
     assert!(!listed.to_string().contains(&new_secret), "never listed");
 

@@ -9,7 +9,7 @@ use crate::domain::{
     RefreshRotation, SecretId,
 };
 use crate::errors::Refusal;
-use crate::flows::client_secrets::{self, AddedSecret, SecretsDenial, SecretsError};
+use crate::flows::client_secrets::{self, AddedSecret, SecretAddedBy, SecretsDenial, SecretsError};
 use crate::jose::PublicJwkSet;
 use crate::random::RandomExt;
 use crate::secrets::Secret;
@@ -202,7 +202,7 @@ pub async fn add_client_secret(
     id: &ClientId,
     expires_in_days: Option<u32>,
 ) -> Result<AddedSecret, AdminError> {
-    client_secrets::add_secret(ctx, id, expires_in_days)
+    client_secrets::add_secret(ctx, id, expires_in_days, SecretAddedBy::Administrator)
         .await
         .map_err(|e| secrets_error(e, id))
 }

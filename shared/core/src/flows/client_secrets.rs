@@ -24,6 +24,37 @@ use crate::store::StoreError;
 /// The longest expiry `add` accepts, in days (ten years).
 pub const MAX_EXPIRES_IN_DAYS: u32 = 3650;
 
+/// The expiry of a secret an app adds for itself without naming one, in days. Only an
+/// application token authenticates the secrets API (as Concur's does), and access tokens travel
+/// to resource servers: a secret added with a leaked token should not outlive the leak for ever
+/// (docs/decisions.md, Client secrets). Administrators' secrets keep no default expiry.
+pub const APP_ADDED_DEFAULT_EXPIRES_IN_DAYS: u32 = 90;
+
+/// Who adds a secret: the default expiry and the `client_secrets_added_total` label follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretAddedBy {
+    /// The app itself, through the secrets API.
+    App,
+    /// An administrator, through `tokenctl`.
+    Administrator,
+}
+
+impl SecretAddedBy {
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::App => "app",
+            Self::Administrator => "administrator",
+        }
+    }
+
+    fn default_expires_in_days(self) -> Option<u32> {
+        match self {
+            Self::App => Some(APP_ADDED_DEFAULT_EXPIRES_IN_DAYS),
+            Self::Administrator => None,
+        }
+    }
+}
+
 /// Rounds of "read, decide, write if unchanged". Each lost round means another change of the
 /// same client's secrets landed in between; more than a few in a row is a store problem.
 const ROUNDS: usize = 5;
@@ -57,12 +88,14 @@ pub async fn list_secrets(ctx: &Context, id: &ClientId) -> Result<Vec<ListedSecr
     Ok(current(ctx, id).await?.list_secrets())
 }
 
-/// Adds a secret that expires after `expires_in_days` if given.
+/// Adds a secret that expires after `expires_in_days`, or after `by`'s default.
 pub async fn add_secret(
     ctx: &Context,
     id: &ClientId,
     expires_in_days: Option<u32>,
+    by: SecretAddedBy,
 ) -> Result<AddedSecret, SecretsError> {
+    let expires_in_days = expires_in_days.or(by.default_expires_in_days());
     if expires_in_days.is_some_and(|days| days == 0 || days > MAX_EXPIRES_IN_DAYS) {
         return Err(SecretsDenial::InvalidExpiry.into());
     }
@@ -85,6 +118,7 @@ pub async fn add_secret(
             .map_err(SecretsDenial::from)?;
         if replace(ctx, &client, &next).await? {
             secret_changed(ctx, AuditKind::ClientSecretAdded { secret_id }, *id).await;
+            crate::measure::secret_added(by.label());
             return Ok(AddedSecret {
                 secret_id,
                 client_secret,

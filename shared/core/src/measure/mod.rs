@@ -42,6 +42,10 @@ pub const REUSE_DETECTED: &str = "refresh_reuse_detected_total";
 pub const LOCKOUTS: &str = "lockouts_total";
 /// Requests refused with 429 by an abuse limit, by `limit`.
 pub const RATE_LIMITED: &str = "rate_limited_total";
+/// Client secrets added, by `by`: `app` (the secrets API, with the app's own token) or
+/// `administrator` (`tokenctl`). A secret an app adds for itself is what a leaked application
+/// token would do first, so it is counted apart (docs/decisions.md, Client secrets).
+pub const SECRETS_ADDED: &str = "client_secrets_added_total";
 /// Processes started (in Lambda: execution environments initialised).
 pub const COLD_STARTS: &str = "cold_starts_total";
 
@@ -115,6 +119,11 @@ pub fn lockout() {
 /// `limit` names the limit (its counter's name), never what it counted.
 pub fn rate_limited(limit: &'static str) {
     metrics::counter!(RATE_LIMITED, "limit" => limit).increment(1);
+}
+
+/// `by` is [`SecretAddedBy::label`].
+pub fn secret_added(by: &'static str) {
+    metrics::counter!(SECRETS_ADDED, "by" => by).increment(1);
 }
 
 pub fn cold_start() {
