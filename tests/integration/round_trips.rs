@@ -15,6 +15,7 @@ mod openid;
 mod otp;
 mod par;
 mod private_key_jwt;
+mod sessions;
 mod token_exchange;
 
 pub(crate) use otp::RecordingMailer;
@@ -68,6 +69,7 @@ dynamodb_test!(
     token_exchange,
     par_push,
     par_authorize,
+    authorize_from_a_session,
 );
 
 mod budgets {
@@ -77,6 +79,7 @@ mod budgets {
     pub use super::otp::one_time_password;
     pub use super::par::{par_authorize, par_push};
     pub use super::private_key_jwt::client_credentials_with_private_key_jwt;
+    pub use super::sessions::authorize_from_a_session;
     pub use super::token_exchange::token_exchange;
     use super::*;
 

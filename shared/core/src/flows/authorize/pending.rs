@@ -51,6 +51,10 @@ pub struct PendingAuthorization {
     /// The sign-in session the user is signed in with (started or found), once signed in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sid: Option<SessionId>,
+    /// The session already lists the client (told when it ends): issuing a code writes nothing
+    /// to it. Known only when answered from a live session, never carried in the cookie.
+    #[serde(skip)]
+    pub session_lists_client: bool,
     /// The user whose password was correct and who must still type a code (the sign-in's
     /// second step); cleared once signed in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,6 +90,7 @@ impl PendingAuthorization {
             signed_in_at: None,
             expected_user: None,
             sid: None,
+            session_lists_client: false,
             password_user: None,
             amr: Vec::new(),
             code_ttl: None,

@@ -151,7 +151,11 @@ async fn issue(
     user: PrincipalId,
 ) -> Result<AuthorizeStep, AuthorizeError> {
     let request = &pending.request;
-    if let Some(sid) = &pending.sid {
+    if let Some(sid) = pending
+        .sid
+        .as_ref()
+        .filter(|_| !pending.session_lists_client)
+    {
         sessions::remember_client(services, &user, sid, request.client_id).await?;
     }
     let issued = issue_code(

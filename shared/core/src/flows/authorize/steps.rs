@@ -201,6 +201,7 @@ pub async fn start(
     if let Some(session) = session {
         pending.signed_in_user = Some(session.principal_id);
         pending.signed_in_at = Some(session.authenticated_at);
+        pending.session_lists_client = session.clients.contains(&pending.request.client_id);
         pending.sid = Some(session.sid);
         pending.amr = session.amr;
         return signed_in::proceed(services, keys, &client, pending).await;

@@ -1,0 +1,49 @@
+//! Budgets of single sign-on, warm: an authorization answered from a live session and a
+//! remembered consent (no page at all). Within the minute the session's last-seen time is not
+//! written, and a session that already lists the client is not written either
+//! (docs/decisions.md, Sign-in sessions).
+
+use super::counted::*;
+use crate::authorize::flow::{query, redirect_query, Session, LOGIN};
+use reqwest::StatusCode;
+
+/// Goal ≤ 3 within the minute: the session (`GetItem` by its sid), the remembered consent
+/// (`GetItem`) and the new code (`PutItem`); the client comes from the read cache once warm.
+/// Once a minute at most, one more: the session's last-seen time (`UpdateItem`).
+pub async fn authorize_from_a_session(c: Counted) {
+    c.app.create_user(LOGIN, PASSWORD).await;
+    let client = crate::openid::oidc_client(&c.app, "relying party").await;
+    let mut browser = Session::new(&c.app);
+    let first = browser.decide(&query(&client, &[]), "approve").await;
+    assert!(first.contains_key("code"), "{first:?}");
+    let silent = query(&client, &[("prompt", "none")]);
+    let warm = redirect_query(&browser.open(&silent).await);
+    assert!(warm.contains_key("code"), "warm: {warm:?}");
+
+    c.app.clock.advance(1);
+    let (answer, calls) = c
+        .calls_of(
+            "authorize from a session within the minute",
+            browser.open(&silent),
+        )
+        .await;
+    assert!(redirect_query(&answer).contains_key("code"));
+    assert_within(&calls, 3, "authorize from a session within the minute");
+    assert_eq!(calls.count("UpdateItem"), 0, "no write for last seen");
+    assert_eq!(calls.count("PutItem"), 1, "the code only");
+
+    // A minute on, the read cache is warmed by another browser's sign-in page (the client).
+    c.app.clock.advance(60);
+    let mut other = Session::new(&c.app);
+    assert_eq!(
+        other.open(&query(&client, &[])).await.status(),
+        StatusCode::OK
+    );
+    let (answer, calls) = c
+        .calls_of("authorize from a session", browser.open(&silent))
+        .await;
+    assert_eq!(answer.status(), StatusCode::FOUND);
+    assert!(redirect_query(&answer).contains_key("code"));
+    assert_within(&calls, 4, "authorize from a session");
+    assert_eq!(calls.count("UpdateItem"), 1, "last seen, a minute on");
+}
