@@ -9,7 +9,7 @@ use aws_sdk_dynamodb::types::ReturnValue;
 
 use super::codec::{from_item, key, keys, n, s, to_item};
 use super::errors::store_error;
-use super::requests::update_if;
+use super::requests::{take_if, update_if};
 use super::DynamoStore;
 use crate::clock::UnixTime;
 use crate::domain::{PasskeyCeremony, PasskeyCredential, PrincipalId};
@@ -133,24 +133,13 @@ impl PasskeyStore for DynamoStore {
         now: UnixTime,
     ) -> StoreResult<Option<PasskeyCeremony>> {
         let (pk, sk) = keys::passkey_ceremony(id_hash);
-        let taken = self
+        let delete = self
             .client
             .delete_item()
             .table_name(&self.table)
             .set_key(Some(key(pk, sk)))
             .condition_expression("expires_at > :now")
-            .expression_attribute_values(":now", n(now))
-            .return_values(ReturnValue::AllOld)
-            .send()
-            .await;
-        match taken {
-            Ok(out) => out
-                .attributes
-                .filter(|item| !item.is_empty())
-                .map(from_item)
-                .transpose(),
-            Err(e) if is_condition_failure(&e) => Ok(None),
-            Err(e) => Err(store_error("TakePasskeyCeremony", e)),
-        }
+            .expression_attribute_values(":now", n(now));
+        take_if("TakePasskeyCeremony", delete).await
     }
 }

@@ -4,10 +4,9 @@
 //! racing takes only one finds it.
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::ReturnValue;
 
-use super::codec::{from_item, key, keys, n, s, to_item};
-use super::errors::store_error;
+use super::codec::{key, keys, n, s, to_item};
+use super::requests::take_if;
 use super::DynamoStore;
 use crate::clock::UnixTime;
 use crate::domain::{ClientId, PushedAuthorization};
@@ -28,30 +27,14 @@ impl PushedAuthorizationStore for DynamoStore {
         now: UnixTime,
     ) -> StoreResult<Option<PushedAuthorization>> {
         let (pk, sk) = keys::pushed_authorization(request_uri_hash);
-        let taken = self
+        let delete = self
             .client
             .delete_item()
             .table_name(&self.table)
             .set_key(Some(key(pk, sk)))
             .condition_expression("client_id = :client AND expires_at > :now")
             .expression_attribute_values(":client", s(client_id.to_string()))
-            .expression_attribute_values(":now", n(now))
-            .return_values(ReturnValue::AllOld)
-            .send()
-            .await;
-        match taken {
-            Ok(out) => out
-                .attributes
-                .filter(|item| !item.is_empty())
-                .map(from_item)
-                .transpose(),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(store_error("TakePushedAuthorization", e)),
-        }
+            .expression_attribute_values(":now", n(now));
+        take_if("TakePushedAuthorization", delete).await
     }
 }

@@ -4,11 +4,12 @@
 use std::time::Duration;
 
 use aws_config::timeout::TimeoutConfig;
+use aws_sdk_dynamodb::operation::delete_item::builders::DeleteItemFluentBuilder;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::operation::query::QueryOutput;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
-use aws_sdk_dynamodb::types::{Put, TransactWriteItem, WriteRequest};
+use aws_sdk_dynamodb::types::{Put, ReturnValue, TransactWriteItem, WriteRequest};
 use rand::Rng;
 use serde::de::DeserializeOwned;
 
@@ -65,6 +66,29 @@ pub(super) async fn update_if(op: &str, update: UpdateItemFluentBuilder) -> Stor
                 .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
         {
             Ok(false)
+        }
+        Err(e) => Err(store_error(op, e)),
+    }
+}
+
+/// Takes an item once: sends a `DeleteItem` that has a condition and answers the item it
+/// deleted. Of racing takes one gets it; the others, and a take whose condition did not hold
+/// (expired, another client's), get `None` and delete nothing.
+pub(super) async fn take_if<T: DeserializeOwned>(
+    op: &str,
+    delete: DeleteItemFluentBuilder,
+) -> StoreResult<Option<T>> {
+    match delete.return_values(ReturnValue::AllOld).send().await {
+        Ok(out) => out
+            .attributes
+            .filter(|item| !item.is_empty())
+            .map(from_item)
+            .transpose(),
+        Err(e)
+            if e.as_service_error()
+                .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+        {
+            Ok(None)
         }
         Err(e) => Err(store_error(op, e)),
     }
