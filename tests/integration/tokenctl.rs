@@ -35,6 +35,7 @@ mod tokens;
 mod users;
 
 use audit::audit_verb;
+use keys::retired_keys_are_listed_then_removed;
 use legacy_import::legacy_token_import;
 use public_clients::public_clients;
 use sessions::sessions_list_and_revoke;
@@ -75,6 +76,7 @@ on_both_targets!(
     client_secrets,
     legacy_token_import,
     public_clients,
+    retired_keys_are_listed_then_removed,
     sessions_verbs
 );
 
