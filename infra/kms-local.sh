@@ -19,7 +19,8 @@
 # moto 5.2.5 ignores `MessageType=DIGEST` and hashes the digest again, so a signature made
 # that way verifies against SHA-256(digest), not against the message (AWS KMS does not). Sign
 # with `MessageType=RAW` (messages up to 4096 bytes: a JWT's signing input fits) for signatures
-# that verify here and on AWS alike; `check` shows both.
+# that verify here and on AWS alike; `check` shows both. Its `ScheduleKeyDeletion` fails (500)
+# when the key is named by ARN: name it by key id (`signing/kms.rs` does), as AWS takes either.
 #
 # Environment:
 #   KMS_LOCAL_PID_FILE  where `start` records the instance (default

@@ -1,7 +1,7 @@
 //! Properties every endpoint shares (token, JWK Set, exchange, company auth token): the
-//! correlation id (echoed, logged with the same value, invalid ones replaced), no credential in
-//! any log line (captured at DEBUG), and the 16 KiB body limit (exactly 16 KiB read, one byte
-//! more 413) for form and JSON bodies. The 503 when the store does not answer is
+//! correlation id (echoed, logged with the same value, invalid ones replaced) and no credential
+//! in any log line (captured at DEBUG), both on both stores; the 16 KiB body limit (exactly 16
+//! KiB read, one byte more 413) for form and JSON bodies. The 503 when the store does not answer is
 //! `store_unavailable`'s, for every endpoint on both stores.
 
 use crate::support::app::{Backend, TestApp, TestClient};
@@ -13,6 +13,13 @@ use token_domain::{ClientId, ConsumerKey, Scopes};
 use uuid::Uuid;
 
 const PASSWORD: &str = "cross cutting password 1";
+
+// The logging and correlation properties on both stores: the DynamoDB store's SDK logs too.
+crate::on_both_stores!(
+    correlation_ids_are_echoed_logged_and_replaced_when_invalid,
+    every_documented_operation_echoes_both_correlation_headers,
+    no_credential_reaches_the_logs
+);
 const LIMIT: usize = 16 * 1024;
 
 /// One request per endpoint, each able to carry a correlation id.
@@ -34,9 +41,7 @@ fn every_endpoint(app: &TestApp) -> Vec<(&'static str, RequestBuilder)> {
     ]
 }
 
-#[tokio::test]
-async fn correlation_ids_are_echoed_logged_and_replaced_when_invalid() {
-    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+async fn correlation_ids_are_echoed_logged_and_replaced_when_invalid(app: TestApp) {
     for (endpoint, request) in every_endpoint(&app) {
         let given = format!("corr-{endpoint}-{}", Uuid::new_v4());
         let response = request
@@ -74,9 +79,7 @@ async fn correlation_ids_are_echoed_logged_and_replaced_when_invalid() {
 
 /// Every operation of the OpenAPI document echoes both correlation headers, whatever it
 /// answers: sent without credentials or body, most answers are errors (400, 401, 404).
-#[tokio::test]
-async fn every_documented_operation_echoes_both_correlation_headers() {
-    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+async fn every_documented_operation_echoes_both_correlation_headers(app: TestApp) {
     let document: Value = app.get_json("/openapi.json").await;
     let paths = document["paths"].as_object().expect("paths");
     let mut statuses = Vec::new();
@@ -142,9 +145,7 @@ fn assert_logged_once(endpoint: &str, correlation_id: &str) {
 /// The company flow end to end (Basic client_credentials, the administrator's password grant,
 /// the auth token answered in `Location`, the company grant, a refused replay) leaves no
 /// credential in the logs, the DEBUG lines included.
-#[tokio::test]
-async fn no_credential_reaches_the_logs() {
-    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+async fn no_credential_reaches_the_logs(app: TestApp) {
     let company = app.create_company("Logged Co").await;
     let crm = app
         .create_client_with(admin::NewClient {

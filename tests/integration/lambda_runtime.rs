@@ -20,7 +20,7 @@
 //! first poll of `next`, and the latency of its first request, from the event handed out to the
 //! response posted. `infra/bench.sh` reads those lines.
 
-mod function;
+pub(crate) mod function;
 mod lazy_start;
 mod metrics_off;
 mod rotate_keys;
@@ -360,7 +360,11 @@ fn report_cold_starts(functions: &[(&RunningFunction, Duration)]) {
 
 /// An API Gateway HTTP API (payload 2.0) event, shaped like the fixtures in
 /// `tests/fixtures/apigw/`, with a form body when `form` is given.
-fn http_api_event(path: &str, authorization: &str, form: Option<&[(&str, &str)]>) -> Value {
+pub(crate) fn http_api_event(
+    path: &str,
+    authorization: &str,
+    form: Option<&[(&str, &str)]>,
+) -> Value {
     let mut headers = json!({
         "host": "abc123.execute-api.us-east-1.amazonaws.com",
         "user-agent": "lambda-runtime-test",

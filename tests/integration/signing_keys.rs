@@ -4,6 +4,7 @@
 //! from the published JWK alone, and an unreachable KMS answering "unavailable" in time.
 
 mod kms_outage;
+mod production;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -26,11 +26,11 @@ mod keys;
 mod legacy_apps;
 mod legacy_import;
 mod newer_options;
-mod output;
+pub(crate) mod output;
 mod public_clients;
 mod secrets;
 mod sessions;
-mod target;
+pub(crate) mod target;
 mod tokens;
 mod users;
 

@@ -1,5 +1,5 @@
-//! The code flow in a real headless Chromium against the real router (`TestApp`, SQLite): sign
-//! in, consent, land on the client's redirect URI with a code, exchange it. The redirect URI is
+//! The code flow in a real headless Chromium against the real router (`TestApp`, on both
+//! stores): sign in, consent, land on the client's redirect URI with a code, exchange it. The redirect URI is
 //! on another origin (`localhost` vs `127.0.0.1`), so the CSP's `form-action` is exercised too.
 //! Screenshots of every page go to `target/screenshots/authorize-*.png`.
 
@@ -36,8 +36,8 @@ struct BrowserFlow {
     browser: Browser,
 }
 
-async fn open_authorize_page() -> BrowserFlow {
-    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+async fn open_authorize_page(backend: Backend) -> Option<BrowserFlow> {
+    let app = TestApp::spawn(backend).await?;
     app.create_user(LOGIN, PASSWORD).await;
     let redirect_uri = client_site().await;
     let mut new = NewClient::named(
@@ -53,12 +53,12 @@ async fn open_authorize_page() -> BrowserFlow {
         .goto(&authorize_url(&app, &client, &redirect_uri))
         .await
         .unwrap();
-    BrowserFlow {
+    Some(BrowserFlow {
         app,
         client,
         redirect_uri,
         browser,
-    }
+    })
 }
 
 fn authorize_url(app: &TestApp, client: &TestClient, redirect_uri: &str) -> String {
@@ -107,14 +107,19 @@ fn query_value(url: &url::Url, name: &str) -> Option<String> {
         .map(|(_, value)| value.into_owned())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sign_in_approve_and_exchange_in_a_real_browser() {
+crate::on_both_stores!(using super::open_authorize_page;
+    sign_in_approve_and_exchange_in_a_real_browser,
+    deny_in_a_real_browser_redirects_with_access_denied,
+    single_sign_on_and_the_account_page_in_a_real_browser
+);
+
+async fn sign_in_approve_and_exchange_in_a_real_browser(flow: BrowserFlow) {
     let BrowserFlow {
         app,
         client,
         redirect_uri,
         browser,
-    } = open_authorize_page().await;
+    } = flow;
     assert!(browser.text().await.unwrap().contains(APP_NAME));
     browser.screenshot("authorize-sign-in").await.unwrap();
 
@@ -159,12 +164,11 @@ async fn sign_in_approve_and_exchange_in_a_real_browser() {
     assert_eq!(claims["nonce"], "browser-nonce");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deny_in_a_real_browser_redirects_with_access_denied() {
+async fn deny_in_a_real_browser_redirects_with_access_denied(flow: BrowserFlow) {
     // `_app` is bound, not `..`-dropped: the service must outlive the browser's visit.
     let BrowserFlow {
         app: _app, browser, ..
-    } = open_authorize_page().await;
+    } = flow;
     sign_in(&browser, PASSWORD).await;
     browser.click_button("Deny").await.unwrap();
     let landed = browser.current_url().await.unwrap();
@@ -182,14 +186,13 @@ async fn deny_in_a_real_browser_redirects_with_access_denied() {
 /// Single sign-on and the account page in a real browser: the `__Host-session` cookie is kept
 /// by Chromium, a second authorization lands on the client at once, and the account page lists
 /// the session and the app, disconnects the app and signs out everywhere.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn single_sign_on_and_the_account_page_in_a_real_browser() {
+async fn single_sign_on_and_the_account_page_in_a_real_browser(flow: BrowserFlow) {
     let BrowserFlow {
         app,
         client,
         redirect_uri,
         browser,
-    } = open_authorize_page().await;
+    } = flow;
     sign_in(&browser, PASSWORD).await;
     browser.click_button("Allow").await.unwrap();
     let landed = browser.current_url().await.unwrap();
