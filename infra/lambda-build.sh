@@ -16,6 +16,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
+# shellcheck source=infra/lib/venv.sh
+source "$ROOT/infra/lib/venv.sh"
 # shellcheck source=infra/lib/cargo-lambda.sh
 source "$ROOT/infra/lib/cargo-lambda.sh"
 

@@ -198,6 +198,18 @@ step_build() {
 	cargo build --workspace --all-targets
 }
 
+# --- Step: the functions under cargo lambda watch ---------------------------------------------
+# infra/cargo-lambda-check.sh: cargo-lambda (PyPI, into .cache/venv once cfn-lint's install
+# there has finished) emulates Lambda with `cargo lambda watch --only-lambda-apis`, the
+# functions are the debug binaries just built (nothing is compiled again), over DynamoDB Local,
+# and each answers `cargo lambda invoke --data-file` with API Gateway fixtures and watch's HTTP
+# emulation; about 10 s. No release build: the arm64 one (infra/lambda-build.sh) took 17.5
+# minutes on two cores.
+step_cargo_lambda() {
+	step "the functions under cargo lambda watch (infra/cargo-lambda-check.sh)"
+	infra/cargo-lambda-check.sh
+}
+
 # --- Step: relying-party libraries -----------------------------------------------------------
 # openid-client 6 (Node) and authlib (Python), pinned into .cache/ by infra/relying-parties.sh:
 # the integration tests' oidc_interop suite runs them against the app on both stores
@@ -241,6 +253,7 @@ STEPS=(
 	step_kms_local
 	step_build
 	step_templates_result
+	step_cargo_lambda
 	step_relying_parties
 	step_fuzz_api
 	step_tests
