@@ -2,11 +2,14 @@
 //! `tests/interop/node/mcp.mjs`; Python, `tests/interop/python/mcp_agent.py`): discovery through a small MCP server's protected resource
 //! metadata, dynamic registration, the code flow with PKCE and `resource` (the driver plays the
 //! user on our pages), a tool call the MCP server accepts only when the token's `aud` is itself,
-//! and a refresh. On both stores, with registration open.
+//! and a refresh. On both stores, with registration open. `documents`: the same SDKs with a
+//! client ID metadata document instead of registration.
 
 use crate::support::app::TestApp;
 use crate::support::relying_party::{run_case, Driver, RelyingParty};
 use token_domain::ClientId;
+
+mod documents;
 
 crate::on_both_stores!(with crate::registration::open();
     the_typescript_sdk_registers_authorizes_and_calls_a_tool,

@@ -1,4 +1,4 @@
-//! Where client ID metadata documents live in the tests: an HTTP server on loopback that
+//! Where client ID metadata documents live in the tests: an HTTP(S) server on loopback that
 //! answers each path with what the test set (status, headers, body, a delay), counting the
 //! requests per path; and a resolver that answers the test's host names with the test's
 //! addresses, so that the fetcher's address rules meet names without real DNS.
@@ -73,13 +73,31 @@ pub struct DocumentServer {
 
 impl DocumentServer {
     pub async fn start() -> Self {
+        Self::serving(None).await
+    }
+
+    /// The same over https with `tls` (a certificate of a [`TestCa`](super::test_ca::TestCa)).
+    pub async fn start_tls(tls: Arc<rustls::ServerConfig>) -> Self {
+        Self::serving(Some(tls)).await
+    }
+
+    async fn serving(tls: Option<Arc<rustls::ServerConfig>>) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let documents = Arc::new(Mutex::new(Documents::default()));
         let router = axum::Router::new()
             .fallback(answer)
             .with_state(documents.clone());
-        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+        match tls {
+            None => tokio::spawn(async move { axum::serve(listener, router).await.unwrap() }),
+            Some(tls) => tokio::spawn(async move {
+                let listener = TlsListener {
+                    tcp: listener,
+                    acceptor: tokio_rustls::TlsAcceptor::from(tls),
+                };
+                axum::serve(listener, router).await.unwrap();
+            }),
+        };
         Self { port, documents }
     }
 
@@ -106,6 +124,31 @@ impl DocumentServer {
     /// Requests for any path so far.
     pub fn all_hits(&self) -> usize {
         self.documents.lock().unwrap().hits.values().sum()
+    }
+}
+
+/// Connections accepted over TLS; one whose handshake fails (or stalls) is dropped.
+struct TlsListener {
+    tcp: tokio::net::TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let (tcp, peer) = self.tcp.accept().await.unwrap();
+            let handshake = self.acceptor.accept(tcp);
+            if let Ok(Ok(tls)) = tokio::time::timeout(Duration::from_secs(5), handshake).await {
+                return (tls, peer);
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.tcp.local_addr()
     }
 }
 

@@ -21,4 +21,5 @@ pub mod smtp_server;
 pub mod sqlite;
 pub mod stored_data;
 pub mod tcp_fault;
+pub mod test_ca;
 pub mod user_agent;

@@ -164,8 +164,19 @@ impl Driver {
 /// Runs one case of `driver` as `rp` against `app`; returns the case's result once it passed,
 /// and fails the test with the driver's own message otherwise.
 pub async fn run_case(app: &TestApp, rp: &RelyingParty, driver: Driver, case: &str) -> Value {
+    run_case_with(app, rp, driver, case, Vec::new()).await
+}
+
+/// [`run_case`] with `extra` in the driver's environment too.
+pub async fn run_case_with(
+    app: &TestApp,
+    rp: &RelyingParty,
+    driver: Driver,
+    case: &str,
+    extra: Vec<(&'static str, String)>,
+) -> Value {
     let mut command = driver.command();
-    command.envs(rp.environment(app, case));
+    command.envs(rp.environment(app, case)).envs(extra);
     let output = tokio::task::spawn_blocking(move || command.output())
         .await
         .unwrap()

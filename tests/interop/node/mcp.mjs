@@ -1,12 +1,16 @@
 // The official Model Context Protocol TypeScript SDK (@modelcontextprotocol/sdk) as a real agent:
 // its own OAuth client code discovers the authorization server from a small MCP server's
-// protected resource metadata (RFC 9728), registers itself (RFC 7591), authorizes with PKCE and
+// protected resource metadata (RFC 9728), registers itself (RFC 7591) or names itself by the URL
+// of its client ID metadata document (`clientMetadataUrl`), authorizes with PKCE and
 // a `resource` (RFC 8707), redeems the code, calls a tool, refreshes, and calls it again. The
 // driver plays only the user, on the server's pages (./browser.mjs); the MCP server accepts a
 // bearer token only when its signature verifies against the issuer's JWK Set and its `aud` names
 // the MCP server (the resource).
 //
 //   ISSUER=http://127.0.0.1:8080 LOGIN=... PASSWORD=... CASE=mcp-dcr node tests/interop/node/mcp.mjs
+//
+// CASE=mcp-cimd also reads CLIENT_METADATA_URL (the document, which the caller serves) and
+// REDIRECT_URI (one of the document's redirect_uris).
 //
 // RP_NODE_DIR: where `infra/relying-parties.sh node` installed the packages (default
 // .cache/rp-node). Prints one JSON object, case name to result; exits 1 when a case failed.
@@ -148,57 +152,86 @@ async function whoami(url, provider) {
 	}
 }
 
+/**
+ * The agent's whole run against a fresh MCP server: the first connection finds no token, so the
+ * SDK discovers the authorization server and gets a client (`provider` decides how: registration,
+ * or the URL of its metadata document), then the user signs in and approves on the pages, the
+ * SDK redeems the code, calls a tool, refreshes, and calls it again. Answers what the test checks.
+ */
+async function authorizeCallRefresh(mcpServer, provider) {
+	const mcp = new Client({ name: 'interop agent', version: '1.0.0' });
+	const transport = new StreamableHTTPClientTransport(new URL(mcpServer.url), { authProvider: provider });
+	let refused;
+	try {
+		await mcp.connect(transport);
+	} catch (error) {
+		refused = error;
+	}
+	check(refused instanceof UnauthorizedError, `the first connection is sent to authorize: ${refused}`);
+	const client = provider.saved.client;
+	check(client?.client_id, 'the SDK has a client_id');
+	check(client.client_secret === undefined, 'a public client has no secret');
+	const authorizationUrl = new URL(provider.saved.authorizationUrl);
+	check(authorizationUrl.searchParams.get('client_id') === client.client_id, `the authorization request names that client: ${authorizationUrl}`);
+	check(authorizationUrl.searchParams.get('resource') === mcpServer.url, `resource is the MCP server: ${authorizationUrl}`);
+	check(authorizationUrl.searchParams.get('code_challenge_method') === 'S256', 'PKCE S256');
+
+	const browser = new Browser();
+	const landed = await browser.navigate(authorizationUrl, { serverOrigin: new URL(env.issuer).origin, stopAt: [provider.redirectUrl], ...env });
+	check(landed.location, `the pages end at the agent's redirect: ${landed.status} ${landed.html?.slice(0, 300)}`);
+	check(landed.pages.includes('consent'), 'a self-registered client is shown the consent page');
+	const code = landed.location.searchParams.get('code');
+	check(code, `a code: ${landed.location}`);
+	await transport.finishAuth(code);
+	const first = provider.saved.tokens;
+	check(first?.access_token && first.refresh_token, 'an access and a refresh token');
+
+	const caller = await whoami(mcpServer.url, provider);
+	check([caller.aud].flat().includes(mcpServer.url), `the token's audience is the MCP server: ${JSON.stringify(caller)}`);
+
+	// A refresh through the SDK's own path (a stored refresh token is used before a new
+	// authorization), then the tool again with the new token.
+	const refreshed = await auth(provider, { serverUrl: mcpServer.url });
+	check(refreshed === 'AUTHORIZED', `the refresh authorized: ${refreshed}`);
+	check(provider.saved.tokens.access_token !== first.access_token, 'a new access token');
+	const again = await whoami(mcpServer.url, provider);
+	check(again.sub === caller.sub, 'the same user after the refresh');
+	check(mcpServer.seen.includes(provider.saved.tokens.access_token), 'the MCP server accepted the refreshed token');
+	return { client_id: client.client_id, sub: caller.sub, aud: caller.aud };
+}
+
+/** Runs `run(mcpServer)` against a fresh MCP server guarded by the issuer's tokens. */
+async function withMcpServer(run) {
+	const metadata = await (await fetch(`${env.issuer}/.well-known/oauth-authorization-server`)).json();
+	const mcpServer = await startMcpServer(metadata);
+	try {
+		return await run(mcpServer, metadata);
+	} finally {
+		await mcpServer.close();
+	}
+}
+
 const cases = {
 	// Dynamic registration, the code flow with PKCE and `resource`, a tool call, a refresh.
 	async 'mcp-dcr'() {
-		const metadata = await (await fetch(`${env.issuer}/.well-known/oauth-authorization-server`)).json();
-		const mcpServer = await startMcpServer(metadata);
-		try {
-			const redirectUrl = `http://127.0.0.1:${new URL(mcpServer.url).port}/callback`;
-			const provider = new MemoryProvider(redirectUrl);
-			// The first connection finds no token: the SDK discovers, registers and sends the user
-			// to the authorization page.
-			const mcp = new Client({ name: 'interop agent', version: '1.0.0' });
-			const transport = new StreamableHTTPClientTransport(new URL(mcpServer.url), { authProvider: provider });
-			let refused;
-			try {
-				await mcp.connect(transport);
-			} catch (error) {
-				refused = error;
-			}
-			check(refused instanceof UnauthorizedError, `the first connection is sent to authorize: ${refused}`);
-			const registered = provider.saved.client;
-			check(registered?.client_id, 'the SDK registered itself');
-			check(registered.client_secret === undefined, 'a public client gets no secret');
-			const authorizationUrl = new URL(provider.saved.authorizationUrl);
-			check(authorizationUrl.searchParams.get('resource') === mcpServer.url, `resource is the MCP server: ${authorizationUrl}`);
-			check(authorizationUrl.searchParams.get('code_challenge_method') === 'S256', 'PKCE S256');
-
-			const browser = new Browser();
-			const landed = await browser.navigate(authorizationUrl, { serverOrigin: new URL(env.issuer).origin, stopAt: [redirectUrl], ...env });
-			check(landed.location, `the pages end at the agent's redirect: ${landed.status} ${landed.html?.slice(0, 300)}`);
-			check(landed.pages.includes('consent'), 'a self-registered client is shown the consent page');
-			const code = landed.location.searchParams.get('code');
-			check(code, `a code: ${landed.location}`);
-			await transport.finishAuth(code);
-			const first = provider.saved.tokens;
-			check(first?.access_token && first.refresh_token, 'an access and a refresh token');
-
-			const caller = await whoami(mcpServer.url, provider);
-			check([caller.aud].flat().includes(mcpServer.url), `the token's audience is the MCP server: ${JSON.stringify(caller)}`);
-
-			// A refresh through the SDK's own path (a stored refresh token is used before a new
-			// authorization), then the tool again with the new token.
-			const refreshed = await auth(provider, { serverUrl: mcpServer.url });
-			check(refreshed === 'AUTHORIZED', `the refresh authorized: ${refreshed}`);
-			check(provider.saved.tokens.access_token !== first.access_token, 'a new access token');
-			const again = await whoami(mcpServer.url, provider);
-			check(again.sub === caller.sub, 'the same user after the refresh');
-			check(mcpServer.seen.includes(provider.saved.tokens.access_token), 'the MCP server accepted the refreshed token');
-			return { client_id: registered.client_id, sub: caller.sub, aud: caller.aud };
-		} finally {
-			await mcpServer.close();
-		}
+		return withMcpServer(async (mcpServer) => {
+			const provider = new MemoryProvider(`http://127.0.0.1:${new URL(mcpServer.url).port}/callback`);
+			const result = await authorizeCallRefresh(mcpServer, provider);
+			check(provider.saved.client.client_id_issued_at, 'the SDK registered itself');
+			return result;
+		});
+	},
+	// The same with a client ID metadata document (CLIENT_METADATA_URL, served by the test with
+	// REDIRECT_URI among its redirect_uris): the SDK uses the URL as client_id, registers nothing.
+	async 'mcp-cimd'() {
+		return withMcpServer(async (mcpServer, metadata) => {
+			check(metadata.client_id_metadata_document_supported === true, 'the server says it supports documents');
+			const provider = new MemoryProvider(setting('REDIRECT_URI'));
+			provider.clientMetadataUrl = setting('CLIENT_METADATA_URL');
+			const result = await authorizeCallRefresh(mcpServer, provider);
+			check(result.client_id === provider.clientMetadataUrl, `the document's URL is the client_id: ${result.client_id}`);
+			return result;
+		});
 	},
 };
 

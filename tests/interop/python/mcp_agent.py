@@ -1,12 +1,16 @@
 """The official Model Context Protocol Python SDK (`mcp` on PyPI) as a real agent: its own OAuth
 client discovers the authorization server from an MCP server's protected resource metadata
-(RFC 9728), registers itself (RFC 7591), authorizes with PKCE and `resource` (RFC 8707), redeems
+(RFC 9728), registers itself (RFC 7591) or names itself by the URL of its client ID metadata
+document (`client_metadata_url`), authorizes with PKCE and `resource` (RFC 8707), redeems
 the code and calls a tool; then a second connection refreshes. The MCP server is the SDK's own
 (MCPServer), accepting a bearer token only when it verifies against the issuer's JWK Set and its
 `aud` names the server. The driver plays only the user, on the server's pages (browser.py).
 
     ISSUER=http://127.0.0.1:8080 LOGIN=... PASSWORD=... CASE=mcp-python-dcr \
     .cache/rp-venv/bin/python tests/interop/python/mcp_agent.py
+
+CASE=mcp-python-cimd also reads CLIENT_METADATA_URL (the document, which the caller serves) and
+REDIRECT_URI (one of the document's redirect_uris).
 
 Prints one JSON object, case name to result; exits 1 when a case failed, 2 on a usage error.
 """
@@ -155,7 +159,7 @@ class User:
         check(self.visit and self.visit.location,
               f"the pages end at the agent's redirect: {self.visit and (self.visit.status, self.visit.html[:300])}")
         query = parse_qs(urlsplit(self.visit.location).query)
-        check("code" in query, f"a code: {self.visit.location}")
+        check("code" in query, f"a code: {self.visit.location} (asked: {self.authorization_url})")
         return AuthorizationCodeResult(code=query["code"][0], state=query.get("state", [None])[0],
                                        iss=query.get("iss", [None])[0])
 
@@ -168,11 +172,19 @@ async def whoami(url, provider):
     return json.loads(answer.content[0].text)
 
 
-async def case_dcr():
+async def authorize_call_refresh(client_metadata_url=None, redirect_uri=None):
+    """The agent's whole run against a fresh MCP server: the first connection finds no token, so
+    the SDK discovers the authorization server and gets a client (registration, or the URL of its
+    metadata document when `client_metadata_url` is given), the user signs in and approves, the
+    SDK redeems the code and calls a tool; the access token then expires and the next connection
+    refreshes. Answers what the test checks."""
     metadata = httpx2.get(f"{ISSUER}/.well-known/oauth-authorization-server").json()
+    if client_metadata_url:
+        check(metadata.get("client_id_metadata_document_supported") is True,
+              "the server says it supports documents")
     resource, mcp_server = start_mcp_server(metadata)
     try:
-        redirect_uri = f"http://127.0.0.1:{free_port()}/callback"
+        redirect_uri = redirect_uri or f"http://127.0.0.1:{free_port()}/callback"
         user = User(redirect_uri)
         storage = MemoryStorage()
         provider = OAuthClientProvider(
@@ -181,11 +193,14 @@ async def case_dcr():
                 client_name="MCP Python SDK interop agent", redirect_uris=[redirect_uri],
                 grant_types=["authorization_code", "refresh_token"], response_types=["code"],
                 token_endpoint_auth_method="none", scope=" ".join(SCOPES)),
-            storage=storage, redirect_handler=user.open, callback_handler=user.come_back)
+            storage=storage, redirect_handler=user.open, callback_handler=user.come_back,
+            client_metadata_url=client_metadata_url)
         caller = await whoami(resource, provider)
-        check(storage.client and storage.client.client_id, "the SDK registered itself")
-        check(storage.client.client_secret is None, "a public client gets no secret")
+        check(storage.client and storage.client.client_id, "the SDK has a client_id")
+        check(storage.client.client_secret is None, "a public client has no secret")
         query = parse_qs(urlsplit(user.authorization_url).query)
+        check(query.get("client_id") == [storage.client.client_id],
+              f"the authorization request names that client: {user.authorization_url}")
         check(query.get("resource") == [resource], f"resource is the MCP server: {user.authorization_url}")
         check(query.get("code_challenge_method") == ["S256"], "PKCE S256")
         check("consent" in user.visit.pages, "a self-registered client is shown the consent page")
@@ -199,12 +214,30 @@ async def case_dcr():
         again = await whoami(resource, provider)
         check(storage.tokens.access_token != first.access_token, "a new access token after the refresh")
         check(again["sub"] == caller["sub"], "the same user after the refresh")
-        return {"client_id": storage.client.client_id, "sub": caller["sub"], "aud": caller["aud"]}
+        return {"client_id": storage.client.client_id, "sub": caller["sub"], "aud": caller["aud"],
+                "issued_at": storage.client.client_id_issued_at}
     finally:
         mcp_server.should_exit = True
 
 
-CASES = {"mcp-python-dcr": case_dcr}
+async def case_dcr():
+    """Dynamic registration."""
+    result = await authorize_call_refresh()
+    check(result.pop("issued_at"), "the SDK registered itself")
+    return result
+
+
+async def case_cimd():
+    """A client ID metadata document (CLIENT_METADATA_URL, served by the caller with REDIRECT_URI
+    among its redirect_uris): the URL is the client_id, nothing is registered."""
+    url = setting("CLIENT_METADATA_URL")
+    result = await authorize_call_refresh(url, setting("REDIRECT_URI"))
+    check(result.pop("issued_at") is None, "nothing registered")
+    check(result["client_id"] == url, f"the document's URL is the client_id: {result['client_id']}")
+    return result
+
+
+CASES = {"mcp-python-dcr": case_dcr, "mcp-python-cimd": case_cimd}
 
 
 def main():

@@ -30,7 +30,12 @@ pub struct Response {
     pub body: Bytes,
 }
 
-pub(super) async fn send(target: &Target, outgoing: Outgoing) -> Result<Response, FetchError> {
+/// `tls`: the configuration to use instead of the system roots' one.
+pub(super) async fn send(
+    target: &Target,
+    outgoing: Outgoing,
+    tls: Option<&Arc<rustls::ClientConfig>>,
+) -> Result<Response, FetchError> {
     let tcp = connect(&target.addresses).await?;
     let mut request = http::Request::builder()
         .method(outgoing.method)
@@ -54,7 +59,8 @@ pub(super) async fn send(target: &Target, outgoing: Outgoing) -> Result<Response
             Host::Ipv6(ip) => Ok(ServerName::from(std::net::IpAddr::V6(*ip))),
         }
         .map_err(|_| FetchError::InvalidUrl)?;
-        let tls = tokio_rustls::TlsConnector::from(tls_config())
+        let config = tls.map_or_else(system_tls_config, Arc::clone);
+        let tls = tokio_rustls::TlsConnector::from(config)
             .connect(name, tcp)
             .await
             .map_err(FetchError::Tls)?;
@@ -120,9 +126,8 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
-/// HTTP/1.1 over TLS 1.2 or 1.3 with ring, trusting the system's certificates (as the AWS SDK's
-/// client does), built once.
-fn tls_config() -> Arc<rustls::ClientConfig> {
+/// Trusting the system's certificates (as the AWS SDK's client does), built once.
+fn system_tls_config() -> Arc<rustls::ClientConfig> {
     static CONFIG: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
     CONFIG
         .get_or_init(|| {
@@ -132,14 +137,19 @@ fn tls_config() -> Arc<rustls::ClientConfig> {
             if added == 0 {
                 tracing::warn!("no system certificates found: outbound https will fail");
             }
-            let provider = Arc::new(rustls::crypto::ring::default_provider());
-            let mut config = rustls::ClientConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .expect("ring supports the default TLS versions")
-                .with_root_certificates(roots)
-                .with_no_client_auth();
-            config.alpn_protocols = vec![b"http/1.1".to_vec()];
-            Arc::new(config)
+            client_config(roots)
         })
         .clone()
+}
+
+/// HTTP/1.1 over TLS 1.2 or 1.3 with ring, trusting `roots`.
+pub(super) fn client_config(roots: rustls::RootCertStore) -> Arc<rustls::ClientConfig> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("ring supports the default TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Arc::new(config)
 }
