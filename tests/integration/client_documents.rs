@@ -5,14 +5,14 @@
 //! in every token and answer, the cache per `Cache-Control` and its clamp, the switch. `refusals`:
 //! every refusal of the fetcher (internal addresses, a name with one internal address, http, a
 //! redirect, a large body, a slow server) and of the document, each an error page, never a
-//! redirect.
+//! redirect. `limit`: fetches per source address (`RATE_LIMIT_DOCUMENT_FETCHES_PER_HOUR`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use token_core::config::Policy;
+use token_core::config::{Policy, RateLimits};
 use token_core::outbound::{AllowedHosts, Fetcher};
 use uuid::Uuid;
 
@@ -21,6 +21,7 @@ use crate::support::app::{AppOptions, Backend, TestApp, TestClient};
 use crate::support::document_server::{DocumentServer, Served, TestResolver};
 
 mod flow;
+mod limit;
 mod refusals;
 
 /// The name the test's document server is reached by (resolved to loopback, and allowed).
@@ -51,6 +52,15 @@ pub async fn documents(backend: Backend) -> Option<Documents> {
     with_timeout(backend, Duration::from_secs(3), true).await
 }
 
+/// The documents on, at most [`limit::FETCHES`] fetched per source address and hour.
+pub async fn fetches_limited(backend: Backend) -> Option<Documents> {
+    let limits = RateLimits {
+        document_fetches_per_hour: limit::FETCHES,
+        ..RateLimits::default()
+    };
+    with_policy(backend, Duration::from_secs(3), true, limits).await
+}
+
 /// The documents on, fetched with a 300 ms time limit (the slow server's test: the production
 /// limit, 5 s, is the outbound client's own unit test).
 pub async fn impatient(backend: Backend) -> Option<Documents> {
@@ -63,6 +73,15 @@ pub async fn switched_off(backend: Backend) -> Option<Documents> {
 }
 
 async fn with_timeout(backend: Backend, timeout: Duration, on: bool) -> Option<Documents> {
+    with_policy(backend, timeout, on, RateLimits::default()).await
+}
+
+async fn with_policy(
+    backend: Backend,
+    timeout: Duration,
+    on: bool,
+    rate_limits: RateLimits,
+) -> Option<Documents> {
     let server = DocumentServer::start().await;
     let resolver = TestResolver::new(NAMES);
     let allowed = AllowedHosts::parse(&format!("{AGENT_HOST}:{}", server.port)).unwrap();
@@ -72,6 +91,7 @@ async fn with_timeout(backend: Backend, timeout: Duration, on: bool) -> Option<D
     let options = AppOptions {
         policy: Policy {
             client_id_metadata_documents: on,
+            rate_limits,
             ..Policy::default()
         },
         document_fetcher: Some(fetcher),

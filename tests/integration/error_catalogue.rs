@@ -106,6 +106,11 @@ const SERVICE_ROWS: &[(u16, &str, &str)] = &[
         "slow_down",
         "too many client registrations from this address; retry later (RATE_LIMIT_REGISTRATIONS_PER_HOUR)",
     ),
+    (
+        145,
+        "slow_down",
+        "too many client ID metadata documents fetched for this address; retry later (RATE_LIMIT_DOCUMENT_FETCHES_PER_HOUR)",
+    ),
     (150, "invalid_dpop_proof", "invalid DPoP proof"),
     (
         151,

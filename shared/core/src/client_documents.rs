@@ -11,14 +11,20 @@
 //! the token, introspection, revocation and PAR endpoints) gets the kept client while it is
 //! fresh, and fetches the document again after. What names it by its id only (the pending
 //! sign-in's cookie) gets the kept client, fresh or not, until it expires.
+//!
+//! Each fetch (never a kept, fresh client) is counted against the address of the request that
+//! caused it (`RATE_LIMIT_DOCUMENT_FETCHES_PER_HOUR`): a request naming new URLs makes this
+//! server call addresses of the caller's choosing.
 
 use std::sync::Arc;
 
 use crate::context::Context;
+use crate::domain::audit::RequestFacts;
 use crate::domain::{
     cache_lifetime, is_url_client_id, Client, ClientId, DocumentClient, DocumentRefusal,
     DocumentUrl, MetadataDocument, Scopes,
 };
+use crate::limits::{source_subject, Exceeded, Limit, LimitError, Limiter};
 use crate::outbound::{FetchError, Fetcher};
 use crate::store::{StoreError, StoreResult};
 
@@ -39,6 +45,10 @@ pub enum DocumentError {
     /// as far as the request is concerned.
     #[error(transparent)]
     Unusable(#[from] Unusable),
+    /// The document would be fetched, but the requests from this source address have fetched
+    /// as many as `RATE_LIMIT_DOCUMENT_FETCHES_PER_HOUR` allows (429).
+    #[error("rate limit exceeded: {0:?}")]
+    Limited(Exceeded),
     /// The store failed (503).
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -92,13 +102,15 @@ impl ClientDocuments {
     }
 
     /// The client whose `client_id` is `url`: the kept one while it is fresh, else the
-    /// document fetched, checked (`allowed`: the deployment's `REGISTRATION_SCOPES`) and kept.
+    /// document fetched, checked (`allowed`: the deployment's `REGISTRATION_SCOPES`) and kept,
+    /// once `limiter` counted the fetch against the request's source address.
     /// A document that cannot be fetched or does not pass is refused, even if an earlier one is
     /// still kept: the document is the registration, and it is no longer there.
     pub async fn client(
         &self,
         ctx: &Context,
         allowed: &Scopes,
+        limiter: Limiter<'_>,
         url: &str,
     ) -> Result<Client, DocumentError> {
         let url = match DocumentUrl::parse(url) {
@@ -116,6 +128,20 @@ impl ClientDocuments {
             .filter(|kept| kept.client.document_url.as_deref() == Some(url.as_str()));
         if let Some(kept) = kept.filter(|kept| kept.is_fresh(now)) {
             return Ok(kept.client);
+        }
+        // No request, no address (tests, tools): nothing to count against.
+        if let Some(source) = RequestFacts::current().source_address {
+            let counted = limiter
+                .count(Limit::AddressDocumentFetches, &source_subject(source), now)
+                .await;
+            match counted {
+                Ok(()) => {}
+                Err(LimitError::Exceeded(exceeded)) => {
+                    tracing::info!(client_id = %url, "client ID metadata document not fetched: rate limit");
+                    return Err(DocumentError::Limited(exceeded));
+                }
+                Err(LimitError::Store(error)) => return Err(error.into()),
+            }
         }
         let fetched = match tokio::time::timeout(self.fetcher.timeout(), self.fetch(&url, allowed))
             .await

@@ -12,6 +12,8 @@ use tokio::net::TcpListener;
 
 use super::*;
 use crate::clock::ManualClock;
+use crate::config::RateLimits;
+use crate::limits::RefusalMemory;
 use crate::outbound::AllowedHosts;
 use crate::store::sqlite::SqliteStore;
 
@@ -118,11 +120,65 @@ impl Fixture {
     }
 
     async fn client(&self, path: &str) -> Result<Client, DocumentError> {
+        let memory = RefusalMemory::default();
+        self.client_limited(path, RateLimits::OFF, &memory).await
+    }
+
+    /// [`Self::client`] with `limits` counted by `memory`'s limiter.
+    async fn client_limited(
+        &self,
+        path: &str,
+        limits: RateLimits,
+        memory: &RefusalMemory,
+    ) -> Result<Client, DocumentError> {
         let scopes = Scopes::parse("openid profile").unwrap();
+        let limiter = Limiter::new(self.ctx.store.rate_limits(), limits, memory, "test");
         self.documents
-            .client(&self.ctx, &scopes, &self.url(path))
+            .client(&self.ctx, &scopes, limiter, &self.url(path))
             .await
     }
+}
+
+/// Fetches count against the request's source address; a kept, fresh document does not, and
+/// past the limit nothing is fetched.
+#[tokio::test]
+async fn fetches_count_per_source_address_and_kept_documents_do_not() {
+    let f = Fixture::new(Duration::from_secs(2)).await;
+    let limits = RateLimits {
+        document_fetches_per_hour: 2,
+        ..RateLimits::OFF
+    };
+    let memory = RefusalMemory::default();
+    for path in ["/a.json", "/b.json", "/c.json"] {
+        f.serve_document(path, 600, "");
+    }
+    let from = |address: &str| RequestFacts {
+        source_address: Some(address.parse().unwrap()),
+        ..RequestFacts::default()
+    };
+    let here = from("203.0.113.7");
+    here.clone()
+        .scope(async {
+            f.client_limited("/a.json", limits, &memory).await.unwrap();
+            f.client_limited("/a.json", limits, &memory).await.unwrap();
+            f.client_limited("/b.json", limits, &memory).await.unwrap();
+            let refused = f.client_limited("/c.json", limits, &memory).await;
+            let Err(DocumentError::Limited(exceeded)) = refused else {
+                panic!("the third fetch is refused: {refused:?}");
+            };
+            assert_eq!(exceeded.limit, Limit::AddressDocumentFetches);
+            assert!(exceeded.retry_after > 0 && exceeded.retry_after <= 3600);
+            // Kept and fresh: still served, costing nothing.
+            f.client_limited("/a.json", limits, &memory).await.unwrap();
+        })
+        .await;
+    assert_eq!(f.requests("/a.json"), 1);
+    assert_eq!(f.requests("/c.json"), 0, "nothing fetched past the limit");
+    from("198.51.100.9")
+        .scope(f.client_limited("/c.json", limits, &memory))
+        .await
+        .expect("another address has a count of its own");
+    assert_eq!(f.requests("/c.json"), 1);
 }
 
 #[tokio::test]

@@ -85,6 +85,9 @@ pub struct RateLimits {
     pub otp_failures_per_hour: u32,
     /// `RATE_LIMIT_REGISTRATIONS_PER_HOUR`: dynamic client registrations per source address.
     pub registrations_per_hour: u32,
+    /// `RATE_LIMIT_DOCUMENT_FETCHES_PER_HOUR`: client ID metadata documents fetched (not found
+    /// kept and fresh) for requests from one source address.
+    pub document_fetches_per_hour: u32,
 }
 
 impl Default for RateLimits {
@@ -95,6 +98,7 @@ impl Default for RateLimits {
             otp_client_per_hour: 1000,
             otp_failures_per_hour: 10,
             registrations_per_hour: 20,
+            document_fetches_per_hour: 60,
         }
     }
 }
@@ -107,6 +111,7 @@ impl RateLimits {
         otp_client_per_hour: 0,
         otp_failures_per_hour: 0,
         registrations_per_hour: 0,
+        document_fetches_per_hour: 0,
     };
 }
 
@@ -253,6 +258,11 @@ impl Config {
                     &get,
                     "RATE_LIMIT_REGISTRATIONS_PER_HOUR",
                     defaults.rate_limits.registrations_per_hour,
+                )?,
+                document_fetches_per_hour: parse_number(
+                    &get,
+                    "RATE_LIMIT_DOCUMENT_FETCHES_PER_HOUR",
+                    defaults.rate_limits.document_fetches_per_hour,
                 )?,
             },
             dpop_nonce,
@@ -426,6 +436,7 @@ mod tests {
                 otp_client_per_hour: 1000,
                 otp_failures_per_hour: 10,
                 registrations_per_hour: 20,
+                document_fetches_per_hour: 60,
             }
         );
         assert_eq!(c.policy.registration.mode, RegistrationMode::Off);
@@ -453,6 +464,8 @@ mod tests {
         assert_eq!(c.policy.registration.scopes.to_string(), "mcp:tools openid");
         let c = config(&[("RATE_LIMIT_REGISTRATIONS_PER_HOUR", "0")]).unwrap();
         assert_eq!(c.policy.rate_limits.registrations_per_hour, 0);
+        let c = config(&[("RATE_LIMIT_DOCUMENT_FETCHES_PER_HOUR", "0")]).unwrap();
+        assert_eq!(c.policy.rate_limits.document_fetches_per_hour, 0);
     }
 
     #[test]

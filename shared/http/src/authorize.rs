@@ -275,8 +275,9 @@ fn form_page(page: &FormPage, html: String, secure: bool) -> Response {
 /// limit's page is a 429 with `Retry-After`.
 fn refused(reason: RefusalReason) -> Response {
     let html = render_error(&reason.to_string());
-    let (RefusalReason::SlowDown { retry_after } | RefusalReason::TooManyPosts { retry_after }) =
-        reason
+    let (RefusalReason::SlowDown { retry_after }
+    | RefusalReason::TooManyPosts { retry_after }
+    | RefusalReason::TooManyDocuments { retry_after }) = reason
     else {
         return Outcome::Code(400).attach(html_response(StatusCode::BAD_REQUEST, None, html));
     };

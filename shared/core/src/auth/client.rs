@@ -10,6 +10,7 @@ use crate::context::Context;
 use crate::domain::audit::AuthenticationFailure;
 use crate::domain::{Client, ClientAuthMethod, ClientId, SecretCheck, SecretId};
 use crate::errors::{ErrorCode, GrantError};
+use crate::limits::LimitError;
 use crate::requests::PresentedClient;
 use crate::secrets::Secret;
 use crate::services::Services;
@@ -41,8 +42,9 @@ impl Services {
     /// The client a request names by its `client_id` text: a registered one by its UUID, or,
     /// with client ID metadata documents on, the client of the document a URL names (fetched
     /// unless kept and fresh). `unknown` for neither, and for a document that cannot be fetched
-    /// or does not pass (the reason is logged); a store failure stays the caller's 503.
-    pub async fn named_client<E: From<StoreError>>(
+    /// or does not pass (the reason is logged); a fetch past the source address's limit is the
+    /// limit's refusal (429); a store failure stays the caller's 503.
+    pub async fn named_client<E: From<StoreError> + From<LimitError>>(
         &self,
         client_id: &str,
         unknown: impl FnOnce() -> E,
@@ -51,6 +53,7 @@ impl Services {
             return match self.document_client(client_id).await {
                 Ok(client) => Ok(client),
                 Err(DocumentError::Store(error)) => Err(error.into()),
+                Err(DocumentError::Limited(exceeded)) => Err(LimitError::Exceeded(exceeded).into()),
                 Err(DocumentError::Unusable(_)) => Err(unknown()),
             };
         }
@@ -63,7 +66,12 @@ impl Services {
     /// The client of the metadata document at `url` (see [`crate::client_documents`]).
     pub async fn document_client(&self, url: &str) -> Result<Client, DocumentError> {
         self.client_documents
-            .client(&self.ctx, &self.policy.registration.scopes, url)
+            .client(
+                &self.ctx,
+                &self.policy.registration.scopes,
+                self.limiter(),
+                url,
+            )
             .await
     }
 

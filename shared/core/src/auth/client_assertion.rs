@@ -129,6 +129,13 @@ impl From<crate::store::StoreError> for Refused {
     }
 }
 
+/// A document client's fetch past its address's limit: the limit's 429, not a bad assertion.
+impl From<crate::limits::LimitError> for Refused {
+    fn from(error: crate::limits::LimitError) -> Self {
+        Self::Grant(error.into())
+    }
+}
+
 async fn authenticate_or_say_why(
     services: &Services,
     presented: &PresentedClient,

@@ -176,6 +176,7 @@ catalogue! {
     OtpClientRateLimited = (142, SlowDown, "too many otp requests for this client; retry later (RATE_LIMIT_OTP_CLIENT_PER_HOUR)"),
     OtpFailuresRateLimited = (143, SlowDown, "too many wrong one-time passwords for this address; blocked for a day (RATE_LIMIT_OTP_FAILURES_PER_HOUR)"),
     RegistrationsRateLimited = (144, SlowDown, "too many client registrations from this address; retry later (RATE_LIMIT_REGISTRATIONS_PER_HOUR)"),
+    DocumentFetchesRateLimited = (145, SlowDown, "too many client ID metadata documents fetched for this address; retry later (RATE_LIMIT_DOCUMENT_FETCHES_PER_HOUR)"),
     /// RFC 9449: a token request whose DPoP proof is malformed, fails a check, or is missing
     /// for a client that requires one or a code bound to a key.
     InvalidDpopProof = (150, InvalidDpopProof, "invalid DPoP proof"),

@@ -51,6 +51,10 @@ pub enum Limit {
     AddressOtpFailures,
     /// Dynamic client registrations per source address, per hour.
     AddressRegistrations,
+    /// Client ID metadata documents fetched for requests from one source address, per hour
+    /// (a kept, fresh document costs nothing): each fetch is a request to an address the
+    /// caller chose, and up to 5 s of ours.
+    AddressDocumentFetches,
 }
 
 impl Limit {
@@ -62,6 +66,7 @@ impl Limit {
             Self::ClientOtpRequests => "otp-client",
             Self::AddressOtpFailures => "otp-failures",
             Self::AddressRegistrations => "registrations",
+            Self::AddressDocumentFetches => "document-fetches",
         }
     }
 
@@ -73,6 +78,7 @@ impl Limit {
             Self::ClientOtpRequests => (limits.otp_client_per_hour, 3600),
             Self::AddressOtpFailures => (limits.otp_failures_per_hour, 3600),
             Self::AddressRegistrations => (limits.registrations_per_hour, 3600),
+            Self::AddressDocumentFetches => (limits.document_fetches_per_hour, 3600),
         };
         (max > 0).then_some(RateLimit {
             max,
@@ -88,6 +94,7 @@ impl Limit {
             Self::ClientOtpRequests => ErrorCode::OtpClientRateLimited,
             Self::AddressOtpFailures => ErrorCode::OtpFailuresRateLimited,
             Self::AddressRegistrations => ErrorCode::RegistrationsRateLimited,
+            Self::AddressDocumentFetches => ErrorCode::DocumentFetchesRateLimited,
         }
     }
 
@@ -409,6 +416,7 @@ mod tests {
             Limit::ClientOtpRequests,
             Limit::AddressOtpFailures,
             Limit::AddressRegistrations,
+            Limit::AddressDocumentFetches,
         ];
         let mut codes: Vec<u16> = limits.iter().map(|l| l.code().code()).collect();
         codes.sort_unstable();

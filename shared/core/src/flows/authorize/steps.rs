@@ -26,7 +26,6 @@ use crate::flows::{passkeys, sessions};
 use crate::limits::{source_subject, Exceeded, Limit};
 use crate::services::Services;
 use crate::signing::SigningError;
-use crate::store::StoreError;
 
 /// The purpose under which the key ring derives the pages' cookie and CSRF secret.
 const KEY_PURPOSE: &str = "authorize-v1";
@@ -58,7 +57,8 @@ pub enum AuthorizeStep {
 }
 
 /// What a step answers instead: the error page (400, or 429 for the rate limits,
-/// [`RefusalReason::SlowDown`] and [`RefusalReason::TooManyPosts`]; never a redirect, the
+/// [`RefusalReason::SlowDown`], [`RefusalReason::TooManyPosts`] and
+/// [`RefusalReason::TooManyDocuments`]; never a redirect, the
 /// address is not or no longer trusted), or our failure.
 pub type AuthorizeError = Refusal<RefusalReason>;
 
@@ -101,6 +101,10 @@ pub enum RefusalReason {
     /// Too many password attempts from the caller's address: 429, `Retry-After` seconds.
     #[error("Too many sign-in attempts from your network. Please wait a minute and try again.")]
     SlowDown { retry_after: i64 },
+    /// Too many client ID metadata documents fetched for the caller's address: 429,
+    /// `Retry-After` seconds.
+    #[error("Too many new applications were looked up from your network. Please try again later.")]
+    TooManyDocuments { retry_after: i64 },
 }
 
 impl Denial for RefusalReason {}
@@ -217,11 +221,12 @@ pub async fn start(
 
 /// The client `client_id` names: a registered one, or the client of the metadata document a URL
 /// names (fetched unless kept and fresh). Unknown, or a document that cannot be fetched or does
-/// not pass: the error page, since no address of the client can be trusted.
+/// not pass: the error page, since no address of the client can be trusted; a fetch past the
+/// source address's limit: its 429 page.
 async fn requested_client(
     services: &Services,
     params: &AuthorizeParams,
-) -> Result<Result<Client, AuthorizeRejection>, StoreError> {
+) -> Result<Result<Client, AuthorizeRejection>, AuthorizeError> {
     let page = |reason| Ok(Err(AuthorizeRejection::Page(reason)));
     let text = match params.client_id_text() {
         Ok(text) => text,
@@ -230,7 +235,11 @@ async fn requested_client(
     if services.client_documents.names_document(text) {
         return match services.document_client(text).await {
             Ok(client) => Ok(Ok(client)),
-            Err(DocumentError::Store(error)) => Err(error),
+            Err(DocumentError::Store(error)) => Err(error.into()),
+            Err(DocumentError::Limited(exceeded)) => Err(RefusalReason::TooManyDocuments {
+                retry_after: exceeded.retry_after,
+            }
+            .into()),
             Err(DocumentError::Unusable(_)) => page(UntrustedRedirect::ClientDocumentUnusable),
         };
     }
