@@ -60,6 +60,8 @@ use crate::services::Services;
             headers(("Location" = String), ("Set-Cookie" = String))),
         (status = 400, description = "Error page: the client and `redirect_uri` are not known to match; a `request_uri` unknown, used, expired or another client's; a client that must push its requests without one (175); a request object refused before the address was trusted (177)",
             content_type = "text/html", body = String),
+        (status = 429, description = "Error page: a client ID metadata document to fetch past the source address's RATE_LIMIT_DOCUMENT_FETCHES_PER_HOUR",
+            content_type = "text/html", body = String, headers(("Retry-After" = i64))),
         (status = 500, body = ServerErrorBody),
         (status = 503, body = ServerErrorBody),
     ),

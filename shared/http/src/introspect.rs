@@ -96,6 +96,7 @@ impl From<Option<ActiveToken>> for IntrospectionResponse {
     responses(
         (status = 200, description = "The token's state; another client's token reads inactive", body = IntrospectionResponse),
         (status = 400, description = "Malformed body (135), a missing client_id / client_secret (62 / 63), conflicting client credentials (115), or no token (400)", body = OAuthErrorBody),
+        (status = 429, description = "slow_down, catalogue code 145: a client ID metadata document to fetch past the source address's RATE_LIMIT_DOCUMENT_FETCHES_PER_HOUR; `Retry-After` in seconds", body = OAuthErrorBody, headers(("Retry-After" = i64))),
         ClientRequestRefusals,
         (status = 503, body = ServerErrorBody),
     ),

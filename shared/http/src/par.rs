@@ -72,7 +72,7 @@ impl ErrorResponse for PushDenial {
     responses(
         (status = 201, body = PushedAuthorizationBody),
         (status = 400, description = "The authorize endpoint's refusals: 54 (scope), 60 (grant, response_type, PKCE), 102 (no redirect_uri), 117, 118, 119, 177 (`invalid_request_object`); `invalid_request` with code 400 for an unregistered redirect_uri or a pushed request_uri; `invalid_dpop_proof` (150: a bad proof, or one by another key than `dpop_jkt` names), `use_dpop_nonce` (151, with `DPoP-Nonce`); 62, 135", body = OAuthErrorBody),
-        (status = 429, description = "slow_down, catalogue code 140: too many requests by this client; `Retry-After` in seconds", body = OAuthErrorBody, headers(("Retry-After" = i64))),
+        (status = 429, description = "slow_down, catalogue code 140: too many requests by this client; 145: a client ID metadata document to fetch past the source address's limit; `Retry-After` in seconds", body = OAuthErrorBody, headers(("Retry-After" = i64))),
         ClientRequestRefusals,
         (status = 503, description = "The store is unavailable", body = ServerErrorBody),
     ),

@@ -127,7 +127,7 @@ impl ErrorResponse for TokenEndpointDenial {
         (status = 401, description = "invalid_client (61, 64; 63 for a refused client assertion)", body = OAuthErrorBody),
         (status = 403, description = "access_denied (59)", body = OAuthErrorBody),
         (status = 413, body = OAuthErrorBody),
-        (status = 429, description = "slow_down: a rate limit (140 requests per client, 141 password grants per source address, 143 wrong one-time passwords per address); `Retry-After` in seconds",
+        (status = 429, description = "slow_down: a rate limit (140 requests per client, 141 password grants per source address, 143 wrong one-time passwords per address, 145 client ID metadata documents fetched per address); `Retry-After` in seconds",
             body = OAuthErrorBody, headers(("Retry-After" = i64))),
         (status = 500, body = ServerErrorBody),
         (status = 503, body = ServerErrorBody),
