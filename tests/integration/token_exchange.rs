@@ -2,7 +2,8 @@
 //! access token issued to itself, or one meant for one of its resources, for a token for
 //! another resource, optionally with an actor (`act`, nested); the answer has no refresh token
 //! and lives no longer than the subject; every refusal (164, 165, 166, 54, 160, 60); revoking
-//! the subject's family makes the exchanged token inactive.
+//! the subject's family makes the exchanged token inactive. `dpop`: bound subject and actor
+//! tokens need a proof by their key.
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -13,6 +14,8 @@ use crate::support::app::{TestApp, TestClient};
 use crate::support::assertions::assert_token_error;
 use token_core::admin::NewClient;
 use token_domain::{GrantType, Resource, Scopes};
+
+mod dpop;
 
 const GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 const ACCESS: &str = "urn:ietf:params:oauth:token-type:access_token";

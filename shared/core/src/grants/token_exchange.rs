@@ -7,6 +7,11 @@
 //! new token keeps the subject's principal and family, so revoking the family revokes it; it
 //! lives no longer than the subject token and has at most its scopes. No refresh token.
 //!
+//! A sender-constrained token (`cnf.jkt`, RFC 9449) is exchanged only with a DPoP proof by its
+//! key: otherwise whoever stole a bound token could trade it for an unbound one. Without that
+//! proof it is not exchangeable (165 for the subject, 166 for the actor), as a bound refresh
+//! token without its proof is an invalid one (108); the new token is bound to the proof's key.
+//!
 //! Order of checks: the token types (164, the parse's), the subject token (165), the actor
 //! token (166), the scope (54), the target (160). Reads: the subject's record (and the actor's);
 //! one write, the new token.
@@ -38,12 +43,14 @@ pub(super) async fn grant(
                 .iter()
                 .any(|r| client.resources.contains(r))
     })
+    .filter(|subject| held_by_the_prover(subject, context, "subject_token"))
     .ok_or(ErrorCode::SubjectTokenInvalid)?;
     let act = match &request.actor_token {
         None => None,
         Some(token) => {
             let actor = live_access_token(services, Some(token))
                 .await?
+                .filter(|actor| held_by_the_prover(actor, context, "actor_token"))
                 .ok_or(ErrorCode::ActorTokenInvalid)?;
             Some(Actor {
                 sub: actor.subject.hyphenated().to_string(),
@@ -65,6 +72,23 @@ pub(super) async fn grant(
         .issuer()
         .issue_exchanged_token(client, &subject, exchanged)
         .await?)
+}
+
+/// Whether `token`, if bound to a key (`cnf.jkt`), comes with a DPoP proof by that key; an
+/// unbound one always does. `which` names the parameter in the log line.
+fn held_by_the_prover(token: &AccessTokenRecord, context: &GrantContext, which: &str) -> bool {
+    let Some(bound) = token.jkt.as_deref() else {
+        return true;
+    };
+    let held = context.dpop_jkt() == Some(bound);
+    if !held {
+        tracing::info!(
+            token = which,
+            proof = context.dpop_jkt.is_some(),
+            "token exchange: a DPoP-bound token without a proof by its key"
+        );
+    }
+    held
 }
 
 /// An access token of this service that is live (signed by us, stored, unexpired, unrevoked),
