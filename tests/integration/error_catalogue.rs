@@ -152,6 +152,8 @@ const SERVICE_ROWS: &[(u16, &str, &str)] = &[
         "invalid_request_object",
         "the request object is invalid",
     ),
+    // A company that requires a second factor: the one-factor grants are refused (403).
+    (180, "access_denied", "a second factor is required"),
 ];
 
 fn spec_rows() -> Vec<(u16, &'static str, &'static str)> {

@@ -10,6 +10,7 @@ mod backchannel;
 mod code_reuse;
 mod logout;
 mod logout_plan;
+mod mfa_policy;
 mod scopes;
 mod second_factor;
 mod sessions;

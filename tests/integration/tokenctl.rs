@@ -102,6 +102,7 @@ async fn every_admin_verb(t: Target) {
     let (company_id, eu_id) = companies::create(&t).await;
     companies::enable_client(&t, company_id, eu_id, clients.partner).await;
     companies::set_status(&t, company_id).await;
+    companies::set_mfa(&t, company_id).await;
     let user_id = users::create(&t, company_id).await;
     legacy_apps::link_and_relink(&t, clients.partner, clients.other).await;
     tokens::revoke_family(&t, clients.partner, user_id).await;

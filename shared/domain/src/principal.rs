@@ -5,6 +5,7 @@ use std::fmt;
 
 use super::{Geolocation, Login, PrincipalId};
 use crate::clock::UnixTime;
+use crate::second_factor::MfaPolicy;
 use crate::secrets::PasswordHash;
 
 /// Whom a token speaks for. `Application` is the subject of a `client_credentials` token.
@@ -132,4 +133,8 @@ pub struct Company {
     pub geolocation: Geolocation,
     pub status: CompanyStatus,
     pub created_at: UnixTime,
+    /// Whether its users must finish page sign-ins with a second factor (`tokenctl companies
+    /// set-mfa`); companies stored before the policy existed read `Optional`.
+    #[serde(default)]
+    pub mfa_policy: MfaPolicy,
 }

@@ -198,6 +198,19 @@ pub enum MfaPolicy {
     Required,
 }
 
+impl MfaPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Optional => "optional",
+            Self::Required => "required",
+        }
+    }
+
+    pub fn is_required(self) -> bool {
+        self == Self::Required
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

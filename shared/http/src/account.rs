@@ -14,8 +14,8 @@ use super::error_response::ServerErrorBody;
 use super::observability::Outcome;
 use super::pages::{
     render_account, render_error, render_recovery_codes, render_second_factor, render_sign_in,
-    render_signed_out, render_totp_enrol, scope_sentences, AccountPage, AppRow, PasskeyRow,
-    SessionRow, SignInPage, TotpEnrolPage,
+    render_signed_out, render_totp_enrol, scope_sentences, AccountPage, AppRow, ContinueForm,
+    PasskeyRow, SessionRow, SignInPage, TotpEnrolPage,
 };
 use super::source_address::SourceAddress;
 use crate::domain::audit::rfc3339;
@@ -161,7 +161,47 @@ fn respond(services: &Services, step: Result<AccountStep, AccountError>) -> Resp
                 secret: &enrolment.secret_base32,
                 sealed: &enrolment.sealed,
                 error,
+                hidden: &[("action", "totp_confirm")],
+                required: false,
             });
+            Outcome::Code(200).attach(html_response(StatusCode::OK, None, html))
+        }
+        AccountStep::SignInEnrol {
+            csrf_token,
+            pending,
+            enrolment,
+            error,
+        } => {
+            let hidden = [
+                ("action", "sign_in_totp_confirm"),
+                ("pending", pending.as_str()),
+            ];
+            let html = render_totp_enrol(&TotpEnrolPage {
+                action: ACCOUNT_PATH,
+                csrf_token: &csrf_token,
+                otpauth_uri: &enrolment.otpauth_uri,
+                secret: &enrolment.secret_base32,
+                sealed: &enrolment.sealed,
+                error,
+                hidden: &hidden,
+                required: true,
+            });
+            Outcome::Code(200).attach(html_response(StatusCode::OK, None, html))
+        }
+        AccountStep::SignInRecoveryCodes {
+            csrf_token,
+            pending,
+            codes,
+        } => {
+            let hidden = [
+                ("action", "sign_in_enrolled"),
+                ("pending", pending.as_str()),
+            ];
+            let form = ContinueForm {
+                csrf_token: &csrf_token,
+                hidden: &hidden,
+            };
+            let html = render_recovery_codes(ACCOUNT_PATH, &codes, Some(form));
             Outcome::Code(200).attach(html_response(StatusCode::OK, None, html))
         }
         AccountStep::SecondFactor {
@@ -175,7 +215,7 @@ fn respond(services: &Services, step: Result<AccountStep, AccountError>) -> Resp
             Outcome::Code(200).attach(html_response(StatusCode::OK, None, html))
         }
         AccountStep::RecoveryCodes(codes) => {
-            let html = render_recovery_codes(ACCOUNT_PATH, &codes);
+            let html = render_recovery_codes(ACCOUNT_PATH, &codes, None);
             Outcome::Code(200).attach(html_response(StatusCode::OK, None, html))
         }
         AccountStep::SignedOut => {

@@ -12,8 +12,8 @@ use http::{header, HeaderMap, HeaderValue, StatusCode};
 use super::error_response::ServerErrorBody;
 use super::observability::Outcome;
 use super::pages::{
-    render_consent, render_error, render_second_factor, render_sign_in, security_headers,
-    ConsentPage, SignInPage,
+    render_consent, render_error, render_recovery_codes, render_second_factor, render_sign_in,
+    render_totp_enrol, security_headers, ConsentPage, ContinueForm, SignInPage, TotpEnrolPage,
 };
 use super::params::form_pairs;
 use super::source_address::SourceAddress;
@@ -245,6 +245,27 @@ fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> 
                 &[],
                 page.error,
             );
+            form_page(&page, html, secure)
+        }
+        Ok(AuthorizeStep::Enrol { page, enrolment }) => {
+            let html = render_totp_enrol(&TotpEnrolPage {
+                action: PENDING_COOKIE_PATH,
+                csrf_token: &page.csrf_token,
+                otpauth_uri: &enrolment.otpauth_uri,
+                secret: &enrolment.secret_base32,
+                sealed: &enrolment.sealed,
+                error: page.error,
+                hidden: &[],
+                required: true,
+            });
+            form_page(&page, html, secure)
+        }
+        Ok(AuthorizeStep::RecoveryCodes { page, codes }) => {
+            let form = ContinueForm {
+                csrf_token: &page.csrf_token,
+                hidden: &[("enrolled", "continue")],
+            };
+            let html = render_recovery_codes(PENDING_COOKIE_PATH, &codes, Some(form));
             form_page(&page, html, secure)
         }
         Ok(AuthorizeStep::Redirect(location)) => {

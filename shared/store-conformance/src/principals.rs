@@ -1,7 +1,9 @@
 //! Users, companies, and which clients a company has enabled.
 
 use super::records::*;
-use crate::domain::{ClientId, Company, CompanyStatus, Login, PrincipalId, User, UserStatus};
+use crate::domain::{
+    ClientId, Company, CompanyStatus, Login, MfaPolicy, PrincipalId, User, UserStatus,
+};
 use crate::random::{OsRandom, RandomExt};
 use crate::store::prelude::*;
 use crate::store::Inserted;
@@ -139,6 +141,7 @@ pub async fn company_round_trip_and_client_enablement(store: &dyn Store) {
         "a company reads back as written"
     );
     company.status = CompanyStatus::Maintenance;
+    company.mfa_policy = MfaPolicy::Required;
     store
         .principals()
         .put_company(&company)
@@ -147,7 +150,7 @@ pub async fn company_round_trip_and_client_enablement(store: &dyn Store) {
     assert_eq!(
         stored_company(store, &company.id).await,
         Some(company.clone()),
-        "put_company replaces the stored company"
+        "put_company replaces the stored company, its second-factor policy with it"
     );
     assert_eq!(
         stored_company(store, &PrincipalId::new(OsRandom.uuid())).await,

@@ -4,6 +4,7 @@
 
 use crate::clock::{Clock, SystemClock, UnixTime};
 use crate::domain::AuthMethod;
+use crate::domain::MfaPolicy;
 use crate::domain::NewClient;
 use crate::domain::{
     AccessTokenRecord, AuthToken, Client, ClientId, Company, CompanyStatus, ConsumerKey, Family,
@@ -81,6 +82,7 @@ pub fn company(now: UnixTime) -> Company {
         geolocation: geolocation(),
         status: CompanyStatus::Active,
         created_at: now,
+        mfa_policy: MfaPolicy::Optional,
     }
 }
 

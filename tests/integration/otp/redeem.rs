@@ -16,6 +16,7 @@ crate::on_both_stores!(
     company_and_link_facts_must_match_84,
     unknown_address_is_answered_alike_then_55,
     user_status_and_home_decide_after_the_password,
+    a_company_that_requires_a_second_factor_refuses_it_180,
     another_clients_requests_and_guesses_leave_this_clients_password_alone,
     openid_needs_no_registration_on_the_otp_grant,
     parallel_redemptions_leave_one_family_and_revoke_the_others_as_otp_replay,
@@ -277,6 +278,32 @@ async fn user_status_and_home_decide_after_the_password(base: TestApp) {
             assert_eq!(answer.1["geolocation"], elsewhere.as_str());
         }
     }
+}
+
+/// A one-time password alone is one factor: a user whose company requires a second one is
+/// refused (403 `access_denied`, 180), the password used up all the same; optional, it works.
+async fn a_company_that_requires_a_second_factor_refuses_it_180(base: TestApp) {
+    use token_domain::MfaPolicy;
+    let (app, server) = smtp_app(base).await;
+    let client = app.create_client("read").await;
+    let company = app.create_company("Acme").await;
+    app.create_user_with("ann", "a password", |new| {
+        new.email = Some(ADDRESS.to_owned());
+        new.company_id = Some(company.id);
+    })
+    .await;
+    let policy = |policy| token_core::admin::set_company_mfa(app.ctx(), &company.id, policy);
+    policy(MfaPolicy::Required).await.unwrap();
+    let password = mailed_password(&app, &server, &client, &[]).await;
+    let form = [("otp", password.as_str()), CHANNEL[0], CHANNEL[1]];
+    let answer = otp_grant(&app, &client, &form).await;
+    assert_token_error(&answer, 403, "access_denied", 180);
+    let again = otp_grant(&app, &client, &form).await;
+    assert_eq!(again.1["code"], 83, "used up: {again:?}");
+    policy(MfaPolicy::Optional).await.unwrap();
+    let password = mailed_password(&app, &server, &client, &[]).await;
+    let answer = otp_grant(&app, &client, &[("otp", &password), CHANNEL[0], CHANNEL[1]]).await;
+    assert_eq!(answer.0, 200, "{answer:?}");
 }
 
 async fn another_clients_requests_and_guesses_leave_this_clients_password_alone(base: TestApp) {

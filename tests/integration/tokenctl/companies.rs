@@ -1,6 +1,9 @@
-//! `companies create`, `companies enable-client` and `companies set-status`.
+//! `companies create`, `companies enable-client`, `companies set-status` and `companies set-mfa`.
 
-use token_domain::{ClientId, CompanyStatus, PrincipalId};
+use token_domain::audit::{AuditKind, AuditSubject};
+use token_domain::clock::{Clock, SystemClock};
+use token_domain::{ClientId, CompanyStatus, MfaPolicy, PrincipalId};
+use token_store::AuditQuery;
 
 use super::output::str_field;
 use super::target::{Target, HOME, UNKNOWN};
@@ -102,4 +105,63 @@ pub async fn set_status(t: &Target, company_id: PrincipalId) {
     }
     t.fails(&["companies", "set-status", &company, "paused"], 2);
     t.fails(&["companies", "set-status", UNKNOWN, "active"], 3);
+}
+
+/// `companies set-mfa`: optional by default, `required` and back, stored with the company (its
+/// status untouched) and audited; anything else refused.
+pub async fn set_mfa(t: &Target, company_id: PrincipalId) {
+    let company = company_id.to_string();
+    let stored = || async {
+        t.store
+            .principals()
+            .get_company(&company_id)
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    assert_eq!(
+        stored().await.mfa_policy,
+        MfaPolicy::Optional,
+        "the default"
+    );
+    let status = stored().await.status;
+    for (arg, policy) in [
+        ("required", MfaPolicy::Required),
+        ("optional", MfaPolicy::Optional),
+        ("required", MfaPolicy::Required),
+    ] {
+        let out = t.json(&["companies", "set-mfa", &company, arg]);
+        assert_eq!(out["mfa"], arg);
+        assert_eq!(out["company_id"], company.as_str());
+        let company = stored().await;
+        assert_eq!(company.mfa_policy, policy);
+        assert_eq!(company.status, status, "the status is kept");
+    }
+    let text = t.text(&["companies", "set-mfa", &company, "optional"]);
+    assert!(text.contains("second factor optional"), "{text}");
+    t.fails(&["companies", "set-mfa", &company, "sometimes"], 2);
+    t.fails(&["companies", "set-mfa", UNKNOWN, "required"], 3);
+    let events = t
+        .store
+        .audit()
+        .audit_events(AuditQuery {
+            subject: AuditSubject::Principal(company_id),
+            since: None,
+            now: SystemClock.now(),
+        })
+        .await
+        .unwrap();
+    let set: Vec<&AuditKind> = events
+        .iter()
+        .map(|event| &event.kind)
+        .filter(|kind| matches!(kind, AuditKind::CompanyMfaSet { .. }))
+        .collect();
+    assert_eq!(set.len(), 4, "{events:?}");
+    assert_eq!(
+        set[0],
+        &AuditKind::CompanyMfaSet {
+            policy: MfaPolicy::Optional
+        },
+        "newest first"
+    );
 }

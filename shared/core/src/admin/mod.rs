@@ -8,7 +8,7 @@ use crate::domain::audit::{AuditKind, RevocationReason};
 use crate::domain::ChannelHandle;
 use crate::domain::{
     ClientId, Company, CompanyStatus, ConsumerKey, FamilyId, Geolocation, LegacyApp, Login,
-    PrincipalId, PrincipalType, User, UserStatus,
+    MfaPolicy, PrincipalId, PrincipalType, User, UserStatus,
 };
 use crate::random::RandomExt;
 use crate::secrets::{PasswordHash, Secret};
@@ -67,6 +67,7 @@ pub async fn create_company(
         geolocation,
         status: CompanyStatus::Active,
         created_at: ctx.clock.now(),
+        mfa_policy: MfaPolicy::default(),
     };
     ctx.store.principals().put_company(&company).await?;
     let kind = AuditKind::CompanyCreated;
@@ -110,6 +111,26 @@ pub async fn set_company_status(
     company.status = status;
     ctx.store.principals().put_company(&company).await?;
     let kind = AuditKind::CompanyStatusSet { status };
+    principal_changed(ctx, kind, PrincipalType::Company, company.id).await;
+    Ok(company)
+}
+
+/// `companies set-mfa`: whether the company's users must finish page sign-ins with a second
+/// factor (and are refused the password grant, code 180).
+pub async fn set_company_mfa(
+    ctx: &Context,
+    id: &PrincipalId,
+    policy: MfaPolicy,
+) -> Result<Company, AdminError> {
+    let mut company = ctx
+        .store
+        .principals()
+        .get_company(id)
+        .await?
+        .ok_or_else(|| not_found("company", id))?;
+    company.mfa_policy = policy;
+    ctx.store.principals().put_company(&company).await?;
+    let kind = AuditKind::CompanyMfaSet { policy };
     principal_changed(ctx, kind, PrincipalType::Company, company.id).await;
     Ok(company)
 }

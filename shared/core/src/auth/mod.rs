@@ -16,4 +16,7 @@ pub use bearer::{
     BearerDenial, BearerError, BearerToken,
 };
 pub use client::authenticate_client;
-pub use user::{authenticate_user, authenticate_user_from, check_user_may_sign_in};
+pub use user::{
+    authenticate_user, authenticate_user_from, check_one_factor_allowed, check_user_may_sign_in,
+    requires_second_factor,
+};

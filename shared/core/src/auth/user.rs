@@ -64,6 +64,32 @@ pub fn check_user_may_sign_in(services: &Services, user: &User) -> Result<(), Gr
     Ok(())
 }
 
+/// Whether `user`'s company requires a second factor (`tokenctl companies set-mfa`): such a
+/// user finishes page sign-ins with a passkey or an authenticator-app code, and is refused
+/// every grant that signs in with one factor alone (the password grant, the one-time password
+/// grant: code 180). A user of no company, or of a company gone, decides alone.
+pub async fn requires_second_factor(services: &Services, user: &User) -> Result<bool, ServerError> {
+    let Some(company) = &user.company_id else {
+        return Ok(false);
+    };
+    Ok(services
+        .ctx
+        .store
+        .principals()
+        .get_company(company)
+        .await?
+        .is_some_and(|company| company.mfa_policy.is_required()))
+}
+
+/// A grant that signs `user` in with one factor: refused (403 `access_denied`, code 180) when
+/// their company requires a second one.
+pub async fn check_one_factor_allowed(services: &Services, user: &User) -> Result<(), GrantError> {
+    if requires_second_factor(services, user).await? {
+        return Err(ErrorCode::SecondFactorRequired.into());
+    }
+    Ok(())
+}
+
 /// Proves the password or answers code 5, never saying whether the login exists: an unknown
 /// login is verified against a decoy hash (same cost) and counts towards the same lockout.
 ///

@@ -210,6 +210,10 @@ catalogue! {
     /// RFC 9101: a `request` object that does not verify with the client's
     /// keys, or whose `iss`, `aud`, `exp`, `nbf` or claims are not acceptable.
     InvalidRequestObject = (177, InvalidRequestObject, "the request object is invalid"),
+    /// The user's company requires a second factor (`tokenctl companies set-mfa COMPANY_ID
+    /// required`): the password and one-time password grants, one factor each, are refused
+    /// after the credential was found right; the pages ask for a passkey or a code instead.
+    SecondFactorRequired = (180, AccessDenied, "a second factor is required"),
 }
 
 impl ErrorCode {
@@ -233,6 +237,7 @@ mod tests {
                 "company is not enabled for this client",
             ),
             (59, "access_denied", "client disabled"),
+            (180, "access_denied", "a second factor is required"),
             (
                 60,
                 "invalid_grant",
@@ -260,7 +265,7 @@ mod tests {
         let expected = [
             5, 10, 11, 12, 13, 14, 16, 19, 20, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
             64, 65, 80, 81, 82, 83, 84, 85, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 115,
-            117, 118, 119, 120, 121, 122, 123, 134, 135,
+            117, 118, 119, 120, 121, 122, 123, 134, 135, 180,
         ];
         for code in expected {
             assert!(
@@ -279,6 +284,10 @@ mod tests {
     fn statuses_follow_the_error() {
         assert_eq!(ErrorCode::ClientNotFound.status(), StatusCode::UNAUTHORIZED);
         assert_eq!(ErrorCode::ClientDisabled.status(), StatusCode::FORBIDDEN);
+        assert_eq!(
+            ErrorCode::SecondFactorRequired.status(),
+            StatusCode::FORBIDDEN
+        );
         assert_eq!(
             ErrorCode::ScopeExceedsGrant.status(),
             StatusCode::BAD_REQUEST

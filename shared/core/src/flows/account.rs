@@ -19,7 +19,9 @@ use crate::errors::{Denial, GrantError, Refusal};
 use crate::flows::authorize::{
     form_token, nonce_form_token, sign_in_message, verify_form_token, AuthorizeKeys,
 };
-use crate::flows::second_factor::{self, CodeCheck, Confirmation, Enrolment};
+use crate::flows::second_factor::{
+    self, AfterPassword, CodeCheck, Confirmation, Enrolment, EnrolmentBinding,
+};
 use crate::flows::{passkeys, sessions};
 use crate::issuance::FamilyOwner;
 use crate::limits::{source_subject, Exceeded, Limit};
@@ -63,6 +65,21 @@ pub enum AccountStep {
         csrf_token: String,
         pending: String,
         error: Option<&'static str>,
+    },
+    /// The sign-in of a user whose company requires a second factor and who has none: the
+    /// enrolment page (action `sign_in_totp_confirm`), carrying the sealed password step.
+    SignInEnrol {
+        csrf_token: String,
+        pending: String,
+        enrolment: Enrolment,
+        error: Option<&'static str>,
+    },
+    /// That enrolment is stored: its recovery codes, and the form (action `sign_in_enrolled`,
+    /// carrying `pending`, the sealed proof of both factors) that starts the session.
+    SignInRecoveryCodes {
+        csrf_token: String,
+        pending: String,
+        codes: Vec<String>,
     },
 }
 
@@ -132,7 +149,8 @@ pub struct AccountForm {
     pub code: Option<String>,
     /// `totp_confirm`: the sealed enrolment the enrolment page carries.
     pub enrolment: Option<String>,
-    /// `sign_in_code`: the sealed password step the code page carries.
+    /// `sign_in_code`, `sign_in_totp_confirm`: the sealed password step the code and
+    /// enrolment pages carry; `sign_in_enrolled`: the sealed proof of both factors.
     pub pending: Option<String>,
     /// A passkey sign-in or the `add_passkey` form: the ceremony id and the browser's answer
     /// (JSON), filled in by the page's script.
@@ -184,12 +202,19 @@ pub async fn act(
         }
         return sign_in(services, keys, nonce, form, source).await;
     }
-    if action == "sign_in_code" {
+    if matches!(
+        action,
+        "sign_in_code" | "sign_in_totp_confirm" | "sign_in_enrolled"
+    ) {
         let nonce = cookies.sign_in_nonce.unwrap_or_default();
         if nonce.is_empty() || !verify_form_token(keys, SIGN_IN_FORM, nonce, csrf) {
             return Err(AccountDenial::BadForm.into());
         }
-        return sign_in_code(services, keys, nonce, form).await;
+        return match action {
+            "sign_in_code" => sign_in_code(services, keys, nonce, form).await,
+            "sign_in_totp_confirm" => sign_in_enrol(services, keys, nonce, form).await,
+            _ => sign_in_enrolled(services, keys, nonce, form).await,
+        };
     }
     let Some(session) = sessions::current(services, cookies.session).await? else {
         // Signed out meanwhile: the sign-in form again.
@@ -275,7 +300,9 @@ async fn authenticator(
                     session_cookie: None,
                 });
             }
-            let enrolment = second_factor::begin_enrolment(services, session, &user).await?;
+            let enrolment =
+                second_factor::begin_enrolment(services, EnrolmentBinding::Session(session), &user)
+                    .await?;
             Ok(AccountStep::TotpEnrol {
                 csrf_token,
                 enrolment,
@@ -284,7 +311,15 @@ async fn authenticator(
         }
         "totp_confirm" => {
             let sealed = form.enrolment.as_deref().unwrap_or_default();
-            match second_factor::confirm_enrolment(services, session, &user, sealed, code).await? {
+            match second_factor::confirm_enrolment(
+                services,
+                EnrolmentBinding::Session(session),
+                &user,
+                sealed,
+                code,
+            )
+            .await?
+            {
                 Confirmation::Enrolled(codes) => Ok(AccountStep::RecoveryCodes(codes)),
                 Confirmation::WrongCode(enrolment) => Ok(AccountStep::TotpEnrol {
                     csrf_token,
@@ -342,20 +377,40 @@ async fn sign_in(
     }
     let password = form.password.as_deref().unwrap_or_default();
     match authenticate_user_from(services, login, password, source).await {
-        Ok(user) if second_factor::is_enrolled(services, &user).await? => {
-            let pending = second_factor::seal_password_step(services, nonce, &user).await?;
-            Ok(AccountStep::SecondFactor {
-                csrf_token: form_token(keys, SIGN_IN_FORM, nonce),
-                pending,
-                error: None,
-            })
-        }
-        Ok(user) => {
-            let started = sessions::start(services, user.id, AuthMethod::PASSWORD).await?;
-            Ok(AccountStep::Reload {
-                session_cookie: Some(started.cookie),
-            })
-        }
+        Ok(user) => match second_factor::after_password(services, &user).await? {
+            AfterPassword::SignedIn => {
+                let started = sessions::start(services, user.id, AuthMethod::PASSWORD).await?;
+                Ok(AccountStep::Reload {
+                    session_cookie: Some(started.cookie),
+                })
+            }
+            AfterPassword::Code => {
+                let pending = second_factor::seal_password_step(services, nonce, &user).await?;
+                Ok(AccountStep::SecondFactor {
+                    csrf_token: form_token(keys, SIGN_IN_FORM, nonce),
+                    pending,
+                    error: None,
+                })
+            }
+            AfterPassword::Enrol => {
+                let pending = second_factor::seal_password_step(services, nonce, &user).await?;
+                let binding = EnrolmentBinding::SignIn(nonce);
+                let enrolment = second_factor::begin_enrolment(services, binding, &user).await?;
+                Ok(AccountStep::SignInEnrol {
+                    csrf_token: form_token(keys, SIGN_IN_FORM, nonce),
+                    pending,
+                    enrolment,
+                    error: None,
+                })
+            }
+            AfterPassword::UsePasskey => Ok(sign_in_form(
+                services,
+                keys,
+                Some(nonce),
+                login.to_owned(),
+                Some(second_factor::USE_YOUR_PASSKEY),
+            )),
+        },
         Err(GrantError::Denied(denial)) => {
             let message = sign_in_message(denial.code);
             Ok(sign_in_form(
@@ -406,6 +461,85 @@ async fn sign_in_code(
             Ok(sign_in_form(services, keys, Some(nonce), String::new(), Some(message)))
         }
     }
+}
+
+/// The enrolment's first code, for a user who must enrol before their session starts: stored,
+/// the recovery codes are shown with the form that then starts the session.
+async fn sign_in_enrol(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    nonce: &str,
+    form: &AccountForm,
+) -> Result<AccountStep, AccountError> {
+    let pending = form.pending.as_deref().unwrap_or_default();
+    let Some(user) = second_factor::open_password_step(services, nonce, pending).await? else {
+        return Ok(sign_in_form(
+            services,
+            keys,
+            Some(nonce),
+            String::new(),
+            None,
+        ));
+    };
+    let sealed = form.enrolment.as_deref().unwrap_or_default();
+    let code = form.code.as_deref().unwrap_or_default();
+    let binding = EnrolmentBinding::SignIn(nonce);
+    let csrf_token = form_token(keys, SIGN_IN_FORM, nonce);
+    match second_factor::confirm_enrolment(services, binding, &user, sealed, code).await? {
+        Confirmation::Enrolled(codes) => {
+            let context = enrolled_context(nonce);
+            let pending = second_factor::seal_password_step(services, &context, &user).await?;
+            Ok(AccountStep::SignInRecoveryCodes {
+                csrf_token,
+                pending,
+                codes,
+            })
+        }
+        Confirmation::WrongCode(enrolment) => Ok(AccountStep::SignInEnrol {
+            csrf_token,
+            pending: pending.to_owned(),
+            enrolment,
+            error: Some("That code was not right. Please type the code your app shows now."),
+        }),
+        // Too old, or enrolled meanwhile (in another tab): sign in again, with a code now.
+        Confirmation::Stale => Ok(sign_in_form(
+            services,
+            keys,
+            Some(nonce),
+            String::new(),
+            None,
+        )),
+    }
+}
+
+/// What the recovery-codes page's form is bound to: this browser's sign-in, both factors done.
+fn enrolled_context(nonce: &str) -> String {
+    format!("enrolled\0{nonce}")
+}
+
+/// After the recovery codes: the session starts with both factors (the password and the
+/// enrolment's first code).
+async fn sign_in_enrolled(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    nonce: &str,
+    form: &AccountForm,
+) -> Result<AccountStep, AccountError> {
+    let pending = form.pending.as_deref().unwrap_or_default();
+    let context = enrolled_context(nonce);
+    let Some(user) = second_factor::open_password_step(services, &context, pending).await? else {
+        return Ok(sign_in_form(
+            services,
+            keys,
+            Some(nonce),
+            String::new(),
+            None,
+        ));
+    };
+    let started = sessions::start(services, user.id, AuthMethod::PASSWORD_AND_CODE).await?;
+    Ok(AccountStep::Reload {
+        session_cookie: Some(started.cookie),
+    })
 }
 
 fn sign_in_form(

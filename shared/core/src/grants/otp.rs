@@ -5,10 +5,10 @@
 
 use super::password::start_user_family;
 use super::GrantContext;
-use crate::auth::check_user_may_sign_in;
 use crate::auth::otp::{
     check_otp, otp_deps, OtpDenial, OtpError, OtpFacts, OtpVerification, VerifiedOtp,
 };
+use crate::auth::{check_one_factor_allowed, check_user_may_sign_in};
 use crate::domain::audit::{RevocationReason, StartedBy};
 use crate::domain::{PrincipalType, User};
 use crate::errors::{GrantDenial, GrantError};
@@ -45,7 +45,12 @@ pub(super) async fn grant(
     .await?;
     let user = &verified.user;
     // As the password grant: the address proves who the caller is, the user's state decides.
-    if let Err(refusal) = check_user_may_sign_in(services, user) {
+    // A one-time password alone is one factor: a company that requires two refuses it (180).
+    let allowed = match check_user_may_sign_in(services, user) {
+        Ok(()) => check_one_factor_allowed(services, user).await,
+        Err(refusal) => Err(refusal),
+    };
+    if let Err(refusal) = allowed {
         // A refused sign-in uses the password up all the same.
         verified.consume(deps).await?;
         return Err(refusal);

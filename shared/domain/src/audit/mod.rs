@@ -21,7 +21,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use uuid::Uuid;
 
 use super::{
-    ClientId, CompanyStatus, FamilyId, PrincipalId, PrincipalType, SecretId, SessionId, TokenId,
+    ClientId, CompanyStatus, FamilyId, MfaPolicy, PrincipalId, PrincipalType, SecretId, SessionId,
+    TokenId,
 };
 use crate::clock::UnixTime;
 
@@ -216,6 +217,9 @@ pub enum AuditKind {
     CompanyStatusSet { status: CompanyStatus },
     #[serde(rename = "company.client_enabled")]
     CompanyClientEnabled,
+    /// `tokenctl companies set-mfa`: whether the company's users need a second factor.
+    #[serde(rename = "company.mfa_set")]
+    CompanyMfaSet { policy: MfaPolicy },
     #[serde(rename = "user.created")]
     UserCreated,
     #[serde(rename = "user.email_set")]
@@ -323,6 +327,7 @@ impl AuditKind {
             Self::CompanyCreated => "company.created",
             Self::CompanyStatusSet { .. } => "company.status_set",
             Self::CompanyClientEnabled => "company.client_enabled",
+            Self::CompanyMfaSet { .. } => "company.mfa_set",
             Self::UserCreated => "user.created",
             Self::UserEmailSet => "user.email_set",
             Self::LegacyAppLinked => "legacy_app.linked",

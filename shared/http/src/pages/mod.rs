@@ -21,7 +21,7 @@ pub use device::{
 pub use headers::{security_headers, CONTENT_TYPE_HTML};
 pub use scopes::scope_sentences;
 pub use second_factor::{
-    render_recovery_codes, render_second_factor, render_totp_enrol, TotpEnrolPage,
+    render_recovery_codes, render_second_factor, render_totp_enrol, ContinueForm, TotpEnrolPage,
 };
 
 /// The stylesheet inlined in every page; its hash is in the Content-Security-Policy.

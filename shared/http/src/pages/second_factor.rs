@@ -19,6 +19,8 @@ struct TotpEnrolTemplate<'a> {
     secret: &'a str,
     sealed: &'a str,
     error: Option<&'a str>,
+    hidden: &'a [(&'a str, &'a str)],
+    required: bool,
 }
 
 #[derive(Template)]
@@ -57,7 +59,16 @@ pub fn render_second_factor(
 struct RecoveryCodesTemplate<'a> {
     stylesheet: &'static str,
     action: &'a str,
+    csrf_field: &'static str,
     codes: &'a [String],
+    continue_form: Option<ContinueForm<'a>>,
+}
+
+/// The recovery codes page of a sign-in that had to enrol: the button that starts the session.
+#[derive(Debug, Clone, Copy)]
+pub struct ContinueForm<'a> {
+    pub csrf_token: &'a str,
+    pub hidden: &'a [(&'a str, &'a str)],
 }
 
 /// What the enrolment page shows.
@@ -69,6 +80,10 @@ pub struct TotpEnrolPage<'a> {
     pub secret: &'a str,
     pub sealed: &'a str,
     pub error: Option<&'a str>,
+    /// The form's other hidden fields (the account page's `action`, the sign-in's `pending`).
+    pub hidden: &'a [(&'a str, &'a str)],
+    /// A sign-in that must enrol (the company requires a second factor): says so.
+    pub required: bool,
 }
 
 pub fn render_totp_enrol(page: &TotpEnrolPage<'_>) -> String {
@@ -81,14 +96,24 @@ pub fn render_totp_enrol(page: &TotpEnrolPage<'_>) -> String {
         secret: page.secret,
         sealed: page.sealed,
         error: page.error,
+        hidden: page.hidden,
+        required: page.required,
     })
 }
 
-pub fn render_recovery_codes(action: &str, codes: &[String]) -> String {
+/// The recovery codes, shown once: then back to the account page, or (a sign-in that had to
+/// enrol) the button that starts the session.
+pub fn render_recovery_codes(
+    action: &str,
+    codes: &[String],
+    continue_form: Option<ContinueForm<'_>>,
+) -> String {
     render(&RecoveryCodesTemplate {
         stylesheet: STYLESHEET,
         action,
+        csrf_field: CSRF_FIELD,
         codes,
+        continue_form,
     })
 }
 
@@ -122,12 +147,29 @@ mod tests {
             secret: "GEZDGNBVGY3TQOJQ",
             sealed: "sealed",
             error: None,
+            hidden: &[("action", "totp_confirm")],
+            required: true,
         });
         assert!(html.contains("<svg"), "{html}");
         assert!(html.contains("GEZDGNBVGY3TQOJQ"));
         assert!(!html.contains("<?xml"));
         assert!(!html.contains("<script"));
+        assert!(html.contains(r#"name="action" value="totp_confirm""#));
+        assert!(html.contains("Your company requires a second factor"));
         let codes = vec!["bcdfg-hjkmn".to_owned()];
-        assert!(render_recovery_codes("/oauth2/v0/account", &codes).contains("bcdfg-hjkmn"));
+        let page = render_recovery_codes("/oauth2/v0/account", &codes, None);
+        assert!(page.contains("bcdfg-hjkmn"));
+        assert!(page.contains("Back to your account") && !page.contains("<form"));
+        let hidden = [("enrolled", "continue")];
+        let form = ContinueForm {
+            csrf_token: "token",
+            hidden: &hidden,
+        };
+        let page = render_recovery_codes("/oauth2/v0/authorize", &codes, Some(form));
+        assert!(
+            page.contains(r#"name="enrolled" value="continue""#),
+            "{page}"
+        );
+        assert!(page.contains(r#"value="token""#));
     }
 }

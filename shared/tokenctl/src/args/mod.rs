@@ -9,8 +9,8 @@ use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use token_domain::audit::rfc3339;
 use token_domain::clock::UnixTime;
 use token_domain::{
-    ClientId, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType, Login, PrincipalId,
-    Resource, Scopes, UserStatus,
+    ClientId, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType, Login, MfaPolicy,
+    PrincipalId, Resource, Scopes, UserStatus,
 };
 
 #[derive(Parser)]
@@ -154,6 +154,29 @@ pub enum CompaniesCommand {
         #[arg(value_enum)]
         status: CompanyStatusArg,
     },
+    /// Whether the company's users must finish every page sign-in with a passkey or an
+    /// authenticator-app code (and are refused the password grant).
+    SetMfa {
+        #[arg(value_name = "COMPANY_ID")]
+        company_id: PrincipalId,
+        #[arg(value_enum)]
+        policy: MfaPolicyArg,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum MfaPolicyArg {
+    Required,
+    Optional,
+}
+
+impl From<MfaPolicyArg> for MfaPolicy {
+    fn from(value: MfaPolicyArg) -> Self {
+        match value {
+            MfaPolicyArg::Required => Self::Required,
+            MfaPolicyArg::Optional => Self::Optional,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -396,6 +419,9 @@ mod tests {
         let id = "0e8f3c4a-1b2c-4d5e-8f90-a1b2c3d4e5f6";
         assert!(parse(&["companies", "set-status", id, "maintenance"]).is_ok());
         assert!(parse(&["companies", "set-status", id, "paused"]).is_err());
+        assert!(parse(&["companies", "set-mfa", id, "required"]).is_ok());
+        assert!(parse(&["companies", "set-mfa", id, "optional"]).is_ok());
+        assert!(parse(&["companies", "set-mfa", id, "sometimes"]).is_err());
         assert!(parse(&["companies", "enable-client", id, id]).is_ok());
         assert!(parse(&[
             "users",

@@ -1,4 +1,4 @@
-//! `companies create`, `companies enable-client`, `companies set-status`.
+//! `companies create`, `companies enable-client`, `companies set-status`, `companies set-mfa`.
 
 use serde_json::json;
 use token_core::admin;
@@ -24,6 +24,7 @@ pub async fn run(
                     "name": company.name,
                     "geolocation": company.geolocation,
                     "status": company.status.as_str(),
+                    "mfa": company.mfa_policy.as_str(),
                 }),
                 format!(
                     "Created company {:?}.\ncompany_id:  {}\ngeolocation: {}",
@@ -53,6 +54,26 @@ pub async fn run(
                     company.id,
                     company.name,
                     company.status.as_str(),
+                    super::cache_delay_note()
+                ),
+            ))
+        }
+        CompaniesCommand::SetMfa { company_id, policy } => {
+            let company = admin::set_company_mfa(ctx, &company_id, policy.into()).await?;
+            let policy = company.mfa_policy;
+            let meaning = if policy.is_required() {
+                "its users finish every page sign-in with a passkey or an authenticator-app code, \
+                 and the password grant refuses them (code 180)"
+            } else {
+                "a second factor is up to each user"
+            };
+            Ok(Output::new(
+                json!({ "company_id": company.id, "mfa": policy.as_str() }),
+                format!(
+                    "Company {} ({}): second factor {}; {meaning}. {}",
+                    company.id,
+                    company.name,
+                    policy.as_str(),
                     super::cache_delay_note()
                 ),
             ))

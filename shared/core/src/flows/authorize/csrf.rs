@@ -21,6 +21,10 @@ pub enum Form {
     Consent,
     /// The sign-in's second step: an authenticator-app or recovery code.
     SecondFactor,
+    /// The enrolment a company's policy requires before the session: its first code.
+    Enrolment,
+    /// After that enrolment's recovery codes: start the session.
+    Enrolled,
 }
 
 impl Form {
@@ -29,6 +33,8 @@ impl Form {
             Self::SignIn => b"sign-in",
             Self::Consent => b"consent",
             Self::SecondFactor => b"second-factor",
+            Self::Enrolment => b"enrolment",
+            Self::Enrolled => b"enrolled",
         }
     }
 }

@@ -59,6 +59,11 @@ pub struct PendingAuthorization {
     /// second step); cleared once signed in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password_user: Option<PrincipalId>,
+    /// The user who proved the password and then set up an authenticator app with its first
+    /// code (their company requires a second factor), shown the recovery codes: the session
+    /// starts with both factors when they continue. Cleared once signed in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enrolled_user: Option<PrincipalId>,
     /// How the user signed in (RFC 8176), once signed in: the ID token's `amr`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub amr: Vec<AuthMethod>,
@@ -92,6 +97,7 @@ impl PendingAuthorization {
             sid: None,
             session_lists_client: false,
             password_user: None,
+            enrolled_user: None,
             amr: Vec::new(),
             code_ttl: None,
         }

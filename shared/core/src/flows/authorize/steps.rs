@@ -46,6 +46,15 @@ pub enum AuthorizeStep {
     Consent(FormPage),
     /// The sign-in's second step: a code from the user's authenticator app.
     SecondFactor(FormPage),
+    /// The user's company requires a second factor and they have none: set up an
+    /// authenticator app (the QR code and the key), confirmed by its first code.
+    Enrol {
+        page: FormPage,
+        enrolment: crate::flows::second_factor::Enrolment,
+    },
+    /// That enrolment is stored: its recovery codes, shown once, and the button that starts
+    /// the session.
+    RecoveryCodes { page: FormPage, codes: Vec<String> },
     /// `302` to the client's registered address (a code or an error); the cookie is cleared.
     Redirect(String),
     /// The user signed in with a credential: `then`, setting the new sign-in session's cookie
@@ -137,8 +146,13 @@ pub struct SubmittedForm {
     pub password: Option<String>,
     /// The consent form's button: `approve` or `deny`.
     pub decision: Option<String>,
-    /// The second step's form: an authenticator-app code or a recovery code.
+    /// The second step's form: an authenticator-app code or a recovery code (the enrolment's
+    /// form: the app's first code).
     pub code: Option<String>,
+    /// The enrolment's form: the sealed new secret the page carries.
+    pub enrolment: Option<String>,
+    /// The recovery codes page's button: any value continues.
+    pub enrolled: Option<String>,
     /// A passkey sign-in (the page's script fills them in): the ceremony id and the
     /// browser's answer (JSON), in place of `login` and `password`.
     pub passkey_ceremony: Option<String>,
@@ -327,6 +341,35 @@ pub async fn submit(
             signed_in::decide(services, pending, user, decision == "approve").await
         }
         (None, _)
+            if form.enrolment.is_some()
+                && verify_csrf_token(keys, Form::Enrolment, &pending, csrf) =>
+        {
+            count_sign_in_post(services, &pending, source).await?;
+            let sealed = form.enrolment.as_deref().unwrap_or_default();
+            let code = form.code.as_deref().unwrap_or_default();
+            super::second_step::confirm_enrolment(services, keys, &client, pending, sealed, code)
+                .await
+        }
+        (None, _)
+            if form.enrolled.is_some()
+                && verify_csrf_token(keys, Form::Enrolled, &pending, csrf) =>
+        {
+            let Some(user) = super::second_step::enrolled_user(services, &pending).await? else {
+                return Err(Refusal::Denied(RefusalReason::BadForm));
+            };
+            let amr = AuthMethod::PASSWORD_AND_CODE;
+            signed_in_with(
+                services,
+                keys,
+                &client,
+                pending,
+                &user,
+                amr,
+                cookies.session,
+            )
+            .await
+        }
+        (None, _)
             if form.code.is_some()
                 && verify_csrf_token(keys, Form::SecondFactor, &pending, csrf) =>
         {
@@ -465,6 +508,7 @@ async fn signed_in_with(
 ) -> Result<AuthorizeStep, AuthorizeError> {
     let started = signed_in::session_for(services, user.id, amr, session_cookie).await?;
     pending.password_user = None;
+    pending.enrolled_user = None;
     pending.signed_in_user = Some(user.id);
     pending.signed_in_at = Some(started.session.authenticated_at);
     pending.sid = Some(started.session.sid.clone());

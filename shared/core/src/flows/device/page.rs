@@ -10,11 +10,13 @@
 //! another code. A wrong or dead user code counts against the source address like a wrong
 //! one-time password, and the address is refused for a day once the limit is reached.
 
-use crate::flows::second_factor;
+use crate::flows::second_factor::{self, AfterPassword};
 use std::net::IpAddr;
 
 /// What the device page says to a user with an authenticator app.
 const NEEDS_SECOND_FACTOR: &str = "Your account uses an authenticator app. Please sign in on your account page (/oauth2/v0/account) first, then come back to this page.";
+/// What it says to a user whose company requires a second factor they have not set up.
+const MUST_ENROL: &str = "Your company requires a second factor. Please sign in on your account page (/oauth2/v0/account) to set up an authenticator app, then come back to this page.";
 
 use crate::auth::authenticate_user_from;
 use crate::domain::DEVICE_CODE_TTL_SECONDS;
@@ -232,16 +234,27 @@ async fn sign_in(
     }
     let login = form.login.as_deref().unwrap_or_default();
     let password = form.password.as_deref().unwrap_or_default();
-    match authenticate_user_from(services, login, password, source).await {
-        // This page has no code step: a user with an authenticator app signs in on the
-        // account page (which asks for the code), and this page then uses that session.
-        Ok(user) if second_factor::is_enrolled(services, &user).await? => Ok(sign_in_form(
+    let signed_in = match authenticate_user_from(services, login, password, source).await {
+        Ok(user) => match second_factor::after_password(services, &user).await? {
+            AfterPassword::SignedIn => Ok(user),
+            // This page has no code or enrolment step: such a user signs in on the account
+            // page (which asks for the code, or enrols them), and this page then uses that
+            // session; or with their passkey.
+            AfterPassword::Code => Err(Some(NEEDS_SECOND_FACTOR)),
+            AfterPassword::Enrol => Err(Some(MUST_ENROL)),
+            AfterPassword::UsePasskey => Err(Some(second_factor::USE_YOUR_PASSKEY)),
+        },
+        Err(GrantError::Denied(denial)) => Err(Some(sign_in_message(denial.code))),
+        Err(GrantError::Server(error)) => return Err(error.into()),
+    };
+    match signed_in {
+        Err(message) => Ok(sign_in_form(
             keys,
             nonce,
             code,
             client,
             login.to_owned(),
-            Some(NEEDS_SECOND_FACTOR),
+            message,
         )),
         Ok(user) => {
             let started = sessions::start(services, user.id, AuthMethod::PASSWORD).await?;
@@ -255,15 +268,6 @@ async fn sign_in(
                 cookie,
             ))
         }
-        Err(GrantError::Denied(denial)) => Ok(sign_in_form(
-            keys,
-            nonce,
-            code,
-            client,
-            login.to_owned(),
-            Some(sign_in_message(denial.code)),
-        )),
-        Err(GrantError::Server(error)) => Err(error.into()),
     }
 }
 

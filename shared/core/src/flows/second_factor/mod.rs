@@ -52,21 +52,42 @@ pub enum CodeCheck {
     Locked,
 }
 
-/// A new secret for `session`'s user, not stored until confirmed.
+/// What an enrolment in the form is bound to: the browser's session (the account page), or
+/// the sign-in it finishes (a pending authorization's id, the account page's sign-in nonce).
+#[derive(Debug, Clone, Copy)]
+pub enum EnrolmentBinding<'a> {
+    Session(&'a SignInSession),
+    /// A sign-in whose password was correct, of a user who must enrol before the session
+    /// starts: the value the browser holds for that sign-in.
+    SignIn(&'a str),
+}
+
+impl EnrolmentBinding<'_> {
+    fn context(&self, user: &User) -> String {
+        match self {
+            Self::Session(session) => {
+                format!("totp-enrolment\0{}\0{}", session.principal_id, session.sid)
+            }
+            Self::SignIn(sign_in) => format!("totp-enrolment-sign-in\0{}\0{sign_in}", user.id),
+        }
+    }
+}
+
+/// A new secret for the user, not stored until confirmed.
 pub async fn begin_enrolment(
     services: &Services,
-    session: &SignInSession,
+    binding: EnrolmentBinding<'_>,
     user: &User,
 ) -> Result<Enrolment, ServerError> {
     let key = SealKey::of(services).await?;
     let secret = TotpSecret::generate(services.ctx.random.as_ref());
-    Ok(enrolment(services, &key, session, user, &secret))
+    Ok(enrolment(services, &key, binding, user, &secret))
 }
 
 fn enrolment(
     services: &Services,
     key: &SealKey,
-    session: &SignInSession,
+    binding: EnrolmentBinding<'_>,
     user: &User,
     secret: &TotpSecret,
 ) -> Enrolment {
@@ -77,15 +98,11 @@ fn enrolment(
         otpauth_uri: secret.otpauth_uri(ISSUER, user.login.as_str()),
         secret_base32: secret.base32(),
         sealed: key.seal(
-            &enrolment_context(session),
+            &binding.context(user),
             &payload,
             services.ctx.random.as_ref(),
         ),
     }
-}
-
-fn enrolment_context(session: &SignInSession) -> String {
-    format!("totp-enrolment\0{}\0{}", session.principal_id, session.sid)
 }
 
 /// What the confirmation of an enrolment answers.
@@ -103,14 +120,14 @@ pub enum Confirmation {
 /// recovery codes, returned once.
 pub async fn confirm_enrolment(
     services: &Services,
-    session: &SignInSession,
+    binding: EnrolmentBinding<'_>,
     user: &User,
     sealed: &str,
     code: &str,
 ) -> Result<Confirmation, ServerError> {
     let key = SealKey::of(services).await?;
     let now = services.ctx.clock.now();
-    let Some(payload) = key.open(&enrolment_context(session), sealed) else {
+    let Some(payload) = key.open(&binding.context(user), sealed) else {
         return Ok(Confirmation::Stale);
     };
     let (expiry, secret) = payload.split_at(8);
@@ -121,7 +138,7 @@ pub async fn confirm_enrolment(
     let secret = TotpSecret::from_bytes(secret.to_vec());
     let Some(step) = secret.verify(code, now, None) else {
         return Ok(Confirmation::WrongCode(enrolment(
-            services, &key, session, user, &secret,
+            services, &key, binding, user, &secret,
         )));
     };
     let (codes, hashes) = recovery_codes(services.ctx.random.as_ref());
@@ -191,6 +208,48 @@ pub async fn open_password_step(
     let id = crate::domain::PrincipalId::new(id);
     Ok(services.ctx.store.principals().get_user(&id).await?)
 }
+
+/// What a user whose password was right must still do before a page starts their session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterPassword {
+    /// Nothing: the session starts with the password alone.
+    SignedIn,
+    /// Type an authenticator-app code or a recovery code.
+    Code,
+    /// The company requires a second factor and the user has none: set up an authenticator
+    /// app now (the session starts after the first code and the recovery codes).
+    Enrol,
+    /// The company requires a second factor and the user's is a passkey: sign in with it.
+    UsePasskey,
+}
+
+/// The step after a correct password on a sign-in page: the code for a user with an
+/// authenticator app; for a user whose company requires a second factor (`tokenctl companies
+/// set-mfa`) and who has none, the enrolment, or their passkey when they have one.
+pub async fn after_password(
+    services: &Services,
+    user: &User,
+) -> Result<AfterPassword, ServerError> {
+    if is_enrolled(services, user).await? {
+        return Ok(AfterPassword::Code);
+    }
+    if !crate::auth::requires_second_factor(services, user).await? {
+        return Ok(AfterPassword::SignedIn);
+    }
+    if crate::flows::passkeys::list(services, &user.id)
+        .await?
+        .is_empty()
+    {
+        Ok(AfterPassword::Enrol)
+    } else {
+        Ok(AfterPassword::UsePasskey)
+    }
+}
+
+/// What the sign-in pages say to a user whose company requires a second factor and whose only
+/// one is a passkey, after a correct password.
+pub const USE_YOUR_PASSKEY: &str =
+    "Your company requires a second factor. Please sign in with your passkey.";
 
 /// Whether `user` has an authenticator app.
 pub async fn is_enrolled(services: &Services, user: &User) -> Result<bool, ServerError> {

@@ -1,7 +1,7 @@
 //! `credtype=password`: a user's login and password (checked with its lockout by
 //! `auth::user`), and the family a user who proved who they are starts.
 
-use crate::auth::user::{authenticate_user_refund_pending, take_back};
+use crate::auth::user::{authenticate_user_refund_pending, check_one_factor_allowed, take_back};
 use crate::domain::audit::StartedBy;
 use crate::domain::{AuthMethod, Client, PrincipalType, Resource, Scopes, User};
 use crate::errors::GrantError;
@@ -27,6 +27,14 @@ pub(super) async fn grant(
         request.password.expose(),
     )
     .await?;
+    // A password alone is one factor: a company that requires two refuses it (180), once the
+    // password is known right (its attempt taken back, as for any correct password).
+    if let Err(refusal) = check_one_factor_allowed(services, &user).await {
+        if let Some(refund) = refund {
+            take_back(services, &refund).await?;
+        }
+        return Err(refusal);
+    }
     let start = FamilyStart {
         client_id: client.id,
         principal_type: PrincipalType::User,
