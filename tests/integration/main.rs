@@ -47,6 +47,7 @@ mod registration;
 mod resources;
 mod revocation;
 mod round_trips;
+mod second_factor_browser;
 mod security;
 mod signing_keys;
 mod store_unavailable;
