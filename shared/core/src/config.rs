@@ -177,6 +177,57 @@ pub enum ConfigError {
     Geolocation(#[from] InvalidGeolocation),
     #[error("CLIENT_ID_METADATA_ALLOW_HOSTS: {0}")]
     AllowedHost(#[from] InvalidAllowedHost),
+    #[error(
+        "WEBAUTHN_RP_ID {rp_id:?} must be the GEOLOCATION's host {host:?} or a registrable parent \
+         domain of it (WebAuthn's RP ID rule): {why}"
+    )]
+    RelyingPartyId {
+        rp_id: String,
+        host: String,
+        why: &'static str,
+    },
+}
+
+/// WebAuthn's rule for an RP ID (Level 3 §5.1.3, §13.4.9; HTML's "is a registrable domain
+/// suffix of or is equal to"): the origin's host, or a parent domain of it that is still
+/// registrable. Browsers refuse every other, so a deployment configured with one could never
+/// add or use a passkey: it is refused at start-up. Without the Public Suffix List this cannot
+/// tell a multi-label public suffix (`co.uk`) from a domain; it refuses what can be told: an IP
+/// address on either side, a name that is not a suffix of the host at a label boundary, and a
+/// single label above the host (a top-level domain).
+pub fn check_webauthn_rp_id(rp_id: &str, geolocation: &Geolocation) -> Result<(), ConfigError> {
+    let url = url::Url::parse(geolocation.as_str()).ok();
+    let host = url.as_ref().and_then(url::Url::host);
+    let host_text = host.as_ref().map(ToString::to_string).unwrap_or_default();
+    let refuse = |why| {
+        Err(ConfigError::RelyingPartyId {
+            rp_id: rp_id.to_owned(),
+            host: host_text.clone(),
+            why,
+        })
+    };
+    let Some(url::Host::Domain(host)) = host else {
+        return refuse("the GEOLOCATION's host is an IP address, which has no RP ID");
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    let rp_id_lower = rp_id.trim_end_matches('.').to_ascii_lowercase();
+    if rp_id_lower.parse::<std::net::IpAddr>().is_ok()
+        || rp_id_lower.starts_with('[')
+        || rp_id_lower.is_empty()
+        || rp_id_lower.split('.').any(str::is_empty)
+    {
+        return refuse("not a domain name");
+    }
+    if rp_id_lower == host {
+        return Ok(());
+    }
+    if !host.ends_with(&format!(".{rp_id_lower}")) {
+        return refuse("not the host or a domain above it");
+    }
+    if !rp_id_lower.contains('.') {
+        return refuse("a top-level domain is not registrable");
+    }
+    Ok(())
 }
 
 impl Config {
@@ -278,6 +329,9 @@ impl Config {
                 defaults.client_id_metadata_documents,
             )?,
         };
+        if let Some(rp_id) = &policy.webauthn_rp_id {
+            check_webauthn_rp_id(rp_id, &geolocation)?;
+        }
         let read_cache_seconds = parse_number(&get, "READ_CACHE_SECONDS", MAX_TTL_SECONDS)?;
         if read_cache_seconds > MAX_TTL_SECONDS {
             return Err(ConfigError::Invalid {
@@ -443,6 +497,60 @@ mod tests {
         assert_eq!(
             c.policy.registration.scopes.to_string(),
             "email offline_access openid profile"
+        );
+    }
+
+    #[test]
+    fn the_webauthn_rp_id_is_the_geolocations_host_or_a_registrable_parent() {
+        let at = |geolocation: &str, rp_id: &str| {
+            config(&[("GEOLOCATION", geolocation), ("WEBAUTHN_RP_ID", rp_id)])
+                .map(|c| c.policy.webauthn_rp_id.unwrap())
+        };
+        let host = "https://us.api.example.com";
+        for good in [
+            "us.api.example.com",
+            "api.example.com",
+            "example.com",
+            "US.API.Example.COM",
+        ] {
+            assert!(at(host, good).is_ok(), "{good}");
+        }
+        assert_eq!(at(host, " Example.COM ").unwrap(), "example.com");
+        assert!(at("http://localhost:8080", "localhost").is_ok());
+        for bad in [
+            "com",
+            "other.example.com",
+            "xample.com",
+            "eu.api.example.com",
+            "api.example.com.evil.org",
+            "evil.org",
+            "127.0.0.1",
+            "[::1]",
+            "example..com",
+            "www.us.api.example.com",
+        ] {
+            let error = at(host, bad).expect_err(bad);
+            assert!(
+                matches!(error, ConfigError::RelyingPartyId { .. }),
+                "{bad}: {error}"
+            );
+            let message = error.to_string();
+            assert!(message.contains("WEBAUTHN_RP_ID"), "{message}");
+            assert!(message.contains("us.api.example.com"), "{message}");
+        }
+        let ip = at("http://127.0.0.1:8080", "127.0.0.1").unwrap_err();
+        assert!(ip.to_string().contains("IP address"), "{ip}");
+        assert!(at("http://127.0.0.1:8080", "localhost").is_err());
+        // Unset or empty: the geolocation's host, whatever it is (passkeys off on an IP).
+        assert_eq!(
+            config(&[
+                ("GEOLOCATION", "http://127.0.0.1:8080"),
+                ("WEBAUTHN_RP_ID", " ")
+            ])
+            .unwrap()
+            .policy
+            .webauthn_rp_id,
+            None
         );
     }
 
