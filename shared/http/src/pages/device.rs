@@ -28,6 +28,8 @@ struct SignInTemplate<'a> {
     user_code: &'a str,
     login: &'a str,
     error: Option<&'a str>,
+    passkey_options: &'static str,
+    passkey_script: &'static str,
 }
 
 #[derive(Template)]
@@ -87,6 +89,8 @@ pub fn render_device_sign_in(page: &DeviceSignInPage<'_>) -> String {
         user_code: page.user_code,
         login: page.login,
         error: page.error,
+        passkey_options: crate::passkeys::SIGN_IN_OPTIONS_PATH,
+        passkey_script: crate::passkeys::SCRIPT_PATH,
     })
 }
 

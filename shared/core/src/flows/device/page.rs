@@ -1,7 +1,7 @@
 //! The verification page of the device grant, free of HTTP: the user enters the code the device
-//! shows, signs in (the sign-in pages' check, lockout and limits) unless the browser holds a
-//! live session, sees the consent screen naming the client and scopes, approves or denies, and
-//! is told to return to the device.
+//! shows, signs in (the sign-in pages' check, lockout and limits, or a passkey as on the other
+//! sign-in pages) unless the browser holds a live session, sees the consent screen naming the
+//! client and scopes, approves or denies, and is told to return to the device.
 //!
 //! The page keeps no state of its own between steps: each form carries the typed user code,
 //! which is looked up again. CSRF: before sign-in the forms carry an HMAC of a random nonce the
@@ -27,7 +27,7 @@ use crate::errors::{Denial, GrantError, Refusal};
 use crate::flows::authorize::{
     form_token, nonce_form_token, sign_in_message, verify_form_token, AuthorizeKeys,
 };
-use crate::flows::sessions;
+use crate::flows::{passkeys, sessions};
 use crate::limits::{source_subject, Exceeded, Limit};
 use crate::services::Services;
 
@@ -101,6 +101,10 @@ pub struct DeviceForm {
     pub user_code: Option<String>,
     pub login: Option<String>,
     pub password: Option<String>,
+    /// A passkey sign-in (the page's script fills them in): the ceremony id and the browser's
+    /// answer (JSON), in place of `login` and `password`.
+    pub passkey_ceremony: Option<String>,
+    pub passkey_answer: Option<String>,
 }
 
 /// The cookies the page reads.
@@ -233,6 +237,32 @@ async fn sign_in(
             .await?;
     }
     let login = form.login.as_deref().unwrap_or_default();
+    if let (Some(ceremony), Some(answer)) = (&form.passkey_ceremony, &form.passkey_answer) {
+        // Two factors in one: the session starts, whatever the company requires.
+        return match passkeys::authenticate(services, ceremony, answer).await {
+            Ok(user) => {
+                let started = passkeys::start_passkey_session(services, user.id, None).await?;
+                let cookie = Some(started.cookie);
+                Ok(consent(
+                    keys,
+                    &started.session,
+                    code,
+                    record,
+                    client,
+                    cookie,
+                ))
+            }
+            Err(Refusal::Denied(denial)) => Ok(sign_in_form(
+                keys,
+                nonce,
+                code,
+                client,
+                login.to_owned(),
+                Some(denial.message()),
+            )),
+            Err(Refusal::Server(error)) => Err(error.into()),
+        };
+    }
     let password = form.password.as_deref().unwrap_or_default();
     let signed_in = match authenticate_user_from(services, login, password, source).await {
         Ok(user) => match second_factor::after_password(services, &user).await? {
