@@ -47,9 +47,15 @@ for name in "${FUNCTIONS[@]}"; do
     packages+=(--package "$name")
 done
 
+# Passkeys verify with OpenSSL (webauthn-rs), and no arm64 OpenSSL is installed to link against:
+# token-core's `vendored-openssl` feature builds OpenSSL from source (the openssl-src crate,
+# pinned in Cargo.lock) for the target, with the C compiler cargo-lambda sets up (zig cc). It
+# adds OpenSSL's own compilation to a cold build (docs/decisions.md, Passkeys).
+features=(--features token-core/vendored-openssl)
+
 # --locked: build exactly the committed Cargo.lock, as a deployment must.
-echo "lambda-build: cargo lambda build --release --arm64 --locked ${packages[*]} $*" >&2
-cargo lambda build --release --arm64 --locked "${packages[@]}" "$@"
+echo "lambda-build: cargo lambda build --release --arm64 --locked ${packages[*]} ${features[*]} $*" >&2
+cargo lambda build --release --arm64 --locked "${packages[@]}" "${features[@]}" "$@"
 
 status=0
 for name in "${FUNCTIONS[@]}"; do
