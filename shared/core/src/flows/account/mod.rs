@@ -7,24 +7,21 @@
 //! CSRF: the signed-in forms carry an HMAC of the session id; the sign-in form one of a random
 //! nonce the browser holds in a cookie of this path only. Every action is audited.
 
+mod sign_in;
+
 use std::net::IpAddr;
 
+use sign_in::{sign_in, sign_in_code, sign_in_enrol, sign_in_enrolled, sign_in_form};
+
 use crate::audit;
-use crate::auth::authenticate_user_from;
 use crate::domain::audit::{AuditKind, RevocationReason, SessionEndReason};
-use crate::domain::{
-    AuthMethod, ClientId, PasskeyCredential, PrincipalType, Scopes, SessionId, SignInSession,
-};
-use crate::errors::{Denial, GrantError, Refusal};
-use crate::flows::authorize::{
-    form_token, nonce_form_token, sign_in_message, verify_form_token, AuthorizeKeys,
-};
-use crate::flows::second_factor::{
-    self, AfterPassword, CodeCheck, Confirmation, Enrolment, EnrolmentBinding,
-};
+use crate::domain::{ClientId, PasskeyCredential, PrincipalType, Scopes, SessionId, SignInSession};
+use crate::errors::{Denial, Refusal};
+use crate::flows::authorize::{form_token, verify_form_token, AuthorizeKeys};
+use crate::flows::second_factor::{self, CodeCheck, Confirmation, Enrolment, EnrolmentBinding};
 use crate::flows::{passkeys, sessions};
 use crate::issuance::FamilyOwner;
-use crate::limits::{source_subject, Exceeded, Limit};
+use crate::limits::Exceeded;
 use crate::services::Services;
 
 pub const ACCOUNT_PATH: &str = "/oauth2/v0/account";
@@ -339,223 +336,6 @@ async fn authenticator(
             }),
             CodeCheck::Wrong | CodeCheck::Locked => Err(AccountDenial::WrongCode.into()),
         },
-    }
-}
-
-async fn sign_in(
-    services: &Services,
-    keys: &AuthorizeKeys,
-    nonce: &str,
-    form: &AccountForm,
-    source: Option<IpAddr>,
-) -> Result<AccountStep, AccountError> {
-    if let Some(source) = source {
-        let now = services.ctx.clock.now();
-        services
-            .limiter()
-            .count(Limit::AddressPasswordAttempts, &source_subject(source), now)
-            .await?;
-    }
-    let login = form.login.as_deref().unwrap_or_default();
-    if let (Some(ceremony), Some(answer)) = (&form.passkey_ceremony, &form.passkey_answer) {
-        return match passkeys::authenticate(services, ceremony, answer).await {
-            Ok(user) => {
-                let started = passkeys::start_passkey_session(services, user.id, None).await?;
-                Ok(AccountStep::Reload {
-                    session_cookie: Some(started.cookie),
-                })
-            }
-            Err(Refusal::Denied(denial)) => Ok(sign_in_form(
-                services,
-                keys,
-                Some(nonce),
-                login.to_owned(),
-                Some(denial.message()),
-            )),
-            Err(Refusal::Server(error)) => Err(error.into()),
-        };
-    }
-    let password = form.password.as_deref().unwrap_or_default();
-    match authenticate_user_from(services, login, password, source).await {
-        Ok(user) => match second_factor::after_password(services, &user).await? {
-            AfterPassword::SignedIn => {
-                let started = sessions::start(services, user.id, AuthMethod::PASSWORD).await?;
-                Ok(AccountStep::Reload {
-                    session_cookie: Some(started.cookie),
-                })
-            }
-            AfterPassword::Code => {
-                let pending = second_factor::seal_password_step(services, nonce, &user).await?;
-                Ok(AccountStep::SecondFactor {
-                    csrf_token: form_token(keys, SIGN_IN_FORM, nonce),
-                    pending,
-                    error: None,
-                })
-            }
-            AfterPassword::Enrol => {
-                let pending = second_factor::seal_password_step(services, nonce, &user).await?;
-                let binding = EnrolmentBinding::SignIn(nonce);
-                let enrolment = second_factor::begin_enrolment(services, binding, &user).await?;
-                Ok(AccountStep::SignInEnrol {
-                    csrf_token: form_token(keys, SIGN_IN_FORM, nonce),
-                    pending,
-                    enrolment,
-                    error: None,
-                })
-            }
-            AfterPassword::UsePasskey => Ok(sign_in_form(
-                services,
-                keys,
-                Some(nonce),
-                login.to_owned(),
-                Some(second_factor::USE_YOUR_PASSKEY),
-            )),
-        },
-        Err(GrantError::Denied(denial)) => {
-            let message = sign_in_message(denial.code);
-            Ok(sign_in_form(
-                services,
-                keys,
-                Some(nonce),
-                login.to_owned(),
-                Some(message),
-            ))
-        }
-        Err(GrantError::Server(error)) => Err(error.into()),
-    }
-}
-
-/// The code after a correct password: the session starts with both factors.
-async fn sign_in_code(
-    services: &Services,
-    keys: &AuthorizeKeys,
-    nonce: &str,
-    form: &AccountForm,
-) -> Result<AccountStep, AccountError> {
-    let pending = form.pending.as_deref().unwrap_or_default();
-    let Some(user) = second_factor::open_password_step(services, nonce, pending).await? else {
-        return Ok(sign_in_form(
-            services,
-            keys,
-            Some(nonce),
-            String::new(),
-            None,
-        ));
-    };
-    let code = form.code.as_deref().unwrap_or_default();
-    match second_factor::check_code(services, &user, code).await? {
-        CodeCheck::Totp | CodeCheck::Recovery => {
-            let amr = AuthMethod::PASSWORD_AND_CODE;
-            let started = sessions::start(services, user.id, amr).await?;
-            Ok(AccountStep::Reload {
-                session_cookie: Some(started.cookie),
-            })
-        }
-        CodeCheck::Wrong => Ok(AccountStep::SecondFactor {
-            csrf_token: form_token(keys, SIGN_IN_FORM, nonce),
-            pending: pending.to_owned(),
-            error: Some("That code was not right. Please type the code your app shows now, or a recovery code."),
-        }),
-        CodeCheck::Locked => {
-            let message = sign_in_message(crate::errors::ErrorCode::AccountLocked);
-            Ok(sign_in_form(services, keys, Some(nonce), String::new(), Some(message)))
-        }
-    }
-}
-
-/// The enrolment's first code, for a user who must enrol before their session starts: stored,
-/// the recovery codes are shown with the form that then starts the session.
-async fn sign_in_enrol(
-    services: &Services,
-    keys: &AuthorizeKeys,
-    nonce: &str,
-    form: &AccountForm,
-) -> Result<AccountStep, AccountError> {
-    let pending = form.pending.as_deref().unwrap_or_default();
-    let Some(user) = second_factor::open_password_step(services, nonce, pending).await? else {
-        return Ok(sign_in_form(
-            services,
-            keys,
-            Some(nonce),
-            String::new(),
-            None,
-        ));
-    };
-    let sealed = form.enrolment.as_deref().unwrap_or_default();
-    let code = form.code.as_deref().unwrap_or_default();
-    let binding = EnrolmentBinding::SignIn(nonce);
-    let csrf_token = form_token(keys, SIGN_IN_FORM, nonce);
-    match second_factor::confirm_enrolment(services, binding, &user, sealed, code).await? {
-        Confirmation::Enrolled(codes) => {
-            let context = enrolled_context(nonce);
-            let pending = second_factor::seal_password_step(services, &context, &user).await?;
-            Ok(AccountStep::SignInRecoveryCodes {
-                csrf_token,
-                pending,
-                codes,
-            })
-        }
-        Confirmation::WrongCode(enrolment) => Ok(AccountStep::SignInEnrol {
-            csrf_token,
-            pending: pending.to_owned(),
-            enrolment,
-            error: Some("That code was not right. Please type the code your app shows now."),
-        }),
-        // Too old, or enrolled meanwhile (in another tab): sign in again, with a code now.
-        Confirmation::Stale => Ok(sign_in_form(
-            services,
-            keys,
-            Some(nonce),
-            String::new(),
-            None,
-        )),
-    }
-}
-
-/// What the recovery-codes page's form is bound to: this browser's sign-in, both factors done.
-fn enrolled_context(nonce: &str) -> String {
-    format!("enrolled\0{nonce}")
-}
-
-/// After the recovery codes: the session starts with both factors (the password and the
-/// enrolment's first code).
-async fn sign_in_enrolled(
-    services: &Services,
-    keys: &AuthorizeKeys,
-    nonce: &str,
-    form: &AccountForm,
-) -> Result<AccountStep, AccountError> {
-    let pending = form.pending.as_deref().unwrap_or_default();
-    let context = enrolled_context(nonce);
-    let Some(user) = second_factor::open_password_step(services, &context, pending).await? else {
-        return Ok(sign_in_form(
-            services,
-            keys,
-            Some(nonce),
-            String::new(),
-            None,
-        ));
-    };
-    let started = sessions::start(services, user.id, AuthMethod::PASSWORD_AND_CODE).await?;
-    Ok(AccountStep::Reload {
-        session_cookie: Some(started.cookie),
-    })
-}
-
-fn sign_in_form(
-    services: &Services,
-    keys: &AuthorizeKeys,
-    nonce: Option<&str>,
-    login: String,
-    error: Option<&'static str>,
-) -> AccountStep {
-    let (csrf_token, new_nonce) =
-        nonce_form_token(keys, SIGN_IN_FORM, nonce, services.ctx.random.as_ref());
-    AccountStep::SignIn {
-        csrf_token,
-        new_nonce,
-        login,
-        error,
     }
 }
 
