@@ -102,17 +102,11 @@ pub async fn set_company_status(
     id: &PrincipalId,
     status: CompanyStatus,
 ) -> Result<Company, AdminError> {
-    let mut company = ctx
-        .store
-        .principals()
-        .get_company(id)
-        .await?
-        .ok_or_else(|| not_found("company", id))?;
-    company.status = status;
-    ctx.store.principals().put_company(&company).await?;
-    let kind = AuditKind::CompanyStatusSet { status };
-    principal_changed(ctx, kind, PrincipalType::Company, company.id).await;
-    Ok(company)
+    update_company(ctx, id, |company| {
+        company.status = status;
+        AuditKind::CompanyStatusSet { status }
+    })
+    .await
 }
 
 /// `companies set-mfa`: whether the company's users must finish page sign-ins with a second
@@ -122,15 +116,27 @@ pub async fn set_company_mfa(
     id: &PrincipalId,
     policy: MfaPolicy,
 ) -> Result<Company, AdminError> {
+    update_company(ctx, id, |company| {
+        company.mfa_policy = policy;
+        AuditKind::CompanyMfaSet { policy }
+    })
+    .await
+}
+
+/// Reads the company, applies `change`, writes it back and records the event `change` names.
+async fn update_company(
+    ctx: &Context,
+    id: &PrincipalId,
+    change: impl FnOnce(&mut Company) -> AuditKind,
+) -> Result<Company, AdminError> {
     let mut company = ctx
         .store
         .principals()
         .get_company(id)
         .await?
         .ok_or_else(|| not_found("company", id))?;
-    company.mfa_policy = policy;
+    let kind = change(&mut company);
     ctx.store.principals().put_company(&company).await?;
-    let kind = AuditKind::CompanyMfaSet { policy };
     principal_changed(ctx, kind, PrincipalType::Company, company.id).await;
     Ok(company)
 }
