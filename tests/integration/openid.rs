@@ -26,6 +26,41 @@ use crate::authorize::flow::{exchange, query, Session, LOGIN, PASSWORD, REDIRECT
 
 pub const POST_LOGOUT_REDIRECT_URI: &str = "https://app.example.com/signed-out";
 
+/// The `name=value` pair a response sets for the cookie `name`.
+pub fn set_cookie_pair(response: &reqwest::Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .map(|value| value.split(';').next().unwrap().to_owned())
+        .find(|pair| pair.starts_with(&format!("{name}=")))
+}
+
+/// Opens the account page in a browser without a session and posts its sign-in form as
+/// `LOGIN` with `PASSWORD`: the browser's sign-in nonce cookie pair, and the answer.
+pub async fn account_sign_in(app: &TestApp) -> (String, reqwest::Response) {
+    let path = app.url("/oauth2/v0/account");
+    let page = app.http.get(&path).send().await.unwrap();
+    let nonce = set_cookie_pair(&page, "account_sign_in").expect("the sign-in nonce cookie");
+    let token = crate::authorize::flow::csrf(&page.text().await.unwrap());
+    let form = [
+        ("csrf_token", token.as_str()),
+        ("action", "sign_in"),
+        ("login", LOGIN),
+        ("password", PASSWORD),
+    ];
+    let answer = app
+        .http
+        .post(&path)
+        .header(reqwest::header::COOKIE, &nonce)
+        .form(&form)
+        .send()
+        .await
+        .unwrap();
+    (nonce, answer)
+}
+
 /// A client registered without `openid`, with the code flow's and logout's addresses.
 pub async fn oidc_client(app: &TestApp, name: &str) -> TestClient {
     let mut new = NewClient::named(name, Scopes::parse("read profile email").unwrap());

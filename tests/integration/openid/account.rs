@@ -20,16 +20,7 @@ crate::on_both_stores!(
 
 const PATH: &str = "/oauth2/v0/account";
 
-/// The `name=value` pairs a response sets, by name.
-fn set_cookie(response: &reqwest::Response, name: &str) -> Option<String> {
-    response
-        .headers()
-        .get_all(header::SET_COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .map(|value| value.split(';').next().unwrap().to_owned())
-        .find(|pair| pair.starts_with(&format!("{name}=")))
-}
+use super::set_cookie_pair as set_cookie;
 
 async fn get(app: &TestApp, cookie: Option<&str>) -> reqwest::Response {
     let mut request = app.http.get(app.url(PATH));

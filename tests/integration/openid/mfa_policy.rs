@@ -278,30 +278,7 @@ async fn account_post(app: &TestApp, cookie: &str, form: &[(&str, &str)]) -> req
 
 async fn a_required_companys_user_enrols_on_the_account_pages_sign_in(app: TestApp) {
     let (_, user) = company_user(&app, MfaPolicy::Required).await;
-    let page = app.http.get(app.url(ACCOUNT)).send().await.unwrap();
-    let nonce = page
-        .headers()
-        .get_all(header::SET_COOKIE)
-        .iter()
-        .map(|value| {
-            value
-                .to_str()
-                .unwrap()
-                .split(';')
-                .next()
-                .unwrap()
-                .to_owned()
-        })
-        .find(|pair| pair.starts_with("account_sign_in="))
-        .unwrap();
-    let token = csrf(&page.text().await.unwrap());
-    let form = [
-        ("csrf_token", token.as_str()),
-        ("action", "sign_in"),
-        ("login", LOGIN),
-        ("password", PASSWORD),
-    ];
-    let answer = account_post(&app, &nonce, &form).await;
+    let (nonce, answer) = super::account_sign_in(&app).await;
     assert_eq!(answer.status(), StatusCode::OK);
     assert_eq!(starts_session(&answer), None);
     let html = answer.text().await.unwrap();

@@ -42,45 +42,8 @@ fn between(html: &str, marker: &str, end: char) -> String {
 
 /// A signed-in account page: the session cookie and the page's CSRF token.
 async fn signed_in(app: &TestApp) -> (String, String) {
-    let page = app.http.get(app.url(PATH)).send().await.unwrap();
-    let nonce = page
-        .headers()
-        .get_all(header::SET_COOKIE)
-        .iter()
-        .map(|value| {
-            value
-                .to_str()
-                .unwrap()
-                .split(';')
-                .next()
-                .unwrap()
-                .to_owned()
-        })
-        .find(|pair| pair.starts_with("account_sign_in="))
-        .unwrap();
-    let token = csrf(&page.text().await.unwrap());
-    let form = [
-        ("csrf_token", token.as_str()),
-        ("action", "sign_in"),
-        ("login", LOGIN),
-        ("password", PASSWORD),
-    ];
-    let answer = post(app, &nonce, &form).await;
-    let session = answer
-        .headers()
-        .get_all(header::SET_COOKIE)
-        .iter()
-        .map(|value| {
-            value
-                .to_str()
-                .unwrap()
-                .split(';')
-                .next()
-                .unwrap()
-                .to_owned()
-        })
-        .find(|pair| pair.starts_with("__Host-session="))
-        .expect("signed in");
+    let (_, answer) = super::account_sign_in(app).await;
+    let session = super::set_cookie_pair(&answer, "__Host-session").expect("signed in");
     let overview = app
         .http
         .get(app.url(PATH))
@@ -331,30 +294,7 @@ async fn a_sign_in_asks_for_the_code_and_wrong_codes_lock_the_login(app: TestApp
 async fn the_account_page_sign_in_asks_for_the_code_too(app: TestApp) {
     let user = app.create_user(LOGIN, PASSWORD).await;
     let (secret, _) = enrolled(&app).await;
-    let page = app.http.get(app.url(PATH)).send().await.unwrap();
-    let nonce = page
-        .headers()
-        .get_all(header::SET_COOKIE)
-        .iter()
-        .map(|value| {
-            value
-                .to_str()
-                .unwrap()
-                .split(';')
-                .next()
-                .unwrap()
-                .to_owned()
-        })
-        .find(|pair| pair.starts_with("account_sign_in="))
-        .unwrap();
-    let token = csrf(&page.text().await.unwrap());
-    let form = [
-        ("csrf_token", token.as_str()),
-        ("action", "sign_in"),
-        ("login", LOGIN),
-        ("password", PASSWORD),
-    ];
-    let answer = post(&app, &nonce, &form).await;
+    let (nonce, answer) = super::account_sign_in(&app).await;
     assert_eq!(answer.status(), StatusCode::OK);
     assert!(!session_cookie(&answer), "no session before the code");
     let html = answer.text().await.unwrap();
