@@ -57,6 +57,31 @@ pub async fn a_totp_enrolment_is_kept_once_and_each_step_used_once(store: &dyn S
     assert_eq!(read.last_used_step, 101);
     assert_eq!(read.recovery_codes, enrolled.recovery_codes);
 
+    // Given back after a failure, the step may be used once more; not when a later one was.
+    assert!(factors.release_totp_step(&user, 101, 100).await.unwrap());
+    assert!(
+        !factors.release_totp_step(&user, 101, 100).await.unwrap(),
+        "no longer the last used step"
+    );
+    assert!(
+        factors.use_totp_step(&user, 101).await.unwrap(),
+        "used again"
+    );
+    assert!(factors.use_totp_step(&user, 102).await.unwrap());
+    assert!(
+        !factors.release_totp_step(&user, 101, 100).await.unwrap(),
+        "a later step was used meanwhile"
+    );
+    assert_eq!(
+        factors
+            .get_totp_factor(&user)
+            .await
+            .unwrap()
+            .unwrap()
+            .last_used_step,
+        102
+    );
+
     assert!(factors.delete_totp_factor(&user).await.unwrap());
     assert!(!factors.delete_totp_factor(&user).await.unwrap());
     assert_eq!(factors.get_totp_factor(&user).await.unwrap(), None);

@@ -20,6 +20,16 @@ pub trait SecondFactorStore: Send + Sync {
     /// `false` is a replay (or the enrolment was removed meanwhile).
     async fn use_totp_step(&self, principal: &PrincipalId, step: i64) -> StoreResult<bool>;
 
+    /// Gives back a step `use_totp_step` took when what the code was for failed (the session
+    /// could not be written): the last used step is `previous` again, if it is still `step`.
+    /// `false` when a later code was used meanwhile (or the enrolment was removed).
+    async fn release_totp_step(
+        &self,
+        principal: &PrincipalId,
+        step: i64,
+        previous: i64,
+    ) -> StoreResult<bool>;
+
     /// Takes the unused recovery code `hash`: `false` when it is not (or no longer) one.
     async fn use_recovery_code(
         &self,

@@ -328,3 +328,85 @@ async fn the_account_page_sign_in_asks_for_the_code_too(app: TestApp) {
     let newest = sessions.iter().max_by_key(|s| s.started_at).unwrap();
     assert_eq!(newest.amr, token_domain::AuthMethod::PASSWORD_AND_CODE);
 }
+
+/// A session write that fails after the code was accepted (a 503) gives the code's step back,
+/// so the user's retry with the same code signs in; without that, the retry would be refused as
+/// a replay. DynamoDB only: the proxy refuses the session's `PutItem` alone, after the step's
+/// `UpdateItem` landed (an SQLite lock would stop the step's write too).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn a_code_accepted_before_a_failed_session_write_signs_in_on_retry() {
+    use crate::store_unavailable::{FaultyApp, Outage};
+    use crate::support::ddb_proxy::Fault;
+    let Some(app) = FaultyApp::dynamodb(Outage::WritesRefused).await else {
+        return;
+    };
+    let user = app.create_user(LOGIN, PASSWORD).await;
+    let (secret, _) = enrolled(&app).await;
+    let client = oidc_client(&app, "relying party").await;
+    let mut browser = Session::new(&app);
+    let answer = browser.sign_in_answer(&query(&client, &[]), PASSWORD).await;
+    let page = answer.text().await.unwrap();
+    app.clock.advance(30);
+    let code = secret.code_at(app.clock.now());
+
+    app.proxy()
+        .inject(Fault::RefuseConnections.only_for("PutItem"));
+    let failed = typed(&mut browser, &page, &code).await;
+    app.proxy().clear_fault();
+    assert_eq!(failed.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(!session_cookie(&failed));
+    let factor = app
+        .store
+        .second_factors()
+        .get_totp_factor(&user.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        factor.last_used_step,
+        app.clock.now() / 30 - 1,
+        "the step is given back: the enrolment's is the last used"
+    );
+
+    let answer = typed(&mut browser, &page, &code).await;
+    assert!(session_cookie(&answer), "the same code signs in");
+    let replay = typed(&mut Session::new(&app), &page, &code).await;
+    assert!(!session_cookie(&replay), "and is then spent");
+}
+
+/// The same on the account page's own sign-in: the code's step is given back when the session
+/// cannot be written, and the same code then signs in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn the_account_pages_code_accepted_before_a_failed_session_write_signs_in_on_retry() {
+    use crate::store_unavailable::{FaultyApp, Outage};
+    use crate::support::ddb_proxy::Fault;
+    let Some(app) = FaultyApp::dynamodb(Outage::WritesRefused).await else {
+        return;
+    };
+    app.create_user(LOGIN, PASSWORD).await;
+    let (secret, _) = enrolled(&app).await;
+    let (nonce, answer) = super::account_sign_in(&app).await;
+    let html = answer.text().await.unwrap();
+    let pending = between(&html, r#"name="pending" value=""#, '"');
+    let token = csrf(&html);
+    app.clock.advance(30);
+    let code = secret.code_at(app.clock.now());
+    let form = [
+        ("csrf_token", token.as_str()),
+        ("action", "sign_in_code"),
+        ("pending", pending.as_str()),
+        ("code", code.as_str()),
+    ];
+
+    app.proxy()
+        .inject(Fault::RefuseConnections.only_for("PutItem"));
+    let failed = post(&app, &nonce, &form).await;
+    app.proxy().clear_fault();
+    assert_eq!(failed.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(!session_cookie(&failed));
+    let answer = post(&app, &nonce, &form).await;
+    assert_eq!(answer.status(), StatusCode::SEE_OTHER);
+    assert!(session_cookie(&answer), "the same code signs in");
+}

@@ -56,6 +56,21 @@ impl SecondFactorStore for DynamoStore {
         update_if("UseTotpStep", update).await
     }
 
+    async fn release_totp_step(
+        &self,
+        principal: &PrincipalId,
+        step: i64,
+        previous: i64,
+    ) -> StoreResult<bool> {
+        let update = self
+            .update_item(keys::totp_factor(principal))
+            .update_expression("SET last_used_step = :previous")
+            .condition_expression("attribute_exists(pk) AND last_used_step = :step")
+            .expression_attribute_values(":step", n(step))
+            .expression_attribute_values(":previous", n(previous));
+        update_if("ReleaseTotpStep", update).await
+    }
+
     async fn use_recovery_code(
         &self,
         principal: &PrincipalId,

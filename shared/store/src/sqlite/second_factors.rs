@@ -65,6 +65,27 @@ impl SecondFactorStore for SqliteStore {
         .await
     }
 
+    async fn release_totp_step(
+        &self,
+        principal: &PrincipalId,
+        step: i64,
+        previous: i64,
+    ) -> StoreResult<bool> {
+        let principal = id_to_sql(principal);
+        self.write_tx(move |tx| {
+            let Some(mut factor) = stored(tx, &principal)? else {
+                return Ok(false);
+            };
+            if factor.last_used_step != step {
+                return Ok(false);
+            }
+            factor.last_used_step = previous;
+            save(tx, &factor)?;
+            Ok(true)
+        })
+        .await
+    }
+
     async fn use_recovery_code(
         &self,
         principal: &PrincipalId,

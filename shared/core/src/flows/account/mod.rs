@@ -331,7 +331,7 @@ async fn authenticator(
             }
         }
         _ => match second_factor::remove(services, &user, code).await? {
-            CodeCheck::Totp | CodeCheck::Recovery => Ok(AccountStep::Reload {
+            CodeCheck::Totp(_) | CodeCheck::Recovery => Ok(AccountStep::Reload {
                 session_cookie: None,
             }),
             CodeCheck::Wrong | CodeCheck::Locked => Err(AccountDenial::WrongCode.into()),

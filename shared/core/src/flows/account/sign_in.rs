@@ -112,9 +112,17 @@ pub(super) async fn sign_in_code(
     };
     let code = form.code.as_deref().unwrap_or_default();
     match second_factor::check_code(services, &user, code).await? {
-        CodeCheck::Totp | CodeCheck::Recovery => {
+        check @ (CodeCheck::Totp(_) | CodeCheck::Recovery) => {
             let amr = AuthMethod::PASSWORD_AND_CODE;
-            let started = sessions::start(services, user.id, amr).await?;
+            let started = match sessions::start(services, user.id, amr).await {
+                Ok(started) => started,
+                Err(error) => {
+                    if let CodeCheck::Totp(spent) = check {
+                        second_factor::give_back(services, &user, spent).await;
+                    }
+                    return Err(error.into());
+                }
+            };
             Ok(AccountStep::Reload {
                 session_cookie: Some(started.cookie),
             })

@@ -11,7 +11,7 @@ use super::{csrf_token, sign_in_message, AuthorizeKeys, Form, PendingAuthorizati
 use crate::domain::{AuthMethod, Client, User};
 use crate::errors::{ErrorCode, Refusal};
 use crate::flows::second_factor::{
-    self, AfterPassword, CodeCheck, Confirmation, Enrolment, EnrolmentBinding,
+    self, AfterPassword, CodeCheck, Confirmation, Enrolment, EnrolmentBinding, SpentStep,
 };
 use crate::services::Services;
 
@@ -146,14 +146,16 @@ fn enrol_page(
     })
 }
 
-/// The code form's post: the methods the session starts with, or the page to show instead.
+/// The code form's post: the user, the methods the session starts with and the step to give
+/// back if the session cannot be written; or the page to show instead.
 pub(super) async fn submit_code(
     services: &Services,
     keys: &AuthorizeKeys,
     client: &Client,
     pending: &PendingAuthorization,
     code: &str,
-) -> Result<Result<(User, &'static [AuthMethod]), AuthorizeStep>, AuthorizeError> {
+) -> Result<Result<(User, &'static [AuthMethod], Option<SpentStep>), AuthorizeStep>, AuthorizeError>
+{
     let Some(user_id) = pending.password_user else {
         return Err(Refusal::Denied(RefusalReason::BadForm));
     };
@@ -161,7 +163,8 @@ pub(super) async fn submit_code(
         return Err(Refusal::Denied(RefusalReason::BadForm));
     };
     match second_factor::check_code(services, &user, code).await? {
-        CodeCheck::Totp | CodeCheck::Recovery => Ok(Ok((user, AuthMethod::PASSWORD_AND_CODE))),
+        CodeCheck::Totp(spent) => Ok(Ok((user, AuthMethod::PASSWORD_AND_CODE, Some(spent)))),
+        CodeCheck::Recovery => Ok(Ok((user, AuthMethod::PASSWORD_AND_CODE, None))),
         CodeCheck::Wrong => Ok(Err(code_page(
             services,
             keys,

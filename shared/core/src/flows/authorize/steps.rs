@@ -376,8 +376,8 @@ pub async fn submit(
             count_sign_in_post(services, &pending, source).await?;
             let code = form.code.as_deref().unwrap_or_default();
             match super::second_step::submit_code(services, keys, &client, &pending, code).await? {
-                Ok((user, amr)) => {
-                    signed_in_with(
+                Ok((user, amr, spent)) => {
+                    let answer = signed_in_with(
                         services,
                         keys,
                         &client,
@@ -386,7 +386,12 @@ pub async fn submit(
                         amr,
                         cookies.session,
                     )
-                    .await
+                    .await;
+                    // A 503 must not spend the code: the user's retry types the same one.
+                    if let (Err(Refusal::Server(_)), Some(spent)) = (&answer, spent) {
+                        crate::flows::second_factor::give_back(services, &user, spent).await;
+                    }
+                    answer
                 }
                 Err(page) => Ok(page),
             }

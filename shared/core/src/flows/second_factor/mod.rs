@@ -42,14 +42,38 @@ pub struct Enrolment {
 /// How a typed code was taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CodeCheck {
-    /// An authenticator-app code of a step not used before.
-    Totp,
+    /// An authenticator-app code of a step not used before, now used.
+    Totp(SpentStep),
     /// An unused recovery code, now used.
     Recovery,
     /// Wrong, replayed, or no enrolment: counted toward the lockout.
     Wrong,
     /// The login is locked (by wrong passwords or codes): nothing compared.
     Locked,
+}
+
+/// The step an accepted code used, and the one used before: what [`give_back`] restores when
+/// what the code was for could not be written, so that the user's retry with the same code
+/// succeeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpentStep {
+    step: i64,
+    previous: i64,
+}
+
+/// Gives back an accepted code's step after a store failure answered the user with a 503: the
+/// same code may then be typed again (if no later code was used meanwhile). Best effort: when
+/// the store is still failing, the next code (30 seconds on) works.
+pub async fn give_back(services: &Services, user: &User, spent: SpentStep) {
+    let released = services
+        .ctx
+        .store
+        .second_factors()
+        .release_totp_step(&user.id, spent.step, spent.previous)
+        .await;
+    if let Err(error) = released {
+        tracing::warn!(%error, "an accepted authenticator code's step was not given back");
+    }
 }
 
 /// What an enrolment in the form is bound to: the browser's session (the account page), or
@@ -270,7 +294,7 @@ pub async fn remove(
     code: &str,
 ) -> Result<CodeCheck, ServerError> {
     let check = check_code(services, user, code).await?;
-    if matches!(check, CodeCheck::Totp | CodeCheck::Recovery)
+    if matches!(check, CodeCheck::Totp(_) | CodeCheck::Recovery)
         && services
             .ctx
             .store
@@ -344,7 +368,12 @@ async fn accept(
         let secret = TotpSecret::from_bytes(secret);
         return Ok(
             match secret.verify(typed, now, Some(factor.last_used_step)) {
-                Some(step) if factors.use_totp_step(&user.id, step).await? => CodeCheck::Totp,
+                Some(step) if factors.use_totp_step(&user.id, step).await? => {
+                    CodeCheck::Totp(SpentStep {
+                        step,
+                        previous: factor.last_used_step,
+                    })
+                }
                 _ => CodeCheck::Wrong,
             },
         );
