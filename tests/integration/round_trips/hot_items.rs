@@ -67,7 +67,14 @@ async fn a_busy_clients_counter_is_spread_over_sixteen_items() {
         "within the limit every grant passes"
     );
     assert_eq!(writes.len(), 16, "16 counters: {writes:?}");
-    assert_eq!(writes.values().sum::<usize>(), GRANTS, "one count a grant");
+    // One count a grant. The proxy sees each attempt, and on a loaded machine the SDK retries a
+    // few counter writes that DynamoDB Local answered too late (16 of 5,000 in one CI run): at
+    // most 1 % more, never fewer.
+    let counts = writes.values().sum::<usize>();
+    assert!(
+        (GRANTS..=GRANTS + GRANTS / 100).contains(&counts),
+        "one count a grant, retried attempts aside: {counts}"
+    );
     assert!(
         writes.values().all(|&n| n <= HOT_ITEM_WRITES),
         "no counter takes more than {HOT_ITEM_WRITES}: {writes:?}"
