@@ -14,11 +14,13 @@ use crate::support::dynamodb::unique_table_name;
 use concur_api::auth::{Grant, OAuth2TokenManager, TokenManager};
 use reqwest::StatusCode;
 use serde_json::Value;
+use token_domain::audit::{AuditKind, AuditSubject};
 use token_domain::clock::Clock;
 use token_domain::secrets::TokenHash;
 use token_domain::RefreshRotation;
 use token_store::dynamodb::DynamoStore;
 use token_store::prelude::*;
+use token_store::AuditQuery;
 
 use super::refresh_rotation::{field, ok, refresh, user_family};
 
@@ -39,7 +41,8 @@ pub(crate) async fn proxied_app() -> Option<(TestApp, DdbProxy, DynamoStore)> {
 }
 
 /// The table holds exactly one rotation of `rotated` to `successor`: the family's current
-/// token, generation 1, the old token marked rotated, the successor's record written.
+/// token, generation 1, rotated (the time on the family, the old token's record as it was), the
+/// successor's record written, and one `family.refreshed` event under each of its subjects.
 async fn assert_rotated_once(direct: &DynamoStore, rotated: &str, successor: &str, now: i64) {
     let old = direct
         .families()
@@ -47,7 +50,6 @@ async fn assert_rotated_once(direct: &DynamoStore, rotated: &str, successor: &st
         .await
         .unwrap()
         .expect("the rotated token is kept");
-    assert!(old.rotated_at.is_some(), "the old token is marked rotated");
     let family = direct
         .families()
         .get_family(&old.family_id, now)
@@ -57,6 +59,10 @@ async fn assert_rotated_once(direct: &DynamoStore, rotated: &str, successor: &st
     assert_eq!(family.generation, 1, "rotated once");
     assert_eq!(family.current_token, TokenHash::of(successor));
     assert_eq!(family.revoked_at, None);
+    assert!(
+        family.rotated_at.is_some(),
+        "the family records its rotation"
+    );
     let new = direct
         .families()
         .get_refresh_token(&TokenHash::of(successor), now)
@@ -64,24 +70,53 @@ async fn assert_rotated_once(direct: &DynamoStore, rotated: &str, successor: &st
         .unwrap()
         .expect("the successor's record is written");
     assert_eq!((new.generation, new.family_id), (1, old.family_id));
+    for subject in [
+        AuditSubject::Family(family.id),
+        AuditSubject::Client(family.client_id),
+        AuditSubject::Principal(family.principal_id),
+    ] {
+        let refreshed: Vec<_> = direct
+            .audit()
+            .audit_events(AuditQuery {
+                subject,
+                since: None,
+                now,
+            })
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == AuditKind::FamilyRefreshed { generation: 1 })
+            .collect();
+        assert_eq!(refreshed.len(), 1, "one family.refreshed under {subject:?}");
+    }
+}
+
+/// The family's conditional update, not the rate counter's `UpdateItem` before it.
+fn the_family_update(fault: Fault) -> crate::support::ddb_proxy::Injection {
+    fault.only_for("UpdateItem").touching("FAMILY#")
 }
 
 #[tokio::test]
 #[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
-async fn a_lost_transaction_answer_is_resolved_by_reading_back() {
+async fn a_lost_rotation_answer_is_resolved_by_reading_back() {
     let Some((app, proxy, direct)) = proxied_app().await else {
         return;
     };
     let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
     let rt1 = field(&first, "refresh_token");
 
-    // Every attempt (the SDK's three, one ClientRequestToken) lands and loses its answer.
+    // Every attempt (the SDK's three) reaches DynamoDB and loses its answer: the first lands,
+    // the others find the token rotated away.
     proxy.take_calls();
-    proxy.inject(Fault::DropResponse.only_for("TransactWriteItems"));
+    proxy.inject(the_family_update(Fault::DropResponse));
     let second = ok(refresh(&app, &client, rt1).await);
+    let family_updates: usize = proxy
+        .calls()
+        .per_partition("UpdateItem", "FAMILY#")
+        .values()
+        .sum();
     assert_eq!(
-        proxy.calls().count("TransactWriteItems"),
-        3,
+        family_updates, 3,
         "the SDK's three attempts, then a read, not a fourth write"
     );
     proxy.clear_fault();
@@ -102,17 +137,24 @@ async fn a_503_after_a_landed_rotation_is_retried_with_the_same_successor() {
     };
     let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
     let rt1 = field(&first, "refresh_token").to_owned();
+    let family_id = stored_family_id(&direct, &rt1, app.clock.now()).await;
 
-    // The transaction lands at once but its answer is held past the attempt timeout; once it
-    // has been sent, the store stops answering altogether, so the read-back fails too.
+    // The family's update lands at once but its answer is held past the attempt timeout; once
+    // it has been sent, the store stops answering altogether, so the read-back fails too.
     proxy.take_calls();
-    proxy.inject(Fault::DelayResponse(Duration::from_secs(4)).only_for("TransactWriteItems"));
+    proxy.inject(the_family_update(Fault::DelayResponse(
+        Duration::from_secs(4),
+    )));
     let pending = {
         let (app, client, rt1) = (&app, &client, rt1.clone());
         async move { refresh(app, client, &rt1).await }
     };
     let outage = async {
-        while proxy.calls().count("TransactWriteItems") == 0 {
+        while proxy
+            .calls()
+            .per_partition("UpdateItem", "FAMILY#")
+            .is_empty()
+        {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         proxy.inject(Fault::RefuseConnections);
@@ -120,15 +162,15 @@ async fn a_503_after_a_landed_rotation_is_retried_with_the_same_successor() {
     let ((status, body), ()) = futures::future::join(pending, outage).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     // The step under test is "landed, answer lost", not "refused": the write is there.
-    let landed = direct
+    let family = direct
         .families()
-        .get_refresh_token(&TokenHash::of(&rt1), app.clock.now())
+        .get_family(&family_id, app.clock.now())
         .await
         .unwrap()
-        .expect("the refresh token is kept");
-    assert!(
-        landed.rotated_at.is_some(),
-        "the held transaction landed before the store went away"
+        .unwrap();
+    assert_eq!(
+        family.generation, 1,
+        "the held update landed before the store went away"
     );
     assert_eq!(body["error"], "temporarily_unavailable");
     let message = body["message"].as_str().unwrap();
@@ -138,7 +180,7 @@ async fn a_503_after_a_landed_rotation_is_retried_with_the_same_successor() {
     );
 
     // The store comes back; the same service uses it again, and the retry is answered with
-    // the successor the lost rotation wrote.
+    // the successor the lost rotation made, whose record and event it writes.
     proxy.clear_fault();
     let retried = ok(refresh(&app, &client, &rt1).await);
     let rt2 = field(&retried, "refresh_token");
@@ -146,6 +188,74 @@ async fn a_503_after_a_landed_rotation_is_retried_with_the_same_successor() {
     let again = ok(refresh(&app, &client, &rt1).await);
     assert_eq!(again["refresh_token"], rt2, "one successor");
     ok(refresh(&app, &client, rt2).await);
+}
+
+#[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn a_rotation_that_failed_after_its_decisive_write_is_answered_after_the_grace_window() {
+    let Some((app, proxy, direct)) = proxied_app().await else {
+        return;
+    };
+    let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
+    let rt1 = field(&first, "refresh_token").to_owned();
+    let family_id = stored_family_id(&direct, &rt1, app.clock.now()).await;
+
+    // The family's update lands; every write after it fails: the client gets a 503, never the
+    // successor.
+    proxy.inject(Fault::InternalServerError.only_for("PutItem"));
+    let (status, body) = refresh(&app, &client, &rt1).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    proxy.clear_fault();
+    let family = direct
+        .families()
+        .get_family(&family_id, app.clock.now())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(family.generation, 1, "the decisive write landed");
+    assert!(
+        direct
+            .families()
+            .get_refresh_token(&family.current_token, app.clock.now())
+            .await
+            .unwrap()
+            .is_none(),
+        "the successor's record is missing"
+    );
+
+    // The client comes back long after the grace window: its token was rotated by our failed
+    // request, not replayed by a thief, so it gets the successor and keeps its family.
+    app.clock
+        .advance(app.services.policy.refresh_grace_seconds * 10);
+    let retried = ok(refresh(&app, &client, &rt1).await);
+    let rt2 = field(&retried, "refresh_token");
+    assert_rotated_once(&direct, &rt1, rt2, app.clock.now()).await;
+    ok(refresh(&app, &client, rt2).await);
+
+    // Once completed, the same old token is reuse: the family is revoked.
+    assert_error(
+        &refresh(&app, &client, &rt1).await,
+        400,
+        "invalid_grant",
+        108,
+    );
+    let family = direct
+        .families()
+        .get_family(&family_id, app.clock.now())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(family.revoked_at.is_some(), "reuse revokes the family");
+}
+
+async fn stored_family_id(direct: &DynamoStore, token: &str, now: i64) -> token_domain::FamilyId {
+    direct
+        .families()
+        .get_refresh_token(&TokenHash::of(token), now)
+        .await
+        .unwrap()
+        .unwrap()
+        .family_id
 }
 
 #[tokio::test]

@@ -72,6 +72,8 @@ pub struct Injection {
     fault: Fault,
     /// `None`: every operation.
     operations: Option<Vec<String>>,
+    /// `Some(prefix)`: only requests naming a partition key that starts with it.
+    partition_prefix: Option<String>,
     /// Matching requests let through untouched before the fault starts.
     spared: u32,
     remaining: Option<u32>,
@@ -92,6 +94,13 @@ impl Injection {
         self
     }
 
+    /// Applies only to requests that name a partition key starting with `prefix` (e.g.
+    /// `"FAMILY#"`: a family's update, not the rate counter's `UpdateItem` before it).
+    pub fn touching(mut self, prefix: &str) -> Self {
+        self.partition_prefix = Some(prefix.to_owned());
+        self
+    }
+
     /// Lets the first `count` matching requests through, e.g. to fault the second UpdateItem
     /// of a flow and not its first.
     pub fn sparing_first(mut self, count: u32) -> Self {
@@ -99,14 +108,20 @@ impl Injection {
         self
     }
 
-    /// Whether a request of `operation` (`None`: a connection not yet read) is hit.
-    fn applies_to(&self, operation: Option<&str>) -> bool {
+    /// Whether a request of `operation` naming `partitions` (`None`: a connection not yet read)
+    /// is hit.
+    fn applies_to(&self, operation: Option<&str>, partitions: &[String]) -> bool {
         let operation_matches = match (&self.operations, operation) {
             (None, _) => true,
             (Some(wanted), Some(actual)) => wanted.iter().any(|w| w == actual),
             (Some(_), None) => false,
         };
-        operation_matches && self.remaining != Some(0)
+        let partition_matches = match (&self.partition_prefix, operation) {
+            (None, _) => true,
+            (Some(prefix), Some(_)) => partitions.iter().any(|pk| pk.starts_with(prefix)),
+            (Some(_), None) => false,
+        };
+        operation_matches && partition_matches && self.remaining != Some(0)
     }
 }
 
@@ -115,6 +130,7 @@ impl From<Fault> for Injection {
         Self {
             fault,
             operations: None,
+            partition_prefix: None,
             spared: 0,
             remaining: None,
         }
@@ -129,9 +145,11 @@ struct State {
 
 impl State {
     /// The fault this request or connection suffers, consuming one of its `times`.
-    fn take_fault(&self, operation: Option<&str>) -> Option<Fault> {
+    fn take_fault(&self, operation: Option<&str>, partitions: &[String]) -> Option<Fault> {
         let mut injection = lock(&self.injection);
-        let active = injection.as_mut().filter(|i| i.applies_to(operation))?;
+        let active = injection
+            .as_mut()
+            .filter(|i| i.applies_to(operation, partitions))?;
         // A connection is refused before its operation is known; request faults wait for it.
         if operation.is_none() && active.fault != Fault::RefuseConnections {
             return None;
@@ -251,7 +269,7 @@ async fn accept_connections(listener: TcpListener, forwarder: Forwarder) {
             tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         };
-        if forwarder.state.take_fault(None) == Some(Fault::RefuseConnections) {
+        if forwarder.state.take_fault(None, &[]) == Some(Fault::RefuseConnections) {
             drop(stream);
             continue;
         }
@@ -271,11 +289,12 @@ impl Forwarder {
             let operation = request.operation();
             // The fault is chosen before the call is counted: a test that waits for a call to
             // show up and then changes the fault must not change what that call suffers.
-            let fault = self.state.take_fault(Some(&operation));
+            let partitions = partitions_named(&request.body);
+            let fault = self.state.take_fault(Some(&operation), &partitions);
             lock(&self.state.calls).push(Call {
                 operation: operation.clone(),
                 tables: tables_named(&request.body),
-                partitions: partitions_named(&request.body),
+                partitions,
             });
             let response = match fault {
                 None => self.forward(request).await,

@@ -58,6 +58,20 @@ pub struct Family {
     /// them, never another. Empty: tokens for this deployment, as before resource indicators.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
+    /// When the family last rotated, kept by backends that write a rotation as one conditional
+    /// update of the family and leave the rotated token's record as it was (DynamoDB: its
+    /// [`RefreshTokenRecord::rotated_at`] stays unset). `None` where the record carries it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotated_at: Option<UnixTime>,
+    /// The `jti` of the access token minted by the rotation that made `current_token` current
+    /// (same backends): a request whose write's outcome was lost reads it back to tell its own
+    /// rotation from a concurrent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotated_by: Option<TokenId>,
+    /// The DPoP key `current_token` is bound to by the rotation that made it (same backends;
+    /// [`RefreshTokenRecord::jkt`]), so that its record can be written again from the family.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_jkt: Option<String>,
 }
 
 impl Family {

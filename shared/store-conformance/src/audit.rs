@@ -208,6 +208,21 @@ pub async fn audit_events_land_only_with_the_family_writes_they_record(store: &d
     )
     .await;
     assert_eq!(outcome, Rotated::NotCurrent);
+    let rotated_family =
+        crate::fixtures::present_family(store, &bundle.family.id, now + 2, "family").await;
+    assert!(
+        !store
+            .writes()
+            .complete_rotation(&rotated_family, std::slice::from_ref(&refreshed))
+            .await
+            .expect("complete_rotation"),
+        "a rotation that landed and answered leaves nothing to complete"
+    );
+    assert_eq!(
+        read(store, family, None, now + 2).await,
+        vec![refreshed.clone(), started.clone()],
+        "completing it writes no second event"
+    );
 
     let revoked = about(event_at(
         now + 3,

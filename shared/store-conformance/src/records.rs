@@ -220,6 +220,9 @@ impl Bundle {
             amr: AuthMethod::PASSWORD_AND_CODE.to_vec(),
             // Kept by the family and copied into its tokens' origin: a refresh may name them.
             resources: resources(&["https://api.example.com/mcp", "https://files.example.com"]),
+            rotated_at: None,
+            rotated_by: None,
+            current_jkt: None,
         };
         // For one of the family's resources: its `aud` must read back with it.
         let access = AccessTokenRecord {

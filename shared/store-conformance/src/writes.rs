@@ -81,9 +81,15 @@ pub async fn rotate_refresh_token(
     rotation: Rotation,
     audit: Vec<AuditEvent>,
 ) -> Rotated {
-    match commit_with(store, FamilyWrite::Rotate(rotation), audit).await {
-        Committed::Applied { .. } => Rotated::Rotated,
-        _ => Rotated::NotCurrent,
+    if store
+        .writes()
+        .rotate(rotation, audit)
+        .await
+        .expect("rotate")
+    {
+        Rotated::Rotated
+    } else {
+        Rotated::NotCurrent
     }
 }
 

@@ -4,7 +4,7 @@
 //! on DynamoDB, one transaction on SQLite.
 //!
 //! A batch is made of parts. A *required* part's conditions decide the batch: if one fails,
-//! nothing is written and the commit answers [`Committed::Refused`] naming that part (a rotation
+//! nothing is written and the commit answers [`Committed::Refused`] naming that part (a renewal
 //! whose token is no longer current, a legacy link another exchange moved). An *optional* part
 //! is written only if its own conditions hold and the rest does not depend on it (taking back a
 //! login attempt whose window has ended, revoking a family someone else revoked first): the
@@ -18,10 +18,10 @@
 
 use async_trait::async_trait;
 
-use super::{FamilyWrite, LegacyLink, LoginRefund, RateKey, RateLimit, StoreResult};
+use super::{FamilyWrite, LegacyLink, LoginRefund, RateKey, RateLimit, Rotation, StoreResult};
 use crate::clock::UnixTime;
 use crate::domain::audit::AuditEvent;
-use crate::domain::AuthToken;
+use crate::domain::{AuthToken, Family};
 
 /// One aggregate's operation in a batch.
 #[derive(Debug, Clone)]
@@ -230,4 +230,22 @@ pub trait BatchWrites: Send + Sync {
     /// Commits `batch` as one write. An error means nothing of it is known to have been written
     /// (`Unavailable`: the same request may be retried).
     async fn commit(&self, batch: WriteBatch) -> StoreResult<Committed>;
+
+    /// Rotates a family's refresh token ([`Rotation`]) and records `events` with it: `true` if
+    /// it landed, `false` if its condition failed (the token is no longer current, or the family
+    /// is revoked or expired) and nothing was written. Of concurrent rotations of one token, at
+    /// most one lands.
+    ///
+    /// Unlike [`Self::commit`], an error may follow a rotation that landed: on DynamoDB the
+    /// family's conditional update decides alone (docs/decisions.md, "What a refresh writes"),
+    /// and the successor's record, the access token and the events are written after it. The
+    /// client's retry then finds the rotation made and its token rotated away, and
+    /// [`Self::complete_rotation`] writes what is missing.
+    async fn rotate(&self, rotation: Rotation, events: Vec<AuditEvent>) -> StoreResult<bool>;
+
+    /// Writes what the family's last rotation left unwritten, if it failed after its decisive
+    /// write: the record of its current token (from the family) and `events` (the rotation's,
+    /// with the ids it recorded them under), each only if absent. `true` if anything was missing,
+    /// which means the rotation's answer never reached the client.
+    async fn complete_rotation(&self, family: &Family, events: &[AuditEvent]) -> StoreResult<bool>;
 }

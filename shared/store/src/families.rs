@@ -109,16 +109,13 @@ pub struct Renewal {
 }
 
 /// The families aggregate's operations in a [`WriteBatch`](super::WriteBatch).
+// Boxed whole where it is carried (`WriteOp::Family`): its variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum FamilyWrite {
     Start(NewFamily),
-    /// Its condition: `presented` is the family's current token, and the family is neither
-    /// revoked nor expired. Of many concurrent rotations of one token, at most one holds it.
-    /// On DynamoDB a commit whose outcome is unknown (a timeout after sending) reads the family
-    /// back: if the successor is current but this rotation's access token is absent, another
-    /// request rotated first, which is a refusal too.
-    Rotate(Rotation),
-    /// Its condition is a rotation's.
+    /// Its condition is a rotation's ([`BatchWrites::rotate`](super::BatchWrites::rotate)):
+    /// `presented` is the family's current token, and the family is neither revoked nor expired.
     Renew(Renewal),
     /// Marks the family revoked: its refresh tokens stop working and its access tokens read as
     /// revoked. Its condition: the family exists and is not revoked yet.
@@ -135,7 +132,6 @@ impl FamilyWrite {
     pub fn name(&self) -> &'static str {
         match self {
             Self::Start(_) => "CreateFamily",
-            Self::Rotate(_) => "RotateRefreshToken",
             Self::Renew(_) => "RenewRefreshToken",
             Self::Revoke { .. } => "RevokeFamily",
             Self::PutAccessToken(_) => "PutAccessToken",

@@ -118,11 +118,15 @@ async fn expiring_items_carry_the_ttl_attribute() {
         "successor refresh token",
     );
     assert_eq!(
-        hashed_item(&store, "REFRESH", &refresh.token_hash)
-            .await
-            .get("rotated_at"),
+        family_item.get("rotated_at"),
         Some(&AttributeValue::N(later.to_string())),
-        "the rotated token records when"
+        "the family records when it rotated"
+    );
+    assert!(
+        !hashed_item(&store, "REFRESH", &refresh.token_hash)
+            .await
+            .contains_key("rotated_at"),
+        "the rotated token's record is left as it was: one write decides a rotation"
     );
 
     store

@@ -112,7 +112,7 @@ pub enum Outage {
     WritesRefused,
     /// Every request to the store fails.
     Everything,
-    /// DynamoDB only: the transactions fail (a family started or rotated, a legacy exchange);
+    /// DynamoDB only: the transactions fail (a family started, a legacy exchange);
     /// the single-item writes before and after them (a lockout count and, when the family's
     /// transaction fails, its refund; a code's redemption, a one-time password's try) land.
     TransactionsRefused,

@@ -21,12 +21,12 @@ in_every_outage!(
     otp,
 );
 
-// Only the family's transaction fails, after the writes before it landed.
+// Only the family's transaction fails, after the writes before it landed. A rotation is no
+// transaction: its failures after its decisive write are refresh_faults' cases.
 outage_tests!(
     dynamodb_transactions_refused = TransactionsRefused:
     user_password,
     company_auth_token_grant,
-    refresh_token,
     authorization_code,
     otp,
 );

@@ -19,7 +19,6 @@
 
 use super::GrantContext;
 use crate::auth::principal::check_principal_may_refresh;
-use crate::clock::UnixTime;
 use crate::domain::audit::{AuditKind, RevocationReason};
 use crate::domain::{Client, Family, RefreshRotation, RefreshTokenRecord, Scopes};
 use crate::errors::{ErrorCode, GrantError, ServerError};
@@ -208,7 +207,13 @@ async fn decide<'a>(
     dpop_jkt: Option<&str>,
 ) -> Result<Use<'a>, GrantError> {
     let is_current = family.current_token == record.token_hash;
-    match (client.refresh_policy(), record.rotated_at) {
+    // A rotated token's record carries its rotation time, unless its rotation was the family's
+    // single conditional update (DynamoDB): then the family's last rotation is its rotation if
+    // its successor is the family's current token, which `successor_is_current` checks.
+    let rotated_at = record
+        .rotated_at
+        .or(if is_current { None } else { family.rotated_at });
+    match (client.refresh_policy(), rotated_at) {
         (RefreshRotation::Sliding, None) if is_current => Ok(Use::Slide),
         // A token rotated while the client was on `rotate`: refused, but sliding clients get no
         // reuse detection, so nothing is revoked.
@@ -216,11 +221,20 @@ async fn decide<'a>(
         (RefreshRotation::Rotate, None) if is_current => Ok(Use::Rotate),
         (RefreshRotation::Rotate, None) => Ok(Use::ReadAgain),
         (RefreshRotation::Rotate, Some(rotated_at)) => {
-            let now = services.ctx.clock.now();
-            if is_retry(services, presented, record, family, rotated_at, now).await? {
-                check_successor_sender(services, family, dpop_jkt).await?;
-                crate::measure::refresh_retry_within_grace();
-                return Ok(Use::Retry(family));
+            if successor_is_current(services, presented, record, family).await? {
+                // A rotation whose writes failed after its decisive one never answered the
+                // client: its retry is answered whenever it comes, and completes it.
+                let unanswered = services
+                    .issuer()
+                    .complete_rotation(family, rotated_at)
+                    .await?;
+                let within_grace =
+                    services.ctx.clock.now() - rotated_at < services.policy.refresh_grace_seconds;
+                if within_grace || unanswered {
+                    check_successor_sender(services, family, dpop_jkt).await?;
+                    crate::measure::refresh_retry_within_grace();
+                    return Ok(Use::Retry(family));
+                }
             }
             services
                 .issuer()
@@ -238,19 +252,14 @@ async fn decide<'a>(
     }
 }
 
-/// Within the window (strictly) and the successor derived from `presented` still current,
-/// i.e. unused: the client is retrying, not replaying.
-async fn is_retry(
+/// Whether the successor derived from `presented` is the family's current token, i.e. unused:
+/// the client may be retrying, not replaying.
+async fn successor_is_current(
     services: &Services,
     presented: &Secret,
     record: &RefreshTokenRecord,
     family: &Family,
-    rotated_at: UnixTime,
-    now: UnixTime,
 ) -> Result<bool, ServerError> {
-    if now - rotated_at >= services.policy.refresh_grace_seconds {
-        return Ok(false);
-    }
     let successor = services
         .issuer()
         .successor_token(&family.id, record.generation + 1, presented)

@@ -90,6 +90,9 @@ impl Issuer<'_> {
             sid: start.sid.clone(),
             amr: start.amr.clone(),
             resources: start.resources,
+            rotated_at: None,
+            rotated_by: None,
+            current_jkt: None,
         };
         let started = self.family_event(
             AuditKind::FamilyStarted {

@@ -8,7 +8,8 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use crate::audit;
-use crate::domain::audit::{AuditEvent, AuditKind};
+use crate::clock::UnixTime;
+use crate::domain::audit::{AuditEvent, AuditId, AuditKind};
 use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, Resource, Scopes};
 use crate::errors::ServerError;
 use crate::secrets::Secret;
@@ -72,17 +73,55 @@ impl Issuer<'_> {
                 generation,
             )
         };
-        let refresh = self.refresh_of(token, generation, grant, jkt).await?;
-        let rotation = FamilyWrite::Rotate(Rotation {
+        let now = self.ctx.clock.now();
+        let mut refresh = self.refresh_of(token, generation, grant, jkt).await?;
+        // Recorded under the rotation's own id, so that a retry completing it records the same.
+        refresh.event.id = AuditId::of_rotation(&current.family_id, generation, now);
+        refresh.event.time = now;
+        let rotation = Rotation {
             family_id: current.family_id,
             presented: current.token_hash.clone(),
             successor: successor.clone(),
             access_token: refresh.access.clone(),
-            now: self.ctx.clock.now(),
+            now,
             origin: Some(origin.clone()),
-        });
-        let landed = self.commit_with_event(rotation, &refresh.event).await?;
+        };
+        let landed = self
+            .ctx
+            .store
+            .writes()
+            .rotate(rotation, vec![refresh.event.clone()])
+            .await?;
         Ok(refresh.answer(landed, refresh_token, &successor, origin))
+    }
+
+    /// Writes what the family's last rotation (at `rotated_at`) left unwritten, if it failed
+    /// after its decisive write ([`crate::store::BatchWrites::complete_rotation`]): `true` if
+    /// anything was missing, which means its answer never reached the client.
+    pub async fn complete_rotation(
+        &self,
+        family: &Family,
+        rotated_at: UnixTime,
+    ) -> Result<bool, StoreError> {
+        let mut event = self.family_event(
+            AuditKind::FamilyRefreshed {
+                generation: family.generation,
+            },
+            family.id,
+            family.into(),
+        );
+        event.id = AuditId::of_rotation(&family.id, family.generation, rotated_at);
+        event.time = rotated_at;
+        let completed = self
+            .ctx
+            .store
+            .writes()
+            .complete_rotation(family, std::slice::from_ref(&event))
+            .await?;
+        if completed {
+            audit::logged(&[event]);
+        }
+        Ok(completed)
     }
 
     /// A retry of a rotation that already happened (docs/decisions.md, "Refresh tokens"): the same
@@ -103,7 +142,10 @@ impl Issuer<'_> {
         let access_token = self.codec.encode(&access).await?;
         self.ctx.store.families().put_access_token(&access).await?;
         let successor = RefreshTokenRecord {
-            issued_at: rotated.rotated_at.unwrap_or(rotated.issued_at),
+            issued_at: rotated
+                .rotated_at
+                .or(family.rotated_at)
+                .unwrap_or(rotated.issued_at),
             expires_at: family.expires_at,
             jkt: bound_successor(family.jkt.as_deref(), jkt),
             ..self.refresh_record(

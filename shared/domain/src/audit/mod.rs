@@ -18,6 +18,7 @@ pub use request::{CorrelationId, RequestFacts, UserAgent};
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use super::{
@@ -38,6 +39,22 @@ pub struct AuditId(Uuid);
 impl AuditId {
     pub fn new(id: Uuid) -> Self {
         Self(id)
+    }
+
+    /// The id of the `family.refreshed` event of the rotation of `family_id` to `generation` at
+    /// `at`: derived, not drawn, so that whoever records that rotation's event (the rotating
+    /// request, or a retry making good what a failure left unwritten) records the same one.
+    /// Time-ordered like every id, at the start of the rotation's second.
+    pub fn of_rotation(family_id: &FamilyId, generation: u32, at: UnixTime) -> Self {
+        let digest = Sha256::new()
+            .chain_update(b"family.refreshed")
+            .chain_update(family_id.as_uuid().as_bytes())
+            .chain_update(generation.to_be_bytes())
+            .finalize();
+        let mut bytes = [0u8; 10];
+        bytes.copy_from_slice(&digest[..10]);
+        let millis = u64::try_from(at).unwrap_or(0).saturating_mul(1000);
+        Self(uuid::Builder::from_unix_timestamp_millis(millis, &bytes).into_uuid())
     }
 }
 

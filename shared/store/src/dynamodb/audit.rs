@@ -17,7 +17,7 @@ use crate::{AuditQuery, AuditStore, StoreError, StoreResult};
 /// The event's JSON, the same document the SQLite store and `tokenctl audit --json` show.
 const BODY: &str = "body";
 
-fn audit_items(event: &AuditEvent) -> Vec<Item> {
+pub(super) fn audit_items(event: &AuditEvent) -> Vec<Item> {
     let body = event.to_json();
     event
         .subjects()

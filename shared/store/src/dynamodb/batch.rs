@@ -6,9 +6,11 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::TransactWriteItem;
 
 use super::codec::{keys, to_item};
-use super::families::{rotation_request_token, BatchItem};
+use super::families::BatchItem;
 use super::requests::Transaction;
 use super::DynamoStore;
+use crate::domain::audit::AuditEvent;
+use crate::domain::Family;
 use crate::{
     BatchWrites, Committed, FamilyWrite, Hit, PartId, RateLimitStore, Rotation, StoreError,
     StoreResult, WriteBatch, WriteOp,
@@ -41,7 +43,7 @@ impl BatchWrites for DynamoStore {
                 return Ok(Committed::Applied { skipped, counted });
             }
             let owners = built.owners.clone();
-            match self.transact_batch(&batch, built).await? {
+            match self.transact(batch.name(), built.items).await? {
                 Transaction::Committed => return Ok(Committed::Applied { skipped, counted }),
                 Transaction::ConditionsFailed(failed) => {
                     let failed_parts = decisive_parts(&batch, &owners, &failed)?;
@@ -54,32 +56,32 @@ impl BatchWrites for DynamoStore {
             }
         }
     }
+
+    async fn rotate(&self, rotation: Rotation, events: Vec<AuditEvent>) -> StoreResult<bool> {
+        self.rotate_family(&rotation, &events).await
+    }
+
+    async fn complete_rotation(&self, family: &Family, events: &[AuditEvent]) -> StoreResult<bool> {
+        self.complete_family_rotation(family, events).await
+    }
 }
 
 /// A batch's transaction: its items, and for each the part it belongs to and whether its
 /// condition decides an outcome.
-struct Built<'a> {
+struct Built {
     items: Vec<TransactWriteItem>,
     owners: Vec<(PartId, bool)>,
-    /// The batch's rotation, with the index of its decisive item (the family's update).
-    rotation: Option<(usize, &'a Rotation)>,
 }
 
 impl DynamoStore {
     /// The transaction of the parts not skipped.
-    fn build<'a>(&self, batch: &'a WriteBatch, skipped: &[PartId]) -> StoreResult<Built<'a>> {
+    fn build(&self, batch: &WriteBatch, skipped: &[PartId]) -> StoreResult<Built> {
         let mut built = Built {
             items: Vec::new(),
             owners: Vec::new(),
-            rotation: None,
         };
         for (id, part) in batch.parts().filter(|(id, _)| !skipped.contains(id)) {
             for op in &part.ops {
-                if let WriteOp::Family(write) = op {
-                    if let FamilyWrite::Rotate(rotation) = &**write {
-                        built.rotation = Some((built.items.len(), rotation));
-                    }
-                }
                 for (item, decisive) in self.op_items(op)? {
                     built.items.push(item);
                     built.owners.push((id, decisive));
@@ -104,31 +106,6 @@ impl DynamoStore {
                 false,
             )],
         })
-    }
-
-    /// Runs the transaction; one with a rotation carries the rotation's idempotency token, and
-    /// an unknown outcome (a timeout after sending) is resolved by reading the family back.
-    async fn transact_batch(
-        &self,
-        batch: &WriteBatch,
-        built: Built<'_>,
-    ) -> StoreResult<Transaction> {
-        let token = built.rotation.map(|(_, rotation)| {
-            rotation_request_token(&rotation.family_id, rotation.successor.generation)
-        });
-        let outcome = self
-            .transact_with_request_token(batch.name(), built.items, token)
-            .await;
-        match (outcome, built.rotation) {
-            (Err(StoreError::Unavailable(reason)), Some((index, rotation))) => {
-                Ok(if self.read_back_rotation(rotation, reason).await? {
-                    Transaction::Committed
-                } else {
-                    Transaction::ConditionsFailed(vec![index])
-                })
-            }
-            (outcome, _) => outcome,
-        }
     }
 }
 

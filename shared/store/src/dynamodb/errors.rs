@@ -14,13 +14,11 @@ pub(super) const THROTTLING_CODES: &[&str] = &[
     "TooManyRequestsException",
 ];
 
-/// Error codes after which a write may or may not have landed: also 503, and a caller that can
-/// tell (a rotation, whose successor is derived) reads back instead of guessing.
+/// Error codes after which a write may or may not have landed: also 503.
 /// - `TransactionInProgressException`: a transaction with the same `ClientRequestToken` (the
-///   SDK's own retry after a lost answer, or a concurrent rotation to the same generation) is
-///   still running; it will finish either way.
+///   SDK's own retry after a lost answer) is still running; it will finish either way.
 /// - `IdempotentParameterMismatchException`: a transaction with the same `ClientRequestToken`
-///   and other items already ran: the same rotation, made by a concurrent request.
+///   and other items already ran.
 pub(super) const OUTCOME_UNKNOWN_CODES: &[&str] = &[
     "TransactionInProgressException",
     "IdempotentParameterMismatchException",

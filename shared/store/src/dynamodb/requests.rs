@@ -202,17 +202,6 @@ impl DynamoStore {
         op: &str,
         items: Vec<TransactWriteItem>,
     ) -> StoreResult<Transaction> {
-        self.transact_with_request_token(op, items, None).await
-    }
-
-    /// [`Self::transact`] with a caller-chosen `ClientRequestToken` (1 to 36 characters), so
-    /// that a resubmission of the same logical write, by the SDK or by us, is idempotent.
-    pub(super) async fn transact_with_request_token(
-        &self,
-        op: &str,
-        items: Vec<TransactWriteItem>,
-        client_request_token: Option<String>,
-    ) -> StoreResult<Transaction> {
         let started = std::time::Instant::now();
         let mut attempt = 0;
         loop {
@@ -223,7 +212,6 @@ impl DynamoStore {
                 .client
                 .transact_write_items()
                 .set_transact_items(Some(items.clone()))
-                .set_client_request_token(client_request_token.clone())
                 .send()
                 .await;
             let err = match result {
@@ -233,19 +221,6 @@ impl DynamoStore {
             let codes = match err.as_service_error() {
                 Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
                     cancellation_codes(cancelled)
-                }
-                // A transaction with the same request token is still running: once it ends,
-                // resubmitting tells how (committed, or a parameter mismatch to read back).
-                Some(TransactWriteItemsError::TransactionInProgressException(_))
-                    if client_request_token.is_some() =>
-                {
-                    attempt += 1;
-                    let pause = backoff(attempt, CONFLICT_BACKOFF_BASE, CONFLICT_BACKOFF_CAP);
-                    if started.elapsed() + pause < TRANSACTION_CONFLICT_BUDGET {
-                        tokio::time::sleep(pause).await;
-                        continue;
-                    }
-                    return Err(store_error(op, err));
                 }
                 _ => return Err(store_error(op, err)),
             };

@@ -7,7 +7,9 @@ use rusqlite::Transaction;
 use super::audit::insert_audit_events;
 use super::rate_limits::count_hit_in;
 use super::{auth_tokens, families, legacy, lockout, map_err, SqliteStore};
-use crate::{BatchWrites, Committed, Hit, Part, StoreResult, WriteBatch, WriteOp};
+use crate::domain::audit::AuditEvent;
+use crate::domain::Family;
+use crate::{BatchWrites, Committed, Hit, Part, Rotation, StoreResult, WriteBatch, WriteOp};
 
 #[async_trait]
 impl BatchWrites for SqliteStore {
@@ -19,6 +21,29 @@ impl BatchWrites for SqliteStore {
             });
         }
         self.write_tx(move |tx| commit_in(tx, &batch)).await
+    }
+
+    /// One transaction, as every batch here: a rotation is never left half-written.
+    async fn rotate(&self, rotation: Rotation, events: Vec<AuditEvent>) -> StoreResult<bool> {
+        // The rotation's first statement is its conditional update: refused, it wrote nothing.
+        // An error after it is rolled back by the group commit.
+        self.write_tx(move |tx| {
+            let landed = families::rotate_in(tx, &rotation)?;
+            if landed {
+                insert_audit_events(tx, &events)?;
+            }
+            Ok(landed)
+        })
+        .await
+    }
+
+    /// Nothing is ever missing: see [`Self::rotate`].
+    async fn complete_rotation(
+        &self,
+        _family: &Family,
+        _events: &[AuditEvent],
+    ) -> StoreResult<bool> {
+        Ok(false)
     }
 }
 

@@ -95,7 +95,6 @@ fn insert_access_token(
 pub(super) fn apply_in(tx: &rusqlite::Transaction<'_>, write: &FamilyWrite) -> StoreResult<bool> {
     match write {
         FamilyWrite::Start(new) => start_in(tx, new).map(|()| true),
-        FamilyWrite::Rotate(rotation) => rotate_in(tx, rotation),
         FamilyWrite::Renew(renewal) => renew_in(tx, renewal),
         FamilyWrite::Revoke { id, now } => {
             let revoked = tx
@@ -134,7 +133,7 @@ fn start_in(tx: &rusqlite::Transaction<'_>, new: &NewFamily) -> StoreResult<()> 
 }
 
 /// `rotation.origin` is not copied: the family's row has it, joined on read.
-fn rotate_in(tx: &rusqlite::Transaction<'_>, rotation: &Rotation) -> StoreResult<bool> {
+pub(super) fn rotate_in(tx: &rusqlite::Transaction<'_>, rotation: &Rotation) -> StoreResult<bool> {
     let successor = &rotation.successor;
     let presented = rotation.presented.to_hex();
     // The condition is the whole race protection: of concurrent rotations of one token only the

@@ -7,7 +7,6 @@ use async_trait::async_trait;
 
 use super::DynamoStore;
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
-pub(super) use rotation::rotation_request_token;
 
 use super::codec::{key, keys, n, refresh_token_from_item, refresh_token_item, s, to_item};
 use super::errors::build_error;
@@ -15,9 +14,7 @@ use super::requests::update_if;
 use crate::clock::UnixTime;
 use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, TokenId};
 use crate::secrets::TokenHash;
-use crate::{
-    FamilyOrigin, FamilyStore, FamilyWrite, RefreshTokenWithOrigin, Renewal, Rotation, StoreResult,
-};
+use crate::{FamilyOrigin, FamilyStore, FamilyWrite, RefreshTokenWithOrigin, Renewal, StoreResult};
 
 #[async_trait]
 impl FamilyStore for DynamoStore {
@@ -134,7 +131,6 @@ impl DynamoStore {
                 items.extend(self.put_user_connection(&new.family)?.map(integrity));
                 items
             }
-            FamilyWrite::Rotate(rotation) => self.rotation_items(rotation)?,
             FamilyWrite::Renew(renewal) => self.renewal_items(renewal)?,
             FamilyWrite::Revoke { id, now } => vec![(self.revoke_live_family(id, *now)?, true)],
             FamilyWrite::PutAccessToken(record) => {
@@ -146,57 +142,6 @@ impl DynamoStore {
                 vec![integrity(TransactWriteItem::builder().put(put).build())]
             }
         })
-    }
-
-    fn rotation_items(&self, rotation: &Rotation) -> StoreResult<Vec<BatchItem>> {
-        let successor = &rotation.successor;
-        let (pk, sk) = keys::family(&rotation.family_id);
-        // The compare-and-swap on `current_token` is what guarantees at most one successor per
-        // refresh token: of concurrent rotations only one transaction can see its condition hold.
-        let family = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
-            .update_expression(
-                "SET current_token = :next, generation = :generation, expires_at = :expires_at",
-            )
-            .condition_expression(
-                "current_token = :presented AND attribute_not_exists(revoked_at) \
-                 AND expires_at > :now",
-            )
-            .expression_attribute_values(":next", s(successor.token_hash.to_hex()))
-            .expression_attribute_values(":generation", n(successor.generation))
-            .expression_attribute_values(":expires_at", n(successor.expires_at))
-            .expression_attribute_values(":presented", s(rotation.presented.to_hex()))
-            .expression_attribute_values(":now", n(rotation.now))
-            .build()
-            .map_err(build_error)?;
-        let (pk, sk) = keys::refresh(&rotation.presented);
-        let presented = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
-            .update_expression("SET rotated_at = :now")
-            .condition_expression("attribute_exists(pk)")
-            .expression_attribute_values(":now", n(rotation.now))
-            .build()
-            .map_err(build_error)?;
-        Ok(vec![
-            (TransactWriteItem::builder().update(family).build(), true),
-            (
-                TransactWriteItem::builder().update(presented).build(),
-                false,
-            ),
-            (
-                self.put_new(refresh_token_item(successor, rotation.origin.as_ref())?)?,
-                false,
-            ),
-            (
-                self.put_new(to_item(
-                    &rotation.access_token,
-                    keys::access(&rotation.access_token.jti),
-                )?)?,
-                false,
-            ),
-        ])
     }
 
     fn renewal_items(&self, renewal: &Renewal) -> StoreResult<Vec<BatchItem>> {

@@ -1,29 +1,94 @@
-//! What makes a rotation safe to retry on DynamoDB: one idempotency token per rotation, and
-//! reading the family back when the transaction's outcome is unknown.
+//! A rotation on DynamoDB (docs/decisions.md, "What a refresh writes"): one conditional
+//! `UpdateItem` of the family decides it, alone, at one write unit; the successor's record, the
+//! access token's `jti` and the events are written after it, each as a single-item put. A
+//! transaction of them all would cost two units per item.
+//!
+//! What a failure after the decisive write leaves unwritten, the client's retry makes good
+//! ([`BatchWrites::complete_rotation`](crate::BatchWrites::complete_rotation)): the successor is
+//! derived from the rotated token and the events' ids from the rotation, so the retry writes the
+//! same records, each only if absent.
 
-use super::super::codec::{key, keys};
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
+use futures::future::try_join_all;
+
+use super::super::audit::audit_items;
+use super::super::codec::{keys, n, refresh_token_item, s, to_item, Item};
+use super::super::requests::update_if;
 use super::super::DynamoStore;
-use crate::domain::{Family, FamilyId};
-use crate::secrets::TokenHash;
-use crate::{Failure, Rotation, StoreError, StoreResult};
-
-/// The `ClientRequestToken` of the rotation to `generation`: every attempt at that rotation,
-/// whichever request makes it, carries the same one, so DynamoDB applies at most one of them
-/// and an SDK resubmission after a lost answer cannot fail against its own write.
-pub(in super::super) fn rotation_request_token(family_id: &FamilyId, generation: u32) -> String {
-    let digest = TokenHash::of(&format!("rotate-refresh-token/{family_id}/{generation}"));
-    digest.to_hex()[..36].to_owned()
-}
+use crate::domain::audit::AuditEvent;
+use crate::domain::{Family, RefreshTokenRecord};
+use crate::{Failure, FamilyOrigin, Rotation, StoreError, StoreResult};
 
 impl DynamoStore {
-    /// Resolves a rotation whose outcome is unknown by reading the family back (`true`: it
-    /// happened): the successor is derived, so whether it is current is a comparison. Still the
-    /// presented token: nothing landed, and the caller's 503 invites a retry, which is safe.
-    pub(in super::super) async fn read_back_rotation(
+    pub(in super::super) async fn rotate_family(
         &self,
         rotation: &Rotation,
-        reason: Failure,
+        events: &[AuditEvent],
     ) -> StoreResult<bool> {
+        let landed = match update_if("RotateRefreshToken", self.rotation_update(rotation)).await {
+            Ok(landed) => landed,
+            Err(StoreError::Unavailable(reason)) => {
+                self.read_back_rotation(rotation, reason).await?
+            }
+            Err(other) => return Err(other),
+        };
+        if landed {
+            let successor = refresh_token_item(&rotation.successor, rotation.origin.as_ref())?;
+            let access = to_item(
+                &rotation.access_token,
+                keys::access(&rotation.access_token.jti),
+            )?;
+            let mut puts = vec![self.put_if_absent("RotateRefreshToken", successor)];
+            puts.extend(
+                events
+                    .iter()
+                    .flat_map(audit_items)
+                    .map(|item| self.put_if_absent("RotateRefreshToken", item)),
+            );
+            let access = self.put("RotateRefreshToken", access);
+            futures::try_join!(access, try_join_all(puts))?;
+        }
+        Ok(landed)
+    }
+
+    /// The compare-and-swap on `current_token` guarantees at most one successor per refresh
+    /// token: of concurrent rotations only one sees its condition hold.
+    fn rotation_update(&self, rotation: &Rotation) -> UpdateItemFluentBuilder {
+        let successor = &rotation.successor;
+        // The successor's DPoP binding, kept so that its record can be written from the family.
+        let (bind, unbind) = match &successor.jkt {
+            Some(_) => (", current_jkt = :jkt", ""),
+            None => ("", " REMOVE current_jkt"),
+        };
+        let set = format!(
+            "SET current_token = :next, generation = :generation, expires_at = :expires_at, \
+             rotated_at = :now, rotated_by = :jti{bind}{unbind}"
+        );
+        let mut update = self
+            .update_item(keys::family(&rotation.family_id))
+            .update_expression(set)
+            .condition_expression(
+                "current_token = :presented AND attribute_not_exists(revoked_at) \
+                 AND expires_at > :now",
+            )
+            .expression_attribute_values(":next", s(successor.token_hash.to_hex()))
+            .expression_attribute_values(":generation", n(successor.generation))
+            .expression_attribute_values(":expires_at", n(successor.expires_at))
+            .expression_attribute_values(":jti", s(rotation.access_token.jti.to_string()))
+            .expression_attribute_values(":presented", s(rotation.presented.to_hex()))
+            .expression_attribute_values(":now", n(rotation.now));
+        if let Some(jkt) = &successor.jkt {
+            update = update.expression_attribute_values(":jkt", s(jkt.clone()));
+        }
+        update
+    }
+
+    /// Resolves a rotation whose outcome is unknown by reading the family back (`true`: it
+    /// landed): the successor is derived, so whether it is current is a comparison, and the
+    /// access token's `jti` the rotation recorded tells this request's rotation from a concurrent
+    /// one's (which is a refusal: the caller reads again and answers as a retry). Still the
+    /// presented token: nothing landed, and the caller's 503 invites a retry, which is safe.
+    async fn read_back_rotation(&self, rotation: &Rotation, reason: Failure) -> StoreResult<bool> {
         let family = self
             .get::<Family>(
                 "RotateRefreshTokenReadBack",
@@ -32,13 +97,7 @@ impl DynamoStore {
             .await?;
         match family {
             Some(family) if family.current_token == rotation.successor.token_hash => {
-                // Current either through this very write or a concurrent one; only this write
-                // stored this access token.
-                let (pk, sk) = keys::access(&rotation.access_token.jti);
-                let ours = self
-                    .get_item("RotateRefreshTokenReadBack", key(pk, sk))
-                    .await?
-                    .is_some();
+                let ours = family.rotated_by == Some(rotation.access_token.jti);
                 tracing::info!(family_id = %rotation.family_id, ours, "ambiguous rotation resolved");
                 Ok(ours)
             }
@@ -48,6 +107,62 @@ impl DynamoStore {
                 Err(StoreError::Unavailable(reason))
             }
             _ => Ok(false),
+        }
+    }
+
+    pub(in super::super) async fn complete_family_rotation(
+        &self,
+        family: &Family,
+        events: &[AuditEvent],
+    ) -> StoreResult<bool> {
+        // Rotations made in one transaction (before the family recorded its rotation time)
+        // cannot be incomplete.
+        let Some(rotated_at) = family.rotated_at else {
+            return Ok(false);
+        };
+        let current = RefreshTokenRecord {
+            token_hash: family.current_token.clone(),
+            family_id: family.id,
+            client_id: family.client_id,
+            generation: family.generation,
+            issued_at: rotated_at,
+            expires_at: family.expires_at,
+            rotated_at: None,
+            jkt: family.current_jkt.clone(),
+        };
+        let origin = FamilyOrigin::from(family);
+        let mut items = vec![refresh_token_item(&current, Some(&origin))?];
+        items.extend(events.iter().flat_map(audit_items));
+        let written = try_join_all(
+            items
+                .into_iter()
+                .map(|item| self.put_if_absent("CompleteRotation", item)),
+        )
+        .await?;
+        let missing = written.iter().any(|put| *put);
+        if missing {
+            tracing::warn!(family_id = %family.id, "rotation completed by a retry");
+        }
+        Ok(missing)
+    }
+
+    /// A put on condition that the item is absent: `false` if it was there (nothing written).
+    async fn put_if_absent(&self, op: &str, item: Item) -> StoreResult<bool> {
+        let put = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk)");
+        match put.send().await {
+            Ok(_) => Ok(true),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(super::super::errors::store_error(op, e)),
         }
     }
 }
