@@ -8,6 +8,7 @@
 //! Plus the cache's bound: a client disabled elsewhere stops within `READ_CACHE_SECONDS`.
 
 mod client_secrets;
+mod code;
 mod counted;
 mod device;
 mod hot_items;
@@ -70,6 +71,7 @@ dynamodb_test!(
     par_push,
     par_authorize,
     authorize_from_a_session,
+    authorization_code,
 );
 
 mod budgets {
@@ -77,6 +79,7 @@ mod budgets {
     const REFRESH_CALLS: usize = 7;
 
     pub use super::client_secrets::{secrets_add, secrets_list, secrets_revoke};
+    pub use super::code::authorization_code;
     pub use super::device::{device_poll, device_poll_without_the_client_limit};
     pub use super::openid::{logout, userinfo};
     pub use super::otp::one_time_password;
@@ -85,6 +88,26 @@ mod budgets {
     pub use super::sessions::authorize_from_a_session;
     pub use super::token_exchange::token_exchange;
     use super::*;
+
+    /// The token's `jti` (one item under 1 KB: 1) and the client's counter (1).
+    const CLIENT_CREDENTIALS_UNITS: f64 = 1.0 + RATE_LIMIT_UNITS;
+    /// The proof's `jti` (1), the token's `jti` (1), the client's counter (1).
+    const DPOP_UNITS: f64 = 2.0 + RATE_LIMIT_UNITS;
+    /// The attempt's counter (1), the two rate counters (2), and the new family's transaction
+    /// with the attempt's refund in it (9 items under 1 KB at 2 each: 18).
+    const PASSWORD_UNITS: f64 = 1.0 + 2.0 * RATE_LIMIT_UNITS + NEW_FAMILY_UNITS + 2.0;
+    /// The two rate counters (2) and the family's transaction: the family, its refresh token,
+    /// its `jti`, the connection and three audit events (7 items under 1 KB at 2 each: 14; a
+    /// company has no user entry of the connection).
+    const COMPANY_AUTHTOKEN_GRANT_UNITS: f64 = 2.0 * RATE_LIMIT_UNITS + 14.0;
+    /// One transaction: the auth token and its two audit events (3 items under 1 KB at 2 each).
+    const COMPANY_AUTH_TOKEN_ISSUE_UNITS: f64 = 6.0;
+    /// The new family's transaction with the exchange link in it (9 items under 1 KB at 2 each).
+    const LEGACY_EXCHANGE_UNITS: f64 = NEW_FAMILY_UNITS + 2.0;
+    /// The client's counter (1) and the rotation's transaction: the family and the presented
+    /// token updated, the successor, its `jti` and three audit events put (7 items under 1 KB at
+    /// 2 each: 14). The rotation's redesign changes this figure.
+    const REFRESH_UNITS: f64 = RATE_LIMIT_UNITS + 14.0;
 
     /// Goal ≤ 1 + the rate limit: the client comes from the cache; one call writes the token's
     /// `jti`, one counts the client's request (each limit a request is counted against costs
@@ -96,6 +119,7 @@ mod budgets {
             .calls_of("client_credentials", c.app.app_token(&client))
             .await;
         assert_within(&calls, 1 + RATE_LIMIT, "client_credentials");
+        assert_write_units(&calls, CLIENT_CREDENTIALS_UNITS, "client_credentials");
         assert_eq!(calls.count("PutItem"), 1);
         assert_eq!(
             calls.count("UpdateItem"),
@@ -122,6 +146,7 @@ mod budgets {
         assert_eq!(status, reqwest::StatusCode::OK, "{body}");
         assert_eq!(body["token_type"], "DPoP");
         assert_within(&calls, 2 + RATE_LIMIT, "client_credentials with DPoP");
+        assert_write_units(&calls, DPOP_UNITS, "client_credentials with DPoP");
         assert_eq!(
             calls.count("PutItem"),
             2,
@@ -151,6 +176,11 @@ mod budgets {
             RATE_LIMIT + 1,
             "the secret's last use"
         );
+        assert_write_units(
+            &calls,
+            CLIENT_CREDENTIALS_UNITS + 1.0,
+            "client_credentials, and the secret's last use (its client's item, under 1 KB)",
+        );
         let (_, calls) = c
             .calls_of(
                 "client_credentials with the newest of 4 secrets",
@@ -158,6 +188,11 @@ mod budgets {
             )
             .await;
         assert_within(&calls, 1 + RATE_LIMIT, "client_credentials, 4 secrets");
+        assert_write_units(
+            &calls,
+            CLIENT_CREDENTIALS_UNITS,
+            "client_credentials, 4 secrets",
+        );
         assert_eq!(calls.count("PutItem"), 1);
         assert_eq!(calls.count("GetItem"), 0, "the client is cached");
     }
@@ -178,6 +213,7 @@ mod budgets {
             3 + 2 * RATE_LIMIT,
             "password (the attempt, the user, the family with the refund + two rate limits)",
         );
+        assert_write_units(&calls, PASSWORD_UNITS, "password");
         assert_eq!(calls.count("GetItem"), 1, "the login item holds the user");
         assert_eq!(calls.count("TransactWriteItems"), 1);
         assert_eq!(
@@ -210,6 +246,11 @@ mod budgets {
             .await;
         ok(answer);
         assert_within(&calls, 3 + 2 * RATE_LIMIT, "company authtoken grant");
+        assert_write_units(
+            &calls,
+            COMPANY_AUTHTOKEN_GRANT_UNITS,
+            "company authtoken grant",
+        );
     }
 
     /// Goal ≤ 3.
@@ -224,6 +265,11 @@ mod budgets {
             )
             .await;
         assert_within(&calls, 3, "company auth-token issue");
+        assert_write_units(
+            &calls,
+            COMPANY_AUTH_TOKEN_ISSUE_UNITS,
+            "company auth-token issue",
+        );
     }
 
     /// Goal ≤ 4.
@@ -279,6 +325,7 @@ mod budgets {
             .await;
         ok(answer);
         assert_within(&calls, 4, "legacy exchange");
+        assert_write_units(&calls, LEGACY_EXCHANGE_UNITS, "legacy exchange");
     }
 
     /// A user with a first family on `client`; `refresh_with` sends a refresh token with that
@@ -309,6 +356,7 @@ mod budgets {
             .calls_of("refresh", refresh_with(&c, &client, &second))
             .await;
         assert_within(&calls, REFRESH_CALLS + RATE_LIMIT, "refresh");
+        assert_write_units(&calls, REFRESH_UNITS, "refresh");
         assert_eq!(calls.count("GetItem"), 1, "the token");
         assert_eq!(calls.count("UpdateItem"), 1 + RATE_LIMIT, "the family");
         assert_eq!(calls.count("PutItem"), 5, "what the rotation made");
@@ -350,6 +398,11 @@ mod budgets {
             "refresh of a token stored without its origin",
         );
         assert_eq!(calls.count("GetItem"), 2, "the token, then its family");
+        assert_write_units(
+            &calls,
+            REFRESH_UNITS,
+            "refresh of a token stored without its origin",
+        );
         let (_, calls) = c
             .calls_of("refresh, its successor", refresh_with(&c, &client, &third))
             .await;
@@ -358,6 +411,7 @@ mod budgets {
             REFRESH_CALLS + RATE_LIMIT,
             "refresh of the successor",
         );
+        assert_write_units(&calls, REFRESH_UNITS, "refresh of the successor");
     }
 }
 

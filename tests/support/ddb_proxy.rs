@@ -1,7 +1,8 @@
 //! A counting, fault-injecting HTTP/1.1 proxy in front of DynamoDB Local.
 //!
 //! Point a store at it (`DynamoStore::connect(table, Some(proxy.url()))`) and the test can
-//! count the DynamoDB calls each operation makes ([`DdbProxy::calls`]), and make DynamoDB slow,
+//! count the DynamoDB calls each operation makes ([`DdbProxy::calls`]) and the capacity units
+//! they consume ([`capacity`]), and make DynamoDB slow,
 //! lose answers, refuse connections or throttle ([`DdbProxy::inject`]) while the store keeps
 //! running, then heal it again ([`DdbProxy::clear_fault`]).
 //!
@@ -9,8 +10,10 @@
 //! upstream calls go through `reqwest`.
 
 mod calls;
+mod capacity;
 mod wire;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -21,6 +24,7 @@ use tokio::task::JoinHandle;
 
 use calls::{partitions_named, tables_named};
 pub use calls::{Call, Calls};
+pub use capacity::Written;
 use wire::{is_hop_by_hop, read_request, write_response, Request, Response};
 
 /// What goes wrong with a request the fault applies to.
@@ -141,9 +145,19 @@ impl From<Fault> for Injection {
 struct State {
     calls: Mutex<Vec<Call>>,
     injection: Mutex<Option<Injection>>,
+    sequence: AtomicU64,
 }
 
 impl State {
+    /// Records what the answer to call `sequence` says it consumed, unless the call was taken
+    /// (forgotten by the test) meanwhile.
+    fn set_units(&self, sequence: u64, units: f64) {
+        let mut calls = lock(&self.calls);
+        if let Some(call) = calls.iter_mut().rev().find(|c| c.sequence == sequence) {
+            call.units = units;
+        }
+    }
+
     /// The fault this request or connection suffers, consuming one of its `times`.
     fn take_fault(&self, operation: Option<&str>, partitions: &[String]) -> Option<Fault> {
         let mut injection = lock(&self.injection);
@@ -285,19 +299,44 @@ impl Forwarder {
     async fn serve(&self, stream: TcpStream) -> std::io::Result<()> {
         let (reader, mut writer) = stream.into_split();
         let mut reader = BufReader::new(reader);
-        while let Some(request) = read_request(&mut reader).await? {
+        while let Some(mut request) = read_request(&mut reader).await? {
             let operation = request.operation();
             // The fault is chosen before the call is counted: a test that waits for a call to
             // show up and then changes the fault must not change what that call suffers.
             let partitions = partitions_named(&request.body);
             let fault = self.state.take_fault(Some(&operation), &partitions);
+            let sequence = self.state.sequence.fetch_add(1, Ordering::Relaxed);
             lock(&self.state.calls).push(Call {
                 operation: operation.clone(),
                 tables: tables_named(&request.body),
                 partitions,
+                written: capacity::items_written(&operation, &request.body),
+                units: 0.0,
+                sequence,
             });
+            let sent = request.body.clone();
+            if let Some(body) = capacity::asking_for_capacity(&operation, &request.body) {
+                request.body = body;
+            }
             let response = match fault {
-                None => self.forward(request).await,
+                None => {
+                    let transaction = (operation == "TransactWriteItems")
+                        .then(|| capacity::TransactionItems::of(&sent));
+                    let before = match &transaction {
+                        Some(items) => self.stored_sizes(&request.headers, items).await,
+                        None => Vec::new(),
+                    };
+                    let headers = request.headers.clone();
+                    let response = self.forward(request).await;
+                    let mut units =
+                        capacity::units_of(&operation, &sent, response.status, &response.body);
+                    if let Some(items) = transaction.filter(|_| response.status == 200) {
+                        let after = self.stored_sizes(&headers, &items).await;
+                        units = items.units(&before, &after);
+                    }
+                    self.state.set_units(sequence, units);
+                    response
+                }
                 Some(Fault::RefuseConnections) => return Ok(()),
                 Some(Fault::DropResponse) => {
                     self.forward(request).await;
@@ -322,6 +361,32 @@ impl Forwarder {
             write_response(&mut writer, &response).await?;
         }
         Ok(())
+    }
+
+    /// The stored size of each item a transaction writes (0: none), read with the store's own
+    /// headers (its credentials and region) and not counted.
+    async fn stored_sizes(
+        &self,
+        headers: &[(String, String)],
+        items: &capacity::TransactionItems,
+    ) -> Vec<usize> {
+        let mut sizes = Vec::new();
+        for body in items.reads() {
+            let mut read = Request {
+                method: "POST".into(),
+                path: "/".into(),
+                headers: headers.to_vec(),
+                body,
+            };
+            for (name, value) in &mut read.headers {
+                if name.eq_ignore_ascii_case("x-amz-target") {
+                    "DynamoDB_20120810.GetItem".clone_into(value);
+                }
+            }
+            let answer = self.forward(read).await;
+            sizes.push(capacity::size_in_answer(&answer.body));
+        }
+        sizes
     }
 
     /// The upstream's answer, or a 502 when DynamoDB Local cannot be reached.

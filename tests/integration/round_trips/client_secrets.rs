@@ -8,6 +8,10 @@ use reqwest::StatusCode;
 use super::counted::*;
 use crate::client_secrets::api::{add, list, revoke};
 
+/// The client's secrets (an `UpdateItem` of its item, under 1 KB: 1) and the change's audit
+/// event (one item under 1 KB in a transaction: 2); the same for an add and a revoke.
+const SECRETS_CHANGE_UNITS: f64 = 3.0;
+
 /// An app with an application token of its own, the secrets API called once so that the
 /// client is cached.
 async fn app_with_token(c: &Counted) -> (String, String) {
@@ -27,6 +31,7 @@ pub async fn secrets_list(c: Counted) {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_within(&calls, 2, "secrets list");
     assert_eq!(calls.count("GetItem"), 2, "the token, the client");
+    assert_write_units(&calls, 0.0, "secrets list");
 }
 
 /// Goal ≤ 4: the two reads, the conditional write of the client's secrets, and the change's
@@ -39,6 +44,7 @@ pub async fn secrets_add(c: Counted) {
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_within(&calls, 4, "secrets add");
     assert_eq!(calls.count("UpdateItem"), 1, "the secrets, conditionally");
+    assert_write_units(&calls, SECRETS_CHANGE_UNITS, "secrets add");
 }
 
 /// Goal ≤ 4, as `add`, right after an add on the same instance (a rotation): the add left the
@@ -57,4 +63,5 @@ pub async fn secrets_revoke(c: Counted) {
     assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
     assert_within(&calls, 4, "secrets revoke");
     assert_eq!(calls.count("GetItem"), 2, "the token, the client as stored");
+    assert_write_units(&calls, SECRETS_CHANGE_UNITS, "secrets revoke");
 }

@@ -16,6 +16,13 @@ use uuid::Uuid;
 pub(super) const READ_CACHE_SECONDS: u64 = 5;
 /// What one rate limit costs a request: one conditional write (`UpdateItem` of its counter).
 pub(super) const RATE_LIMIT: usize = 1;
+/// ... and in write units: its counter is a small item (1).
+pub(super) const RATE_LIMIT_UNITS: f64 = 1.0;
+/// The write units of a new family's transaction: eight items under 1 KB at 2 units each (the
+/// family, its refresh token, its access token's `jti`, the connection and the user's entry of
+/// it, three audit events: principal, client, family). The password, device, `otp` and legacy
+/// grants write it, some with an item more.
+pub(super) const NEW_FAMILY_UNITS: f64 = 16.0;
 pub(super) const PASSWORD: &str = "correct horse battery staple";
 
 /// An app over a fresh table behind the counting proxy, with the read cache on.
@@ -57,7 +64,9 @@ impl Counted {
         Self { app, ..self }
     }
 
-    /// The calls `run` makes, printed by operation (`--nocapture` shows today's counts).
+    /// The calls `run` makes, printed by operation with their capacity units and the items they
+    /// write (`--nocapture` shows today's counts; infra/cost-model.py and infra/bench.sh read
+    /// these lines).
     pub(super) async fn calls_of<T>(
         &self,
         what: &str,
@@ -66,7 +75,12 @@ impl Counted {
         self.proxy.take_calls();
         let value = run.await;
         let calls = self.proxy.take_calls();
-        println!("{what}: {} calls {:?}", calls.total(), calls.by_operation());
+        println!(
+            "{what}: {} calls {:?} {}",
+            calls.total(),
+            calls.by_operation(),
+            calls.cost_summary()
+        );
         (value, calls)
     }
 
@@ -136,6 +150,19 @@ pub(super) fn assert_within(calls: &Calls, budget: usize, what: &str) {
         "{what}: {} DynamoDB calls, budget {budget}: {:?}",
         calls.total(),
         calls.by_operation()
+    );
+}
+
+/// A flow's write units, exactly: each budget is one constant per flow (its comment says what
+/// the units are made of), so a change in what a flow writes, or in its items' sizes across a
+/// KB, shows here and is carried into docs/benchmarks.md and infra/cost-model.py's fallback.
+#[track_caller]
+pub(super) fn assert_write_units(calls: &Calls, budget: f64, what: &str) {
+    assert!(
+        (calls.write_units() - budget).abs() < f64::EPSILON,
+        "{what}: {} write units, budget {budget}: {}",
+        calls.write_units(),
+        calls.cost_summary()
     );
 }
 

@@ -34,6 +34,14 @@ async fn polled_codes(c: &Counted, client: &TestClient) -> (String, String) {
     (device_code, user_code)
 }
 
+/// A pending poll: no write but the client's counter (1).
+const DEVICE_POLL_PENDING_UNITS: f64 = RATE_LIMIT_UNITS;
+/// `slow_down`: the grown interval besides (an `UpdateItem` of the code's item, under 1 KB: 1).
+const DEVICE_POLL_SLOW_DOWN_UNITS: f64 = RATE_LIMIT_UNITS + 1.0;
+/// The approved poll: the client's counter (1), the redemption (an `UpdateItem`: 1) and the new
+/// family's transaction (16).
+const DEVICE_POLL_APPROVED_UNITS: f64 = RATE_LIMIT_UNITS + 1.0 + NEW_FAMILY_UNITS;
+
 /// Another device of the same app asks for codes: the client is read into the cache again.
 async fn warm(c: &Counted, client: &TestClient) {
     codes(&c.app, client, "read").await;
@@ -57,6 +65,7 @@ pub async fn device_poll(c: Counted) {
         calls.by_operation()
     );
     assert_eq!(calls.total(), 1 + RATE_LIMIT, "{:?}", calls.by_operation());
+    assert_write_units(&calls, DEVICE_POLL_PENDING_UNITS, "device poll, pending");
 
     c.app.clock.advance(2);
     let (answer, calls) = c
@@ -70,6 +79,7 @@ pub async fn device_poll(c: Counted) {
         "the grown interval, the client's counter"
     );
     assert_eq!(calls.total(), 2 + RATE_LIMIT, "{:?}", calls.by_operation());
+    assert_write_units(&calls, DEVICE_POLL_SLOW_DOWN_UNITS, "device poll, too fast");
 
     // Well paced again: back to one read.
     c.app.clock.advance(10);
@@ -111,6 +121,7 @@ pub async fn device_poll(c: Counted) {
         calls.by_operation()
     );
     assert_eq!(calls.total(), 4 + RATE_LIMIT, "{:?}", calls.by_operation());
+    assert_write_units(&calls, DEVICE_POLL_APPROVED_UNITS, "device poll, approved");
 }
 
 /// With the client's rate limit off, a pending poll is exactly one call: one read.
@@ -135,5 +146,6 @@ pub async fn device_poll_without_the_client_limit(c: Counted) {
         assert_refused(&answer, "authorization_pending", 170);
         assert_eq!(calls.count("GetItem"), 1, "{:?}", calls.by_operation());
         assert_eq!(calls.total(), 1, "{:?}", calls.by_operation());
+        assert_write_units(&calls, 0.0, "device poll, pending, no limit");
     }
 }

@@ -6,6 +6,10 @@ use reqwest::StatusCode;
 use serde_json::Value;
 use uuid::Uuid;
 
+/// One transaction: the family and the connection marked revoked (two updates) and three audit
+/// events (5 items under 1 KB at 2 each).
+const LOGOUT_UNITS: f64 = 10.0;
+
 /// A user with a family on an app that may sign users in: the password grant with `openid`.
 async fn signed_in(c: &Counted) -> (crate::support::app::TestClient, Value) {
     let client = c.app.create_client("read profile").await;
@@ -37,6 +41,7 @@ pub async fn userinfo(c: Counted) {
     let (_, calls) = c.calls_of("userinfo", call()).await;
     assert_within(&calls, 2, "userinfo");
     assert_eq!(calls.count("GetItem"), calls.total(), "reads only");
+    assert_write_units(&calls, 0.0, "userinfo");
 }
 
 /// Goal ≤ 3 for a user with one family: the connection's families (Query), their revocation
@@ -53,4 +58,5 @@ pub async fn logout(c: Counted) {
     assert_eq!(answer.unwrap().status(), StatusCode::OK);
     assert_within(&calls, 3, "logout");
     assert_eq!(calls.count("Query"), 1, "the connection's families");
+    assert_write_units(&calls, LOGOUT_UNITS, "logout");
 }

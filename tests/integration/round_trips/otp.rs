@@ -36,6 +36,13 @@ impl RecordingMailer {
     }
 }
 
+/// The two counters (the client's OTP limit, the address's open requests: 2) and the password's
+/// item (under 1 KB: 1).
+const OTP_REQUEST_UNITS: f64 = 2.0 * RATE_LIMIT_UNITS + 1.0;
+/// The client's counter (1), the spent try, the consumption and the open-request count given
+/// back (three `UpdateItem`s of small items: 3), and the new family's transaction (16).
+const OTP_GRANT_UNITS: f64 = RATE_LIMIT_UNITS + 3.0 + NEW_FAMILY_UNITS;
+
 async fn request(c: &Counted, client: &TestClient, address: &str) {
     let form = client_form(
         client,
@@ -93,10 +100,12 @@ pub async fn one_time_password(c: Counted) {
         .await;
     assert_within(&calls, 2 + 2 * RATE_LIMIT, "otp request");
     assert_eq!(calls.count("PutItem"), 1, "one password stored");
+    assert_write_units(&calls, OTP_REQUEST_UNITS, "otp request");
     let otp = mailer.last();
     let (_, calls) = c
         .calls_of("otp grant", redeem(&c, &client, &address, &otp))
         .await;
     assert_within(&calls, 10 + RATE_LIMIT, "otp grant");
     assert_eq!(calls.count("TransactWriteItems"), 1, "one family write");
+    assert_write_units(&calls, OTP_GRANT_UNITS, "otp grant");
 }

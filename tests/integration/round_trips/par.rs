@@ -6,6 +6,11 @@ use crate::authorize::flow::{code_client, Session};
 use crate::par::{by_reference, parameters, pushed};
 use reqwest::StatusCode;
 
+/// The pushed request's item (under 1 KB: 1) and the client's counter (1).
+const PAR_PUSH_UNITS: f64 = 1.0 + RATE_LIMIT_UNITS;
+/// The conditional take: a `DeleteItem` of the pushed request (under 1 KB: 1).
+const PAR_AUTHORIZE_UNITS: f64 = 1.0;
+
 /// Goal ≤ 1 + the rate limit: the client comes from the read cache; one `PutItem` keeps the
 /// pushed request (counted as a token request of the client, as the device codes are).
 pub async fn par_push(c: Counted) {
@@ -16,6 +21,7 @@ pub async fn par_push(c: Counted) {
         .await;
     assert_within(&calls, 1 + RATE_LIMIT, "PAR push");
     assert_eq!(calls.count("PutItem"), 1, "the pushed request");
+    assert_write_units(&calls, PAR_PUSH_UNITS, "PAR push");
 }
 
 /// Goal ≤ 1: the one conditional `DeleteItem` that takes the pushed request (and answers it);
@@ -35,4 +41,5 @@ pub async fn par_authorize(c: Counted) {
     assert_eq!(page.status(), StatusCode::OK, "the sign-in page");
     assert_within(&calls, 1, "authorize with a request_uri");
     assert_eq!(calls.count("DeleteItem"), 1, "the conditional take");
+    assert_write_units(&calls, PAR_AUTHORIZE_UNITS, "authorize with a request_uri");
 }

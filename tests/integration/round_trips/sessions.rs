@@ -7,6 +7,11 @@ use super::counted::*;
 use crate::authorize::flow::{query, redirect_query, Session, LOGIN};
 use reqwest::StatusCode;
 
+/// The new code's item (under 1 KB: 1).
+const AUTHORIZE_FROM_A_SESSION_UNITS: f64 = 1.0;
+/// Once a minute, the session's last-seen time besides (an `UpdateItem` of a small item: 1).
+const LAST_SEEN_UNITS: f64 = 1.0;
+
 /// Goal ≤ 3 within the minute: the session (`GetItem` by its sid), the remembered consent
 /// (`GetItem`) and the new code (`PutItem`); the client comes from the read cache once warm.
 /// Once a minute at most, one more: the session's last-seen time (`UpdateItem`).
@@ -31,6 +36,11 @@ pub async fn authorize_from_a_session(c: Counted) {
     assert_within(&calls, 3, "authorize from a session within the minute");
     assert_eq!(calls.count("UpdateItem"), 0, "no write for last seen");
     assert_eq!(calls.count("PutItem"), 1, "the code only");
+    assert_write_units(
+        &calls,
+        AUTHORIZE_FROM_A_SESSION_UNITS,
+        "authorize from a session within the minute",
+    );
 
     // A minute on, the read cache is warmed by another browser's sign-in page (the client).
     c.app.clock.advance(60);
@@ -46,4 +56,9 @@ pub async fn authorize_from_a_session(c: Counted) {
     assert!(redirect_query(&answer).contains_key("code"));
     assert_within(&calls, 4, "authorize from a session");
     assert_eq!(calls.count("UpdateItem"), 1, "last seen, a minute on");
+    assert_write_units(
+        &calls,
+        AUTHORIZE_FROM_A_SESSION_UNITS + LAST_SEEN_UNITS,
+        "authorize from a session",
+    );
 }

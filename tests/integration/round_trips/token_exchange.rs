@@ -3,6 +3,10 @@
 use super::counted::*;
 use reqwest::StatusCode;
 
+/// The client's counter (1) and one transaction: the new token's `jti` and its two audit events
+/// (3 items under 1 KB at 2 each: 6).
+const TOKEN_EXCHANGE_UNITS: f64 = RATE_LIMIT_UNITS + 6.0;
+
 /// Goal ≤ 2 + the rate limit: the client from the cache; one read of the subject token's
 /// record, one write of the new token with its `token.exchanged` event.
 pub async fn token_exchange(c: Counted) {
@@ -31,4 +35,5 @@ pub async fn token_exchange(c: Counted) {
         1,
         "the new token with its event"
     );
+    assert_write_units(&calls, TOKEN_EXCHANGE_UNITS, "token exchange");
 }

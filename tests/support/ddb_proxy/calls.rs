@@ -1,21 +1,35 @@
 //! What the proxy counts: each request's operation and the tables it names, so that a test
-//! sharing the proxy with others can tell its own calls apart.
+//! sharing the proxy with others can tell its own calls apart, and what it cost in DynamoDB's
+//! billing units.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use super::capacity::{is_write, Written};
+
+/// Beyond this many puts, a summary gives their smallest and largest size only.
+const PUTS_LISTED: usize = 12;
+
 /// One request that reached the proxy: its operation and the tables it names.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Call {
     pub operation: String,
     pub tables: Vec<String>,
     /// The partition keys (`pk`) of the items it names, transaction items included.
     pub partitions: Vec<String>,
+    /// The items it writes (none for a read).
+    pub written: Vec<Written>,
+    /// The capacity units it consumed, as DynamoDB Local reported them once it answered (write
+    /// units for a write operation, read units otherwise); 0 until then, or when refused.
+    pub units: f64,
+    /// Arrival order, to find the call again when its answer comes.
+    pub(super) sequence: u64,
 }
 
 /// The calls seen since the proxy started or was last reset, in arrival order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Calls(pub Vec<Call>);
 
 impl Calls {
@@ -26,6 +40,61 @@ impl Calls {
     /// How many calls of `operation` (`"GetItem"`).
     pub fn count(&self, operation: &str) -> usize {
         self.0.iter().filter(|c| c.operation == operation).count()
+    }
+
+    /// Write units consumed, all calls together.
+    pub fn write_units(&self) -> f64 {
+        self.0
+            .iter()
+            .filter(|c| is_write(&c.operation))
+            .fold(0.0, |units, c| units + c.units)
+    }
+
+    /// Read units consumed (transactional reads at their double rate).
+    pub fn read_units(&self) -> f64 {
+        self.0
+            .iter()
+            .filter(|c| !is_write(&c.operation))
+            .fold(0.0, |units, c| units + c.units)
+    }
+
+    /// Every item written, in call order.
+    pub fn written(&self) -> impl Iterator<Item = &Written> {
+        self.0.iter().flat_map(|c| c.written.iter())
+    }
+
+    /// `W write units, R read units, N items written (P puts of a, b B; U updates; D deletes)`:
+    /// the cost part of a round-trip line (infra/cost-model.py parses it).
+    pub fn cost_summary(&self) -> String {
+        let mut line = format!(
+            "{} write units, {} read units, {} items written",
+            self.write_units(),
+            self.read_units(),
+            self.written().count()
+        );
+        let mut puts: Vec<usize> = self
+            .written()
+            .filter(|w| w.action == "Put")
+            .filter_map(|w| w.bytes)
+            .collect();
+        let sizes = if puts.len() <= PUTS_LISTED {
+            puts.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        } else {
+            puts.sort_unstable();
+            format!("{} to {}", puts[0], puts[puts.len() - 1])
+        };
+        let of = |action: &str| self.written().filter(|w| w.action == action).count();
+        let _ = write!(
+            line,
+            " ({} puts of [{sizes}] B; {} updates; {} deletes)",
+            of("Put"),
+            of("Update"),
+            of("Delete")
+        );
+        line
     }
 
     /// Calls per operation, in name order (stable for assertions and reports).
