@@ -24,8 +24,9 @@
 # 4. Signing cost: one access token's signature with the local key beside one `kms:Sign`
 #    (tests/benches/signing_cost.rs) against the local KMS emulator at KMS_ENDPOINT, else its
 #    own instance (infra/kms-local.sh, stopped at exit).
-# 5. Cost model: infra/cost-model.py on this run's round-trip counts and its throughput (CPU per
-#    request = cores / req/s, an upper bound since wrk shares the cores).
+# 5. Cost model: infra/cost-model.py on this run's round-trip counts and units and its throughput
+#    (CPU per request = cores / req/s, an upper bound since wrk shares the cores), and the same
+#    workload at Amazon Cognito's and Auth0's published prices.
 #
 #   infra/bench.sh               # all of the above (a few minutes once built)
 #   infra/bench.sh --per-grant   # also the in-process harness: every grant on SQLite and
@@ -253,8 +254,9 @@ use_dynamodb_local() {
 }
 
 # --- 2. DynamoDB calls per request ---------------------------------------------------------------
-# The test prints `<flow>: <n> calls {"Operation": count, ...}` per counted flow; one thread, so
-# libtest's "test <name> ... " prefix is the only thing sharing a line with it.
+# The test prints `<flow>: <n> calls {"Operation": count, ...} <w> write units, <r> read units,
+# <i> items written (...)` per counted flow; one thread, so libtest's "test <name> ... " prefix
+# is the only thing sharing a line with it.
 round_trips() {
 	say "round-trip budgets (tests/integration/round_trips.rs)"
 	note_load "round trips"
@@ -262,7 +264,7 @@ round_trips() {
 	integration_tests "$RUN/round_trips.log" round_trips:: --nocapture --test-threads=1 ||
 		ROUND_TRIPS_VERDICT="OVER BUDGET or failed: $(grep -m1 -E 'DynamoDB calls, budget|panicked' "$RUN/round_trips.log" || echo "see the output above")"
 	ROUND_TRIPS="$(sed -E 's/^test [^ ]+ \.\.\. //' "$RUN/round_trips.log" |
-		sed -nE 's/^([A-Za-z_ -]+): ([0-9]+) calls \{(.*)\}$/| \1 | \2 | \3 |/p' |
+		sed -nE 's/^([A-Za-z0-9_ ,()-]+): ([0-9]+) calls \{([^}]*)\} ([0-9.]+) write units, ([0-9.]+) read units, .*$/| \1 | \2 | \3 | \4 | \5 |/p' |
 		sed -E 's/"([A-Za-z]+)": ([0-9]+)/\2 \1/g')"
 	[[ -n "$ROUND_TRIPS" ]] || {
 		cat "$RUN/round_trips.log" >&2
@@ -382,8 +384,8 @@ What the metrics cost: client_credentials, median of $ROUNDS rounds, $OURS_CC re
 
 DynamoDB calls per request, warm instance, counted at the wire: $ROUND_TRIPS_VERDICT
 
-| flow | calls | by operation |
-|---|---|---|
+| flow | calls | by operation | write units | read units |
+|---|---|---|---|---|
 $ROUND_TRIPS
 
 Cold starts, release binaries under the in-test Runtime API over DynamoDB Local, $COLD_START_RUNS runs (goal: init median at most 1.5x hello-lambda's)

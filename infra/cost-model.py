@@ -4,14 +4,19 @@ for a stated workload. Python standard library only.
 
 Inputs, each replaceable by the benchmark's own numbers:
 
-* DynamoDB calls per flow: the lines `<flow>: N calls {"GetItem": 1, ...}` that
-  `cargo test -p integration-tests --test integration -- round_trips --nocapture` prints
-  (`--round-trips LOG`); without a log, the counts of docs/benchmarks.md's table (DEFAULT_CALLS).
+* DynamoDB calls, write and read units and the items written per flow: the lines
+  `<flow>: N calls {"GetItem": 1, ...} W write units, R read units, I items written (P puts of
+  [bytes, ...] B; U updates; D deletes)` that `cargo test -p integration-tests --test integration
+  -- round_trips --nocapture` prints (`--round-trips LOG`), counted at the wire (the proxy in
+  front of DynamoDB Local sizes every item by DynamoDB's rules); without a log, the figures of
+  the last such run (COUNTED).
 * CPU per request on one core of the bench machine (`--cpu-ms flow=MS`, repeatable;
   infra/bench.sh passes its own: 1000 x cores / the local server's req/s, an upper bound since
   the load generator shares the cores); defaults in DEFAULT_CPU_MS.
-* Assumptions (stated in the output): item sizes, items per transaction, latency of one
-  DynamoDB call from Lambda, Lambda's CPU share by memory size.
+* Assumptions (stated in the output): latency of one DynamoDB call from Lambda, Lambda's CPU
+  share by memory size, the stored items' overhead.
+* The published prices of Amazon Cognito and Auth0 for the same workload (COMPARISON), each with
+  its source and the date it was read; a price that could not be confirmed says so.
 
 Usage: infra/cost-model.py [--round-trips LOG] [--cpu-ms flow=MS ...] [--ddb-ms MS]
 """
@@ -41,29 +46,27 @@ MEMORY_MB = (128, 256, 512)
 # Lambda allots CPU in proportion to memory: one full vCPU at 1,769 MB.
 FULL_VCPU_MB = 1769
 
-# Assumed, not measured: every item this service writes or reads is under 1 KB (a token's record,
-# a family with its fixed fields, a counter), so one write unit per item written and one read
-# unit per item read (reads strongly consistent: 4 KB per unit; queries read one or two such
-# items, under 4 KB in all). A transaction costs two units per item.
-ITEM_KB = 1.0
-# Items per TransactWriteItems, from shared/store/src/dynamodb/families.rs: a new family
-# writes the family, its refresh token, its access token's jti and its connection entry (4); a
-# rotation updates the family and the presented token and writes the successor and the jti (4);
-# a legacy exchange adds the exchange link (5).
-TRANSACTION_ITEMS = {"legacy exchange": 5}
-TRANSACTION_ITEMS_DEFAULT = 4
-
-# docs/benchmarks.md, "DynamoDB calls per request" (warm instance, read cache on), when no log
-# of the round-trip tests is given.
-DEFAULT_CALLS = {
-    "client_credentials": {"PutItem": 1},
-    "password": {"UpdateItem": 1, "GetItem": 1, "TransactWriteItems": 1},
-    "company authtoken grant": {"GetItem": 1, "TransactWriteItems": 1},
-    "refresh": {"GetItem": 1, "TransactWriteItems": 1},
-    "legacy exchange": {"GetItem": 3, "TransactWriteItems": 1},
-    "company auth-token issue": {"GetItem": 2, "PutItem": 1},
-    "otp request": {"Query": 1, "PutItem": 1, "UpdateItem": 2},
-    "otp grant": {"GetItem": 3, "Query": 3, "UpdateItem": 4, "TransactWriteItems": 1},
+# The round-trip tests' figures of 2026-11-27 (docs/benchmarks.md, "DynamoDB calls per request"),
+# used when no log is given: calls by operation, write units, read units (DynamoDB's own rules,
+# counted at the wire: 1 write unit per KB started, 2 per KB per transaction item, reads 1 per
+# 4 KB strongly consistent, 0.5 eventually), and the sizes of the items put. Rate-limit counters
+# included. Update with a run's log when a flow's writes change.
+COUNTED = {
+    "client_credentials": ({"PutItem": 1, "UpdateItem": 1}, 2, 0, [254]),
+    "password": ({"GetItem": 1, "TransactWriteItems": 1, "UpdateItem": 3}, 21, 1,
+                 [390, 501, 292, 176, 139, 517, 514, 514]),
+    "company authtoken grant": ({"GetItem": 1, "TransactWriteItems": 1, "UpdateItem": 2}, 16, 1,
+                                [389, 499, 301, 176, 581, 578, 578]),
+    "refresh": ({"GetItem": 1, "TransactWriteItems": 1, "UpdateItem": 1}, 15, 1,
+                [502, 292, 515, 512, 512]),
+    "legacy exchange": ({"GetItem": 3, "TransactWriteItems": 1}, 18, 3,
+                        [365, 474, 292, 176, 139, 524, 521, 521, 220]),
+    "company auth-token issue": ({"GetItem": 2, "TransactWriteItems": 1}, 6, 2, [328, 529, 526]),
+    "otp request": ({"PutItem": 1, "Query": 1, "UpdateItem": 2}, 3, 1, [473]),
+    "otp grant": ({"GetItem": 3, "Query": 3, "TransactWriteItems": 1, "UpdateItem": 4}, 20, 6,
+                  [390, 501, 292, 176, 139, 512, 509, 509]),
+    "authorization_code": ({"GetItem": 1, "TransactWriteItems": 1, "UpdateItem": 2}, 18, 1,
+                           [422, 534, 299, 176, 139, 527, 524, 524]),
 }
 
 # CPU per request on one core (ms). client_credentials and refresh from the local server's
@@ -86,7 +89,10 @@ DDB_CALL_MS = 5.0
 # lambda_http's own work per invocation (event decoding, response), assumed.
 RUNTIME_MS = 0.5
 
-LINE = re.compile(r"^(?:test \S+ \.\.\. )?([A-Za-z_][A-Za-z_ ,()'-]*): (\d+) calls (\{.*\})\s*$")
+LINE = re.compile(
+    r"^(?:test \S+ \.\.\. )?(?P<flow>[A-Za-z_][A-Za-z_ ,()'-]*): (?P<calls>\d+) calls "
+    r"(?P<ops>\{[^}]*\})(?: (?P<wru>[\d.]+) write units, (?P<rru>[\d.]+) read units, "
+    r"\d+ items written \(\d+ puts of \[(?P<sizes>[^\]]*)\] B;[^)]*\))?\s*$")
 
 # The stated monthly workload (30 days).
 COMPANIES = 1_000
@@ -103,46 +109,65 @@ WORKLOAD = [
     ("otp grant", USERS // 10 * 30, "... and redeem it"),
 ]
 # Live items: per user the user, login, e-mail, a family, its refresh token, its connection
-# entry and about two unexpired jti records; per company and application a few. 100 bytes of
-# DynamoDB overhead per item.
+# entry and about two unexpired jti records; per company and application a few. Each the mean
+# size of the items the counted flows put, plus DynamoDB's 100 bytes of overhead per item.
 STORED_ITEMS = USERS * 8 + COMPANIES * (APPS_PER_COMPANY * 2 + 2)
+ITEM_OVERHEAD_BYTES = 100
+# A line with more calls is a flood of many grants (the hot-item tests), not one grant's cost.
+FLOOD_CALLS = 50
+# The goal for the stated workload (issue 46).
+MONTHLY_GOAL_USD = 100.0
+
+# The same workload on managed services, at their published prices (read 2026-11-27 through
+# stored copies of the pages: this machine cannot reach the vendors' sites). A price that could
+# not be confirmed is None and printed as such, never guessed.
+APP_CLIENTS = COMPANIES * APPS_PER_COMPANY
+COMPARISON = {
+    "cognito_m2m_per_1000": (2.25, "https://cur.vantage-api.com/aws/amazoncognito/user-pools-m2m/"
+                             "cupm2mtokenrequestsfull (AWS billing code USE1-CUPM2MTokenRequestsFull: "
+                             "from $2.250 per 1,000 token requests, graduated tiers; updated 2025-04-27)"),
+    "cognito_app_client_month": (6.0, "https://www.rhythmictech.com/blog/the-aws-cognito-m2m-bill-has-"
+                                 "come-due-what-you-need-to-know/ ($6 a month per M2M app client, May 2025)"),
+    "cognito_mau": (None, "the per-MAU rate of the Lite and Essentials plans above their free "
+                    "allowance: not confirmed (no stored copy of aws.amazon.com/cognito/pricing "
+                    "states it); a token refresh makes a user a MAU "
+                    "(https://www.aws.amazon.com/de/cognito/pricing/)"),
+    "auth0_plans": (None, "self-service plan prices not confirmed from a stored page; Auth0 counts "
+                    "each M2M token issued against the plan's monthly quota "
+                    "(https://community.auth0.com/t/m2m-tokens-quota/68980) and a MAU as a user "
+                    "with a login or sign-up in the calendar month "
+                    "(https://auth0.com/docs/troubleshoot/customer-support/manage-subscriptions/"
+                    "monitor-subscription-usage); the Developer Pro plan capped at 7,000 MAUs and "
+                    "500,000+ M2M tokens a month in 2020 "
+                    "(https://community.auth0.com/t/developer-pro-plan-numbers-make-no-sense/44211), "
+                    "below 50,000 users: an Enterprise plan, priced on request"),
+}
 
 
 def parse_round_trips(path):
-    calls = {}
+    """{flow: (calls by operation, write units, read units, put sizes)} from a test log."""
+    flows = {}
     with open(path, encoding="utf-8") as log:
         for line in log:
             match = LINE.match(line.strip())
-            if match:
-                flow, total, by_op = match.group(1), int(match.group(2)), json.loads(match.group(3))
-                if sum(by_op.values()) != total:
-                    sys.exit(f"cost-model: {flow}: {total} calls but {by_op}")
-                # The first count of a flow is the one its budget is asserted on.
-                calls.setdefault(flow, by_op)
-    if not calls:
-        sys.exit(f"cost-model: no `<flow>: N calls {{...}}` line in {path}")
-    return calls
-
-
-def units(flow, by_op):
-    """(read units, write units) of one request."""
-    per_item_w = math.ceil(ITEM_KB)
-    per_item_r = math.ceil(ITEM_KB / 4)
-    reads = writes = 0
-    for op, n in by_op.items():
-        if op in ("GetItem", "Query", "Scan"):
-            reads += n * per_item_r
-        elif op in ("PutItem", "UpdateItem", "DeleteItem"):
-            writes += n * per_item_w
-        elif op == "TransactWriteItems":
-            writes += n * 2 * per_item_w * TRANSACTION_ITEMS.get(flow, TRANSACTION_ITEMS_DEFAULT)
-        elif op == "TransactGetItems":
-            reads += n * 2 * per_item_r * TRANSACTION_ITEMS.get(flow, TRANSACTION_ITEMS_DEFAULT)
-        elif op == "BatchWriteItem":
-            writes += n * per_item_w
-        else:
-            reads += n * per_item_r
-    return reads, writes
+            if not match:
+                continue
+            flow, total, by_op = match["flow"], int(match["calls"]), json.loads(match["ops"])
+            if sum(by_op.values()) != total:
+                sys.exit(f"cost-model: {flow}: {total} calls but {by_op}")
+            if total > FLOOD_CALLS:
+                continue
+            if match["wru"] is None:
+                # A log from before the units were counted: today's counted figures, if any.
+                if flow in COUNTED:
+                    flows.setdefault(flow, COUNTED[flow])
+                continue
+            sizes = [int(s) for s in re.findall(r"\d+", match["sizes"])]
+            # The first count of a flow is the one its budget is asserted on.
+            flows.setdefault(flow, (by_op, float(match["wru"]), float(match["rru"]), sizes))
+    if not flows:
+        sys.exit(f"cost-model: no `<flow>: N calls {{...}} W write units, ...` line in {path}")
+    return flows
 
 
 def duration_ms(cpu_ms, calls, memory_mb, ddb_ms):
@@ -150,8 +175,8 @@ def duration_ms(cpu_ms, calls, memory_mb, ddb_ms):
     return math.ceil(cpu_ms / share + calls * ddb_ms + RUNTIME_MS)
 
 
-def per_million(flow, by_op, cpu_ms, ddb_ms):
-    reads, writes = units(flow, by_op)
+def per_million(counted, cpu_ms, ddb_ms):
+    by_op, writes, reads, _ = counted
     calls = sum(by_op.values())
     ddb = reads * DDB_RRU + writes * DDB_WRU
     lam = {}
@@ -169,19 +194,27 @@ def main():
     parser.add_argument("--ddb-ms", type=float, default=DDB_CALL_MS)
     parser.add_argument("--arch", default="arm64", choices=sorted(LAMBDA_GB_S))
     parser.add_argument("--memory", type=int, default=256, choices=MEMORY_MB)
+    parser.add_argument("--write-units", action="append", default=[], metavar="FLOW=WRU",
+                        help="a flow's write units instead of the counted ones (a planned change)")
     args = parser.parse_args()
 
-    calls = parse_round_trips(args.round_trips) if args.round_trips else DEFAULT_CALLS
+    counted = dict(parse_round_trips(args.round_trips) if args.round_trips else COUNTED)
+    for item in args.write_units:
+        flow, _, wru = item.partition("=")
+        if flow not in counted:
+            sys.exit(f"cost-model: --write-units {item}: no counted flow {flow!r}")
+        by_op, _, rru, sizes = counted[flow]
+        counted[flow] = (by_op, float(wru), rru, sizes)
+        print(f"(planned: {flow} at {wru} write units instead of the counted figure)")
     cpu = dict(DEFAULT_CPU_MS)
     for item in args.cpu_ms:
         flow, _, ms = item.partition("=")
         cpu[flow] = float(ms)
 
-    source = args.round_trips or "the defaults (docs/benchmarks.md's table)"
+    source = args.round_trips or "the counted figures of 2026-11-27 (COUNTED)"
     print(f"Cost model, us-east-1, prices of {PRICE_DATE}")
-    print(f"DynamoDB calls from {source}; DynamoDB on-demand ${DDB_WRU}/M write units, "
-          f"${DDB_RRU}/M read units (strongly consistent), items assumed <= {ITEM_KB:g} KB, "
-          f"transactions 2 units per item ({TRANSACTION_ITEMS_DEFAULT} items, legacy exchange 5)")
+    print(f"DynamoDB calls, write and read units counted at the wire, from {source}; "
+          f"DynamoDB on-demand ${DDB_WRU}/M write units, ${DDB_RRU}/M read units")
     print(f"Lambda ${LAMBDA_REQUEST}/M requests + GB-s (arm64 ${LAMBDA_GB_S['arm64']:.10f}, "
           f"x86_64 ${LAMBDA_GB_S['x86_64']:.10f}); duration = CPU ms x {FULL_VCPU_MB} MB / memory "
           f"+ {args.ddb_ms:g} ms per DynamoDB call + {RUNTIME_MS:g} ms, rounded up; "
@@ -195,11 +228,11 @@ def main():
     print(header)
     print("|---" * (6 + len(LAMBDA_GB_S) * len(MEMORY_MB)) + "|")
     results = {}
-    for flow, by_op in calls.items():
+    for flow, figures in counted.items():
         cpu_ms = cpu.get(flow, CPU_MS_FALLBACK)
-        r = per_million(flow, by_op, cpu_ms, args.ddb_ms)
+        r = per_million(figures, cpu_ms, args.ddb_ms)
         results[flow] = r
-        row = f"| {flow} | {r['calls']} | {r['rru']} | {r['wru']} | {cpu_ms:g} | {r['ddb']:.2f} |"
+        row = f"| {flow} | {r['calls']} | {r['rru']:g} | {r['wru']:g} | {cpu_ms:g} | {r['ddb']:.2f} |"
         for key, (ms, usd) in r["lambda"].items():
             row += f" {usd:.2f} ({ms} ms) |"
         print(row)
@@ -222,12 +255,54 @@ def main():
         total["lambda"] += lam
         total["api"] += api
         print(f"| {flow} | {count:,} | {ddb:.2f} | {lam:.2f} | {api:.2f} | {what} |")
-    storage_gb = STORED_ITEMS * (ITEM_KB * 1024 + 100) / 1024**3
+    sizes = [size for figures in counted.values() for size in figures[3]]
+    item_bytes = sum(sizes) / len(sizes) if sizes else 1024
+    storage_gb = STORED_ITEMS * (item_bytes + ITEM_OVERHEAD_BYTES) / 1024**3
     storage = storage_gb * DDB_STORAGE_GB_MONTH
-    print(f"| storage | {STORED_ITEMS:,} items, {storage_gb:.2f} GB | {storage:.2f} | | | live items, 1 KB + 100 B each |")
+    print(f"| storage | {STORED_ITEMS:,} items, {storage_gb:.2f} GB | {storage:.2f} | | | live items, "
+          f"{item_bytes:.0f} B (the counted puts' mean) + {ITEM_OVERHEAD_BYTES} B each |")
     grand = total["ddb"] + storage + total["lambda"] + total["api"]
     print(f"| **total** | | **{total['ddb'] + storage:.2f}** | **{total['lambda']:.2f}** | "
           f"**{total['api']:.2f}** | **${grand:,.2f} a month** |")
+    verdict = "met" if grand <= MONTHLY_GOAL_USD else f"not met, ${grand - MONTHLY_GOAL_USD:,.2f} over"
+    print(f"Goal: ${MONTHLY_GOAL_USD:.0f} a month or less: {verdict}")
+    refreshes = dict(WORKLOAD_COUNTS())["refresh"]
+    if "refresh" in results:
+        # What a refresh may cost in write units for the total to meet the goal, all else equal.
+        spare = MONTHLY_GOAL_USD - (grand - results["refresh"]["wru"] * DDB_WRU * refreshes / 1e6)
+        most = spare / (DDB_WRU * refreshes / 1e6)
+        print(f"The goal needs a refresh at {most:.1f} write units or fewer (counted: "
+              f"{results['refresh']['wru']:g}), everything else as above"
+              + ("; out of reach by write units alone" if most < 1 else ""))
+    comparison(grand)
+
+
+def comparison(ours):
+    """The workload's tokens beside the managed services' published prices."""
+    m2m = dict(WORKLOAD_COUNTS())["client_credentials"]
+    per_1000, m2m_source = COMPARISON["cognito_m2m_per_1000"]
+    per_client, client_source = COMPARISON["cognito_app_client_month"]
+    cognito_m2m = m2m / 1000 * per_1000 + APP_CLIENTS * per_client
+    print()
+    print("Beside managed services, the same workload a month (prices read 2026-11-27; sources below):")
+    print("| service | machine-to-machine tokens | users | a month |")
+    print("|---|---|---|---|")
+    print(f"| this service (above) | {m2m:,} `client_credentials` grants | {USERS:,} users, "
+          f"hourly refreshes | ${ours:,.2f} |")
+    print(f"| Amazon Cognito | {m2m:,} token requests x ${per_1000}/1,000 (the first tier's rate; "
+          "graduated tiers, their thresholds not in the source) + "
+          f"{APP_CLIENTS:,} app clients x ${per_client:g} = ${cognito_m2m:,.2f} | {USERS:,} MAUs "
+          f"(every refreshing user is one): per-MAU rate not confirmed | "
+          f"at least ${cognito_m2m:,.2f} (M2M alone) |")
+    print(f"| Auth0 | {m2m:,} M2M tokens, counted against the plan's quota | {USERS:,} MAUs | "
+          "not confirmed: above the self-service plans' limits, an Enterprise plan priced on request |")
+    print()
+    for key, (_, source) in COMPARISON.items():
+        print(f"- {key}: {source}")
+
+
+def WORKLOAD_COUNTS():  # noqa: N802 (a table, read as a constant)
+    return [(flow, count) for flow, count, _ in WORKLOAD]
 
 
 if __name__ == "__main__":
