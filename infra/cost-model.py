@@ -108,6 +108,7 @@ WORKLOAD = [
     ("otp request", USERS // 10 * 30, "a tenth of the users ask for a one-time password daily"),
     ("otp grant", USERS // 10 * 30, "... and redeem it"),
 ]
+WORKLOAD_GRANTS = {flow: count for flow, count, _ in WORKLOAD}
 # Live items: per user the user, login, e-mail, a family, its refresh token, its connection
 # entry and about two unexpired jti records; per company and application a few. Each the mean
 # size of the items the counted flows put, plus DynamoDB's 100 bytes of overhead per item.
@@ -266,7 +267,7 @@ def main():
           f"**{total['api']:.2f}** | **${grand:,.2f} a month** |")
     verdict = "met" if grand <= MONTHLY_GOAL_USD else f"not met, ${grand - MONTHLY_GOAL_USD:,.2f} over"
     print(f"Goal: ${MONTHLY_GOAL_USD:.0f} a month or less: {verdict}")
-    refreshes = dict(WORKLOAD_COUNTS())["refresh"]
+    refreshes = WORKLOAD_GRANTS["refresh"]
     if "refresh" in results:
         # What a refresh may cost in write units for the total to meet the goal, all else equal.
         spare = MONTHLY_GOAL_USD - (grand - results["refresh"]["wru"] * DDB_WRU * refreshes / 1e6)
@@ -279,7 +280,7 @@ def main():
 
 def comparison(ours):
     """The workload's tokens beside the managed services' published prices."""
-    m2m = dict(WORKLOAD_COUNTS())["client_credentials"]
+    m2m = WORKLOAD_GRANTS["client_credentials"]
     per_1000, m2m_source = COMPARISON["cognito_m2m_per_1000"]
     per_client, client_source = COMPARISON["cognito_app_client_month"]
     cognito_m2m = m2m / 1000 * per_1000 + APP_CLIENTS * per_client
@@ -299,10 +300,6 @@ def comparison(ours):
     print()
     for key, (_, source) in COMPARISON.items():
         print(f"- {key}: {source}")
-
-
-def WORKLOAD_COUNTS():  # noqa: N802 (a table, read as a constant)
-    return [(flow, count) for flow, count, _ in WORKLOAD]
 
 
 if __name__ == "__main__":

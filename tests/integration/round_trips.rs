@@ -16,6 +16,7 @@ mod openid;
 mod otp;
 mod par;
 mod private_key_jwt;
+mod refresh;
 mod sessions;
 mod token_exchange;
 
@@ -23,16 +24,14 @@ pub(crate) use otp::RecordingMailer;
 
 use std::sync::Arc;
 
-use crate::support::app::{AppOptions, Backend, RequestBody, TestApp, TestClient};
+use crate::support::app::{AppOptions, Backend, RequestBody, TestApp};
 use crate::support::assertions::assert_token_error;
 use counted::*;
-use serde_json::{json, Value};
+use serde_json::json;
 use token_core::admin;
 use token_core::context::Context;
 use token_core::import::import_legacy_tokens;
-use token_domain::secrets::TokenHash;
 use token_domain::ConsumerKey;
-use token_store::dynamodb::sdk::types::AttributeValue;
 use token_store::Store;
 use uuid::Uuid;
 
@@ -75,9 +74,6 @@ dynamodb_test!(
 );
 
 mod budgets {
-    /// A rotation's calls: one read, one update, five puts (see [`refresh`]).
-    const REFRESH_CALLS: usize = 7;
-
     pub use super::client_secrets::{secrets_add, secrets_list, secrets_revoke};
     pub use super::code::authorization_code;
     pub use super::device::{device_poll, device_poll_without_the_client_limit};
@@ -85,6 +81,7 @@ mod budgets {
     pub use super::otp::one_time_password;
     pub use super::par::{par_authorize, par_push};
     pub use super::private_key_jwt::client_credentials_with_private_key_jwt;
+    pub use super::refresh::{refresh, refresh_of_a_token_written_without_its_origin};
     pub use super::sessions::authorize_from_a_session;
     pub use super::token_exchange::token_exchange;
     use super::*;
@@ -104,10 +101,6 @@ mod budgets {
     const COMPANY_AUTH_TOKEN_ISSUE_UNITS: f64 = 6.0;
     /// The new family's transaction with the exchange link in it (9 items under 1 KB at 2 each).
     const LEGACY_EXCHANGE_UNITS: f64 = NEW_FAMILY_UNITS + 2.0;
-    /// The client's counter (1) and the rotation's transaction: the family and the presented
-    /// token updated, the successor, its `jti` and three audit events put (7 items under 1 KB at
-    /// 2 each: 14). The rotation's redesign changes this figure.
-    const REFRESH_UNITS: f64 = RATE_LIMIT_UNITS + 14.0;
 
     /// Goal ≤ 1 + the rate limit: the client comes from the cache; one call writes the token's
     /// `jti`, one counts the client's request (each limit a request is counted against costs
@@ -326,92 +319,6 @@ mod budgets {
         ok(answer);
         assert_within(&calls, 4, "legacy exchange");
         assert_write_units(&calls, LEGACY_EXCHANGE_UNITS, "legacy exchange");
-    }
-
-    /// A user with a first family on `client`; `refresh_with` sends a refresh token with that
-    /// client's credentials and expects 200.
-    async fn user_family(c: &Counted, client: &TestClient) -> Value {
-        let login = format!("user-{}@example.com", Uuid::new_v4().simple());
-        c.app.create_user(&login, PASSWORD).await;
-        c.app.user_tokens(client, &login, PASSWORD).await
-    }
-
-    async fn refresh_with(c: &Counted, client: &TestClient, token: &Value) -> Value {
-        let token = token["refresh_token"].as_str().unwrap();
-        let grant = [("grant_type", "refresh_token"), ("refresh_token", token)];
-        ok(c.app.token(&client_form(client, &grant)).await)
-    }
-
-    /// The refresh token's read (its record carries the family's origin, so the checks need
-    /// nothing else), the family's conditional update, which alone decides the rotation, then
-    /// the puts of what it made, in parallel: the successor's record, the access token's `jti`,
-    /// and the `family.refreshed` event under its three subjects (docs/decisions.md, "What a
-    /// refresh writes"); plus the client's rate limit. No transaction, which would cost two
-    /// write units per item.
-    pub async fn refresh(c: Counted) {
-        let client = c.app.create_client("read").await;
-        let first = user_family(&c, &client).await;
-        let second = refresh_with(&c, &client, &first).await;
-        let (_, calls) = c
-            .calls_of("refresh", refresh_with(&c, &client, &second))
-            .await;
-        assert_within(&calls, REFRESH_CALLS + RATE_LIMIT, "refresh");
-        assert_write_units(&calls, REFRESH_UNITS, "refresh");
-        assert_eq!(calls.count("GetItem"), 1, "the token");
-        assert_eq!(calls.count("UpdateItem"), 1 + RATE_LIMIT, "the family");
-        assert_eq!(calls.count("PutItem"), 5, "what the rotation made");
-        assert_eq!(calls.count("TransactWriteItems"), 0);
-    }
-
-    /// A refresh token stored before records carried their family's origin still refreshes,
-    /// reading the family once more; its successor carries the origin, so the next refresh is
-    /// back to the common path.
-    pub async fn refresh_of_a_token_written_without_its_origin(c: Counted) {
-        let client = c.app.create_client("read").await;
-        let first = user_family(&c, &client).await;
-        let second = refresh_with(&c, &client, &first).await;
-        let token = TokenHash::of(second["refresh_token"].as_str().unwrap());
-        c.store
-            .client()
-            .update_item()
-            .table_name(c.store.table_name())
-            .key(
-                "pk",
-                AttributeValue::S(format!("REFRESH#{}", token.to_hex())),
-            )
-            .key("sk", AttributeValue::S("REFRESH".into()))
-            .update_expression("REMOVE origin")
-            .condition_expression("attribute_exists(origin)")
-            .send()
-            .await
-            .expect("strip the origin from the refresh token's item");
-
-        let (third, calls) = c
-            .calls_of(
-                "refresh, a token stored without its origin",
-                refresh_with(&c, &client, &second),
-            )
-            .await;
-        assert_within(
-            &calls,
-            REFRESH_CALLS + 1 + RATE_LIMIT,
-            "refresh of a token stored without its origin",
-        );
-        assert_eq!(calls.count("GetItem"), 2, "the token, then its family");
-        assert_write_units(
-            &calls,
-            REFRESH_UNITS,
-            "refresh of a token stored without its origin",
-        );
-        let (_, calls) = c
-            .calls_of("refresh, its successor", refresh_with(&c, &client, &third))
-            .await;
-        assert_within(
-            &calls,
-            REFRESH_CALLS + RATE_LIMIT,
-            "refresh of the successor",
-        );
-        assert_write_units(&calls, REFRESH_UNITS, "refresh of the successor");
     }
 }
 
