@@ -3,6 +3,7 @@
 //! `infra/kms-local.sh`, `KMS_ENDPOINT`): every KMS-signed token verified by `jsonwebtoken`
 //! from the published JWK alone, and an unreachable KMS answering "unavailable" in time.
 
+mod first_read;
 mod kms_outage;
 mod production;
 

@@ -3,8 +3,9 @@
 //!
 //! Two ways to start (docs/decisions.md, "Lazy start-up"): [`services`] reads the key ring (and
 //! checks the table) before it returns, so that a process that cannot serve says why at once;
-//! [`lambda_services`] builds configuration and clients only, and the key ring's first read (with
-//! the table check) starts in a background task that the first request needing the ring awaits;
+//! [`lambda_services`] builds configuration and clients only, and the key ring's first read (the
+//! table checked only if it fails) starts in a background task that the first request needing
+//! the ring awaits;
 //! an SMTP URL kept in Secrets Manager is read at the first mail.
 
 use std::sync::Arc;

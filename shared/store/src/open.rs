@@ -79,8 +79,9 @@ pub enum Readiness {
     /// returns. The local server and tokenctl, whose start-up errors are the clearest place to
     /// say what is wrong.
     AtStart,
-    /// Nothing is sent at start (a Lambda function's init): the table check, with
-    /// `DYNAMODB_ENDPOINT`, is made by the key ring's first read.
+    /// Nothing is sent at start (a Lambda function's init): with `DYNAMODB_ENDPOINT`, the key
+    /// ring's first read goes first, as deployed, and the table is checked (created if
+    /// missing) only when that read fails.
     OnFirstRingRead,
 }
 
@@ -113,8 +114,12 @@ pub async fn open_with_ring(
     })
 }
 
-/// The key ring's store on DynamoDB Local for a process that starts without network calls: its
-/// first read (or write) checks the table first, once; a failed check is tried again next time.
+/// The key ring's store on DynamoDB Local for a process that starts without network calls. Its
+/// first write checks the table first, once (a failed check is tried again next time); a read is
+/// sent at once, and only one refused (not unavailable) checks the table and reads again. The
+/// first read is the one a cold start's first request may wait for: checking first put three
+/// more calls (`CreateTable`, `DescribeTable`, `DescribeTimeToLive`) before it, which a deployed
+/// function, on a table that exists, never makes (docs/benchmarks.md, cold starts).
 #[derive(Debug)]
 struct TableCheckedFirst {
     store: DynamoStore,
@@ -133,7 +138,16 @@ impl TableCheckedFirst {
 #[async_trait::async_trait]
 impl SigningKeyRingStore for TableCheckedFirst {
     async fn load_signing_key_ring(&self) -> StoreResult<Option<VersionedRing>> {
-        self.checked().await?.load_signing_key_ring().await
+        if self.checked.initialized() {
+            return self.store.load_signing_key_ring().await;
+        }
+        match self.store.load_signing_key_ring().await {
+            // Unreachable or timed out: the check would fail the same way, only later.
+            Err(error) if error.is_unavailable() => Err(error),
+            // Refused (no table yet, `ResourceNotFoundException`): what the check is for.
+            Err(_) => self.checked().await?.load_signing_key_ring().await,
+            ring => ring,
+        }
     }
 
     async fn replace_signing_key_ring(
