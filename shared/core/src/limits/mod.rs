@@ -164,6 +164,22 @@ impl<'a> Limiter<'a> {
         }
     }
 
+    /// Counts a sign-in form's post against its source address's limit, shared with password
+    /// grants, before any password is hashed or passkey checked (nothing without a source).
+    pub async fn count_sign_in_attempt(
+        self,
+        source: Option<IpAddr>,
+        now: UnixTime,
+    ) -> Result<(), LimitError> {
+        match source {
+            Some(source) => {
+                self.count(Limit::AddressPasswordAttempts, &source_subject(source), now)
+                    .await
+            }
+            None => Ok(()),
+        }
+    }
+
     /// Counts one request of `subject` against `limit` (nothing when the limit is off).
     pub async fn count(self, limit: Limit, subject: &str, now: UnixTime) -> Result<(), LimitError> {
         let Some(rate) = limit.of(&self.limits) else {

@@ -8,11 +8,11 @@ use std::net::IpAddr;
 use super::{AccountError, AccountForm, AccountStep, SIGN_IN_FORM};
 use crate::auth::authenticate_user_from;
 use crate::domain::{AuthMethod, User};
-use crate::errors::{GrantError, Refusal};
+use crate::errors::GrantError;
 use crate::flows::authorize::{form_token, nonce_form_token, sign_in_message, AuthorizeKeys};
+use crate::flows::passkeys::{self, PasskeySignIn};
 use crate::flows::second_factor::{self, AfterPassword, CodeCheck, Confirmation, EnrolmentBinding};
-use crate::flows::{passkeys, sessions};
-use crate::limits::{source_subject, Limit};
+use crate::flows::sessions;
 use crate::services::Services;
 
 pub(super) async fn sign_in(
@@ -22,31 +22,23 @@ pub(super) async fn sign_in(
     form: &AccountForm,
     source: Option<IpAddr>,
 ) -> Result<AccountStep, AccountError> {
-    if let Some(source) = source {
-        let now = services.ctx.clock.now();
-        services
-            .limiter()
-            .count(Limit::AddressPasswordAttempts, &source_subject(source), now)
-            .await?;
-    }
+    let now = services.ctx.clock.now();
+    services
+        .limiter()
+        .count_sign_in_attempt(source, now)
+        .await?;
     let login = form.login.as_deref().unwrap_or_default();
-    if let (Some(ceremony), Some(answer)) = (&form.passkey_ceremony, &form.passkey_answer) {
-        return match passkeys::authenticate(services, ceremony, answer).await {
-            Ok(user) => {
-                let started = passkeys::start_passkey_session(services, user.id, None).await?;
-                Ok(AccountStep::Reload {
-                    session_cookie: Some(started.cookie),
-                })
-            }
-            Err(Refusal::Denied(denial)) => Ok(sign_in_form(
-                services,
-                keys,
-                Some(nonce),
-                login.to_owned(),
-                Some(denial.message()),
-            )),
-            Err(Refusal::Server(error)) => Err(error.into()),
-        };
+    let (ceremony, answer) = (&form.passkey_ceremony, &form.passkey_answer);
+    match passkeys::sign_in(services, ceremony.as_deref(), answer.as_deref()).await? {
+        Some(PasskeySignIn::Started(started)) => {
+            return Ok(AccountStep::Reload {
+                session_cookie: Some(started.cookie),
+            })
+        }
+        Some(PasskeySignIn::Refused(message)) => {
+            return Ok(sign_in_again(services, keys, nonce, login, message))
+        }
+        None => {}
     }
     let password = form.password.as_deref().unwrap_or_default();
     match authenticate_user_from(services, login, password, source).await {
@@ -76,23 +68,17 @@ pub(super) async fn sign_in(
                     error: None,
                 })
             }
-            AfterPassword::UsePasskey => Ok(sign_in_form(
+            AfterPassword::UsePasskey => Ok(sign_in_again(
                 services,
                 keys,
-                Some(nonce),
-                login.to_owned(),
-                Some(second_factor::USE_YOUR_PASSKEY),
+                nonce,
+                login,
+                second_factor::USE_YOUR_PASSKEY,
             )),
         },
         Err(GrantError::Denied(denial)) => {
             let message = sign_in_message(denial.code);
-            Ok(sign_in_form(
-                services,
-                keys,
-                Some(nonce),
-                login.to_owned(),
-                Some(message),
-            ))
+            Ok(sign_in_again(services, keys, nonce, login, message))
         }
         Err(GrantError::Server(error)) => Err(error.into()),
     }
@@ -134,7 +120,7 @@ pub(super) async fn sign_in_code(
         }),
         CodeCheck::Locked => {
             let message = sign_in_message(crate::errors::ErrorCode::AccountLocked);
-            Ok(sign_in_form(services, keys, Some(nonce), String::new(), Some(message)))
+            Ok(sign_in_again(services, keys, nonce, "", message))
         }
     }
 }
@@ -206,6 +192,17 @@ pub(super) async fn sign_in_enrolled(
     Ok(AccountStep::Reload {
         session_cookie: Some(started.cookie),
     })
+}
+
+/// The sign-in form again, for this browser's sign-in, with `login` filled in and `message`.
+fn sign_in_again(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    nonce: &str,
+    login: &str,
+    message: &'static str,
+) -> AccountStep {
+    sign_in_form(services, keys, Some(nonce), login.to_owned(), Some(message))
 }
 
 pub(super) fn sign_in_form(

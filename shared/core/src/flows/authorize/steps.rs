@@ -23,7 +23,7 @@ use crate::domain::{AuthMethod, Client, GrantType, PrincipalId, SignInSession, U
 use crate::errors::{Denial, GrantError, Refusal};
 use crate::flows::{passkeys, sessions};
 
-use crate::limits::{source_subject, Exceeded, Limit};
+use crate::limits::Exceeded;
 use crate::services::Services;
 use crate::signing::SigningError;
 
@@ -423,12 +423,9 @@ async fn count_sign_in_post(
     source: Option<IpAddr>,
 ) -> Result<(), AuthorizeError> {
     let limiter = services.limiter();
-    if let Some(source) = source {
-        let now = services.ctx.clock.now();
-        limiter
-            .count(Limit::AddressPasswordAttempts, &source_subject(source), now)
-            .await?;
-    }
+    limiter
+        .count_sign_in_attempt(source, services.ctx.clock.now())
+        .await?;
     if !limiter
         .count_sign_in_post(&pending.id, pending.expires_at)
         .await?

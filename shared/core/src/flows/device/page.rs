@@ -27,8 +27,9 @@ use crate::errors::{Denial, GrantError, Refusal};
 use crate::flows::authorize::{
     form_token, nonce_form_token, sign_in_message, verify_form_token, AuthorizeKeys,
 };
-use crate::flows::{passkeys, sessions};
-use crate::limits::{source_subject, Exceeded, Limit};
+use crate::flows::passkeys::{self, PasskeySignIn};
+use crate::flows::sessions;
+use crate::limits::{source_subject, Exceeded};
 use crate::services::Services;
 
 pub const DEVICE_PATH: &str = "/oauth2/v0/device";
@@ -229,39 +230,37 @@ async fn sign_in(
     source: Option<IpAddr>,
     (code, record, client): (&UserCode, &DeviceAuthorization, &Client),
 ) -> Result<DeviceStep, DevicePageError> {
-    if let Some(source) = source {
-        let now = services.ctx.clock.now();
-        services
-            .limiter()
-            .count(Limit::AddressPasswordAttempts, &source_subject(source), now)
-            .await?;
-    }
+    let now = services.ctx.clock.now();
+    services
+        .limiter()
+        .count_sign_in_attempt(source, now)
+        .await?;
     let login = form.login.as_deref().unwrap_or_default();
-    if let (Some(ceremony), Some(answer)) = (&form.passkey_ceremony, &form.passkey_answer) {
-        // Two factors in one: the session starts, whatever the company requires.
-        return match passkeys::authenticate(services, ceremony, answer).await {
-            Ok(user) => {
-                let started = passkeys::start_passkey_session(services, user.id, None).await?;
-                let cookie = Some(started.cookie);
-                Ok(consent(
-                    keys,
-                    &started.session,
-                    code,
-                    record,
-                    client,
-                    cookie,
-                ))
-            }
-            Err(Refusal::Denied(denial)) => Ok(sign_in_form(
+    let (ceremony, answer) = (&form.passkey_ceremony, &form.passkey_answer);
+    match passkeys::sign_in(services, ceremony.as_deref(), answer.as_deref()).await? {
+        Some(PasskeySignIn::Started(started)) => {
+            let cookie = Some(started.cookie);
+            return Ok(consent(
+                keys,
+                &started.session,
+                code,
+                record,
+                client,
+                cookie,
+            ));
+        }
+        Some(PasskeySignIn::Refused(message)) => {
+            let login = login.to_owned();
+            return Ok(sign_in_form(
                 keys,
                 nonce,
                 code,
                 client,
-                login.to_owned(),
-                Some(denial.message()),
-            )),
-            Err(Refusal::Server(error)) => Err(error.into()),
-        };
+                login,
+                Some(message),
+            ));
+        }
+        None => {}
     }
     let password = form.password.as_deref().unwrap_or_default();
     let signed_in = match authenticate_user_from(services, login, password, source).await {
