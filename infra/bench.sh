@@ -24,7 +24,10 @@
 # 4. Signing cost: one access token's signature with the local key beside one `kms:Sign`
 #    (tests/benches/signing_cost.rs) against the local KMS emulator at KMS_ENDPOINT, else its
 #    own instance (infra/kms-local.sh, stopped at exit).
-# 5. Cost model: infra/cost-model.py on this run's round-trip counts and units and its throughput
+# 5. Latency percentiles at a fixed rate: infra/bench-latency.sh (client_credentials, with
+#    METRICS=off and with DPoP beside it, refresh_token and authorization_code, each at half its
+#    own maximum, with latency from each request's due time); its tables go in the summary.
+# 6. Cost model: infra/cost-model.py on this run's round-trip counts and units and its throughput
 #    (CPU per request = cores / req/s, an upper bound since wrk shares the cores), and the same
 #    workload at Amazon Cognito's and Auth0's published prices.
 #
@@ -123,6 +126,8 @@ build_everything() {
 	for binary in "${LAMBDA_BINARIES[@]}"; do packages+=(-p "$binary"); done
 	# The rotation function too: the lambda_runtime test runs it (it has no cold-start row).
 	cargo build --release "${packages[@]}" -p rotate-keys
+	say "building the fixed-rate load generator (release, tests/bin/fixed_rate.rs)"
+	cargo build --release -p fixed-rate
 	say "building the floor server (release)"
 	cargo build --release -p integration-tests --example floor-server
 	say "building the integration suite (debug: it only counts and times)"
@@ -334,6 +339,15 @@ signing_cost() {
 	}
 }
 
+# --- 5. Latency percentiles at a fixed rate -------------------------------------------------------
+latency_percentiles() {
+	say "latency at half the maximum (infra/bench-latency.sh)"
+	note_load "latency percentiles"
+	LATENCY="$(BENCH_NO_BUILD=1 infra/bench-latency.sh)" || {
+		echo "$LATENCY" >&2
+		die "infra/bench-latency.sh failed"
+	}
+}
 
 # --- The run -------------------------------------------------------------------------------------
 ensure_tools
@@ -342,6 +356,7 @@ STARTED="$(date -u '+%Y-%m-%d %H:%M UTC')"
 UPTIME_AT_START="$(uptime)"
 build_everything
 side_by_side
+latency_percentiles
 use_dynamodb_local
 round_trips
 cold_starts
@@ -402,6 +417,7 @@ $SIGNING_COST
 client_credentials with a DPoP proof beside the bearer request (in-process harness, the same
 cores; every proof signed before the clock starts, so the figure is the server's work):
 $DPOP_BESIDE_BEARER
+$LATENCY
 EOF
 if [[ -n "$PER_GRANT" ]]; then
 	printf '\nIn-process harness, per grant and store:\n\n%s\n' "$PER_GRANT"
