@@ -36,6 +36,7 @@ mod audit;
 mod auth_tokens;
 mod authorization_codes;
 mod batch;
+mod checkpoints;
 mod clients;
 mod device_authorizations;
 mod document_clients;
@@ -272,6 +273,12 @@ impl SqliteStore {
     /// As [`SqliteStore::open`], waiting at most `busy_timeout` for another connection's lock
     /// before a query answers `Unavailable`: tests that hold a lock on purpose wait less.
     pub fn open_with_busy_timeout(path: &Path, busy_timeout: Duration) -> StoreResult<Self> {
+        Self::open_with(path, busy_timeout, checkpoints::RESTART_FRAMES)
+    }
+
+    /// As [`SqliteStore::open_with_busy_timeout`], the WAL starting over past `restart_frames`
+    /// (`checkpoints.rs`): tests need not write megabytes to see it.
+    fn open_with(path: &Path, busy_timeout: Duration, restart_frames: u32) -> StoreResult<Self> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| {
                 StoreError::internal(format!("cannot create {}: {e}", parent.display()))
@@ -306,8 +313,11 @@ impl SqliteStore {
             .map_err(map_err)?;
         conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA}COMMIT;"))
             .map_err(map_err)?;
+        checkpoints::leave_to_the_thread(&conn)?;
+        let wal = Arc::new(checkpoints::WalSize::new(restart_frames));
+        checkpoints::spawn(path, &wal)?;
         Ok(Self {
-            writer: Arc::new(Writer::new(conn, busy_timeout)?),
+            writer: Arc::new(Writer::new(conn, busy_timeout, wal)?),
             readers: Arc::new(Readers::new(path.to_owned(), busy_timeout)),
         })
     }

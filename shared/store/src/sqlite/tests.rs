@@ -44,6 +44,52 @@ async fn the_write_connection_keeps_temporary_data_in_memory() {
     assert_eq!(temp_store, 2);
 }
 
+/// Checkpoints run beside the writer (`checkpoints.rs`): no commit of the write connection
+/// checkpoints, and yet under a steady stream of writes the WAL file starts over rather than
+/// growing with everything written, and every write is still there afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wal_starts_over_under_steady_writes_that_never_checkpoint() {
+    let dir = temp_dir();
+    let path = dir.path().join(FILE_NAME);
+    let store = SqliteStore::open_with(&path, BUSY_TIMEOUT, 256).unwrap();
+    let autocheckpoint: i64 = store
+        .write_tx(|tx| {
+            tx.query_row("PRAGMA wal_autocheckpoint", [], |row| row.get(0))
+                .map_err(map_err)
+        })
+        .await
+        .unwrap();
+    assert_eq!(autocheckpoint, 0, "a commit never checkpoints");
+    // Every commit appends at least one 4 KiB frame to the WAL (the leaf page it changed): without
+    // a restart the WAL would hold them all, more than 40 MB; with one it holds 256 frames and
+    // what the writes append between two passes of the checkpoint thread.
+    let body = "x".repeat(100);
+    let started = std::time::Instant::now();
+    let mut written: u64 = 0;
+    while written < 10_000 || started.elapsed() < checkpoints::INTERVAL * 10 {
+        store
+            .execute(
+                "INSERT INTO clients (id, body) VALUES (?1, ?2)",
+                (format!("client-{written}"), body.clone()),
+            )
+            .await
+            .unwrap();
+        written += 1;
+    }
+    let wal = std::fs::metadata(dir.path().join(format!("{FILE_NAME}-wal")))
+        .unwrap()
+        .len();
+    assert!(
+        wal < written * 4_096 / 2,
+        "a WAL of {wal} bytes after {written} commits: it never started over"
+    );
+    let rows: u64 = Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM clients", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(rows, written);
+}
+
 const ATTEMPTS: AttemptLimit = AttemptLimit {
     threshold: 5,
     window_seconds: 10,

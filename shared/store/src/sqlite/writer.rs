@@ -17,10 +17,9 @@
 //! database locked is handed, unanswered, to the blocking pool, which waits for the lock up to
 //! the store's busy timeout (then `Unavailable`, 503).
 //!
-//! SQLite's automatic checkpoint (once the WAL passes 1,000 pages) runs in the combiner right
-//! after its commit. A checkpoint on a thread of its own was tried: under a steady load it never
-//! found the WAL fully copied (new frames arrive while it copies), so the WAL was never
-//! restarted and grew by tens of megabytes a second.
+//! Checkpoints do not run in the combiner's commits: a thread of their own copies the WAL
+//! beside it, and the combiner only finishes a checkpoint between groups, rarely, so that the
+//! WAL starts over (`checkpoints.rs`).
 //!
 //! Running the writes waiting in the queue in any order is correct: none of them has been
 //! answered yet, so their requests are concurrent and any order is one they could have had.
@@ -33,6 +32,7 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, Transaction, TransactionBehavior};
 use tokio::sync::oneshot;
 
+use super::checkpoints::WalSize;
 use super::{lock, map_err};
 use crate::{StoreError, StoreResult};
 
@@ -101,16 +101,23 @@ pub(super) struct Writer {
     queue: Mutex<Vec<Box<dyn GroupedWrite>>>,
     /// How long a group waits for another process's write lock, in the blocking pool.
     busy_timeout: Duration,
+    /// The WAL's size as the checkpoint thread last saw it.
+    wal: Arc<WalSize>,
 }
 
 impl Writer {
     /// Takes `conn` over (its busy timeout is set to zero: see the module's comment).
-    pub(super) fn new(conn: Connection, busy_timeout: Duration) -> StoreResult<Self> {
+    pub(super) fn new(
+        conn: Connection,
+        busy_timeout: Duration,
+        wal: Arc<WalSize>,
+    ) -> StoreResult<Self> {
         conn.busy_timeout(Duration::ZERO).map_err(map_err)?;
         Ok(Self {
             conn: Mutex::new(conn),
             queue: Mutex::new(Vec::with_capacity(MAX_GROUP)),
             busy_timeout,
+            wal,
         })
     }
 
@@ -162,6 +169,7 @@ impl Writer {
                     self.wait_for_lock(group);
                     return;
                 }
+                self.wal.restart_if_large(&conn);
             }
             drop(conn);
             // A write queued after the last look, whose caller found the connection taken.

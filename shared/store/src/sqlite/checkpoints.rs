@@ -1,0 +1,111 @@
+//! WAL checkpoints beside the writer, not in its commits.
+//!
+//! SQLite's automatic checkpoint runs inside the `COMMIT` that takes the WAL past 1,000 pages:
+//! it syncs the WAL, copies the pages into the database file and syncs that, with the write
+//! connection held, so the group that committed and every write queued behind it waited for two
+//! `fdatasync`s and the copy. Under load that was every few hundred requests, for milliseconds:
+//! the stall that put one request in ten above 10 ms (docs/benchmarks.md, "Latency at half the
+//! maximum").
+//!
+//! So the write connection never checkpoints by itself (`wal_autocheckpoint = 0`). A thread with
+//! a connection of its own runs a passive checkpoint every [`INTERVAL`]: it copies and syncs
+//! while the writer goes on committing and readers go on reading. A passive checkpoint alone
+//! cannot bound the WAL under a steady load (an earlier design tried it, and the WAL grew by
+//! tens of megabytes a second): SQLite starts the WAL file over only when a write transaction
+//! begins on a WAL that is entirely copied, and new frames arrive while the thread copies. So
+//! once the WAL has passed [`RESTART_FRAMES`], the writer itself checkpoints what the thread has
+//! not copied yet (the last moments' frames), after answering its group, and its next
+//! transaction starts the WAL over: one short wait every few thousand frames instead of a long
+//! one every thousand.
+//!
+//! Durability is unchanged: the same checkpoints run with the same syncs (the connection's
+//! `synchronous = NORMAL`), only on another connection and at other moments.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+use super::map_err;
+use crate::StoreResult;
+
+/// How often the thread checkpoints.
+pub(super) const INTERVAL: Duration = Duration::from_millis(100);
+
+/// WAL frames (pages) past which the writer finishes the checkpoint itself, so that the WAL
+/// starts over: 16 MiB of WAL at the default 4 KiB page.
+pub(super) const RESTART_FRAMES: u32 = 4_096;
+
+/// What the checkpoint thread and the writer share: the WAL's size at the thread's last pass.
+pub(super) struct WalSize {
+    frames: AtomicU32,
+    /// [`RESTART_FRAMES`], less in tests.
+    restart_frames: u32,
+}
+
+impl WalSize {
+    pub(super) fn new(restart_frames: u32) -> Self {
+        Self {
+            frames: AtomicU32::new(0),
+            restart_frames,
+        }
+    }
+
+    /// Called by the writer between groups: when the WAL has grown past [`RESTART_FRAMES`],
+    /// checkpoints what is left on the write connection, so that its next transaction restarts
+    /// the WAL. A reader still on an older snapshot may keep the checkpoint from finishing; the
+    /// next pass of the thread then finds the WAL large again, and the writer tries again.
+    pub(super) fn restart_if_large(&self, conn: &Connection) {
+        if self.frames.load(Ordering::Relaxed) < self.restart_frames {
+            return;
+        }
+        self.frames.store(0, Ordering::Relaxed);
+        if let Err(error) = checkpoint(conn) {
+            tracing::warn!(%error, "SQLite checkpoint by the writer failed");
+        }
+    }
+}
+
+/// The write connection's part: no checkpoint inside its commits.
+pub(super) fn leave_to_the_thread(conn: &Connection) -> StoreResult<()> {
+    conn.pragma_update(None, "wal_autocheckpoint", 0)
+        .map_err(map_err)
+}
+
+/// Starts the checkpoint thread of the database at `path`; it stops once `wal` is dropped (the
+/// store and its clones are gone).
+pub(super) fn spawn(path: &Path, wal: &Arc<WalSize>) -> StoreResult<()> {
+    let conn = Connection::open(path).map_err(map_err)?;
+    // The checkpoint syncs as the writer's own did.
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(map_err)?;
+    let wal: Weak<WalSize> = Arc::downgrade(wal);
+    std::thread::Builder::new()
+        .name("sqlite-checkpoint".into())
+        .spawn(move || loop {
+            std::thread::sleep(INTERVAL);
+            let Some(wal) = wal.upgrade() else {
+                return;
+            };
+            match checkpoint(&conn) {
+                Ok(frames) => wal.frames.store(frames, Ordering::Relaxed),
+                Err(error) => tracing::warn!(%error, "SQLite checkpoint failed"),
+            }
+        })
+        .map_err(|e| {
+            crate::StoreError::internal(format!("cannot start the checkpoint thread: {e}"))
+        })?;
+    Ok(())
+}
+
+/// A passive checkpoint (never waits for a lock); returns the WAL's size in frames. Busy (another
+/// checkpoint running) counts as done: that one copies the same frames.
+fn checkpoint(conn: &Connection) -> StoreResult<u32> {
+    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+        row.get::<_, i64>(1)
+    })
+    .map(|frames| u32::try_from(frames.max(0)).unwrap_or(u32::MAX))
+    .map_err(map_err)
+}
