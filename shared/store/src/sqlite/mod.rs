@@ -314,8 +314,7 @@ impl SqliteStore {
         conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA}COMMIT;"))
             .map_err(map_err)?;
         checkpoints::leave_to_the_thread(&conn)?;
-        let wal = Arc::new(checkpoints::WalSize::new(restart_frames));
-        checkpoints::spawn(path, &wal)?;
+        let wal = checkpoints::for_file(path, restart_frames)?;
         Ok(Self {
             writer: Arc::new(Writer::new(conn, busy_timeout, wal)?),
             readers: Arc::new(Readers::new(path.to_owned(), busy_timeout)),

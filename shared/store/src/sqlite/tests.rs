@@ -61,8 +61,9 @@ async fn the_wal_starts_over_under_steady_writes_that_never_checkpoint() {
         .unwrap();
     assert_eq!(autocheckpoint, 0, "a commit never checkpoints");
     // Every commit appends at least one 4 KiB frame to the WAL (the leaf page it changed): without
-    // a restart the WAL would hold them all, more than 40 MB; with one it holds 256 frames and
-    // what the writes append between two passes of the checkpoint thread.
+    // a restart the WAL would hold them all, more than 40 MB (93 MB measured); with one it holds
+    // 256 frames and what the writes append between two passes of the checkpoint thread (more
+    // when a loaded machine delays the thread, hence the margin).
     let body = "x".repeat(100);
     let started = std::time::Instant::now();
     let mut written: u64 = 0;
@@ -80,7 +81,7 @@ async fn the_wal_starts_over_under_steady_writes_that_never_checkpoint() {
         .unwrap()
         .len();
     assert!(
-        wal < written * 4_096 / 2,
+        wal < written * 4_096 * 3 / 4,
         "a WAL of {wal} bytes after {written} commits: it never started over"
     );
     let rows: u64 = Connection::open(&path)
@@ -88,6 +89,19 @@ async fn the_wal_starts_over_under_steady_writes_that_never_checkpoint() {
         .query_row("SELECT COUNT(*) FROM clients", [], |row| row.get(0))
         .unwrap();
     assert_eq!(rows, written);
+}
+
+/// One checkpoint thread per database file: stores opened on the same file (the local server's
+/// and its sweeper's) share it, a store on another file has its own.
+#[test]
+fn stores_on_one_file_share_its_checkpoint_thread() {
+    let dir = temp_dir();
+    let first = SqliteStore::open_in_dir(dir.path()).unwrap();
+    let second = SqliteStore::open_in_dir(dir.path()).unwrap();
+    let other_dir = temp_dir();
+    let other = SqliteStore::open_in_dir(other_dir.path()).unwrap();
+    assert!(Arc::ptr_eq(first.writer.wal(), second.writer.wal()));
+    assert!(!Arc::ptr_eq(first.writer.wal(), other.writer.wal()));
 }
 
 const ATTEMPTS: AttemptLimit = AttemptLimit {

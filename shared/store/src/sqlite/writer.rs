@@ -121,6 +121,12 @@ impl Writer {
         })
     }
 
+    /// The WAL size this writer acts on, shared with the file's checkpoint thread.
+    #[cfg(test)]
+    pub(super) fn wal(&self) -> &Arc<WalSize> {
+        &self.wal
+    }
+
     /// Runs `op` in the next group transaction and answers once that has committed.
     pub(super) async fn write<T, F>(self: &Arc<Self>, op: F) -> StoreResult<T>
     where
