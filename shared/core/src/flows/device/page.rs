@@ -237,67 +237,35 @@ async fn sign_in(
         .await?;
     let login = form.login.as_deref().unwrap_or_default();
     let (ceremony, answer) = (&form.passkey_ceremony, &form.passkey_answer);
-    match passkeys::sign_in(services, ceremony.as_deref(), answer.as_deref()).await? {
-        Some(PasskeySignIn::Started(started)) => {
-            let cookie = Some(started.cookie);
-            return Ok(consent(
-                keys,
-                &started.session,
-                code,
-                record,
-                client,
-                cookie,
-            ));
+    let started = match passkeys::sign_in(services, ceremony.as_deref(), answer.as_deref()).await? {
+        Some(PasskeySignIn::Started(started)) => Ok(*started),
+        Some(PasskeySignIn::Refused(message)) => Err(Some(message)),
+        None => {
+            let password = form.password.as_deref().unwrap_or_default();
+            match authenticate_user_from(services, login, password, source).await {
+                Ok(user) => match second_factor::after_password(services, &user).await? {
+                    AfterPassword::SignedIn => {
+                        Ok(sessions::start(services, user.id, AuthMethod::PASSWORD).await?)
+                    }
+                    // This page has no code or enrolment step: such a user signs in on the
+                    // account page (which asks for the code, or enrols them), and this page
+                    // then uses that session; or with their passkey.
+                    AfterPassword::Code => Err(Some(NEEDS_SECOND_FACTOR)),
+                    AfterPassword::Enrol => Err(Some(MUST_ENROL)),
+                    AfterPassword::UsePasskey => Err(Some(second_factor::USE_YOUR_PASSKEY)),
+                },
+                Err(GrantError::Denied(denial)) => Err(Some(sign_in_message(denial.code))),
+                Err(GrantError::Server(error)) => return Err(error.into()),
+            }
         }
-        Some(PasskeySignIn::Refused(message)) => {
-            let login = login.to_owned();
-            return Ok(sign_in_form(
-                keys,
-                nonce,
-                code,
-                client,
-                login,
-                Some(message),
-            ));
-        }
-        None => {}
-    }
-    let password = form.password.as_deref().unwrap_or_default();
-    let signed_in = match authenticate_user_from(services, login, password, source).await {
-        Ok(user) => match second_factor::after_password(services, &user).await? {
-            AfterPassword::SignedIn => Ok(user),
-            // This page has no code or enrolment step: such a user signs in on the account
-            // page (which asks for the code, or enrols them), and this page then uses that
-            // session; or with their passkey.
-            AfterPassword::Code => Err(Some(NEEDS_SECOND_FACTOR)),
-            AfterPassword::Enrol => Err(Some(MUST_ENROL)),
-            AfterPassword::UsePasskey => Err(Some(second_factor::USE_YOUR_PASSKEY)),
-        },
-        Err(GrantError::Denied(denial)) => Err(Some(sign_in_message(denial.code))),
-        Err(GrantError::Server(error)) => return Err(error.into()),
     };
-    match signed_in {
-        Err(message) => Ok(sign_in_form(
-            keys,
-            nonce,
-            code,
-            client,
-            login.to_owned(),
-            message,
-        )),
-        Ok(user) => {
-            let started = sessions::start(services, user.id, AuthMethod::PASSWORD).await?;
+    Ok(match started {
+        Err(message) => sign_in_form(keys, nonce, code, client, login.to_owned(), message),
+        Ok(started) => {
             let cookie = Some(started.cookie);
-            Ok(consent(
-                keys,
-                &started.session,
-                code,
-                record,
-                client,
-                cookie,
-            ))
+            consent(keys, &started.session, code, record, client, cookie)
         }
-    }
+    })
 }
 
 /// The consent form's approval or denial, in the browser's live session.
