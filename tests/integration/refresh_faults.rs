@@ -248,6 +248,34 @@ async fn a_rotation_that_failed_after_its_decisive_write_is_answered_after_the_g
     assert!(family.revoked_at.is_some(), "reuse revokes the family");
 }
 
+#[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn a_rotation_meeting_a_transaction_on_its_family_is_sent_again() {
+    let Some((app, proxy, direct)) = proxied_app().await else {
+        return;
+    };
+    let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
+    let rt1 = field(&first, "refresh_token");
+
+    // A revocation's transaction holds the family as the rotation's update arrives, twice.
+    proxy.take_calls();
+    proxy.inject(the_family_update(Fault::TransactionConflict).times(2));
+    let second = ok(refresh(&app, &client, rt1).await);
+    let family_updates: usize = proxy
+        .calls()
+        .per_partition("UpdateItem", "FAMILY#")
+        .values()
+        .sum();
+    assert_eq!(family_updates, 3, "refused twice, then landed");
+    assert_rotated_once(
+        &direct,
+        rt1,
+        field(&second, "refresh_token"),
+        app.clock.now(),
+    )
+    .await;
+}
+
 async fn stored_family_id(direct: &DynamoStore, token: &str, now: i64) -> token_domain::FamilyId {
     direct
         .families()

@@ -42,6 +42,9 @@ pub enum Fault {
     Throttle,
     /// Answers 500 `InternalServerError` without forwarding.
     InternalServerError,
+    /// Answers 400 `TransactionConflictException` without forwarding, as DynamoDB answers a
+    /// single-item write to an item a transaction is writing.
+    TransactionConflict,
 }
 
 impl Fault {
@@ -356,6 +359,11 @@ impl Forwarder {
                     500,
                     "InternalServerError",
                     "Injected by the test proxy: internal server error",
+                ),
+                Some(Fault::TransactionConflict) => Response::dynamodb_error(
+                    400,
+                    "TransactionConflictException",
+                    "Injected by the test proxy: transaction conflict",
                 ),
             };
             write_response(&mut writer, &response).await?;

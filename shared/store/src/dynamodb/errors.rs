@@ -8,6 +8,8 @@ use crate::StoreError;
 /// Error codes that mean "too much traffic, try later": the caller answers 503.
 pub(super) const THROTTLING_CODES: &[&str] = &[
     "ProvisionedThroughputExceededException",
+    // A single-item write refused while a transaction holds its item: nothing was written.
+    "TransactionConflictException",
     "ThrottlingException",
     "RequestLimitExceeded",
     "Throttling",

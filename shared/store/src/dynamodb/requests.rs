@@ -58,16 +58,35 @@ pub(super) fn backoff(attempt: u32, base: Duration, cap: Duration) -> Duration {
 
 /// Sends an `UpdateItem` that has a condition: `Ok(false)` when the condition did not hold, so
 /// nothing was written.
+///
+/// An item a transaction is writing refuses the update (`TransactionConflictException`: nothing
+/// was written): it is sent again, as a transaction is, within [`TRANSACTION_CONFLICT_BUDGET`].
+/// A family's rotation meets one when a revocation's transaction holds the family.
 pub(super) async fn update_if(op: &str, update: UpdateItemFluentBuilder) -> StoreResult<bool> {
-    match update.send().await {
-        Ok(_) => Ok(true),
-        Err(e)
-            if e.as_service_error()
-                .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-        {
-            Ok(false)
+    let started = std::time::Instant::now();
+    let mut attempt = 0;
+    loop {
+        match update.clone().send().await {
+            Ok(_) => return Ok(true),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                return Ok(false)
+            }
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_transaction_conflict_exception()) =>
+            {
+                attempt += 1;
+                let pause = backoff(attempt, CONFLICT_BACKOFF_BASE, CONFLICT_BACKOFF_CAP);
+                if started.elapsed() + pause >= TRANSACTION_CONFLICT_BUDGET {
+                    return Err(store_error(op, e));
+                }
+                tokio::time::sleep(pause).await;
+            }
+            Err(e) => return Err(store_error(op, e)),
         }
-        Err(e) => Err(store_error(op, e)),
     }
 }
 
