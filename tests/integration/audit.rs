@@ -63,17 +63,10 @@ pub async fn family_of(app: &TestApp, tokens: &Value) -> String {
 }
 
 pub async fn family_of_refresh_token(app: &TestApp, refresh: &str) -> String {
-    let record = app
-        .store
-        .families()
-        .get_refresh_token(
-            &token_domain::secrets::TokenHash::of(refresh),
-            app.clock.now(),
-        )
+    app.stored_refresh_token(refresh)
         .await
-        .unwrap()
-        .expect("the refresh token is stored");
-    record.family_id.to_string()
+        .family_id
+        .to_string()
 }
 
 /// The `User-Agent` of the requests whose events are checked with [`assert_recorded`].

@@ -1,10 +1,14 @@
 //! Refresh tokens at their edges, on both stores: a sliding token left unused past its lifetime,
-//! rotated and sliding tokens presented by a client they were not issued to, and what the store
-//! holds of every refresh token it answered (only hashes: the first, a successor, a retry's).
+//! rotated and sliding tokens presented by a client they were not issued to, what the store
+//! holds of every refresh token it answered (only hashes: the first, a successor, a retry's),
+//! and tokens that name a family they were not issued in.
 
 use crate::support::app::{field, TestApp};
 use crate::support::assertions::assert_token_error as assert_error;
-use token_domain::RefreshRotation;
+use reqwest::StatusCode;
+use token_domain::random::TOKEN_BYTES;
+use token_domain::secrets::Secret;
+use token_domain::{RefreshRotation, RefreshTokenName};
 
 use crate::refresh_rotation::{ok, refresh, user_family};
 
@@ -13,6 +17,8 @@ crate::on_both_stores!(
     another_client_within_the_grace_window_learns_nothing,
     another_client_cannot_slide_a_sliding_token,
     refresh_tokens_are_stored_only_as_hashes,
+    a_forged_token_naming_a_family_is_unknown_and_revokes_nothing,
+    revoking_an_older_token_revokes_its_family,
 );
 
 async fn a_sliding_token_unused_past_its_lifetime_is_refused(app: TestApp) {
@@ -92,4 +98,61 @@ async fn refresh_tokens_are_stored_only_as_hashes(app: TestApp) {
     }
     // The scan does see stored text: a client's name is kept in clear.
     assert!(app.data.contains("rotation test").await);
+}
+
+/// A refresh token names its family and generation beside its secret (docs/decisions.md, "What
+/// a refresh writes"). The name alone is worth nothing: with another secret, at any generation,
+/// the token is unknown (108), neither a retry nor reuse, and the family lives on.
+async fn a_forged_token_naming_a_family_is_unknown_and_revokes_nothing(app: TestApp) {
+    let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
+    let rt1 = field(&first, "refresh_token");
+    let second = ok(refresh(&app, &client, rt1).await);
+    let rt2 = field(&second, "refresh_token");
+    let name = |token: &str| RefreshTokenName::of(&Secret::new(token)).expect("a named token");
+    assert_eq!(rt2.len(), 71, "{rt2}");
+    assert_eq!((name(rt1).generation, name(rt2).generation), (0, 1));
+    assert_eq!(name(rt1).family_id, name(rt2).family_id);
+
+    for generation in [0, 1, 2, u32::MAX] {
+        let forged =
+            RefreshTokenName::new(name(rt2).family_id, generation).token(&[7; TOKEN_BYTES]);
+        let answer = refresh(&app, &client, forged.expose()).await;
+        assert_error(&answer, 400, "invalid_grant", 108);
+        assert!(answer.1.get("access_token").is_none(), "{}", answer.1);
+    }
+    let family = app.stored_family(&name(rt2).family_id).await;
+    assert_eq!((family.generation, family.revoked_at), (1, None));
+    let third = ok(refresh(&app, &client, rt2).await);
+    assert_ne!(
+        third["refresh_token"], rt2,
+        "the current token still rotates"
+    );
+}
+
+/// The revocation endpoint finds an older token of a family through the family it names, and
+/// revokes that family (RFC 7009 §2.1).
+async fn revoking_an_older_token_revokes_its_family(app: TestApp) {
+    let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
+    let rt1 = field(&first, "refresh_token");
+    let second = ok(refresh(&app, &client, rt1).await);
+    let third = ok(refresh(&app, &client, field(&second, "refresh_token")).await);
+    let response = app
+        .post_form(
+            "/oauth2/v0/revoke",
+            &[
+                ("client_id", client.id.as_str()),
+                ("client_secret", client.secret.as_str()),
+                ("token", rt1),
+            ],
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let family_id = RefreshTokenName::of(&Secret::new(rt1)).unwrap().family_id;
+    assert!(app.stored_family(&family_id).await.revoked_at.is_some());
+    assert_error(
+        &refresh(&app, &client, field(&third, "refresh_token")).await,
+        400,
+        "invalid_grant",
+        108,
+    );
 }

@@ -9,7 +9,6 @@ use reqwest::StatusCode;
 use token_core::admin;
 use token_core::config::Config;
 use token_domain::clock::Clock;
-use token_domain::secrets::TokenHash;
 use token_domain::{Company, CompanyStatus, TokenId, UserStatus};
 
 crate::on_both_stores!(
@@ -270,12 +269,8 @@ mod refresh_ttl {
         let first = app.user_tokens(&client, "sam", PASSWORD).await;
         assert_eq!(first["refresh_expires_in"], issued_at + WEEK);
         let record = app
-            .store
-            .families()
-            .get_refresh_token(&TokenHash::of(field(&first, "refresh_token")), issued_at)
-            .await
-            .unwrap()
-            .unwrap();
+            .stored_refresh_token(field(&first, "refresh_token"))
+            .await;
         assert_eq!(record.expires_at, issued_at + WEEK);
         let family = app.stored_family(&record.family_id).await;
         assert_eq!(family.expires_at, issued_at + WEEK);
@@ -286,12 +281,8 @@ mod refresh_ttl {
         assert_eq!(status, StatusCode::OK, "{second}");
         assert_eq!(second["refresh_expires_in"], rotated_at + WEEK);
         let record = app
-            .store
-            .families()
-            .get_refresh_token(&TokenHash::of(field(&second, "refresh_token")), rotated_at)
-            .await
-            .unwrap()
-            .unwrap();
+            .stored_refresh_token(field(&second, "refresh_token"))
+            .await;
         assert_eq!(record.expires_at, rotated_at + WEEK, "renewed on rotation");
 
         // A week after the rotation it has expired.

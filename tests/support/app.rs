@@ -226,7 +226,8 @@ impl TestApp {
     }
 
     /// A second deployment (another region) over the same store and clock, as a global table
-    /// would give it: same data, its own geolocation and signing keys.
+    /// would give it: same data, and so the same key ring (one item of the table), its own
+    /// geolocation.
     pub async fn spawn_other_region(&self) -> Self {
         let mut other = Self::serve(
             self.store.clone(),
@@ -239,7 +240,9 @@ impl TestApp {
                 localhost: false,
                 document_fetcher: None,
             },
-            None,
+            // One global table holds one key ring for every region: the same signing keys and
+            // server secret (which refresh-token successors are derived with).
+            Some(self.services.codec.keys().clone()),
         )
         .await;
         other.data = self.data.clone();

@@ -18,6 +18,7 @@ mod one_time_password;
 mod passkey;
 mod principal;
 mod pushed_authorization;
+mod refresh_token_name;
 mod resource;
 mod scopes;
 mod second_factor;
@@ -63,6 +64,7 @@ pub use principal::{Company, CompanyStatus, PrincipalType, User, UserStatus};
 pub use pushed_authorization::{
     PushedAuthorization, PUSHED_REQUEST_TTL_SECONDS, REQUEST_URI_PREFIX,
 };
+pub use refresh_token_name::RefreshTokenName;
 pub use resource::{
     narrowed, InvalidResource, Resource, ResourcePolicy, TargetRefusal, MAX_RESOURCES_PER_REQUEST,
     MAX_RESOURCE_LENGTH,

@@ -58,20 +58,25 @@ pub struct Family {
     /// them, never another. Empty: tokens for this deployment, as before resource indicators.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
-    /// When the family last rotated, kept by backends that write a rotation as one conditional
-    /// update of the family and leave the rotated token's record as it was (DynamoDB: its
-    /// [`RefreshTokenRecord::rotated_at`] stays unset). `None` where the record carries it.
+    /// When the family last rotated (both backends; `None` for families last rotated before it
+    /// was kept, whose rotated token's record carries [`RefreshTokenRecord::rotated_at`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rotated_at: Option<UnixTime>,
-    /// The `jti` of the access token minted by the rotation that made `current_token` current
-    /// (same backends): a request whose write's outcome was lost reads it back to tell its own
-    /// rotation from a concurrent one.
+    /// The `jti` of the access token minted by the rotation that made `current_token` current:
+    /// a request whose write's outcome was lost reads it back to tell its own rotation from a
+    /// concurrent one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rotated_by: Option<TokenId>,
-    /// The DPoP key `current_token` is bound to by the rotation that made it (same backends;
-    /// [`RefreshTokenRecord::jkt`]), so that its record can be written again from the family.
+    /// The DPoP key `current_token` is bound to by the rotation that made it
+    /// ([`RefreshTokenRecord::jkt`]): a named token has no record to keep it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_jkt: Option<String>,
+    /// The generation from which the family's refresh tokens are bound to `current_jkt`: set by
+    /// the first rotation with a DPoP proof in a family started without one (both backends).
+    /// A named token ([`crate::RefreshTokenName`]) has no record of its own, so this is what
+    /// tells whether an older one was bound (those before stay unbound: replaying one is reuse).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_from: Option<u32>,
 }
 
 impl Family {

@@ -185,10 +185,10 @@ pub async fn revoke_family_revokes_its_tokens(store: &dyn Store) {
     )
     .await;
     assert!(
-        read_refresh_token(store, &successor.token_hash, revoked_at)
+        read_refresh_token(store, &bundle.refresh.token_hash, revoked_at)
             .await
             .is_some(),
-        "the refresh tokens of a revoked family stay readable (reuse detection)"
+        "the recorded refresh tokens of a revoked family stay readable (reuse detection)"
     );
 
     for (jti, what) in [

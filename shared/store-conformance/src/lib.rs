@@ -142,7 +142,7 @@ macro_rules! conformance_suite {
             renewal_of_a_non_current_token_or_revoked_family_writes_nothing,
             revoke_family_revokes_its_tokens,
             refresh_token_reads_with_its_family_origin,
-            rotated_and_renewed_tokens_keep_their_family_origin,
+            a_rotation_is_kept_by_its_family,
             legacy_exchange_link_moves_only_from_the_seen_family,
             concurrent_first_legacy_exchanges_have_one_winner,
             login_attempts_lock_at_the_threshold_until_the_window_ends,

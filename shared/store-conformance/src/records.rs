@@ -223,6 +223,7 @@ impl Bundle {
             rotated_at: None,
             rotated_by: None,
             current_jkt: None,
+            bound_from: None,
         };
         // For one of the family's resources: its `aud` must read back with it.
         let access = AccessTokenRecord {
@@ -317,7 +318,6 @@ pub fn rotation(
         successor: successor.clone(),
         access_token: access_token.clone(),
         now,
-        origin: None,
     }
 }
 

@@ -5,10 +5,10 @@
 use super::fixtures::present_family;
 use super::records::*;
 use crate::clock::UnixTime;
-use crate::domain::RefreshTokenRecord;
+use crate::domain::{Family, RefreshTokenRecord};
 use crate::secrets::TokenHash;
 use crate::store::prelude::*;
-use crate::store::{FamilyOrigin, RefreshTokenWithOrigin, Renewal, Rotation};
+use crate::store::{FamilyOrigin, RefreshTokenWithOrigin, Renewal};
 use crate::writes::{renew_refresh_token, rotate_refresh_token, Renewed, Rotated};
 
 /// Reads `hash` both ways and checks that they agree and that the origin is `bundle`'s.
@@ -94,108 +94,117 @@ pub async fn refresh_token_reads_with_its_family_origin(store: &dyn Store) {
     .await;
 }
 
-pub async fn rotated_and_renewed_tokens_keep_their_family_origin(store: &dyn Store) {
+/// A rotation writes no record for its successor, which names its family: the family keeps
+/// what the successor's record held (its digest, generation, expiry and binding), when it was
+/// rotated and by which access token, and from which generation it is bound.
+pub async fn a_rotation_is_kept_by_its_family(store: &dyn Store) {
     let now = now();
     let bundle = Bundle::live(now);
     bundle.create(store).await;
-    let origin = FamilyOrigin::from(&bundle.family);
 
-    // A successor the rotation gave the origin to.
+    // Unbound first: nothing is bound yet.
     let (second, access) = bundle.successor(now + 10, 1);
-    let rotated = rotate_refresh_token(
-        store,
-        Rotation {
-            origin: Some(origin.clone()),
-            ..rotation(
-                bundle.family.id,
-                &bundle.refresh.token_hash,
-                &second,
-                &access,
-                now + 10,
-            )
-        },
-        Vec::new(),
-    )
-    .await;
-    assert_eq!(rotated, Rotated::Rotated);
-    let old = assert_reads_with_origin(
-        store,
-        &bundle,
-        &bundle.refresh.token_hash,
-        now + 10,
-        "a rotated token",
-    )
-    .await;
-    let family = present_family(store, &bundle.family.id, now + 10, "family present").await;
-    assert_eq!(
-        old.rotated_at.or(family.rotated_at),
-        Some(now + 10),
-        "read as rotated"
-    );
-    let read = assert_reads_with_origin(
-        store,
-        &bundle,
-        &second.token_hash,
-        now + 10,
-        "a successor written with the origin",
-    )
-    .await;
-    assert_eq!(read, second, "the successor reads back as written");
-
-    // A successor written as before tokens carried the origin: still read with it.
-    let (third, access) = bundle.successor(now + 20, 2);
+    let second = RefreshTokenRecord {
+        jkt: None,
+        ..second
+    };
     let rotated = rotate_refresh_token(
         store,
         rotation(
             bundle.family.id,
-            &second.token_hash,
-            &third,
+            &bundle.refresh.token_hash,
+            &second,
             &access,
-            now + 20,
+            now + 10,
         ),
         Vec::new(),
     )
     .await;
     assert_eq!(rotated, Rotated::Rotated);
-    assert_reads_with_origin(
-        store,
-        &bundle,
-        &third.token_hash,
-        now + 20,
-        "a successor written without the origin",
-    )
-    .await;
+    let family = present_family(store, &bundle.family.id, now + 10, "family present").await;
+    assert_eq!(
+        (
+            &family.current_token,
+            family.generation,
+            family.expires_at,
+            family.rotated_at,
+            family.rotated_by,
+            &family.current_jkt,
+            family.bound_from,
+        ),
+        (
+            &second.token_hash,
+            1,
+            second.expires_at,
+            Some(now + 10),
+            Some(access.jti),
+            &None,
+            None,
+        ),
+        "the family holds its successor and its rotation"
+    );
+    assert_eq!(
+        store
+            .families()
+            .get_refresh_token(&second.token_hash, now + 10)
+            .await
+            .expect("get_refresh_token"),
+        None,
+        "the successor has no record of its own"
+    );
 
-    // Renewal moves the expiry the read reports, and nothing else.
-    let (_, access) = bundle.successor(now + 30, 3);
+    // Bound from the next generation on, and that generation is kept.
+    for generation in [2, 3] {
+        let at = now + 10 * i64::from(generation);
+        let (next, access) = bundle.successor(at, generation);
+        let presented = present_family(store, &bundle.family.id, now, "family present")
+            .await
+            .current_token;
+        let rotated = rotate_refresh_token(
+            store,
+            rotation(bundle.family.id, &presented, &next, &access, at),
+            Vec::new(),
+        )
+        .await;
+        assert_eq!(rotated, Rotated::Rotated);
+        let family = present_family(store, &bundle.family.id, at, "family present").await;
+        assert_eq!(
+            (
+                family.current_jkt.as_deref(),
+                family.bound_from,
+                family.rotated_at,
+                family.rotated_by
+            ),
+            (next.jkt.as_deref(), Some(2), Some(at), Some(access.jti)),
+            "generation {generation}: bound from the first bound successor"
+        );
+    }
+
+    // Renewal moves the family's expiry, and nothing else.
+    let family = present_family(store, &bundle.family.id, now + 30, "family present").await;
+    let (_, access) = bundle.successor(now + 40, 4);
     let expires_at = now + 360 * 86_400;
     let renewed = renew_refresh_token(
         store,
         Renewal {
             family_id: bundle.family.id,
-            presented: third.token_hash.clone(),
+            presented: family.current_token.clone(),
             expires_at,
             access_token: access.clone(),
-            now: now + 30,
+            now: now + 40,
+            renews_record: false,
         },
         Vec::new(),
     )
     .await;
     assert_eq!(renewed, Renewed::Renewed);
-    let read = assert_reads_with_origin(
-        store,
-        &bundle,
-        &third.token_hash,
-        now + 30,
-        "a renewed token",
-    )
-    .await;
+    let renewed = present_family(store, &bundle.family.id, now + 40, "family present").await;
     assert_eq!(
-        read,
-        RefreshTokenRecord {
+        renewed,
+        Family {
             expires_at,
-            ..third
+            ..family
         },
-        "renewal changes the token's expiry only"
+        "renewal changes the family's expiry only"
     );
 }

@@ -85,14 +85,12 @@ pub struct Rotation {
     pub family_id: FamilyId,
     /// The refresh token being rotated away; it must be the family's current one.
     pub presented: TokenHash,
-    /// Its successor; `successor.expires_at` becomes the family's new expiry.
+    /// Its successor, which names its family ([`crate::domain::RefreshTokenName`]) and so gets
+    /// no record: its digest becomes the family's `current_token`, `successor.expires_at` the
+    /// family's expiry, `successor.jkt` its `current_jkt`.
     pub successor: RefreshTokenRecord,
     pub access_token: AccessTokenRecord,
     pub now: UnixTime,
-    /// The family's origin, copied onto the successor's record by backends that keep it there.
-    /// `None` writes the successor as records were written before the copy existed: it still
-    /// refreshes, at the cost of one more read.
-    pub origin: Option<FamilyOrigin>,
 }
 
 /// The `sliding` policy (docs/decisions.md, "Refresh tokens"): keep the family's current refresh
@@ -106,6 +104,10 @@ pub struct Renewal {
     pub expires_at: UnixTime,
     pub access_token: AccessTokenRecord,
     pub now: UnixTime,
+    /// The presented token has a record of its own (it was issued before tokens named their
+    /// family, [`crate::domain::RefreshTokenName`]), which its lookup reads: its expiry is
+    /// renewed too. A named token's expiry is its family's.
+    pub renews_record: bool,
 }
 
 /// The families aggregate's operations in a [`WriteBatch`](super::WriteBatch).

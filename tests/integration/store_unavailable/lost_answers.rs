@@ -46,12 +46,9 @@ async fn a_code_redemption_whose_answers_are_lost_still_answers_the_tokens() {
     );
 
     let now = app.clock.now();
-    let family_id = direct
-        .families()
-        .get_refresh_token(&TokenHash::of(field(&body, "refresh_token")), now)
+    let family_id = app
+        .stored_refresh_token(field(&body, "refresh_token"))
         .await
-        .unwrap()
-        .expect("the answered refresh token is stored")
         .family_id;
     let stored = direct
         .authorization_codes()

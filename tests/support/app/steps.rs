@@ -6,7 +6,7 @@ use serde_json::Value;
 use token_core::admin;
 use token_core::jwt::AccessTokenClaims;
 use token_domain::clock::Clock;
-use token_domain::secrets::TokenHash;
+use token_domain::secrets::{Secret, TokenHash};
 use token_domain::{
     AccessTokenRecord, ClientId, Company, CompanyStatus, ConsumerKey, Family, FamilyId,
     LegacyExchange, RefreshTokenRecord, TokenId, User,
@@ -106,15 +106,17 @@ impl TestApp {
         .unwrap();
     }
 
-    /// The stored record of `refresh_token`, as the store returns it now; panics unless it is
-    /// there.
+    /// The record of `refresh_token` as the service finds it now: stored under its digest, or,
+    /// for a token that names its family, made from that family; panics unless it is found.
     pub async fn stored_refresh_token(&self, refresh_token: &str) -> RefreshTokenRecord {
-        self.store
-            .families()
-            .get_refresh_token(&TokenHash::of(refresh_token), self.clock.now())
+        self.services
+            .issuer()
+            .find_refresh_token(&Secret::new(refresh_token))
             .await
             .unwrap()
             .expect("the refresh token is stored")
+            .token
+            .record
     }
 
     /// The stored access token `jti` as the store returns it now: `None` once it has expired.

@@ -5,9 +5,8 @@
 use crate::clock::UnixTime;
 use crate::domain::{AccessTokenRecord, ClientId, Family, RefreshTokenRecord, TokenId};
 use crate::errors::ServerError;
-use crate::secrets::TokenHash;
+use crate::secrets::{Secret, TokenHash};
 use crate::services::Services;
-use crate::store::StoreError;
 
 /// Which kind to look for first (RFC 7009 §2.1, RFC 7662 §2.1: only a hint; the other kind is
 /// searched too when the first finds nothing). Unknown hint values are ignored.
@@ -115,20 +114,26 @@ async fn refresh_token(
     services: &Services,
     token: &str,
     now: UnixTime,
-) -> Result<PresentedToken, StoreError> {
-    let hash = TokenHash::of(token);
-    let store = &services.ctx.store;
-    let Some(record) = store.families().get_refresh_token(&hash, now).await? else {
+) -> Result<PresentedToken, ServerError> {
+    let presented = Secret::new(token);
+    let Some(found) = services.issuer().find_refresh_token(&presented).await? else {
         return Ok(PresentedToken::Unknown);
     };
-    let family = store
-        .families()
-        .get_family(&record.family_id, now)
-        .await?
-        .map(Box::new);
+    let record = found.token.record;
+    let family = match found.family {
+        Some(family) => Some(family),
+        None => {
+            services
+                .ctx
+                .store
+                .families()
+                .get_family(&record.family_id, now)
+                .await?
+        }
+    };
     Ok(PresentedToken::Refresh {
+        hash: presented.hash(),
         record,
-        hash,
-        family,
+        family: family.map(Box::new),
     })
 }

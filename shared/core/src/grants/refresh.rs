@@ -11,18 +11,20 @@
 //! Order of checks: 106, 107, lookup (108), client binding (105), home geolocation (16, before
 //! anything is written or revoked), rotated-token handling, principal, scopes.
 //!
-//! Reads: the common path, a use of the family's current token, reads only that
-//! token, whose record carries its family's origin; that the token is still current and its
-//! family live is the condition of the write. The family is read only where its state decides
-//! the answer: a rotated token (retry or reuse), a write that lost (revoked, raced, or a retry
-//! now), and a refusal after the lookup, which must still answer 108 if the family is revoked.
+//! Reads: one, whatever the token. A token names its family (`RefreshTokenName`), so its lookup
+//! reads the family's item, which is its record; that the token is still current and its family
+//! live is then also the condition of the write. A token issued before tokens named their family
+//! is read by its digest, its record carrying the family's origin, and the family is read only
+//! where its state decides the answer: a rotated token (retry or reuse), a write that lost
+//! (revoked, raced, or a retry now), and a refusal after the lookup, which must still answer 108
+//! if the family is revoked.
 
 use super::GrantContext;
 use crate::auth::principal::check_principal_may_refresh;
 use crate::domain::audit::{AuditKind, RevocationReason};
 use crate::domain::{Client, Family, RefreshRotation, RefreshTokenRecord, Scopes};
 use crate::errors::{ErrorCode, GrantError, ServerError};
-use crate::issuance::{requested_scopes, IssuedTokens};
+use crate::issuance::{requested_scopes, FoundRefreshToken, IssuedTokens};
 use crate::requests::RefreshRequest;
 use crate::secrets::Secret;
 use crate::services::Services;
@@ -58,13 +60,17 @@ pub(super) async fn grant(
         return Err(ErrorCode::RefreshDisallowed.into());
     }
     for round in 0..READS {
-        let token = look_up(services, client, presented).await?;
+        let found = look_up(services, client, presented).await?;
+        let token = found.token;
         check_sender(&token, context.dpop_jkt())?;
-        // An unrotated token read for the first time is presumed current: the write checks.
-        let family = if round > 0 || token.record.rotated_at.is_some() {
-            Some(live_family(services, &token.record).await?)
-        } else {
-            None
+        // An unnamed token read as unrotated for the first time is presumed current: the write
+        // checks. A named one was found through its family.
+        let family = match found.family {
+            Some(family) => Some(live(family)?),
+            None if round > 0 || token.record.rotated_at.is_some() => {
+                Some(live_family(services, &token.record).await?)
+            }
+            None => None,
         };
         match refresh(services, context, &request, &token, family.as_ref()).await {
             Ok(Some(issued)) => return Ok(issued),
@@ -88,18 +94,16 @@ async fn look_up(
     services: &Services,
     client: &Client,
     presented: &Secret,
-) -> Result<RefreshTokenWithOrigin, GrantError> {
-    let token = services
-        .ctx
-        .store
-        .families()
-        .get_refresh_token_with_origin(&presented.hash(), services.ctx.clock.now())
+) -> Result<FoundRefreshToken, GrantError> {
+    let found = services
+        .issuer()
+        .find_refresh_token(presented)
         .await?
         .ok_or(ErrorCode::BadRefreshToken)?;
-    if token.record.client_id != client.id {
+    if found.token.record.client_id != client.id {
         return Err(ErrorCode::GrantNotIssuedToClient.into());
     }
-    Ok(token)
+    Ok(found)
 }
 
 /// A token bound to a DPoP key, by its family or by the rotation that issued it, refreshes only
@@ -121,14 +125,22 @@ async fn live_family(
     services: &Services,
     record: &RefreshTokenRecord,
 ) -> Result<Family, GrantError> {
-    Ok(services
+    let family = services
         .ctx
         .store
         .families()
         .get_family(&record.family_id, services.ctx.clock.now())
         .await?
-        .filter(|f| f.revoked_at.is_none())
-        .ok_or(ErrorCode::BadRefreshToken)?)
+        .ok_or(ErrorCode::BadRefreshToken)?;
+    live(family)
+}
+
+/// A family read unexpired, unless it is revoked (108).
+fn live(family: Family) -> Result<Family, GrantError> {
+    if family.revoked_at.is_some() {
+        return Err(ErrorCode::BadRefreshToken.into());
+    }
+    Ok(family)
 }
 
 /// The checks after the lookup, in order, then the write. `Ok(None)`: read again.
@@ -260,18 +272,19 @@ async fn successor_is_current(
     record: &RefreshTokenRecord,
     family: &Family,
 ) -> Result<bool, ServerError> {
-    let successor = services
-        .issuer()
-        .successor_token(&family.id, record.generation + 1, presented)
-        .await?;
-    Ok(family.current_token == successor.hash())
+    Ok(record.generation + 1 == family.generation
+        && services
+            .issuer()
+            .current_successor(family, presented)
+            .await?
+            .is_some())
 }
 
 /// A retry is answered with the successor itself, so it must meet the successor's binding: a
 /// rotation with a proof binds the successor even when the presented token was not bound, and a
 /// replay of that older token without the proof must not get it (nor an unbound access token
 /// for it). Refused as [`check_sender`] refuses, revoking nothing. One more read, on the retry
-/// path only.
+/// path only, for a family whose last rotation predates the family's keeping its binding.
 async fn check_successor_sender(
     services: &Services,
     family: &Family,
@@ -281,14 +294,20 @@ async fn check_successor_sender(
         // A bound family: the presented token was checked against the same key already.
         return Ok(());
     }
-    let successor = services
-        .ctx
-        .store
-        .families()
-        .get_refresh_token(&family.current_token, services.ctx.clock.now())
-        .await?
-        .ok_or(ErrorCode::BadRefreshToken)?;
-    match successor.jkt.as_deref() {
+    let successor_jkt = if family.rotated_by.is_some() {
+        // The family recorded its last rotation, with the binding it gave the successor.
+        family.current_jkt.clone()
+    } else {
+        services
+            .ctx
+            .store
+            .families()
+            .get_refresh_token(&family.current_token, services.ctx.clock.now())
+            .await?
+            .ok_or(ErrorCode::BadRefreshToken)?
+            .jkt
+    };
+    match successor_jkt.as_deref() {
         Some(bound) if dpop_jkt != Some(bound) => {
             tracing::info!("retry of a rotation whose successor is bound, without its key's proof");
             Err(ErrorCode::BadRefreshToken.into())

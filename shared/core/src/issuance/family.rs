@@ -5,10 +5,9 @@ use super::Issuer;
 use crate::audit;
 use crate::domain::audit::AuditEvent;
 use crate::domain::audit::AuditKind;
-use crate::domain::{AccessTokenRecord, Family, FamilyId};
+use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenName};
 use crate::errors::ServerError;
-use crate::random::RandomExt;
-use crate::secrets::Secret;
+use crate::random::{RandomExt, TOKEN_BYTES};
 use crate::store::{Committed, FamilyWrite, LegacyLink, LoginRefund, NewFamily, WriteBatch};
 
 use super::{family_tokens, FamilyStart, FamilyTokens};
@@ -56,7 +55,9 @@ impl Issuer<'_> {
     ) -> Result<Option<FamilyTokens>, ServerError> {
         let now = self.ctx.clock.now();
         let family_id = FamilyId::new(self.ctx.random.uuid());
-        let refresh_token = Secret::new(self.ctx.random.opaque_token());
+        let mut secret = [0u8; TOKEN_BYTES];
+        self.ctx.random.fill(&mut secret);
+        let refresh_token = RefreshTokenName::new(family_id, 0).token(&secret);
         let refresh = self.refresh_record(&refresh_token, family_id, start.client_id, 0);
         let access = AccessTokenRecord {
             audience: start.audience,
@@ -93,6 +94,7 @@ impl Issuer<'_> {
             rotated_at: None,
             rotated_by: None,
             current_jkt: None,
+            bound_from: None,
         };
         let started = self.family_event(
             AuditKind::FamilyStarted {

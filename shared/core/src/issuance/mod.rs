@@ -1,17 +1,20 @@
 //! Minting: the one place where access tokens are signed and families are started or rotated,
 //! so the token endpoint, the legacy exchange and the company flow issue identical tokens.
-//! Starting a family is in `family`, a refresh's rotation or renewal in `refresh`; the scopes a
-//! request may have in `scope`, ID tokens in `id_token`, the family's owner check and audit in
-//! `audited`. The grants and the flows both issue through here; this module knows neither.
+//! Starting a family is in `family`, a refresh's rotation or renewal in `refresh`, finding a
+//! presented refresh token (which the successors' derivation decides) in `refresh_lookup`; the
+//! scopes a request may have in `scope`, ID tokens in `id_token`, the family's owner check and
+//! audit in `audited`. The grants and the flows both issue through here; this module knows neither.
 
 mod audited;
 mod family;
 mod id_token;
 mod refresh;
+mod refresh_lookup;
 mod scope;
 
 pub use audited::FamilyOwner;
 pub use family::LegacyExchangeLink;
+pub use refresh_lookup::{FoundRefreshToken, MAX_GENERATIONS_BEHIND};
 pub use scope::{requested_family_scopes, requested_scopes};
 
 use uuid::Uuid;

@@ -10,7 +10,9 @@ use sha2::Sha256;
 use crate::audit;
 use crate::clock::UnixTime;
 use crate::domain::audit::{AuditEvent, AuditId, AuditKind};
-use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, Resource, Scopes};
+use crate::domain::{
+    AccessTokenRecord, Family, FamilyId, RefreshTokenName, RefreshTokenRecord, Resource, Scopes,
+};
 use crate::errors::ServerError;
 use crate::secrets::Secret;
 use crate::store::{
@@ -23,28 +25,42 @@ use super::{family_tokens, IssuedTokens};
 const SUCCESSOR_PURPOSE: &str = "refresh-successor-v1";
 
 impl Issuer<'_> {
-    /// The one successor `presented` (of generation `generation - 1`) can ever have:
-    /// base64url(HMAC-SHA256(key, purpose || family id || generation || token)). Derived rather
-    /// than random so that a retry can be answered with it without storing it in the clear
-    /// (docs/decisions.md, "Refresh tokens"); the family id and generation keep successors of
-    /// different families and rotations apart. Fails (503) only while the key ring has never
-    /// been read and cannot be now.
+    /// The one successor `presented` (of generation `generation - 1`) can ever have: the token
+    /// named by its family and `generation` ([`RefreshTokenName`]) whose secret is
+    /// HMAC-SHA256(key, purpose || family id || generation || token). Derived rather than random
+    /// so that a retry can be answered with it without storing it in the clear, and so that an
+    /// older token of the family can be recognised by deriving forward from it
+    /// (docs/decisions.md, "What a refresh writes"). Fails (503) only while the key ring has
+    /// never been read and cannot be now.
     pub async fn successor_token(
         &self,
         family_id: &FamilyId,
         generation: u32,
         presented: &Secret,
     ) -> Result<Secret, ServerError> {
-        let key = self.codec.keys().derive_key(SUCCESSOR_PURPOSE).await?;
-        // HMAC accepts keys of any length, so this cannot fail.
-        let mut mac = Hmac::<Sha256>::new_from_slice(&key).expect("HMAC takes any key length");
-        mac.update(SUCCESSOR_PURPOSE.as_bytes());
-        mac.update(family_id.as_uuid().as_bytes());
-        mac.update(&generation.to_be_bytes());
-        mac.update(presented.expose().as_bytes());
-        Ok(Secret::new(
-            URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()),
-        ))
+        let key = self.successor_key().await?;
+        Ok(successor(&key, family_id, generation, presented))
+    }
+
+    pub(super) async fn successor_key(&self) -> Result<[u8; 32], ServerError> {
+        Ok(self.codec.keys().derive_key(SUCCESSOR_PURPOSE).await?)
+    }
+
+    /// The successor of `presented` (of generation `family.generation - 1`) if it is the
+    /// family's current token, in either form: named, or the bare secret the release before
+    /// named tokens issued, so that a retry across that deployment still gets its successor.
+    pub async fn current_successor(
+        &self,
+        family: &Family,
+        presented: &Secret,
+    ) -> Result<Option<Secret>, ServerError> {
+        let key = self.successor_key().await?;
+        let secret = successor_secret(&key, &family.id, family.generation, presented);
+        let named = RefreshTokenName::new(family.id, family.generation).token(&secret);
+        let bare = Secret::new(URL_SAFE_NO_PAD.encode(secret));
+        Ok([named, bare]
+            .into_iter()
+            .find(|candidate| family.current_token.verify(candidate.expose())))
     }
 
     /// Rotates `presented` (read as `token`, unrotated) to its derived successor and mints an
@@ -84,7 +100,6 @@ impl Issuer<'_> {
             successor: successor.clone(),
             access_token: refresh.access.clone(),
             now,
-            origin: Some(origin.clone()),
         };
         let landed = self
             .ctx
@@ -136,8 +151,9 @@ impl Issuer<'_> {
         jkt: Option<&str>,
     ) -> Result<IssuedTokens, ServerError> {
         let refresh_token = self
-            .successor_token(&family.id, rotated.generation + 1, presented)
-            .await?;
+            .current_successor(family, presented)
+            .await?
+            .ok_or_else(|| ServerError::internal("a retry's successor is not current"))?;
         let access = self.family_access_record(family.id, &FamilyOrigin::from(family), grant, jkt);
         let access_token = self.codec.encode(&access).await?;
         self.ctx.store.families().put_access_token(&access).await?;
@@ -191,6 +207,7 @@ impl Issuer<'_> {
             expires_at: renewed.expires_at,
             access_token: refresh.access.clone(),
             now,
+            renews_record: RefreshTokenName::of(presented).is_none(),
         });
         let landed = self.commit_with_event(renewal, &refresh.event).await?;
         Ok(refresh.answer(landed, presented.clone(), &renewed, &token.origin))
@@ -232,6 +249,32 @@ impl Issuer<'_> {
             event,
         })
     }
+}
+
+/// [`Issuer::successor_token`] with the key read.
+pub(super) fn successor(
+    key: &[u8; 32],
+    family_id: &FamilyId,
+    generation: u32,
+    presented: &Secret,
+) -> Secret {
+    RefreshTokenName::new(*family_id, generation)
+        .token(&successor_secret(key, family_id, generation, presented))
+}
+
+fn successor_secret(
+    key: &[u8; 32],
+    family_id: &FamilyId,
+    generation: u32,
+    presented: &Secret,
+) -> [u8; 32] {
+    // HMAC accepts keys of any length, so this cannot fail.
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
+    mac.update(SUCCESSOR_PURPOSE.as_bytes());
+    mac.update(family_id.as_uuid().as_bytes());
+    mac.update(&generation.to_be_bytes());
+    mac.update(presented.expose().as_bytes());
+    mac.finalize().into_bytes().into()
 }
 
 /// The key a rotation's successor is bound to: the family's, or else the proof's that came with

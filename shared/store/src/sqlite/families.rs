@@ -135,12 +135,17 @@ fn start_in(tx: &rusqlite::Transaction<'_>, new: &NewFamily) -> StoreResult<()> 
 /// `rotation.origin` is not copied: the family's row has it, joined on read.
 pub(super) fn rotate_in(tx: &rusqlite::Transaction<'_>, rotation: &Rotation) -> StoreResult<bool> {
     let successor = &rotation.successor;
-    let presented = rotation.presented.to_hex();
     // The condition is the whole race protection: of concurrent rotations of one token only the
-    // first sees it current, whichever process or connection it comes from.
+    // first sees it current, whichever process or connection it comes from. The family keeps
+    // what its successor, which names it and has no record, needs: its binding, and from which
+    // generation the family is bound.
     let changed = tx
         .prepare_cached(
-            "UPDATE families SET current_token = ?1, generation = ?2, expires_at = ?3
+            "UPDATE families SET current_token = ?1, generation = ?2, expires_at = ?3,
+                 body = json_set(body, '$.rotated_at', ?6, '$.rotated_by', ?7,
+                     '$.current_jkt', ?8,
+                     '$.bound_from', CASE WHEN ?8 IS NULL THEN json_extract(body, '$.bound_from')
+                         ELSE coalesce(json_extract(body, '$.bound_from'), ?2) END)
              WHERE id = ?4 AND current_token = ?5 AND revoked_at IS NULL AND expires_at > ?6",
         )
         .and_then(|mut stmt| {
@@ -149,18 +154,16 @@ pub(super) fn rotate_in(tx: &rusqlite::Transaction<'_>, rotation: &Rotation) -> 
                 successor.generation,
                 successor.expires_at,
                 id_to_sql(&rotation.family_id),
-                presented,
+                rotation.presented.to_hex(),
                 rotation.now,
+                rotation.access_token.jti.to_string(),
+                successor.jkt,
             ])
         })
         .map_err(map_err)?;
     if changed == 0 {
         return Ok(false);
     }
-    tx.prepare_cached("UPDATE refresh_tokens SET rotated_at = ?2 WHERE token_hash = ?1")
-        .and_then(|mut stmt| stmt.execute(params![presented, rotation.now]))
-        .map_err(map_err)?;
-    insert_refresh_token(tx, successor)?;
     insert_access_token(tx, &rotation.access_token)?;
     Ok(true)
 }
@@ -184,9 +187,11 @@ fn renew_in(tx: &rusqlite::Transaction<'_>, renewal: &Renewal) -> StoreResult<bo
     if changed == 0 {
         return Ok(false);
     }
-    tx.prepare_cached("UPDATE refresh_tokens SET expires_at = ?2 WHERE token_hash = ?1")
-        .and_then(|mut stmt| stmt.execute(params![presented, renewal.expires_at]))
-        .map_err(map_err)?;
+    if renewal.renews_record {
+        tx.prepare_cached("UPDATE refresh_tokens SET expires_at = ?2 WHERE token_hash = ?1")
+            .and_then(|mut stmt| stmt.execute(params![presented, renewal.expires_at]))
+            .map_err(map_err)?;
+    }
     insert_access_token(tx, &renewal.access_token)?;
     Ok(true)
 }

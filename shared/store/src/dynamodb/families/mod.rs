@@ -159,18 +159,8 @@ impl DynamoStore {
             .expression_attribute_values(":now", n(renewal.now))
             .build()
             .map_err(build_error)?;
-        let (pk, sk) = keys::refresh(&renewal.presented);
-        let token = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
-            .update_expression("SET expires_at = :expires_at")
-            .condition_expression("attribute_exists(pk)")
-            .expression_attribute_values(":expires_at", n(renewal.expires_at))
-            .build()
-            .map_err(build_error)?;
-        Ok(vec![
+        let mut items = vec![
             (TransactWriteItem::builder().update(family).build(), true),
-            (TransactWriteItem::builder().update(token).build(), false),
             (
                 self.put_new(to_item(
                     &renewal.access_token,
@@ -178,7 +168,20 @@ impl DynamoStore {
                 )?)?,
                 false,
             ),
-        ])
+        ];
+        if renewal.renews_record {
+            let (pk, sk) = keys::refresh(&renewal.presented);
+            let token = Update::builder()
+                .table_name(&self.table)
+                .set_key(Some(key(pk, sk)))
+                .update_expression("SET expires_at = :expires_at")
+                .condition_expression("attribute_exists(pk)")
+                .expression_attribute_values(":expires_at", n(renewal.expires_at))
+                .build()
+                .map_err(build_error)?;
+            items.push((TransactWriteItem::builder().update(token).build(), false));
+        }
+        Ok(items)
     }
 
     /// Revokes the family unless it is already: `false` if there is no such family.

@@ -1,23 +1,23 @@
 //! A rotation on DynamoDB (docs/decisions.md, "What a refresh writes"): one conditional
-//! `UpdateItem` of the family decides it, alone, at one write unit; the successor's record, the
-//! access token's `jti` and the events are written after it, each as a single-item put. A
-//! transaction of them all would cost two units per item.
+//! `UpdateItem` of the family decides it, alone, at one write unit; the access token's `jti` and
+//! the events are written after it, each as a single-item put. A transaction of them all would
+//! cost two units per item. The successor has no record: it names its family, whose item is its
+//! record ([`crate::domain::RefreshTokenName`]).
 //!
 //! What a failure after the decisive write leaves unwritten, the client's retry makes good
-//! ([`BatchWrites::complete_rotation`](crate::BatchWrites::complete_rotation)): the successor is
-//! derived from the rotated token and the events' ids from the rotation, so the retry writes the
-//! same records, each only if absent.
+//! ([`BatchWrites::complete_rotation`](crate::BatchWrites::complete_rotation)): the events' ids
+//! are derived from the rotation, so the retry writes the same records, each only if absent.
 
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use futures::future::try_join_all;
 
 use super::super::audit::audit_items;
-use super::super::codec::{keys, n, refresh_token_item, s, to_item, Item};
+use super::super::codec::{keys, n, s, to_item, Item};
 use super::super::requests::update_if;
 use super::super::DynamoStore;
 use crate::domain::audit::AuditEvent;
-use crate::domain::{Family, RefreshTokenRecord};
-use crate::{Failure, FamilyOrigin, Rotation, StoreError, StoreResult};
+use crate::domain::Family;
+use crate::{Failure, Rotation, StoreError, StoreResult};
 
 impl DynamoStore {
     pub(in super::super) async fn rotate_family(
@@ -33,18 +33,14 @@ impl DynamoStore {
             Err(other) => return Err(other),
         };
         if landed {
-            let successor = refresh_token_item(&rotation.successor, rotation.origin.as_ref())?;
             let access = to_item(
                 &rotation.access_token,
                 keys::access(&rotation.access_token.jti),
             )?;
-            let mut puts = vec![self.put_if_absent("RotateRefreshToken", successor)];
-            puts.extend(
-                events
-                    .iter()
-                    .flat_map(audit_items)
-                    .map(|item| self.put_if_absent("RotateRefreshToken", item)),
-            );
+            let puts = events
+                .iter()
+                .flat_map(audit_items)
+                .map(|item| self.put_if_absent("RotateRefreshToken", item));
             let access = self.put("RotateRefreshToken", access);
             futures::try_join!(access, try_join_all(puts))?;
         }
@@ -55,9 +51,13 @@ impl DynamoStore {
     /// token: of concurrent rotations only one sees its condition hold.
     fn rotation_update(&self, rotation: &Rotation) -> UpdateItemFluentBuilder {
         let successor = &rotation.successor;
-        // The successor's DPoP binding, kept so that its record can be written from the family.
+        // The successor's DPoP binding, and from which generation the family is bound: a named
+        // token has no record to keep its own.
         let (bind, unbind) = match &successor.jkt {
-            Some(_) => (", current_jkt = :jkt", ""),
+            Some(_) => (
+                ", current_jkt = :jkt, bound_from = if_not_exists(bound_from, :generation)",
+                "",
+            ),
             None => ("", " REMOVE current_jkt"),
         };
         let set = format!(
@@ -117,28 +117,12 @@ impl DynamoStore {
     ) -> StoreResult<bool> {
         // Rotations made in one transaction (before the family recorded its rotation time)
         // cannot be incomplete.
-        let Some(rotated_at) = family.rotated_at else {
+        if family.rotated_at.is_none() {
             return Ok(false);
-        };
-        let current = RefreshTokenRecord {
-            token_hash: family.current_token.clone(),
-            family_id: family.id,
-            client_id: family.client_id,
-            generation: family.generation,
-            issued_at: rotated_at,
-            expires_at: family.expires_at,
-            rotated_at: None,
-            jkt: family.current_jkt.clone(),
-        };
-        let origin = FamilyOrigin::from(family);
-        let mut items = vec![refresh_token_item(&current, Some(&origin))?];
-        items.extend(events.iter().flat_map(audit_items));
-        let written = try_join_all(
-            items
-                .into_iter()
-                .map(|item| self.put_if_absent("CompleteRotation", item)),
-        )
-        .await?;
+        }
+        let items = events.iter().flat_map(audit_items);
+        let written =
+            try_join_all(items.map(|item| self.put_if_absent("CompleteRotation", item))).await?;
         let missing = written.iter().any(|put| *put);
         if missing {
             tracing::warn!(family_id = %family.id, "rotation completed by a retry");
