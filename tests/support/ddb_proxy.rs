@@ -23,9 +23,12 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 use calls::{partitions_named, tables_named};
-pub use calls::{Call, Calls};
+pub use calls::{Attempt, Call, Calls};
 pub use capacity::Written;
 use wire::{is_hop_by_hop, read_request, write_response, Request, Response};
+
+/// The SDK's header saying which attempt at an operation a request is.
+const SDK_REQUEST_HEADER: &str = "amz-sdk-request";
 
 /// What goes wrong with a request the fault applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -315,6 +318,7 @@ impl Forwarder {
                 partitions,
                 written: capacity::items_written(&operation, &request.body),
                 units: 0.0,
+                attempt: request.header(SDK_REQUEST_HEADER).and_then(Attempt::parse),
                 sequence,
             });
             let sent = request.body.clone();

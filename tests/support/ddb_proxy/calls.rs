@@ -24,8 +24,53 @@ pub struct Call {
     /// The capacity units it consumed, as DynamoDB Local reported them once it answered (write
     /// units for a write operation, read units otherwise); 0 until then, or when refused.
     pub units: f64,
+    /// Which of the SDK's attempts at one operation this is (`amz-sdk-request`); `None` when
+    /// the header is missing or unreadable.
+    pub attempt: Option<Attempt>,
     /// Arrival order, to find the call again when its answer comes.
     pub(super) sequence: u64,
+}
+
+impl Call {
+    /// Whether the SDK sent this request again after an earlier attempt at the same operation
+    /// (a late answer, a throttle): a request without the header counts as a first attempt.
+    pub fn is_resend(&self) -> bool {
+        self.attempt.is_some_and(|a| a.number > 1)
+    }
+}
+
+/// The SDK's `amz-sdk-request` header: `attempt=2; max=3` (plus `ttl=...` on a resend).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attempt {
+    /// From 1.
+    pub number: u32,
+    /// The SDK's retry budget, when it names one.
+    pub max: Option<u32>,
+}
+
+impl Attempt {
+    /// `None` without a readable `attempt` pair.
+    pub(super) fn parse(header: &str) -> Option<Self> {
+        let pair = |wanted: &str| {
+            header.split(';').find_map(|pair| {
+                let (name, value) = pair.split_once('=')?;
+                (name.trim() == wanted).then(|| value.trim().parse::<u32>().ok())?
+            })
+        };
+        Some(Self {
+            number: pair("attempt")?,
+            max: pair("max"),
+        })
+    }
+}
+
+impl std::fmt::Display for Attempt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.max {
+            Some(max) => write!(f, "attempt {} of {max}", self.number),
+            None => write!(f, "attempt {}", self.number),
+        }
+    }
 }
 
 /// The calls seen since the proxy started or was last reset, in arrival order.
@@ -117,6 +162,22 @@ impl Calls {
         counts
     }
 
+    /// The calls as the SDK's first attempts, and its resends apart: what a flow costs as
+    /// designed, and what a late answer or a throttle added to it.
+    pub fn split_resends(self) -> (Calls, Calls) {
+        let (resends, first) = self.0.into_iter().partition(Call::is_resend);
+        (Calls(first), Calls(resends))
+    }
+
+    /// `TransactWriteItems attempt 2 of 3, ...`: each call's operation and attempt.
+    pub fn attempts(&self) -> String {
+        let each = self.0.iter().map(|c| match c.attempt {
+            Some(attempt) => format!("{} {attempt}", c.operation),
+            None => c.operation.clone(),
+        });
+        each.collect::<Vec<_>>().join(", ")
+    }
+
     /// Only the calls that touch `table`, so tests sharing a proxy can tell theirs apart.
     pub fn on_table(&self, table: &str) -> Calls {
         Calls(
@@ -168,4 +229,58 @@ pub(super) fn partitions_named(body: &[u8]) -> Vec<String> {
         partitions.extend(actions.filter_map(pk));
     }
     partitions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(attempt: Option<Attempt>) -> Call {
+        Call {
+            operation: "TransactWriteItems".into(),
+            tables: Vec::new(),
+            partitions: Vec::new(),
+            written: Vec::new(),
+            units: 2.0,
+            attempt,
+            sequence: 0,
+        }
+    }
+
+    #[test]
+    fn the_sdks_attempt_header_is_read_with_or_without_its_other_pairs() {
+        let first = Attempt::parse("attempt=1; max=3").unwrap();
+        assert_eq!(
+            first,
+            Attempt {
+                number: 1,
+                max: Some(3)
+            }
+        );
+        let resend = Attempt::parse("ttl=20261127T112000Z; attempt=2; max=3").unwrap();
+        assert_eq!((resend.number, resend.max), (2, Some(3)));
+        assert_eq!(resend.to_string(), "attempt 2 of 3");
+        assert_eq!(Attempt::parse("attempt=4").unwrap().max, None);
+        assert_eq!(Attempt::parse("max=3"), None);
+        assert_eq!(Attempt::parse("attempt=two; max=3"), None);
+        assert_eq!(Attempt::parse(""), None);
+    }
+
+    #[test]
+    fn resends_are_told_apart_from_first_attempts() {
+        let calls = Calls(vec![
+            call(Attempt::parse("attempt=1; max=3")),
+            call(Attempt::parse("ttl=20261127T112000Z; attempt=2; max=3")),
+            call(None),
+        ]);
+        let (first, resends) = calls.split_resends();
+        assert_eq!(
+            first.total(),
+            2,
+            "the first attempt and the call without the header"
+        );
+        assert!((first.write_units() - 4.0).abs() < f64::EPSILON);
+        assert_eq!(resends.total(), 1);
+        assert_eq!(resends.attempts(), "TransactWriteItems attempt 2 of 3");
+    }
 }
