@@ -1,7 +1,8 @@
 //! The storage conformance suite against DynamoDB Local, and what only DynamoDB has: the TTL
-//! attribute on stored items, the table's TTL setting, table creation, and how an unreachable or
-//! hung endpoint fails. Records come from the suite's own builders.
+//! attribute on stored items, the table's TTL setting, table creation, how an unreachable or
+//! hung endpoint fails, and which partitions an audit event is stored in. Records come from the suite's own builders.
 
+mod audit_keys;
 mod table;
 mod ttl;
 

@@ -21,6 +21,7 @@ use token_domain::{clock, random, secrets};
 use token_store as store;
 
 mod audit;
+mod audit_refreshes;
 mod auth_tokens;
 mod authorization_codes;
 #[cfg(test)]
@@ -54,6 +55,7 @@ pub mod signing_key_ring;
 pub mod writes;
 
 pub use audit::*;
+pub use audit_refreshes::*;
 pub use auth_tokens::*;
 pub use authorization_codes::*;
 pub use batch::*;
@@ -179,6 +181,7 @@ macro_rules! conformance_suite {
             audit_events_are_read_by_subject_newest_first,
             audit_events_land_only_with_the_family_writes_they_record,
             a_repeated_exchange_records_only_the_revocation_it_makes,
+            refreshes_are_listed_for_the_familys_client_and_principal,
             a_refused_required_part_writes_nothing_of_its_batch,
             an_optional_part_that_fails_is_skipped_and_the_rest_written,
             an_integrity_condition_failing_is_an_error_that_writes_nothing,

@@ -19,9 +19,11 @@ pub struct AuditQuery {
 
 #[async_trait]
 pub trait AuditStore: Send + Sync {
-    /// Writes one event on its own, filed under each of its subjects at once.
+    /// Writes one event on its own, filed under each of its subjects at once (on DynamoDB, under
+    /// each subject it is [stored under](AuditEvent::stored_under)).
     async fn put_audit_event(&self, event: &AuditEvent) -> StoreResult<()>;
 
-    /// Newest first (time, then the time-ordered event id).
+    /// Newest first (time, then the time-ordered event id): every event about the subject, also
+    /// those stored under its families only.
     async fn audit_events(&self, query: AuditQuery) -> StoreResult<Vec<AuditEvent>>;
 }

@@ -97,6 +97,12 @@ async fn a_family_is_started_refreshed_and_revoked_on_reuse(app: TestApp) {
     assert_eq!(refreshed["generation"], 1);
     assert_eq!(refreshed["principal_id"], user.id.to_string());
     assert_eq!(refreshed["client_id"], client.id);
+    // Listed for its client and principal too (on DynamoDB through the family: stored there).
+    for subject in [client_subject(&client.id), principal_subject(user.id)] {
+        let mut of_subject = events_of(&app, subject).await;
+        of_subject.retain(|e| e.family_id == events[0].family_id);
+        assert_eq!(of_subject, events, "{subject:?}");
+    }
 
     // The first token again, after the retry window: reuse, and the family revoked for it.
     app.clock

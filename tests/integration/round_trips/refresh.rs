@@ -11,12 +11,12 @@ use token_store::dynamodb::sdk::types::AttributeValue;
 use uuid::Uuid;
 
 /// The client's counter (1), the family's conditional update (1), then single-item puts of
-/// its access token's `jti` and the `family.refreshed` event under its three subjects (4), each
+/// its access token's `jti` and the `family.refreshed` event, under its family only (2), each
 /// under 1 KB (docs/decisions.md, "What a refresh writes"). The successor has no record: it
 /// names its family.
-const REFRESH_UNITS: f64 = RATE_LIMIT_UNITS + 5.0;
-/// One read (the family), one update, four puts.
-const REFRESH_CALLS: usize = 6;
+const REFRESH_UNITS: f64 = RATE_LIMIT_UNITS + 3.0;
+/// One read (the family), one update, two puts.
+const REFRESH_CALLS: usize = 4;
 
 /// A user with a first family on `client`; `refresh_with` sends a refresh token with that
 /// client's credentials and expects 200.
@@ -47,7 +47,14 @@ pub async fn refresh(c: Counted) {
     assert_write_units(&calls, REFRESH_UNITS, "refresh");
     assert_eq!(calls.count("GetItem"), 1, "the family the token names");
     assert_eq!(calls.count("UpdateItem"), 1 + RATE_LIMIT, "the family");
-    assert_eq!(calls.count("PutItem"), 4, "what the rotation made");
+    assert_eq!(calls.count("PutItem"), 2, "what the rotation made");
+    let events = calls.per_partition("PutItem", "AUDIT#");
+    assert_eq!(
+        events.len(),
+        1,
+        "the event under its family only: {events:?}"
+    );
+    assert!(events.keys().all(|pk| pk.starts_with("AUDIT#FAMILY#")));
     assert_eq!(calls.count("TransactWriteItems"), 0);
 }
 

@@ -10,10 +10,12 @@ mod logout;
 mod passkey;
 mod request;
 pub mod rfc3339;
+mod subjects;
 
 pub use logout::LogoutFailure;
 pub use passkey::PasskeyRefusal;
 pub use request::{CorrelationId, RequestFacts, UserAgent};
+pub use subjects::AuditSubject;
 
 use std::fmt;
 
@@ -449,35 +451,6 @@ mod rfc3339_serde {
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<UnixTime, D::Error> {
         let text = String::deserialize(deserializer)?;
         rfc3339::parse(&text).ok_or_else(|| serde::de::Error::custom("time is not RFC 3339"))
-    }
-}
-
-/// Whose events a query reads. Every event is filed under each subject it names, and under
-/// [`AuditSubject::Deployment`] when it names none (a key rotation, a lockout of an unknown
-/// login).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AuditSubject {
-    Principal(PrincipalId),
-    Client(ClientId),
-    Family(FamilyId),
-    Deployment,
-}
-
-impl AuditEvent {
-    /// The subjects this event is filed under.
-    pub fn subjects(&self) -> Vec<AuditSubject> {
-        let mut subjects: Vec<AuditSubject> = [
-            self.principal_id.map(AuditSubject::Principal),
-            self.client_id.map(AuditSubject::Client),
-            self.family_id.map(AuditSubject::Family),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        if subjects.is_empty() {
-            subjects.push(AuditSubject::Deployment);
-        }
-        subjects
     }
 }
 

@@ -97,3 +97,25 @@ fn key_ids_are_base64url_only() {
     assert_eq!(KeyId::parse(""), None);
     assert!(KeyId::parse("Ab-_09").is_some());
 }
+
+#[test]
+fn a_refresh_is_stored_under_its_family_only_and_every_other_event_under_each_subject() {
+    let family = FamilyId::new(Uuid::from_u128(3));
+    let mut refreshed = event();
+    refreshed.kind = AuditKind::FamilyRefreshed { generation: 2 };
+    assert_eq!(refreshed.stored_under(), vec![AuditSubject::Family(family)]);
+    assert_eq!(refreshed.subjects().len(), 3, "still about all three");
+    assert!(refreshed.is_about(&AuditSubject::Client(ClientId::new(Uuid::from_u128(1)))));
+    assert!(!refreshed.is_about(&AuditSubject::Client(ClientId::new(Uuid::from_u128(9)))));
+
+    let revoked = event();
+    assert_eq!(revoked.stored_under(), revoked.subjects());
+    let mut without_family = event();
+    without_family.kind = AuditKind::FamilyRefreshed { generation: 2 };
+    without_family.family_id = None;
+    assert_eq!(
+        without_family.stored_under(),
+        without_family.subjects(),
+        "nothing to derive it from: stored under each subject"
+    );
+}

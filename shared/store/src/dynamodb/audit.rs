@@ -1,26 +1,37 @@
 //! Audit events on DynamoDB, without a secondary index: an event is one item under each subject
-//! it names (`AUDIT#PRINCIPAL#<id>`, `AUDIT#CLIENT#<id>`, `AUDIT#FAMILY#<id>`, or
-//! `AUDIT#DEPLOYMENT` when it names none), sort key `<time>#<event id>`, so that every query
-//! (by principal, client or family, newest first, from a time) is one `Query` of one partition.
-//! The copies are written in one transaction, with the fact they record where there is one
-//! (docs/decisions.md, Audit events).
+//! it is stored under (`AUDIT#PRINCIPAL#<id>`, `AUDIT#CLIENT#<id>`, `AUDIT#FAMILY#<id>`, or
+//! `AUDIT#DEPLOYMENT` when it names none), sort key `<time>#<event id>`, so that a query by
+//! family (or of the deployment) is one `Query` of one partition. The copies are written with
+//! the fact they record where there is one (docs/decisions.md, Audit events).
+//!
+//! `family.refreshed` is stored under its family only
+//! ([`AuditEvent::stored_under`]): a query by client or principal reads its own partition, and
+//! then the refreshes of the families its events name, from each family's partition.
+
+use std::collections::{BTreeSet, HashSet};
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+use futures::stream::{self, StreamExt, TryStreamExt};
 
 use super::codec::{keys, n, s, Item, PK, SK};
 use super::requests::{query_items, Transaction};
 use super::DynamoStore;
-use crate::domain::audit::AuditEvent;
+use crate::clock::UnixTime;
+use crate::domain::audit::{AuditEvent, AuditSubject};
+use crate::domain::FamilyId;
 use crate::{AuditQuery, AuditStore, StoreError, StoreResult};
 
 /// The event's JSON, the same document the SQLite store and `tokenctl audit --json` show.
 const BODY: &str = "body";
+/// Family partitions read at once when a client's or principal's refreshes are derived: a
+/// principal may have had hundreds of families, and one at a time would add their round trips.
+const FAMILIES_IN_FLIGHT: usize = 8;
 
 pub(super) fn audit_items(event: &AuditEvent) -> Vec<Item> {
     let body = event.to_json();
     event
-        .subjects()
+        .stored_under()
         .iter()
         .map(|subject| {
             Item::from([
@@ -57,19 +68,71 @@ impl AuditStore for DynamoStore {
     }
 
     async fn audit_events(&self, query: AuditQuery) -> StoreResult<Vec<AuditEvent>> {
-        let since = keys::sortable_time(query.since.unwrap_or(0));
-        let now = query.now;
-        let query = self
+        let AuditQuery {
+            subject,
+            since,
+            now,
+        } = query;
+        let since = since.unwrap_or(0);
+        if !matches!(
+            subject,
+            AuditSubject::Client(_) | AuditSubject::Principal(_)
+        ) {
+            return self.partition_events(subject, Some(since), now).await;
+        }
+        // The whole partition: a family started before `since` may be refreshed after it. One
+        // query serves both, as the events from `since` need their bodies anyway.
+        let own = self.partition_events(subject, None, now).await?;
+        let families: BTreeSet<FamilyId> = own.iter().filter_map(|e| e.family_id).collect();
+        let mut events: Vec<AuditEvent> = own.into_iter().filter(|e| e.time >= since).collect();
+        let refreshes: Vec<Vec<AuditEvent>> = stream::iter(families)
+            .map(|family| self.partition_events(AuditSubject::Family(family), Some(since), now))
+            .buffer_unordered(FAMILIES_IN_FLIGHT)
+            .try_collect()
+            .await?;
+        // Only what the owners' partitions lack, and only where the family is the subject's:
+        // an event may name another client's family (`token.exchanged`).
+        events.extend(
+            refreshes
+                .into_iter()
+                .flatten()
+                .filter(|e| e.kind.stored_under_family_only() && e.is_about(&subject)),
+        );
+        // Events written before `family.refreshed` was stored under its family only are in both.
+        let mut seen = HashSet::new();
+        events.retain(|e| seen.insert(e.id));
+        // The sort key's order, newest first: time, then the time-ordered id.
+        events.sort_unstable_by_key(|e| std::cmp::Reverse((e.time, e.id)));
+        Ok(events)
+    }
+}
+
+impl DynamoStore {
+    /// The unexpired events stored under `subject`, from `since` (`None`: all), newest first.
+    async fn partition_events(
+        &self,
+        subject: AuditSubject,
+        since: Option<UnixTime>,
+        now: UnixTime,
+    ) -> StoreResult<Vec<AuditEvent>> {
+        let mut query = self
             .client
             .query()
             .table_name(&self.table)
-            .key_condition_expression("#pk = :pk AND #sk >= :since")
             .expression_attribute_names("#pk", PK)
-            .expression_attribute_names("#sk", SK)
-            .expression_attribute_values(":pk", s(keys::audit_partition(&query.subject)))
-            .expression_attribute_values(":since", s(since))
+            .expression_attribute_values(":pk", s(keys::audit_partition(&subject)))
+            // The body alone is what is read (DynamoDB bills the whole item all the same).
+            .projection_expression("#body")
+            .expression_attribute_names("#body", BODY)
             .scan_index_forward(false)
             .consistent_read(true);
+        query = match since {
+            Some(since) => query
+                .key_condition_expression("#pk = :pk AND #sk >= :since")
+                .expression_attribute_names("#sk", SK)
+                .expression_attribute_values(":since", s(keys::sortable_time(since))),
+            None => query.key_condition_expression("#pk = :pk"),
+        };
         let mut events = Vec::new();
         for mut item in query_items("QueryAuditEvents", query).await? {
             let Some(AttributeValue::S(body)) = item.remove(BODY) else {
