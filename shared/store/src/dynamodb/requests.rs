@@ -56,37 +56,85 @@ pub(super) fn backoff(attempt: u32, base: Duration, cap: Duration) -> Duration {
     Duration::from_millis(rand::thread_rng().gen_range(millis / 2..=millis))
 }
 
+/// What one attempt of a request sent by [`retry_while_conflicting`] came to.
+enum Attempt<T, C> {
+    /// The answer, or an error that no new attempt would change.
+    Done(T),
+    /// Refused because a transaction holds an item (nothing was written); `C` is what to fail
+    /// with once the budget is spent.
+    Conflict(C),
+}
+
+/// Sends a request again, with backoff, while another transaction holds one of its items, within
+/// [`TRANSACTION_CONFLICT_BUDGET`]: `Err` with the last conflict once it is spent. Transactions
+/// and conditional updates share it, so that both wait out a conflict alike.
+async fn retry_while_conflicting<T, C, F>(mut send: impl FnMut() -> F) -> Result<T, C>
+where
+    F: std::future::Future<Output = Attempt<T, C>>,
+{
+    let started = std::time::Instant::now();
+    let mut attempt = 0;
+    loop {
+        match send().await {
+            Attempt::Done(done) => return Ok(done),
+            Attempt::Conflict(conflict) => {
+                attempt += 1;
+                let pause = backoff(attempt, CONFLICT_BACKOFF_BASE, CONFLICT_BACKOFF_CAP);
+                if started.elapsed() + pause >= TRANSACTION_CONFLICT_BUDGET {
+                    return Err(conflict);
+                }
+                tokio::time::sleep(pause).await;
+            }
+        }
+    }
+}
+
 /// Sends an `UpdateItem` that has a condition: `Ok(false)` when the condition did not hold, so
 /// nothing was written.
 ///
 /// An item a transaction is writing refuses the update (`TransactionConflictException`: nothing
-/// was written): it is sent again, as a transaction is, within [`TRANSACTION_CONFLICT_BUDGET`].
-/// A family's rotation meets one when a revocation's transaction holds the family.
+/// was written): it is sent again, as a transaction is ([`retry_while_conflicting`]). A family's
+/// rotation meets one when a revocation's transaction holds the family.
 pub(super) async fn update_if(op: &str, update: UpdateItemFluentBuilder) -> StoreResult<bool> {
-    let started = std::time::Instant::now();
-    let mut attempt = 0;
-    loop {
-        match update.clone().send().await {
-            Ok(_) => return Ok(true),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                return Ok(false)
-            }
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_transaction_conflict_exception()) =>
-            {
-                attempt += 1;
-                let pause = backoff(attempt, CONFLICT_BACKOFF_BASE, CONFLICT_BACKOFF_CAP);
-                if started.elapsed() + pause >= TRANSACTION_CONFLICT_BUDGET {
-                    return Err(store_error(op, e));
+    let outcome = retry_while_conflicting(|| {
+        let send = update.clone().send();
+        async move {
+            match send.await {
+                Ok(_) => Attempt::Done(Ok(true)),
+                Err(e)
+                    if e.as_service_error()
+                        .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+                {
+                    Attempt::Done(Ok(false))
                 }
-                tokio::time::sleep(pause).await;
+                Err(e)
+                    if e.as_service_error()
+                        .is_some_and(|e| e.is_transaction_conflict_exception()) =>
+                {
+                    Attempt::Conflict(e)
+                }
+                Err(e) => Attempt::Done(Err(store_error(op, e))),
             }
-            Err(e) => return Err(store_error(op, e)),
         }
+    })
+    .await;
+    outcome.unwrap_or_else(|conflict| Err(store_error(op, conflict)))
+}
+
+/// A transaction cancelled for `codes` (one per item) that are no condition failure: unavailable
+/// when a retry may succeed (a conflict past its budget, throttling), an error otherwise.
+fn cancelled(op: &str, codes: &[String]) -> StoreError {
+    let summary = codes.join(", ");
+    let transient = [
+        "TransactionConflict",
+        "ThrottlingError",
+        "ProvisionedThroughputExceeded",
+        "RequestLimitExceeded",
+    ];
+    if codes.iter().any(|c| transient.contains(&c.as_str())) {
+        StoreError::unavailable(format!("{op}: transaction cancelled: [{summary}]"))
+    } else {
+        StoreError::internal(format!("{op}: transaction cancelled: [{summary}]"))
     }
 }
 
@@ -214,67 +262,50 @@ impl DynamoStore {
     }
 
     /// Runs a transaction. A condition failure is an outcome; a cancellation because another
-    /// transaction held an item is retried (nothing was written) within
-    /// [`TRANSACTION_CONFLICT_BUDGET`], so that the caller only sees real condition failures.
+    /// transaction held an item is retried (nothing was written,
+    /// [`retry_while_conflicting`]), so that the caller only sees real condition failures.
     pub(super) async fn transact(
         &self,
         op: &str,
         items: Vec<TransactWriteItem>,
     ) -> StoreResult<Transaction> {
-        let started = std::time::Instant::now();
-        let mut attempt = 0;
-        loop {
+        let outcome = retry_while_conflicting(|| {
             // The SDK fills in a ClientRequestToken, reused by its own retries: a retry after a
             // timeout of a transaction that did commit succeeds instead of failing its
             // conditions against its own writes.
-            let result = self
+            let send = self
                 .client
                 .transact_write_items()
                 .set_transact_items(Some(items.clone()))
-                .send()
-                .await;
-            let err = match result {
-                Ok(_) => return Ok(Transaction::Committed),
-                Err(err) => err,
-            };
-            let codes = match err.as_service_error() {
-                Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
-                    cancellation_codes(cancelled)
-                }
-                _ => return Err(store_error(op, err)),
-            };
-            let failed: Vec<usize> = codes
-                .iter()
-                .enumerate()
-                .filter(|(_, code)| code.as_str() == "ConditionalCheckFailed")
-                .map(|(index, _)| index)
-                .collect();
-            if !failed.is_empty() {
-                return Ok(Transaction::ConditionsFailed(failed));
-            }
-            let has = |wanted: &[&str]| codes.iter().any(|c| wanted.contains(&c.as_str()));
-            if has(&["TransactionConflict"]) {
-                attempt += 1;
-                let pause = backoff(attempt, CONFLICT_BACKOFF_BASE, CONFLICT_BACKOFF_CAP);
-                if started.elapsed() + pause < TRANSACTION_CONFLICT_BUDGET {
-                    tokio::time::sleep(pause).await;
-                    continue;
-                }
-            }
-            let summary = codes.join(", ");
-            return Err(
-                if has(&[
-                    "TransactionConflict",
-                    "ThrottlingError",
-                    "ProvisionedThroughputExceeded",
-                    "RequestLimitExceeded",
-                ]) {
-                    StoreError::unavailable(format!("{op}: transaction cancelled: [{summary}]"))
+                .send();
+            async move {
+                let err = match send.await {
+                    Ok(_) => return Attempt::Done(Ok(Transaction::Committed)),
+                    Err(err) => err,
+                };
+                let codes = match err.as_service_error() {
+                    Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => {
+                        cancellation_codes(cancelled)
+                    }
+                    _ => return Attempt::Done(Err(store_error(op, err))),
+                };
+                let failed: Vec<usize> = codes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, code)| code.as_str() == "ConditionalCheckFailed")
+                    .map(|(index, _)| index)
+                    .collect();
+                if !failed.is_empty() {
+                    Attempt::Done(Ok(Transaction::ConditionsFailed(failed)))
+                } else if codes.iter().any(|c| c == "TransactionConflict") {
+                    Attempt::Conflict(codes)
                 } else {
-                    StoreError::internal(format!("{op}: transaction cancelled: [{summary}]"))
-                },
-            );
-        }
+                    Attempt::Done(Err(cancelled(op, &codes)))
+                }
+            }
+        })
+        .await;
+        outcome.unwrap_or_else(|codes| Err(cancelled(op, &codes)))
     }
 
     /// One BatchWriteItem of at most 25 puts, resubmitting what DynamoDB left unprocessed
@@ -308,5 +339,26 @@ impl DynamoStore {
             "BatchWriteItem: {} items still unprocessed after {BATCH_ATTEMPTS} attempts",
             pending.len()
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_conflict_is_sent_again_and_an_answer_ends_the_retries() {
+        let mut sent = 0;
+        let outcome: Result<&str, &str> = retry_while_conflicting(|| {
+            sent += 1;
+            let attempt = if sent < 3 {
+                Attempt::Conflict("held")
+            } else {
+                Attempt::Done("written")
+            };
+            async move { attempt }
+        })
+        .await;
+        assert_eq!((outcome, sent), (Ok("written"), 3));
     }
 }
