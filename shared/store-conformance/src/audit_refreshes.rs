@@ -134,6 +134,8 @@ pub async fn refreshes_are_listed_for_the_familys_client_and_principal(store: &d
         expires_at: now + 180 * 86_400,
         access_token: second.successor(now - 1, 1).1,
         now: now - 1,
+        // A rotated-to token names its family: it has no record of its own.
+        renews_record: false,
     };
     let outcome = renew_refresh_token(store, renewal, vec![renewed.clone()]).await;
     assert_eq!(outcome, Renewed::Renewed);
