@@ -42,7 +42,7 @@ pub(crate) async fn proxied_app() -> Option<(TestApp, DdbProxy, DynamoStore)> {
 
 /// The table holds exactly one rotation of `rotated` to `successor`: the family's current
 /// token, generation 1, rotated (the time on the family, the old token's record as it was), and
-/// one `family.refreshed` event under each of its subjects.
+/// one `family.refreshed` event, listed for each of its subjects (stored under its family).
 async fn assert_rotated_once(direct: &DynamoStore, rotated: &str, successor: &str, now: i64) {
     let family = direct
         .families()
