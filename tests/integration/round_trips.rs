@@ -56,6 +56,7 @@ dynamodb_test!(
     company_auth_token_issue,
     legacy_exchange,
     refresh,
+    refresh_retry_within_grace,
     refresh_of_a_token_written_without_its_origin,
     userinfo,
     logout,
@@ -81,7 +82,9 @@ mod budgets {
     pub use super::otp::one_time_password;
     pub use super::par::{par_authorize, par_push};
     pub use super::private_key_jwt::client_credentials_with_private_key_jwt;
-    pub use super::refresh::{refresh, refresh_of_a_token_written_without_its_origin};
+    pub use super::refresh::{
+        refresh, refresh_of_a_token_written_without_its_origin, refresh_retry_within_grace,
+    };
     pub use super::sessions::authorize_from_a_session;
     pub use super::token_exchange::token_exchange;
     use super::*;

@@ -58,6 +58,38 @@ pub async fn refresh(c: Counted) {
     assert_eq!(calls.count("TransactWriteItems"), 0);
 }
 
+/// A retry within the grace window: the family's read (the token names it), a read of the
+/// rotation's event (its completion is checked with a read, not a conditional put), then the
+/// retry's own access token; plus the client's rate limit. Nothing else is written.
+pub async fn refresh_retry_within_grace(c: Counted) {
+    let client = c.app.create_client("read").await;
+    let first = user_family(&c, &client).await;
+    let second = refresh_with(&c, &client, &first).await;
+    let (retried, calls) = c
+        .calls_of(
+            "refresh, a retry within grace",
+            refresh_with(&c, &client, &first),
+        )
+        .await;
+    assert_eq!(
+        retried["refresh_token"], second["refresh_token"],
+        "the same successor"
+    );
+    assert_within(&calls, 3 + RATE_LIMIT, "refresh retry");
+    assert_write_units(&calls, RATE_LIMIT_UNITS + 1.0, "refresh retry");
+    assert_eq!(
+        calls.count("GetItem"),
+        2,
+        "the family, the rotation's event"
+    );
+    assert_eq!(calls.count("PutItem"), 1, "the retry's access token");
+    assert_eq!(
+        calls.count("UpdateItem"),
+        RATE_LIMIT,
+        "the client's counter only"
+    );
+}
+
 /// A refresh token issued before tokens named their family, its record stored before records
 /// carried their family's origin, still refreshes: found by its digest, then its family read
 /// once more. Its successor names its family, so the next refresh is back to the common path.
