@@ -86,6 +86,21 @@ async fn first_refreshes(direct: &DynamoStore, subject: AuditSubject, now: i64) 
         .count()
 }
 
+/// A user's family on a `rotate` client: the client and the family's first refresh token.
+async fn rotating_family(app: &TestApp) -> (TestClient, String) {
+    let (client, first) = user_family(app, RefreshRotation::Rotate, "read").await;
+    (client, field(&first, "refresh_token").to_owned())
+}
+
+/// How many `UpdateItem`s reached a family's item (the rotation's decisive write, each attempt).
+fn family_updates(proxy: &DdbProxy) -> usize {
+    proxy
+        .calls()
+        .per_partition("UpdateItem", "FAMILY#")
+        .values()
+        .sum()
+}
+
 /// The family's conditional update, not the rate counter's `UpdateItem` before it.
 fn the_family_update(fault: Fault) -> crate::support::ddb_proxy::Injection {
     fault.only_for("UpdateItem").touching("FAMILY#")
@@ -97,31 +112,26 @@ async fn a_lost_rotation_answer_is_resolved_by_reading_back() {
     let Some((app, proxy, direct)) = proxied_app().await else {
         return;
     };
-    let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
-    let rt1 = field(&first, "refresh_token");
+    let (client, rt1) = rotating_family(&app).await;
 
     // Every attempt (the SDK's three) reaches DynamoDB and loses its answer: the first lands,
     // the others find the token rotated away.
     proxy.take_calls();
     proxy.inject(the_family_update(Fault::DropResponse));
-    let second = ok(refresh(&app, &client, rt1).await);
-    let family_updates: usize = proxy
-        .calls()
-        .per_partition("UpdateItem", "FAMILY#")
-        .values()
-        .sum();
+    let second = ok(refresh(&app, &client, &rt1).await);
+    let family_updates = family_updates(&proxy);
     assert_eq!(
         family_updates, 3,
         "the SDK's three attempts, then a read, not a fourth write"
     );
     proxy.clear_fault();
     let rt2 = field(&second, "refresh_token");
-    assert_rotated_once(&direct, rt1, rt2, app.clock.now()).await;
+    assert_rotated_once(&direct, &rt1, rt2, app.clock.now()).await;
 
     // The client lost this answer too: its retry gets the same successor.
-    let retried = ok(refresh(&app, &client, rt1).await);
+    let retried = ok(refresh(&app, &client, &rt1).await);
     assert_eq!(retried["refresh_token"], rt2);
-    assert_rotated_once(&direct, rt1, rt2, app.clock.now()).await;
+    assert_rotated_once(&direct, &rt1, rt2, app.clock.now()).await;
 }
 
 #[tokio::test]
@@ -130,8 +140,7 @@ async fn a_503_after_a_landed_rotation_is_retried_with_the_same_successor() {
     let Some((app, proxy, direct)) = proxied_app().await else {
         return;
     };
-    let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
-    let rt1 = field(&first, "refresh_token").to_owned();
+    let (client, rt1) = rotating_family(&app).await;
     let family_id = stored_family_id(&rt1);
 
     // The family's update lands at once but its answer is held past the attempt timeout; once
@@ -191,8 +200,7 @@ async fn a_rotation_that_failed_after_its_decisive_write_is_answered_after_the_g
     let Some((app, proxy, direct)) = proxied_app().await else {
         return;
     };
-    let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
-    let rt1 = field(&first, "refresh_token").to_owned();
+    let (client, rt1) = rotating_family(&app).await;
     let family_id = stored_family_id(&rt1);
 
     // The family's update lands; every write after it fails: the client gets a 503, never the
@@ -245,22 +253,17 @@ async fn a_rotation_meeting_a_transaction_on_its_family_is_sent_again() {
     let Some((app, proxy, direct)) = proxied_app().await else {
         return;
     };
-    let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
-    let rt1 = field(&first, "refresh_token");
+    let (client, rt1) = rotating_family(&app).await;
 
     // A revocation's transaction holds the family as the rotation's update arrives, twice.
     proxy.take_calls();
     proxy.inject(the_family_update(Fault::TransactionConflict).times(2));
-    let second = ok(refresh(&app, &client, rt1).await);
-    let family_updates: usize = proxy
-        .calls()
-        .per_partition("UpdateItem", "FAMILY#")
-        .values()
-        .sum();
+    let second = ok(refresh(&app, &client, &rt1).await);
+    let family_updates = family_updates(&proxy);
     assert_eq!(family_updates, 3, "refused twice, then landed");
     assert_rotated_once(
         &direct,
-        rt1,
+        &rt1,
         field(&second, "refresh_token"),
         app.clock.now(),
     )
@@ -280,12 +283,11 @@ async fn refused_connections_answer_503_and_write_nothing_until_the_store_is_bac
     let Some((app, proxy, direct)) = proxied_app().await else {
         return;
     };
-    let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
-    let rt1 = field(&first, "refresh_token");
-    let family_id = stored_family_id(rt1);
+    let (client, rt1) = rotating_family(&app).await;
+    let family_id = stored_family_id(&rt1);
 
     proxy.inject(Fault::RefuseConnections);
-    let (status, body) = refresh(&app, &client, rt1).await;
+    let (status, body) = refresh(&app, &client, &rt1).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     let family = direct
         .families()
@@ -296,10 +298,10 @@ async fn refused_connections_answer_503_and_write_nothing_until_the_store_is_bac
     assert_eq!(family.generation, 0, "nothing written");
 
     proxy.clear_fault();
-    let second = ok(refresh(&app, &client, rt1).await);
+    let second = ok(refresh(&app, &client, &rt1).await);
     assert_rotated_once(
         &direct,
-        rt1,
+        &rt1,
         field(&second, "refresh_token"),
         app.clock.now(),
     )
