@@ -6,6 +6,7 @@
 //! in. The two values a caller writes (its user agent and correlation id) are bounded, printable
 //! ASCII, and echo only what the caller sent.
 
+mod compact;
 mod logout;
 mod passkey;
 mod request;
