@@ -1,15 +1,19 @@
 //! `family.refreshed` is listed for the family's client and principal as for the family itself,
 //! newest first and once, whether a store files it under each subject (SQLite's columns) or
-//! under the family only and derives it for the others (DynamoDB).
+//! under the family only and derives it for the others (DynamoDB), and read back whole, the
+//! request's facts included, whatever form the store keeps it in (DynamoDB's compact one).
 
 use std::collections::HashSet;
+use std::net::IpAddr;
 
 use uuid::Uuid;
 
 use super::audit::event_at;
 use super::records::*;
 use crate::clock::UnixTime;
-use crate::domain::audit::{AuditEvent, AuditKind, AuditSubject, StartedBy};
+use crate::domain::audit::{
+    AuditEvent, AuditKind, AuditSubject, CorrelationId, RequestFacts, StartedBy, UserAgent,
+};
 use crate::domain::{ClientId, PrincipalId, PrincipalType, TokenId};
 use crate::secrets::TokenHash;
 use crate::store::prelude::*;
@@ -24,6 +28,26 @@ fn about(bundle: &Bundle, event: AuditEvent) -> AuditEvent {
         .client(bundle.family.client_id)
         .principal(PrincipalType::User, bundle.family.principal_id)
         .family(bundle.family.id)
+}
+
+/// The facts of the request behind a refresh, each kind of value a store may keep apart from
+/// the event's JSON (DynamoDB's compact refreshes), varied with the generation.
+fn request(generation: u32) -> RequestFacts {
+    let correlation = match generation % 3 {
+        0 => Uuid::new_v4().hyphenated().to_string(),
+        1 => Uuid::new_v4().hyphenated().to_string().to_uppercase(),
+        _ => format!("caller-{generation}"),
+    };
+    let address: IpAddr = if generation % 2 == 0 {
+        IpAddr::from([192, 0, 2, 7])
+    } else {
+        IpAddr::from([0x2001, 0xdb8, 0, 0, 0, 0, 0, generation as u16])
+    };
+    RequestFacts {
+        source_address: (generation != 2).then_some(address),
+        user_agent: UserAgent::from_header(format!("app/{generation} (conformance)").as_bytes()),
+        correlation_id: CorrelationId::parse(&correlation),
+    }
 }
 
 /// Starts the bundle's family at `at`, with its `family.started`.
@@ -61,10 +85,13 @@ async fn rotate(
     let mut events = Vec::new();
     for (generation, at) in (1..).zip(times) {
         let (successor, access) = bundle.successor(*at, generation);
-        let refreshed = about(
-            bundle,
-            event_at(*at, AuditKind::FamilyRefreshed { generation }),
-        );
+        let refreshed = AuditEvent {
+            request: request(generation),
+            ..about(
+                bundle,
+                event_at(*at, AuditKind::FamilyRefreshed { generation }),
+            )
+        };
         let rotated = rotate_refresh_token(
             store,
             rotation(bundle.family.id, &presented, &successor, &access, *at),

@@ -17,6 +17,11 @@ use uuid::Uuid;
 const REFRESH_UNITS: f64 = RATE_LIMIT_UNITS + 3.0;
 /// One read (the family), one update, two puts.
 const REFRESH_CALLS: usize = 4;
+/// The `family.refreshed` item at most, in bytes as DynamoDB bills them: compact, without the
+/// time, id and family its keys carry (docs/decisions.md, Audit events, "Compact refreshes"),
+/// 183 B where its JSON `body` made it 512 B; the margin is an IPv6 address and a short user
+/// agent.
+const REFRESH_EVENT_BYTES: usize = 256;
 
 /// A user with a first family on `client`; `refresh_with` sends a refresh token with that
 /// client's credentials and expects 200.
@@ -55,6 +60,11 @@ pub async fn refresh(c: Counted) {
         "the event under its family only: {events:?}"
     );
     assert!(events.keys().all(|pk| pk.starts_with("AUDIT#FAMILY#")));
+    let sizes = calls.put_sizes("AUDIT#");
+    assert!(
+        sizes.len() == 1 && sizes[0] <= REFRESH_EVENT_BYTES,
+        "the event's put: {sizes:?} B, at most {REFRESH_EVENT_BYTES} B"
+    );
     assert_eq!(calls.count("TransactWriteItems"), 0);
 }
 

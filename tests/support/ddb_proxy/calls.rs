@@ -162,6 +162,17 @@ impl Calls {
         counts
     }
 
+    /// The sizes of the items `PutItem` calls wrote to partitions starting with `prefix`.
+    pub fn put_sizes(&self, prefix: &str) -> Vec<usize> {
+        self.0
+            .iter()
+            .filter(|c| {
+                c.operation == "PutItem" && c.partitions.iter().any(|pk| pk.starts_with(prefix))
+            })
+            .flat_map(|c| c.written.iter().filter_map(|w| w.bytes))
+            .collect()
+    }
+
     /// The calls as the SDK's first attempts, and its resends apart: what a flow costs as
     /// designed, and what a late answer or a throttle added to it.
     pub fn split_resends(self) -> (Calls, Calls) {

@@ -7,10 +7,16 @@
 //! `family.refreshed` is stored under its family only
 //! ([`AuditEvent::stored_under`]): a query by client or principal reads its own partition, and
 //! then the refreshes of the families its events name, from each family's partition.
+//!
+//! Under its family, a `family.refreshed` is stored compact: not its JSON in `body` but
+//! [`AuditEvent::to_compact_refresh`] in [`COMPACT`], without the time, id and family its keys
+//! carry (docs/decisions.md, Audit events, "Compact refreshes"). A read rebuilds the same event;
+//! items written before keep their `body` and read as they did.
 
 use std::collections::{BTreeSet, HashSet};
 
 use async_trait::async_trait;
+use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use futures::stream::{self, StreamExt, TryStreamExt};
 
@@ -24,20 +30,34 @@ use crate::{AuditQuery, AuditStore, StoreError, StoreResult};
 
 /// The event's JSON, the same document the SQLite store and `tokenctl audit --json` show.
 const BODY: &str = "body";
+/// A `family.refreshed` under its family, in its compact binary form instead of `body`; one
+/// letter, as an attribute's name is stored (and billed) in every item.
+const COMPACT: &str = "c";
 /// Family partitions read at once when a client's or principal's refreshes are derived: a
 /// principal may have had hundreds of families, and one at a time would add their round trips.
 const FAMILIES_IN_FLIGHT: usize = 8;
 
 pub(super) fn audit_items(event: &AuditEvent) -> Vec<Item> {
-    let body = event.to_json();
+    let compact = event.to_compact_refresh();
+    // Made only for a subject that takes it: a refresh's one item is compact.
+    let body = std::cell::OnceCell::new();
     event
         .stored_under()
         .iter()
         .map(|subject| {
+            // The compact form leaves out the family: only its own partition's key names it.
+            let (name, content) = match (&compact, subject) {
+                (Some(compact), AuditSubject::Family(family))
+                    if Some(*family) == event.family_id =>
+                {
+                    (COMPACT, AttributeValue::B(Blob::new(compact.clone())))
+                }
+                _ => (BODY, s(body.get_or_init(|| event.to_json()).clone())),
+            };
             Item::from([
                 (PK.to_owned(), s(keys::audit_partition(subject))),
                 (SK.to_owned(), s(keys::audit_sort(event.time, &event.id))),
-                (BODY.to_owned(), s(body.clone())),
+                (name.to_owned(), content),
                 (super::TTL_ATTRIBUTE.to_owned(), n(event.expires_at())),
             ])
         })
@@ -121,30 +141,48 @@ impl DynamoStore {
             .table_name(&self.table)
             .expression_attribute_names("#pk", PK)
             .expression_attribute_values(":pk", s(keys::audit_partition(&subject)))
-            // The body alone is what is read (DynamoDB bills the whole item all the same).
-            .projection_expression("#body")
+            // The event alone is what is read (DynamoDB bills the whole item all the same): its
+            // body, or its compact form and the sort key that completes it.
+            .projection_expression("#sk, #body, #compact")
+            .expression_attribute_names("#sk", SK)
             .expression_attribute_names("#body", BODY)
+            .expression_attribute_names("#compact", COMPACT)
             .scan_index_forward(false)
             .consistent_read(true);
         query = match since {
             Some(since) => query
                 .key_condition_expression("#pk = :pk AND #sk >= :since")
-                .expression_attribute_names("#sk", SK)
                 .expression_attribute_values(":since", s(keys::sortable_time(since))),
             None => query.key_condition_expression("#pk = :pk"),
         };
         let mut events = Vec::new();
-        for mut item in query_items("QueryAuditEvents", query).await? {
-            let Some(AttributeValue::S(body)) = item.remove(BODY) else {
-                return Err(StoreError::internal("malformed audit item: no body"));
-            };
-            let event: AuditEvent = serde_json::from_str(&body)
-                .map_err(|_| StoreError::internal("malformed audit item body"))?;
+        for item in query_items("QueryAuditEvents", query).await? {
+            let event = event_of(&subject, &item)?;
             // DynamoDB's TTL deletes days late.
             if event.expires_at() > now {
                 events.push(event);
             }
         }
         Ok(events)
+    }
+}
+
+/// The event an item of `subject`'s partition holds: its JSON `body`, or a compact
+/// `family.refreshed` completed by its keys.
+fn event_of(subject: &AuditSubject, item: &Item) -> StoreResult<AuditEvent> {
+    match (item.get(BODY), item.get(COMPACT), subject) {
+        (Some(AttributeValue::S(body)), _, _) => serde_json::from_str(body)
+            .map_err(|_| StoreError::internal("malformed audit item body")),
+        (None, Some(AttributeValue::B(compact)), AuditSubject::Family(family)) => {
+            let Some(AttributeValue::S(sort)) = item.get(SK) else {
+                return Err(StoreError::internal("malformed audit item: no sort key"));
+            };
+            keys::audit_sort_parts(sort)
+                .and_then(|(time, id)| {
+                    AuditEvent::from_compact_refresh(time, id, *family, compact.as_ref())
+                })
+                .ok_or_else(|| StoreError::internal("malformed compact audit item"))
+        }
+        _ => Err(StoreError::internal("malformed audit item: no body")),
     }
 }

@@ -368,6 +368,13 @@ pub(super) mod keys {
     pub fn sortable_time(at: UnixTime) -> String {
         format!("{:020}", at.max(0))
     }
+    /// The time and event id an [`audit_sort`] key holds.
+    pub fn audit_sort_parts(sort: &str) -> Option<(UnixTime, AuditId)> {
+        let (time, id) = sort.split_once('#')?;
+        let time = time.parse().ok()?;
+        let id = uuid::Uuid::try_parse(id).ok()?;
+        Some((time, AuditId::new(id)))
+    }
 }
 
 /// The login uniqueness item: which user holds a login, and on a login item a copy of that user,

@@ -28,7 +28,7 @@
 //! | `RATE#<counter>#<hash>` | `WINDOW#<start, 20 digits>` | rate-limit hits in a window (TTL) |
 //! | `RATE#<counter>#<hash>` | `BLOCK`                 | a rate-limit block, `until` (TTL)     |
 //! | `JTI#<kind>#<hash>`     | `JTI`                   | a used JWT `jti` (TTL: the JWT's `exp`) |
-//! | `AUDIT#<subject>`       | `<time, 20 digits>#<event id>` | audit event `body` (TTL 400 days) |
+//! | `AUDIT#<subject>`       | `<time, 20 digits>#<event id>` | audit event `body`, or a compact `c` (TTL 400 days) |
 //!
 //! `<hash>` is the hex SHA-256 of the credential; no credential is ever stored or logged.
 //! `<address hash>` is the hex SHA-256 of the lower-cased e-mail address. `<subject>` is
