@@ -5,6 +5,7 @@ use crate::support::app::{json_of, TestApp, TestClient};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use token_domain::clock::Clock;
+use token_domain::secrets::TokenHash;
 use token_domain::RefreshRotation;
 
 use crate::refresh_rotation::user_family;
@@ -70,6 +71,14 @@ async fn own_access_and_refresh_tokens_are_active_with_their_claims(app: TestApp
     assert_eq!(refresh["scope"], "read write");
     assert_eq!(refresh["exp"], now + 180 * 86_400, "the family's expiry");
     assert_eq!(refresh["iat"], now, "when the refresh token was issued");
+    // All of it from the family: the first token names its family and has no record.
+    let first = TokenHash::of(tokens["refresh_token"].as_str().unwrap());
+    let record = app.store.families().get_refresh_token(&first, now).await;
+    assert_eq!(
+        record.unwrap(),
+        None,
+        "nothing stored under the first token's digest"
+    );
 
     // Basic authentication and JSON bodies work too; the hint is only a hint.
     let response = app

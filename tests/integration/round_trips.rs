@@ -94,15 +94,15 @@ mod budgets {
     /// The proof's `jti` (1), the token's `jti` (1), the client's counter (1).
     const DPOP_UNITS: f64 = 2.0 + RATE_LIMIT_UNITS;
     /// The attempt's counter (1), the two rate counters (2), and the new family's transaction
-    /// with the attempt's refund in it (9 items under 1 KB at 2 each: 18).
+    /// with the attempt's refund in it (8 items under 1 KB at 2 each: 16).
     const PASSWORD_UNITS: f64 = 1.0 + 2.0 * RATE_LIMIT_UNITS + NEW_FAMILY_UNITS + 2.0;
-    /// The two rate counters (2) and the family's transaction: the family, its refresh token,
-    /// its `jti`, the connection and three audit events (7 items under 1 KB at 2 each: 14; a
-    /// company has no user entry of the connection).
-    const COMPANY_AUTHTOKEN_GRANT_UNITS: f64 = 2.0 * RATE_LIMIT_UNITS + 14.0;
+    /// The two rate counters (2) and the family's transaction: the family, its `jti`, the
+    /// connection and three audit events (6 items under 1 KB at 2 each: 12; a company has no
+    /// user entry of the connection, its first refresh token no record).
+    const COMPANY_AUTHTOKEN_GRANT_UNITS: f64 = 2.0 * RATE_LIMIT_UNITS + 12.0;
     /// One transaction: the auth token and its two audit events (3 items under 1 KB at 2 each).
     const COMPANY_AUTH_TOKEN_ISSUE_UNITS: f64 = 6.0;
-    /// The new family's transaction with the exchange link in it (9 items under 1 KB at 2 each).
+    /// The new family's transaction with the exchange link in it (8 items under 1 KB at 2 each).
     const LEGACY_EXCHANGE_UNITS: f64 = NEW_FAMILY_UNITS + 2.0;
 
     /// Goal ≤ 1 + the rate limit: the client comes from the cache; one call writes the token's

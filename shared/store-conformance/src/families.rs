@@ -7,6 +7,11 @@ use crate::domain::{
 };
 use crate::random::{OsRandom, RandomExt};
 use crate::store::prelude::*;
+use crate::store::{NewFamily, Renewal};
+use crate::writes::{
+    create_family, renew_refresh_token, rotate_refresh_token, FamilyCreated, FamilyStart, Renewed,
+    Rotated,
+};
 
 pub async fn family_refresh_and_access_records_round_trip(store: &dyn Store) {
     let now = now();
@@ -248,5 +253,92 @@ pub async fn revoke_family_revokes_its_tokens(store: &dyn Store) {
         read_family(store, &unknown, now).await,
         None,
         "revoking an unknown family creates nothing"
+    );
+}
+
+/// A family whose first token names its family is started without that token's record: nothing
+/// is stored under the token's digest, and the family alone carries it (its current token and
+/// expiry) through a renewal, a rotation and a revocation, as its lookup reads it.
+pub async fn a_family_started_with_a_named_token_has_no_token_record(store: &dyn Store) {
+    let now = now();
+    let bundle = Bundle::live(now);
+    let start = FamilyStart {
+        new: NewFamily {
+            refresh_token: None,
+            ..bundle.new_family().new
+        },
+        ..bundle.new_family()
+    };
+    assert_eq!(create_family(store, start).await, FamilyCreated::Created);
+    let first = &bundle.refresh.token_hash;
+    assert_eq!(
+        read_family(store, &bundle.family.id, now).await,
+        Some(bundle.family.clone()),
+        "the family reads back as written"
+    );
+    assert_eq!(
+        read_refresh_token(store, first, now).await,
+        None,
+        "no record under the first token's digest"
+    );
+    assert_eq!(
+        read_access_token(store, &bundle.access.jti, now).await,
+        Some(bundle.access.clone()),
+        "its first access token is written"
+    );
+
+    let later = now + 60;
+    let renewal = Renewal {
+        family_id: bundle.family.id,
+        presented: first.clone(),
+        expires_at: bundle.family.expires_at + 60,
+        access_token: bundle.successor(later, 0).1,
+        now: later,
+        renews_record: false,
+    };
+    assert_eq!(
+        renew_refresh_token(store, renewal, Vec::new()).await,
+        Renewed::Renewed,
+        "a sliding renewal of the first token renews its family"
+    );
+    let family = present_family(store, &bundle.family.id, later, "renewed").await;
+    assert_eq!(
+        (&family.current_token, family.expires_at),
+        (first, bundle.family.expires_at + 60)
+    );
+
+    let (successor, access) = bundle.successor(later + 60, 1);
+    assert_eq!(
+        rotate_refresh_token(
+            store,
+            rotation(bundle.family.id, first, &successor, &access, later + 60),
+            Vec::new(),
+        )
+        .await,
+        Rotated::Rotated,
+        "the first token rotates on its family's state alone"
+    );
+    assert_eq!(
+        present_family(store, &bundle.family.id, later + 60, "rotated")
+            .await
+            .current_token,
+        successor.token_hash
+    );
+    assert_eq!(
+        read_refresh_token(store, first, later + 60).await,
+        None,
+        "a rotation writes no record for the token it rotated either"
+    );
+    assert!(store
+        .families()
+        .revoke_family(&bundle.family.id, later + 90)
+        .await
+        .expect("revoke_family"));
+    assert!(
+        present_family(store, &bundle.family.id, later + 90, "revoked")
+            .await
+            .revoked_at
+            .is_some(),
+        "revoked through its family"
     );
 }

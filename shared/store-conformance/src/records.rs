@@ -261,7 +261,7 @@ impl Bundle {
         FamilyStart {
             new: NewFamily {
                 family: self.family.clone(),
-                refresh_token: self.refresh.clone(),
+                refresh_token: Some(self.refresh.clone()),
                 access_token: self.access.clone(),
             },
             audit: Vec::new(),

@@ -69,12 +69,17 @@ pub struct RefreshTokenWithOrigin {
     pub origin: FamilyOrigin,
 }
 
-/// A new token family with its first refresh token and first access token. Their ids must be
-/// free (an integrity condition, not an outcome).
+/// A new token family with its first access token and, for a first refresh token that does not
+/// name its family, that token's record. Their ids must be free (an integrity condition, not an
+/// outcome).
 #[derive(Debug, Clone)]
 pub struct NewFamily {
     pub family: Family,
-    pub refresh_token: RefreshTokenRecord,
+    /// `None` for a first token that names its family ([`crate::domain::RefreshTokenName`]):
+    /// its lookup reads the family, whose `current_token` and expiry are all a record would
+    /// hold (docs/decisions.md, "What a refresh writes"). `Some`: a record under its digest, as
+    /// every first token had before tokens named their family.
+    pub refresh_token: Option<RefreshTokenRecord>,
     pub access_token: AccessTokenRecord,
 }
 

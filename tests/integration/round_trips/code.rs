@@ -9,7 +9,7 @@ use reqwest::StatusCode;
 /// `UpdateItem`), the new family's transaction; the client comes from the read cache.
 const AUTHORIZATION_CODE_CALLS: usize = 3;
 /// The client's counter (1), the redemption (an item under 1 KB: 1) and the new family's
-/// transaction (16).
+/// transaction (14).
 const AUTHORIZATION_CODE_UNITS: f64 = RATE_LIMIT_UNITS + 1.0 + NEW_FAMILY_UNITS;
 
 /// Warm: a first code of the same client redeemed before, so the client is cached.

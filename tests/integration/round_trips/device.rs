@@ -39,7 +39,7 @@ const DEVICE_POLL_PENDING_UNITS: f64 = RATE_LIMIT_UNITS;
 /// `slow_down`: the grown interval besides (an `UpdateItem` of the code's item, under 1 KB: 1).
 const DEVICE_POLL_SLOW_DOWN_UNITS: f64 = RATE_LIMIT_UNITS + 1.0;
 /// The approved poll: the client's counter (1), the redemption (an `UpdateItem`: 1) and the new
-/// family's transaction (16).
+/// family's transaction (14).
 const DEVICE_POLL_APPROVED_UNITS: f64 = RATE_LIMIT_UNITS + 1.0 + NEW_FAMILY_UNITS;
 
 /// Another device of the same app asks for codes: the client is read into the cache again.

@@ -40,7 +40,7 @@ impl RecordingMailer {
 /// item (under 1 KB: 1).
 const OTP_REQUEST_UNITS: f64 = 2.0 * RATE_LIMIT_UNITS + 1.0;
 /// The client's counter (1), the spent try, the consumption and the open-request count given
-/// back (three `UpdateItem`s of small items: 3), and the new family's transaction (16).
+/// back (three `UpdateItem`s of small items: 3), and the new family's transaction (14).
 const OTP_GRANT_UNITS: f64 = RATE_LIMIT_UNITS + 3.0 + NEW_FAMILY_UNITS;
 
 async fn request(c: &Counted, client: &TestClient, address: &str) {

@@ -141,8 +141,8 @@ pub async fn refresh_of_a_token_written_without_its_origin(c: Counted) {
 }
 
 /// Gives the family of `first` (rotated once, to `rotated`) the unnamed token `unnamed` as its
-/// current one, stored as such tokens were: a record of its own under its digest (a copy of the
-/// family's first token's), without the family's origin.
+/// current one, stored as such tokens were: a record of its own under its digest, without the
+/// family's origin (a family's first token, named, has no record to copy).
 async fn make_current_as_issued_before_names(
     c: &Counted,
     first: &Value,
@@ -153,33 +153,36 @@ async fn make_current_as_issued_before_names(
     let family_id = RefreshTokenName::of(&Secret::new(token(first)))
         .expect("a named token")
         .family_id;
-    let (first, current, unnamed) = (
-        TokenHash::of(&token(first)).to_hex(),
+    let (current, unnamed) = (
         TokenHash::of(&token(rotated)).to_hex(),
         TokenHash::of(unnamed).to_hex(),
     );
     let table = c.store.table_name();
-    let mut record = c
+    let family = c
         .store
         .client()
         .get_item()
         .table_name(table)
-        .key("pk", AttributeValue::S(format!("REFRESH#{first}")))
-        .key("sk", AttributeValue::S("REFRESH".into()))
+        .key("pk", AttributeValue::S(format!("FAMILY#{family_id}")))
+        .key("sk", AttributeValue::S("FAMILY".into()))
         .send()
         .await
-        .expect("read the first token's record")
+        .expect("read the family")
         .item
-        .expect("a family's first token has a record");
-    record.remove("origin");
-    record.insert("pk".into(), AttributeValue::S(format!("REFRESH#{unnamed}")));
-    record.insert("token_hash".into(), AttributeValue::S(unnamed.clone()));
-    record.insert("generation".into(), AttributeValue::N("1".into()));
+        .expect("the family");
+    let number = |name: &str| family[name].as_n().expect("a number").clone();
     c.store
         .client()
         .put_item()
         .table_name(table)
-        .set_item(Some(record))
+        .item("pk", AttributeValue::S(format!("REFRESH#{unnamed}")))
+        .item("sk", AttributeValue::S("REFRESH".into()))
+        .item("token_hash", AttributeValue::S(unnamed.clone()))
+        .item("family_id", AttributeValue::S(family_id.to_string()))
+        .item("client_id", family["client_id"].clone())
+        .item("generation", AttributeValue::N("1".into()))
+        .item("issued_at", AttributeValue::N(number("created_at")))
+        .item("expires_at", AttributeValue::N(number("expires_at")))
         .send()
         .await
         .expect("write the unnamed token's record");

@@ -106,9 +106,11 @@ impl Issuer<'_> {
         );
         let mut batch = WriteBatch::new();
         batch.require([
+            // The first token names its family: no record of its own (docs/decisions.md, "What
+            // a refresh writes").
             FamilyWrite::Start(NewFamily {
                 family,
-                refresh_token: refresh.clone(),
+                refresh_token: None,
                 access_token: access.clone(),
             })
             .into(),

@@ -17,7 +17,7 @@
 //! | `LEGACY#<hash>`         | `LEGACY`                | imported legacy token (TTL if any)    |
 //! | `LEGACY#<hash>`         | `EXCHANGE`              | the family of the latest exchange     |
 //! | `FAMILY#<family_id>`    | `FAMILY`                | token family (TTL)                    |
-//! | `REFRESH#<hash>`        | `REFRESH`               | refresh token record (TTL)            |
+//! | `REFRESH#<hash>`        | `REFRESH`               | record of a token without a name (TTL) |
 //! | `ACCESS#<jti>`          | `ACCESS`                | access token record (TTL)             |
 //! | `AUTHTOKEN#<hash>`      | `AUTHTOKEN`             | company auth token (TTL)              |
 //! | `AUTHCODE#<hash>`       | `AUTHCODE`              | authorization code (TTL)              |

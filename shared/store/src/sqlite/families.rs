@@ -128,7 +128,9 @@ fn start_in(tx: &rusqlite::Transaction<'_>, new: &NewFamily) -> StoreResult<()> 
         ])
     })
     .map_err(map_err)?;
-    insert_refresh_token(tx, &new.refresh_token)?;
+    if let Some(record) = &new.refresh_token {
+        insert_refresh_token(tx, record)?;
+    }
     insert_access_token(tx, &new.access_token)
 }
 

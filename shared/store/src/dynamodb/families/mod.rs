@@ -114,12 +114,17 @@ impl DynamoStore {
         let integrity = |item| (item, false);
         Ok(match write {
             FamilyWrite::Start(new) => {
-                let mut items = vec![
-                    integrity(self.put_new(to_item(&new.family, keys::family(&new.family.id))?)?),
-                    integrity(self.put_new(refresh_token_item(
-                        &new.refresh_token,
+                let mut items = vec![integrity(
+                    self.put_new(to_item(&new.family, keys::family(&new.family.id))?)?,
+                )];
+                // A first token that names its family has no record: the family is its record.
+                if let Some(record) = &new.refresh_token {
+                    items.push(integrity(self.put_new(refresh_token_item(
+                        record,
                         Some(&FamilyOrigin::from(&new.family)),
-                    )?)?),
+                    )?)?));
+                }
+                items.extend([
                     integrity(self.put_new(to_item(
                         &new.access_token,
                         keys::access(&new.access_token.jti),
@@ -127,7 +132,7 @@ impl DynamoStore {
                     // Lists the family under its (principal, client) connection, and the client
                     // among the user's connections; see revocation.rs.
                     integrity(self.put_connection_member(&new.family)?),
-                ];
+                ]);
                 items.extend(self.put_user_connection(&new.family)?.map(integrity));
                 items
             }
