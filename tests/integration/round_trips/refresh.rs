@@ -19,7 +19,7 @@ const REFRESH_UNITS: f64 = RATE_LIMIT_UNITS + 3.0;
 const REFRESH_CALLS: usize = 4;
 /// The `family.refreshed` item at most, in bytes as DynamoDB bills them: compact, without the
 /// time, id and family its keys carry (docs/decisions.md, Audit events, "Compact refreshes"),
-/// 183 B where its JSON `body` made it 512 B; the margin is an IPv6 address and a short user
+/// 190 B where its JSON `body` made it 512 B; the margin is an IPv6 address and a short user
 /// agent.
 const REFRESH_EVENT_BYTES: usize = 256;
 

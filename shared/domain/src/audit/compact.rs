@@ -5,26 +5,30 @@
 //!
 //! What the form keeps is what nothing else can give back for the whole retention: the
 //! generation, the client and the principal (a family's `family.started` may expire before its
-//! refreshes), and the request's facts. Layout, version 1:
+//! refreshes), and the request's facts. The form is a version byte, 1 (so that another form can
+//! be told from this one), then the postcard encoding (`postcard`'s documented wire format: varint
+//! integers and lengths, a byte for an `Option`'s `None` or `Some` and a varint for an enum's
+//! variant, no field names) of the private `Refresh` below, field by field:
 //!
 //! | bytes | what |
 //! |---|---|
 //! | 1 | the version, 1 |
-//! | 1 to 5 | the generation, LEB128 |
-//! | 1 | which fields follow (`HAS_*`) |
-//! | 16 | `client_id`, when present |
-//! | 1 | `principal_type` (0 user, 1 company, 2 application), when present |
-//! | 16 | `principal_id`, when present |
-//! | 4 or 16 | `source_address`, IPv4 or IPv6, when present |
-//! | LEB128 length, then the text | `user_agent`, when present |
-//! | 16, or LEB128 length then the text | `correlation_id`: a lower-case hyphenated UUID (what the service generates) as its bytes, any other as text |
+//! | 1 to 5 | `generation`, a varint |
+//! | 1, then 16 | `client_id`: 0 for none, or 1 and the UUID's bytes |
+//! | 1, then 1 | `principal_type`: 0, or 1 and the variant (0 user, 1 company, 2 application) |
+//! | 1, then 16 | `principal_id`, as `client_id` |
+//! | 1, then 1 and 4 or 16 | `source_address`: 0, or 1, the variant (0 IPv4, 1 IPv6) and the address's bytes (serde's `IpAddr` in a binary format) |
+//! | 1, then a varint length and the text | `user_agent`: 0, or 1 and the text |
+//! | 1, then 1 and 16, or 1, a varint length and the text | `correlation_id`: 0, or 1 and either variant 0 with the bytes of a lower-case hyphenated UUID (what the service generates) or variant 1 with any other text |
 //!
 //! Reading refuses anything else (another version, a field cut short, bytes left over, a value
 //! the event's own types refuse), so that a damaged item reads as an error, never as a wrong
-//! event.
+//! event. Version 1 was never deployed in the hand-written layout that preceded this one, so
+//! nothing stored in that layout needs reading.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::{AuditEvent, AuditId, AuditKind, CorrelationId, RequestFacts, UserAgent};
@@ -32,14 +36,31 @@ use crate::clock::UnixTime;
 use crate::{ClientId, FamilyId, PrincipalId, PrincipalType};
 
 const VERSION: u8 = 1;
-const HAS_CLIENT: u8 = 1;
-const HAS_PRINCIPAL_TYPE: u8 = 1 << 1;
-const HAS_PRINCIPAL: u8 = 1 << 2;
-const HAS_IPV4: u8 = 1 << 3;
-const HAS_IPV6: u8 = 1 << 4;
-const HAS_USER_AGENT: u8 = 1 << 5;
-const HAS_CORRELATION_UUID: u8 = 1 << 6;
-const HAS_CORRELATION_TEXT: u8 = 1 << 7;
+
+/// What the form stores after its version byte. The fields' order and types are the stored
+/// layout (postcard writes no names): change them only with a new version. UUIDs are byte
+/// arrays rather than `Uuid`s because serde's arrays are written bare, where `Uuid` in a binary
+/// format is a length-prefixed byte string. `principal_type` is written as its variant's
+/// position, so `PrincipalType`'s variants keep their order (a test pins it).
+#[derive(Debug, Serialize, Deserialize)]
+struct Refresh<'a> {
+    generation: u32,
+    client_id: Option<[u8; 16]>,
+    principal_type: Option<PrincipalType>,
+    principal_id: Option<[u8; 16]>,
+    source_address: Option<IpAddr>,
+    #[serde(borrow)]
+    user_agent: Option<&'a str>,
+    #[serde(borrow)]
+    correlation_id: Option<Correlation<'a>>,
+}
+
+/// A correlation id the service generated (a UUID) in 16 bytes instead of 36, any other as sent.
+#[derive(Debug, Serialize, Deserialize)]
+enum Correlation<'a> {
+    Uuid([u8; 16]),
+    Text(&'a str),
+}
 
 impl AuditEvent {
     /// This event in the compact form, if it is a `family.refreshed` about a family, at a time a
@@ -51,57 +72,23 @@ impl AuditEvent {
         if self.family_id.is_none() || self.time < 0 {
             return None;
         }
-        let mut out = Vec::with_capacity(64);
-        out.push(VERSION);
-        push_length(&mut out, generation as usize);
-        let flags_at = out.len();
-        out.push(0);
-        let mut flags = 0;
-        if let Some(client) = self.client_id {
-            flags |= HAS_CLIENT;
-            out.extend_from_slice(client.as_uuid().as_bytes());
-        }
-        if let Some(kind) = self.principal_type {
-            flags |= HAS_PRINCIPAL_TYPE;
-            out.push(match kind {
-                PrincipalType::User => 0,
-                PrincipalType::Company => 1,
-                PrincipalType::Application => 2,
-            });
-        }
-        if let Some(principal) = self.principal_id {
-            flags |= HAS_PRINCIPAL;
-            out.extend_from_slice(principal.as_uuid().as_bytes());
-        }
-        match self.request.source_address {
-            Some(IpAddr::V4(address)) => {
-                flags |= HAS_IPV4;
-                out.extend_from_slice(&address.octets());
-            }
-            Some(IpAddr::V6(address)) => {
-                flags |= HAS_IPV6;
-                out.extend_from_slice(&address.octets());
-            }
-            None => {}
-        }
-        if let Some(agent) = &self.request.user_agent {
-            flags |= HAS_USER_AGENT;
-            push_text(&mut out, agent.as_str());
-        }
-        if let Some(correlation) = &self.request.correlation_id {
-            match canonical_uuid(correlation.as_str()) {
-                Some(uuid) => {
-                    flags |= HAS_CORRELATION_UUID;
-                    out.extend_from_slice(uuid.as_bytes());
+        let refresh = Refresh {
+            generation,
+            client_id: self.client_id.map(|client| client.as_uuid().into_bytes()),
+            principal_type: self.principal_type,
+            principal_id: self.principal_id.map(|id| id.as_uuid().into_bytes()),
+            source_address: self.request.source_address,
+            user_agent: self.request.user_agent.as_ref().map(UserAgent::as_str),
+            correlation_id: self.request.correlation_id.as_ref().map(|correlation| {
+                match canonical_uuid(correlation.as_str()) {
+                    Some(uuid) => Correlation::Uuid(uuid.into_bytes()),
+                    None => Correlation::Text(correlation.as_str()),
                 }
-                None => {
-                    flags |= HAS_CORRELATION_TEXT;
-                    push_text(&mut out, correlation.as_str());
-                }
-            }
-        }
-        out[flags_at] = flags;
-        Some(out)
+            }),
+        };
+        // The version first, in the same buffer: postcard writes the body after what it is given.
+        // Writing into a `Vec` does not fail; were it to, the store would keep the event whole.
+        postcard::to_extend(&refresh, vec![VERSION]).ok()
     }
 
     /// The event [`to_compact_refresh`](Self::to_compact_refresh) made `bytes` of, with what
@@ -112,64 +99,43 @@ impl AuditEvent {
         family_id: FamilyId,
         bytes: &[u8],
     ) -> Option<Self> {
-        let mut input = Reader(bytes);
-        if input.byte()? != VERSION {
+        let (&VERSION, body) = bytes.split_first()? else {
+            return None;
+        };
+        // `take_from_bytes`, not `from_bytes`: the latter ignores bytes left over.
+        let (refresh, rest) = postcard::take_from_bytes::<Refresh>(body).ok()?;
+        if !rest.is_empty() {
             return None;
         }
-        let generation = u32::try_from(input.length()?).ok()?;
-        let flags = input.byte()?;
-        let has = |flag: u8| flags & flag != 0;
-        let client_id = if has(HAS_CLIENT) {
-            Some(ClientId::new(input.uuid()?))
-        } else {
-            None
-        };
-        let principal_type = if has(HAS_PRINCIPAL_TYPE) {
-            Some(match input.byte()? {
-                0 => PrincipalType::User,
-                1 => PrincipalType::Company,
-                2 => PrincipalType::Application,
-                _ => return None,
-            })
-        } else {
-            None
-        };
-        let principal_id = if has(HAS_PRINCIPAL) {
-            Some(PrincipalId::new(input.uuid()?))
-        } else {
-            None
-        };
-        let source_address = match (has(HAS_IPV4), has(HAS_IPV6)) {
-            (false, false) => None,
-            (true, false) => Some(IpAddr::V4(Ipv4Addr::from(input.array::<4>()?))),
-            (false, true) => Some(IpAddr::V6(Ipv6Addr::from(input.array::<16>()?))),
-            (true, true) => return None,
-        };
-        let user_agent = if has(HAS_USER_AGENT) {
-            let text = input.text()?;
+        let user_agent = match refresh.user_agent {
             // The text must be what the type keeps as is, or the event would not read back.
-            Some(UserAgent::from_header(text.as_bytes()).filter(|a| a.as_str() == text)?)
-        } else {
-            None
+            Some(text) => {
+                Some(UserAgent::from_header(text.as_bytes()).filter(|a| a.as_str() == text)?)
+            }
+            None => None,
         };
-        let correlation_id = match (has(HAS_CORRELATION_UUID), has(HAS_CORRELATION_TEXT)) {
-            (false, false) => None,
-            (true, false) => CorrelationId::parse(&input.uuid()?.hyphenated().to_string()),
-            (false, true) => Some(CorrelationId::parse(input.text()?)?),
-            (true, true) => return None,
+        let correlation_id = match refresh.correlation_id {
+            Some(Correlation::Uuid(bytes)) => Some(CorrelationId::parse(
+                &Uuid::from_bytes(bytes).hyphenated().to_string(),
+            )?),
+            Some(Correlation::Text(text)) => Some(CorrelationId::parse(text)?),
+            None => None,
         };
-        if !input.0.is_empty() {
-            return None;
-        }
         Some(Self {
             time,
-            kind: AuditKind::FamilyRefreshed { generation },
-            client_id,
-            principal_type,
-            principal_id,
+            kind: AuditKind::FamilyRefreshed {
+                generation: refresh.generation,
+            },
+            client_id: refresh
+                .client_id
+                .map(|b| ClientId::new(Uuid::from_bytes(b))),
+            principal_type: refresh.principal_type,
+            principal_id: refresh
+                .principal_id
+                .map(|b| PrincipalId::new(Uuid::from_bytes(b))),
             family_id: Some(family_id),
             request: RequestFacts {
-                source_address,
+                source_address: refresh.source_address,
                 user_agent,
                 correlation_id,
             },
@@ -184,62 +150,6 @@ fn canonical_uuid(text: &str) -> Option<Uuid> {
     Uuid::try_parse(text)
         .ok()
         .filter(|uuid| uuid.hyphenated().to_string() == text)
-}
-
-fn push_length(out: &mut Vec<u8>, mut value: usize) {
-    while value >= 0x80 {
-        out.push((value & 0x7f) as u8 | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
-}
-
-fn push_text(out: &mut Vec<u8>, text: &str) {
-    push_length(out, text.len());
-    out.extend_from_slice(text.as_bytes());
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, count: usize) -> Option<&'a [u8]> {
-        if self.0.len() < count {
-            return None;
-        }
-        let (taken, rest) = self.0.split_at(count);
-        self.0 = rest;
-        Some(taken)
-    }
-
-    fn byte(&mut self) -> Option<u8> {
-        self.take(1).map(|b| b[0])
-    }
-
-    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
-        self.take(N)?.try_into().ok()
-    }
-
-    fn uuid(&mut self) -> Option<Uuid> {
-        self.array::<16>().map(Uuid::from_bytes)
-    }
-
-    /// A LEB128 length of at most 5 bytes (a `u32`'s).
-    fn length(&mut self) -> Option<usize> {
-        let mut value = 0usize;
-        for shift in (0..35).step_by(7) {
-            let byte = self.byte()?;
-            value |= usize::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Some(value);
-            }
-        }
-        None
-    }
-
-    fn text(&mut self) -> Option<&'a str> {
-        let length = self.length()?;
-        std::str::from_utf8(self.take(length)?).ok()
-    }
 }
 
 #[cfg(test)]
@@ -314,9 +224,55 @@ mod tests {
             correlation_id: CorrelationId::parse(&Uuid::from_u128(9).to_string()),
         });
         let bytes = event.to_compact_refresh().unwrap();
-        // Version, generation, flags, two UUIDs and the type, an IPv4 address, a UUID.
-        assert_eq!(bytes.len(), 3 + 33 + 4 + 16);
+        // Version and generation; then per field its `Option` byte: two UUIDs and the type, an
+        // IPv4 address and its variant, no user agent, a UUID and its variant.
+        assert_eq!(bytes.len(), 2 + 36 + 6 + 1 + 18);
         assert!(event.to_json().len() > 5 * bytes.len());
+    }
+
+    /// The stored layout, byte for byte: a change of postcard's format, of serde's for `IpAddr`
+    /// or of the order of `PrincipalType`'s variants must fail here, not in a store.
+    #[test]
+    fn is_the_documented_layout() {
+        let mut event = refreshed(RequestFacts {
+            source_address: Some(IpAddr::from([192, 0, 2, 1])),
+            user_agent: UserAgent::from_header(b"ua"),
+            correlation_id: CorrelationId::parse(&Uuid::from_u128(9).to_string()),
+        });
+        event.kind = AuditKind::FamilyRefreshed { generation: 300 };
+        let uuid = |n: u8| {
+            let mut bytes = [0; 16];
+            bytes[15] = n;
+            bytes
+        };
+        let mut expected = vec![1, 0xac, 0x02, 1];
+        expected.extend(uuid(1));
+        expected.extend([1, 1, 1]);
+        expected.extend(uuid(2));
+        expected.extend([1, 0, 192, 0, 2, 1, 1, 2, b'u', b'a', 1, 0]);
+        expected.extend(uuid(9));
+        assert_eq!(event.to_compact_refresh().unwrap(), expected);
+
+        let kinds = [
+            PrincipalType::User,
+            PrincipalType::Company,
+            PrincipalType::Application,
+        ];
+        for (index, kind) in kinds.into_iter().enumerate() {
+            event.principal_type = Some(kind);
+            assert_eq!(event.to_compact_refresh().unwrap()[21], index as u8);
+        }
+
+        event.request = RequestFacts {
+            source_address: Some("2001:db8::1".parse().unwrap()),
+            user_agent: None,
+            correlation_id: CorrelationId::parse("c-1"),
+        };
+        let bytes = event.to_compact_refresh().unwrap();
+        let mut tail = vec![1, 1, 0x20, 0x01, 0x0d, 0xb8];
+        tail.extend([0; 11]);
+        tail.extend([1, 0, 1, 1, 3, b'c', b'-', b'1']);
+        assert_eq!(bytes[bytes.len() - tail.len()..], tail);
     }
 
     #[test]
@@ -352,9 +308,24 @@ mod tests {
         let mut other_version = bytes.clone();
         other_version[0] = 2;
         assert_eq!(read(&other_version), None);
-        let mut both_addresses = bytes.clone();
-        both_addresses[2] |= HAS_IPV4 | HAS_IPV6;
-        assert_eq!(read(&both_addresses), None);
+        // The client id's `Option` byte: neither none nor some.
+        let mut neither = bytes.clone();
+        neither[2] = 2;
+        assert_eq!(read(&neither), None);
+        // The principal type: a fourth variant.
+        let mut fourth_type = bytes.clone();
+        fourth_type[20] = 3;
+        assert_eq!(read(&fourth_type), None);
+        // A user agent the type would not keep as is (it trims).
+        let mut padded = bytes.clone();
+        let at = padded.len() - 11;
+        assert_eq!(&padded[at..at + 5], b"agent");
+        padded[at] = b' ';
+        assert_eq!(read(&padded), None);
+        // Text that is not UTF-8.
+        let mut not_utf8 = bytes.clone();
+        not_utf8[at] = 0xff;
+        assert_eq!(read(&not_utf8), None);
         // A correlation id with a space: not one the type accepts.
         let mut spaced = bytes;
         let at = spaced.len() - 2;
