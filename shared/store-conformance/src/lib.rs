@@ -173,6 +173,7 @@ macro_rules! conformance_suite {
             user_connections_list_the_clients_of_live_families,
             rate_limit_refuses_over_the_limit_until_the_window_ends,
             a_counted_access_token_is_stored_only_when_counted,
+            a_counted_rotation_is_written_only_when_counted,
             parallel_rate_limit_hits_never_exceed_the_limit,
             refunded_rate_limit_hits_free_their_place,
             rate_limit_blocks_last_until_their_end_and_never_shorten,

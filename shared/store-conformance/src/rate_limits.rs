@@ -4,7 +4,7 @@ use super::fixtures::*;
 use super::records::*;
 use crate::domain::AccessTokenRecord;
 use crate::store::prelude::*;
-use crate::store::{Committed, FamilyWrite, Hit, RateKey, RateLimit, WriteBatch};
+use crate::store::{Committed, FamilyWrite, Gate, Gated, Hit, RateKey, RateLimit, WriteBatch};
 use crate::writes::commit;
 
 const LIMIT: RateLimit = RateLimit {
@@ -198,6 +198,90 @@ pub async fn a_counted_access_token_is_stored_only_when_counted(store: &dyn Stor
     );
     assert!(
         matches!(hit(store, &key, now).await, Hit::Refused { .. }),
+        "the same counter as count_hit's"
+    );
+}
+
+/// A rotation gated by `key`'s count, answered as the count with whether it landed.
+async fn rotate_counted(
+    store: &dyn Store,
+    bundle: &Bundle,
+    key: &RateKey,
+    at: i64,
+) -> (Gated<bool>, AccessTokenRecord) {
+    let (successor, access) = bundle.successor(at, 1);
+    let rotation = rotation(
+        bundle.family.id,
+        &bundle.refresh.token_hash,
+        &successor,
+        &access,
+        at,
+    );
+    let gate = Gate {
+        key: key.clone(),
+        limit: LIMIT,
+        now: at,
+    };
+    let gated = store
+        .writes()
+        .rotate_counted(rotation, Vec::new(), gate)
+        .await
+        .expect("rotate_counted");
+    (gated, access)
+}
+
+/// The token endpoint's refresh write: counted in the rotation's own write. Over the limit
+/// nothing is written or counted; under it the hit stays counted whether the rotation lands or
+/// its condition refuses it (the request was made).
+pub async fn a_counted_rotation_is_written_only_when_counted(store: &dyn Store) {
+    let now = now();
+    let key = fresh_key("conformance-rotation");
+    for _ in 1..LIMIT.max {
+        hit(store, &key, now).await;
+    }
+    let rotated = stored_bundle(store, now).await;
+    let (gated, access) = rotate_counted(store, &rotated, &key, now).await;
+    assert!(
+        matches!(
+            gated,
+            Gated::Counted {
+                count: 3,
+                outcome: true
+            }
+        ),
+        "the last place rotates: {gated:?}"
+    );
+    assert_eq!(
+        read_access_token(store, &access.jti, now).await,
+        Some(access)
+    );
+
+    let bundle = stored_bundle(store, now).await;
+    let (gated, access) = rotate_counted(store, &bundle, &key, now).await;
+    assert!(
+        matches!(gated, Gated::Limited { retry_after } if (1..=60).contains(&retry_after)),
+        "over the limit: {gated:?}"
+    );
+    let family = present_family(store, &bundle.family.id, now, "family").await;
+    assert_eq!(family.generation, 0, "a limited rotation rotates nothing");
+    assert_eq!(read_access_token(store, &access.jti, now).await, None);
+
+    // The next window: a rotation its condition refuses (the token was rotated) still counts.
+    let later = now + LIMIT.window_seconds;
+    let (gated, _) = rotate_counted(store, &rotated, &key, later).await;
+    assert!(
+        matches!(
+            gated,
+            Gated::Counted {
+                count: 1,
+                outcome: false
+            }
+        ),
+        "a refused rotation is counted: {gated:?}"
+    );
+    assert_eq!(
+        hit(store, &key, later).await,
+        Hit::Counted { count: 2 },
         "the same counter as count_hit's"
     );
 }

@@ -200,6 +200,15 @@ impl WriteBatch {
     }
 }
 
+/// A gated write's outcome: refused at the gate's limit, or counted (the count in its window,
+/// this hit included) with the write's own outcome.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gated<T> {
+    Limited { retry_after: i64 },
+    Counted { count: u32, outcome: T },
+}
+
 /// What a commit did. A failed condition is one of these outcomes, never an error.
 #[must_use]
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -242,6 +251,18 @@ pub trait BatchWrites: Send + Sync {
     /// client's retry then finds the rotation made and its token rotated away, and
     /// [`Self::complete_rotation`] writes what is missing.
     async fn rotate(&self, rotation: Rotation, events: Vec<AuditEvent>) -> StoreResult<bool>;
+
+    /// [`Self::rotate`] gated by a rate count, as [`WriteBatch::count_first`] gates a batch: at
+    /// the gate's limit nothing is written or counted; otherwise the hit stays counted whether
+    /// the rotation lands or not (the request was made). On SQLite the count is a statement of
+    /// the rotation's own transaction, so a refresh is one write of the group commit, not two;
+    /// on DynamoDB it is its own `UpdateItem` first, as for a batch.
+    async fn rotate_counted(
+        &self,
+        rotation: Rotation,
+        events: Vec<AuditEvent>,
+        gate: Gate,
+    ) -> StoreResult<Gated<bool>>;
 
     /// Writes what the family's last rotation left unwritten, if it failed after its decisive
     /// write: the record of its current token (from the family) and `events` (the rotation's,

@@ -49,7 +49,7 @@ pub use access::{Layered, Store, StoreLayer};
 pub use audit::{AuditQuery, AuditStore};
 pub use auth_tokens::AuthTokenStore;
 pub use authorization_codes::{AuthorizationCodeStore, CodeRedeemed};
-pub use batch::{BatchWrites, Committed, Gate, Part, PartId, WriteBatch, WriteOp};
+pub use batch::{BatchWrites, Committed, Gate, Gated, Part, PartId, WriteBatch, WriteOp};
 pub use cached::CachedStore;
 pub use clients::ClientStore;
 pub use device_authorizations::DeviceAuthorizationStore;

@@ -12,8 +12,8 @@ use super::DynamoStore;
 use crate::domain::audit::AuditEvent;
 use crate::domain::Family;
 use crate::{
-    BatchWrites, Committed, FamilyWrite, Hit, PartId, RateLimitStore, Rotation, StoreError,
-    StoreResult, WriteBatch, WriteOp,
+    BatchWrites, Committed, FamilyWrite, Gate, Gated, Hit, PartId, RateLimitStore, Rotation,
+    StoreError, StoreResult, WriteBatch, WriteOp,
 };
 
 #[async_trait]
@@ -59,6 +59,23 @@ impl BatchWrites for DynamoStore {
 
     async fn rotate(&self, rotation: Rotation, events: Vec<AuditEvent>) -> StoreResult<bool> {
         self.rotate_family(&rotation, &events).await
+    }
+
+    async fn rotate_counted(
+        &self,
+        rotation: Rotation,
+        events: Vec<AuditEvent>,
+        gate: Gate,
+    ) -> StoreResult<Gated<bool>> {
+        Ok(
+            match self.count_hit(&gate.key, gate.limit, gate.now).await? {
+                Hit::Refused { retry_after } => Gated::Limited { retry_after },
+                Hit::Counted { count } => Gated::Counted {
+                    count,
+                    outcome: self.rotate_family(&rotation, &events).await?,
+                },
+            },
+        )
     }
 
     async fn complete_rotation(&self, family: &Family, events: &[AuditEvent]) -> StoreResult<bool> {

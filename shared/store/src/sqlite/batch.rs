@@ -9,7 +9,9 @@ use super::rate_limits::count_hit_in;
 use super::{auth_tokens, families, legacy, lockout, map_err, SqliteStore};
 use crate::domain::audit::AuditEvent;
 use crate::domain::Family;
-use crate::{BatchWrites, Committed, Hit, Part, Rotation, StoreResult, WriteBatch, WriteOp};
+use crate::{
+    BatchWrites, Committed, Gate, Gated, Hit, Part, Rotation, StoreResult, WriteBatch, WriteOp,
+};
 
 #[async_trait]
 impl BatchWrites for SqliteStore {
@@ -33,6 +35,30 @@ impl BatchWrites for SqliteStore {
                 insert_audit_events(tx, &events)?;
             }
             Ok(landed)
+        })
+        .await
+    }
+
+    async fn rotate_counted(
+        &self,
+        rotation: Rotation,
+        events: Vec<AuditEvent>,
+        gate: Gate,
+    ) -> StoreResult<Gated<bool>> {
+        self.write_tx(move |tx| {
+            let count = match count_hit_in(tx, &gate.key.stored(), gate.limit, gate.now)? {
+                Hit::Counted { count } => count,
+                Hit::Refused { retry_after } => return Ok(Gated::Limited { retry_after }),
+            };
+            // A rotation refused by its condition wrote nothing, and the count stays.
+            let landed = families::rotate_in(tx, &rotation)?;
+            if landed {
+                insert_audit_events(tx, &events)?;
+            }
+            Ok(Gated::Counted {
+                count,
+                outcome: landed,
+            })
         })
         .await
     }
