@@ -74,7 +74,8 @@ mod per_client {
             client_per_minute: 3,
             ..token_core::config::RateLimits::default()
         }
-    );  token_requests_past_the_clients_limit_are_429_until_the_minute_ends);
+    );  token_requests_past_the_clients_limit_are_429_until_the_minute_ends,
+        refreshes_past_the_clients_limit_are_429_and_change_nothing);
 
     async fn token_requests_past_the_clients_limit_are_429_until_the_minute_ends(app: TestApp) {
         let (busy, other) = (
@@ -98,6 +99,59 @@ mod per_client {
         app.clock.advance(60);
         let (status, _, _) = token_with_headers(&app, &client_credentials(&busy), &[]).await;
         assert_eq!(status, StatusCode::OK, "the next minute starts from zero");
+    }
+
+    fn refresh_form<'a>(client: &'a TestClient, refresh_token: &'a str) -> [(&'a str, &'a str); 4] {
+        [
+            ("grant_type", "refresh_token"),
+            ("client_id", client.id.as_str()),
+            ("client_secret", client.secret.as_str()),
+            ("refresh_token", refresh_token),
+        ]
+    }
+
+    /// A rotation counts its request in its own write, and any other refresh before it writes
+    /// or answers (docs/decisions.md, "Abuse limits"): either way the limit holds, and a
+    /// refresh refused by it rotates, retries and revokes nothing.
+    async fn refreshes_past_the_clients_limit_are_429_and_change_nothing(app: TestApp) {
+        let client = app.create_client("read").await;
+        app.create_user("limited-refresher", USER_PASSWORD).await;
+        let now = app.clock.now();
+        app.clock.advance(60 - now.rem_euclid(60));
+        let first = app
+            .user_tokens(&client, "limited-refresher", USER_PASSWORD)
+            .await;
+        let rotated = first["refresh_token"].as_str().unwrap();
+        let family_id = app.stored_refresh_token(rotated).await.family_id;
+        let (status, second) = app.refresh(&client, rotated).await;
+        assert_eq!(status, StatusCode::OK, "{second}");
+        let current = second["refresh_token"].as_str().unwrap();
+        let (status, _, body) =
+            token_with_headers(&app, &refresh_form(&client, "no such token"), &[]).await;
+        assert_token_error(&(status, body), 400, "invalid_grant", 108);
+
+        // Three requests made: the current token, the rotated one within its grace (a retry)
+        // and a request without a token are refused alike.
+        for token in [current, rotated] {
+            assert_slow_down(
+                token_with_headers(&app, &refresh_form(&client, token), &[]).await,
+                140,
+                60,
+            );
+        }
+        let without_token = &refresh_form(&client, "")[..3];
+        assert_slow_down(token_with_headers(&app, without_token, &[]).await, 140, 60);
+        let family = app.stored_family(&family_id).await;
+        assert_eq!(family.generation, 1, "not rotated past the limit");
+        assert!(
+            family.revoked_at.is_none(),
+            "nothing revoked past the limit"
+        );
+
+        app.clock.advance(60);
+        let (status, third) = app.refresh(&client, current).await;
+        assert_eq!(status, StatusCode::OK, "still the current token: {third}");
+        assert_eq!(app.stored_family(&family_id).await.generation, 2);
     }
 }
 

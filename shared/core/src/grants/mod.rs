@@ -6,7 +6,8 @@
 //!
 //! Order of checks, chosen so that nothing is revealed to a caller that has not earned it:
 //! the request's shape (repeated parameters, `grant_type`: the parse's), then client
-//! authentication, the rate limits and the DPoP proof, then whether the client may use the
+//! authentication, the rate limits (a refresh's client count is made by its grant, with the
+//! same answers: [`DeferredCount`]) and the DPoP proof, then whether the client may use the
 //! grant, then the grant's own parameters (kept by the parse in [`TokenRequest::grant`]) and
 //! credentials, and only after the credentials are proven, the principal's state and home
 //! geolocation.
@@ -20,6 +21,7 @@ mod refresh;
 mod token_exchange;
 
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::auth::authenticate_client;
 use crate::auth::dpop::{self, DpopRequest, ProofDenial};
@@ -27,7 +29,7 @@ use crate::domain::{narrowed, Client, GrantType, Resource, TargetRefusal};
 use crate::errors::{ErrorCode, GrantDenial, GrantError};
 use crate::issuance::IssuedTokens;
 use crate::jwt::SignIn;
-use crate::limits::{source_subject, Limit};
+use crate::limits::{source_subject, Limit, Limiter};
 use crate::requests::{GrantRequest, TokenRequest};
 use crate::services::Services;
 
@@ -45,6 +47,49 @@ pub struct GrantContext {
     /// `resource` as sent (RFC 8707): see [`Self::requested_resources`] and
     /// [`Self::narrowed_resources`].
     pub resources: Vec<String>,
+    /// Whether the request is still to be counted against its client's limit (a refresh's:
+    /// [`Self::counter_for_write`], [`Self::count_request`]).
+    pub uncounted: DeferredCount,
+}
+
+/// A request's count against its client's limit (`RATE_LIMIT_CLIENT_PER_MINUTE`), left to its
+/// grant: a refresh that rotates counts it in its rotation's write, one store write instead of
+/// two; every other outcome counts it before it writes anything or answers, so that a client
+/// over its limit is answered 429 whatever it sent, as when every request is counted first
+/// (docs/decisions.md, "Abuse limits").
+#[derive(Debug, Default)]
+pub struct DeferredCount(AtomicBool);
+
+impl DeferredCount {
+    /// A request still to be counted.
+    pub fn pending() -> Self {
+        Self(AtomicBool::new(true))
+    }
+
+    /// A request already counted, or not counted by its grant.
+    pub fn settled() -> Self {
+        Self::default()
+    }
+
+    /// Whether the count was still to be made; it is not any more.
+    fn take(&self) -> bool {
+        self.0.swap(false, Ordering::AcqRel)
+    }
+
+    /// Counts `client`'s request now, if it is still to be counted.
+    async fn settle(&self, services: &Services, client: &Client) -> Result<(), GrantError> {
+        if self.take() {
+            services
+                .limiter()
+                .count(
+                    Limit::ClientTokenRequests,
+                    &client.id.to_string(),
+                    services.ctx.clock.now(),
+                )
+                .await?;
+        }
+        Ok(())
+    }
 }
 
 impl GrantContext {
@@ -68,6 +113,20 @@ impl GrantContext {
     /// `invalid_target` (160).
     pub fn narrowed_resources(&self, granted: &[Resource]) -> Result<Vec<Resource>, GrantError> {
         narrowed(granted, &self.resources).map_err(refused_target)
+    }
+}
+
+impl GrantContext {
+    /// The limiter a write should count the request in, if it is still to be counted: the
+    /// write then makes the count, whatever it decides.
+    pub fn counter_for_write<'a>(&self, services: &'a Services) -> Option<Limiter<'a>> {
+        self.uncounted.take().then(|| services.limiter())
+    }
+
+    /// Counts the request against its client's limit now, if it is still to be counted: before
+    /// any write or answer of a grant that does not count it in its write.
+    pub async fn count_request(&self, services: &Services) -> Result<(), GrantError> {
+        self.uncounted.settle(services, &self.client).await
     }
 }
 
@@ -100,30 +159,51 @@ pub async fn token_grant(
     let limiter = services.limiter();
     let now = services.ctx.clock.now();
     // client_credentials counts its request itself (`issue_counted_application_token`): with
-    // the key in memory, in the same store write as its token, one write a request, not two.
-    if grant_type != GrantType::ClientCredentials {
-        limiter
-            .count(Limit::ClientTokenRequests, &client.id.to_string(), now)
-            .await?;
-    }
+    // the key in memory, in the same store write as its token, one write a request, not two. A
+    // refresh with the key in memory and no DPoP proof (whose `jti` is written before the
+    // grant runs) leaves its count to the grant ([`DeferredCount`]). With KMS every other grant
+    // is counted before anything is signed, so that a flood cannot spend the KMS quota.
+    let uncounted = if grant_type == GrantType::RefreshToken
+        && !dpop.is_present()
+        && !services.codec.keys().signs_with_kms()
+    {
+        DeferredCount::pending()
+    } else {
+        if grant_type != GrantType::ClientCredentials {
+            limiter
+                .count(Limit::ClientTokenRequests, &client.id.to_string(), now)
+                .await?;
+        }
+        DeferredCount::settled()
+    };
     if let (GrantType::Password, Some(source)) = (grant_type, source) {
         limiter
             .count(Limit::AddressPasswordAttempts, &source_subject(source), now)
             .await?;
     }
-    let dpop_jkt = sender_key(services, &client, dpop).await?;
-
-    // Whether the client may use the grant comes before the grant's parameters (60 before 51),
-    // except for refresh, whose missing token (106) comes before its permission (107).
-    if grant_type != GrantType::RefreshToken && !client.may_use(grant_type) {
-        return Err(ErrorCode::UnsupportedGrant.into());
-    }
-    let grant = request.grant?;
+    let (parsed, resources) = (request.grant, request.resources);
+    let checked = async {
+        let dpop_jkt = sender_key(services, &client, dpop).await?;
+        // Whether the client may use the grant comes before the grant's parameters (60 before
+        // 51), except for refresh, whose missing token (106) comes before its permission (107).
+        if grant_type != GrantType::RefreshToken && !client.may_use(grant_type) {
+            return Err(ErrorCode::UnsupportedGrant.into());
+        }
+        Ok((dpop_jkt, parsed?))
+    };
+    let (dpop_jkt, grant) = match checked.await {
+        Ok(checked) => checked,
+        Err(refused) => {
+            uncounted.settle(services, &client).await?;
+            return Err(refused);
+        }
+    };
     let context = GrantContext {
         client,
         dpop_jkt,
         source,
-        resources: request.resources,
+        resources,
+        uncounted,
     };
     let issued = match grant {
         GrantRequest::ClientCredentials(request) => {

@@ -54,6 +54,19 @@ pub(super) async fn grant(
     context: &GrantContext,
     request: RefreshRequest,
 ) -> Result<IssuedTokens, GrantError> {
+    let refreshed = refresh_with_reads(services, context, &request).await;
+    if refreshed.is_err() {
+        // A client over its limit is answered 429 whatever it sent.
+        context.count_request(services).await?;
+    }
+    refreshed
+}
+
+async fn refresh_with_reads(
+    services: &Services,
+    context: &GrantContext,
+    request: &RefreshRequest,
+) -> Result<IssuedTokens, GrantError> {
     let client = &context.client;
     let presented = &request.refresh_token;
     if !client.may_refresh() {
@@ -72,7 +85,7 @@ pub(super) async fn grant(
             }
             None => None,
         };
-        match refresh(services, context, &request, &token, family.as_ref()).await {
+        match refresh(services, context, request, &token, family.as_ref()).await {
             Ok(Some(issued)) => return Ok(issued),
             // Another request rotated (or revoked) first: read again and take the retry path.
             Ok(None) => {}
@@ -161,7 +174,7 @@ async fn refresh(
         return Err(GrantError::lives_elsewhere(origin.geolocation.clone()));
     }
     let token_use = match family {
-        Some(family) => decide(services, client, presented, &token.record, family, jkt).await?,
+        Some(family) => decide(services, context, presented, &token.record, family).await?,
         // Unread, so unrotated when read: the policy's use, if the write finds it current.
         None => match client.refresh_policy() {
             RefreshRotation::Rotate => Use::Rotate,
@@ -188,7 +201,13 @@ async fn refresh(
             services
                 .issuer()
                 .for_client(client)
-                .rotate_family(token, presented, grant, jkt)
+                .rotate_family(
+                    token,
+                    presented,
+                    grant,
+                    jkt,
+                    context.counter_for_write(services),
+                )
                 .await?
         }
         Use::Retry(family) => Some(
@@ -199,6 +218,7 @@ async fn refresh(
                 .await?,
         ),
         Use::Slide => {
+            context.count_request(services).await?;
             services
                 .issuer()
                 .for_client(client)
@@ -212,12 +232,12 @@ async fn refresh(
 /// Applies the client's policy to a token whose family was read; revokes the family on reuse.
 async fn decide<'a>(
     services: &Services,
-    client: &Client,
+    context: &GrantContext,
     presented: &Secret,
     record: &RefreshTokenRecord,
     family: &'a Family,
-    dpop_jkt: Option<&str>,
 ) -> Result<Use<'a>, GrantError> {
+    let (client, dpop_jkt) = (&context.client, context.dpop_jkt());
     let is_current = family.current_token == record.token_hash;
     // A rotated token's record carries its rotation time, unless its rotation was the family's
     // single conditional update (DynamoDB): then the family's last rotation is its rotation if
@@ -233,6 +253,9 @@ async fn decide<'a>(
         (RefreshRotation::Rotate, None) if is_current => Ok(Use::Rotate),
         (RefreshRotation::Rotate, None) => Ok(Use::ReadAgain),
         (RefreshRotation::Rotate, Some(rotated_at)) => {
+            // Counted before this path's writes (a completion, a retry's access token, a
+            // revocation), which a request over the limit must not make.
+            context.count_request(services).await?;
             if successor_is_current(services, presented, record, family).await? {
                 // A rotation whose writes failed after its decisive one never answered the
                 // client: its retry is answered whenever it comes, and completes it.
@@ -413,6 +436,7 @@ mod tests {
             dpop_jkt: None,
             source: None,
             resources: Vec::new(),
+            uncounted: super::super::DeferredCount::settled(),
         };
         let code = || async {
             let request =

@@ -13,10 +13,12 @@ use crate::domain::audit::{AuditEvent, AuditId, AuditKind};
 use crate::domain::{
     AccessTokenRecord, Family, FamilyId, RefreshTokenName, RefreshTokenRecord, Resource, Scopes,
 };
-use crate::errors::ServerError;
+use crate::errors::{GrantError, ServerError};
+use crate::limits::{Limit, Limiter};
 use crate::secrets::Secret;
 use crate::store::{
-    FamilyOrigin, FamilyWrite, RefreshTokenWithOrigin, Renewal, Rotation, StoreError, WriteBatch,
+    FamilyOrigin, FamilyWrite, Gated, RefreshTokenWithOrigin, Renewal, Rotation, StoreError,
+    WriteBatch,
 };
 
 use super::{family_tokens, IssuedTokens};
@@ -68,13 +70,18 @@ impl Issuer<'_> {
     /// the token is not the family's current one, or the family is revoked or expired: another
     /// request rotated (or revoked) first, and nothing was written. The write's condition
     /// decides, so the family need not have been read.
+    ///
+    /// With `counter`, the request is counted against its client's limit in the rotation's own
+    /// write ([`Limiter::count_in`]): over the limit nothing is written and the answer is the
+    /// limit's refusal.
     pub async fn rotate_family(
         &self,
         token: &RefreshTokenWithOrigin,
         presented: &Secret,
         grant: (Scopes, Vec<Resource>),
         jkt: Option<&str>,
-    ) -> Result<Option<IssuedTokens>, ServerError> {
+        counter: Option<Limiter<'_>>,
+    ) -> Result<Option<IssuedTokens>, GrantError> {
         let (current, origin) = (&token.record, &token.origin);
         let generation = current.generation + 1;
         let refresh_token = self
@@ -101,12 +108,28 @@ impl Issuer<'_> {
             access_token: refresh.access.clone(),
             now,
         };
-        let landed = self
-            .ctx
-            .store
-            .writes()
-            .rotate(rotation, vec![refresh.event.clone()])
-            .await?;
+        let events = vec![refresh.event.clone()];
+        let writes = self.ctx.store.writes();
+        let landed = match counter {
+            None => writes.rotate(rotation, events).await?,
+            Some(limiter) => {
+                let subject = origin.client_id.to_string();
+                limiter
+                    .count_in(Limit::ClientTokenRequests, &subject, now, |gate| {
+                        let (rotation, events) = (rotation.clone(), events.clone());
+                        async move {
+                            match gate {
+                                Some(gate) => writes.rotate_counted(rotation, events, gate).await,
+                                None => Ok(Gated::Counted {
+                                    count: 0,
+                                    outcome: writes.rotate(rotation, events).await?,
+                                }),
+                            }
+                        }
+                    })
+                    .await?
+            }
+        };
         Ok(refresh.answer(landed, refresh_token, &successor, origin))
     }
 

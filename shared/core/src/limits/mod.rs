@@ -12,7 +12,8 @@ use crate::config::RateLimits;
 use crate::domain::AccessTokenRecord;
 use crate::errors::{Denial, ErrorCode, Refusal};
 use crate::store::{
-    Committed, FamilyWrite, Hit, RateKey, RateLimit, RateLimitStore, Store, StoreError, WriteBatch,
+    Committed, FamilyWrite, Gate, Gated, Hit, RateKey, RateLimit, RateLimitStore, Store,
+    StoreError, StoreResult, WriteBatch,
 };
 
 pub use spread::RefusalMemory;
@@ -210,23 +211,54 @@ impl<'a> Limiter<'a> {
         record: &AccessTokenRecord,
         now: UnixTime,
     ) -> Result<(), LimitError> {
-        let Some(rate) = limit.of(&self.limits) else {
-            store.families().put_access_token(record).await?;
-            return Ok(());
-        };
-        let attempt = |key: RateKey, share: RateLimit| async move {
+        self.count_in(limit, subject, now, |gate| async move {
+            let Some(gate) = gate else {
+                store.families().put_access_token(record).await?;
+                return Ok(Gated::Counted {
+                    count: 0,
+                    outcome: (),
+                });
+            };
             let mut batch = WriteBatch::of([FamilyWrite::PutAccessToken(record.clone()).into()]);
-            batch.count_first(key, share, now);
+            batch.count_first(gate.key, gate.limit, now);
             match store.writes().commit(batch).await? {
-                Committed::Limited { retry_after } => Ok(Hit::Refused { retry_after }),
-                Committed::Applied { counted, .. } => Ok(Hit::Counted {
+                Committed::Limited { retry_after } => Ok(Gated::Limited { retry_after }),
+                Committed::Applied { counted, .. } => Ok(Gated::Counted {
                     count: counted.unwrap_or(1),
+                    outcome: (),
                 }),
                 Committed::Refused(_) => Err(StoreError::internal(
                     "an access token's put has no condition",
                 )),
             }
+        })
+        .await
+    }
+
+    /// Counts one request of `subject` against `limit` in the store write `write` makes, gated
+    /// by the count ([`Gate`]; `None` when the limit is off): one write where a count and the
+    /// write would be two. `write` may run once more, on another of a busy subject's counters,
+    /// when the first it tried was full (it wrote nothing then).
+    pub async fn count_in<T, F, Fut>(
+        self,
+        limit: Limit,
+        subject: &str,
+        now: UnixTime,
+        mut write: F,
+    ) -> Result<T, LimitError>
+    where
+        F: FnMut(Option<Gate>) -> Fut,
+        Fut: std::future::Future<Output = StoreResult<Gated<T>>>,
+    {
+        let Some(rate) = limit.of(&self.limits) else {
+            return match write(None).await? {
+                Gated::Counted { outcome, .. } => Ok(outcome),
+                Gated::Limited { .. } => {
+                    Err(StoreError::internal("a write without a gate was limited").into())
+                }
+            };
         };
+        let outcome = std::sync::Mutex::new(None);
         let hit = self
             .memory
             .count(
@@ -234,10 +266,33 @@ impl<'a> Limiter<'a> {
                 rate,
                 limit.spreads(),
                 now,
-                attempt,
+                |key, share| {
+                    let written = write(Some(Gate {
+                        key,
+                        limit: share,
+                        now,
+                    }));
+                    let outcome = &outcome;
+                    async move {
+                        Ok::<_, StoreError>(match written.await? {
+                            Gated::Limited { retry_after } => Hit::Refused { retry_after },
+                            Gated::Counted {
+                                count,
+                                outcome: done,
+                            } => {
+                                *lock(outcome) = Some(done);
+                                Hit::Counted { count }
+                            }
+                        })
+                    }
+                },
             )
             .await?;
-        verdict(limit, hit)
+        verdict(limit, hit)?;
+        let outcome = outcome
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        outcome.ok_or_else(|| StoreError::internal("a counted write left no outcome").into())
     }
 
     /// Refuses `guesser` (an address as one client sees it) once blocked for wrong one-time
@@ -352,6 +407,12 @@ impl From<Exceeded> for crate::errors::GrantDenial {
             ..crate::errors::GrantDenial::new(exceeded.limit.code())
         }
     }
+}
+
+fn lock<T>(outcome: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    outcome
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]
