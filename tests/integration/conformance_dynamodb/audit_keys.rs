@@ -35,6 +35,24 @@ async fn items_in(store: &DynamoStore, partition: &str) -> usize {
     found.items().len()
 }
 
+/// The events listed for `subject` from `since` (`None`: all), as `tokenctl audit` lists them.
+async fn listed_for(
+    store: &DynamoStore,
+    subject: AuditSubject,
+    since: Option<i64>,
+    now: i64,
+) -> Vec<AuditEvent> {
+    store
+        .audit()
+        .audit_events(AuditQuery {
+            subject,
+            since,
+            now,
+        })
+        .await
+        .expect("audit_events")
+}
+
 /// `event` as the store wrote it under `partition` before `family.refreshed` was stored under
 /// its family only.
 async fn put_old_copy(store: &DynamoStore, partition: String, event: &AuditEvent) {
@@ -112,15 +130,7 @@ async fn a_refresh_is_one_item_and_an_old_copy_is_listed_once() {
         AuditSubject::Principal(principal),
         AuditSubject::Family(family),
     ] {
-        let listed = store
-            .audit()
-            .audit_events(AuditQuery {
-                subject,
-                since: None,
-                now,
-            })
-            .await
-            .expect("audit_events");
+        let listed = listed_for(&store, subject, None, now).await;
         assert_eq!(
             listed,
             [new.clone(), old.clone(), started.clone()],
@@ -230,15 +240,7 @@ async fn a_partition_of_full_and_compact_refreshes_reads_whole_for_each_subject(
         AuditSubject::Client(client),
         AuditSubject::Principal(principal),
     ] {
-        let listed = store
-            .audit()
-            .audit_events(AuditQuery {
-                subject,
-                since: None,
-                now,
-            })
-            .await
-            .expect("audit_events");
+        let listed = listed_for(&store, subject, None, now).await;
         assert_eq!(listed, expected, "{subject:?}");
         let json: Vec<String> = listed.iter().map(AuditEvent::to_json).collect();
         let expected_json: Vec<String> = expected.iter().map(AuditEvent::to_json).collect();
@@ -246,15 +248,7 @@ async fn a_partition_of_full_and_compact_refreshes_reads_whole_for_each_subject(
             json, expected_json,
             "{subject:?}: what tokenctl audit --json prints"
         );
-        let since = store
-            .audit()
-            .audit_events(AuditQuery {
-                subject,
-                since: Some(now - 6),
-                now,
-            })
-            .await
-            .expect("audit_events");
+        let since = listed_for(&store, subject, Some(now - 6), now).await;
         assert_eq!(since, expected[..4], "{subject:?} from since, old and new");
     }
 }
