@@ -20,7 +20,7 @@ use token_domain::secrets::{Secret, TokenHash};
 use token_domain::{RefreshRotation, RefreshTokenName};
 use token_store::dynamodb::DynamoStore;
 use token_store::prelude::*;
-use token_store::AuditQuery;
+use token_store_conformance::fixtures::listed_audit_events;
 
 use super::refresh_rotation::{field, ok, refresh, user_family};
 
@@ -72,15 +72,8 @@ async fn assert_rotated_once(direct: &DynamoStore, rotated: &str, successor: &st
 
 /// How many `family.refreshed` events of a first rotation `subject` has.
 async fn first_refreshes(direct: &DynamoStore, subject: AuditSubject, now: i64) -> usize {
-    direct
-        .audit()
-        .audit_events(AuditQuery {
-            subject,
-            since: None,
-            now,
-        })
+    listed_audit_events(direct, subject, None, now)
         .await
-        .unwrap()
         .into_iter()
         .filter(|e| e.kind == AuditKind::FamilyRefreshed { generation: 1 })
         .count()

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use uuid::Uuid;
 
-use super::fixtures::{exchange, stored_legacy_token};
+use super::fixtures::{exchange, listed_audit_events as read, stored_legacy_token};
 use super::records::*;
 use crate::clock::UnixTime;
 use crate::domain::audit::{
@@ -15,7 +15,7 @@ use crate::domain::audit::{
 use crate::domain::{ClientId, FamilyId, PrincipalId, PrincipalType};
 use crate::random::{OsRandom, RandomExt};
 use crate::store::prelude::*;
-use crate::store::{revoke_family_recorded, AuditQuery, FamilyRevoked};
+use crate::store::{revoke_family_recorded, FamilyRevoked};
 use crate::writes::{create_family, rotate_refresh_token, FamilyCreated, FamilyStart, Rotated};
 
 /// Events made one after another in the same second get ids in that order.
@@ -29,23 +29,6 @@ pub(crate) fn event_at(at: UnixTime, kind: AuditKind) -> AuditEvent {
         kind,
         RequestFacts::default(),
     )
-}
-
-async fn read(
-    store: &dyn Store,
-    subject: AuditSubject,
-    since: Option<UnixTime>,
-    now: UnixTime,
-) -> Vec<AuditEvent> {
-    store
-        .audit()
-        .audit_events(AuditQuery {
-            subject,
-            since,
-            now,
-        })
-        .await
-        .expect("audit_events")
 }
 
 pub async fn audit_events_are_read_by_subject_newest_first(store: &dyn Store) {

@@ -9,6 +9,7 @@ use std::net::IpAddr;
 use uuid::Uuid;
 
 use super::audit::event_at;
+use super::fixtures::listed_audit_events;
 use super::records::*;
 use crate::clock::UnixTime;
 use crate::domain::audit::{
@@ -17,7 +18,7 @@ use crate::domain::audit::{
 use crate::domain::{ClientId, PrincipalId, PrincipalType, TokenId};
 use crate::secrets::TokenHash;
 use crate::store::prelude::*;
-use crate::store::{AuditQuery, Renewal};
+use crate::store::Renewal;
 use crate::writes::{
     create_family, renew_refresh_token, rotate_refresh_token, FamilyCreated, FamilyStart, Renewed,
     Rotated,
@@ -111,15 +112,7 @@ async fn read(
     since: Option<UnixTime>,
     now: UnixTime,
 ) -> Vec<AuditEvent> {
-    let events = store
-        .audit()
-        .audit_events(AuditQuery {
-            subject,
-            since,
-            now,
-        })
-        .await
-        .expect("audit_events");
+    let events = listed_audit_events(store, subject, since, now).await;
     let ids: HashSet<_> = events.iter().map(|e| e.id).collect();
     assert_eq!(
         ids.len(),

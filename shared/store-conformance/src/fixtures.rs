@@ -4,11 +4,13 @@
 
 use super::records::*;
 use crate::clock::UnixTime;
+use crate::domain::audit::{AuditEvent, AuditSubject};
 use crate::domain::{
     AccessTokenRecord, Family, FamilyId, LegacyExchange, LegacyToken, RefreshTokenRecord, TokenId,
 };
 use crate::secrets::TokenHash;
 use crate::store::prelude::*;
+use crate::store::AuditQuery;
 use crate::writes::{create_family, rotate_refresh_token, FamilyCreated, Rotated};
 
 /// A live family with its first refresh and access tokens, written.
@@ -175,4 +177,23 @@ pub async fn read_legacy_exchange(store: &dyn Store, legacy: &TokenHash) -> Opti
         .get_legacy_exchange(legacy)
         .await
         .expect("get_legacy_exchange")
+}
+
+/// The unexpired events listed for `subject` from `since` (`None`: all), newest first, as
+/// `tokenctl audit` lists them.
+pub async fn listed_audit_events(
+    store: &dyn Store,
+    subject: AuditSubject,
+    since: Option<UnixTime>,
+    now: UnixTime,
+) -> Vec<AuditEvent> {
+    store
+        .audit()
+        .audit_events(AuditQuery {
+            subject,
+            since,
+            now,
+        })
+        .await
+        .expect("audit_events")
 }

@@ -12,7 +12,7 @@ use token_domain::{ClientId, FamilyId, PrincipalId, PrincipalType};
 use token_store::dynamodb::sdk::types::AttributeValue;
 use token_store::dynamodb::{DynamoStore, TTL_ATTRIBUTE};
 use token_store::prelude::*;
-use token_store::AuditQuery;
+use token_store_conformance::fixtures::listed_audit_events;
 use token_store_conformance::records::now;
 use uuid::Uuid;
 
@@ -33,24 +33,6 @@ async fn items_in(store: &DynamoStore, partition: &str) -> usize {
         .await
         .expect("query a partition");
     found.items().len()
-}
-
-/// The events listed for `subject` from `since` (`None`: all), as `tokenctl audit` lists them.
-async fn listed_for(
-    store: &DynamoStore,
-    subject: AuditSubject,
-    since: Option<i64>,
-    now: i64,
-) -> Vec<AuditEvent> {
-    store
-        .audit()
-        .audit_events(AuditQuery {
-            subject,
-            since,
-            now,
-        })
-        .await
-        .expect("audit_events")
 }
 
 /// `event` as the store wrote it under `partition` before `family.refreshed` was stored under
@@ -130,7 +112,7 @@ async fn a_refresh_is_one_item_and_an_old_copy_is_listed_once() {
         AuditSubject::Principal(principal),
         AuditSubject::Family(family),
     ] {
-        let listed = listed_for(&store, subject, None, now).await;
+        let listed = listed_audit_events(&store, subject, None, now).await;
         assert_eq!(
             listed,
             [new.clone(), old.clone(), started.clone()],
@@ -240,7 +222,7 @@ async fn a_partition_of_full_and_compact_refreshes_reads_whole_for_each_subject(
         AuditSubject::Client(client),
         AuditSubject::Principal(principal),
     ] {
-        let listed = listed_for(&store, subject, None, now).await;
+        let listed = listed_audit_events(&store, subject, None, now).await;
         assert_eq!(listed, expected, "{subject:?}");
         let json: Vec<String> = listed.iter().map(AuditEvent::to_json).collect();
         let expected_json: Vec<String> = expected.iter().map(AuditEvent::to_json).collect();
@@ -248,7 +230,7 @@ async fn a_partition_of_full_and_compact_refreshes_reads_whole_for_each_subject(
             json, expected_json,
             "{subject:?}: what tokenctl audit --json prints"
         );
-        let since = listed_for(&store, subject, Some(now - 6), now).await;
+        let since = listed_audit_events(&store, subject, Some(now - 6), now).await;
         assert_eq!(since, expected[..4], "{subject:?} from since, old and new");
     }
 }
