@@ -156,70 +156,48 @@ pub async fn token_grant(
 
     let client = authenticate_client(services, &request.client).await?;
     span.record("client_id", tracing::field::display(client.id));
-    let limiter = services.limiter();
-    let now = services.ctx.clock.now();
     // client_credentials counts its request itself (`issue_counted_application_token`): with
     // the key in memory, in the same store write as its token, one write a request, not two. A
     // refresh with the key in memory and no DPoP proof (whose `jti` is written before the
     // grant runs) leaves its count to the grant ([`DeferredCount`]). With KMS every other grant
     // is counted before anything is signed, so that a flood cannot spend the KMS quota.
-    let uncounted = if grant_type == GrantType::RefreshToken
-        && !dpop.is_present()
-        && !services.codec.keys().signs_with_kms()
-    {
-        DeferredCount::pending()
-    } else {
-        if grant_type != GrantType::ClientCredentials {
-            limiter
-                .count(Limit::ClientTokenRequests, &client.id.to_string(), now)
-                .await?;
-        }
+    let uncounted = if grant_type == GrantType::ClientCredentials {
         DeferredCount::settled()
+    } else {
+        DeferredCount::pending()
     };
+    let deferred = grant_type == GrantType::RefreshToken
+        && !dpop.is_present()
+        && !services.codec.keys().signs_with_kms();
+    if !deferred {
+        uncounted.settle(services, &client).await?;
+    }
     if let (GrantType::Password, Some(source)) = (grant_type, source) {
-        limiter
-            .count(Limit::AddressPasswordAttempts, &source_subject(source), now)
+        services
+            .limiter()
+            .count(
+                Limit::AddressPasswordAttempts,
+                &source_subject(source),
+                services.ctx.clock.now(),
+            )
             .await?;
     }
-    let (parsed, resources) = (request.grant, request.resources);
-    let checked = async {
-        let dpop_jkt = sender_key(services, &client, dpop).await?;
-        // Whether the client may use the grant comes before the grant's parameters (60 before
-        // 51), except for refresh, whose missing token (106) comes before its permission (107).
-        if grant_type != GrantType::RefreshToken && !client.may_use(grant_type) {
-            return Err(ErrorCode::UnsupportedGrant.into());
-        }
-        Ok((dpop_jkt, parsed?))
-    };
-    let (dpop_jkt, grant) = match checked.await {
-        Ok(checked) => checked,
-        Err(refused) => {
-            uncounted.settle(services, &client).await?;
-            return Err(refused);
-        }
-    };
-    let context = GrantContext {
+    let mut context = GrantContext {
         client,
-        dpop_jkt,
+        dpop_jkt: None,
         source,
-        resources,
+        resources: request.resources,
         uncounted,
     };
-    let issued = match grant {
-        GrantRequest::ClientCredentials(request) => {
-            client_credentials::grant(services, &context, request).await
-        }
-        GrantRequest::Password(request) => password::grant(services, &context, request).await,
-        GrantRequest::RefreshToken(request) => refresh::grant(services, &context, request).await,
-        GrantRequest::AuthorizationCode(request) => {
-            authorization_code::grant(services, &context, request).await
-        }
-        GrantRequest::Otp(request) => otp::grant(services, &context, request).await,
-        GrantRequest::DeviceCode(request) => device_code::grant(services, &context, request).await,
-        GrantRequest::TokenExchange(request) => {
-            token_exchange::grant(services, &context, request).await
-        }
-    }?;
+    let issued =
+        match checked_grant(services, &mut context, (grant_type, request.grant), dpop).await {
+            Ok(issued) => issued,
+            Err(refused) => {
+                // A client over its limit is answered 429 whatever it sent.
+                context.count_request(services).await?;
+                return Err(refused);
+            }
+        };
     // RFC 8693: an exchange answers an access token alone.
     if grant_type == GrantType::TokenExchange {
         return Ok(issued);
@@ -235,6 +213,38 @@ pub async fn token_grant(
         ..SignIn::default()
     };
     Ok(issued.with_id_token(&services.codec, sign_in).await?)
+}
+
+/// The DPoP proof (its key's thumbprint into `context`), whether the client may use the grant,
+/// the grant's parameters, then the grant itself.
+async fn checked_grant(
+    services: &Services,
+    context: &mut GrantContext,
+    (grant_type, parsed): (GrantType, Result<GrantRequest, ErrorCode>),
+    dpop: &DpopRequest,
+) -> Result<IssuedTokens, GrantError> {
+    context.dpop_jkt = sender_key(services, &context.client, dpop).await?;
+    // Whether the client may use the grant comes before the grant's parameters (60 before 51),
+    // except for refresh, whose missing token (106) comes before its permission (107).
+    if grant_type != GrantType::RefreshToken && !context.client.may_use(grant_type) {
+        return Err(ErrorCode::UnsupportedGrant.into());
+    }
+    let context = &*context;
+    match parsed? {
+        GrantRequest::ClientCredentials(request) => {
+            client_credentials::grant(services, context, request).await
+        }
+        GrantRequest::Password(request) => password::grant(services, context, request).await,
+        GrantRequest::RefreshToken(request) => refresh::grant(services, context, request).await,
+        GrantRequest::AuthorizationCode(request) => {
+            authorization_code::grant(services, context, request).await
+        }
+        GrantRequest::Otp(request) => otp::grant(services, context, request).await,
+        GrantRequest::DeviceCode(request) => device_code::grant(services, context, request).await,
+        GrantRequest::TokenExchange(request) => {
+            token_exchange::grant(services, context, request).await
+        }
+    }
 }
 
 /// The thumbprint of the request's proof key, once the proof passed every check and its `jti`

@@ -54,19 +54,6 @@ pub(super) async fn grant(
     context: &GrantContext,
     request: RefreshRequest,
 ) -> Result<IssuedTokens, GrantError> {
-    let refreshed = refresh_with_reads(services, context, &request).await;
-    if refreshed.is_err() {
-        // A client over its limit is answered 429 whatever it sent.
-        context.count_request(services).await?;
-    }
-    refreshed
-}
-
-async fn refresh_with_reads(
-    services: &Services,
-    context: &GrantContext,
-    request: &RefreshRequest,
-) -> Result<IssuedTokens, GrantError> {
     let client = &context.client;
     let presented = &request.refresh_token;
     if !client.may_refresh() {
@@ -85,7 +72,7 @@ async fn refresh_with_reads(
             }
             None => None,
         };
-        match refresh(services, context, request, &token, family.as_ref()).await {
+        match refresh(services, context, &request, &token, family.as_ref()).await {
             Ok(Some(issued)) => return Ok(issued),
             // Another request rotated (or revoked) first: read again and take the retry path.
             Ok(None) => {}
