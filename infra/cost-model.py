@@ -49,23 +49,25 @@ FULL_VCPU_MB = 1769
 # The round-trip tests' figures of 2026-11-27 14:40 UTC (docs/benchmarks.md, "DynamoDB calls
 # per request"), used when no log is given: calls by operation, write units, read units
 # (DynamoDB's own rules, counted at the wire: 1 write unit per KB started, 2 per KB per
-# transaction item, reads 1 per 4 KB strongly consistent, 0.5 eventually), and the sizes of the
-# items put. Rate-limit counters included. Update with a run's log when a flow's writes change.
+# transaction item, reads 1 per 4 KB strongly consistent, 0.5 eventually), the sizes of the
+# items put, and of those the audit trail's (`AUDIT#`, kept 400 days). Rate-limit counters
+# included. Update with a run's log when a flow's writes change.
 COUNTED = {
-    "client_credentials": ({"PutItem": 1, "UpdateItem": 1}, 2, 0, [254]),
+    "client_credentials": ({"PutItem": 1, "UpdateItem": 1}, 2, 0, [254], []),
     "password": ({"GetItem": 1, "TransactWriteItems": 1, "UpdateItem": 3}, 19, 1,
-                 [390, 292, 176, 139, 517, 514, 514]),
+                 [390, 292, 176, 139, 517, 514, 514], [517, 514, 514]),
     "company authtoken grant": ({"GetItem": 1, "TransactWriteItems": 1, "UpdateItem": 2}, 14, 1,
-                                [389, 301, 176, 581, 578, 578]),
-    "refresh": ({"GetItem": 1, "PutItem": 2, "UpdateItem": 2}, 4, 1, [292, 190]),
+                                [389, 301, 176, 581, 578, 578], [581, 578, 578]),
+    "refresh": ({"GetItem": 1, "PutItem": 2, "UpdateItem": 2}, 4, 1, [292, 190], [190]),
     "legacy exchange": ({"GetItem": 3, "TransactWriteItems": 1}, 16, 3,
-                        [365, 292, 176, 139, 524, 521, 521, 220]),
-    "company auth-token issue": ({"GetItem": 2, "TransactWriteItems": 1}, 6, 2, [328, 529, 526]),
-    "otp request": ({"PutItem": 1, "Query": 1, "UpdateItem": 2}, 3, 1, [473]),
+                        [365, 292, 176, 139, 524, 521, 521, 220], [524, 521, 521]),
+    "company auth-token issue": ({"GetItem": 2, "TransactWriteItems": 1}, 6, 2, [328, 529, 526],
+                                 [529, 526]),
+    "otp request": ({"PutItem": 1, "Query": 1, "UpdateItem": 2}, 3, 1, [473], []),
     "otp grant": ({"GetItem": 3, "Query": 3, "TransactWriteItems": 1, "UpdateItem": 4}, 18, 6,
-                  [390, 292, 176, 139, 512, 509, 509]),
+                  [390, 292, 176, 139, 512, 509, 509], [512, 509, 509]),
     "authorization_code": ({"GetItem": 1, "TransactWriteItems": 1, "UpdateItem": 2}, 16, 1,
-                           [422, 299, 176, 139, 527, 524, 524]),
+                           [422, 299, 176, 139, 527, 524, 524], [527, 524, 524]),
 }
 
 # CPU per request on one core (ms). client_credentials and refresh from the local server's
@@ -91,7 +93,8 @@ RUNTIME_MS = 0.5
 LINE = re.compile(
     r"^(?:test \S+ \.\.\. )?(?P<flow>[A-Za-z_][A-Za-z_ ,()'-]*): (?P<calls>\d+) calls "
     r"(?P<ops>\{[^}]*\})(?: (?P<wru>[\d.]+) write units, (?P<rru>[\d.]+) read units, "
-    r"\d+ items written \(\d+ puts of \[(?P<sizes>[^\]]*)\] B;[^)]*\))?\s*$")
+    r"\d+ items written \(\d+ puts of \[(?P<sizes>[^\]]*)\] B;"
+    r"(?: audit \[(?P<audit>[^\]]*)\] B;)?[^)]*\))?\s*$")
 
 # The stated monthly workload (30 days).
 COMPANIES = 1_000
@@ -115,17 +118,10 @@ WORKLOAD_GRANTS = {flow: count for flow, count, _ in WORKLOAD}
 STORED_ITEMS = USERS * 7 + COMPANIES * (APPS_PER_COMPANY * 2 + 2)
 ITEM_OVERHEAD_BYTES = 100
 # Audit events are kept 400 days (contract part 16), so at steady state the table holds 400 days
-# of them. Items each grant leaves (docs/decisions.md, Audit events, "Keys."): a started family's
-# `family.started` under its family, client and principal (3); a refresh's `family.refreshed`
-# under its family only (1). Their sizes as the round-trip tests count their puts: a refresh's
-# event is compact on DynamoDB (190 B, from 512 B as JSON; docs/decisions.md, Audit events,
-# "Compact refreshes"), a started family's are JSON (about 515 B: the password grant's 517, 514,
-# 514).
+# of each grant's audit puts, as counted (docs/decisions.md, Audit events, "Keys."): a started
+# family's `family.started` under its family, client and principal; a refresh's compact
+# `family.refreshed` under its family only.
 AUDIT_RETENTION_DAYS = 400
-AUDIT_ITEMS = {"password": 3, "company authtoken grant": 3, "legacy exchange": 3,
-               "otp grant": 3, "authorization_code": 3, "refresh": 1}
-AUDIT_ITEM_BYTES = {"refresh": 190}
-AUDIT_ITEM_BYTES_OTHERWISE = 515
 # A line with more calls is a flood of many grants (the hot-item tests), not one grant's cost.
 FLOOD_CALLS = 50
 # The goal for the stated workload (issue 46).
@@ -158,7 +154,8 @@ COMPARISON = {
 
 
 def parse_round_trips(path):
-    """{flow: (calls by operation, write units, read units, put sizes)} from a test log."""
+    """{flow: (calls by operation, write units, read units, put sizes, audit put sizes)} from a
+    test log."""
     flows = {}
     with open(path, encoding="utf-8") as log:
         for line in log:
@@ -176,8 +173,13 @@ def parse_round_trips(path):
                     flows.setdefault(flow, COUNTED[flow])
                 continue
             sizes = [int(s) for s in re.findall(r"\d+", match["sizes"])]
+            if match["audit"] is not None:
+                audit = [int(s) for s in re.findall(r"\d+", match["audit"])]
+            else:
+                # A log from before the audit puts were listed apart: today's counted ones.
+                audit = COUNTED.get(flow, (None,) * 5)[4] or []
             # The first count of a flow is the one its budget is asserted on.
-            flows.setdefault(flow, (by_op, float(match["wru"]), float(match["rru"]), sizes))
+            flows.setdefault(flow, (by_op, float(match["wru"]), float(match["rru"]), sizes, audit))
     if not flows:
         sys.exit(f"cost-model: no `<flow>: N calls {{...}} W write units, ...` line in {path}")
     return flows
@@ -189,7 +191,7 @@ def duration_ms(cpu_ms, calls, memory_mb, ddb_ms):
 
 
 def per_million(counted, cpu_ms, ddb_ms):
-    by_op, writes, reads, _ = counted
+    by_op, writes, reads, _, _ = counted
     calls = sum(by_op.values())
     ddb = reads * DDB_RRU + writes * DDB_WRU
     lam = {}
@@ -216,8 +218,8 @@ def main():
         flow, _, wru = item.partition("=")
         if flow not in counted:
             sys.exit(f"cost-model: --write-units {item}: no counted flow {flow!r}")
-        by_op, _, rru, sizes = counted[flow]
-        counted[flow] = (by_op, float(wru), rru, sizes)
+        by_op, _, rru, sizes, audit = counted[flow]
+        counted[flow] = (by_op, float(wru), rru, sizes, audit)
         print(f"(planned: {flow} at {wru} write units instead of the counted figure)")
     cpu = dict(DEFAULT_CPU_MS)
     for item in args.cpu_ms:
@@ -275,16 +277,17 @@ def main():
     print(f"| storage | {STORED_ITEMS:,} items, {storage_gb:.2f} GB | {storage:.2f} | | | live items, "
           f"{item_bytes:.0f} B (the counted puts' mean) + {ITEM_OVERHEAD_BYTES} B each |")
     kept = AUDIT_RETENTION_DAYS / 30
-    audit_items = sum(AUDIT_ITEMS.get(flow, 0) * count for flow, count, _ in WORKLOAD) * kept
-    audit_bytes = sum(AUDIT_ITEMS.get(flow, 0) * count * kept
-                      * (AUDIT_ITEM_BYTES.get(flow, AUDIT_ITEM_BYTES_OTHERWISE) + ITEM_OVERHEAD_BYTES)
-                      for flow, count, _ in WORKLOAD)
+    audit_puts = {flow: counted[flow][4] for flow, _, _ in WORKLOAD if flow in counted}
+    audit_items = sum(len(audit_puts.get(flow, [])) * count for flow, count, _ in WORKLOAD) * kept
+    audit_bytes = sum(sum(size + ITEM_OVERHEAD_BYTES for size in audit_puts.get(flow, [])) * count
+                      for flow, count, _ in WORKLOAD) * kept
     audit_gb = audit_bytes / 1024**3
     audit = audit_gb * DDB_STORAGE_GB_MONTH
+    each = "; ".join(f"{flow} [{', '.join(map(str, sizes))}] B"
+                     for flow, sizes in audit_puts.items() if sizes)
     print(f"| audit events | {audit_items:,.0f} items, {audit_gb:.0f} GB | {audit:.2f} | | | kept "
-          f"{AUDIT_RETENTION_DAYS} days (steady state); a refresh's "
-          f"{AUDIT_ITEM_BYTES['refresh']} B, others {AUDIT_ITEM_BYTES_OTHERWISE} B, + "
-          f"{ITEM_OVERHEAD_BYTES} B each |")
+          f"{AUDIT_RETENTION_DAYS} days (steady state), each grant's audit puts as counted "
+          f"({each}), + {ITEM_OVERHEAD_BYTES} B each |")
     storage += audit
     grand = total["ddb"] + storage + total["lambda"] + total["api"]
     print(f"| **total** | | **{total['ddb'] + storage:.2f}** | **{total['lambda']:.2f}** | "

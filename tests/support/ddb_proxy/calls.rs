@@ -12,6 +12,23 @@ use super::capacity::{is_write, Written};
 /// Beyond this many puts, a summary gives their smallest and largest size only.
 const PUTS_LISTED: usize = 12;
 
+/// The audit trail's partitions (`AUDIT#FAMILY#…`, `AUDIT#CLIENT#…`, …).
+const AUDIT_PREFIX: &str = "AUDIT#";
+
+/// `a, b, c`, or `smallest to largest` past [`PUTS_LISTED`].
+fn listed_sizes<'a>(puts: impl Iterator<Item = &'a Written>) -> String {
+    let mut sizes: Vec<usize> = puts.filter_map(|w| w.bytes).collect();
+    if sizes.len() <= PUTS_LISTED {
+        return sizes
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+    }
+    sizes.sort_unstable();
+    format!("{} to {}", sizes[0], sizes[sizes.len() - 1])
+}
+
 /// One request that reached the proxy: its operation and the tables it names.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
@@ -108,8 +125,9 @@ impl Calls {
         self.0.iter().flat_map(|c| c.written.iter())
     }
 
-    /// `W write units, R read units, N items written (P puts of a, b B; U updates; D deletes)`:
-    /// the cost part of a round-trip line (infra/cost-model.py parses it).
+    /// `W write units, R read units, N items written (P puts of [a, b] B; audit [b] B; U updates;
+    /// D deletes)`: the cost part of a round-trip line, the audit trail's puts (`AUDIT#`) listed
+    /// again apart, since they are kept 400 days (infra/cost-model.py parses it).
     pub fn cost_summary(&self) -> String {
         let mut line = format!(
             "{} write units, {} read units, {} items written",
@@ -117,25 +135,15 @@ impl Calls {
             self.read_units(),
             self.written().count()
         );
-        let mut puts: Vec<usize> = self
-            .written()
-            .filter(|w| w.action == "Put")
-            .filter_map(|w| w.bytes)
-            .collect();
-        let sizes = if puts.len() <= PUTS_LISTED {
-            puts.iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        } else {
-            puts.sort_unstable();
-            format!("{} to {}", puts[0], puts[puts.len() - 1])
-        };
+        let puts = self.written().filter(|w| w.action == "Put");
+        let audit = self.puts_under(AUDIT_PREFIX);
         let of = |action: &str| self.written().filter(|w| w.action == action).count();
         let _ = write!(
             line,
-            " ({} puts of [{sizes}] B; {} updates; {} deletes)",
+            " ({} puts of [{}] B; audit [{}] B; {} updates; {} deletes)",
             of("Put"),
+            listed_sizes(puts),
+            listed_sizes(audit),
             of("Update"),
             of("Delete")
         );
@@ -162,15 +170,19 @@ impl Calls {
         counts
     }
 
-    /// The sizes of the items `PutItem` calls wrote to partitions starting with `prefix`.
+    /// The items put (alone, in a transaction or a batch) to partitions starting with `prefix`.
+    pub fn puts_under<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = &'a Written> {
+        self.written().filter(move |w| {
+            w.action == "Put"
+                && w.partition
+                    .as_deref()
+                    .is_some_and(|pk| pk.starts_with(prefix))
+        })
+    }
+
+    /// The sizes of the items put to partitions starting with `prefix`.
     pub fn put_sizes(&self, prefix: &str) -> Vec<usize> {
-        self.0
-            .iter()
-            .filter(|c| {
-                c.operation == "PutItem" && c.partitions.iter().any(|pk| pk.starts_with(prefix))
-            })
-            .flat_map(|c| c.written.iter().filter_map(|w| w.bytes))
-            .collect()
+        self.puts_under(prefix).filter_map(|w| w.bytes).collect()
     }
 
     /// The calls as the SDK's first attempts, and its resends apart: what a flow costs as

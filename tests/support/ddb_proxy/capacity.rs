@@ -83,12 +83,37 @@ pub(super) fn units_of(operation: &str, request: &[u8], status: u16, answer: &[u
     }
 }
 
-/// One item the request writes: how, and for a put the item's size by DynamoDB's rules.
+/// One item the request writes: how, its partition key, and for a put the item's size by
+/// DynamoDB's rules.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
     pub action: &'static str,
+    /// The item's `pk`, when the request names it as a string.
+    pub partition: Option<String>,
     /// `None` for an update or delete: what it costs depends on the stored item.
     pub bytes: Option<usize>,
+}
+
+impl Written {
+    fn put(item: &Value) -> Self {
+        Self {
+            action: "Put",
+            partition: partition_of(item),
+            bytes: item.as_object().map(item_size),
+        }
+    }
+
+    fn keyed(action: &'static str, key: &Value) -> Self {
+        Self {
+            action,
+            partition: partition_of(key),
+            bytes: None,
+        }
+    }
+}
+
+fn partition_of(item_or_key: &Value) -> Option<String> {
+    item_or_key["pk"]["S"].as_str().map(str::to_owned)
 }
 
 /// The items a write request writes: its own, each transaction item's (condition checks are
@@ -97,39 +122,22 @@ pub(super) fn items_written(operation: &str, body: &[u8]) -> Vec<Written> {
     let Ok(json) = serde_json::from_slice::<Value>(body) else {
         return Vec::new();
     };
-    let put = |item: &Value| Written {
-        action: "Put",
-        bytes: item.as_object().map(item_size),
-    };
     match operation {
-        "PutItem" => vec![put(&json["Item"])],
-        "UpdateItem" | "DeleteItem" => vec![Written {
-            action: if operation == "UpdateItem" {
-                "Update"
-            } else {
-                "Delete"
-            },
-            bytes: None,
-        }],
+        "PutItem" => vec![Written::put(&json["Item"])],
+        "UpdateItem" => vec![Written::keyed("Update", &json["Key"])],
+        "DeleteItem" => vec![Written::keyed("Delete", &json["Key"])],
         "TransactWriteItems" => json["TransactItems"]
             .as_array()
             .into_iter()
             .flatten()
             .filter_map(|item| {
-                if item.get("Put").is_some() {
-                    Some(put(&item["Put"]["Item"]))
-                } else if item.get("Update").is_some() {
-                    Some(Written {
-                        action: "Update",
-                        bytes: None,
-                    })
-                } else if item.get("Delete").is_some() {
-                    Some(Written {
-                        action: "Delete",
-                        bytes: None,
-                    })
+                if let Some(put) = item.get("Put") {
+                    Some(Written::put(&put["Item"]))
+                } else if let Some(update) = item.get("Update") {
+                    Some(Written::keyed("Update", &update["Key"]))
                 } else {
-                    None
+                    item.get("Delete")
+                        .map(|delete| Written::keyed("Delete", &delete["Key"]))
                 }
             })
             .collect(),
@@ -140,11 +148,8 @@ pub(super) fn items_written(operation: &str, body: &[u8]) -> Vec<Written> {
             .filter_map(Value::as_array)
             .flatten()
             .map(|request| match request.get("PutRequest") {
-                Some(p) => put(&p["Item"]),
-                None => Written {
-                    action: "Delete",
-                    bytes: None,
-                },
+                Some(p) => Written::put(&p["Item"]),
+                None => Written::keyed("Delete", &request["DeleteRequest"]["Key"]),
             })
             .collect(),
         _ => Vec::new(),
