@@ -43,8 +43,8 @@ async fn main() -> anyhow::Result<()> {
         .await
         .context("demo data")?;
     if config.store == StoreKind::Sqlite {
-        // Its own connection to the file, so sweeps never hold the server's; on DynamoDB the
-        // table's TTL removes expired items instead.
+        // A store of its own on the file, sharing the server's writer: each batch of a sweep is
+        // one write of the group commit. On DynamoDB the table's TTL removes expired items.
         SqliteStore::open_in_dir(&config.data_dir)
             .context("open the SQLite store for the sweeper")?
             .spawn_sweeper(services.ctx.clock.clone(), sweeper::SWEEP_INTERVAL);

@@ -43,6 +43,7 @@ mod document_clients;
 mod families;
 mod legacy;
 mod lockout;
+mod open_files;
 mod otp;
 mod passkeys;
 mod principals;
@@ -285,38 +286,11 @@ impl SqliteStore {
                     .caused_by(e)
             })?;
         }
-        let conn = Connection::open(path).map_err(map_err)?;
-        // Set first, so that the pragmas and the schema below already wait for a concurrent
-        // opener instead of failing.
-        conn.busy_timeout(busy_timeout).map_err(map_err)?;
-        let mode: String = conn
-            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-            .map_err(map_err)?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(StoreError::internal(format!(
-                "{} cannot use WAL journaling (got {mode})",
-                path.display()
-            )));
-        }
-        // NORMAL is durable across application crashes in WAL mode; only an OS crash may lose
-        // the last commits, which is acceptable for a local development store.
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(map_err)?;
-        // No foreign keys: DynamoDB has none, and the backends must behave alike (an access
-        // token may name a family the store never saw).
-        conn.pragma_update(None, "foreign_keys", false)
-            .map_err(map_err)?;
-        // Each write of a group runs in a savepoint, whose statement journal SQLite spills to a
-        // temporary file past 64 KiB: a refresh rotation's pages did, about every tenth request
-        // under load (docs/benchmarks.md). In memory it is a copy, never a file.
-        conn.pragma_update(None, "temp_store", "MEMORY")
-            .map_err(map_err)?;
-        conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA}COMMIT;"))
-            .map_err(map_err)?;
-        checkpoints::leave_to_the_thread(&conn)?;
-        let wal = checkpoints::for_file(path, restart_frames)?;
+        // Stores on one file share its writer (`open_files.rs`).
+        let writer =
+            open_files::writer_for(path, || open_writer(path, busy_timeout, restart_frames))?;
         Ok(Self {
-            writer: Arc::new(Writer::new(conn, busy_timeout, wal)?),
+            writer,
             readers: Arc::new(Readers::new(path.to_owned(), busy_timeout)),
         })
     }
@@ -397,6 +371,45 @@ fn map_err(error: rusqlite::Error) -> StoreError {
 /// The store's mutexes (the write queue and connection, the idle readers) stay usable after a
 /// panic: every write and read runs under `catch_unwind`, and a write that panicked is rolled
 /// back to its savepoint.
+/// The file's write connection: WAL journaling, its pragmas and the schema.
+fn open_writer(
+    path: &Path,
+    busy_timeout: Duration,
+    restart_frames: u32,
+) -> StoreResult<Arc<Writer>> {
+    let conn = Connection::open(path).map_err(map_err)?;
+    // Set first, so that the pragmas and the schema below already wait for a concurrent
+    // opener instead of failing.
+    conn.busy_timeout(busy_timeout).map_err(map_err)?;
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+        .map_err(map_err)?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::internal(format!(
+            "{} cannot use WAL journaling (got {mode})",
+            path.display()
+        )));
+    }
+    // NORMAL is durable across application crashes in WAL mode; only an OS crash may lose
+    // the last commits, which is acceptable for a local development store.
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(map_err)?;
+    // No foreign keys: DynamoDB has none, and the backends must behave alike (an access
+    // token may name a family the store never saw).
+    conn.pragma_update(None, "foreign_keys", false)
+        .map_err(map_err)?;
+    // Each write of a group runs in a savepoint, whose statement journal SQLite spills to a
+    // temporary file past 64 KiB: a refresh rotation's pages did, about every tenth request
+    // under load (docs/benchmarks.md). In memory it is a copy, never a file.
+    conn.pragma_update(None, "temp_store", "MEMORY")
+        .map_err(map_err)?;
+    conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA}COMMIT;"))
+        .map_err(map_err)?;
+    checkpoints::leave_to_the_thread(&conn)?;
+    let wal = checkpoints::for_file(path, restart_frames)?;
+    Ok(Arc::new(Writer::new(conn, busy_timeout, wal)?))
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -5,9 +5,9 @@
 //! issued. (On DynamoDB the table's TTL on `expires_at` does the same, days late, which is
 //! why reads check expiry themselves.)
 //!
-//! Each batch is one short `DELETE … LIMIT`-style statement, so a request's write waits at most
-//! one batch for the lock. The sweeper uses its own connection: the server's connection is never
-//! held by a sweep.
+//! Each batch is one short `DELETE … LIMIT`-style statement, one write of the file's group
+//! commit (the sweeper's store shares the server's writer, `open_files.rs`), so a request's
+//! write waits at most one batch, queued behind it like any other write, and never for a lock.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -18,8 +18,8 @@ fn temp_dir() -> TempDir {
 #[test]
 fn opens_in_wal_mode_and_reopens() {
     let dir = temp_dir();
-    let store = SqliteStore::open_in_dir(dir.path()).unwrap();
-    SqliteStore::open_in_dir(dir.path()).expect("the schema is created idempotently");
+    drop(SqliteStore::open_in_dir(dir.path()).unwrap());
+    let store = SqliteStore::open_in_dir(dir.path()).expect("the schema is created idempotently");
     let raw = Connection::open(store.path()).unwrap();
     let mode: String = raw
         .query_row("PRAGMA journal_mode", [], |row| row.get(0))
@@ -42,6 +42,65 @@ async fn the_write_connection_keeps_temporary_data_in_memory() {
         .await
         .unwrap();
     assert_eq!(temp_store, 2);
+}
+
+/// Stores opened on one file share its write connection (`open_files.rs`): with no wait for a
+/// lock allowed at all, two stores writing at once never find the file locked, where two write
+/// connections would (a sweep beside the server's requests). Once both are gone, the next open
+/// makes a new writer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stores_on_one_file_share_one_writer_and_never_wait_for_each_other() {
+    let dir = temp_dir();
+    let path = dir.path().join(FILE_NAME);
+    let first = SqliteStore::open_with_busy_timeout(&path, Duration::ZERO).unwrap();
+    let second =
+        SqliteStore::open_with_busy_timeout(&dir.path().join(".").join(FILE_NAME), Duration::ZERO)
+            .unwrap();
+    assert!(Arc::ptr_eq(&first.writer, &second.writer));
+    let elsewhere = temp_dir();
+    let other = SqliteStore::open_in_dir(elsewhere.path()).unwrap();
+    assert!(!Arc::ptr_eq(&first.writer, &other.writer));
+
+    let writes = (0..400).map(|i| {
+        let store = if i % 2 == 0 {
+            first.clone()
+        } else {
+            second.clone()
+        };
+        tokio::spawn(async move {
+            store
+                .execute(
+                    "INSERT INTO clients (id, body) VALUES (?1, ?2)",
+                    (format!("client-{i}"), "{}".to_owned()),
+                )
+                .await
+        })
+    });
+    for write in futures::future::join_all(writes).await {
+        write
+            .unwrap()
+            .expect("no write waits for the other store's lock");
+    }
+    let count: i64 = first
+        .read(|conn| {
+            conn.query_row("SELECT count(*) FROM clients", [], |row| row.get(0))
+                .map_err(map_err)
+        })
+        .await
+        .unwrap();
+    assert_eq!(count, 400);
+
+    let writer = Arc::downgrade(&first.writer);
+    drop((first, second));
+    assert!(
+        writer.upgrade().is_none(),
+        "no store holds the writer any more"
+    );
+    let reopened = SqliteStore::open(&path).unwrap();
+    reopened
+        .execute("INSERT INTO clients (id, body) VALUES ('after', '{}')", ())
+        .await
+        .expect("the new writer writes");
 }
 
 /// Checkpoints run beside the writer (`checkpoints.rs`): no commit of the write connection
@@ -67,7 +126,7 @@ async fn the_wal_starts_over_under_steady_writes_that_never_checkpoint() {
     let body = "x".repeat(100);
     let started = std::time::Instant::now();
     let mut written: u64 = 0;
-    while written < 10_000 || started.elapsed() < checkpoints::INTERVAL * 10 {
+    while written < 10_000 || started.elapsed() < checkpoints::IDLE_INTERVAL * 10 {
         store
             .execute(
                 "INSERT INTO clients (id, body) VALUES (?1, ?2)",
