@@ -332,7 +332,9 @@ pub enum KeysCommand {
     /// minutes. Revoking the active key makes the next key sign immediately; a new next key is
     /// published.
     Revoke {
-        /// The key's id (`kid`), as `keys list` shows it.
+        /// The key's id (`kid`), as `keys list` shows it. A kid is base64url, so one in 64
+        /// starts with `-`: taken as the value, not as an option.
+        #[arg(allow_hyphen_values = true)]
         kid: String,
     },
     /// Trusts the stored ring as it is and writes it back with its MAC: for a ring written
@@ -387,6 +389,20 @@ mod tests {
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("tokenctl").chain(args.iter().copied()))
+    }
+
+    /// A kid is base64url: one in 64 starts with `-` (one in 4,096 with `--`), and must still
+    /// be revocable without a `--` before it.
+    #[test]
+    fn a_kid_starting_with_a_hyphen_is_a_kid() {
+        for kid in ["-989ww765Jikew", "--989ww765Jikew-X1o", "plain-kid"] {
+            match parse(&["keys", "revoke", kid]).map(|cli| cli.command) {
+                Ok(Command::Keys(KeysCommand::Revoke { kid: parsed })) => assert_eq!(parsed, kid),
+                Ok(_) => panic!("{kid}: another command"),
+                Err(error) => panic!("{kid}: {error}"),
+            }
+        }
+        assert!(parse(&["keys", "revoke"]).is_err());
     }
 
     #[test]
