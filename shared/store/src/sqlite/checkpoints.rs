@@ -36,7 +36,7 @@ use crate::StoreResult;
 /// since the last one and syncs the database file; a pass every 100 ms copied about 2,000 pages
 /// at a time under load and took a core for milliseconds, long enough to put the refresh's p99
 /// at half its maximum throughput near 9 ms. Every 5 ms the passes are small and the p99 was
-/// 4.5 to 4.8 ms (docs/benchmarks.md, "Checkpoints every 5 ms").
+/// 4.5 to 5.6 ms (docs/benchmarks.md, "Checkpoints every 5 ms").
 pub(super) const INTERVAL: Duration = Duration::from_millis(5);
 
 /// How often it looks while nothing is written: an idle local server need not wake 200 times a

@@ -368,9 +368,6 @@ fn map_err(error: rusqlite::Error) -> StoreError {
     .caused_by(error)
 }
 
-/// The store's mutexes (the write queue and connection, the idle readers) stay usable after a
-/// panic: every write and read runs under `catch_unwind`, and a write that panicked is rolled
-/// back to its savepoint.
 /// The file's write connection: WAL journaling, its pragmas and the schema.
 fn open_writer(
     path: &Path,
@@ -410,6 +407,9 @@ fn open_writer(
     Ok(Arc::new(Writer::new(conn, busy_timeout, wal)?))
 }
 
+/// The store's mutexes (the write queue and connection, the idle readers) stay usable after a
+/// panic: every write and read runs under `catch_unwind`, and a write that panicked is rolled
+/// back to its savepoint.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

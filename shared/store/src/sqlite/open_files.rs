@@ -4,10 +4,11 @@
 //! sweeper's. Each open had a write connection of its own, so they contended for SQLite's write
 //! lock: a group that found the lock taken was handed to the blocking pool, where SQLite's busy
 //! handler sleeps 1 to 100 ms between tries, and a sweep's back-to-back batches (once a minute)
-//! held every request's write for up to hundreds of milliseconds (docs/benchmarks.md, "The
-//! sweeper's stall"). Stores opened on one file now share the first opener's writer: their
-//! writes go through one group commit and never wait for each other's lock. Another process
-//! (`tokenctl`) still takes the lock as before, and is waited for as before.
+//! held every request's write for up to hundreds of milliseconds (docs/benchmarks.md,
+//! "Checkpoints every 5 ms, and the sweeper's stall"). Stores opened on one file now share the
+//! first opener's writer: their writes go through one group commit and never wait for each
+//! other's lock. Another process (`tokenctl`) still takes the lock as before, and is waited for
+//! as before.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
