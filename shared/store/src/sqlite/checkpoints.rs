@@ -44,12 +44,18 @@ pub(super) const INTERVAL: Duration = Duration::from_millis(5);
 pub(super) const IDLE_INTERVAL: Duration = Duration::from_millis(100);
 
 /// WAL frames (pages) past which the writer finishes the checkpoint itself, so that the WAL
-/// starts over: 16 MiB of WAL at the default 4 KiB page.
-pub(super) const RESTART_FRAMES: u32 = 4_096;
+/// starts over: 64 MiB of WAL at the default 4 KiB page. Each restart holds the write
+/// connection for about 1.5 ms (its last copy and two syncs); under the code grant at half its
+/// maximum, 4,096 frames meant one every 60 ms, and the p99 was 4.4 to 6.1 ms against 3.0 to
+/// 3.9 ms with 16,384 (docs/benchmarks.md, "The WAL's restart"). 65,536 did a little better
+/// still, for a 256 MiB file on every local server that was ever busy.
+pub(super) const RESTART_FRAMES: u32 = 16_384;
 
 /// What the checkpoint thread and the writer share: the WAL's size at the thread's last pass.
 pub(super) struct WalSize {
     frames: AtomicU32,
+    /// How many times the thread has synced the database file ([`DatabaseFile`]).
+    database_syncs: AtomicU32,
     /// [`RESTART_FRAMES`], less in tests.
     restart_frames: u32,
 }
@@ -58,8 +64,14 @@ impl WalSize {
     pub(super) fn new(restart_frames: u32) -> Self {
         Self {
             frames: AtomicU32::new(0),
+            database_syncs: AtomicU32::new(0),
             restart_frames,
         }
+    }
+
+    #[cfg(test)]
+    pub(super) fn database_syncs(&self) -> u32 {
+        self.database_syncs.load(Ordering::Relaxed)
     }
 
     /// Called by the writer between groups: when the WAL has grown past [`RESTART_FRAMES`],
@@ -113,11 +125,12 @@ fn spawn(path: &Path, wal: &Arc<WalSize>) -> StoreResult<()> {
     // The checkpoint syncs as the writer's own did.
     conn.pragma_update(None, "synchronous", "NORMAL")
         .map_err(map_err)?;
+    let database = DatabaseFile::open(path)?;
     let wal: Weak<WalSize> = Arc::downgrade(wal);
     std::thread::Builder::new()
         .name("sqlite-checkpoint".into())
         .spawn(move || {
-            let mut last_frames = 0;
+            let mut last = Checkpointed::default();
             let mut interval = IDLE_INTERVAL;
             loop {
                 std::thread::sleep(interval);
@@ -125,15 +138,18 @@ fn spawn(path: &Path, wal: &Arc<WalSize>) -> StoreResult<()> {
                     return;
                 };
                 match checkpoint(&conn) {
-                    Ok(frames) => {
-                        wal.frames.store(frames, Ordering::Relaxed);
+                    Ok(now) => {
+                        wal.frames.store(now.frames, Ordering::Relaxed);
+                        if now.copied != last.copied && now.copied > 0 && database.sync() {
+                            wal.database_syncs.fetch_add(1, Ordering::Relaxed);
+                        }
                         // The WAL's size moves (grows, or starts over) only with writes.
-                        interval = if frames == last_frames {
+                        interval = if now.frames == last.frames {
                             IDLE_INTERVAL
                         } else {
                             INTERVAL
                         };
-                        last_frames = frames;
+                        last = now;
                     }
                     Err(error) => tracing::warn!(%error, "SQLite checkpoint failed"),
                 }
@@ -145,12 +161,56 @@ fn spawn(path: &Path, wal: &Arc<WalSize>) -> StoreResult<()> {
     Ok(())
 }
 
-/// A passive checkpoint (never waits for a lock); returns the WAL's size in frames. Busy (another
-/// checkpoint running) counts as done: that one copies the same frames.
-fn checkpoint(conn: &Connection) -> StoreResult<u32> {
+/// The database file, synced by the checkpoint thread after each pass that copied frames.
+///
+/// SQLite syncs the database file only when a checkpoint copies the whole WAL, which under load
+/// is only the writer's pass before the WAL starts over ([`WalSize::restart_if_large`]). So
+/// every page the thread's passes had copied since the last start was still dirty then, and
+/// the writer's sync wrote them all, with the connection held: 1 to 3 ms every 4,096 frames,
+/// 8 to 15 ms every 65,536, growing with the database (docs/benchmarks.md, "The WAL's
+/// restart"). Synced here, a few pages at a time, they are clean by then, and the writer's sync
+/// has only its own pass's pages left (1.1 to 1.8 ms every 65,536 frames). An extra sync never
+/// weakens durability.
+struct DatabaseFile(std::fs::File);
+
+impl DatabaseFile {
+    fn open(path: &Path) -> StoreResult<Self> {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map(Self)
+            .map_err(|e| crate::StoreError::internal(format!("cannot open the database file: {e}")))
+    }
+
+    /// `false` when the sync failed (logged; the writer's own sync before the restart still
+    /// makes the copied pages durable).
+    fn sync(&self) -> bool {
+        self.0
+            .sync_data()
+            .inspect_err(|error| tracing::warn!(%error, "syncing the SQLite database file failed"))
+            .is_ok()
+    }
+}
+
+/// What a checkpoint pass reports, in frames.
+#[derive(Clone, Copy, Default)]
+struct Checkpointed {
+    /// The WAL's size.
+    frames: u32,
+    /// How many of them are copied into the database file (by this pass or earlier ones).
+    copied: u32,
+}
+
+/// A passive checkpoint (never waits for a lock). Busy (another checkpoint running) counts as
+/// done: that one copies the same frames.
+fn checkpoint(conn: &Connection) -> StoreResult<Checkpointed> {
+    let frames = |value: i64| u32::try_from(value.max(0)).unwrap_or(u32::MAX);
     conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
-        row.get::<_, i64>(1)
+        Ok(Checkpointed {
+            frames: frames(row.get(1)?),
+            copied: frames(row.get(2)?),
+        })
     })
-    .map(|frames| u32::try_from(frames.max(0)).unwrap_or(u32::MAX))
     .map_err(map_err)
 }

@@ -150,6 +150,39 @@ async fn the_wal_starts_over_under_steady_writes_that_never_checkpoint() {
     assert_eq!(rows, written);
 }
 
+/// The checkpoint thread syncs the database file after its passes that copied frames, so that
+/// the writer's pass before the WAL starts over finds few dirty pages left to sync (SQLite syncs
+/// the database file only in a checkpoint that copies the whole WAL).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_checkpoint_thread_syncs_the_pages_it_copied() {
+    let dir = temp_dir();
+    let path = dir.path().join(FILE_NAME);
+    // A WAL that never starts over within the test: only the thread's passes copy.
+    let store = SqliteStore::open_with(&path, BUSY_TIMEOUT, u32::MAX).unwrap();
+    let wal = Arc::clone(store.writer.wal());
+    // The first passes copy the schema's frames; after them nothing is written.
+    std::thread::sleep(checkpoints::IDLE_INTERVAL * 3);
+    let idle_syncs = wal.database_syncs();
+    std::thread::sleep(checkpoints::IDLE_INTERVAL * 3);
+    assert_eq!(wal.database_syncs(), idle_syncs, "no sync without writes");
+    let started = std::time::Instant::now();
+    let mut written = 0;
+    while wal.database_syncs() == idle_syncs && started.elapsed() < Duration::from_secs(30) {
+        store
+            .execute(
+                "INSERT INTO clients (id, body) VALUES (?1, '{}')",
+                (format!("client-{written}"),),
+            )
+            .await
+            .unwrap();
+        written += 1;
+    }
+    assert!(
+        wal.database_syncs() > idle_syncs,
+        "{written} writes over 30 s, and the thread never synced what it copied"
+    );
+}
+
 /// One checkpoint thread per database file: stores opened on the same file (the local server's
 /// and its sweeper's) share it, a store on another file has its own.
 #[test]
