@@ -9,7 +9,8 @@
 //!   then the company auth token → 200, `"status": "PASS"`.
 //!
 //! Before them the baseline, `hello-lambda` (`tests/hello-lambda/`): `lambda_http` answering
-//! "hello" with nothing else, so the functions' figures can be read against the runtime's own.
+//! "hello" after reading one DynamoDB item, so the functions' figures can be read against the
+//! runtime's and the SDK's own (issue 46's "hello world whose first request reads one item").
 //!
 //! The binaries are `target/<profile>/{hello-lambda,token,exchange,company-authtoken}`, next to
 //! this test's own directory, or in `$LAMBDA_BINARIES_DIR`. `cargo test` does not build the
@@ -156,7 +157,7 @@ async fn each_function_binary_answers_under_the_runtime_api() {
     let exchange = RunningFunction::start("exchange", &deployment.env).await;
     let company = RunningFunction::start("company-authtoken", &deployment.env).await;
 
-    // The baseline: the runtime alone.
+    // The baseline: the runtime and one item read (a 500 if the read failed).
     let event = http_api_event("/hello", "none", None);
     let (greeting, hello_first) = hello.invoke(event).await;
     assert_eq!(greeting.status, 200, "hello-lambda: {}", greeting.body);
