@@ -22,14 +22,14 @@
 //! Durability is unchanged: the same checkpoints run with the same syncs (the connection's
 //! `synchronous = NORMAL`), only on another connection and at other moments.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use rusqlite::Connection;
 
-use super::{lock, map_err};
+use super::map_err;
 use crate::StoreResult;
 
 /// How often the thread checkpoints while the WAL grows. Each pass copies what was committed
@@ -95,26 +95,12 @@ pub(super) fn leave_to_the_thread(conn: &Connection) -> StoreResult<()> {
         .map_err(map_err)
 }
 
-/// The checkpoint thread of each database file this process has open, by its canonical path.
-static THREADS: Mutex<Vec<(PathBuf, Weak<WalSize>)>> = Mutex::new(Vec::new());
-
-/// The shared WAL size of the database at `path`, starting its checkpoint thread unless one
-/// runs already: the local server opens its file more than once (its store, the sweeper's), and
-/// one thread per file is enough (more would checkpoint the same WAL, syncing for nothing).
-pub(super) fn for_file(path: &Path, restart_frames: u32) -> StoreResult<Arc<WalSize>> {
-    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-    let mut threads = lock(&THREADS);
-    threads.retain(|(_, wal)| wal.strong_count() > 0);
-    if let Some(wal) = threads
-        .iter()
-        .filter(|(file, _)| *file == key)
-        .find_map(|(_, wal)| wal.upgrade())
-    {
-        return Ok(wal);
-    }
+/// The WAL size of the database at `path`, its checkpoint thread started. Called once per file
+/// in a process: only by the file's writer, of which there is one (`open_files.rs`), so one
+/// thread checkpoints each WAL (more would copy the same frames, syncing for nothing).
+pub(super) fn start(path: &Path, restart_frames: u32) -> StoreResult<Arc<WalSize>> {
     let wal = Arc::new(WalSize::new(restart_frames));
     spawn(path, &wal)?;
-    threads.push((key, Arc::downgrade(&wal)));
     Ok(wal)
 }
 

@@ -403,7 +403,7 @@ fn open_writer(
     conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA}COMMIT;"))
         .map_err(map_err)?;
     checkpoints::leave_to_the_thread(&conn)?;
-    let wal = checkpoints::for_file(path, restart_frames)?;
+    let wal = checkpoints::start(path, restart_frames)?;
     Ok(Arc::new(Writer::new(conn, busy_timeout, wal)?))
 }
 

@@ -29,17 +29,21 @@ pub(super) fn writer_for(
 ) -> StoreResult<Arc<Writer>> {
     let mut writers = lock(&WRITERS);
     writers.retain(|(_, writer)| writer.strong_count() > 0);
-    if let Ok(file) = std::fs::canonicalize(path) {
+    // A file that does not exist yet has no writer; once opened, it has a canonical path.
+    let existing = std::fs::canonicalize(path).ok();
+    if let Some(file) = &existing {
         if let Some(writer) = writers
             .iter()
-            .filter(|(open_file, _)| *open_file == file)
+            .filter(|(open_file, _)| open_file == file)
             .find_map(|(_, writer)| writer.upgrade())
         {
             return Ok(writer);
         }
     }
     let writer = open()?;
-    let file = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let file = existing
+        .or_else(|| std::fs::canonicalize(path).ok())
+        .unwrap_or_else(|| path.to_owned());
     writers.push((file, Arc::downgrade(&writer)));
     Ok(writer)
 }
