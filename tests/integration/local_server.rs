@@ -114,7 +114,8 @@ fn binary() -> PathBuf {
 /// `RUST_LOG`, unset when `None`. Only the variables set here reach the server.
 fn first_screen(rust_log: Option<&str>) -> Vec<String> {
     let data_dir = tempfile::tempdir().unwrap();
-    Server::start(data_dir.path(), rust_log).screen
+    let mut server = Server::start(data_dir.path(), rust_log);
+    std::mem::take(&mut server.screen)
 }
 
 /// A restart on another `PORT` is another geolocation (`http://127.0.0.1:$PORT` by default):
