@@ -7,13 +7,12 @@
 mod account;
 mod authorize;
 mod backchannel;
-mod code_races;
 mod code_reuse;
 mod logout;
 mod logout_plan;
 mod mfa_policy;
 mod scopes;
-pub(crate) mod second_factor;
+mod second_factor;
 mod sessions;
 mod userinfo;
 
