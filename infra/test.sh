@@ -157,7 +157,7 @@ step_fmt() {
 # Each layer is a crate, so cargo refuses an upward import; inside a crate, no two top-level
 # modules may import each other (grants and flows, say): docs/layout.md.
 step_layers() {
-	step "infra/check-layers.py (no import cycle between a crate's modules)"
+	step "infra/check-layers.py (no import cycle between a crate's modules, none that docs/layout.md forbids)"
 	python3 infra/check-layers.py
 }
 

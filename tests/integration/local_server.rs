@@ -1,6 +1,6 @@
 //! The local server's first screen, as `cargo run` shows it: the built `token-service` binary
 //! started in a fresh `DATA_DIR` (so it creates its demo data), its console read up to the line
-//! that says where it listens. `cargo test` does not build the binaries of other packages: run
+//! that says where it listens; and its demo data on a second start. `cargo test` does not build the binaries of other packages: run
 //! `cargo build --workspace --bins` first (`infra/test.sh` builds every target).
 
 use std::io::{BufRead, BufReader};
@@ -114,55 +114,124 @@ fn binary() -> PathBuf {
 /// `RUST_LOG`, unset when `None`. Only the variables set here reach the server.
 fn first_screen(rust_log: Option<&str>) -> Vec<String> {
     let data_dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut command = Command::new(binary());
-    command
-        .env_clear()
-        .env("DATA_DIR", data_dir.path())
-        .env("PORT", port.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    if let Some(filter) = rust_log {
-        command.env("RUST_LOG", filter);
+    let mut server = Server::start(data_dir.path(), rust_log);
+    std::mem::take(&mut server.screen)
+}
+
+/// A restart on another `PORT` is another geolocation (`http://127.0.0.1:$PORT` by default):
+/// the demo company and users follow it, so the banner's password grants work at the new port
+/// (they answered code 16 while the users stayed at the first port's geolocation).
+#[tokio::test]
+async fn a_restart_on_another_port_moves_the_demo_users_to_its_geolocation() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let first = Server::start(data_dir.path(), None);
+    let first_port = first.port;
+    drop(first);
+    let second = Server::start(data_dir.path(), None);
+    assert_ne!(second.port, first_port);
+    let demo: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(data_dir.path().join("demo.json")).expect("demo.json"),
+    )
+    .unwrap();
+    let field = |name: &str| demo[name].as_str().expect(name).to_owned();
+    let http = reqwest::Client::new();
+    for (client, secret, login, password) in [
+        ("client_id", "client_secret", "user_login", "user_password"),
+        (
+            "console_client_id",
+            "console_client_secret",
+            "admin_login",
+            "admin_password",
+        ),
+    ] {
+        let response = http
+            .post(format!("http://127.0.0.1:{}/v0/token", second.port))
+            .basic_auth(field(client), Some(field(secret)))
+            .form(&[
+                ("grant_type", "password"),
+                ("username", &field(login)),
+                ("password", &field(password)),
+            ])
+            .send()
+            .await
+            .expect("the restarted server answers");
+        let status = response.status();
+        let body: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(status, 200, "{login}: {body}");
+        assert!(body["access_token"].is_string(), "{login}: {body}");
     }
-    let mut child = command.spawn().expect("start the local server");
-    let stdout = child.stdout.take().unwrap();
-    let (sender, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if sender.send(line).is_err() {
-                break;
-            }
+}
+
+/// The local server started on a free port of its own over `data_dir`, and its console up to
+/// the line saying where it listens (and the [`AFTERWARDS`] after it); stopped when dropped.
+struct Server {
+    child: std::process::Child,
+    port: u16,
+    screen: Vec<String>,
+}
+
+impl Server {
+    fn start(data_dir: &std::path::Path, rust_log: Option<&str>) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut command = Command::new(binary());
+        command
+            .env_clear()
+            .env("DATA_DIR", data_dir)
+            .env("PORT", port.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        if let Some(filter) = rust_log {
+            command.env("RUST_LOG", filter);
         }
-    });
-    let mut screen = Vec::new();
-    let outcome = loop {
-        match lines.recv_timeout(TIMEOUT) {
-            Ok(line) => {
-                let last = line.starts_with(LISTENING);
-                screen.push(line);
-                if last {
-                    break Ok(());
+        let mut child = command.spawn().expect("start the local server");
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
                 }
             }
-            Err(error) => break Err(error),
+        });
+        let mut server = Self {
+            child,
+            port,
+            screen: Vec::new(),
+        };
+        let outcome = loop {
+            match lines.recv_timeout(TIMEOUT) {
+                Ok(line) => {
+                    let last = line.starts_with(LISTENING);
+                    server.screen.push(line);
+                    if last {
+                        break Ok(());
+                    }
+                }
+                Err(error) => break Err(error),
+            }
+        };
+        if let Err(error) = outcome {
+            panic!(
+                "no {LISTENING:?} line ({error}); the console so far: {:#?}",
+                server.screen
+            );
         }
-    };
-    if outcome.is_ok() {
         let until = Instant::now() + AFTERWARDS;
         while let Ok(line) = lines.recv_timeout(until.saturating_duration_since(Instant::now())) {
-            screen.push(line);
+            server.screen.push(line);
         }
+        server
     }
-    let _ = child.kill();
-    let _ = child.wait();
-    if let Err(error) = outcome {
-        panic!("no {LISTENING:?} line ({error}); the console so far: {screen:#?}");
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
-    screen
 }

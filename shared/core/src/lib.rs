@@ -29,6 +29,8 @@ pub mod requests;
 pub mod services;
 pub mod signing;
 pub mod telemetry;
+#[cfg(test)]
+mod test_state;
 pub mod traces;
 
 use token_domain as domain;

@@ -15,13 +15,19 @@ pub const MAX_RESOURCES_PER_REQUEST: usize = 16;
 /// The longest resource URI accepted, in bytes.
 pub const MAX_RESOURCE_LENGTH: usize = 2048;
 
-/// An absolute `http` or `https` URI without fragment, kept as sent (it becomes `aud` verbatim,
-/// which is what the resource server compares with its own name). Two resources are the same
-/// when their parsed forms are: `https://API.example.com` names `https://api.example.com/`.
+/// An absolute `http` or `https` URI without fragment, kept in its normal form: no dot segments,
+/// lower-case scheme and host, no default port. That form is what the allow-list compares, so it
+/// is also the `aud` a token carries: a resource server must never see a spelling
+/// (`https://api.example.com/a/../mcp`) other than the one that was allowed (`/mcp`). Two
+/// resources are the same when their parsed forms are: `https://API.example.com` names
+/// `https://api.example.com/`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Resource {
+    /// The normal form as shown and sent: an origin written without a path stays without the
+    /// `/` the parser adds, as resource servers name themselves so.
     text: String,
+    /// The parsed form, for comparisons.
     normalized: String,
     /// `https`, or `http` on a loopback host: what the deployment accepts when `RESOURCES` is
     /// empty.
@@ -59,9 +65,16 @@ impl Resource {
             return Err(InvalidResource::Scheme);
         }
         let secure = url.scheme() == "https" || is_loopback(url.host());
+        let normalized = url.to_string();
+        let written_without_path =
+            url.path() == "/" && url.query().is_none() && !text.ends_with('/');
+        let text = match normalized.strip_suffix('/') {
+            Some(origin) if written_without_path => origin.to_owned(),
+            _ => normalized.clone(),
+        };
         Ok(Self {
-            text: text.to_owned(),
-            normalized: url.to_string(),
+            text,
+            normalized,
             secure,
         })
     }
@@ -248,7 +261,7 @@ mod tests {
     }
 
     #[test]
-    fn resources_compare_by_their_parsed_form_and_keep_their_spelling() {
+    fn resources_compare_and_are_kept_in_their_normal_form() {
         assert_eq!(r("https://API.example.com"), r("https://api.example.com/"));
         assert_eq!(
             r("https://api.example.com:443/a"),
@@ -259,9 +272,37 @@ mod tests {
             r("https://api.example.com/b")
         );
         let stored = serde_json::to_value(r("https://API.example.com")).unwrap();
-        assert_eq!(stored, "https://API.example.com");
+        assert_eq!(stored, "https://api.example.com");
         let read: Resource = serde_json::from_value(stored).unwrap();
-        assert_eq!(read.as_str(), "https://API.example.com");
+        assert_eq!(read.as_str(), "https://api.example.com");
+        for (spelled, normal) in [
+            (
+                "https://api.example.com/a/../mcp",
+                "https://api.example.com/mcp",
+            ),
+            (
+                "https://api.example.com/./mcp",
+                "https://api.example.com/mcp",
+            ),
+            (
+                "HTTPS://API.Example.COM:443/mcp",
+                "https://api.example.com/mcp",
+            ),
+            ("http://LOCALHOST:80/mcp", "http://localhost/mcp"),
+            ("https://api.example.com/", "https://api.example.com/"),
+            ("https://api.example.com/a/..", "https://api.example.com"),
+            (
+                "https://api.example.com:8443/v1?x=1",
+                "https://api.example.com:8443/v1?x=1",
+            ),
+        ] {
+            assert_eq!(r(spelled).as_str(), normal, "{spelled}");
+            assert_eq!(r(spelled).to_string(), normal, "{spelled}");
+        }
+        assert_eq!(
+            r("https://api.example.com/a/../mcp"),
+            r("https://api.example.com/mcp")
+        );
         assert!(serde_json::from_value::<Resource>("/relative".into()).is_err());
     }
 

@@ -1,8 +1,8 @@
 //! Demo data for the local server: one of everything, so every flow can be tried with `curl`.
 //!
 //! Created on the first start and remembered in `DATA_DIR/demo.json`, credentials included, so
-//! later starts print the same ones. This is local demo data only: the production functions
-//! never call this module.
+//! later starts print the same ones; each start moves the demo company and users to its own
+//! geolocation. This is local demo data only: the production functions never call this module.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,8 +14,8 @@ use token_core::context::Context;
 use token_domain::random::RandomExt;
 use token_domain::secrets::{Secret, TokenHash};
 use token_domain::{
-    ClientId, ConsumerKey, Geolocation, GrantType, LegacyToken, Login, PrincipalType, Scopes,
-    UserStatus,
+    ClientId, ConsumerKey, Geolocation, GrantType, LegacyToken, Login, PrincipalId, PrincipalType,
+    Scopes, UserStatus,
 };
 
 pub const DEMO_FILE: &str = "demo.json";
@@ -66,12 +66,42 @@ pub async fn ensure(
                     .clone_into(&mut demo.console_client_secret);
                 write_private(&path, &serde_json::to_string_pretty(&demo)?)?;
             }
+            follow_geolocation(ctx, &demo, geolocation).await?;
             return Ok(demo);
         }
     }
     let demo = create(ctx, geolocation).await?;
     write_private(&path, &serde_json::to_string_pretty(&demo)?)?;
     Ok(demo)
+}
+
+/// Moves the demo company and its users to this start's geolocation: a start on another `PORT`
+/// is another geolocation (`http://127.0.0.1:$PORT` by default), and a user of the first would
+/// be told that they live elsewhere (code 16) on every sign-in.
+async fn follow_geolocation(
+    ctx: &Context,
+    demo: &DemoData,
+    geolocation: &Geolocation,
+) -> anyhow::Result<()> {
+    let principals = ctx.store.principals();
+    if let Some(mut company) = principals
+        .get_company(&PrincipalId::parse(&demo.company_id)?)
+        .await?
+    {
+        if company.geolocation != *geolocation {
+            company.geolocation = geolocation.clone();
+            principals.put_company(&company).await?;
+        }
+    }
+    for login in [&demo.admin_login, &demo.user_login] {
+        if let Some(mut user) = principals.get_user_by_login(&Login::parse(login)?).await? {
+            if user.geolocation != *geolocation {
+                user.geolocation = geolocation.clone();
+                principals.put_user(&user).await?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The demo user's address: its one-time passwords land in `DATA_DIR/outbox/` locally.

@@ -3,7 +3,11 @@
 
 use super::*;
 
-crate::on_both_stores!(with crate::registration::open(); each_bad_registration_is_refused_with_its_error);
+crate::on_both_stores!(
+    with crate::registration::open();
+    each_bad_registration_is_refused_with_its_error,
+    a_client_name_is_kept_in_nfc,
+);
 
 async fn each_bad_registration_is_refused_with_its_error(app: TestApp) {
     let cases = [
@@ -45,6 +49,15 @@ async fn each_bad_registration_is_refused_with_its_error(app: TestApp) {
             "invalid_client_metadata",
         ),
         (json!(["not", "an", "object"]), "invalid_client_metadata"),
+        // A right-to-left override would make the consent page read "PayPal" backwards.
+        (
+            metadata(json!({"client_name": "lapyaP\u{202E}"})),
+            "invalid_client_metadata",
+        ),
+        (
+            metadata(json!({"client_name": "Pay\u{200B}Pal"})),
+            "invalid_client_metadata",
+        ),
     ];
     for (body, error) in cases {
         let (status, answer) = register(&app, &body, None).await;
@@ -57,4 +70,15 @@ async fn each_bad_registration_is_refused_with_its_error(app: TestApp) {
             "{answer}"
         );
     }
+}
+
+async fn a_client_name_is_kept_in_nfc(app: TestApp) {
+    let (status, answer) = register(
+        &app,
+        &metadata(json!({"client_name": "Cafe\u{0301} Agent"})),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(answer["client_name"], "Caf\u{00E9} Agent", "{answer}");
 }

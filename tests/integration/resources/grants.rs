@@ -19,6 +19,7 @@ crate::on_both_stores!(
     malformed_resources_are_invalid_target,
     a_client_resource_list_narrows_every_grant,
     the_device_grant_carries_its_resources,
+    aud_carries_the_normal_form_the_allow_list_compared,
 );
 
 const LOGIN: &str = "res@example.com";
@@ -221,4 +222,27 @@ async fn the_device_grant_carries_its_resources(app: TestApp) {
         claims(&app, narrowed["access_token"].as_str().unwrap()).await["aud"],
         FILES
     );
+}
+
+/// A client narrowed to `/mcp` that spells it with a dot segment, an upper-case host and the
+/// default port gets `aud` as the allow-list compared it, never as spelled: a resource server
+/// matching its own name must not see a path it never allowed.
+async fn aud_carries_the_normal_form_the_allow_list_compared(app: TestApp) {
+    let client = narrowed_client(&app, &[API]).await;
+    let spelled = "https://API.example.com:443/a/../mcp";
+    let (status, body) =
+        token_with_resources(&app, &client, &client_credentials(), &[spelled]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let access = body["access_token"].as_str().unwrap();
+    assert_eq!(claims(&app, access).await["aud"], API);
+    assert_eq!(introspect(&app, &client, access).await["aud"], API);
+    // A path outside the list stays refused however it is spelled.
+    let refused = token_with_resources(
+        &app,
+        &client,
+        &client_credentials(),
+        &["https://api.example.com/mcp/../admin"],
+    )
+    .await;
+    assert_token_error(&refused, 400, "invalid_target", 160);
 }

@@ -8,6 +8,7 @@ pub mod client;
 pub mod client_assertion;
 pub mod dpop;
 pub mod otp;
+pub mod presented_token;
 pub mod principal;
 pub mod user;
 

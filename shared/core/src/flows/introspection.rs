@@ -5,7 +5,7 @@
 //! unknown, malformed, expired, revoked, or a rotated refresh token) reads `{"active": false}`,
 //! so the answer never tells a client anything about tokens it does not hold.
 
-use super::presented_token::{identify, PresentedToken, TokenTypeHint};
+use crate::auth::presented_token::{identify, PresentedToken, TokenTypeHint};
 use crate::clock::UnixTime;
 use crate::domain::{Client, PrincipalType, Scopes};
 use crate::errors::ServerError;

@@ -16,7 +16,6 @@ pub mod introspection;
 pub mod legacy_exchange;
 pub mod logout;
 pub mod passkeys;
-pub mod presented_token;
 pub mod registration;
 pub mod revocation;
 pub mod second_factor;

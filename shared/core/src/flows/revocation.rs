@@ -6,9 +6,9 @@
 //! revoked or issued to another client changes nothing and is answered like a success (RFC 7009
 //! §2.2), so the endpoint reveals nothing about other clients' tokens.
 
-use super::presented_token::{identify, PresentedToken, TokenTypeHint};
 use crate::audit;
 use crate::auth::dpop::{authenticate_credential, credential, AccessDenial, DpopRequest};
+use crate::auth::presented_token::{identify, PresentedToken, TokenTypeHint};
 use crate::auth::BearerDenial;
 use crate::clock::UnixTime;
 use crate::domain::audit::{AuditEvent, AuditKind, RevocationReason};

@@ -107,3 +107,87 @@ async fn a_token_kms_cannot_sign_answers_503_naming_signing_not_the_store() {
     assert!(detail.contains("signing unavailable"), "{detail}");
     assert!(!detail.contains("store"), "{detail}");
 }
+
+/// The application token over a [`TestState`](crate::test_state::TestState): what is issued
+/// and stored, and the refusals.
+mod over_test_state {
+    use crate::domain::{GrantType, NewClient, PrincipalType};
+    use crate::errors::ErrorCode;
+    use crate::grants::testing::{code, token};
+    use crate::test_state::{scopes, TestState};
+
+    #[tokio::test]
+    async fn an_application_token_is_issued_and_its_jti_stored_without_refresh_or_id_token() {
+        let state = TestState::new().await;
+        let client = state.default_client().await;
+
+        let issued = token(
+            &state,
+            &client,
+            &[("grant_type", "client_credentials"), ("scope", "read")],
+        )
+        .await
+        .expect("issued");
+
+        assert!(issued.refresh.is_none());
+        assert!(issued.id_token.is_none());
+        assert_eq!(issued.access.principal_type, PrincipalType::Application);
+        assert_eq!(issued.access.scopes, scopes("read"));
+        assert_eq!(issued.access.expires_at, state.now() + 3600);
+        let stored = state
+            .store()
+            .families()
+            .get_access_token(&issued.access.jti, state.now())
+            .await
+            .unwrap()
+            .expect("the jti is stored");
+        assert_eq!(stored.client_id, client.client.id);
+        // Expiry by the clock: the record reads as absent after its hour.
+        state.advance(3600);
+        assert!(state
+            .store()
+            .families()
+            .get_access_token(&issued.access.jti, state.now())
+            .await
+            .unwrap()
+            .is_none());
+    }
+
+    #[tokio::test]
+    async fn a_scope_beyond_the_clients_is_54_and_a_client_without_the_grant_60() {
+        let state = TestState::new().await;
+        let client = state.default_client().await;
+        assert_eq!(
+            code(
+                token(
+                    &state,
+                    &client,
+                    &[("grant_type", "client_credentials"), ("scope", "admin")],
+                )
+                .await
+            ),
+            ErrorCode::ScopeExceedsGrant
+        );
+        let without = state
+            .client(NewClient {
+                grants: [GrantType::Password].into(),
+                ..NewClient::named("no client credentials", scopes("read"))
+            })
+            .await;
+        assert_eq!(
+            code(token(&state, &without, &[("grant_type", "client_credentials")]).await),
+            ErrorCode::UnsupportedGrant
+        );
+    }
+
+    #[tokio::test]
+    async fn a_wrong_secret_is_refused_before_anything_is_issued() {
+        let state = TestState::new().await;
+        let mut client = state.default_client().await;
+        client.secret = "not-the-secret".to_owned();
+        assert_eq!(
+            code(token(&state, &client, &[("grant_type", "client_credentials")]).await),
+            ErrorCode::IncorrectClientSecret
+        );
+    }
+}

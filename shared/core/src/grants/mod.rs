@@ -20,6 +20,17 @@ mod password;
 mod refresh;
 mod token_exchange;
 
+#[cfg(test)]
+mod authorization_code_tests;
+#[cfg(test)]
+mod password_tests;
+#[cfg(test)]
+mod refresh_tests;
+#[cfg(test)]
+mod testing;
+#[cfg(test)]
+mod token_exchange_tests;
+
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 

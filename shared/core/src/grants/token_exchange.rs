@@ -17,9 +17,9 @@
 //! one write, the new token.
 
 use super::GrantContext;
+use crate::auth::presented_token::{identify, PresentedToken, TokenTypeHint};
 use crate::domain::{AccessTokenRecord, Actor, ClientId, Resource, Scopes, TokenId, OPENID};
 use crate::errors::{ErrorCode, GrantError};
-use crate::flows::presented_token::{identify, PresentedToken, TokenTypeHint};
 use crate::issuance::{requested_scopes, Exchanged, IssuedTokens};
 use crate::requests::{TokenExchangeRequest, ID_TOKEN_TYPE};
 use crate::secrets::Secret;

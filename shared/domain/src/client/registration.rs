@@ -140,6 +140,41 @@ pub const MAX_CLIENT_NAME_CHARS: usize = 100;
 /// At most this many redirect URIs per registration: each is matched on every authorization.
 pub const MAX_REDIRECT_URIS: usize = 10;
 
+/// Why a client's name cannot be shown to users.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NameProblem {
+    #[error("must have 1 to {MAX_CLIENT_NAME_CHARS} characters")]
+    Length,
+    #[error("must not contain control characters")]
+    Control,
+    /// Bidirectional overrides (U+202E), zero-width joiners and the other format characters
+    /// (Unicode category Cf) make a name read as another on the consent page.
+    #[error("must not contain format characters (such as bidirectional controls)")]
+    Format,
+}
+
+/// A name users are shown (consent, device approval, the account page), in NFC so that one
+/// name has one stored spelling.
+pub fn display_name(name: &str) -> Result<String, NameProblem> {
+    use unicode_normalization::UnicodeNormalization;
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+
+    if name.chars().any(char::is_control) {
+        return Err(NameProblem::Control);
+    }
+    if name
+        .chars()
+        .any(|c| c.general_category() == GeneralCategory::Format)
+    {
+        return Err(NameProblem::Format);
+    }
+    let normalized: String = name.nfc().collect();
+    if normalized.trim().is_empty() || normalized.chars().count() > MAX_CLIENT_NAME_CHARS {
+        return Err(NameProblem::Length);
+    }
+    Ok(normalized)
+}
+
 impl ClientMetadata {
     /// Checks the metadata against the rules for self-registered clients; `allowed` is the
     /// deployment's `REGISTRATION_SCOPES`, also the default `scope`.
@@ -186,21 +221,11 @@ impl ClientMetadata {
                 scope
             }
         };
-        let client_name = match self.client_name {
-            Some(name)
-                if name.trim().is_empty() || name.chars().count() > MAX_CLIENT_NAME_CHARS =>
-            {
-                return Err(RegistrationError::metadata(format!(
-                    "client_name must have 1 to {MAX_CLIENT_NAME_CHARS} characters"
-                )))
-            }
-            Some(name) if name.chars().any(char::is_control) => {
-                return Err(RegistrationError::metadata(
-                    "client_name must not contain control characters",
-                ))
-            }
-            other => other,
-        };
+        let client_name = self
+            .client_name
+            .map(|name| display_name(&name))
+            .transpose()
+            .map_err(|problem| RegistrationError::metadata(format!("client_name {problem}")))?;
         Ok(CheckedMetadata {
             redirect_uris,
             client_name,

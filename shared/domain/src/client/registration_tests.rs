@@ -107,3 +107,39 @@ fn the_registration_keeps_only_the_token_digest() {
     let read: DynamicRegistration = serde_json::from_str(&stored).unwrap();
     assert_eq!(read, registration);
 }
+
+#[test]
+fn client_names_with_format_characters_are_refused_and_names_are_kept_in_nfc() {
+    for name in [
+        "Pay\u{202E}lapyaP",
+        "Good\u{200B}App",
+        "App\u{2066}isolate\u{2069}",
+        "\u{FEFF}App",
+        "App\u{00AD}",
+        "tab\tapp",
+    ] {
+        let error =
+            refusal(json!({"redirect_uris": ["https://app.example/cb"], "client_name": name}));
+        assert_eq!(
+            error.kind,
+            RegistrationErrorKind::InvalidClientMetadata,
+            "{name:?}"
+        );
+        assert!(
+            error.description.starts_with("client_name "),
+            "{}",
+            error.description
+        );
+    }
+    let decomposed = "Cafe\u{0301} App";
+    let checked =
+        metadata(json!({"redirect_uris": ["https://app.example/cb"], "client_name": decomposed}))
+            .check(&allowed())
+            .unwrap();
+    assert_eq!(checked.client_name.as_deref(), Some("Caf\u{00E9} App"));
+    assert_eq!(
+        display_name("Ünïcödé ✓ 日本"),
+        Ok("Ünïcödé ✓ 日本".to_owned())
+    );
+    assert_eq!(display_name("   "), Err(NameProblem::Length));
+}

@@ -1,6 +1,6 @@
 //! What a token presented to the revocation or introspection endpoint is: one of our access
-//! tokens, one of our refresh tokens, or neither. Shared by [`super::revocation`] and
-//! [`super::introspection`], which differ only in what they do with the answer.
+//! tokens, one of our refresh tokens, or neither. Shared by the revocation and introspection
+//! flows, which differ only in what they do with the answer, and the token exchange grant.
 
 use crate::clock::UnixTime;
 use crate::domain::{AccessTokenRecord, ClientId, Family, RefreshTokenRecord, TokenId};
