@@ -168,6 +168,13 @@ step_comments() {
 	infra/check-comments.sh
 }
 
+# --- Step: cookies ---------------------------------------------------------------------------
+# One place writes Set-Cookie headers: the HTTP layer's cookie jar (docs/layout.md).
+step_cookies() {
+	step "infra/check-cookies.sh (no Set-Cookie outside shared/http/src/cookies.rs)"
+	infra/check-cookies.sh
+}
+
 # --- Step: lints -------------------------------------------------------------------------------
 # Clippy rides on the build instead of a `cargo clippy` pass of its own: clippy-driver, as the
 # workspace's rustc wrapper, lints each workspace crate while compiling it (what `cargo clippy`
@@ -249,6 +256,7 @@ STEPS=(
 	step_fmt
 	step_layers
 	step_comments
+	step_cookies
 	step_dynamodb_local
 	step_kms_local
 	step_build

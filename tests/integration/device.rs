@@ -1,16 +1,20 @@
 //! The device authorization grant (RFC 8628) end to end on both stores: `codes` covers the
 //! device authorization request, `polling` the token endpoint's answers to the device (the
 //! user's decision recorded as the page records it), `public_clients` the clients that send
-//! their `client_id` alone, `page` the verification page over HTTP (`sign_in_limits` its sign-in's throttle and lockout) and `in_browser` in
+//! their `client_id` alone, `page` the verification page over HTTP (`sign_in_limits` its sign-in's throttle and lockout,
+//! `guess_race` its code guesses sent all at once, `second_factor` its code and enrolment
+//! steps) and `in_browser` in
 //! Chromium, `interop` openid-client 6 polling while the user allows in Chromium. The helpers
 //! here request codes, poll, and decide.
 
 mod codes;
+mod guess_race;
 mod in_browser;
 mod interop;
 mod page;
 mod polling;
 mod public_clients;
+mod second_factor;
 mod sign_in_limits;
 
 use crate::support::app::{json_of, TestApp, TestClient};

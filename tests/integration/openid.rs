@@ -7,12 +7,13 @@
 mod account;
 mod authorize;
 mod backchannel;
+mod code_races;
 mod code_reuse;
 mod logout;
 mod logout_plan;
 mod mfa_policy;
 mod scopes;
-mod second_factor;
+pub(crate) mod second_factor;
 mod sessions;
 mod userinfo;
 

@@ -289,3 +289,87 @@ async fn a_required_companys_user_enrols_at_sign_in_in_chromium_sqlite() {
 async fn a_required_companys_user_enrols_at_sign_in_in_chromium_dynamodb() {
     a_required_companys_user_enrols_at_sign_in(Backend::DynamoDb).await;
 }
+
+/// The account page's code step in Chromium, its form posted 150 times at once by the page's own
+/// script (the right code among them): no more than the lockout threshold of codes are compared,
+/// counted by the `second_factor.failed` events and the sessions the posts started.
+async fn parallel_codes_from_the_page(backend: Backend) {
+    use token_domain::audit::{AuditKind, AuditSubject};
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let (login, password) = (
+        crate::authorize::flow::LOGIN,
+        crate::authorize::flow::PASSWORD,
+    );
+    let user = app.create_user(login, password).await;
+    let (secret, _) = crate::openid::second_factor::enrolled(&app).await;
+    let sessions = app.ctx().store.sessions();
+    let before = sessions
+        .list_sessions(&user.id, app.clock.now())
+        .await
+        .unwrap()
+        .len();
+    let browser = Browser::start()
+        .await
+        .expect("chromedriver and chromium start");
+    browser.goto(&app.url("/oauth2/v0/account")).await.unwrap();
+    browser.fill_by_label("Login", login).await.unwrap();
+    browser.fill_by_label("Password", password).await.unwrap();
+    browser.click_button("Sign in").await.unwrap();
+    browser.wait_for_text("One more step").await.unwrap();
+    app.clock.advance(30);
+    let right = secret.code_at(app.clock.now());
+    let wrong = format!("{:06}", (right.parse::<u32>().unwrap() + 1) % 1_000_000);
+    let codes: Vec<serde_json::Value> = (0..150)
+        .map(|i| {
+            if i == 75 {
+                right.clone()
+            } else {
+                wrong.clone()
+            }
+            .into()
+        })
+        .collect();
+    let script = r"
+        const [codes, done] = [arguments[0], arguments[arguments.length - 1]];
+        const form = document.querySelector('form');
+        Promise.all(codes.map((code) => {
+            const body = new URLSearchParams(new FormData(form));
+            body.set('code', code);
+            return fetch(form.action, { method: 'POST', body, redirect: 'manual' })
+                .then((answer) => answer.status, () => -1);
+        })).then(done);
+    ";
+    let statuses = browser
+        .run_async(script, vec![serde_json::Value::Array(codes)])
+        .await
+        .unwrap();
+    assert_eq!(statuses.as_array().map(Vec::len), Some(150), "{statuses}");
+    let failed = crate::audit::events_of(&app, AuditSubject::Principal(user.id))
+        .await
+        .into_iter()
+        .filter(|event| event.kind == AuditKind::SecondFactorFailed)
+        .count();
+    let after = sessions
+        .list_sessions(&user.id, app.clock.now())
+        .await
+        .unwrap()
+        .len();
+    let signed_in = after - before;
+    assert!(
+        failed + signed_in <= 5,
+        "{failed} wrong codes and {signed_in} sign-ins compared of 150: {statuses}"
+    );
+    browser.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn parallel_codes_posted_by_the_page_compare_at_most_the_threshold_sqlite() {
+    parallel_codes_from_the_page(Backend::Sqlite).await;
+}
+
+#[tokio::test]
+async fn parallel_codes_posted_by_the_page_compare_at_most_the_threshold_dynamodb() {
+    parallel_codes_from_the_page(Backend::DynamoDb).await;
+}

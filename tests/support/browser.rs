@@ -142,6 +142,16 @@ impl Browser {
         })
     }
 
+    /// Runs `script` in the page as an asynchronous script (its last argument is the callback)
+    /// with `args`: the value it called back with.
+    pub async fn run_async(
+        &self,
+        script: &str,
+        args: Vec<serde_json::Value>,
+    ) -> anyhow::Result<serde_json::Value> {
+        Ok(self.client.execute_async(script, args).await?)
+    }
+
     pub async fn goto(&self, url: &str) -> anyhow::Result<()> {
         Ok(self.client.goto(url).await?)
     }

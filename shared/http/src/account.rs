@@ -18,15 +18,16 @@ use super::pages::{
     PasskeyRow, SessionRow, SignInPage, TotpEnrolPage,
 };
 use super::source_address::SourceAddress;
+use crate::cookies::Jar;
 use crate::domain::audit::rfc3339;
 use crate::error_response::ErrorResponse;
 use crate::errors::Refusal;
 use crate::flows::account::{
-    self, set_sign_in_nonce_cookie, AccountCookies, AccountDenial, AccountError, AccountForm,
-    AccountStep, Overview, ACCOUNT_PATH, SIGN_IN_NONCE_COOKIE,
+    self, AccountCookies, AccountDenial, AccountError, AccountForm, AccountStep, Overview,
+    ACCOUNT_PATH, SIGN_IN_NONCE_COOKIE,
 };
 use crate::flows::authorize::authorize_keys;
-use crate::flows::sessions::{clear_session_cookie, set_session_cookie, SESSION_COOKIE_NAME};
+use crate::flows::sessions::SESSION_COOKIE_NAME;
 use crate::services::Services;
 
 #[utoipa::path(
@@ -105,7 +106,7 @@ fn cookies(headers: &HeaderMap) -> AccountCookies<'_> {
 }
 
 fn respond(services: &Services, step: Result<AccountStep, AccountError>) -> Response {
-    let secure = services.geolocation().as_str().starts_with("https://");
+    let jar = Jar::for_site(services);
     let step = match step {
         Ok(step) => step,
         Err(Refusal::Denied(denial)) => return denial.into_response(),
@@ -128,8 +129,7 @@ fn respond(services: &Services, step: Result<AccountStep, AccountError>) -> Resp
             });
             let mut response = html_response(StatusCode::OK, None, html);
             if let Some(nonce) = new_nonce {
-                let cookie = set_sign_in_nonce_cookie(&nonce, secure);
-                insert(response.headers_mut(), header::SET_COOKIE, &cookie);
+                jar.account_nonce(&nonce).apply(&mut response);
             }
             Outcome::Code(200).attach(response)
         }
@@ -142,10 +142,8 @@ fn respond(services: &Services, step: Result<AccountStep, AccountError>) -> Resp
             insert(response.headers_mut(), header::LOCATION, ACCOUNT_PATH);
             insert(response.headers_mut(), header::CACHE_CONTROL, "no-store");
             if let Some(value) = session_cookie {
-                let cookie = set_session_cookie(&value, services.policy.sessions);
-                if let Ok(value) = HeaderValue::from_str(&cookie) {
-                    response.headers_mut().append(header::SET_COOKIE, value);
-                }
+                jar.session(&value, services.policy.sessions)
+                    .apply(&mut response);
             }
             Outcome::Code(303).attach(response)
         }
@@ -220,11 +218,7 @@ fn respond(services: &Services, step: Result<AccountStep, AccountError>) -> Resp
         }
         AccountStep::SignedOut => {
             let mut response = html_response(StatusCode::OK, None, render_signed_out());
-            insert(
-                response.headers_mut(),
-                header::SET_COOKIE,
-                &clear_session_cookie(),
-            );
+            jar.end_session().apply(&mut response);
             Outcome::Code(200).attach(response)
         }
     }

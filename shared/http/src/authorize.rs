@@ -17,14 +17,15 @@ use super::pages::{
 };
 use super::params::form_pairs;
 use super::source_address::SourceAddress;
+pub(super) use crate::cookies::read as cookie;
+use crate::cookies::Jar;
 use crate::error_response::ErrorResponse;
 use crate::errors::Refusal;
 use crate::flows::authorize::{
-    self, clear_pending_cookie, set_pending_cookie, AuthorizeError, AuthorizeParams, AuthorizeStep,
-    FormPage, RefusalReason, SubmittedCookies, SubmittedForm, PENDING_COOKIE_NAME,
-    PENDING_COOKIE_PATH,
+    self, AuthorizeError, AuthorizeParams, AuthorizeStep, FormPage, RefusalReason,
+    SubmittedCookies, SubmittedForm, PENDING_COOKIE_NAME, PENDING_COOKIE_PATH,
 };
-use crate::flows::sessions::{set_session_cookie, SESSION_COOKIE_NAME};
+use crate::flows::sessions::SESSION_COOKIE_NAME;
 use crate::requests::RESOURCE;
 use crate::services::Services;
 
@@ -186,18 +187,6 @@ fn is_authorization_request(body: &[u8]) -> bool {
     has("client_id") && !has(authorize::CSRF_FIELD)
 }
 
-/// The value of the request's cookie `name`.
-pub(super) fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|cookies| cookies.split(';'))
-        .filter_map(|cookie| cookie.trim().split_once('='))
-        .find(|(found, _)| *found == name)
-        .map(|(_, value)| value)
-}
-
 fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> Response {
     if let Ok(AuthorizeStep::SignedIn {
         session_cookie,
@@ -205,15 +194,12 @@ fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> 
     }) = step
     {
         let mut response = respond(services, Ok(*then));
-        let cookie = set_session_cookie(&session_cookie, services.policy.sessions);
-        if let Ok(value) = HeaderValue::from_str(&cookie) {
-            response.headers_mut().append(header::SET_COOKIE, value);
-        }
+        Jar::for_site(services)
+            .session(&session_cookie, services.policy.sessions)
+            .apply(&mut response);
         return response;
     }
-    // The cookie is `Secure` wherever the service is served over HTTPS; only the local server
-    // on plain-HTTP loopback goes without.
-    let secure = services.geolocation().as_str().starts_with("https://");
+    let jar = Jar::for_site(services);
     match step {
         Ok(AuthorizeStep::SignIn(page)) => {
             let html = render_sign_in(&SignInPage {
@@ -224,7 +210,7 @@ fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> 
                 error: page.error,
                 action_field: None,
             });
-            form_page(&page, html, secure)
+            form_page(&page, html, jar)
         }
         Ok(AuthorizeStep::Consent(page)) => {
             let scopes: Vec<&str> = page.scopes.iter().map(String::as_str).collect();
@@ -235,7 +221,7 @@ fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> 
                 scopes: &scopes,
                 unverified_host: page.unverified_host.as_deref(),
             });
-            form_page(&page, html, secure)
+            form_page(&page, html, jar)
         }
         Ok(AuthorizeStep::SecondFactor(page)) => {
             let html = render_second_factor(
@@ -245,7 +231,7 @@ fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> 
                 &[],
                 page.error,
             );
-            form_page(&page, html, secure)
+            form_page(&page, html, jar)
         }
         Ok(AuthorizeStep::Enrol { page, enrolment }) => {
             let html = render_totp_enrol(&TotpEnrolPage {
@@ -258,7 +244,7 @@ fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> 
                 hidden: &[],
                 required: true,
             });
-            form_page(&page, html, secure)
+            form_page(&page, html, jar)
         }
         Ok(AuthorizeStep::RecoveryCodes { page, codes }) => {
             let form = ContinueForm {
@@ -266,14 +252,14 @@ fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> 
                 hidden: &[("enrolled", "continue")],
             };
             let html = render_recovery_codes(PENDING_COOKIE_PATH, &codes, Some(form));
-            form_page(&page, html, secure)
+            form_page(&page, html, jar)
         }
         Ok(AuthorizeStep::Redirect(location)) => {
             let mut response = StatusCode::FOUND.into_response();
             let headers = response.headers_mut();
             insert(headers, header::LOCATION, &location);
-            insert(headers, header::SET_COOKIE, &clear_pending_cookie(secure));
             insert(headers, header::CACHE_CONTROL, "no-store");
+            jar.end_pending().apply(&mut response);
             Outcome::Code(302).attach(response)
         }
         Ok(AuthorizeStep::SignedIn { .. }) => unreachable!("answered above"),
@@ -282,14 +268,10 @@ fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> 
     }
 }
 
-fn form_page(page: &FormPage, html: String, secure: bool) -> Response {
+fn form_page(page: &FormPage, html: String, jar: Jar) -> Response {
     let mut response = html_response(StatusCode::OK, Some(&page.redirect_uri), html);
     if let Some(sealed) = &page.sealed {
-        insert(
-            response.headers_mut(),
-            header::SET_COOKIE,
-            &set_pending_cookie(sealed, secure),
-        );
+        jar.pending(sealed).apply(&mut response);
     }
     Outcome::Code(200).attach(response)
 }

@@ -21,6 +21,7 @@ mod client_request;
 mod client_secrets;
 mod company;
 mod connections;
+mod cookies;
 mod device;
 mod dpop;
 pub mod error_response;

@@ -15,11 +15,12 @@ use super::authorize::{cookie, html_response, insert};
 use super::error_response::ServerErrorBody;
 use super::observability::Outcome;
 use super::pages::{render_logout_refused, render_signed_out};
+use crate::cookies::Jar;
 use crate::error_response::ErrorResponse;
 use crate::flows::logout::{
     logout, LogoutAnswer, LogoutDenial, LogoutError, LogoutOutcome, LogoutParams,
 };
-use crate::flows::sessions::{clear_session_cookie, SESSION_COOKIE_NAME};
+use crate::flows::sessions::SESSION_COOKIE_NAME;
 use crate::services::Services;
 
 /// The parameters, in the query (GET) or a form (POST).
@@ -65,7 +66,7 @@ pub async fn get_logout(
 ) -> Response {
     let session = cookie(&headers, SESSION_COOKIE_NAME);
     match params {
-        Ok(Query(params)) => respond(logout(&services, &params, session).await),
+        Ok(Query(params)) => respond(&services, logout(&services, &params, session).await),
         Err(_) => LogoutDenial::BadRequest.into_response(),
     }
 }
@@ -93,12 +94,12 @@ pub async fn post_logout(
 ) -> Response {
     let session = cookie(&headers, SESSION_COOKIE_NAME);
     match form {
-        Ok(Form(params)) => respond(logout(&services, &params, session).await),
+        Ok(Form(params)) => respond(&services, logout(&services, &params, session).await),
         Err(_) => LogoutDenial::BadRequest.into_response(),
     }
 }
 
-fn respond(answer: Result<LogoutAnswer, LogoutError>) -> Response {
+fn respond(services: &Services, answer: Result<LogoutAnswer, LogoutError>) -> Response {
     let answer = match answer {
         Ok(answer) => answer,
         Err(refusal) => return refusal.into_response(),
@@ -116,11 +117,7 @@ fn respond(answer: Result<LogoutAnswer, LogoutError>) -> Response {
         }
     };
     if answer.clear_session_cookie {
-        insert(
-            response.headers_mut(),
-            header::SET_COOKIE,
-            &clear_session_cookie(),
-        );
+        Jar::for_site(services).end_session().apply(&mut response);
     }
     response
 }

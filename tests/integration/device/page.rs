@@ -14,7 +14,6 @@ crate::on_both_stores!(
     a_live_session_skips_the_sign_in_and_deny_is_access_denied,
     wrong_codes_are_counted_against_the_address_then_refused,
     forms_without_their_csrf_token_are_refused,
-    a_user_with_an_authenticator_app_is_sent_to_the_account_page,
 );
 
 pub const LOGIN: &str = "ann";
@@ -50,7 +49,12 @@ impl<'a> Page<'a> {
         }
     }
 
-    async fn open(&mut self, query: &str) -> reqwest::Response {
+    /// The `Cookie` header this browser sends.
+    pub(super) fn cookie_header(&self) -> String {
+        self.cookies.join("; ")
+    }
+
+    pub(super) async fn open(&mut self, query: &str) -> reqwest::Response {
         let mut request = self
             .app
             .http
@@ -274,46 +278,4 @@ async fn forms_without_their_csrf_token_are_refused(app: TestApp) {
         ])
         .await;
     assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
-}
-
-/// This page has no code step: a user with an authenticator app gets no session from a password
-/// here and is told to sign in on the account page (which asks for the code).
-async fn a_user_with_an_authenticator_app_is_sent_to_the_account_page(app: TestApp) {
-    let user = app.create_user(LOGIN, PASSWORD).await;
-    let factor = token_domain::TotpFactor {
-        principal_id: user.id,
-        sealed_secret: "sealed".into(),
-        last_used_step: 0,
-        recovery_codes: Vec::new(),
-        enrolled_at: app.clock.now(),
-    };
-    assert!(app
-        .store
-        .second_factors()
-        .put_totp_factor(&factor)
-        .await
-        .unwrap());
-    let client = device_client(&app).await;
-    let body = codes(&app, &client, "openid read").await;
-    let mut page = Page::new(&app);
-    let (_, sign_in) = page.enter(body["user_code"].as_str().unwrap()).await;
-    let answer = page
-        .post(&[
-            ("csrf_token", &csrf(&sign_in)),
-            ("action", "sign_in"),
-            ("user_code", &field(&sign_in, "user_code")),
-            ("login", LOGIN),
-            ("password", PASSWORD),
-        ])
-        .await;
-    assert!(
-        !answer
-            .headers()
-            .get_all(header::SET_COOKIE)
-            .iter()
-            .any(|c| c.to_str().unwrap().starts_with("__Host-session=")),
-        "no session from the password alone"
-    );
-    let html = answer.text().await.unwrap();
-    assert!(html.contains("uses an authenticator app"), "{html}");
 }

@@ -19,9 +19,9 @@ crate::on_both_stores!(
     the_account_page_sign_in_asks_for_the_code_too,
 );
 
-const PATH: &str = "/oauth2/v0/account";
+pub(super) const PATH: &str = "/oauth2/v0/account";
 
-async fn post(app: &TestApp, cookie: &str, form: &[(&str, &str)]) -> reqwest::Response {
+pub(super) async fn post(app: &TestApp, cookie: &str, form: &[(&str, &str)]) -> reqwest::Response {
     app.http
         .post(app.url(PATH))
         .header(header::COOKIE, cookie)
@@ -32,7 +32,7 @@ async fn post(app: &TestApp, cookie: &str, form: &[(&str, &str)]) -> reqwest::Re
 }
 
 /// The value of the page's element or field that follows `marker`, up to `end`.
-fn between(html: &str, marker: &str, end: char) -> String {
+pub(super) fn between(html: &str, marker: &str, end: char) -> String {
     let start = html
         .find(marker)
         .unwrap_or_else(|| panic!("{marker} in {html}"))
@@ -182,7 +182,7 @@ async fn an_authenticator_app_is_enrolled_and_removed_from_the_account_page(app:
 
 /// Enrols `LOGIN` from the account page: the secret (as the test's app would hold it) and the
 /// recovery codes.
-async fn enrolled(app: &TestApp) -> (TotpSecret, Vec<String>) {
+pub(crate) async fn enrolled(app: &TestApp) -> (TotpSecret, Vec<String>) {
     let (session, token) = signed_in(app).await;
     let form = [("csrf_token", token.as_str()), ("action", "totp_start")];
     let html = post(app, &session, &form).await.text().await.unwrap();
@@ -213,7 +213,7 @@ async fn typed(browser: &mut Session<'_>, page: &str, code: &str) -> reqwest::Re
         .await
 }
 
-fn session_cookie(response: &reqwest::Response) -> bool {
+pub(super) fn session_cookie(response: &reqwest::Response) -> bool {
     response
         .headers()
         .get_all(header::SET_COOKIE)

@@ -20,4 +20,5 @@ pub mod registration;
 pub mod revocation;
 pub mod second_factor;
 pub mod sessions;
+pub mod sign_in;
 pub mod userinfo;

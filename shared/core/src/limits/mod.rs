@@ -25,6 +25,10 @@ pub const OTP_FAILURE_BLOCK_SECONDS: i64 = 24 * 3600;
 /// Sign-in form posts one pending authorization request may make; the request then ends.
 pub const SIGN_IN_POSTS_PER_REQUEST: u32 = 10;
 
+/// Codes one password step may be followed by (an authenticator-app or recovery code each); then
+/// the sign-in starts again with the password.
+pub const CODE_POSTS_PER_PASSWORD_STEP: u32 = 5;
+
 /// What counts as one source address: an IPv4 address, or an IPv6 /64 prefix. One subscriber
 /// is usually given a whole /64, so counting single IPv6 addresses would let one machine step
 /// through 2^64 of them. An IPv4 address written as IPv6 (`::ffff:a.b.c.d`) is that IPv4 address.
@@ -338,6 +342,28 @@ impl<'a> Limiter<'a> {
         Ok(counted)
     }
 
+    /// Counts one code typed after the password step `step_id` (which ends at `expires_at`);
+    /// `false` once [`CODE_POSTS_PER_PASSWORD_STEP`] were counted.
+    pub async fn count_code_post(
+        self,
+        step_id: &str,
+        expires_at: UnixTime,
+    ) -> Result<bool, StoreError> {
+        const COUNTER: &str = "code-posts";
+        let counted = once_per_request(
+            self.store,
+            COUNTER,
+            CODE_POSTS_PER_PASSWORD_STEP,
+            step_id,
+            expires_at,
+        )
+        .await?;
+        if !counted {
+            crate::measure::rate_limited(COUNTER);
+        }
+        Ok(counted)
+    }
+
     /// Claims the one approval of the pending authorization request `request_id`: `false` if
     /// it was approved before (a replayed consent form, a copied cookie), which mints nothing.
     pub async fn claim_approval(
@@ -367,6 +393,67 @@ impl<'a> Limiter<'a> {
         }
         Ok(())
     }
+
+    /// Counts a guess of `guesser` against [`Limit::AddressOtpFailures`] before it is looked up,
+    /// so that parallel guesses never get more than the limit looked up: a blocked guesser, or
+    /// one whose window is full, is refused (and blocked for [`OTP_FAILURE_BLOCK_SECONDS`]).
+    /// The guess is then settled with [`Self::settle_guess`]: a right one is given back.
+    /// `None` when the limit is off.
+    pub async fn count_guess(
+        self,
+        guesser: &str,
+        now: UnixTime,
+    ) -> Result<Option<CountedGuess>, LimitError> {
+        let limit = Limit::AddressOtpFailures;
+        let Some(rate) = limit.of(&self.limits) else {
+            return Ok(None);
+        };
+        self.check_otp_block(guesser, now).await?;
+        let key = limit.key(self.deployment, guesser);
+        match self.store.count_hit(&key, rate, now).await? {
+            Hit::Counted { count } => Ok(Some(CountedGuess {
+                key,
+                rate,
+                counted_at: now,
+                reached: count >= rate.max,
+            })),
+            Hit::Refused { .. } => {
+                let until = now + OTP_FAILURE_BLOCK_SECONDS;
+                self.store.block_until(&key, until).await?;
+                crate::measure::rate_limited(limit.counter());
+                Err(LimitError::Exceeded(Exceeded {
+                    limit,
+                    retry_after: crate::store::rate_limits::retry_after(until, now),
+                }))
+            }
+        }
+    }
+
+    /// A right guess takes its count back; the wrong one that filled the window blocks the
+    /// guesser for [`OTP_FAILURE_BLOCK_SECONDS`].
+    pub async fn settle_guess(self, guess: CountedGuess, right: bool) -> Result<(), StoreError> {
+        if right {
+            self.store
+                .refund_hit(&guess.key, guess.rate, guess.counted_at)
+                .await
+        } else if guess.reached {
+            self.store
+                .block_until(&guess.key, guess.counted_at + OTP_FAILURE_BLOCK_SECONDS)
+                .await
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// A guess counted by [`Limiter::count_guess`], to settle once looked up.
+#[derive(Debug, Clone)]
+pub struct CountedGuess {
+    key: RateKey,
+    rate: RateLimit,
+    counted_at: UnixTime,
+    /// This guess filled the window: wrong, it blocks the guesser.
+    reached: bool,
 }
 
 /// A counted hit passes; a refused one is the limit's refusal (and its metric).

@@ -10,19 +10,21 @@ use http::{header, HeaderMap, HeaderValue, StatusCode};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::authorize::{cookie, html_response, insert};
+use crate::authorize::{cookie, html_response};
+use crate::cookies::Jar;
 use crate::error_response::{ErrorResponse, ServerErrorBody};
 use crate::errors::Refusal;
 use crate::flows::authorize::authorize_keys;
 use crate::flows::device::{
-    self, set_device_nonce_cookie, DeviceCookies, DeviceDenial, DeviceForm, DevicePageError,
-    DeviceStep, DEVICE_NONCE_COOKIE, DEVICE_PATH,
+    self, DeviceCookies, DeviceDenial, DeviceForm, DevicePageError, DeviceStep,
+    DEVICE_NONCE_COOKIE, DEVICE_PATH,
 };
-use crate::flows::sessions::{set_session_cookie, SESSION_COOKIE_NAME};
+use crate::flows::sessions::SESSION_COOKIE_NAME;
 use crate::observability::Outcome;
 use crate::pages::{
     render_device_code, render_device_consent, render_device_done, render_device_sign_in,
-    render_error, DeviceSignInPage,
+    render_error, render_recovery_codes, render_second_factor, render_totp_enrol, ContinueForm,
+    DeviceSignInPage, TotpEnrolPage,
 };
 use crate::services::Services;
 use crate::source_address::SourceAddress;
@@ -103,7 +105,6 @@ pub async fn act(
 }
 
 fn respond(services: &Services, step: Result<DeviceStep, DevicePageError>) -> Response {
-    let secure = services.geolocation().as_str().starts_with("https://");
     let step = match step {
         Ok(step) => step,
         Err(Refusal::Denied(denial)) => return denial.into_response(),
@@ -139,6 +140,66 @@ fn respond(services: &Services, step: Result<DeviceStep, DevicePageError>) -> Re
             new_nonce,
             None,
         ),
+        DeviceStep::SecondFactor {
+            csrf_token,
+            user_code,
+            app_name,
+            pending,
+            error,
+        } => {
+            let hidden = [
+                ("action", "sign_in_code"),
+                ("user_code", user_code.as_str()),
+                ("pending", pending.as_str()),
+            ];
+            let html = render_second_factor(&app_name, DEVICE_PATH, &csrf_token, &hidden, error);
+            (html, None, None)
+        }
+        DeviceStep::Enrol {
+            csrf_token,
+            user_code,
+            pending,
+            enrolment,
+            error,
+        } => {
+            let hidden = [
+                ("action", "sign_in_totp_confirm"),
+                ("user_code", user_code.as_str()),
+                ("pending", pending.as_str()),
+            ];
+            let html = render_totp_enrol(&TotpEnrolPage {
+                action: DEVICE_PATH,
+                csrf_token: &csrf_token,
+                otpauth_uri: &enrolment.otpauth_uri,
+                secret: &enrolment.secret_base32,
+                sealed: &enrolment.sealed,
+                error,
+                hidden: &hidden,
+                required: true,
+            });
+            (html, None, None)
+        }
+        DeviceStep::RecoveryCodes {
+            csrf_token,
+            user_code,
+            pending,
+            codes,
+        } => {
+            let hidden = [
+                ("action", "sign_in_enrolled"),
+                ("user_code", user_code.as_str()),
+                ("pending", pending.as_str()),
+            ];
+            let form = ContinueForm {
+                csrf_token: &csrf_token,
+                hidden: &hidden,
+            };
+            (
+                render_recovery_codes(DEVICE_PATH, &codes, Some(form)),
+                None,
+                None,
+            )
+        }
         DeviceStep::Consent {
             csrf_token,
             user_code,
@@ -153,19 +214,14 @@ fn respond(services: &Services, step: Result<DeviceStep, DevicePageError>) -> Re
         DeviceStep::Done { approved } => (render_device_done(approved), None, None),
     };
     let mut response = html_response(StatusCode::OK, None, html);
+    let mut jar = Jar::for_site(services);
     if let Some(nonce) = nonce {
-        insert(
-            response.headers_mut(),
-            header::SET_COOKIE,
-            &set_device_nonce_cookie(&nonce, secure),
-        );
+        jar = jar.device_nonce(&nonce);
     }
     if let Some(value) = session {
-        let cookie = set_session_cookie(&value, services.policy.sessions);
-        if let Ok(value) = HeaderValue::from_str(&cookie) {
-            response.headers_mut().append(header::SET_COOKIE, value);
-        }
+        jar = jar.session(&value, services.policy.sessions);
     }
+    jar.apply(&mut response);
     Outcome::Code(200).attach(response)
 }
 

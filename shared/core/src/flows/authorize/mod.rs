@@ -7,8 +7,6 @@
 
 mod code;
 mod csrf;
-mod keys;
-mod messages;
 mod pending;
 mod pushed;
 mod redirect;
@@ -22,16 +20,15 @@ mod signed_in;
 mod steps;
 
 pub use crate::domain::pkce::{s256_challenge, verify_s256, S256};
-pub use code::{issue_code, IssuedCode};
-pub use csrf::{
-    csrf_token, form_token, nonce_form_token, verify_csrf_token, verify_form_token, Form,
-    CSRF_FIELD,
+pub use crate::flows::sign_in::{
+    page_keys as authorize_keys, sign_in_message, PageKeys as AuthorizeKeys, CSRF_FIELD,
+    NOT_THE_EXPECTED_ACCOUNT,
 };
-pub use keys::{AuthorizeKeys, WeakSecret, MIN_SECRET_BYTES};
-pub use messages::{sign_in_message, NOT_THE_EXPECTED_ACCOUNT};
+pub use code::{issue_code, IssuedCode};
+pub use csrf::{csrf_token, verify_csrf_token, Form};
 pub use pending::{
-    clear_pending_cookie, set_pending_cookie, PendingAuthorization, PendingCookieError,
-    PENDING_COOKIE_NAME, PENDING_COOKIE_PATH, PENDING_TTL_SECONDS,
+    PendingAuthorization, PendingCookieError, PENDING_COOKIE_NAME, PENDING_COOKIE_PATH,
+    PENDING_TTL_SECONDS,
 };
 pub use pushed::{push, PushDenial, PushError, PushedRequest};
 pub use redirect::{code_location, ErrorRedirect};
@@ -40,8 +37,7 @@ pub use request::{
     ValidatedAuthorization, OFFLINE_ACCESS,
 };
 pub use request_object::REQUEST_OBJECT_MAX_LIFETIME_SECONDS;
-pub(crate) use signed_in::session_for;
 pub use steps::{
-    authorize_keys, start, submit, AuthorizeError, AuthorizeStep, FormPage, RefusalReason,
-    SubmittedCookies, SubmittedForm,
+    start, submit, AuthorizeError, AuthorizeStep, FormPage, RefusalReason, SubmittedCookies,
+    SubmittedForm,
 };

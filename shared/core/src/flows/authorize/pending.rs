@@ -8,17 +8,16 @@
 //! (state, nonce, PKCE challenge, who signed in) unreadable and unforgeable; the expiry inside
 //! bounds a stolen cookie's use to [`PENDING_TTL_SECONDS`].
 
-use aes_gcm::aead::{Aead, KeyInit, Payload};
-use aes_gcm::{Aes256Gcm, Nonce};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 
-use super::keys::AuthorizeKeys;
 use super::request::ValidatedAuthorization;
 use crate::clock::UnixTime;
 use crate::domain::{AuthMethod, PrincipalId, SessionId};
+use crate::flows::sign_in::PageKeys as AuthorizeKeys;
 use crate::random::RandomSource;
+use crate::signing::seal::Sealer;
 
 /// Time to read the page and type a password.
 pub const PENDING_TTL_SECONDS: i64 = 600;
@@ -31,8 +30,6 @@ pub const PENDING_COOKIE_PATH: &str = "/oauth2/v0/authorize";
 /// Browsers keep cookies up to 4096 bytes; refusing earlier keeps a long `state` from making
 /// the flow fail silently.
 const MAX_COOKIE_VALUE_BYTES: usize = 3_800;
-
-const NONCE_BYTES: usize = 12;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingAuthorization {
@@ -59,6 +56,10 @@ pub struct PendingAuthorization {
     /// second step); cleared once signed in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password_user: Option<PrincipalId>,
+    /// Random, unique per password step of `password_user`: the codes typed after it are
+    /// counted against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_step: Option<String>,
     /// The user who proved the password and then set up an authenticator app with its first
     /// code (their company requires a second factor), shown the recovery codes: the session
     /// starts with both factors when they continue. Cleared once signed in.
@@ -97,6 +98,7 @@ impl PendingAuthorization {
             sid: None,
             session_lists_client: false,
             password_user: None,
+            password_step: None,
             enrolled_user: None,
             amr: Vec::new(),
             code_ttl: None,
@@ -111,20 +113,7 @@ impl PendingAuthorization {
         random: &dyn RandomSource,
     ) -> Result<String, PendingCookieError> {
         let plaintext = serde_json::to_vec(self).expect("the pending record serialises");
-        let mut nonce = [0u8; NONCE_BYTES];
-        random.fill(&mut nonce);
-        let ciphertext = cipher(keys)
-            .encrypt(
-                &Nonce::from(nonce),
-                Payload {
-                    msg: &plaintext,
-                    aad: PENDING_COOKIE_NAME.as_bytes(),
-                },
-            )
-            .expect("AES-GCM encrypts any message of this size");
-        let mut sealed = nonce.to_vec();
-        sealed.extend_from_slice(&ciphertext);
-        let value = URL_SAFE_NO_PAD.encode(sealed);
+        let value = sealer(keys).seal(PENDING_COOKIE_NAME, &plaintext, random);
         if value.len() > MAX_COOKIE_VALUE_BYTES {
             return Err(PendingCookieError::TooLarge);
         }
@@ -137,23 +126,9 @@ impl PendingAuthorization {
         keys: &AuthorizeKeys,
         now: UnixTime,
     ) -> Result<Self, PendingCookieError> {
-        let sealed = URL_SAFE_NO_PAD
-            .decode(value)
-            .map_err(|_| PendingCookieError::Invalid)?;
-        if sealed.len() <= NONCE_BYTES {
-            return Err(PendingCookieError::Invalid);
-        }
-        let (nonce, ciphertext) = sealed.split_at(NONCE_BYTES);
-        let nonce: [u8; NONCE_BYTES] = nonce.try_into().expect("split at NONCE_BYTES");
-        let plaintext = cipher(keys)
-            .decrypt(
-                &Nonce::from(nonce),
-                Payload {
-                    msg: ciphertext,
-                    aad: PENDING_COOKIE_NAME.as_bytes(),
-                },
-            )
-            .map_err(|_| PendingCookieError::Invalid)?;
+        let plaintext = sealer(keys)
+            .open(PENDING_COOKIE_NAME, value)
+            .ok_or(PendingCookieError::Invalid)?;
         let pending: Self =
             serde_json::from_slice(&plaintext).map_err(|_| PendingCookieError::Invalid)?;
         if pending.expires_at <= now {
@@ -163,26 +138,8 @@ impl PendingAuthorization {
     }
 }
 
-fn cipher(keys: &AuthorizeKeys) -> Aes256Gcm {
-    Aes256Gcm::new_from_slice(&keys.cookie).expect("a 32-byte key")
-}
-
-/// The `Set-Cookie` value that stores `sealed`. `secure` is false only for the local server
-/// on plain-HTTP loopback. `SameSite=Lax` keeps it off cross-site POSTs; the CSRF token is
-/// the real protection.
-pub fn set_pending_cookie(sealed: &str, secure: bool) -> String {
-    let secure = if secure { "; Secure" } else { "" };
-    format!(
-        "{PENDING_COOKIE_NAME}={sealed}; Path={PENDING_COOKIE_PATH}; Max-Age={PENDING_TTL_SECONDS}; HttpOnly; SameSite=Lax{secure}"
-    )
-}
-
-/// The `Set-Cookie` value that removes the cookie once the flow is over (approve or deny).
-pub fn clear_pending_cookie(secure: bool) -> String {
-    let secure = if secure { "; Secure" } else { "" };
-    format!(
-        "{PENDING_COOKIE_NAME}=; Path={PENDING_COOKIE_PATH}; Max-Age=0; HttpOnly; SameSite=Lax{secure}"
-    )
+fn sealer(keys: &AuthorizeKeys) -> Sealer {
+    Sealer::new(keys.cookie)
 }
 
 #[cfg(test)]
@@ -246,14 +203,5 @@ mod tests {
             pending(&huge).seal(&keys(1), &OsRandom),
             Err(PendingCookieError::TooLarge)
         );
-    }
-
-    #[test]
-    fn cookie_attributes() {
-        let header = set_pending_cookie("v", true);
-        assert!(header.starts_with("authorize_pending=v; Path=/oauth2/v0/authorize;"));
-        assert!(header.contains("HttpOnly") && header.contains("SameSite=Lax"));
-        assert!(header.ends_with("; Secure"));
-        assert!(clear_pending_cookie(false).contains("Max-Age=0"));
     }
 }

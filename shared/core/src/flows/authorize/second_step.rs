@@ -11,12 +11,12 @@ use super::{csrf_token, sign_in_message, AuthorizeKeys, Form, PendingAuthorizati
 use crate::domain::{AuthMethod, Client, User};
 use crate::errors::{ErrorCode, Refusal};
 use crate::flows::second_factor::{
-    self, AfterPassword, CodeCheck, Confirmation, Enrolment, EnrolmentBinding, SpentStep,
+    self, AfterPassword, CodeCheck, Confirmation, Enrolment, EnrolmentBinding, PasswordStep,
+    SpentStep,
 };
 use crate::services::Services;
 
-const WRONG_CODE: &str =
-    "That code was not right. Please type the code your app shows now, or a recovery code.";
+use crate::flows::sign_in::WRONG_CODE;
 
 /// After a correct password: the code page when the user has an authenticator app; when their
 /// company requires a second factor and they have none, the enrolment page (or the sign-in page
@@ -32,6 +32,7 @@ pub(super) async fn after_password(
         AfterPassword::SignedIn => Ok(None),
         AfterPassword::Code => {
             pending.password_user = Some(user.id);
+            pending.password_step = Some(second_factor::new_step_id(services.ctx.random.as_ref()));
             Ok(Some(code_page(services, keys, client, pending, None)?))
         }
         AfterPassword::Enrol => {
@@ -103,6 +104,7 @@ pub(super) async fn confirm_enrolment(
         ),
         // Too old, or an app set up meanwhile (another tab): the code page, for that app.
         Confirmation::Stale if second_factor::is_enrolled(services, &user).await? => {
+            pending.password_step = Some(second_factor::new_step_id(services.ctx.random.as_ref()));
             code_page(services, keys, client, &pending, None)
         }
         Confirmation::Stale => Err(Refusal::Denied(RefusalReason::BadForm)),
@@ -162,7 +164,11 @@ pub(super) async fn submit_code(
     let Some(user) = services.ctx.store.principals().get_user(&user_id).await? else {
         return Err(Refusal::Denied(RefusalReason::BadForm));
     };
-    match second_factor::check_code(services, &user, code).await? {
+    let step = PasswordStep {
+        id: pending.password_step.as_deref().unwrap_or(&pending.id),
+        expires_at: pending.expires_at,
+    };
+    match second_factor::check_code_after(services, &user, code, step).await? {
         CodeCheck::Totp(spent) => Ok(Ok((user, AuthMethod::PASSWORD_AND_CODE, Some(spent)))),
         CodeCheck::Recovery => Ok(Ok((user, AuthMethod::PASSWORD_AND_CODE, None))),
         CodeCheck::Wrong => Ok(Err(code_page(
@@ -172,9 +178,10 @@ pub(super) async fn submit_code(
             pending,
             Some(WRONG_CODE),
         )?)),
-        CodeCheck::Locked => {
+        check @ (CodeCheck::Locked | CodeCheck::TooManyCodes) => {
             let mut again = pending.clone();
             again.password_user = None;
+            again.password_step = None;
             let sealed = again
                 .seal(keys, services.ctx.random.as_ref())
                 .map_err(|_| Refusal::Denied(RefusalReason::TooLarge))?;
@@ -186,7 +193,11 @@ pub(super) async fn submit_code(
                 sealed: Some(sealed),
                 scopes: Vec::new(),
                 login: String::new(),
-                error: Some(sign_in_message(ErrorCode::AccountLocked)),
+                error: Some(if check == CodeCheck::Locked {
+                    sign_in_message(ErrorCode::AccountLocked)
+                } else {
+                    crate::flows::sign_in::TOO_MANY_CODES
+                }),
             })))
         }
     }

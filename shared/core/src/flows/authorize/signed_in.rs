@@ -9,30 +9,11 @@ use super::{
 };
 use crate::audit;
 use crate::domain::audit::AuditKind;
-use crate::domain::{AuthMethod, Client, Consent, PrincipalId, PrincipalType, StartedSession};
+use crate::domain::{Client, Consent, PrincipalId, PrincipalType};
 use crate::errors::Refusal;
 use crate::flows::sessions;
 use crate::services::Services;
 use crate::store::StoreError;
-
-/// The session a credential sign-in continues or starts: the browser's own session of the same
-/// user signs in again (same `sid`, new cookie and `auth_time`); otherwise a new one.
-pub(crate) async fn session_for(
-    services: &Services,
-    user: PrincipalId,
-    amr: &[AuthMethod],
-    session_cookie: Option<&str>,
-) -> Result<StartedSession, StoreError> {
-    let current = sessions::current(services, session_cookie)
-        .await?
-        .filter(|session| session.principal_id == user);
-    if let Some(session) = current {
-        if let Some(again) = sessions::reauthenticate(services, &session, amr).await? {
-            return Ok(again);
-        }
-    }
-    sessions::start(services, user, amr).await
-}
 
 /// The next step for a signed-in user: a code at once when the consent is remembered, else
 /// the consent page (or `consent_required` when no page may be shown).

@@ -27,16 +27,6 @@ use crate::limits::Exceeded;
 use crate::services::Services;
 use crate::signing::SigningError;
 
-/// The purpose under which the key ring derives the pages' cookie and CSRF secret.
-const KEY_PURPOSE: &str = "authorize-v1";
-
-/// The keys of the pending-request cookie and the CSRF tokens, the same on every instance.
-/// Fails (503) only while the key ring has never been read and cannot be now.
-pub async fn authorize_keys(services: &Services) -> Result<AuthorizeKeys, SigningError> {
-    let key = services.codec.keys().derive_key(KEY_PURPOSE).await?;
-    Ok(AuthorizeKeys::derive(&key).expect("derive_key gives 32 bytes, the minimum"))
-}
-
 /// What the browser is shown or sent to next.
 #[derive(Debug)]
 pub enum AuthorizeStep {
@@ -508,8 +498,10 @@ async fn signed_in_with(
     amr: &[AuthMethod],
     session_cookie: Option<&str>,
 ) -> Result<AuthorizeStep, AuthorizeError> {
-    let started = signed_in::session_for(services, user.id, amr, session_cookie).await?;
+    let started =
+        crate::flows::sign_in::session_for(services, user.id, amr, session_cookie).await?;
     pending.password_user = None;
+    pending.password_step = None;
     pending.enrolled_user = None;
     pending.signed_in_user = Some(user.id);
     pending.signed_in_at = Some(started.session.authenticated_at);

@@ -5,8 +5,8 @@
 mod page;
 
 pub use page::{
-    act, set_device_nonce_cookie, show, DeviceCookies, DeviceDenial, DeviceForm, DevicePageError,
-    DeviceStep, DEVICE_NONCE_COOKIE, DEVICE_PATH,
+    act, show, DeviceCookies, DeviceDenial, DeviceForm, DevicePageError, DeviceStep,
+    DEVICE_NONCE_COOKIE, DEVICE_NONCE_TTL_SECONDS, DEVICE_PATH,
 };
 
 use crate::domain::{

@@ -1,7 +1,8 @@
 //! The verification page of the device grant, free of HTTP: the user enters the code the device
-//! shows, signs in (the sign-in pages' check, lockout and limits, or a passkey as on the other
-//! sign-in pages) unless the browser holds a live session, sees the consent screen naming the
-//! client and scopes, approves or denies, and is told to return to the device.
+//! shows, signs in (the pages' one sign-in interaction: a password or a passkey, then the
+//! second factor or its enrolment) unless the browser holds a live session, sees the consent
+//! screen naming the client and scopes, approves or denies, and is told to return to the
+//! device.
 //!
 //! The page keeps no state of its own between steps: each form carries the typed user code,
 //! which is looked up again. CSRF: before sign-in the forms carry an HMAC of a random nonce the
@@ -10,25 +11,17 @@
 //! another code. A wrong or dead user code counts against the source address like a wrong
 //! one-time password, and the address is refused for a day once the limit is reached.
 
-use crate::flows::second_factor::{self, AfterPassword};
 use std::net::IpAddr;
 
-/// What the device page says to a user with an authenticator app.
-const NEEDS_SECOND_FACTOR: &str = "Your account uses an authenticator app. Please sign in on your account page (/oauth2/v0/account) first, then come back to this page.";
-/// What it says to a user whose company requires a second factor they have not set up.
-const MUST_ENROL: &str = "Your company requires a second factor. Please sign in on your account page (/oauth2/v0/account) to set up an authenticator app, then come back to this page.";
-
-use crate::auth::authenticate_user_from;
 use crate::domain::DEVICE_CODE_TTL_SECONDS;
-use crate::domain::{
-    AuthMethod, Client, DeviceAuthorization, DeviceDecision, SignInSession, UserCode,
-};
-use crate::errors::{Denial, GrantError, Refusal};
-use crate::flows::authorize::{
-    form_token, nonce_form_token, sign_in_message, verify_form_token, AuthorizeKeys,
-};
-use crate::flows::passkeys::{self, PasskeySignIn};
+use crate::domain::{Client, DeviceAuthorization, DeviceDecision, SignInSession, UserCode};
+use crate::errors::{Denial, Refusal};
+use crate::flows::second_factor::Enrolment;
 use crate::flows::sessions;
+use crate::flows::sign_in::{
+    self, form_token, nonce_form_token, verify_form_token, Continue, Input, Interaction, Next,
+    PageKeys, Shown,
+};
 use crate::limits::{source_subject, Exceeded};
 use crate::services::Services;
 
@@ -58,6 +51,31 @@ pub enum DeviceStep {
         app_name: String,
         login: String,
         error: Option<&'static str>,
+    },
+    /// The sign-in's second step for the code `user_code`: an authenticator-app or recovery
+    /// code, the form carrying the sealed sign-in state `pending`.
+    SecondFactor {
+        csrf_token: String,
+        user_code: String,
+        app_name: String,
+        pending: String,
+        error: Option<&'static str>,
+    },
+    /// The user's company requires a second factor and they have none: an authenticator app
+    /// is set up now, confirmed by its first code.
+    Enrol {
+        csrf_token: String,
+        user_code: String,
+        pending: String,
+        enrolment: Enrolment,
+        error: Option<&'static str>,
+    },
+    /// That enrolment is stored: its recovery codes, and the form that continues to the consent.
+    RecoveryCodes {
+        csrf_token: String,
+        user_code: String,
+        pending: String,
+        codes: Vec<String>,
     },
     /// The consent screen. `session_cookie`: set when a sign-in on this page started one.
     Consent {
@@ -97,11 +115,19 @@ const WRONG_CODE: &str = "That code is not valid or has expired. Check the code 
 #[derive(Default, serde::Deserialize, utoipa::ToSchema)]
 pub struct DeviceForm {
     pub csrf_token: Option<String>,
-    /// `code`, `sign_in`, `approve` or `deny`.
+    /// `code`, `sign_in`, `sign_in_code`, `sign_in_totp_confirm`, `sign_in_enrolled`,
+    /// `approve` or `deny`.
     pub action: Option<String>,
     pub user_code: Option<String>,
     pub login: Option<String>,
     pub password: Option<String>,
+    /// `sign_in_code`, `sign_in_totp_confirm`: an authenticator-app or recovery code, or the
+    /// enrolment's first code.
+    pub code: Option<String>,
+    /// `sign_in_totp_confirm`: the sealed enrolment the enrolment page carries.
+    pub enrolment: Option<String>,
+    /// The sign-in's sealed state the code, enrolment and recovery-codes pages carry.
+    pub pending: Option<String>,
     /// A passkey sign-in (the page's script fills them in): the ceremony id and the browser's
     /// answer (JSON), in place of `login` and `password`.
     pub passkey_ceremony: Option<String>,
@@ -116,7 +142,7 @@ pub struct DeviceCookies<'a> {
 }
 
 /// `GET`: the code form, `user_code` pre-filled from the query.
-pub fn show(services: &Services, keys: &AuthorizeKeys, user_code: Option<&str>) -> DeviceStep {
+pub fn show(services: &Services, keys: &PageKeys, user_code: Option<&str>) -> DeviceStep {
     let typed = user_code
         .map(|code| UserCode::parse(code).map_or_else(|| code.to_owned(), |c| c.display()))
         .unwrap_or_default();
@@ -126,7 +152,7 @@ pub fn show(services: &Services, keys: &AuthorizeKeys, user_code: Option<&str>) 
 /// `POST`: one of the forms.
 pub async fn act(
     services: &Services,
-    keys: &AuthorizeKeys,
+    keys: &PageKeys,
     cookies: DeviceCookies<'_>,
     form: &DeviceForm,
     source: Option<IpAddr>,
@@ -162,12 +188,12 @@ pub async fn act(
                 None,
             )),
         },
-        "sign_in" => {
+        "sign_in" | "sign_in_code" | "sign_in_totp_confirm" | "sign_in_enrolled" => {
             sign_in(
                 services,
                 keys,
                 nonce,
-                form,
+                (action, form),
                 source,
                 (&code, &record, &client),
             )
@@ -177,101 +203,146 @@ pub async fn act(
     }
 }
 
-/// The authorization a typed code names, if it still awaits the user, with its client. A wrong
-/// or dead code is counted against the address; a blocked address is refused first.
+/// The authorization a typed code names, if it still awaits the user, with its client. Each
+/// guess is counted against the address before the lookup (a right code takes its count back),
+/// so that parallel guesses never get more than the limit looked up; a blocked address is
+/// refused before anything is read.
 async fn lookup(
     services: &Services,
     typed: &str,
     source: Option<IpAddr>,
 ) -> Result<Option<(UserCode, DeviceAuthorization, Client)>, DevicePageError> {
     let now = services.ctx.clock.now();
-    let guesser = source.map(|source| format!("device#{}", source_subject(source)));
     let limiter = services.limiter();
-    if let Some(guesser) = &guesser {
-        limiter.check_otp_block(guesser, now).await?;
-    }
-    let found = match UserCode::parse(typed) {
-        Some(code) => services
-            .ctx
-            .store
-            .device_authorizations()
-            .find_device_authorization(&code.hash(), now)
-            .await?
-            .filter(|record| record.awaits_user(now))
-            .map(|record| (code, record)),
-        None => None,
-    };
-    let client = match &found {
-        Some((_, record)) => services
-            .ctx
-            .store
-            .clients()
-            .get_client(&record.client_id)
-            .await?
-            .filter(|client| client.enabled),
-        None => None,
-    };
-    match (found, client) {
-        (Some((code, record)), Some(client)) => Ok(Some((code, record, client))),
-        _ => {
-            if let Some(guesser) = &guesser {
-                limiter.count_otp_failure(guesser, now).await?;
-            }
-            Ok(None)
+    let guess = match source {
+        Some(source) => {
+            let guesser = format!("device#{}", source_subject(source));
+            limiter.count_guess(&guesser, now).await?
         }
+        None => None,
+    };
+    let found = find(services, typed, now).await?;
+    if let Some(guess) = guess {
+        limiter.settle_guess(guess, found.is_some()).await?;
     }
+    Ok(found)
 }
 
+async fn find(
+    services: &Services,
+    typed: &str,
+    now: crate::clock::UnixTime,
+) -> Result<Option<(UserCode, DeviceAuthorization, Client)>, DevicePageError> {
+    let Some(code) = UserCode::parse(typed) else {
+        return Ok(None);
+    };
+    let Some(record) = services
+        .ctx
+        .store
+        .device_authorizations()
+        .find_device_authorization(&code.hash(), now)
+        .await?
+        .filter(|record| record.awaits_user(now))
+    else {
+        return Ok(None);
+    };
+    let client = services
+        .ctx
+        .store
+        .clients()
+        .get_client(&record.client_id)
+        .await?
+        .filter(|client| client.enabled);
+    Ok(client.map(|client| (code, record, client)))
+}
+
+/// One of the sign-in's forms for the code `code`: the pages' one interaction, continuing with
+/// the device's consent.
 async fn sign_in(
     services: &Services,
-    keys: &AuthorizeKeys,
+    keys: &PageKeys,
     nonce: &str,
-    form: &DeviceForm,
+    (action, form): (&str, &DeviceForm),
     source: Option<IpAddr>,
     (code, record, client): (&UserCode, &DeviceAuthorization, &Client),
 ) -> Result<DeviceStep, DevicePageError> {
-    let now = services.ctx.clock.now();
-    services
-        .limiter()
-        .count_sign_in_attempt(source, now)
-        .await?;
+    let carried = form.pending.as_deref().unwrap_or_default();
+    let typed = form.code.as_deref().unwrap_or_default();
     let login = form.login.as_deref().unwrap_or_default();
-    let (ceremony, answer) = (&form.passkey_ceremony, &form.passkey_answer);
-    let started = match passkeys::sign_in(services, ceremony.as_deref(), answer.as_deref()).await? {
-        Some(PasskeySignIn::Started(started)) => Ok(*started),
-        Some(PasskeySignIn::Refused(message)) => Err(Some(message)),
-        None => {
-            let password = form.password.as_deref().unwrap_or_default();
-            match authenticate_user_from(services, login, password, source).await {
-                Ok(user) => match second_factor::after_password(services, &user).await? {
-                    AfterPassword::SignedIn => {
-                        Ok(sessions::start(services, user.id, AuthMethod::PASSWORD).await?)
-                    }
-                    // This page has no code or enrolment step: such a user signs in on the
-                    // account page (which asks for the code, or enrols them), and this page
-                    // then uses that session; or with their passkey.
-                    AfterPassword::Code => Err(Some(NEEDS_SECOND_FACTOR)),
-                    AfterPassword::Enrol => Err(Some(MUST_ENROL)),
-                    AfterPassword::UsePasskey => Err(Some(second_factor::USE_YOUR_PASSKEY)),
-                },
-                Err(GrantError::Denied(denial)) => Err(Some(sign_in_message(denial.code))),
-                Err(GrantError::Server(error)) => return Err(error.into()),
-            }
-        }
+    let input = match action {
+        "sign_in" => Input::Identify {
+            login,
+            password: form.password.as_deref().unwrap_or_default(),
+            passkey: form
+                .passkey_ceremony
+                .as_deref()
+                .zip(form.passkey_answer.as_deref()),
+        },
+        "sign_in_code" => Input::Code {
+            carried,
+            code: typed,
+        },
+        "sign_in_totp_confirm" => Input::Enrol {
+            carried,
+            enrolment: form.enrolment.as_deref().unwrap_or_default(),
+            code: typed,
+        },
+        _ => Input::Enrolled { carried },
     };
-    Ok(match started {
-        Err(message) => sign_in_form(keys, nonce, code, client, login.to_owned(), message),
-        Ok(started) => {
+    let then = Continue::DeviceCode(code.hash().to_hex());
+    let interaction = Interaction {
+        browser: nonce,
+        then: &then,
+        session_cookie: None,
+    };
+    let next = sign_in::advance(services, interaction, input, source)
+        .await
+        .map_err(|refusal| {
+            refusal.map_denied(|slow| DeviceDenial::SlowDown {
+                retry_after: slow.retry_after,
+            })
+        })?;
+    let csrf_token = || form_token(keys, CODE_FORM, nonce);
+    Ok(match next {
+        Next::SignedIn(signed_in) => {
+            let started = signed_in.started;
             let cookie = Some(started.cookie);
             consent(keys, &started.session, code, record, client, cookie)
         }
+        Next::Show(Shown::Identify { login, error }) => {
+            sign_in_form(keys, nonce, code, client, login, error)
+        }
+        Next::Show(Shown::SecondFactor { carried, error }) => DeviceStep::SecondFactor {
+            csrf_token: csrf_token(),
+            user_code: code.display(),
+            app_name: client.name.clone(),
+            pending: carried,
+            error,
+        },
+        Next::Show(Shown::Enrol {
+            carried,
+            enrolment,
+            error,
+        }) => DeviceStep::Enrol {
+            csrf_token: csrf_token(),
+            user_code: code.display(),
+            pending: carried,
+            enrolment,
+            error,
+        },
+        Next::Show(Shown::RecoveryCodes { carried, codes }) => DeviceStep::RecoveryCodes {
+            csrf_token: csrf_token(),
+            user_code: code.display(),
+            pending: carried,
+            codes,
+        },
     })
 }
 
 /// The consent form's approval or denial, in the browser's live session.
 async fn decide(
     services: &Services,
-    keys: &AuthorizeKeys,
+    keys: &PageKeys,
     cookies: DeviceCookies<'_>,
     typed: &str,
     csrf: &str,
@@ -328,7 +399,7 @@ fn consent_id(session: &SignInSession, code: &UserCode) -> String {
 }
 
 fn consent(
-    keys: &AuthorizeKeys,
+    keys: &PageKeys,
     session: &SignInSession,
     code: &UserCode,
     record: &DeviceAuthorization,
@@ -346,7 +417,7 @@ fn consent(
 
 fn enter_code(
     services: &Services,
-    keys: &AuthorizeKeys,
+    keys: &PageKeys,
     nonce: Option<&str>,
     user_code: String,
     error: Option<&'static str>,
@@ -362,7 +433,7 @@ fn enter_code(
 }
 
 fn sign_in_form(
-    keys: &AuthorizeKeys,
+    keys: &PageKeys,
     nonce: &str,
     code: &UserCode,
     client: &Client,
@@ -377,12 +448,4 @@ fn sign_in_form(
         login,
         error,
     }
-}
-
-/// The `Set-Cookie` value of the pre-sign-in forms' nonce.
-pub fn set_device_nonce_cookie(nonce: &str, secure: bool) -> String {
-    let secure = if secure { "; Secure" } else { "" };
-    format!(
-        "{DEVICE_NONCE_COOKIE}={nonce}; Path={DEVICE_PATH}; Max-Age={DEVICE_NONCE_TTL_SECONDS}; HttpOnly; SameSite=Lax{secure}"
-    )
 }

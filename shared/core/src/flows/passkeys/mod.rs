@@ -7,7 +7,6 @@
 //! [`PASSKEY_CEREMONY_TTL_SECONDS`]. Every refusal of a sign-in reads the same on the page (no
 //! user enumeration) and is audited with its reason.
 
-pub mod account;
 mod ceremony;
 #[cfg(test)]
 mod tests;
@@ -18,7 +17,7 @@ use crate::audit;
 use crate::domain::audit::{AuditKind, PasskeyRefusal};
 use crate::domain::{
     passkey_name, AuthMethod, CeremonyPurpose, PasskeyCeremony, PasskeyCredential, PrincipalId,
-    PrincipalType, SignInSession, StartedSession, User, PASSKEY_CEREMONY_TTL_SECONDS,
+    PrincipalType, SignInSession, User, PASSKEY_CEREMONY_TTL_SECONDS,
 };
 use crate::errors::{Denial, Refusal, ServerError};
 use crate::random::RandomExt;
@@ -308,42 +307,3 @@ async fn verified_user(
 /// authenticator, so two factors. `swk`, not `hwk`: without attestation a synced passkey cannot
 /// be told from a device-bound one, and `swk` claims the less.
 pub const PASSKEY_AMR: &[AuthMethod] = &[AuthMethod::Swk, AuthMethod::Mfa];
-
-/// What a sign-in form's passkey answer comes to.
-pub enum PasskeySignIn {
-    /// The user signed in, two factors in one whatever their company requires: the session.
-    Started(Box<StartedSession>),
-    /// Refused: the message to show the form again with.
-    Refused(&'static str),
-}
-
-/// The passkey answer a sign-in form of the account or device page carries, if it carries one
-/// (the ceremony's id and the browser's answer; `None`: a password instead): a new session, or
-/// the refusal's message.
-pub async fn sign_in(
-    services: &Services,
-    ceremony: Option<&str>,
-    answer: Option<&str>,
-) -> Result<Option<PasskeySignIn>, ServerError> {
-    let Some((ceremony, answer)) = ceremony.zip(answer) else {
-        return Ok(None);
-    };
-    Ok(Some(match authenticate(services, ceremony, answer).await {
-        Ok(user) => {
-            let started = start_passkey_session(services, user.id, None).await?;
-            PasskeySignIn::Started(Box::new(started))
-        }
-        Err(Refusal::Denied(denial)) => PasskeySignIn::Refused(denial.message()),
-        Err(Refusal::Server(error)) => return Err(error),
-    }))
-}
-
-/// Starts (or continues) the sign-in session of a passkey sign-in on the account page, with
-/// [`PASSKEY_AMR`]; the authorize page starts its own with the same methods.
-pub async fn start_passkey_session(
-    services: &Services,
-    user: PrincipalId,
-    session_cookie: Option<&str>,
-) -> Result<StartedSession, StoreError> {
-    crate::flows::authorize::session_for(services, user, PASSKEY_AMR, session_cookie).await
-}

@@ -22,7 +22,8 @@ use crate::secrets::TokenHash;
 use crate::services::Services;
 use crate::store::{Attempt, AttemptLimit};
 
-pub use seal::SealKey;
+use crate::signing::seal::Sealer;
+pub use seal::sealer;
 
 /// Time to scan the code and type the first code.
 pub const ENROLMENT_TTL_SECONDS: UnixTime = 600;
@@ -50,6 +51,18 @@ pub enum CodeCheck {
     Wrong,
     /// The login is locked (by wrong passwords or codes): nothing compared.
     Locked,
+    /// The password step this code followed had its
+    /// [`CODE_POSTS_PER_PASSWORD_STEP`](crate::limits::CODE_POSTS_PER_PASSWORD_STEP) codes:
+    /// nothing compared, the sign-in starts again with the password.
+    TooManyCodes,
+}
+
+/// The password step a code on a sign-in page follows: an id unique to that step (what the
+/// browser carries for it, never the user's) and when the step ends.
+#[derive(Debug, Clone, Copy)]
+pub struct PasswordStep<'a> {
+    pub id: &'a str,
+    pub expires_at: UnixTime,
 }
 
 /// The step an accepted code used, and the one used before: what [`give_back`] restores when
@@ -103,14 +116,14 @@ pub async fn begin_enrolment(
     binding: EnrolmentBinding<'_>,
     user: &User,
 ) -> Result<Enrolment, ServerError> {
-    let key = SealKey::of(services).await?;
+    let key = sealer(services).await?;
     let secret = TotpSecret::generate(services.ctx.random.as_ref());
     Ok(enrolment(services, &key, binding, user, &secret))
 }
 
 fn enrolment(
     services: &Services,
-    key: &SealKey,
+    key: &Sealer,
     binding: EnrolmentBinding<'_>,
     user: &User,
     secret: &TotpSecret,
@@ -149,7 +162,7 @@ pub async fn confirm_enrolment(
     sealed: &str,
     code: &str,
 ) -> Result<Confirmation, ServerError> {
-    let key = SealKey::of(services).await?;
+    let key = sealer(services).await?;
     let now = services.ctx.clock.now();
     let Some(payload) = key.open(&binding.context(user), sealed) else {
         return Ok(Confirmation::Stale);
@@ -194,45 +207,6 @@ fn secret_context(user: &User) -> String {
     format!("totp-secret\0{}", user.id)
 }
 
-/// A sign-in whose password was correct, waiting for the code: sealed for the form, bound to
-/// `context` (what the browser holds), valid [`ENROLMENT_TTL_SECONDS`].
-pub async fn seal_password_step(
-    services: &Services,
-    context: &str,
-    user: &User,
-) -> Result<String, ServerError> {
-    let key = SealKey::of(services).await?;
-    let expires_at = services.ctx.clock.now() + ENROLMENT_TTL_SECONDS;
-    let mut payload = expires_at.to_be_bytes().to_vec();
-    payload.extend_from_slice(user.id.as_uuid().as_bytes());
-    let context = format!("password-step\0{context}");
-    Ok(key.seal(&context, &payload, services.ctx.random.as_ref()))
-}
-
-/// The user of a [`seal_password_step`] value, unless forged, for another context, or expired.
-pub async fn open_password_step(
-    services: &Services,
-    context: &str,
-    sealed: &str,
-) -> Result<Option<User>, ServerError> {
-    let key = SealKey::of(services).await?;
-    let context = format!("password-step\0{context}");
-    let Some(payload) = key.open(&context, sealed) else {
-        return Ok(None);
-    };
-    let Some((expiry, id)) = payload.split_first_chunk::<8>() else {
-        return Ok(None);
-    };
-    let Ok(id) = uuid::Uuid::from_slice(id) else {
-        return Ok(None);
-    };
-    if UnixTime::from_be_bytes(*expiry) <= services.ctx.clock.now() {
-        return Ok(None);
-    }
-    let id = crate::domain::PrincipalId::new(id);
-    Ok(services.ctx.store.principals().get_user(&id).await?)
-}
-
 /// What a user whose password was right must still do before a page starts their session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AfterPassword {
@@ -275,6 +249,14 @@ pub async fn after_password(
 pub const USE_YOUR_PASSKEY: &str =
     "Your company requires a second factor. Please sign in with your passkey.";
 
+/// A new [`PasswordStep`] id: random, so that a new password starts a new count of codes.
+pub fn new_step_id(random: &dyn crate::random::RandomSource) -> String {
+    use base64::Engine;
+    let mut id = [0u8; 16];
+    random.fill(&mut id);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id)
+}
+
 /// Whether `user` has an authenticator app.
 pub async fn is_enrolled(services: &Services, user: &User) -> Result<bool, ServerError> {
     Ok(services
@@ -307,9 +289,32 @@ pub async fn remove(
     Ok(check)
 }
 
+/// A code typed on a sign-in page after the password `step`: counted against the step (at most
+/// [`CODE_POSTS_PER_PASSWORD_STEP`](crate::limits::CODE_POSTS_PER_PASSWORD_STEP) per step, one
+/// stolen step is not a code oracle), then checked as [`check_code`]. The caller counts the post
+/// against the source address's sign-in limit first, as for a password.
+pub async fn check_code_after(
+    services: &Services,
+    user: &User,
+    typed: &str,
+    step: PasswordStep<'_>,
+) -> Result<CodeCheck, ServerError> {
+    let step_id = format!("{}\0{}", user.id, step.id);
+    if !services
+        .limiter()
+        .count_code_post(&step_id, step.expires_at)
+        .await?
+    {
+        return Ok(CodeCheck::TooManyCodes);
+    }
+    check_code(services, user, typed).await
+}
+
 /// Checks `typed`: six digits are an authenticator-app code (its step used once), anything else
-/// a recovery code (used once). A wrong one is counted toward the login's lockout, as a wrong
-/// password is, and audited; a locked login compares nothing.
+/// a recovery code (used once). Each code is counted toward the login's lockout before it is
+/// compared, atomically with the lockout's check, as a password is (so that parallel guesses
+/// never get more than the threshold compared); a right one takes its count back, a wrong one is
+/// audited, and the one that reaches the threshold locks the login.
 pub async fn check_code(
     services: &Services,
     user: &User,
@@ -317,33 +322,41 @@ pub async fn check_code(
 ) -> Result<CodeCheck, ServerError> {
     let policy = &services.policy;
     let now = services.ctx.clock.now();
-    let limit = AttemptLimit {
-        threshold: policy.lockout_threshold,
-        window_seconds: policy.lockout_window_seconds,
-    };
     let lockout = services.ctx.store.lockout();
-    if policy.lockout_threshold > 0 && lockout.is_login_locked(&user.login, limit, now).await? {
-        return Ok(CodeCheck::Locked);
-    }
+    let counted = if policy.lockout_threshold == 0 {
+        None
+    } else {
+        let limit = AttemptLimit {
+            threshold: policy.lockout_threshold,
+            window_seconds: policy.lockout_window_seconds,
+        };
+        match lockout
+            .register_login_attempt(&user.login, limit, now)
+            .await?
+        {
+            Attempt::Locked => return Ok(CodeCheck::Locked),
+            Attempt::Allowed(attempt) => Some(attempt),
+        }
+    };
     let accepted = accept(services, user, typed, now).await?;
     if accepted != CodeCheck::Wrong {
+        if let Some(attempt) = counted {
+            // Best effort: the code is spent either way, and an attempt left counted only
+            // brings the lockout nearer.
+            if let Err(error) = lockout.refund_login_attempt(&user.login, &attempt).await {
+                tracing::warn!(%error, "a right code's counted attempt was not taken back");
+            }
+        }
         return Ok(accepted);
     }
     record(services, user, AuditKind::SecondFactorFailed).await;
-    if policy.lockout_threshold == 0 {
-        return Ok(CodeCheck::Wrong);
-    }
-    match lockout
-        .register_login_attempt(&user.login, limit, now)
-        .await?
-    {
-        Attempt::Allowed(attempt) if attempt.count >= policy.lockout_threshold => {
+    match counted {
+        Some(attempt) if attempt.count >= policy.lockout_threshold => {
             crate::measure::lockout();
             record(services, user, AuditKind::LoginLocked).await;
             Ok(CodeCheck::Locked)
         }
-        Attempt::Allowed(_) => Ok(CodeCheck::Wrong),
-        Attempt::Locked => Ok(CodeCheck::Locked),
+        _ => Ok(CodeCheck::Wrong),
     }
 }
 
@@ -359,7 +372,7 @@ async fn accept(
     };
     let typed = typed.trim();
     if typed.len() == crate::domain::TOTP_DIGITS && typed.bytes().all(|b| b.is_ascii_digit()) {
-        let key = SealKey::of(services).await?;
+        let key = sealer(services).await?;
         let Some(secret) = key.open(&secret_context(user), &factor.sealed_secret) else {
             return Err(ServerError::internal(
                 "a stored authenticator secret does not open with this deployment's key",

@@ -11,8 +11,8 @@
 use crate::audit;
 use crate::domain::audit::{AuditKind, RequestFacts, SessionEndReason};
 use crate::domain::{
-    AuthMethod, ClientId, PrincipalId, PrincipalType, SessionCookie, SessionId, SessionLimits,
-    SessionOrigin, SignInSession, StartedSession,
+    AuthMethod, ClientId, PrincipalId, PrincipalType, SessionCookie, SessionId, SessionOrigin,
+    SignInSession, StartedSession,
 };
 use crate::errors::ServerError;
 use crate::services::Services;
@@ -23,20 +23,6 @@ mod backchannel;
 pub use backchannel::announce_session_end;
 
 pub const SESSION_COOKIE_NAME: &str = "__Host-session";
-
-/// The `Set-Cookie` value for a session's cookie. It outlives no session: `Max-Age` is the
-/// absolute limit.
-pub fn set_session_cookie(value: &str, limits: SessionLimits) -> String {
-    format!(
-        "{SESSION_COOKIE_NAME}={value}; Path=/; Max-Age={}; HttpOnly; Secure; SameSite=Lax",
-        limits.max_seconds
-    )
-}
-
-/// The `Set-Cookie` value that removes it (a sign-out).
-pub fn clear_session_cookie() -> String {
-    format!("{SESSION_COOKIE_NAME}=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax")
-}
 
 /// The live session `cookie` opens, if any. Its last-seen time is written when stale (at most
 /// once a minute); a failure of that write is logged, not answered: the user is still signed in.
@@ -192,20 +178,4 @@ pub async fn end_all(
         }
     }
     Ok(ended)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_cookie_is_host_only_secure_and_not_sent_cross_site() {
-        let set = set_session_cookie("v", SessionLimits::DEFAULT);
-        assert_eq!(
-            set,
-            "__Host-session=v; Path=/; Max-Age=86400; HttpOnly; Secure; SameSite=Lax"
-        );
-        assert!(!set.contains("Domain"));
-        assert!(clear_session_cookie().contains("Max-Age=0"));
-    }
 }

@@ -1,6 +1,6 @@
-//! What the sign-in page says when the password check refuses: the same checks and codes as
-//! the password grant, in words a person can act on. Chosen by the flow, like the sentences of
-//! [`super::RefusalReason`]; the page only shows them.
+//! What the sign-in pages say when the password check refuses: the same checks and codes as
+//! the password grant, in words a person can act on. Chosen by the flow; the page only shows
+//! them.
 
 use crate::errors::ErrorCode;
 
@@ -37,6 +37,14 @@ pub fn sign_in_message(code: ErrorCode) -> &'static str {
 /// The application named the account it expects (`id_token_hint`) and another one signed in.
 pub const NOT_THE_EXPECTED_ACCOUNT: &str =
     "The application asked for another account. Please sign in with that account.";
+
+/// A wrong (or used) code on the code page.
+pub const WRONG_CODE: &str =
+    "That code was not right. Please type the code your app shows now, or a recovery code.";
+
+/// A password step had all its codes.
+pub const TOO_MANY_CODES: &str =
+    "Too many codes were typed for this sign-in. Please sign in again with your password.";
 
 #[cfg(test)]
 mod tests {

@@ -2,12 +2,14 @@
 //! its script asks for, and the forms that add, rename and remove a passkey. The same CSRF token
 //! as the page's other forms (an HMAC of the session id) guards each of them.
 
-use super::{add, registration_options, remove, rename, CeremonyStart, PasskeyDenial};
+use super::page::{AccountDenial, AccountError, AccountForm, AccountStep, ACCOUNT_FORM};
 use crate::domain::SignInSession;
 use crate::errors::Refusal;
-use crate::flows::account::{AccountDenial, AccountError, AccountForm, AccountStep, ACCOUNT_FORM};
-use crate::flows::authorize::{verify_form_token, AuthorizeKeys};
+use crate::flows::passkeys::{
+    add, authentication_options, registration_options, remove, rename, CeremonyStart, PasskeyDenial,
+};
 use crate::flows::sessions;
+use crate::flows::sign_in::{verify_form_token, PageKeys};
 use crate::limits::{source_subject, Limit};
 use crate::services::Services;
 
@@ -15,7 +17,7 @@ use crate::services::Services;
 /// page's CSRF token `csrf` is.
 pub async fn registration_options_for(
     services: &Services,
-    keys: &AuthorizeKeys,
+    keys: &PageKeys,
     session_cookie: Option<&str>,
     csrf: &str,
 ) -> Result<CeremonyStart, AccountError> {
@@ -91,7 +93,7 @@ pub async fn sign_in_options(
             .count(Limit::AddressPasswordAttempts, &source_subject(source), now)
             .await?;
     }
-    super::authentication_options(services)
+    authentication_options(services)
         .await
         .map_err(|error| match error {
             Refusal::Denied(_) => AccountDenial::BadForm.into(),

@@ -1,0 +1,346 @@
+//! The pages' one sign-in interaction, free of HTTP: who the user is (a password or a passkey),
+//! then, when they have or must have one, their second factor (an authenticator-app or recovery
+//! code) or its enrolment, until they are signed in, with a session, and the page continues
+//! with what it was opened for ([`Continue`]). The account page and the device page run it as
+//! it is; each keeps only its own steps (the overview, the device's approval).
+//!
+//! Between steps the interaction's [`State`] travels in the page's form, sealed and bound to
+//! what the browser holds for this sign-in (its form nonce) and to what it continues with, so
+//! that one browser's step is useless in another or for another device's code. Each step is
+//! counted against the source address's sign-in limit before anything is compared, as a
+//! password is; the codes after one password step are counted against it too.
+
+mod carrier;
+mod forms;
+mod messages;
+mod state;
+#[cfg(test)]
+mod tests;
+
+use std::net::IpAddr;
+
+use crate::auth::authenticate_user_from;
+use crate::clock::UnixTime;
+use crate::domain::{AuthMethod, PrincipalId, SessionId, StartedSession, User};
+use crate::errors::{Denial, GrantError, Refusal};
+use crate::flows::passkeys::{self, PASSKEY_AMR};
+use crate::flows::second_factor::{
+    self, AfterPassword, CodeCheck, Confirmation, Enrolment, EnrolmentBinding, PasswordStep,
+};
+use crate::flows::sessions;
+use crate::limits::Exceeded;
+use crate::services::Services;
+use crate::store::StoreError;
+
+pub use carrier::STEP_TTL_SECONDS;
+pub use forms::{
+    form_token, nonce_form_token, page_keys, verify_form_token, PageKeys, WeakSecret, CSRF_FIELD,
+    MIN_SECRET_BYTES,
+};
+pub use messages::{sign_in_message, NOT_THE_EXPECTED_ACCOUNT, TOO_MANY_CODES, WRONG_CODE};
+pub use state::{Continue, Interaction, State};
+
+/// What the user sent. Holds a password: no `Debug`.
+pub enum Input<'a> {
+    /// The sign-in form: a login and password, or a passkey's answer (its ceremony id and the
+    /// browser's answer). A company's upstream identity provider is one more way here.
+    Identify {
+        login: &'a str,
+        password: &'a str,
+        passkey: Option<(&'a str, &'a str)>,
+    },
+    /// The code page: an authenticator-app or recovery code, with the carried state.
+    Code { carried: &'a str, code: &'a str },
+    /// The enrolment page: the sealed enrolment and its first code, with the carried state.
+    Enrol {
+        carried: &'a str,
+        enrolment: &'a str,
+        code: &'a str,
+    },
+    /// The recovery codes page's button, with the carried state.
+    Enrolled { carried: &'a str },
+}
+
+/// What the page shows next, `carried` being the sealed [`State`] its form sends back.
+#[derive(Debug)]
+pub enum Shown {
+    /// The sign-in form, `login` filled in, with why the last try was refused.
+    Identify {
+        login: String,
+        error: Option<&'static str>,
+    },
+    SecondFactor {
+        carried: String,
+        error: Option<&'static str>,
+    },
+    Enrol {
+        carried: String,
+        enrolment: Enrolment,
+        error: Option<&'static str>,
+    },
+    RecoveryCodes {
+        carried: String,
+        codes: Vec<String>,
+    },
+}
+
+/// The user proved who they are: the session (started, or signed in again), and what to do.
+#[derive(Debug)]
+pub struct SignedIn {
+    pub started: StartedSession,
+    pub then: Continue,
+}
+
+impl SignedIn {
+    pub fn user(&self) -> PrincipalId {
+        self.started.session.principal_id
+    }
+
+    pub fn sid(&self) -> &SessionId {
+        &self.started.session.sid
+    }
+
+    pub fn amr(&self) -> &[AuthMethod] {
+        &self.started.session.amr
+    }
+
+    pub fn auth_time(&self) -> UnixTime {
+        self.started.session.authenticated_at
+    }
+}
+
+#[derive(Debug)]
+pub enum Next {
+    Show(Shown),
+    SignedIn(Box<SignedIn>),
+}
+
+/// Too many sign-in posts from the source address: the page answers 429.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("Too many sign-in attempts from your network. Please wait a minute and try again.")]
+pub struct SlowDown {
+    pub retry_after: i64,
+}
+
+impl Denial for SlowDown {}
+
+impl From<Exceeded> for SlowDown {
+    fn from(exceeded: Exceeded) -> Self {
+        Self {
+            retry_after: exceeded.retry_after,
+        }
+    }
+}
+
+pub type SignInError = Refusal<SlowDown>;
+
+/// One step of the interaction: `input` from `source`, counted against its sign-in limit first.
+pub async fn advance(
+    services: &Services,
+    interaction: Interaction<'_>,
+    input: Input<'_>,
+    source: Option<IpAddr>,
+) -> Result<Next, SignInError> {
+    services
+        .limiter()
+        .count_sign_in_attempt(source, services.ctx.clock.now())
+        .await?;
+    match input {
+        Input::Identify {
+            login,
+            passkey: Some((ceremony, answer)),
+            ..
+        } => Ok(
+            match passkeys::authenticate(services, ceremony, answer).await {
+                Ok(user) => signed_in(services, interaction, user.id, PASSKEY_AMR).await?,
+                Err(Refusal::Denied(denial)) => identify(login, Some(denial.message())),
+                Err(Refusal::Server(error)) => return Err(error.into()),
+            },
+        ),
+        Input::Identify {
+            login, password, ..
+        } => match authenticate_user_from(services, login, password, source).await {
+            Ok(user) => after_password(services, interaction, &user).await,
+            Err(GrantError::Denied(denial)) => {
+                Ok(identify(login, Some(sign_in_message(denial.code))))
+            }
+            Err(GrantError::Server(error)) => Err(error.into()),
+        },
+        Input::Code { carried, code } => {
+            let Some(opened) = carrier::open(services, interaction, carried).await? else {
+                return Ok(identify("", None));
+            };
+            let (State::SecondFactor { step, .. }, Some(user)) = (&opened.state, opened.user)
+            else {
+                return Ok(identify("", None));
+            };
+            let step = PasswordStep {
+                id: step,
+                expires_at: opened.expires_at,
+            };
+            code_step(services, interaction, &user, carried, code, step).await
+        }
+        Input::Enrol {
+            carried,
+            enrolment,
+            code,
+        } => {
+            let Some(opened) = carrier::open(services, interaction, carried).await? else {
+                return Ok(identify("", None));
+            };
+            let (State::Enrol { .. }, Some(user)) = (&opened.state, opened.user) else {
+                return Ok(identify("", None));
+            };
+            enrol_step(services, interaction, &user, carried, enrolment, code).await
+        }
+        Input::Enrolled { carried } => {
+            let Some(opened) = carrier::open(services, interaction, carried).await? else {
+                return Ok(identify("", None));
+            };
+            let (State::Enrolled { .. }, Some(user)) = (&opened.state, opened.user) else {
+                return Ok(identify("", None));
+            };
+            let amr = AuthMethod::PASSWORD_AND_CODE;
+            Ok(signed_in(services, interaction, user.id, amr).await?)
+        }
+    }
+}
+
+/// The sign-in form again.
+pub fn identify(login: &str, error: Option<&'static str>) -> Next {
+    Next::Show(Shown::Identify {
+        login: login.to_owned(),
+        error,
+    })
+}
+
+/// After a correct password: the session, or the second factor's step the user must take.
+async fn after_password(
+    services: &Services,
+    interaction: Interaction<'_>,
+    user: &User,
+) -> Result<Next, SignInError> {
+    match second_factor::after_password(services, user).await? {
+        AfterPassword::SignedIn => {
+            Ok(signed_in(services, interaction, user.id, AuthMethod::PASSWORD).await?)
+        }
+        AfterPassword::Code => {
+            let step = second_factor::new_step_id(services.ctx.random.as_ref());
+            let state = State::SecondFactor {
+                user: user.id,
+                step,
+            };
+            let carried = carrier::seal(services, interaction, &state).await?;
+            Ok(Next::Show(Shown::SecondFactor {
+                carried,
+                error: None,
+            }))
+        }
+        AfterPassword::Enrol => {
+            let state = State::Enrol { user: user.id };
+            let carried = carrier::seal(services, interaction, &state).await?;
+            let binding = EnrolmentBinding::SignIn(interaction.browser);
+            let enrolment = second_factor::begin_enrolment(services, binding, user).await?;
+            Ok(Next::Show(Shown::Enrol {
+                carried,
+                enrolment,
+                error: None,
+            }))
+        }
+        AfterPassword::UsePasskey => Ok(identify(
+            user.login.as_str(),
+            Some(second_factor::USE_YOUR_PASSKEY),
+        )),
+    }
+}
+
+async fn code_step(
+    services: &Services,
+    interaction: Interaction<'_>,
+    user: &User,
+    carried: &str,
+    code: &str,
+    step: PasswordStep<'_>,
+) -> Result<Next, SignInError> {
+    match second_factor::check_code_after(services, user, code, step).await? {
+        check @ (CodeCheck::Totp(_) | CodeCheck::Recovery) => {
+            let amr = AuthMethod::PASSWORD_AND_CODE;
+            match signed_in(services, interaction, user.id, amr).await {
+                Ok(next) => Ok(next),
+                Err(error) => {
+                    // A 503 must not spend the code: the user's retry types the same one.
+                    if let CodeCheck::Totp(spent) = check {
+                        second_factor::give_back(services, user, spent).await;
+                    }
+                    Err(error.into())
+                }
+            }
+        }
+        CodeCheck::Wrong => Ok(Next::Show(Shown::SecondFactor {
+            carried: carried.to_owned(),
+            error: Some(WRONG_CODE),
+        })),
+        CodeCheck::Locked => Ok(identify(
+            "",
+            Some(sign_in_message(crate::errors::ErrorCode::AccountLocked)),
+        )),
+        CodeCheck::TooManyCodes => Ok(identify("", Some(TOO_MANY_CODES))),
+    }
+}
+
+async fn enrol_step(
+    services: &Services,
+    interaction: Interaction<'_>,
+    user: &User,
+    carried: &str,
+    enrolment: &str,
+    code: &str,
+) -> Result<Next, SignInError> {
+    let binding = EnrolmentBinding::SignIn(interaction.browser);
+    match second_factor::confirm_enrolment(services, binding, user, enrolment, code).await? {
+        Confirmation::Enrolled(codes) => {
+            let state = State::Enrolled { user: user.id };
+            let carried = carrier::seal(services, interaction, &state).await?;
+            Ok(Next::Show(Shown::RecoveryCodes { carried, codes }))
+        }
+        Confirmation::WrongCode(enrolment) => Ok(Next::Show(Shown::Enrol {
+            carried: carried.to_owned(),
+            enrolment,
+            error: Some("That code was not right. Please type the code your app shows now."),
+        })),
+        // Too old, or enrolled meanwhile (in another tab): sign in again, with a code now.
+        Confirmation::Stale => Ok(identify("", None)),
+    }
+}
+
+async fn signed_in(
+    services: &Services,
+    interaction: Interaction<'_>,
+    user: PrincipalId,
+    amr: &[AuthMethod],
+) -> Result<Next, StoreError> {
+    let started = session_for(services, user, amr, interaction.session_cookie).await?;
+    Ok(Next::SignedIn(Box::new(SignedIn {
+        started,
+        then: interaction.then.clone(),
+    })))
+}
+
+/// The session a credential sign-in continues or starts: the browser's own session of the same
+/// user signs in again (same `sid`, new cookie and `auth_time`); otherwise a new one.
+pub async fn session_for(
+    services: &Services,
+    user: PrincipalId,
+    amr: &[AuthMethod],
+    session_cookie: Option<&str>,
+) -> Result<StartedSession, StoreError> {
+    let current = sessions::current(services, session_cookie)
+        .await?
+        .filter(|session| session.principal_id == user);
+    if let Some(session) = current {
+        if let Some(again) = sessions::reauthenticate(services, &session, amr).await? {
+            return Ok(again);
+        }
+    }
+    sessions::start(services, user, amr).await
+}
