@@ -12,6 +12,11 @@ pub struct Geolocation(String);
 pub struct InvalidGeolocation;
 
 impl Geolocation {
+    /// Served over HTTPS: the one place that decides `Secure` cookies and HSTS.
+    pub fn is_https(&self) -> bool {
+        self.0.starts_with("https://")
+    }
+
     /// Accepts `https://host[:port][/path]`; a trailing slash is dropped so that two spellings of
     /// one deployment compare equal.
     pub fn parse(text: &str) -> Result<Self, InvalidGeolocation> {

@@ -42,7 +42,7 @@ impl Jar {
     /// An empty jar for this deployment: `Secure` cookies unless it is served over plain HTTP.
     pub fn for_site(services: &Services) -> Self {
         Self {
-            secure: services.geolocation().as_str().starts_with("https://"),
+            secure: services.geolocation().is_https(),
             set: Vec::new(),
         }
     }

@@ -195,7 +195,7 @@ fn company_routes() -> Routes {
 
 /// The routes with their services and the parts every router shares.
 fn serve(routes: Routes, services: Arc<Services>) -> Router {
-    let https = services.geolocation().as_str().starts_with("https://");
+    let https = services.geolocation().is_https();
     finish(routes.served().with_state(services), https)
 }
 

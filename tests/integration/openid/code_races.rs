@@ -72,8 +72,10 @@ async fn parallel_codes_never_get_more_than_the_threshold_compared(app: TestApp)
         .filter(|check| matches!(check, CodeCheck::Totp(_)))
         .count();
     let wrong = compared_wrong(&app, user.id).await;
+    // A right code gives its count back (part 22), so one more wrong code may then be compared
+    // in its place: the wrong ones never pass the threshold, and one code at most is accepted.
     assert!(
-        wrong + accepted <= THRESHOLD,
+        wrong <= THRESHOLD && accepted <= 1,
         "{wrong} wrong and {accepted} right codes compared of {PARALLEL} under a threshold of {THRESHOLD}"
     );
 }

@@ -43,6 +43,7 @@ pub(super) async fn sign_in(
         browser: nonce,
         then: &Continue::Account,
         session_cookie: None,
+        expected_user: None,
     };
     let next = sign_in::advance(services, interaction, input, source)
         .await
@@ -59,6 +60,7 @@ pub(super) async fn sign_in(
         Next::Show(Shown::Identify { login, error }) => {
             sign_in_form(services, keys, Some(nonce), login, error)
         }
+        Next::Restart => sign_in_form(services, keys, Some(nonce), String::new(), None),
         Next::Show(Shown::SecondFactor { carried, error }) => AccountStep::SecondFactor {
             csrf_token: csrf_token(),
             pending: carried,

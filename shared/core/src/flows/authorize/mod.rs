@@ -1,9 +1,9 @@
 //! The authorization code flow (docs/decisions.md, "Authorization code flow"), free of HTTP: the
 //! authorize request's checks, the pending request kept in an encrypted cookie, CSRF tokens for the
 //! forms, PKCE, minting codes and checking them when redeemed, and the steps ([`start`],
-//! [`submit`]) that tie these together. `http::authorize` maps each step to a page (`http::pages`),
-//! a redirect and cookies; the token endpoint's `grant_type=authorization_code` (`grants`) redeems
-//! the codes.
+//! [`submit`]) that tie these together, signing in with the pages' one sign-in interaction.
+//! `http::authorize` maps each step to a page (`http::pages`), a redirect and cookies; the token
+//! endpoint's `grant_type=authorization_code` (`grants`) redeems the codes.
 
 mod code;
 mod csrf;
@@ -15,9 +15,10 @@ mod request_object;
 #[cfg(test)]
 mod request_tests;
 mod resources;
-mod second_step;
 mod signed_in;
-mod steps;
+mod start;
+mod step;
+mod submit;
 
 pub use crate::domain::pkce::{s256_challenge, verify_s256, S256};
 pub use crate::flows::sign_in::{
@@ -37,7 +38,6 @@ pub use request::{
     ValidatedAuthorization, OFFLINE_ACCESS,
 };
 pub use request_object::REQUEST_OBJECT_MAX_LIFETIME_SECONDS;
-pub use steps::{
-    start, submit, AuthorizeError, AuthorizeStep, FormPage, RefusalReason, SubmittedCookies,
-    SubmittedForm,
-};
+pub use start::start;
+pub use step::{AuthorizeError, AuthorizeStep, FormPage, RefusalReason};
+pub use submit::{submit, SubmittedCookies, SubmittedForm};

@@ -52,19 +52,10 @@ pub struct PendingAuthorization {
     /// to it. Known only when answered from a live session, never carried in the cookie.
     #[serde(skip)]
     pub session_lists_client: bool,
-    /// The user whose password was correct and who must still type a code (the sign-in's
-    /// second step); cleared once signed in.
+    /// The sign-in interaction's state between its steps (a code, an enrolment), sealed by it
+    /// ([`crate::flows::sign_in`]); cleared once signed in or back at the password.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub password_user: Option<PrincipalId>,
-    /// Random, unique per password step of `password_user`: the codes typed after it are
-    /// counted against it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub password_step: Option<String>,
-    /// The user who proved the password and then set up an authenticator app with its first
-    /// code (their company requires a second factor), shown the recovery codes: the session
-    /// starts with both factors when they continue. Cleared once signed in.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enrolled_user: Option<PrincipalId>,
+    pub sign_in: Option<String>,
     /// How the user signed in (RFC 8176), once signed in: the ID token's `amr`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub amr: Vec<AuthMethod>,
@@ -97,9 +88,7 @@ impl PendingAuthorization {
             expected_user: None,
             sid: None,
             session_lists_client: false,
-            password_user: None,
-            password_step: None,
-            enrolled_user: None,
+            sign_in: None,
             amr: Vec::new(),
             code_ttl: None,
         }

@@ -7,11 +7,12 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::request_object::verify_request_object;
-use super::steps::registered;
-use super::{
-    AuthorizeParams, AuthorizeRejection, ErrorRedirect, UntrustedRedirect, ValidatedAuthorization,
+use super::redirect::ErrorRedirect;
+use super::request::{
+    AuthorizeParams, AuthorizeRejection, RegisteredClient, UntrustedRedirect,
+    ValidatedAuthorization,
 };
+use super::request_object::verify_request_object;
 use crate::auth::dpop::{self, DpopRequest, ProofDenial};
 use crate::clock::UnixTime;
 use crate::domain::{Client, PushedAuthorization, PUSHED_REQUEST_TTL_SECONDS, REQUEST_URI_PREFIX};
@@ -118,7 +119,7 @@ pub async fn push(
             code: None,
         })?;
     let mut request = params
-        .validate(&registered(client))
+        .validate(&RegisteredClient::of(client))
         .map_err(PushDenial::from)?;
     super::resources::check_resources(&services.policy, client, &params, &mut request)
         .map_err(PushDenial::from)?;

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::redirect::ErrorRedirect;
 use crate::domain::pkce::{is_well_formed_challenge, S256};
-use crate::domain::{ClientId, Resource, Scopes, OPENID};
+use crate::domain::{Client, ClientId, GrantType, Resource, Scopes, OPENID};
 use crate::errors::ErrorCode;
 
 /// The query (GET) or form (POST) parameters of `/oauth2/v0/authorize`, as sent.
@@ -127,6 +127,20 @@ pub struct ValidatedAuthorization {
     /// The resources (RFC 8707) the code will grant, set by [`super::resources`] once allowed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
+}
+
+impl<'a> RegisteredClient<'a> {
+    pub fn of(client: &'a Client) -> Self {
+        Self {
+            id: client.id,
+            enabled: client.enabled,
+            allowed_scopes: &client.allowed_scopes,
+            redirect_uris: &client.redirect_uris,
+            may_use_authorization_code: client.may_use(GrantType::AuthorizationCode),
+            // Public clients (nothing else binds their codes) and the FAPI 2.0 profile.
+            requires_pkce: client.is_public() || client.is_fapi2(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -3,15 +3,17 @@
 //! otherwise the consent page, or `consent_required` for `prompt=none`. Approving remembers the
 //! consent and notes the client in the session, so that it is told when the session ends.
 
-use super::steps::{redirect_to, AuthorizeError, AuthorizeStep, FormPage, RefusalReason};
-use super::{
-    code_location, csrf_token, issue_code, AuthorizeKeys, ErrorRedirect, Form, PendingAuthorization,
-};
+use super::code::issue_code;
+use super::csrf::{csrf_token, Form};
+use super::pending::PendingAuthorization;
+use super::redirect::{code_location, ErrorRedirect};
+use super::step::{redirect_to, AuthorizeError, AuthorizeStep, FormPage, RefusalReason};
 use crate::audit;
 use crate::domain::audit::AuditKind;
 use crate::domain::{Client, Consent, PrincipalId, PrincipalType};
 use crate::errors::Refusal;
 use crate::flows::sessions;
+use crate::flows::sign_in::PageKeys as AuthorizeKeys;
 use crate::services::Services;
 use crate::store::StoreError;
 

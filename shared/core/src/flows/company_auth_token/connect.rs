@@ -2,7 +2,7 @@
 
 use url::Url;
 
-use super::CompanyAuthTokenDenial;
+use super::denial::CompanyAuthTokenDenial;
 use crate::domain::{Client, PrincipalId};
 use crate::secrets::Secret;
 

@@ -294,6 +294,7 @@ async fn sign_in(
         browser: nonce,
         then: &then,
         session_cookie: None,
+        expected_user: None,
     };
     let next = sign_in::advance(services, interaction, input, source)
         .await
@@ -312,6 +313,7 @@ async fn sign_in(
         Next::Show(Shown::Identify { login, error }) => {
             sign_in_form(keys, nonce, code, client, login, error)
         }
+        Next::Restart => sign_in_form(keys, nonce, code, client, String::new(), None),
         Next::Show(Shown::SecondFactor { carried, error }) => DeviceStep::SecondFactor {
             csrf_token: csrf_token(),
             user_code: code.display(),

@@ -26,6 +26,7 @@ use crate::errors::{Denial, GrantError, Refusal};
 use crate::flows::passkeys::{self, PASSKEY_AMR};
 use crate::flows::second_factor::{
     self, AfterPassword, CodeCheck, Confirmation, Enrolment, EnrolmentBinding, PasswordStep,
+    SpentStep,
 };
 use crate::flows::sessions;
 use crate::limits::Exceeded;
@@ -89,9 +90,19 @@ pub enum Shown {
 pub struct SignedIn {
     pub started: StartedSession,
     pub then: Continue,
+    /// The authenticator-app code step this sign-in used, to give back if what the page does
+    /// next fails (a 503 must not spend the code).
+    spent: Option<(User, SpentStep)>,
 }
 
 impl SignedIn {
+    /// What the page continued with failed and answers 503: the code typed may be typed again.
+    pub async fn give_back_code(self, services: &Services) {
+        if let Some((user, spent)) = self.spent {
+            second_factor::give_back(services, &user, spent).await;
+        }
+    }
+
     pub fn user(&self) -> PrincipalId {
         self.started.session.principal_id
     }
@@ -113,6 +124,10 @@ impl SignedIn {
 pub enum Next {
     Show(Shown),
     SignedIn(Box<SignedIn>),
+    /// The carried state or the enrolment is not this service's, is another browser's, or is
+    /// no longer valid (expired, its user gone): nothing was compared. The page shows its
+    /// sign-in form again, or refuses a form it cannot have made (the authorize page's 400).
+    Restart,
 }
 
 /// Too many sign-in posts from the source address: the page answers 429.
@@ -145,6 +160,17 @@ pub async fn advance(
         .limiter()
         .count_sign_in_attempt(source, services.ctx.clock.now())
         .await?;
+    advance_counted(services, interaction, input, source).await
+}
+
+/// [`advance`] for a page that counted the post itself (the authorize page counts it against
+/// the pending request too, and not the recovery codes page's button).
+pub async fn advance_counted(
+    services: &Services,
+    interaction: Interaction<'_>,
+    input: Input<'_>,
+    source: Option<IpAddr>,
+) -> Result<Next, SignInError> {
     match input {
         Input::Identify {
             login,
@@ -152,6 +178,9 @@ pub async fn advance(
             ..
         } => Ok(
             match passkeys::authenticate(services, ceremony, answer).await {
+                Ok(user) if !is_expected(interaction, &user) => {
+                    identify(login, Some(NOT_THE_EXPECTED_ACCOUNT))
+                }
                 Ok(user) => signed_in(services, interaction, user.id, PASSKEY_AMR).await?,
                 Err(Refusal::Denied(denial)) => identify(login, Some(denial.message())),
                 Err(Refusal::Server(error)) => return Err(error.into()),
@@ -160,6 +189,9 @@ pub async fn advance(
         Input::Identify {
             login, password, ..
         } => match authenticate_user_from(services, login, password, source).await {
+            Ok(user) if !is_expected(interaction, &user) => {
+                Ok(identify(login, Some(NOT_THE_EXPECTED_ACCOUNT)))
+            }
             Ok(user) => after_password(services, interaction, &user).await,
             Err(GrantError::Denied(denial)) => {
                 Ok(identify(login, Some(sign_in_message(denial.code))))
@@ -168,11 +200,11 @@ pub async fn advance(
         },
         Input::Code { carried, code } => {
             let Some(opened) = carrier::open(services, interaction, carried).await? else {
-                return Ok(identify("", None));
+                return Ok(Next::Restart);
             };
             let (State::SecondFactor { step, .. }, Some(user)) = (&opened.state, opened.user)
             else {
-                return Ok(identify("", None));
+                return Ok(Next::Restart);
             };
             let step = PasswordStep {
                 id: step,
@@ -186,24 +218,30 @@ pub async fn advance(
             code,
         } => {
             let Some(opened) = carrier::open(services, interaction, carried).await? else {
-                return Ok(identify("", None));
+                return Ok(Next::Restart);
             };
             let (State::Enrol { .. }, Some(user)) = (&opened.state, opened.user) else {
-                return Ok(identify("", None));
+                return Ok(Next::Restart);
             };
             enrol_step(services, interaction, &user, carried, enrolment, code).await
         }
         Input::Enrolled { carried } => {
             let Some(opened) = carrier::open(services, interaction, carried).await? else {
-                return Ok(identify("", None));
+                return Ok(Next::Restart);
             };
             let (State::Enrolled { .. }, Some(user)) = (&opened.state, opened.user) else {
-                return Ok(identify("", None));
+                return Ok(Next::Restart);
             };
             let amr = AuthMethod::PASSWORD_AND_CODE;
             Ok(signed_in(services, interaction, user.id, amr).await?)
         }
     }
+}
+
+fn is_expected(interaction: Interaction<'_>, user: &User) -> bool {
+    interaction
+        .expected_user
+        .is_none_or(|expected| expected == user.id)
 }
 
 /// The sign-in form again.
@@ -265,12 +303,20 @@ async fn code_step(
     match second_factor::check_code_after(services, user, code, step).await? {
         check @ (CodeCheck::Totp(_) | CodeCheck::Recovery) => {
             let amr = AuthMethod::PASSWORD_AND_CODE;
+            let spent = match check {
+                CodeCheck::Totp(spent) => Some((user.clone(), spent)),
+                _ => None,
+            };
             match signed_in(services, interaction, user.id, amr).await {
+                Ok(Next::SignedIn(mut signed_in)) => {
+                    signed_in.spent = spent;
+                    Ok(Next::SignedIn(signed_in))
+                }
                 Ok(next) => Ok(next),
                 Err(error) => {
                     // A 503 must not spend the code: the user's retry types the same one.
-                    if let CodeCheck::Totp(spent) = check {
-                        second_factor::give_back(services, user, spent).await;
+                    if let Some((user, spent)) = spent {
+                        second_factor::give_back(services, &user, spent).await;
                     }
                     Err(error.into())
                 }
@@ -308,8 +354,20 @@ async fn enrol_step(
             enrolment,
             error: Some("That code was not right. Please type the code your app shows now."),
         })),
-        // Too old, or enrolled meanwhile (in another tab): sign in again, with a code now.
-        Confirmation::Stale => Ok(identify("", None)),
+        // Too old, or an app set up meanwhile (another tab): the code page, for that app.
+        Confirmation::Stale if second_factor::is_enrolled(services, user).await? => {
+            let step = second_factor::new_step_id(services.ctx.random.as_ref());
+            let state = State::SecondFactor {
+                user: user.id,
+                step,
+            };
+            let carried = carrier::seal(services, interaction, &state).await?;
+            Ok(Next::Show(Shown::SecondFactor {
+                carried,
+                error: None,
+            }))
+        }
+        Confirmation::Stale => Ok(Next::Restart),
     }
 }
 
@@ -323,6 +381,7 @@ async fn signed_in(
     Ok(Next::SignedIn(Box::new(SignedIn {
         started,
         then: interaction.then.clone(),
+        spent: None,
     })))
 }
 

@@ -31,11 +31,14 @@ pub enum State {
     Enrolled { user: PrincipalId },
 }
 
-/// One sign-in: what the browser holds for it (the form nonce of its cookie), what it continues
-/// with, and the browser's session cookie (a sign-in of the same user signs in again within it).
+/// One sign-in: what the browser holds for it (the form nonce of its cookie, the pending
+/// request's id), what it continues with, and the browser's session cookie (a sign-in of the
+/// same user signs in again within it).
 #[derive(Debug, Clone, Copy)]
 pub struct Interaction<'a> {
     pub browser: &'a str,
     pub then: &'a Continue,
     pub session_cookie: Option<&'a str>,
+    /// The only user who may sign in (an authorization request's verified `id_token_hint`).
+    pub expected_user: Option<PrincipalId>,
 }

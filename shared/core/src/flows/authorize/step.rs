@@ -1,0 +1,160 @@
+//! What one step of the authorization code flow answers: a page, a redirect, or a refusal. Its
+//! own file so that the steps, the consent and the pushed requests share these types without
+//! importing one another.
+
+use super::csrf::{csrf_token, Form};
+use super::pending::PendingAuthorization;
+use super::redirect::ErrorRedirect;
+use super::request::UntrustedRedirect;
+use crate::domain::Client;
+use crate::errors::{Denial, Refusal};
+use crate::flows::sign_in::PageKeys as AuthorizeKeys;
+use crate::limits::Exceeded;
+use crate::services::Services;
+
+/// What the browser is shown or sent to next.
+#[derive(Debug)]
+pub enum AuthorizeStep {
+    /// The sign-in page. `sealed` is the pending request for the cookie when it changed.
+    SignIn(FormPage),
+    /// The consent page for a signed-in user.
+    Consent(FormPage),
+    /// The sign-in's second step: a code from the user's authenticator app.
+    SecondFactor(FormPage),
+    /// The user's company requires a second factor and they have none: set up an
+    /// authenticator app (the QR code and the key), confirmed by its first code.
+    Enrol {
+        page: FormPage,
+        enrolment: crate::flows::second_factor::Enrolment,
+    },
+    /// That enrolment is stored: its recovery codes, shown once, and the button that starts
+    /// the session.
+    RecoveryCodes { page: FormPage, codes: Vec<String> },
+    /// `302` to the client's registered address (a code or an error); the cookie is cleared.
+    Redirect(String),
+    /// The user signed in with a credential: `then`, setting the new sign-in session's cookie
+    /// (`session_cookie` is its value).
+    SignedIn {
+        session_cookie: String,
+        then: Box<AuthorizeStep>,
+    },
+}
+
+/// What a step answers instead: the error page (400, or 429 for the rate limits,
+/// [`RefusalReason::SlowDown`], [`RefusalReason::TooManyPosts`] and
+/// [`RefusalReason::TooManyDocuments`]; never a redirect, the
+/// address is not or no longer trusted), or our failure.
+pub type AuthorizeError = Refusal<RefusalReason>;
+
+/// What a sign-in or consent page needs.
+#[derive(Debug)]
+pub struct FormPage {
+    pub app_name: String,
+    /// The client's registered address, for the page's `form-action` policy.
+    pub redirect_uri: String,
+    pub csrf_token: String,
+    /// The new cookie value, when the pending request was created or changed.
+    pub sealed: Option<String>,
+    /// Consent: the requested scopes. Sign-in: empty.
+    pub scopes: Vec<String>,
+    /// Sign-in: the login typed before a refused attempt, and why it was refused.
+    pub login: String,
+    pub error: Option<&'static str>,
+    /// Consent for a self-registered client: the host of its redirect address, shown with the
+    /// app marked as not verified. `None` otherwise.
+    pub unverified_host: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RefusalReason {
+    #[error("{0}")]
+    Untrusted(UntrustedRedirect),
+    #[error("This sign-in took too long or was started in another window. Please go back to the application and start again.")]
+    NoPendingRequest,
+    #[error("The form could not be accepted. Please go back to the application and start again.")]
+    BadForm,
+    #[error(
+        "The request is too long to be handled. Please go back to the application and try again."
+    )]
+    TooLarge,
+    /// The sign-in form was posted too often for this request, which has ended: 429 like every
+    /// rate limit, `Retry-After` the seconds until the request would have expired, when its
+    /// count is forgotten.
+    #[error("Too many sign-in attempts. Please go back to the application and start again.")]
+    TooManyPosts { retry_after: i64 },
+    /// Too many password attempts from the caller's address: 429, `Retry-After` seconds.
+    #[error("Too many sign-in attempts from your network. Please wait a minute and try again.")]
+    SlowDown { retry_after: i64 },
+    /// Too many client ID metadata documents fetched for the caller's address: 429,
+    /// `Retry-After` seconds.
+    #[error("Too many new applications were looked up from your network. Please try again later.")]
+    TooManyDocuments { retry_after: i64 },
+}
+
+impl Denial for RefusalReason {}
+
+impl From<Exceeded> for RefusalReason {
+    fn from(exceeded: Exceeded) -> Self {
+        Self::SlowDown {
+            retry_after: exceeded.retry_after,
+        }
+    }
+}
+
+/// An error back to the client, with this deployment as `iss` (RFC 9207).
+pub(super) fn redirect_to(services: &Services, redirect: &ErrorRedirect) -> AuthorizeStep {
+    AuthorizeStep::Redirect(redirect.location(services.geolocation()))
+}
+
+impl FormPage {
+    /// A page of `form` for `pending`, with the cookie value `sealed` when it changed.
+    pub(super) fn of(
+        keys: &AuthorizeKeys,
+        client: &Client,
+        pending: &PendingAuthorization,
+        form: Form,
+        sealed: Option<String>,
+    ) -> Self {
+        Self {
+            unverified_host: None,
+            app_name: client.name.clone(),
+            redirect_uri: pending.request.redirect_uri.clone(),
+            csrf_token: csrf_token(keys, form, pending),
+            sealed,
+            scopes: Vec::new(),
+            login: String::new(),
+            error: None,
+        }
+    }
+}
+
+/// The pending request sealed for the cookie; too large for one: the error page.
+pub(super) fn sealed(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    pending: &PendingAuthorization,
+) -> Result<String, AuthorizeError> {
+    pending
+        .seal(keys, services.ctx.random.as_ref())
+        .map_err(|_| Refusal::Denied(RefusalReason::TooLarge))
+}
+
+/// The sign-in page, `login` filled in, with why the last try was refused.
+pub(super) fn sign_in_page(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    client: &Client,
+    pending: &PendingAuthorization,
+    new_cookie: bool,
+    login: &str,
+    error: Option<&'static str>,
+) -> Result<AuthorizeStep, AuthorizeError> {
+    let sealed = new_cookie
+        .then(|| sealed(services, keys, pending))
+        .transpose()?;
+    Ok(AuthorizeStep::SignIn(FormPage {
+        login: login.to_owned(),
+        error,
+        ..FormPage::of(keys, client, pending, Form::SignIn, sealed)
+    }))
+}
