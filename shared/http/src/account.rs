@@ -7,15 +7,14 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use http::{header, HeaderMap, HeaderValue, StatusCode};
+use http::{HeaderMap, StatusCode};
 
-use super::authorize::{cookie, html_response, insert, is_form};
+use super::authorize::{cookie, is_form};
 use super::error_response::ServerErrorBody;
-use super::observability::Outcome;
 use super::pages::{
-    render_account, render_error, render_recovery_codes, render_second_factor, render_sign_in,
-    render_signed_out, render_totp_enrol, scope_sentences, AccountPage, AppRow, ContinueForm,
-    PasskeyRow, SessionRow, SignInPage, TotpEnrolPage,
+    render_account, render_recovery_codes, render_sign_in, render_sign_in_step, render_signed_out,
+    render_totp_enrol, scope_sentences, AccountPage, AppRow, PageAnswer, PasskeyRow, SessionRow,
+    SignInPage, StepFields, StepForm, TotpEnrolPage,
 };
 use super::source_address::SourceAddress;
 use crate::cookies::Jar;
@@ -106,12 +105,15 @@ fn cookies(headers: &HeaderMap) -> AccountCookies<'_> {
 }
 
 fn respond(services: &Services, step: Result<AccountStep, AccountError>) -> Response {
+    match step {
+        Ok(step) => answer(services, step).into_response(),
+        Err(Refusal::Denied(denial)) => denial.into_response(),
+        Err(Refusal::Server(error)) => error.into_response(),
+    }
+}
+
+fn answer(services: &Services, step: AccountStep) -> PageAnswer {
     let jar = Jar::for_site(services);
-    let step = match step {
-        Ok(step) => step,
-        Err(Refusal::Denied(denial)) => return denial.into_response(),
-        Err(Refusal::Server(error)) => return error.into_response(),
-    };
     match step {
         AccountStep::SignIn {
             csrf_token,
@@ -127,100 +129,53 @@ fn respond(services: &Services, step: Result<AccountStep, AccountError>) -> Resp
                 error,
                 action_field: Some("sign_in"),
             });
-            let mut response = html_response(StatusCode::OK, None, html);
-            if let Some(nonce) = new_nonce {
-                jar.account_nonce(&nonce).apply(&mut response);
+            match new_nonce {
+                Some(nonce) => PageAnswer::page(html).cookies(jar.account_nonce(&nonce)),
+                None => PageAnswer::page(html),
             }
-            Outcome::Code(200).attach(response)
         }
-        AccountStep::Overview(overview) => {
-            let html = rendered(&overview);
-            Outcome::Code(200).attach(html_response(StatusCode::OK, None, html))
-        }
+        AccountStep::Overview(overview) => PageAnswer::page(rendered(&overview)),
         AccountStep::Reload { session_cookie } => {
-            let mut response = StatusCode::SEE_OTHER.into_response();
-            insert(response.headers_mut(), header::LOCATION, ACCOUNT_PATH);
-            insert(response.headers_mut(), header::CACHE_CONTROL, "no-store");
-            if let Some(value) = session_cookie {
-                jar.session(&value, services.policy.sessions)
-                    .apply(&mut response);
+            let reload = PageAnswer::redirect(StatusCode::SEE_OTHER, ACCOUNT_PATH.to_owned());
+            match session_cookie {
+                Some(value) => reload.cookies(jar.session(&value, services.policy.sessions)),
+                None => reload,
             }
-            Outcome::Code(303).attach(response)
         }
         AccountStep::TotpEnrol {
             csrf_token,
             enrolment,
             error,
-        } => {
-            let html = render_totp_enrol(&TotpEnrolPage {
-                action: ACCOUNT_PATH,
-                csrf_token: &csrf_token,
-                otpauth_uri: &enrolment.otpauth_uri,
-                secret: &enrolment.secret_base32,
-                sealed: &enrolment.sealed,
-                error,
-                hidden: &[("action", "totp_confirm")],
-                required: false,
-            });
-            Outcome::Code(200).attach(html_response(StatusCode::OK, None, html))
-        }
-        AccountStep::SignInEnrol {
-            csrf_token,
-            pending,
-            enrolment,
+        } => PageAnswer::page(render_totp_enrol(&TotpEnrolPage {
+            action: ACCOUNT_PATH,
+            csrf_token: &csrf_token,
+            otpauth_uri: &enrolment.otpauth_uri,
+            secret: &enrolment.secret_base32,
+            sealed: &enrolment.sealed,
             error,
+            hidden: &[("action", "totp_confirm")],
+            required: false,
+        })),
+        AccountStep::SignInStep {
+            csrf_token,
+            carried,
+            step,
         } => {
-            let hidden = [
-                ("action", "sign_in_totp_confirm"),
-                ("pending", pending.as_str()),
-            ];
-            let html = render_totp_enrol(&TotpEnrolPage {
+            let form = StepForm {
+                app_name: "your account",
                 action: ACCOUNT_PATH,
                 csrf_token: &csrf_token,
-                otpauth_uri: &enrolment.otpauth_uri,
-                secret: &enrolment.secret_base32,
-                sealed: &enrolment.sealed,
-                error,
-                hidden: &hidden,
-                required: true,
-            });
-            Outcome::Code(200).attach(html_response(StatusCode::OK, None, html))
-        }
-        AccountStep::SignInRecoveryCodes {
-            csrf_token,
-            pending,
-            codes,
-        } => {
-            let hidden = [
-                ("action", "sign_in_enrolled"),
-                ("pending", pending.as_str()),
-            ];
-            let form = ContinueForm {
-                csrf_token: &csrf_token,
-                hidden: &hidden,
+                fields: StepFields::InForm {
+                    page_fields: &[],
+                    carried: &carried,
+                },
             };
-            let html = render_recovery_codes(ACCOUNT_PATH, &codes, Some(form));
-            Outcome::Code(200).attach(html_response(StatusCode::OK, None, html))
-        }
-        AccountStep::SecondFactor {
-            csrf_token,
-            pending,
-            error,
-        } => {
-            let hidden = [("action", "sign_in_code"), ("pending", pending.as_str())];
-            let html =
-                render_second_factor("your account", ACCOUNT_PATH, &csrf_token, &hidden, error);
-            Outcome::Code(200).attach(html_response(StatusCode::OK, None, html))
+            PageAnswer::page(render_sign_in_step(&form, &step))
         }
         AccountStep::RecoveryCodes(codes) => {
-            let html = render_recovery_codes(ACCOUNT_PATH, &codes, None);
-            Outcome::Code(200).attach(html_response(StatusCode::OK, None, html))
+            PageAnswer::page(render_recovery_codes(ACCOUNT_PATH, &codes, None))
         }
-        AccountStep::SignedOut => {
-            let mut response = html_response(StatusCode::OK, None, render_signed_out());
-            jar.end_session().apply(&mut response);
-            Outcome::Code(200).attach(response)
-        }
+        AccountStep::SignedOut => PageAnswer::page(render_signed_out()).cookies(jar.end_session()),
     }
 }
 
@@ -278,14 +233,10 @@ fn rendered(overview: &Overview) -> String {
 /// A page with status 400, or 429 with `Retry-After` for the address limit.
 impl ErrorResponse for AccountDenial {
     fn into_response(self) -> Response {
-        let html = render_error(&self.to_string());
-        let Self::SlowDown { retry_after } = self else {
-            return Outcome::Code(400).attach(html_response(StatusCode::BAD_REQUEST, None, html));
+        let retry_after = match self {
+            Self::SlowDown { retry_after } => Some(retry_after),
+            _ => None,
         };
-        let mut response = html_response(StatusCode::TOO_MANY_REQUESTS, None, html);
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(retry_after.max(1)));
-        Outcome::Code(429).attach(response)
+        PageAnswer::refused(&self.to_string(), retry_after).into_response()
     }
 }

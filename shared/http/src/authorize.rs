@@ -7,13 +7,12 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::{Query, RawQuery, State};
 use axum::response::{IntoResponse, Response};
-use http::{header, HeaderMap, HeaderValue, StatusCode};
+use http::{header, HeaderMap, StatusCode};
 
 use super::error_response::ServerErrorBody;
-use super::observability::Outcome;
 use super::pages::{
-    render_consent, render_error, render_recovery_codes, render_second_factor, render_sign_in,
-    render_totp_enrol, security_headers, ConsentPage, ContinueForm, SignInPage, TotpEnrolPage,
+    render_consent, render_sign_in, render_sign_in_step, ConsentPage, PageAnswer, SignInPage,
+    StepFields, StepForm,
 };
 use super::params::form_pairs;
 use super::source_address::SourceAddress;
@@ -22,8 +21,8 @@ use crate::cookies::Jar;
 use crate::error_response::ErrorResponse;
 use crate::errors::Refusal;
 use crate::flows::authorize::{
-    self, AuthorizeError, AuthorizeParams, AuthorizeStep, FormPage, RefusalReason,
-    SubmittedCookies, SubmittedForm, PENDING_COOKIE_NAME, PENDING_COOKIE_PATH,
+    self, AuthorizeError, AuthorizeParams, AuthorizeStep, RefusalReason, SubmittedCookies,
+    SubmittedForm, PENDING_COOKIE_NAME, PENDING_COOKIE_PATH,
 };
 use crate::flows::sessions::SESSION_COOKIE_NAME;
 use crate::requests::RESOURCE;
@@ -188,20 +187,24 @@ fn is_authorization_request(body: &[u8]) -> bool {
 }
 
 fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> Response {
-    if let Ok(AuthorizeStep::SignedIn {
-        session_cookie,
-        then,
-    }) = step
-    {
-        let mut response = respond(services, Ok(*then));
-        Jar::for_site(services)
-            .session(&session_cookie, services.policy.sessions)
-            .apply(&mut response);
-        return response;
-    }
-    let jar = Jar::for_site(services);
     match step {
-        Ok(AuthorizeStep::SignIn(page)) => {
+        Ok(step) => answer(services, step).into_response(),
+        Err(Refusal::Denied(reason)) => refused(reason),
+        Err(Refusal::Server(error)) => error.into_response(),
+    }
+}
+
+fn answer(services: &Services, step: AuthorizeStep) -> PageAnswer {
+    let jar = Jar::for_site(services);
+    let (page, html) = match step {
+        AuthorizeStep::SignedIn {
+            session_cookie,
+            then,
+        } => {
+            let jar = jar.session(&session_cookie, services.policy.sessions);
+            return answer(services, *then).cookies(jar);
+        }
+        AuthorizeStep::SignIn(page) => {
             let html = render_sign_in(&SignInPage {
                 app_name: &page.app_name,
                 form_action: PENDING_COOKIE_PATH,
@@ -210,9 +213,9 @@ fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> 
                 error: page.error,
                 action_field: None,
             });
-            form_page(&page, html, jar)
+            (page, html)
         }
-        Ok(AuthorizeStep::Consent(page)) => {
+        AuthorizeStep::Consent(page) => {
             let scopes: Vec<&str> = page.scopes.iter().map(String::as_str).collect();
             let html = render_consent(&ConsentPage {
                 app_name: &page.app_name,
@@ -221,95 +224,37 @@ fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> 
                 scopes: &scopes,
                 unverified_host: page.unverified_host.as_deref(),
             });
-            form_page(&page, html, jar)
+            (page, html)
         }
-        Ok(AuthorizeStep::SecondFactor(page)) => {
-            let html = render_second_factor(
-                &page.app_name,
-                PENDING_COOKIE_PATH,
-                &page.csrf_token,
-                &[],
-                page.error,
-            );
-            form_page(&page, html, jar)
-        }
-        Ok(AuthorizeStep::Enrol { page, enrolment }) => {
-            let html = render_totp_enrol(&TotpEnrolPage {
+        AuthorizeStep::SignInStep { page, step } => {
+            let form = StepForm {
+                app_name: &page.app_name,
                 action: PENDING_COOKIE_PATH,
                 csrf_token: &page.csrf_token,
-                otpauth_uri: &enrolment.otpauth_uri,
-                secret: &enrolment.secret_base32,
-                sealed: &enrolment.sealed,
-                error: page.error,
-                hidden: &[],
-                required: true,
-            });
-            form_page(&page, html, jar)
-        }
-        Ok(AuthorizeStep::RecoveryCodes { page, codes }) => {
-            let form = ContinueForm {
-                csrf_token: &page.csrf_token,
-                hidden: &[("enrolled", "continue")],
+                fields: StepFields::InCookie,
             };
-            let html = render_recovery_codes(PENDING_COOKIE_PATH, &codes, Some(form));
-            form_page(&page, html, jar)
+            let html = render_sign_in_step(&form, &step);
+            (page, html)
         }
-        Ok(AuthorizeStep::Redirect(location)) => {
-            let mut response = StatusCode::FOUND.into_response();
-            let headers = response.headers_mut();
-            insert(headers, header::LOCATION, &location);
-            insert(headers, header::CACHE_CONTROL, "no-store");
-            jar.end_pending().apply(&mut response);
-            Outcome::Code(302).attach(response)
+        AuthorizeStep::Redirect(location) => {
+            return PageAnswer::redirect(StatusCode::FOUND, location).cookies(jar.end_pending())
         }
-        Ok(AuthorizeStep::SignedIn { .. }) => unreachable!("answered above"),
-        Err(Refusal::Denied(reason)) => refused(reason),
-        Err(Refusal::Server(error)) => error.into_response(),
-    }
-}
-
-fn form_page(page: &FormPage, html: String, jar: Jar) -> Response {
-    let mut response = html_response(StatusCode::OK, Some(&page.redirect_uri), html);
-    if let Some(sealed) = &page.sealed {
-        jar.pending(sealed).apply(&mut response);
-    }
-    Outcome::Code(200).attach(response)
+    };
+    let jar = match &page.sealed {
+        Some(sealed) => jar.pending(sealed),
+        None => jar,
+    };
+    PageAnswer::form_page(html, &page.redirect_uri).cookies(jar)
 }
 
 /// The 400 error page: the address to return to is not trusted, so nothing redirects. A rate
 /// limit's page is a 429 with `Retry-After`.
 fn refused(reason: RefusalReason) -> Response {
-    let html = render_error(&reason.to_string());
-    let (RefusalReason::SlowDown { retry_after }
-    | RefusalReason::TooManyPosts { retry_after }
-    | RefusalReason::TooManyDocuments { retry_after }) = reason
-    else {
-        return Outcome::Code(400).attach(html_response(StatusCode::BAD_REQUEST, None, html));
+    let retry_after = match reason {
+        RefusalReason::SlowDown { retry_after }
+        | RefusalReason::TooManyPosts { retry_after }
+        | RefusalReason::TooManyDocuments { retry_after } => Some(retry_after),
+        _ => None,
     };
-    let mut response = html_response(StatusCode::TOO_MANY_REQUESTS, None, html);
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from(retry_after.max(1)));
-    Outcome::Code(429).attach(response)
-}
-
-/// A page with the security headers; `redirect_uri` joins `form-action` (see `security_headers`).
-pub(super) fn html_response(
-    status: StatusCode,
-    redirect_uri: Option<&str>,
-    html: String,
-) -> Response {
-    let mut response = (status, html).into_response();
-    let headers = response.headers_mut();
-    for (name, value) in security_headers(redirect_uri) {
-        insert(headers, header::HeaderName::from_static(name), &value);
-    }
-    response
-}
-
-pub(super) fn insert(headers: &mut HeaderMap, name: header::HeaderName, value: &str) {
-    // Every value here is built from validated URLs, base64url and fixed text.
-    if let Ok(value) = HeaderValue::from_str(value) {
-        headers.insert(name, value);
-    }
+    PageAnswer::refused(&reason.to_string(), retry_after).into_response()
 }

@@ -112,6 +112,12 @@ impl Jar {
         self
     }
 
+    /// These cookies, then `later`'s.
+    pub fn and(mut self, later: Jar) -> Self {
+        self.set.extend(later.set);
+        self
+    }
+
     /// Writes the cookies onto `response`, each its own `Set-Cookie` header.
     pub fn apply(self, response: &mut Response) {
         for cookie in self.set {

@@ -7,14 +7,13 @@ use std::sync::Arc;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::Form;
-use http::{header, HeaderMap, StatusCode};
+use http::{HeaderMap, StatusCode};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::authorize::{cookie, html_response, insert};
+use super::authorize::cookie;
 use super::error_response::ServerErrorBody;
-use super::observability::Outcome;
-use super::pages::{render_logout_refused, render_signed_out};
+use super::pages::{render_logout_refused, render_signed_out, PageAnswer};
 use crate::cookies::Jar;
 use crate::error_response::ErrorResponse;
 use crate::flows::logout::{
@@ -104,28 +103,21 @@ fn respond(services: &Services, answer: Result<LogoutAnswer, LogoutError>) -> Re
         Ok(answer) => answer,
         Err(refusal) => return refusal.into_response(),
     };
-    let mut response = match answer.outcome {
-        LogoutOutcome::Redirect(location) => {
-            let mut response = StatusCode::FOUND.into_response();
-            insert(response.headers_mut(), header::LOCATION, &location);
-            insert(response.headers_mut(), header::CACHE_CONTROL, "no-store");
-            Outcome::Code(302).attach(response)
-        }
-        LogoutOutcome::SignedOut => {
-            let response = html_response(StatusCode::OK, None, render_signed_out());
-            Outcome::Code(200).attach(response)
-        }
+    let page = match answer.outcome {
+        LogoutOutcome::Redirect(location) => PageAnswer::redirect(StatusCode::FOUND, location),
+        LogoutOutcome::SignedOut => PageAnswer::page(render_signed_out()),
     };
-    if answer.clear_session_cookie {
-        Jar::for_site(services).end_session().apply(&mut response);
-    }
-    response
+    let page = if answer.clear_session_cookie {
+        page.cookies(Jar::for_site(services).end_session())
+    } else {
+        page
+    };
+    page.into_response()
 }
 
 /// A page with status 400, never a redirect: the address to return to is not trusted.
 impl ErrorResponse for LogoutDenial {
     fn into_response(self) -> Response {
-        let html = render_logout_refused(&self.to_string());
-        Outcome::Code(400).attach(html_response(StatusCode::BAD_REQUEST, None, html))
+        PageAnswer::refused_with(render_logout_refused(&self.to_string()), None).into_response()
     }
 }

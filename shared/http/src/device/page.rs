@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
-use axum::response::Response;
-use http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use http::HeaderMap;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::authorize::{cookie, html_response};
+use crate::authorize::cookie;
 use crate::cookies::Jar;
 use crate::error_response::{ErrorResponse, ServerErrorBody};
 use crate::errors::Refusal;
@@ -20,11 +20,9 @@ use crate::flows::device::{
     DEVICE_NONCE_COOKIE, DEVICE_PATH,
 };
 use crate::flows::sessions::SESSION_COOKIE_NAME;
-use crate::observability::Outcome;
 use crate::pages::{
     render_device_code, render_device_consent, render_device_done, render_device_sign_in,
-    render_error, render_recovery_codes, render_second_factor, render_totp_enrol, ContinueForm,
-    DeviceSignInPage, TotpEnrolPage,
+    render_sign_in_step, DeviceSignInPage, PageAnswer, StepFields, StepForm,
 };
 use crate::services::Services;
 use crate::source_address::SourceAddress;
@@ -140,65 +138,24 @@ fn respond(services: &Services, step: Result<DeviceStep, DevicePageError>) -> Re
             new_nonce,
             None,
         ),
-        DeviceStep::SecondFactor {
+        DeviceStep::SignInStep {
             csrf_token,
             user_code,
             app_name,
-            pending,
-            error,
+            carried,
+            step,
         } => {
-            let hidden = [
-                ("action", "sign_in_code"),
-                ("user_code", user_code.as_str()),
-                ("pending", pending.as_str()),
-            ];
-            let html = render_second_factor(&app_name, DEVICE_PATH, &csrf_token, &hidden, error);
-            (html, None, None)
-        }
-        DeviceStep::Enrol {
-            csrf_token,
-            user_code,
-            pending,
-            enrolment,
-            error,
-        } => {
-            let hidden = [
-                ("action", "sign_in_totp_confirm"),
-                ("user_code", user_code.as_str()),
-                ("pending", pending.as_str()),
-            ];
-            let html = render_totp_enrol(&TotpEnrolPage {
+            let page_fields = [("user_code", user_code.as_str())];
+            let form = StepForm {
+                app_name: &app_name,
                 action: DEVICE_PATH,
                 csrf_token: &csrf_token,
-                otpauth_uri: &enrolment.otpauth_uri,
-                secret: &enrolment.secret_base32,
-                sealed: &enrolment.sealed,
-                error,
-                hidden: &hidden,
-                required: true,
-            });
-            (html, None, None)
-        }
-        DeviceStep::RecoveryCodes {
-            csrf_token,
-            user_code,
-            pending,
-            codes,
-        } => {
-            let hidden = [
-                ("action", "sign_in_enrolled"),
-                ("user_code", user_code.as_str()),
-                ("pending", pending.as_str()),
-            ];
-            let form = ContinueForm {
-                csrf_token: &csrf_token,
-                hidden: &hidden,
+                fields: StepFields::InForm {
+                    page_fields: &page_fields,
+                    carried: &carried,
+                },
             };
-            (
-                render_recovery_codes(DEVICE_PATH, &codes, Some(form)),
-                None,
-                None,
-            )
+            (render_sign_in_step(&form, &step), None, None)
         }
         DeviceStep::Consent {
             csrf_token,
@@ -213,7 +170,6 @@ fn respond(services: &Services, step: Result<DeviceStep, DevicePageError>) -> Re
         ),
         DeviceStep::Done { approved } => (render_device_done(approved), None, None),
     };
-    let mut response = html_response(StatusCode::OK, None, html);
     let mut jar = Jar::for_site(services);
     if let Some(nonce) = nonce {
         jar = jar.device_nonce(&nonce);
@@ -221,21 +177,16 @@ fn respond(services: &Services, step: Result<DeviceStep, DevicePageError>) -> Re
     if let Some(value) = session {
         jar = jar.session(&value, services.policy.sessions);
     }
-    jar.apply(&mut response);
-    Outcome::Code(200).attach(response)
+    PageAnswer::page(html).cookies(jar).into_response()
 }
 
 /// A page with status 400, or 429 with `Retry-After` for the address limits.
 impl ErrorResponse for DeviceDenial {
     fn into_response(self) -> Response {
-        let html = render_error(&self.to_string());
-        let Self::SlowDown { retry_after } = self else {
-            return Outcome::Code(400).attach(html_response(StatusCode::BAD_REQUEST, None, html));
+        let retry_after = match self {
+            Self::SlowDown { retry_after } => Some(retry_after),
+            _ => None,
         };
-        let mut response = html_response(StatusCode::TOO_MANY_REQUESTS, None, html);
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(retry_after.max(1)));
-        Outcome::Code(429).attach(response)
+        PageAnswer::refused(&self.to_string(), retry_after).into_response()
     }
 }

@@ -5,15 +5,18 @@
 //! (`crate::passkeys`); one small inlined stylesheet allowed by hash (see [`security_headers`]). What a page says is decided
 //! by the flow ([`crate::flows::authorize`]); this module only renders it.
 
+mod answer;
 mod device;
 mod headers;
 mod scopes;
 mod second_factor;
+mod sign_in_steps;
 
 use askama::Template;
 
 use crate::flows::authorize::CSRF_FIELD;
 
+pub use answer::PageAnswer;
 pub use device::{
     render_device_code, render_device_consent, render_device_done, render_device_sign_in,
     DeviceSignInPage,
@@ -23,6 +26,7 @@ pub use scopes::scope_sentences;
 pub use second_factor::{
     render_recovery_codes, render_second_factor, render_totp_enrol, ContinueForm, TotpEnrolPage,
 };
+pub use sign_in_steps::{render_sign_in_step, StepFields, StepForm};
 
 /// The stylesheet inlined in every page; its hash is in the Content-Security-Policy.
 pub const STYLESHEET: &str = include_str!("../../templates/pages.css");

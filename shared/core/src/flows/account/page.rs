@@ -3,6 +3,7 @@
 use crate::domain::{ClientId, PasskeyCredential, SignInSession};
 use crate::errors::{Denial, Refusal};
 use crate::flows::second_factor::Enrolment;
+use crate::flows::sign_in::Step;
 use crate::limits::Exceeded;
 
 pub const ACCOUNT_PATH: &str = "/oauth2/v0/account";
@@ -38,26 +39,12 @@ pub enum AccountStep {
     },
     /// The enrolment is stored: its recovery codes, shown this once.
     RecoveryCodes(Vec<String>),
-    /// The sign-in's second step: the code form, carrying the sealed password step.
-    SecondFactor {
+    /// One of the sign-in interaction's own pages (the code, the enrolment, the recovery
+    /// codes), its forms carrying the sealed state `carried`.
+    SignInStep {
         csrf_token: String,
-        pending: String,
-        error: Option<&'static str>,
-    },
-    /// The sign-in of a user whose company requires a second factor and who has none: the
-    /// enrolment page (action `sign_in_totp_confirm`), carrying the sealed password step.
-    SignInEnrol {
-        csrf_token: String,
-        pending: String,
-        enrolment: Enrolment,
-        error: Option<&'static str>,
-    },
-    /// That enrolment is stored: its recovery codes, and the form (action `sign_in_enrolled`,
-    /// carrying `pending`, the sealed proof of both factors) that starts the session.
-    SignInRecoveryCodes {
-        csrf_token: String,
-        pending: String,
-        codes: Vec<String>,
+        carried: String,
+        step: Step,
     },
 }
 

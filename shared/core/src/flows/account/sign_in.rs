@@ -61,25 +61,10 @@ pub(super) async fn sign_in(
             sign_in_form(services, keys, Some(nonce), login, error)
         }
         Next::Restart => sign_in_form(services, keys, Some(nonce), String::new(), None),
-        Next::Show(Shown::SecondFactor { carried, error }) => AccountStep::SecondFactor {
+        Next::Show(Shown::Step { carried, step }) => AccountStep::SignInStep {
             csrf_token: csrf_token(),
-            pending: carried,
-            error,
-        },
-        Next::Show(Shown::Enrol {
             carried,
-            enrolment,
-            error,
-        }) => AccountStep::SignInEnrol {
-            csrf_token: csrf_token(),
-            pending: carried,
-            enrolment,
-            error,
-        },
-        Next::Show(Shown::RecoveryCodes { carried, codes }) => AccountStep::SignInRecoveryCodes {
-            csrf_token: csrf_token(),
-            pending: carried,
-            codes,
+            step,
         },
     })
 }

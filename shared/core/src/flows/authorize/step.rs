@@ -8,7 +8,7 @@ use super::redirect::ErrorRedirect;
 use super::request::UntrustedRedirect;
 use crate::domain::Client;
 use crate::errors::{Denial, Refusal};
-use crate::flows::sign_in::PageKeys as AuthorizeKeys;
+use crate::flows::sign_in::{PageKeys as AuthorizeKeys, Step};
 use crate::limits::Exceeded;
 use crate::services::Services;
 
@@ -19,17 +19,9 @@ pub enum AuthorizeStep {
     SignIn(FormPage),
     /// The consent page for a signed-in user.
     Consent(FormPage),
-    /// The sign-in's second step: a code from the user's authenticator app.
-    SecondFactor(FormPage),
-    /// The user's company requires a second factor and they have none: set up an
-    /// authenticator app (the QR code and the key), confirmed by its first code.
-    Enrol {
-        page: FormPage,
-        enrolment: crate::flows::second_factor::Enrolment,
-    },
-    /// That enrolment is stored: its recovery codes, shown once, and the button that starts
-    /// the session.
-    RecoveryCodes { page: FormPage, codes: Vec<String> },
+    /// One of the sign-in interaction's own pages (the code, the enrolment, the recovery
+    /// codes); its state is in the pending-request cookie.
+    SignInStep { page: FormPage, step: Step },
     /// `302` to the client's registered address (a code or an error); the cookie is cleared.
     Redirect(String),
     /// The user signed in with a credential: `then`, setting the new sign-in session's cookie

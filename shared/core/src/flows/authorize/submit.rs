@@ -20,7 +20,7 @@ use super::step::{
 use crate::domain::Client;
 use crate::errors::Refusal;
 use crate::flows::sign_in::{
-    self, Continue, Input, Interaction, Next, PageKeys as AuthorizeKeys, Shown,
+    self, Continue, Input, Interaction, Next, PageKeys as AuthorizeKeys, Shown, Step,
 };
 use crate::services::Services;
 
@@ -205,32 +205,19 @@ async fn shown(
         let new_cookie = pending.sign_in.take().is_some();
         return sign_in_page(services, keys, client, &pending, new_cookie, &login, error);
     }
-    let (carried, error) = match &shown {
-        Shown::SecondFactor { carried, error } | Shown::Enrol { carried, error, .. } => {
-            (carried.clone(), *error)
-        }
-        Shown::RecoveryCodes { carried, .. } => (carried.clone(), None),
-        Shown::Identify { .. } => unreachable!("answered above"),
+    let Shown::Step { carried, step } = shown else {
+        unreachable!("answered above")
     };
     pending.sign_in = Some(carried);
     let sealed = Some(sealed(services, keys, &pending)?);
-    Ok(match shown {
-        Shown::SecondFactor { .. } => AuthorizeStep::SecondFactor(FormPage {
-            error,
-            ..FormPage::of(keys, client, &pending, Form::SecondFactor, sealed)
-        }),
-        Shown::Enrol { enrolment, .. } => AuthorizeStep::Enrol {
-            page: FormPage {
-                error,
-                ..FormPage::of(keys, client, &pending, Form::Enrolment, sealed)
-            },
-            enrolment,
-        },
-        Shown::RecoveryCodes { codes, .. } => AuthorizeStep::RecoveryCodes {
-            page: FormPage::of(keys, client, &pending, Form::Enrolled, sealed),
-            codes,
-        },
-        Shown::Identify { .. } => unreachable!("answered above"),
+    let form = match step {
+        Step::SecondFactor { .. } => Form::SecondFactor,
+        Step::Enrol { .. } => Form::Enrolment,
+        Step::RecoveryCodes { .. } => Form::Enrolled,
+    };
+    Ok(AuthorizeStep::SignInStep {
+        page: FormPage::of(keys, client, &pending, form, sealed),
+        step,
     })
 }
 

@@ -16,11 +16,10 @@ use std::net::IpAddr;
 use crate::domain::DEVICE_CODE_TTL_SECONDS;
 use crate::domain::{Client, DeviceAuthorization, DeviceDecision, SignInSession, UserCode};
 use crate::errors::{Denial, Refusal};
-use crate::flows::second_factor::Enrolment;
 use crate::flows::sessions;
 use crate::flows::sign_in::{
     self, form_token, nonce_form_token, verify_form_token, Continue, Input, Interaction, Next,
-    PageKeys, Shown,
+    PageKeys, Shown, Step,
 };
 use crate::limits::{source_subject, Exceeded};
 use crate::services::Services;
@@ -52,30 +51,14 @@ pub enum DeviceStep {
         login: String,
         error: Option<&'static str>,
     },
-    /// The sign-in's second step for the code `user_code`: an authenticator-app or recovery
-    /// code, the form carrying the sealed sign-in state `pending`.
-    SecondFactor {
+    /// One of the sign-in interaction's own pages (the code, the enrolment, the recovery
+    /// codes) for the code `user_code`, its forms carrying the sealed state `carried`.
+    SignInStep {
         csrf_token: String,
         user_code: String,
         app_name: String,
-        pending: String,
-        error: Option<&'static str>,
-    },
-    /// The user's company requires a second factor and they have none: an authenticator app
-    /// is set up now, confirmed by its first code.
-    Enrol {
-        csrf_token: String,
-        user_code: String,
-        pending: String,
-        enrolment: Enrolment,
-        error: Option<&'static str>,
-    },
-    /// That enrolment is stored: its recovery codes, and the form that continues to the consent.
-    RecoveryCodes {
-        csrf_token: String,
-        user_code: String,
-        pending: String,
-        codes: Vec<String>,
+        carried: String,
+        step: Step,
     },
     /// The consent screen. `session_cookie`: set when a sign-in on this page started one.
     Consent {
@@ -314,29 +297,12 @@ async fn sign_in(
             sign_in_form(keys, nonce, code, client, login, error)
         }
         Next::Restart => sign_in_form(keys, nonce, code, client, String::new(), None),
-        Next::Show(Shown::SecondFactor { carried, error }) => DeviceStep::SecondFactor {
+        Next::Show(Shown::Step { carried, step }) => DeviceStep::SignInStep {
             csrf_token: csrf_token(),
             user_code: code.display(),
             app_name: client.name.clone(),
-            pending: carried,
-            error,
-        },
-        Next::Show(Shown::Enrol {
             carried,
-            enrolment,
-            error,
-        }) => DeviceStep::Enrol {
-            csrf_token: csrf_token(),
-            user_code: code.display(),
-            pending: carried,
-            enrolment,
-            error,
-        },
-        Next::Show(Shown::RecoveryCodes { carried, codes }) => DeviceStep::RecoveryCodes {
-            csrf_token: csrf_token(),
-            user_code: code.display(),
-            pending: carried,
-            codes,
+            step,
         },
     })
 }

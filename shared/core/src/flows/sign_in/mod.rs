@@ -70,19 +70,27 @@ pub enum Shown {
         login: String,
         error: Option<&'static str>,
     },
-    SecondFactor {
-        carried: String,
-        error: Option<&'static str>,
-    },
+    /// One of the interaction's own pages.
+    Step { carried: String, step: Step },
+}
+
+/// The interaction's own pages, rendered alike on every page that runs it.
+#[derive(Debug)]
+pub enum Step {
+    /// An authenticator-app or recovery code.
+    SecondFactor { error: Option<&'static str> },
+    /// The company requires a second factor and the user has none: an authenticator app, set
+    /// up now and confirmed by its first code.
     Enrol {
-        carried: String,
         enrolment: Enrolment,
         error: Option<&'static str>,
     },
-    RecoveryCodes {
-        carried: String,
-        codes: Vec<String>,
-    },
+    /// That enrolment is stored: its recovery codes, shown once, and the button that continues.
+    RecoveryCodes { codes: Vec<String> },
+}
+
+fn shown(carried: String, step: Step) -> Next {
+    Next::Show(Shown::Step { carried, step })
 }
 
 /// The user proved who they are: the session (started, or signed in again), and what to do.
@@ -269,21 +277,20 @@ async fn after_password(
                 step,
             };
             let carried = carrier::seal(services, interaction, &state).await?;
-            Ok(Next::Show(Shown::SecondFactor {
-                carried,
-                error: None,
-            }))
+            Ok(shown(carried, Step::SecondFactor { error: None }))
         }
         AfterPassword::Enrol => {
             let state = State::Enrol { user: user.id };
             let carried = carrier::seal(services, interaction, &state).await?;
             let binding = EnrolmentBinding::SignIn(interaction.browser);
             let enrolment = second_factor::begin_enrolment(services, binding, user).await?;
-            Ok(Next::Show(Shown::Enrol {
+            Ok(shown(
                 carried,
-                enrolment,
-                error: None,
-            }))
+                Step::Enrol {
+                    enrolment,
+                    error: None,
+                },
+            ))
         }
         AfterPassword::UsePasskey => Ok(identify(
             user.login.as_str(),
@@ -322,10 +329,12 @@ async fn code_step(
                 }
             }
         }
-        CodeCheck::Wrong => Ok(Next::Show(Shown::SecondFactor {
-            carried: carried.to_owned(),
-            error: Some(WRONG_CODE),
-        })),
+        CodeCheck::Wrong => Ok(shown(
+            carried.to_owned(),
+            Step::SecondFactor {
+                error: Some(WRONG_CODE),
+            },
+        )),
         CodeCheck::Locked => Ok(identify(
             "",
             Some(sign_in_message(crate::errors::ErrorCode::AccountLocked)),
@@ -347,13 +356,15 @@ async fn enrol_step(
         Confirmation::Enrolled(codes) => {
             let state = State::Enrolled { user: user.id };
             let carried = carrier::seal(services, interaction, &state).await?;
-            Ok(Next::Show(Shown::RecoveryCodes { carried, codes }))
+            Ok(shown(carried, Step::RecoveryCodes { codes }))
         }
-        Confirmation::WrongCode(enrolment) => Ok(Next::Show(Shown::Enrol {
-            carried: carried.to_owned(),
-            enrolment,
-            error: Some("That code was not right. Please type the code your app shows now."),
-        })),
+        Confirmation::WrongCode(enrolment) => Ok(shown(
+            carried.to_owned(),
+            Step::Enrol {
+                enrolment,
+                error: Some("That code was not right. Please type the code your app shows now."),
+            },
+        )),
         // Too old, or an app set up meanwhile (another tab): the code page, for that app.
         Confirmation::Stale if second_factor::is_enrolled(services, user).await? => {
             let step = second_factor::new_step_id(services.ctx.random.as_ref());
@@ -362,10 +373,7 @@ async fn enrol_step(
                 step,
             };
             let carried = carrier::seal(services, interaction, &state).await?;
-            Ok(Next::Show(Shown::SecondFactor {
-                carried,
-                error: None,
-            }))
+            Ok(shown(carried, Step::SecondFactor { error: None }))
         }
         Confirmation::Stale => Ok(Next::Restart),
     }

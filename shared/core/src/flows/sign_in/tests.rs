@@ -96,7 +96,10 @@ async fn with_authenticator_app(f: &Fixture) -> TotpSecret {
 
 fn carried_code_step(next: Next) -> String {
     match next {
-        Next::Show(Shown::SecondFactor { carried, .. }) => carried,
+        Next::Show(Shown::Step {
+            carried,
+            step: Step::SecondFactor { .. },
+        }) => carried,
         other => panic!("the code page, not {other:?}"),
     }
 }
@@ -140,9 +143,9 @@ async fn an_authenticator_app_user_types_a_code_after_the_password() {
         code: "000000x",
     };
     match step(&f, &then, wrong).await {
-        Next::Show(Shown::SecondFactor {
+        Next::Show(Shown::Step {
             carried: again,
-            error,
+            step: Step::SecondFactor { error },
         }) => {
             assert_eq!(again, carried, "the same step");
             assert_eq!(error, Some(WRONG_CODE));
@@ -239,8 +242,9 @@ async fn a_required_second_factor_is_enrolled_before_the_session() {
     user.company_id = Some(company.id);
     principals.put_user(&user).await.unwrap();
     let then = Continue::Authorization("request".into());
-    let Next::Show(Shown::Enrol {
-        carried, enrolment, ..
+    let Next::Show(Shown::Step {
+        carried,
+        step: Step::Enrol { enrolment, .. },
     }) = step(&f, &then, password()).await
     else {
         panic!("the enrolment page");
@@ -249,10 +253,7 @@ async fn a_required_second_factor_is_enrolled_before_the_session() {
     let code = secret.code_at(f.clock.now());
     let skipped = Input::Enrolled { carried: &carried };
     assert!(
-        matches!(
-            step(&f, &then, skipped).await,
-            Next::Show(Shown::Identify { .. })
-        ),
+        matches!(step(&f, &then, skipped).await, Next::Restart),
         "no session before the enrolment"
     );
     let confirm = Input::Enrol {
@@ -260,7 +261,11 @@ async fn a_required_second_factor_is_enrolled_before_the_session() {
         enrolment: &enrolment.sealed,
         code: &code,
     };
-    let Next::Show(Shown::RecoveryCodes { carried, codes }) = step(&f, &then, confirm).await else {
+    let Next::Show(Shown::Step {
+        carried,
+        step: Step::RecoveryCodes { codes },
+    }) = step(&f, &then, confirm).await
+    else {
         panic!("the recovery codes");
     };
     assert_eq!(codes.len(), crate::domain::RECOVERY_CODE_COUNT);
@@ -269,4 +274,37 @@ async fn a_required_second_factor_is_enrolled_before_the_session() {
         panic!("signed in");
     };
     assert_eq!(signed_in.amr(), AuthMethod::PASSWORD_AND_CODE);
+}
+
+#[tokio::test]
+async fn only_the_expected_user_signs_in_and_nothing_starts_for_another() {
+    let f = fixture(Policy::default()).await;
+    let then = Continue::Authorization("request".into());
+    let someone_else = PrincipalId::new(uuid::Uuid::from_u128(7));
+    let hinted = Interaction {
+        expected_user: Some(someone_else),
+        ..interaction(&then)
+    };
+    let next = advance(&f.services, hinted, password(), None)
+        .await
+        .unwrap();
+    let Next::Show(Shown::Identify { login, error }) = next else {
+        panic!("the sign-in form again, not {next:?}");
+    };
+    assert_eq!(
+        (login.as_str(), error),
+        ("pat", Some(NOT_THE_EXPECTED_ACCOUNT))
+    );
+    let sessions = f.services.ctx.store.sessions();
+    let started = sessions.list_sessions(&f.user.id, NOW).await.unwrap();
+    assert!(
+        started.is_empty(),
+        "no session for a user the hint did not name"
+    );
+    let named = Interaction {
+        expected_user: Some(f.user.id),
+        ..interaction(&then)
+    };
+    let next = advance(&f.services, named, password(), None).await.unwrap();
+    assert!(matches!(next, Next::SignedIn(_)), "{next:?}");
 }
