@@ -7,7 +7,7 @@ use crate::support::app::TestApp;
 use reqwest::{header, StatusCode};
 use token_domain::audit::{AuditKind, AuditSubject, SessionEndReason};
 use token_domain::clock::Clock;
-use token_domain::{AuthMethod, PrincipalId, SessionLimits, SignInSession};
+use token_domain::{AuthMethod, PrincipalId, SessionLimits, SignInSession, UserStatus};
 
 use super::*;
 use crate::audit::events_of;
@@ -21,6 +21,7 @@ crate::on_both_stores!(
     an_idle_session_ends_and_last_seen_is_written_at_most_once_a_minute,
     a_busy_session_still_ends_at_the_absolute_limit,
     logout_ends_the_browsers_session_and_clears_its_cookie,
+    a_session_is_live_only_while_its_user_is,
 );
 
 /// The user's live sessions, as stored.
@@ -146,6 +147,41 @@ async fn prompt_none_answers_from_the_session_or_says_what_is_missing(app: TestA
     let other = oidc_client(&app, "another party").await;
     let refused = redirect_query(&browser.open(&query(&other, &none)).await);
     assert_eq!(refused["error"], "consent_required");
+}
+
+/// Part 21 (amended): every use of a session reads its user's status, however it changed (here
+/// in the store itself, as SCIM or the console would): a disabled or logon-denied user's
+/// session answers as ended, on the silent request and on the account page alike.
+async fn a_session_is_live_only_while_its_user_is(app: TestApp) {
+    let user = app.create_user(LOGIN, PASSWORD).await;
+    let client = oidc_client(&app, "relying party").await;
+    let none = [("prompt", "none")];
+    let (mut browser, _) = signed_in_browser(&app, &client, &[]).await;
+    let answered = redirect_query(&browser.open(&query(&client, &none)).await);
+    assert!(answered.contains_key("code"), "{answered:?}");
+    for status in [UserStatus::Disabled, UserStatus::LogonDenied] {
+        let principals = app.store.principals();
+        let mut changed = principals.get_user(&user.id).await.unwrap().unwrap();
+        changed.status = status;
+        principals.put_user(&changed).await.unwrap();
+        let refused = redirect_query(&browser.open(&query(&client, &none)).await);
+        assert_eq!(
+            refused["error"], "login_required",
+            "{status:?}: {refused:?}"
+        );
+        let account = app
+            .http
+            .get(app.url("/oauth2/v0/account"))
+            .header(header::COOKIE, browser.sso_cookie.clone().unwrap())
+            .send()
+            .await
+            .unwrap();
+        let page = account.text().await.unwrap();
+        assert!(
+            page.contains(r#"name="password""#),
+            "{status:?}: the sign-in form"
+        );
+    }
 }
 
 async fn prompt_login_and_max_age_ask_for_the_password_again_in_the_same_session(app: TestApp) {

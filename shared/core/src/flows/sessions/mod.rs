@@ -9,6 +9,7 @@
 //! loopback addresses as secure, so the local server over plain HTTP keeps the same name.
 
 use crate::audit;
+use crate::auth::principal::user_status_denial;
 use crate::domain::audit::{AuditKind, RequestFacts, SessionEndReason};
 use crate::domain::{
     AuthMethod, ClientId, PrincipalId, PrincipalType, SessionCookie, SessionId, SessionOrigin,
@@ -24,8 +25,11 @@ pub use backchannel::announce_session_end;
 
 pub const SESSION_COOKIE_NAME: &str = "__Host-session";
 
-/// The live session `cookie` opens, if any. Its last-seen time is written when stale (at most
-/// once a minute); a failure of that write is logged, not answered: the user is still signed in.
+/// The live session `cookie` opens, if any. A session is live only while its user is: every use
+/// reads the user (through the read cache, so within its few seconds of a change made by
+/// another process) and a disabled, logon-denied or deleted user's session answers as ended,
+/// however the status changed. Its last-seen time is written when stale (at most once a
+/// minute); a failure of that write is logged, not answered: the user is still signed in.
 pub async fn current(
     services: &Services,
     cookie: Option<&str>,
@@ -44,6 +48,15 @@ pub async fn current(
     else {
         return Ok(None);
     };
+    let user = services
+        .ctx
+        .store
+        .principals()
+        .get_user(&session.principal_id)
+        .await?;
+    if user.is_none_or(|user| user_status_denial(&user).is_some()) {
+        return Ok(None);
+    }
     if let Some(expires_at) = session.touch(services.policy.sessions, now) {
         let touched = services
             .ctx
