@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMessage};
 use aws_sdk_sqs::config::timeout::TimeoutConfig;
-use aws_sdk_sqs::config::{Credentials, Region};
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 
 use super::{Attempt, Deliverer, LogoutDelivery, LogoutQueue};
@@ -44,23 +43,14 @@ impl SqsLogoutQueue {
 }
 
 /// An SQS client on the one AWS SDK configuration; with `endpoint` (a local emulator) requests
-/// go there, with dummy credentials when the environment names none. Short timeouts: the
-/// user's answer waits for the send.
+/// go there, under the one rule for local endpoints (`token_store::aws_sdk::loader_for`).
+/// Short timeouts: the user's answer waits for the send.
 pub async fn client(endpoint: Option<&str>) -> aws_sdk_sqs::Client {
     let timeouts = TimeoutConfig::builder()
         .connect_timeout(Duration::from_secs(1))
         .operation_timeout(Duration::from_secs(3))
         .build();
-    let mut loader = token_store::aws_sdk::config_loader().timeout_config(timeouts);
-    if let Some(endpoint) = endpoint {
-        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        let region = env("AWS_REGION").unwrap_or_else(|| "us-east-1".to_owned());
-        loader = loader.endpoint_url(endpoint).region(Region::new(region));
-        if env("AWS_ACCESS_KEY_ID").is_none() {
-            let local = Credentials::new("local", "local", None, None, "sqs-local");
-            loader = loader.credentials_provider(local);
-        }
-    }
+    let loader = token_store::aws_sdk::loader_for(endpoint, "sqs-local").timeout_config(timeouts);
     aws_sdk_sqs::Client::new(&loader.load().await)
 }
 

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
-use aws_sdk_kms::config::{Credentials, Region};
 use aws_sdk_kms::error::DisplayErrorContext;
 use aws_sdk_kms::primitives::Blob;
 use aws_sdk_kms::types::{KeySpec, KeyUsageType, MessageType, SigningAlgorithmSpec, Tag};
@@ -40,8 +39,8 @@ pub struct Kms {
 }
 
 impl Kms {
-    /// With `endpoint` (a local emulator), requests go there, with dummy credentials when the
-    /// environment names none.
+    /// With `endpoint` (a local emulator), requests go there, under the one rule for local
+    /// endpoints (`token_store::aws_sdk::loader_for`).
     pub async fn connect(endpoint: Option<&str>, ring_name: &str) -> Self {
         let timeouts = TimeoutConfig::builder()
             .connect_timeout(Duration::from_secs(1))
@@ -51,23 +50,9 @@ impl Kms {
         let retries = RetryConfig::standard()
             .with_max_attempts(2)
             .with_initial_backoff(Duration::from_millis(50));
-        let mut loader = token_store::aws_sdk::config_loader()
+        let loader = token_store::aws_sdk::loader_for(endpoint, "kms-local")
             .timeout_config(timeouts)
             .retry_config(retries);
-        if let Some(endpoint) = endpoint {
-            let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-            let region = env("AWS_REGION").unwrap_or_else(|| "us-east-1".to_owned());
-            loader = loader.endpoint_url(endpoint).region(Region::new(region));
-            if env("AWS_ACCESS_KEY_ID").is_none() {
-                loader = loader.credentials_provider(Credentials::new(
-                    "local",
-                    "local",
-                    None,
-                    None,
-                    "kms-local",
-                ));
-            }
-        }
         Self {
             client: Client::new(&loader.load().await),
             ring_name: ring_name.to_owned(),

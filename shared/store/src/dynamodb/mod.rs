@@ -39,7 +39,6 @@ use std::time::Duration;
 
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
-use aws_sdk_dynamodb::config::{Credentials, Region};
 use aws_sdk_dynamodb::Client;
 
 mod audit;
@@ -105,9 +104,8 @@ impl std::fmt::Debug for DynamoStore {
 
 impl DynamoStore {
     /// A store on `table_name`, with AWS's default configuration chain (the Lambda role, the
-    /// environment, a profile). With `endpoint` (DynamoDB Local), requests go there, and if the
-    /// environment names no credentials or region, dummy ones are used so that local use needs
-    /// no AWS setup, and nothing ever asks an instance-metadata service.
+    /// environment, a profile). With `endpoint` (DynamoDB Local), requests go there, under the
+    /// one rule for local endpoints ([`crate::aws_sdk::loader_for`]).
     pub async fn connect(table_name: &str, endpoint: Option<&str>) -> Self {
         // A hung or unreachable store must turn into a 503 within a few seconds, not hold a
         // Lambda invocation until its own timeout: bounded attempts, each bounded in time.
@@ -120,28 +118,9 @@ impl DynamoStore {
             .with_max_attempts(3)
             .with_initial_backoff(Duration::from_millis(100))
             .with_max_backoff(Duration::from_secs(1));
-        let mut loader = crate::aws_sdk::config_loader()
+        let loader = crate::aws_sdk::loader_for(endpoint, "dynamodb-local")
             .timeout_config(timeouts)
             .retry_config(retries);
-        if let Some(endpoint) = endpoint {
-            let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-            let region = env("AWS_REGION")
-                .or_else(|| env("AWS_DEFAULT_REGION"))
-                .unwrap_or_else(|| "us-east-1".to_owned());
-            loader = loader.endpoint_url(endpoint).region(Region::new(region));
-            let has_credentials = (env("AWS_ACCESS_KEY_ID").is_some()
-                && env("AWS_SECRET_ACCESS_KEY").is_some())
-                || env("AWS_PROFILE").is_some();
-            if !has_credentials {
-                loader = loader.credentials_provider(Credentials::new(
-                    "local",
-                    "local",
-                    None,
-                    None,
-                    "dynamodb-local",
-                ));
-            }
-        }
         let config = loader.load().await;
         Self::from_client(Client::new(&config), table_name)
     }
