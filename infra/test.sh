@@ -175,6 +175,13 @@ step_cookies() {
 	infra/check-cookies.sh
 }
 
+# --- Step: environment reads -------------------------------------------------------------------
+# The binaries read the environment once, into the typed configuration (docs/layout.md).
+step_env_reads() {
+	step "infra/check-env-reads.sh (no environment read outside shared/core/src/config/environment.rs)"
+	infra/check-env-reads.sh
+}
+
 # --- Step: lints -------------------------------------------------------------------------------
 # Clippy rides on the build instead of a `cargo clippy` pass of its own: clippy-driver, as the
 # workspace's rustc wrapper, lints each workspace crate while compiling it (what `cargo clippy`
@@ -257,6 +264,7 @@ STEPS=(
 	step_layers
 	step_comments
 	step_cookies
+	step_env_reads
 	step_dynamodb_local
 	step_kms_local
 	step_build

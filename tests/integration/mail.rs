@@ -146,7 +146,7 @@ async fn without_smtp_url_mail_goes_to_the_outbox_under_data_dir() {
     let data_dir = tempfile::tempdir().unwrap();
     let env = HashMap::from([("DATA_DIR".to_owned(), data_dir.path().display().to_string())]);
     let config = Config::from_lookup(|name| env.get(name).cloned()).unwrap();
-    let mail_config = MailConfig::from_lookup(&config, |name| env.get(name).cloned()).unwrap();
+    let mail_config = MailConfig::from_config(&config).unwrap();
     let outbox = data_dir.path().join("outbox");
     assert_eq!(mail_config.outbox_dir, outbox);
 

@@ -5,8 +5,12 @@ use token_http as http;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    telemetry::init();
     let config = Config::from_env()?;
+    telemetry::init(&config.telemetry);
     let services = bootstrap::lambda_services(&config).await?;
-    lambda_http::run(http::lambda(http::company_router(services))).await
+    lambda_http::run(http::lambda(
+        http::company_router(services),
+        &config.telemetry,
+    ))
+    .await
 }

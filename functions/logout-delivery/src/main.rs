@@ -8,8 +8,8 @@ use token_core::{bootstrap, config::Config, telemetry};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    telemetry::init();
     let config = Config::from_env()?;
+    telemetry::init(&config.telemetry);
     let deliverer = bootstrap::logout_deliverer(&config).await?;
     lambda_runtime::run(service_fn(|event: LambdaEvent<SqsEvent>| {
         let deliverer = deliverer.clone();

@@ -6,8 +6,8 @@ use token_core::{config::Config, signing::scheduled, telemetry};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    telemetry::init();
     let config = Config::from_env()?;
+    telemetry::init(&config.telemetry);
     lambda_runtime::run(service_fn(|_: LambdaEvent<serde_json::Value>| {
         let config = config.clone();
         async move { Ok::<_, lambda_runtime::Error>(scheduled::rotate_now(&config).await?) }

@@ -37,7 +37,7 @@ pub async fn lambda_services(config: &Config) -> anyhow::Result<Arc<Services>> {
 }
 
 async fn start(config: &Config, readiness: Readiness) -> anyhow::Result<Arc<Services>> {
-    if !config.metrics {
+    if !config.telemetry.metrics {
         crate::measure::switch_off();
     }
     let eager = readiness == Readiness::AtStart;
@@ -49,7 +49,8 @@ async fn start(config: &Config, readiness: Readiness) -> anyhow::Result<Arc<Serv
     let store_and_keys = async {
         let (store, ring_store) =
             crate::store::open_with_ring(&config.store_location(), readiness).await?;
-        let store = crate::store::cached::wrap(store, clock.clone(), config.read_cache_seconds);
+        let store =
+            crate::store::cached::wrap(store, clock.clone(), config.store.read_cache_seconds);
         let keys = SigningKeys::lazy_from_config(config, ring_store, clock.clone()).await?;
         let store_opened = Instant::now();
         if eager {
@@ -113,8 +114,9 @@ pub async fn logout_deliverer(config: &Config) -> anyhow::Result<Deliverer> {
 /// SQS when the template names a queue (the token function: nothing runs in a Lambda function
 /// after its answer); otherwise this process's own background tasks.
 async fn logout_queue(config: &Config, ctx: &Context) -> Arc<dyn LogoutQueue> {
-    match &config.logout_queue_url {
-        Some(url) => Arc::new(SqsLogoutQueue::connect(url, config.sqs_endpoint.as_deref()).await),
+    let queue = &config.queue;
+    match &queue.logout_queue_url {
+        Some(url) => Arc::new(SqsLogoutQueue::connect(url, queue.sqs_endpoint.as_deref()).await),
         None => Arc::new(InProcessLogoutQueue::new(
             Deliverer::new(
                 ctx.clone(),

@@ -14,6 +14,8 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
+use crate::config::TelemetrySection;
+
 /// The level when `RUST_LOG` is unset, empty or invalid.
 pub const DEFAULT_DIRECTIVES: &str = "info";
 
@@ -38,18 +40,18 @@ pub const CAPPED_TARGETS: [(&str, LevelFilter); 4] = [
 
 /// Logs to stdout, written by the thread that logs: in Lambda a line must be out before the
 /// invocation answers, since the sandbox may be frozen right after.
-pub fn init() {
-    init_with(std::io::stdout, DEFAULT_DIRECTIVES);
+pub fn init(telemetry: &TelemetrySection) {
+    init_with(telemetry, std::io::stdout, DEFAULT_DIRECTIVES);
 }
 
 /// The same subscriber on another writer, with `default_directives` where `RUST_LOG` is unset,
 /// empty or invalid: the local server's buffered stdout and its console default.
-pub fn init_with<W>(writer: W, default_directives: &str)
+pub fn init_with<W>(telemetry: &TelemetrySection, writer: W, default_directives: &str)
 where
     W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
 {
-    let directives = std::env::var("RUST_LOG").unwrap_or_default();
-    let output = if std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some() {
+    let directives = telemetry.log_directives.as_deref().unwrap_or_default();
+    let output = if telemetry.lambda_function.is_some() {
         // Lambda adds its own timestamps and request ids.
         tracing_subscriber::fmt::layer()
             .json()
@@ -68,8 +70,8 @@ where
             .boxed()
     };
     let result = tracing_subscriber::registry()
-        .with(crate::traces::layer())
-        .with(output.with_filter(filter_or(&directives, default_directives)))
+        .with(crate::traces::layer(telemetry))
+        .with(output.with_filter(filter_or(directives, default_directives)))
         .try_init();
     // Already initialised (tests spawning several servers): keep the first.
     let _ = result;

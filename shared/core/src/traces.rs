@@ -16,23 +16,26 @@ use tracing_subscriber::filter::{filter_fn, FilterExt, Targets};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::Layer;
 
-/// The standard variable (the OTLP exporter's specification): the collector's base URL, to
-/// which `/v1/traces` is appended.
-pub const ENDPOINT_VARIABLE: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
+use crate::config::TelemetrySection;
 
 static PROVIDER: OnceLock<SdkTracerProvider> = OnceLock::new();
 
-/// The exporting layer, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set; `None` otherwise.
-pub fn layer<S>() -> Option<Box<dyn Layer<S> + Send + Sync + 'static>>
+/// The exporting layer, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set; `None` otherwise. The
+/// exporter reads that variable (and the other standard `OTEL_*` ones) itself.
+pub fn layer<S>(telemetry: &TelemetrySection) -> Option<Box<dyn Layer<S> + Send + Sync + 'static>>
 where
     S: Subscriber + for<'a> LookupSpan<'a> + Send + Sync,
 {
-    std::env::var(ENDPOINT_VARIABLE)
-        .ok()
-        .filter(|v| !v.trim().is_empty())?;
+    telemetry.otlp_endpoint.as_ref()?;
+    let service = telemetry
+        .lambda_function
+        .clone()
+        .unwrap_or_else(|| "token-service".to_owned());
     // The exporter's blocking HTTP client must not be built (or dropped) on an async worker:
     // built on a thread of its own, it then lives on the batch processor's thread.
-    let provider = std::thread::spawn(build_provider).join().ok()??;
+    let provider = std::thread::spawn(move || build_provider(service))
+        .join()
+        .ok()??;
     let tracer = provider.tracer("token-service");
     let _ = PROVIDER.set(provider);
     // The service's own spans (the request span), the store's per-call spans (`debug`, so
@@ -52,15 +55,13 @@ where
     )
 }
 
-fn build_provider() -> Option<SdkTracerProvider> {
+fn build_provider(service: String) -> Option<SdkTracerProvider> {
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpBinary)
         .build()
         .map_err(|e| eprintln!("traces are not exported: {e}"))
         .ok()?;
-    let service =
-        std::env::var("AWS_LAMBDA_FUNCTION_NAME").unwrap_or_else(|_| "token-service".to_owned());
     Some(
         SdkTracerProvider::builder()
             .with_batch_exporter(exporter)

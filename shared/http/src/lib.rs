@@ -55,6 +55,7 @@ use token_store as store;
 
 use axum::Router;
 use http::StatusCode;
+use token_core::config::TelemetrySection;
 use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::error_response::ErrorResponse;
@@ -95,8 +96,8 @@ pub fn local_router(services: Arc<Services>) -> Router {
 
 /// A Lambda function's router: its metrics written as CloudWatch embedded metric format lines
 /// after each invocation (`measure::emf`), and its spans exported if traces are on (`traces`).
-pub fn lambda(router: Router) -> Router {
-    measure::emf::install();
+pub fn lambda(router: Router, telemetry: &TelemetrySection) -> Router {
+    measure::emf::install(telemetry.lambda_function.as_deref().unwrap_or_default());
     router.layer(axum::middleware::map_response(flush_metrics))
 }
 

@@ -36,13 +36,13 @@ const CONSOLE_DEFAULT_DIRECTIVES: &str = "info,audit=warn";
 async fn main() -> anyhow::Result<()> {
     // Held to the end of main: dropping it writes the log lines still buffered.
     let (log_output, console) = log_output::buffered_stdout();
-    telemetry::init_with(log_output, CONSOLE_DEFAULT_DIRECTIVES);
     let config = Config::from_env().context("configuration")?;
+    telemetry::init_with(&config.telemetry, log_output, CONSOLE_DEFAULT_DIRECTIVES);
     let services = bootstrap::services(&config).await.context("start-up")?;
     let demo = demo::ensure(&services.ctx, services.geolocation(), &config.data_dir)
         .await
         .context("demo data")?;
-    if config.store == StoreKind::Sqlite {
+    if config.store.kind == StoreKind::Sqlite {
         // A store of its own on the file, sharing the server's writer: each batch of a sweep is
         // one write of the group commit. On DynamoDB the table's TTL removes expired items.
         SqliteStore::open_in_dir(&config.data_dir)
@@ -96,7 +96,7 @@ fn banner(demo: &DemoData, base: &str, mail_destination: &str, geolocation: &str
 
 /// Where one-time passwords go, so the developer knows where to read them.
 fn mail_destination(config: &Config) -> anyhow::Result<String> {
-    let mail = MailConfig::from_env(config).context("mail configuration")?;
+    let mail = MailConfig::from_config(config).context("mail configuration")?;
     Ok(match &mail.smtp_url {
         Some(url) => format!(
             "One-time-password mails go to the SMTP server {}:{} (SMTP_URL).",

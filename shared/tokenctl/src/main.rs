@@ -24,13 +24,6 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
-    if std::env::var_os("RUST_LOG").is_some() {
-        // Diagnostics of the AWS SDK and the store, on stderr, only when asked for.
-        tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-            .with_writer(std::io::stderr)
-            .init();
-    }
     let as_json = cli.global.json;
     match run(cli) {
         Ok(output) => match output.print(as_json) {
@@ -44,6 +37,13 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<output::Output, CliError> {
     let config = setup::load_config(&cli.global)?;
+    if let Some(directives) = &config.telemetry.log_directives {
+        // Diagnostics of the AWS SDK and the store, on stderr, only when asked for.
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(directives))
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -1,8 +1,6 @@
 //! Configuration (the services' environment, overridden by the global flags) and the store.
 
-use std::collections::HashMap;
-
-use token_core::config::{Config, StoreKind};
+use token_core::config::{Config, Environment, StoreKind};
 use token_core::context::Context;
 use token_store::dynamodb::DynamoStore;
 use token_store::sqlite::SqliteStore;
@@ -10,29 +8,24 @@ use token_store::sqlite::SqliteStore;
 use crate::args::GlobalArgs;
 use crate::error::CliError;
 
-/// `Config::from_env`, with each global flag standing in for its variable, so a flag also
-/// overrides an invalid value in the environment and everything is validated in one place.
+/// The services' configuration from the environment, where each global flag stands for its
+/// variable: clap resolves a flag against its variable (`#[arg(env)]`, the flag wins), so a
+/// flag also overrides an invalid value in the environment, and everything is validated in one
+/// place.
 pub fn load_config(global: &GlobalArgs) -> Result<Config, CliError> {
-    let mut overrides: HashMap<&str, String> = HashMap::new();
-    if let Some(store) = global.store {
-        overrides.insert("STORE", store.env_value().to_owned());
+    let mut environment = Environment::of_process();
+    let flags = [
+        ("STORE", global.store.clone()),
+        ("DATA_DIR", global.data_dir.clone()),
+        ("TABLE_NAME", global.table_name.clone()),
+        ("DYNAMODB_ENDPOINT", global.dynamodb_endpoint.clone()),
+    ];
+    for (name, value) in flags {
+        if let Some(value) = value {
+            environment.set(name, value);
+        }
     }
-    if let Some(table) = &global.table_name {
-        overrides.insert("TABLE_NAME", table.clone());
-    }
-    if let Some(endpoint) = &global.dynamodb_endpoint {
-        overrides.insert("DYNAMODB_ENDPOINT", endpoint.clone());
-    }
-    let mut config = Config::from_lookup(|name| {
-        overrides
-            .get(name)
-            .cloned()
-            .or_else(|| std::env::var(name).ok())
-    })?;
-    if let Some(dir) = &global.data_dir {
-        config.data_dir.clone_from(dir);
-    }
-    Ok(config)
+    Ok(Config::read(&environment)?)
 }
 
 /// The backend named by the configuration, concretely: `table create` needs the DynamoDB one,
@@ -45,7 +38,7 @@ pub enum Backend {
 impl Backend {
     /// Opening the embedded store creates its file and schema.
     pub async fn open(config: &Config) -> Result<Self, CliError> {
-        match config.store {
+        match config.store.kind {
             StoreKind::Sqlite => {
                 let data_dir = config.data_dir.clone();
                 let store =
@@ -57,7 +50,11 @@ impl Backend {
                 Ok(Self::Sqlite(store))
             }
             StoreKind::DynamoDb => Ok(Self::Dynamo(
-                DynamoStore::connect(&config.table_name, config.dynamodb_endpoint.as_deref()).await,
+                DynamoStore::connect(
+                    &config.store.table_name,
+                    config.store.dynamodb_endpoint.as_deref(),
+                )
+                .await,
             )),
         }
     }

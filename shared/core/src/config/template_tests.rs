@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::Config;
 
-const TEMPLATE: &str = include_str!("../../../template.yaml");
+const TEMPLATE: &str = include_str!("../../../../template.yaml");
 
 /// Parameters that configure the infrastructure only (no function reads them).
 const INFRASTRUCTURE_ONLY: &[&str] = &[
@@ -208,5 +208,27 @@ fn the_alarms_watch_metrics_the_functions_emit() {
             "the dashboard's {name}"
         );
         assert!(emitted.contains(&name));
+    }
+}
+
+/// A variable the template sets is one the service reads (a renamed variable would otherwise
+/// be set in vain, and its default silently apply).
+#[test]
+fn every_variable_the_template_sets_is_read() {
+    let read = super::readme_tests::variables_read();
+    let lines = TEMPLATE.lines().map(str::trim);
+    let set: Vec<&str> = lines
+        .filter_map(|line| line.split_once(": "))
+        .map(|(name, _)| name)
+        .filter(|name| name.len() > 3 && name.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+        .collect();
+    assert!(set.len() > 20, "{set:?}");
+    // lambda_http's own: routes see the path without the stage.
+    let read_by_libraries = ["AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH"];
+    for variable in set.into_iter().filter(|v| !read_by_libraries.contains(v)) {
+        assert!(
+            read.contains(variable),
+            "template.yaml sets {variable}, which nothing reads"
+        );
     }
 }

@@ -8,7 +8,7 @@ mod spread;
 use std::net::IpAddr;
 
 use crate::clock::UnixTime;
-use crate::config::RateLimits;
+use crate::config::{LimitRow, RateLimits};
 use crate::domain::AccessTokenRecord;
 use crate::errors::{Denial, ErrorCode, Refusal};
 use crate::store::{
@@ -77,30 +77,17 @@ impl Limit {
 
     /// The configured limit; `None` when it is turned off (0).
     pub fn of(self, limits: &RateLimits) -> Option<RateLimit> {
-        let (max, window_seconds) = match self {
-            Self::ClientTokenRequests => (limits.client_per_minute, 60),
-            Self::AddressPasswordAttempts => (limits.address_per_minute, 60),
-            Self::ClientOtpRequests => (limits.otp_client_per_hour, 3600),
-            Self::AddressOtpFailures => (limits.otp_failures_per_hour, 3600),
-            Self::AddressRegistrations => (limits.registrations_per_hour, 3600),
-            Self::AddressDocumentFetches => (limits.document_fetches_per_hour, 3600),
-        };
+        let row = LimitRow::of(self);
+        let max = row.max(limits);
         (max > 0).then_some(RateLimit {
             max,
-            window_seconds,
+            window_seconds: row.window_seconds,
         })
     }
 
     /// The catalogue entry a refusal answers with (429, `slow_down`).
     pub fn code(self) -> ErrorCode {
-        match self {
-            Self::ClientTokenRequests => ErrorCode::ClientRateLimited,
-            Self::AddressPasswordAttempts => ErrorCode::AddressRateLimited,
-            Self::ClientOtpRequests => ErrorCode::OtpClientRateLimited,
-            Self::AddressOtpFailures => ErrorCode::OtpFailuresRateLimited,
-            Self::AddressRegistrations => ErrorCode::RegistrationsRateLimited,
-            Self::AddressDocumentFetches => ErrorCode::DocumentFetchesRateLimited,
-        }
+        LimitRow::of(self).code
     }
 
     /// `subject`'s counter in `deployment`: each regional deployment counts on its own items,

@@ -1,4 +1,5 @@
-//! `SMTP_URL` and `MAIL_FROM` (the README's Configuration), read beside the main [`Config`].
+//! The mail section of the [`Config`] (`SMTP_URL`, `SMTP_URL_SECRET_ARN`, `MAIL_FROM`) made into
+//! a mailer.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -39,55 +40,43 @@ pub(super) async fn fetch_secret_string(arn: &str) -> Result<String, MailConfigE
 }
 
 impl MailConfig {
-    pub fn from_env(config: &Config) -> Result<Self, MailConfigError> {
-        Self::from_lookup(config, |name| std::env::var(name).ok())
+    /// The configuration's mail section, checked: the URL parsed, the sender parsed or made
+    /// from the geolocation's host; the outbox under `DATA_DIR`.
+    pub fn from_config(config: &Config) -> Result<Self, MailConfigError> {
+        Self::with_url(config, config.mail.smtp_url.as_deref())
     }
 
-    /// As [`MailConfig::from_env`], but when `SMTP_URL` is unset and `SMTP_URL_SECRET_ARN`
+    /// As [`MailConfig::from_config`], but when `SMTP_URL` is unset and `SMTP_URL_SECRET_ARN`
     /// names a Secrets Manager secret (the deployed token function), the URL is that secret's
     /// string, fetched once at start-up: its credentials never sit in the environment.
     pub async fn load(config: &Config) -> Result<Self, MailConfigError> {
-        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        let from_secret = match (env("SMTP_URL"), env("SMTP_URL_SECRET_ARN")) {
-            (None, Some(arn)) => Some(fetch_secret_string(&arn).await?),
-            _ => None,
-        };
-        Self::from_lookup(config, |name| match name {
-            "SMTP_URL" if from_secret.is_some() => from_secret.clone(),
-            _ => env(name),
-        })
+        match (&config.mail.smtp_url, &config.mail.smtp_url_secret_arn) {
+            (None, Some(arn)) => Self::with_url(config, Some(&fetch_secret_string(arn).await?)),
+            _ => Self::from_config(config),
+        }
     }
 
     /// As [`MailConfig::load`] for a Lambda function's init: with `SMTP_URL_SECRET_ARN` (and
     /// no `SMTP_URL`) the secret is not read now but by the mailer at its first mail
     /// ([`super::LazySmtpMailer`]); everything else is read and checked as `load` does.
     pub fn load_lazily(config: &Config) -> Result<StartMail, MailConfigError> {
-        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        let config = Self::from_lookup(config, env)?;
-        Ok(match (&config.smtp_url, env("SMTP_URL_SECRET_ARN")) {
+        let mail = Self::from_config(config)?;
+        Ok(match (&mail.smtp_url, &config.mail.smtp_url_secret_arn) {
             (None, Some(arn)) => StartMail::SecretUrl {
-                arn,
-                from: config.from,
+                arn: arn.clone(),
+                from: mail.from,
             },
-            _ => StartMail::Read(config),
+            _ => StartMail::Read(mail),
         })
     }
 
-    /// Reads `SMTP_URL` and `MAIL_FROM` through `lookup`; the outbox and the default sender
-    /// follow from `config` (`DATA_DIR`, `GEOLOCATION`).
-    pub fn from_lookup(
-        config: &Config,
-        lookup: impl Fn(&str) -> Option<String>,
-    ) -> Result<Self, MailConfigError> {
-        let get = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
-        let smtp_url = get("SMTP_URL")
-            .map(|url| SmtpUrl::parse(&url))
-            .transpose()?;
-        let from = match get("MAIL_FROM") {
+    fn with_url(config: &Config, smtp_url: Option<&str>) -> Result<Self, MailConfigError> {
+        let smtp_url = smtp_url.map(SmtpUrl::parse).transpose()?;
+        let from = match &config.mail.from {
             Some(from) => from
                 .trim()
                 .parse()
-                .map_err(|_| MailConfigError::MailFrom(from))?,
+                .map_err(|_| MailConfigError::MailFrom(from.clone()))?,
             None => default_sender(&config.geolocation)?,
         };
         Ok(Self {
@@ -150,7 +139,7 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         let config = Config::from_lookup(|k| env.get(k).cloned()).unwrap();
-        MailConfig::from_lookup(&config, |k| env.get(k).cloned())
+        MailConfig::from_config(&config)
     }
 
     #[test]

@@ -182,11 +182,11 @@ impl Recorder for EmfRecorder {
 static INSTALLED: OnceLock<Option<EmfRecorder>> = OnceLock::new();
 
 /// Installs the EMF recorder as the process's recorder (once) for the function named by
-/// `AWS_LAMBDA_FUNCTION_NAME`, and counts this cold start.
-pub fn install() {
+/// `AWS_LAMBDA_FUNCTION_NAME` (the telemetry section's `lambda_function`), and counts this cold
+/// start.
+pub fn install(function: &str) {
     INSTALLED.get_or_init(|| {
-        let function = std::env::var("AWS_LAMBDA_FUNCTION_NAME").unwrap_or_default();
-        let recorder = EmfRecorder::new(&function);
+        let recorder = EmfRecorder::new(function);
         metrics::set_global_recorder(recorder.clone()).ok()?;
         super::cold_start();
         Some(recorder)

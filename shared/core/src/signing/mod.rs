@@ -77,8 +77,6 @@ pub enum KeyError {
     Store(#[from] crate::store::StoreError),
     #[error(transparent)]
     Kms(#[from] kms::KmsError),
-    #[error("SIGNING_KEYS must be `local` or `kms`, got {0:?}")]
-    BadBackend(String),
     #[error("the signing key ring was changed by {0} concurrent writers in a row; try again")]
     Contended(u32),
     #[error(

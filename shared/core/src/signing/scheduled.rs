@@ -13,9 +13,9 @@ use crate::config::Config;
 /// Rotates the ring; returns what was done, for the function's log and answer.
 pub async fn rotate_now(config: &Config) -> Result<Value, KeyError> {
     let legacy =
-        KeyRingDocument::load(config.signing_keys_secret_arn.as_deref(), &config.data_dir).await?;
+        KeyRingDocument::load(config.signing.secret_arn.as_deref(), &config.data_dir).await?;
     let store = crate::store::open_signing_key_ring(&config.store_location()).await?;
-    let backend = SigningBackend::from_env().await?;
+    let backend = SigningBackend::connect(&config.signing).await;
     let factory = backend.factory(&legacy.server_secret()?);
     let done = rotation::rotate(store.as_ref(), &factory, &legacy, SystemClock.now()).await?;
     let outcome = match &done.plan {

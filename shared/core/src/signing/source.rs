@@ -22,16 +22,9 @@ use super::ring::{RING_MAX_STALENESS_SECONDS, RING_REFRESH_SECONDS};
 use super::rotation::KeyFactory;
 use super::{KeyError, KeyRing, SigningError};
 use crate::clock::{Clock, UnixTime};
-use crate::config::Config;
+use crate::config::{Config, SigningKeysKind, SigningSection};
 use crate::random::OsRandom;
 use crate::store::SigningKeyRingStore;
-
-/// The environment variable naming where private keys live: `local` (default) or `kms`.
-pub const SIGNING_KEYS_VAR: &str = "SIGNING_KEYS";
-/// A KMS endpoint other than AWS's (a local emulator, for tests and development).
-pub const KMS_ENDPOINT_VAR: &str = "KMS_ENDPOINT";
-/// The name that tags a ring's KMS keys (the deployment's stack name in AWS).
-pub const KEY_RING_NAME_VAR: &str = "SIGNING_KEY_RING_NAME";
 
 /// Where private keys live.
 #[derive(Debug, Clone)]
@@ -41,18 +34,13 @@ pub enum SigningBackend {
 }
 
 impl SigningBackend {
-    /// From `SIGNING_KEYS`, `KMS_ENDPOINT` and `SIGNING_KEY_RING_NAME`.
-    pub async fn from_env() -> Result<Self, KeyError> {
-        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        match env(SIGNING_KEYS_VAR).as_deref() {
-            None | Some("local") => Ok(Self::Local),
-            Some("kms") => {
-                let name = env(KEY_RING_NAME_VAR).unwrap_or_else(|| "token-service".to_owned());
-                Ok(Self::Kms(
-                    Kms::connect(env(KMS_ENDPOINT_VAR).as_deref(), &name).await,
-                ))
-            }
-            Some(other) => Err(KeyError::BadBackend(other.to_owned())),
+    /// The configured backend; with KMS, its client (built, nothing sent).
+    pub async fn connect(signing: &SigningSection) -> Self {
+        match signing.keys {
+            SigningKeysKind::Local => Self::Local,
+            SigningKeysKind::Kms => Self::Kms(
+                Kms::connect(signing.kms_endpoint.as_deref(), &signing.key_ring_name).await,
+            ),
         }
     }
 
@@ -206,10 +194,10 @@ impl SigningKeys {
         store: Arc<dyn SigningKeyRingStore>,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, KeyError> {
-        let backend = SigningBackend::from_env().await?;
+        let backend = SigningBackend::connect(&config.signing).await;
         Ok(Self::lazy(
             store,
-            config.signing_keys_secret_arn.clone(),
+            config.signing.secret_arn.clone(),
             config.data_dir.clone(),
             backend,
             clock,

@@ -36,34 +36,18 @@ pub struct GlobalArgs {
     /// Print one JSON object on stdout instead of readable text.
     #[arg(long, global = true)]
     pub json: bool,
-    /// Which store to use (overrides STORE).
-    #[arg(long, global = true, value_enum, value_name = "KIND")]
-    pub store: Option<StoreArg>,
-    /// Directory of the embedded store and the local signing key (overrides DATA_DIR).
-    #[arg(long, global = true, value_name = "DIR")]
-    pub data_dir: Option<PathBuf>,
-    /// DynamoDB table (overrides TABLE_NAME).
-    #[arg(long, global = true, value_name = "NAME")]
+    /// Which store to use: sqlite or dynamodb.
+    #[arg(long, global = true, value_name = "KIND", env = "STORE")]
+    pub store: Option<String>,
+    /// Directory of the embedded store and the local signing key.
+    #[arg(long, global = true, value_name = "DIR", env = "DATA_DIR")]
+    pub data_dir: Option<String>,
+    /// DynamoDB table.
+    #[arg(long, global = true, value_name = "NAME", env = "TABLE_NAME")]
     pub table_name: Option<String>,
-    /// A local DynamoDB endpoint (overrides DYNAMODB_ENDPOINT).
-    #[arg(long, global = true, value_name = "URL")]
+    /// A local DynamoDB endpoint.
+    #[arg(long, global = true, value_name = "URL", env = "DYNAMODB_ENDPOINT")]
     pub dynamodb_endpoint: Option<String>,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum StoreArg {
-    Sqlite,
-    Dynamodb,
-}
-
-impl StoreArg {
-    /// The value of the `STORE` variable this flag stands for.
-    pub fn env_value(self) -> &'static str {
-        match self {
-            Self::Sqlite => "sqlite",
-            Self::Dynamodb => "dynamodb",
-        }
-    }
 }
 
 #[derive(Subcommand)]

@@ -17,7 +17,7 @@ use crate::output::Output;
 
 pub async fn run(command: KeysCommand, config: &Config) -> Result<Output, CliError> {
     let legacy =
-        KeyRingDocument::load(config.signing_keys_secret_arn.as_deref(), &config.data_dir).await?;
+        KeyRingDocument::load(config.signing.secret_arn.as_deref(), &config.data_dir).await?;
     let store = token_store::open_signing_key_ring(&config.store_location()).await?;
     match command {
         KeysCommand::List => {
@@ -26,7 +26,7 @@ pub async fn run(command: KeysCommand, config: &Config) -> Result<Output, CliErr
             Ok(Output::list(json!(keys), text))
         }
         KeysCommand::Revoke { kid } => {
-            let backend = SigningBackend::from_env().await?;
+            let backend = SigningBackend::connect(&config.signing).await;
             let factory = backend.factory(&legacy.server_secret()?);
             let done =
                 revocation::revoke(store.as_ref(), &factory, &legacy, &kid, SystemClock.now())
@@ -60,7 +60,7 @@ pub async fn run(command: KeysCommand, config: &Config) -> Result<Output, CliErr
             )),
         },
         KeysCommand::Rotate => {
-            let backend = SigningBackend::from_env().await?;
+            let backend = SigningBackend::connect(&config.signing).await;
             let factory = backend.factory(&legacy.server_secret()?);
             let clock: Arc<dyn Clock> = Arc::new(SystemClock);
             let done = rotation::rotate(store.as_ref(), &factory, &legacy, clock.now()).await?;
