@@ -2,7 +2,7 @@
 //! design: configuration, one rotation per invocation.
 
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
-use token_core::{config::Config, signing::scheduled, telemetry};
+use token_core::{bootstrap, config::Config, telemetry};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
@@ -10,7 +10,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     telemetry::init(&config.telemetry);
     lambda_runtime::run(service_fn(|_: LambdaEvent<serde_json::Value>| {
         let config = config.clone();
-        async move { Ok::<_, lambda_runtime::Error>(scheduled::rotate_now(&config).await?) }
+        async move { Ok::<_, lambda_runtime::Error>(bootstrap::rotate_keys(&config).await?) }
     }))
     .await
 }

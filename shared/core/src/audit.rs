@@ -14,6 +14,7 @@ use crate::domain::audit::{
 };
 use crate::domain::ClientId;
 use crate::random::RandomExt;
+use crate::store::StoreLocation;
 
 /// The log target of audit events.
 pub const TARGET: &str = "audit";
@@ -118,26 +119,26 @@ pub async fn record(ctx: &Context, event: AuditEvent) {
 /// Records a rotation step of the signing key ring (`tokenctl keys rotate`, the scheduled
 /// rotation), which keeps the ring apart from the other aggregates: the store is opened for
 /// the event alone. Best effort, as [`record`].
-pub async fn key_rotated(config: &crate::config::Config, active: Option<&str>, next: Option<&str>) {
+pub async fn key_rotated(store: &StoreLocation, active: Option<&str>, next: Option<&str>) {
     let kind = AuditKind::KeyRotated {
         active: active.and_then(KeyId::parse),
         next: next.and_then(KeyId::parse),
     };
-    record_key_event(config, kind).await;
+    record_key_event(store, kind).await;
 }
 
 /// `key.revoked`: `kid` left the ring at once; `active` signs from now on.
-pub async fn key_revoked(config: &crate::config::Config, kid: &str, active: Option<&str>) {
+pub async fn key_revoked(store: &StoreLocation, kid: &str, active: Option<&str>) {
     let Some(kid) = KeyId::parse(kid) else { return };
     let kind = AuditKind::KeyRevoked {
         kid,
         active: active.and_then(KeyId::parse),
     };
-    record_key_event(config, kind).await;
+    record_key_event(store, kind).await;
 }
 
-async fn record_key_event(config: &crate::config::Config, kind: AuditKind) {
-    match crate::store::open_cold(&config.store_location()).await {
+async fn record_key_event(store: &StoreLocation, kind: AuditKind) {
+    match crate::store::open_cold(store).await {
         Ok(store) => {
             let ctx = Context::new(store);
             record(&ctx, event(&ctx, kind)).await;

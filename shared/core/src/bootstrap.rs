@@ -21,7 +21,12 @@ use crate::logout_delivery::{
 use crate::mail::{MailConfig, StartMail};
 use crate::outbound::Fetcher;
 use crate::services::Services;
-use crate::signing::SigningKeys;
+use serde_json::{json, Value};
+
+use crate::config::{SigningKeysKind, SigningSection};
+use crate::signing::kms::Kms;
+use crate::signing::ring::Plan;
+use crate::signing::{self, KeyError, KeyRingDocument, SigningBackend, SigningKeys};
 use crate::store::Readiness;
 
 /// The local server's and tokenctl's start: everything read and checked before it returns.
@@ -51,7 +56,13 @@ async fn start(config: &Config, readiness: Readiness) -> anyhow::Result<Arc<Serv
             crate::store::open_with_ring(&config.store_location(), readiness).await?;
         let store =
             crate::store::cached::wrap(store, clock.clone(), config.store.read_cache_seconds);
-        let keys = SigningKeys::lazy_from_config(config, ring_store, clock.clone()).await?;
+        let keys = SigningKeys::lazy(
+            ring_store,
+            config.signing.secret_arn.clone(),
+            config.data_dir.clone(),
+            signing_backend(&config.signing).await,
+            clock.clone(),
+        );
         let store_opened = Instant::now();
         if eager {
             keys.load().await?;
@@ -142,4 +153,51 @@ async fn read_ring_after_init(keys: SigningKeys) {
             "signing key ring not read after init; the next request that needs it reads again"
         ),
     }
+}
+
+/// The configured place of the private keys; with KMS, its client (built, nothing sent).
+pub async fn signing_backend(signing: &SigningSection) -> SigningBackend {
+    match signing.keys {
+        SigningKeysKind::Local => SigningBackend::Local,
+        SigningKeysKind::Kms => SigningBackend::Kms(
+            Kms::connect(signing.kms_endpoint.as_deref(), &signing.key_ring_name).await,
+        ),
+    }
+}
+
+/// The scheduled rotation (the key rotation function, invoked by an EventBridge schedule): one
+/// rotation step. A rotation that is not due (the `next` key too recent: a retried or doubled
+/// invocation) is a success that changes nothing.
+pub async fn rotate_keys(config: &Config) -> Result<Value, KeyError> {
+    let legacy =
+        KeyRingDocument::load(config.signing.secret_arn.as_deref(), &config.data_dir).await?;
+    let store = crate::store::open_signing_key_ring(&config.store_location()).await?;
+    let backend = signing_backend(&config.signing).await;
+    let factory = backend.factory(&legacy.server_secret()?);
+    let done =
+        signing::rotation::rotate(store.as_ref(), &factory, &legacy, SystemClock.now()).await?;
+    let outcome = match &done.plan {
+        Plan::AddNext => json!({ "outcome": "next key published" }),
+        Plan::Promote => json!({ "outcome": "rotated" }),
+        Plan::NotDue {
+            next_kid,
+            eligible_at,
+        } => json!({ "outcome": "not due", "next": next_kid, "eligible_at": eligible_at }),
+    };
+    tracing::info!(%outcome, version = ?done.version, "signing key rotation");
+    if !matches!(done.plan, Plan::NotDue { .. }) {
+        let active = done.ring.active().ok().map(|k| k.kid.as_str());
+        crate::audit::key_rotated(
+            &config.store_location(),
+            active,
+            done.ring.next_key().map(|k| k.kid.as_str()),
+        )
+        .await;
+    }
+    Ok(json!({
+        "result": outcome,
+        "version": done.version,
+        "active": done.ring.active().ok().map(|k| k.kid.clone()),
+        "next": done.ring.next_key().map(|k| k.kid.clone()),
+    }))
 }

@@ -3,10 +3,29 @@
 //! configuration reads by them, and the README's table is checked against them.
 
 use crate::errors::ErrorCode;
-use crate::limits::Limit;
 
 use super::vars::Vars;
 use super::ConfigError;
+
+/// One of the limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// Token requests per authenticated client, per minute.
+    ClientTokenRequests,
+    /// Password grants and sign-in form posts per source address, per minute.
+    AddressPasswordAttempts,
+    /// One-time-password requests per client, per hour.
+    ClientOtpRequests,
+    /// Wrong one-time passwords per address and client, per hour; then that client is blocked
+    /// from that address for a day (other clients are not: they reach other passwords).
+    AddressOtpFailures,
+    /// Dynamic client registrations per source address, per hour.
+    AddressRegistrations,
+    /// Client ID metadata documents fetched for requests from one source address, per hour
+    /// (a kept, fresh document costs nothing): each fetch is a request to an address the
+    /// caller chose, and up to 5 s of ours.
+    AddressDocumentFetches,
+}
 
 /// The abuse limits (requests per fixed window); 0 turns a limit off. See `crate::limits`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,13 +17,13 @@ pub use crate::store::StoreKind;
 use crate::store::StoreLocation;
 
 pub use environment::Environment;
-pub use limits::{LimitRow, RateLimits, LIMITS};
+pub use limits::{Limit, LimitRow, RateLimits, LIMITS};
 pub use policy::{
     check_webauthn_rp_id, Policy, RegistrationMode, RegistrationPolicy, DEFAULT_REGISTRATION_SCOPES,
 };
 pub use sections::{
     MailSection, QueueSection, Section, SigningKeysKind, SigningSection, StoreSection,
-    TelemetrySection, DEFAULT_KEY_RING_NAME, OTLP_ENDPOINT_VARIABLE,
+    TelemetrySection, DEFAULT_KEY_RING_NAME, DEFAULT_LOG_DIRECTIVES, OTLP_ENDPOINT_VARIABLE,
 };
 use vars::Vars;
 

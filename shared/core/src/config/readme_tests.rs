@@ -71,7 +71,7 @@ fn every_literal_default_of_the_readme_is_the_codes() {
         assert!(!default.is_empty(), "{name} has no default in README");
         if name == "RUST_LOG" {
             let first = default.split('`').nth(1);
-            assert_eq!(first, Some(crate::telemetry::DEFAULT_DIRECTIVES), "{name}");
+            assert_eq!(first, Some(super::DEFAULT_LOG_DIRECTIVES), "{name}");
             continue;
         }
         let Some(value) = literal(&default) else {

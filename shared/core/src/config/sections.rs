@@ -186,6 +186,10 @@ pub struct TelemetrySection {
     pub lambda_function: Option<String>,
 }
 
+/// The log filter when `RUST_LOG` is unset, empty or invalid (the local server's console has its
+/// own).
+pub const DEFAULT_LOG_DIRECTIVES: &str = "info";
+
 /// The OTLP exporter's standard variable: the collector's base URL, to which `/v1/traces` is
 /// appended.
 pub const OTLP_ENDPOINT_VARIABLE: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";

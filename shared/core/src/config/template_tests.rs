@@ -91,7 +91,7 @@ fn every_parameter_default_is_the_services_own() {
             .get(parameter)
             .unwrap_or_else(|| panic!("{parameter} has a default but reaches no function"));
         if *variable == "RUST_LOG" {
-            assert_eq!(default, crate::telemetry::DEFAULT_DIRECTIVES, "{parameter}");
+            assert_eq!(default, super::DEFAULT_LOG_DIRECTIVES, "{parameter}");
             continue;
         }
         assert_eq!(

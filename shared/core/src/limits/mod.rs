@@ -8,6 +8,7 @@ mod spread;
 use std::net::IpAddr;
 
 use crate::clock::UnixTime;
+pub use crate::config::Limit;
 use crate::config::{LimitRow, RateLimits};
 use crate::domain::AccessTokenRecord;
 use crate::errors::{Denial, ErrorCode, Refusal};
@@ -40,26 +41,6 @@ pub fn source_subject(source: IpAddr) -> String {
             format!("{a:x}:{b:x}:{c:x}:{d:x}::/64")
         }
     }
-}
-
-/// One of the limits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Limit {
-    /// Token requests per authenticated client, per minute.
-    ClientTokenRequests,
-    /// Password grants and sign-in form posts per source address, per minute.
-    AddressPasswordAttempts,
-    /// One-time-password requests per client, per hour.
-    ClientOtpRequests,
-    /// Wrong one-time passwords per address and client, per hour; then that client is blocked
-    /// from that address for a day (other clients are not: they reach other passwords).
-    AddressOtpFailures,
-    /// Dynamic client registrations per source address, per hour.
-    AddressRegistrations,
-    /// Client ID metadata documents fetched for requests from one source address, per hour
-    /// (a kept, fresh document costs nothing): each fetch is a request to an address the
-    /// caller chose, and up to 5 s of ours.
-    AddressDocumentFetches,
 }
 
 impl Limit {

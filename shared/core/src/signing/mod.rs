@@ -26,7 +26,6 @@ pub mod kms;
 pub mod revocation;
 pub mod ring;
 pub mod rotation;
-pub mod scheduled;
 pub mod seal;
 mod signer;
 mod source;

@@ -22,7 +22,6 @@ use super::ring::{RING_MAX_STALENESS_SECONDS, RING_REFRESH_SECONDS};
 use super::rotation::KeyFactory;
 use super::{KeyError, KeyRing, SigningError};
 use crate::clock::{Clock, UnixTime};
-use crate::config::{Config, SigningKeysKind, SigningSection};
 use crate::random::OsRandom;
 use crate::store::SigningKeyRingStore;
 
@@ -34,16 +33,6 @@ pub enum SigningBackend {
 }
 
 impl SigningBackend {
-    /// The configured backend; with KMS, its client (built, nothing sent).
-    pub async fn connect(signing: &SigningSection) -> Self {
-        match signing.keys {
-            SigningKeysKind::Local => Self::Local,
-            SigningKeysKind::Kms => Self::Kms(
-                Kms::connect(signing.kms_endpoint.as_deref(), &signing.key_ring_name).await,
-            ),
-        }
-    }
-
     fn kms(&self) -> Option<&Kms> {
         match self {
             Self::Local => None,
@@ -184,24 +173,6 @@ impl SigningKeys {
                 clock,
             }),
         )
-    }
-
-    /// [`Self::lazy`] with the configuration every binary reads (`SIGNING_KEYS_SECRET_ARN` or the
-    /// local key file, `SIGNING_KEYS`), on `store`. Builds the KMS client when
-    /// `SIGNING_KEYS=kms`; reads nothing.
-    pub async fn lazy_from_config(
-        config: &Config,
-        store: Arc<dyn SigningKeyRingStore>,
-        clock: Arc<dyn Clock>,
-    ) -> Result<Self, KeyError> {
-        let backend = SigningBackend::connect(&config.signing).await;
-        Ok(Self::lazy(
-            store,
-            config.signing.secret_arn.clone(),
-            config.data_dir.clone(),
-            backend,
-            clock,
-        ))
     }
 
     /// Reads the ring unless it was read already. Concurrent callers share one read; its failure

@@ -8,7 +8,7 @@ use token_core::config::Config;
 use token_core::signing::revocation;
 use token_core::signing::ring::Plan;
 use token_core::signing::rotation::{self, ListedKey};
-use token_core::signing::{KeyRingDocument, SigningBackend};
+use token_core::signing::KeyRingDocument;
 use token_domain::clock::{Clock, SystemClock};
 
 use crate::args::KeysCommand;
@@ -26,13 +26,13 @@ pub async fn run(command: KeysCommand, config: &Config) -> Result<Output, CliErr
             Ok(Output::list(json!(keys), text))
         }
         KeysCommand::Revoke { kid } => {
-            let backend = SigningBackend::connect(&config.signing).await;
+            let backend = token_core::bootstrap::signing_backend(&config.signing).await;
             let factory = backend.factory(&legacy.server_secret()?);
             let done =
                 revocation::revoke(store.as_ref(), &factory, &legacy, &kid, SystemClock.now())
                     .await?;
             let active = done.ring.active().ok().map(|k| k.kid.clone());
-            token_core::audit::key_revoked(config, &kid, active.as_deref()).await;
+            token_core::audit::key_revoked(&config.store_location(), &kid, active.as_deref()).await;
             let summary = json!({
                 "revoked": kid,
                 "was": done.was,
@@ -60,14 +60,19 @@ pub async fn run(command: KeysCommand, config: &Config) -> Result<Output, CliErr
             )),
         },
         KeysCommand::Rotate => {
-            let backend = SigningBackend::connect(&config.signing).await;
+            let backend = token_core::bootstrap::signing_backend(&config.signing).await;
             let factory = backend.factory(&legacy.server_secret()?);
             let clock: Arc<dyn Clock> = Arc::new(SystemClock);
             let done = rotation::rotate(store.as_ref(), &factory, &legacy, clock.now()).await?;
             let next = done.ring.next_key().map(|k| k.kid.clone());
             let active = done.ring.active().ok().map(|k| k.kid.clone());
             if !matches!(done.plan, Plan::NotDue { .. }) {
-                token_core::audit::key_rotated(config, active.as_deref(), next.as_deref()).await;
+                token_core::audit::key_rotated(
+                    &config.store_location(),
+                    active.as_deref(),
+                    next.as_deref(),
+                )
+                .await;
             }
             let summary = json!({
                 "version": done.version,
