@@ -72,7 +72,7 @@ async fn smtp_delivers_a_text_and_an_html_part() {
     let html = message.part("text/html").expect("an HTML part");
     assert!(html.contains(&password), "{html}");
     assert!(html.contains("Expense Reports") && html.contains("10 minutes"));
-    let escaped = "https://app.example.com/continue?step=2&amp;who=&quot;ann&quot;";
+    let escaped = "https://app.example.com/continue?step=2&#38;who=&#34;ann&#34;";
     assert!(html.contains(&format!("<a href=\"{escaped}\">")), "{html}");
     assert!(!html.contains(LINK), "the raw link is escaped in HTML");
 }

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use askama::Template;
 use lettre::message::{header::ContentType, Mailbox, MultiPart, SinglePart};
 use lettre::Message;
 
@@ -30,6 +31,22 @@ impl fmt::Debug for OtpMail {
     }
 }
 
+/// The HTML part (`templates/otp_mail.html`): askama escapes every value.
+#[derive(Template)]
+#[template(path = "otp_mail.html")]
+struct OtpMailPage<'a> {
+    subject: String,
+    app_name: &'a str,
+    password: &'a str,
+    validity_minutes: i64,
+    link: Option<Link<'a>>,
+}
+
+struct Link<'a> {
+    text: &'a str,
+    is_web: bool,
+}
+
 impl OtpMail {
     pub fn subject(&self) -> String {
         format!("Your one-time password for {}", self.app_name)
@@ -49,28 +66,21 @@ impl OtpMail {
         body
     }
 
-    /// Every caller-supplied value (app name, link) is HTML-escaped; the link is a hyperlink only
-    /// when it is an http(s) URL, so a `javascript:` link stays inert text.
+    /// Every caller-supplied value (app name, link) is HTML-escaped by the template; the link
+    /// is a hyperlink only when it is an http(s) URL, so a `javascript:` link stays inert text.
     pub fn html_body(&self) -> String {
-        let app = escape_html(&self.app_name);
-        let link = self.link.as_deref().map(|link| {
-            let text = escape_html(link);
-            if is_web_url(link) {
-                format!("<p>Continue at: <a href=\"{text}\">{text}</a></p>")
-            } else {
-                format!("<p>Continue at: {text}</p>")
-            }
-        });
-        format!(
-            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{subject}</title></head>\
-             <body>\n<p>Your one-time password for {app} is:</p>\n\
-             <p style=\"font-size:1.5em;font-family:monospace\"><strong>{password}</strong></p>\n\
-             <p>It is valid for {OTP_VALIDITY_MINUTES} minutes and replaces any earlier one.</p>\n\
-             {link}\n<p>If you did not ask for it, ignore this message.</p>\n</body></html>\n",
-            subject = escape_html(&self.subject()),
-            password = self.password.expose(),
-            link = link.unwrap_or_default(),
-        )
+        let page = OtpMailPage {
+            subject: self.subject(),
+            app_name: &self.app_name,
+            password: self.password.expose(),
+            validity_minutes: OTP_VALIDITY_MINUTES,
+            link: self.link.as_deref().map(|text| Link {
+                text,
+                is_web: is_web_url(text),
+            }),
+        };
+        page.render()
+            .expect("the mail's template writes into a String and its values display")
     }
 
     /// The RFC 5322 message from `from`; lettre encodes headers, so no caller value can inject
@@ -106,21 +116,6 @@ fn is_web_url(text: &str) -> bool {
     url::Url::parse(text).is_ok_and(|url| matches!(url.scheme(), "http" | "https"))
 }
 
-fn escape_html(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&#39;"),
-            c => escaped.push(c),
-        }
-    }
-    escaped
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,9 +146,9 @@ mod tests {
         assert!(text.contains("10 minutes"));
         assert!(text.contains("https://app.example.com/login?a=1&b=\"2\""));
         let html = mail.html_body();
-        assert!(html.contains("Expense &lt;Pro&gt;") && !html.contains("<Pro>"));
+        assert!(html.contains("Expense &#60;Pro&#62;") && !html.contains("<Pro>"));
         assert!(html.contains("000000") && html.contains("10 minutes"));
-        assert!(html.contains("<a href=\"https://app.example.com/login?a=1&amp;b=&quot;2&quot;\">"));
+        assert!(html.contains("<a href=\"https://app.example.com/login?a=1&#38;b=&#34;2&#34;\">"));
     }
 
     #[test]
@@ -175,5 +170,42 @@ mod tests {
         assert!(raw.contains("text/plain") && raw.contains("text/html"));
         assert!(raw.contains("To: ann@example.com"));
         assert!(!format!("{mail:?}").contains("000000"));
+    }
+
+    /// A hostile name or link cannot open an element or leave an attribute.
+    #[test]
+    fn a_hostile_name_and_link_are_escaped() {
+        let mut hostile = mail(Some("https://x.example/\"><script>alert(1)</script>"));
+        hostile.app_name = "<img src=x onerror=alert(1)> & 'quoted'".to_owned();
+        let html = hostile.html_body();
+        assert!(
+            !html.contains("<img") && !html.contains("<script"),
+            "{html}"
+        );
+        assert!(html.contains("&#60;img src=x onerror=alert(1)&#62; &#38; &#39;quoted&#39;"));
+        assert!(
+            html.contains("href=\"https://x.example/&#34;&#62;&#60;script&#62;"),
+            "{html}"
+        );
+    }
+
+    /// For ordinary values the HTML is what the mail always said, byte for byte.
+    #[test]
+    fn the_html_of_an_ordinary_mail_is_unchanged() {
+        let mut ordinary = mail(Some("https://app.example.com/login"));
+        ordinary.app_name = "Expense Pro".to_owned();
+        assert_eq!(
+            ordinary.html_body(),
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Your one-time password \
+             for Expense Pro</title></head><body>\n<p>Your one-time password for Expense Pro \
+             is:</p>\n<p style=\"font-size:1.5em;font-family:monospace\"><strong>000000</strong>\
+             </p>\n<p>It is valid for 10 minutes and replaces any earlier one.</p>\n<p>Continue \
+             at: <a href=\"https://app.example.com/login\">https://app.example.com/login</a></p>\n\
+             <p>If you did not ask for it, ignore this message.</p>\n</body></html>\n"
+        );
+        ordinary.link = None;
+        assert!(ordinary
+            .html_body()
+            .contains("replaces any earlier one.</p>\n\n<p>If you did not ask for it"));
     }
 }
