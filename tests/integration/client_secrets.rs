@@ -13,6 +13,7 @@ use crate::support::assertions::assert_token_error;
 use api::{
     keeps_at_most_five_and_never_the_last, lists_adds_and_revokes_for_the_app_itself,
     refuses_other_callers_and_bad_requests,
+    the_secrets_scope_is_asked_for_by_name_lives_minutes_and_is_audited,
 };
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -27,6 +28,7 @@ crate::on_both_stores!(
     refuses_other_callers_and_bad_requests,
     keeps_at_most_five_and_never_the_last,
     the_secrets_apis_audit_events_name_the_caller,
+    the_secrets_scope_is_asked_for_by_name_lives_minutes_and_is_audited,
 );
 
 /// `client.secret_added` and `client.secret_revoked` from the secrets API carry the request's
@@ -34,7 +36,7 @@ crate::on_both_stores!(
 async fn the_secrets_apis_audit_events_name_the_caller(app: TestApp) {
     use token_domain::audit::{AuditKind, AuditSubject};
     let client = app.create_client("read").await;
-    let token = app.app_token(&client).await;
+    let token = app.secrets_token(&client).await;
     let url = app.url(&format!("/app-mgmt/v4/apps/{}/secrets", client.id));
     let added = app
         .http
@@ -234,7 +236,7 @@ async fn an_old_single_secret_record_authenticates_and_lists_as_one_secret(app: 
         "invalid_client",
         64,
     );
-    let token = app.app_token(&old).await;
+    let token = app.secrets_token(&old).await;
     let (status, listed) = api::list(&app, &old.id, Some(&token)).await;
     assert_eq!(status, StatusCode::OK, "{listed}");
     let listed = listed.as_array().unwrap();

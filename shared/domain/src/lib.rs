@@ -69,7 +69,7 @@ pub use resource::{
     narrowed, InvalidResource, Resource, ResourcePolicy, TargetRefusal, MAX_RESOURCES_PER_REQUEST,
     MAX_RESOURCE_LENGTH,
 };
-pub use scopes::{InvalidScope, Scopes, OPENID};
+pub use scopes::{InvalidScope, Scopes, OPENID, SECRETS_MANAGEMENT_SCOPE};
 pub use second_factor::{
     normalise_recovery_code, recovery_codes, MfaPolicy, TotpFactor, TotpSecret,
     RECOVERY_CODE_COUNT, TOTP_DIGITS, TOTP_SKEW_STEPS, TOTP_STEP_SECONDS,

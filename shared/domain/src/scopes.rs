@@ -12,6 +12,11 @@ pub struct Scopes(BTreeSet<String>);
 /// without having it among their registered scopes.
 pub const OPENID: &str = "openid";
 
+/// The scope of a token that manages its app's own secrets (`/app-mgmt/v4/apps/{id}/secrets`,
+/// part 13): any confidential client may ask for it by name, none is given it by default, and
+/// no other resource accepts a token that carries it.
+pub const SECRETS_MANAGEMENT_SCOPE: &str = "app-mgmt.secrets";
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("scope contains a character outside RFC 6749 §3.3 (%x21 / %x23-5B / %x5D-7E)")]
 pub struct InvalidScope;

@@ -9,6 +9,7 @@
 //! | no, bad, expired or revoked token | 401 (+ `WWW-Authenticate: Bearer`) | `invalid_token` |
 //! | `Authorization: DPoP`: bad token or proof (RFC 9449 §7.1) | 401 (+ `WWW-Authenticate: DPoP`) | `invalid_token`, `invalid_dpop_proof` |
 //! | a user's token, another app's, or a disabled app's | 403 | `access_denied` |
+//! | a token of the app without `app-mgmt.secrets` in its scope | 403 (+ `WWW-Authenticate`) | `insufficient_scope` |
 //! | an unreadable body, or an expiry out of range | 400 | `invalid_request` |
 //! | no such secret (or client) | 404 | `not_found` |
 //! | a sixth secret, or the last unexpired one revoked | 409 | `conflict` |
@@ -20,7 +21,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use http::{header, HeaderMap, StatusCode};
+use http::{header, HeaderMap, HeaderValue, StatusCode};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -30,10 +31,11 @@ use super::dpop::{dpop_refusal, with_nonce, Dpop};
 use super::error_response::{http_error_response, OAuthErrorBody, ServerErrorBody};
 use super::params::BodyDenial;
 use crate::auth::dpop::DpopRequest;
-use crate::domain::{ClientId, ListedSecret, SecretId, SecretsRefusal};
+use crate::domain::{ListedSecret, SecretId, SecretsRefusal};
 use crate::error_response::ErrorResponse;
 use crate::flows::client_secrets::{
-    add_secret, authorize_app, list_secrets, revoke_secret, AppDenial, SecretAddedBy, SecretsDenial,
+    add_secret, authorize_app, list_secrets_by, revoke_secret_by, AppDenial, AuthorizedApp,
+    SecretsDenial,
 };
 use crate::services::Services;
 
@@ -71,8 +73,8 @@ pub struct AddedSecretBody {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddSecretRequest {
-    /// Days until the new secret stops working, 1 to 3650 (default 90).
-    #[schema(minimum = 1, maximum = 3650)]
+    /// Days until the new secret stops working, 1 to 365 (default 90).
+    #[schema(minimum = 1, maximum = 365)]
     pub expires_in_days: Option<u32>,
 }
 
@@ -96,6 +98,21 @@ impl ErrorResponse for AppDenial {
                 "access_denied",
                 "The application is disabled.",
             ),
+            // RFC 6750 §3.1: the scope the call needs, named in the challenge.
+            Self::InsufficientScope => {
+                let mut response = http_error_response(
+                    StatusCode::FORBIDDEN,
+                    "insufficient_scope",
+                    "Ask client_credentials for scope=app-mgmt.secrets to manage the secrets.",
+                );
+                response.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static(
+                        r#"Bearer error="insufficient_scope", scope="app-mgmt.secrets""#,
+                    ),
+                );
+                response
+            }
         }
     }
 }
@@ -119,10 +136,11 @@ impl ErrorResponse for SecretsDenial {
                 "conflict",
                 "that is the application's last unexpired secret; add another one first",
             ),
-            Self::InvalidExpiry => (
+            // The API's callers are apps, whose limit this is (tokenctl words its own).
+            Self::InvalidExpiry(_) => (
                 StatusCode::BAD_REQUEST,
                 "invalid_request",
-                "expires_in_days must be between 1 and 3650",
+                "expires_in_days must be between 1 and 365",
             ),
         };
         http_error_response(status, error, description)
@@ -136,16 +154,16 @@ async fn authorized(
     headers: &HeaderMap,
     dpop: &DpopRequest,
     client_id: Result<Path<String>, PathRejection>,
-) -> Result<ClientId, Response> {
+) -> Result<AuthorizedApp, Response> {
     let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
     let client_id = client_id.map(|Path(id)| id).unwrap_or_default();
-    let id = authorize_app(services, authorization, dpop, &client_id)
+    let app = authorize_app(services, authorization, dpop, &client_id)
         .await
         .map_err(ErrorResponse::into_response)?;
-    tracing::Span::current().record("client_id", tracing::field::display(id));
-    Ok(id)
+    tracing::Span::current().record("client_id", tracing::field::display(app.id));
+    Ok(app)
 }
 
 /// The app's secrets, oldest first.
@@ -175,11 +193,11 @@ pub async fn list(
     Dpop(dpop): Dpop,
     headers: HeaderMap,
 ) -> Response {
-    let id = match authorized(&services, &headers, &dpop, client_id).await {
-        Ok(id) => id,
+    let app = match authorized(&services, &headers, &dpop, client_id).await {
+        Ok(app) => app,
         Err(response) => return with_nonce(&services, response).await,
     };
-    match list_secrets(&services.ctx, &id).await {
+    match list_secrets_by(&services.ctx, &app.id, app.caller()).await {
         Ok(secrets) => {
             let body: Vec<SecretBody> = secrets.into_iter().map(SecretBody::from).collect();
             Json(body).into_response()
@@ -220,8 +238,8 @@ pub async fn add(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let id = match authorized(&services, &headers, &dpop, client_id).await {
-        Ok(id) => id,
+    let app = match authorized(&services, &headers, &dpop, client_id).await {
+        Ok(app) => app,
         Err(response) => return with_nonce(&services, response).await,
     };
     let Ok(body) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
@@ -241,12 +259,12 @@ pub async fn add(
                 return http_error_response(
                     StatusCode::BAD_REQUEST,
                     "invalid_request",
-                    "the body must be a JSON object, with at most expires_in_days (1 to 3650)",
+                    "the body must be a JSON object, with at most expires_in_days (1 to 365)",
                 )
             }
         }
     };
-    match add_secret(&services.ctx, &id, expires_in_days, SecretAddedBy::App).await {
+    match add_secret(&services.ctx, &app.id, expires_in_days, app.caller()).await {
         Ok(added) => {
             let body = AddedSecretBody {
                 secret_id: added.secret_id.to_string(),
@@ -291,14 +309,14 @@ pub async fn revoke(
         Ok(Path((client_id, secret_id))) => (Ok(Path(client_id)), secret_id),
         Err(rejection) => (Err(rejection), String::new()),
     };
-    let id = match authorized(&services, &headers, &dpop, client_id).await {
-        Ok(id) => id,
+    let app = match authorized(&services, &headers, &dpop, client_id).await {
+        Ok(app) => app,
         Err(response) => return with_nonce(&services, response).await,
     };
     let Ok(secret_id) = SecretId::parse(&secret_id) else {
         return SecretsDenial::Refused(SecretsRefusal::UnknownSecret).into_response();
     };
-    match revoke_secret(&services.ctx, &id, &secret_id).await {
+    match revoke_secret_by(&services.ctx, &app.id, &secret_id, app.caller()).await {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(error) => error.into_response(),
     }

@@ -79,7 +79,7 @@ fn expect(answer: (StatusCode, Value), status: StatusCode) -> Value {
 
 pub async fn lists_adds_and_revokes_for_the_app_itself(app: TestApp) {
     let client = app.create_client("read").await;
-    let token = app.app_token(&client).await;
+    let token = app.secrets_token(&client).await;
     let token = Some(token.as_str());
 
     let listed = expect(list(&app, &client.id, token).await, StatusCode::OK);
@@ -163,9 +163,9 @@ pub async fn lists_adds_and_revokes_for_the_app_itself(app: TestApp) {
 
 pub async fn refuses_other_callers_and_bad_requests(app: TestApp) {
     let client = app.create_client("read").await;
-    let token = app.app_token(&client).await;
+    let token = app.secrets_token(&client).await;
     let other = app.create_client("read").await;
-    let other_token = app.app_token(&other).await;
+    let other_token = app.secrets_token(&other).await;
     let login = format!("user-{}@example.com", Uuid::new_v4().simple());
     app.create_user(&login, "a password 1").await;
     let user_token = app.user_tokens(&client, &login, "a password 1").await["access_token"]
@@ -198,6 +198,30 @@ pub async fn refuses_other_callers_and_bad_requests(app: TestApp) {
             StatusCode::UNAUTHORIZED,
         );
     }
+    // The app's own token that did not ask for the scope: 403 insufficient_scope (RFC 6750).
+    let plain = app.app_token(&client).await;
+    for answer in [
+        bearer(app.http.get(url(&app, &client.id)), Some(&plain))
+            .send()
+            .await
+            .unwrap(),
+        bearer(app.http.post(url(&app, &client.id)), Some(&plain))
+            .send()
+            .await
+            .unwrap(),
+    ] {
+        assert_eq!(answer.status(), StatusCode::FORBIDDEN);
+        let challenge = answer.headers()["www-authenticate"].to_str().unwrap();
+        assert!(
+            challenge.contains(r#"error="insufficient_scope""#),
+            "{challenge}"
+        );
+        assert!(
+            challenge.contains(r#"scope="app-mgmt.secrets""#),
+            "{challenge}"
+        );
+        assert_eq!(json_of(answer).await.1["error"], "insufficient_scope");
+    }
     // Another app's token, a user's token, an id that is no client: 403.
     for (token, path) in [
         (other_token.as_str(), client.id.as_str()),
@@ -219,7 +243,7 @@ pub async fn refuses_other_callers_and_bad_requests(app: TestApp) {
     let token = Some(token.as_str());
     for body in [
         json!({ "expires_in_days": 0 }),
-        json!({ "expires_in_days": 3651 }),
+        json!({ "expires_in_days": 366 }),
         json!({ "expires_in_days": "7" }),
         json!({ "expires": 7 }),
         json!([1]),
@@ -263,7 +287,7 @@ pub async fn refuses_other_callers_and_bad_requests(app: TestApp) {
 
 pub async fn keeps_at_most_five_and_never_the_last(app: TestApp) {
     let client: TestClient = app.create_client("read").await;
-    let token = app.app_token(&client).await;
+    let token = app.secrets_token(&client).await;
     let token = Some(token.as_str());
     for _ in 0..4 {
         expect(
@@ -303,4 +327,112 @@ pub async fn keeps_at_most_five_and_never_the_last(app: TestApp) {
         revoke(&app, &client.id, &ids[1], token).await,
         StatusCode::NOT_FOUND,
     );
+}
+
+/// Part 13: `app-mgmt.secrets` is granted only when a confidential client's `client_credentials`
+/// names it (never by default, never with the client's default scopes), for 300 s, with this
+/// deployment as audience; no other resource takes it (the exchange refuses it as a subject);
+/// an app's secret lives at most 365 days; every call is audited with the token's `jti`.
+pub async fn the_secrets_scope_is_asked_for_by_name_lives_minutes_and_is_audited(app: TestApp) {
+    use token_domain::audit::{AuditKind, AuditSubject};
+    let client = app.create_client("read").await;
+    let plain = app
+        .token(&[
+            ("grant_type", "client_credentials"),
+            ("client_id", &client.id),
+            ("client_secret", &client.secret),
+        ])
+        .await
+        .1;
+    assert_eq!(plain["scope"], "read", "never by default: {plain}");
+    let (status, body) = app
+        .token(&[
+            ("grant_type", "client_credentials"),
+            ("client_id", &client.id),
+            ("client_secret", &client.secret),
+            ("scope", "app-mgmt.secrets"),
+        ])
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["scope"], "app-mgmt.secrets", "only what was named");
+    assert_eq!(body["expires_in"], 300);
+    let token = body["access_token"].as_str().unwrap().to_owned();
+    let claims = crate::dpop::claims(&token);
+    assert_eq!(
+        claims["aud"],
+        app.geolocation().to_string(),
+        "the issuer, no resource"
+    );
+    assert_eq!(
+        claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap(),
+        300
+    );
+    let jti = claims["jti"].as_str().unwrap().to_owned();
+
+    // No resource takes it: the exchange refuses it as a subject token.
+    let (status, refused) = app
+        .token(&[
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:token-exchange",
+            ),
+            ("client_id", &client.id),
+            ("client_secret", &client.secret),
+            ("subject_token", &token),
+            (
+                "subject_token_type",
+                "urn:ietf:params:oauth:token-type:access_token",
+            ),
+        ])
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+
+    // An app's own secret: 365 days at most.
+    let token = Some(token.as_str());
+    let longest = expect(
+        add(
+            &app,
+            &client.id,
+            token,
+            Some(json!({ "expires_in_days": 365 })),
+        )
+        .await,
+        StatusCode::CREATED,
+    );
+    let stored = stored_secrets(&app, &client).await;
+    let added = stored
+        .iter()
+        .find(|secret| secret.secret_id.to_string() == longest["secret_id"])
+        .unwrap();
+    assert_eq!(added.expires, Some(added.created + 365 * DAY));
+    expect(list(&app, &client.id, token).await, StatusCode::OK);
+    let secret_id = longest["secret_id"].as_str().unwrap();
+    expect(
+        revoke(&app, &client.id, secret_id, token).await,
+        StatusCode::NO_CONTENT,
+    );
+    let events =
+        crate::audit::events_of(&app, AuditSubject::Client(super::client_id(&client))).await;
+    let named = |name: &str| {
+        events
+            .iter()
+            .find(|event| event.kind.name() == name)
+            .unwrap_or_else(|| panic!("{name} in {events:?}"))
+            .kind
+            .clone()
+    };
+    let token_of = |kind: AuditKind| match kind {
+        AuditKind::ClientSecretAdded { jti, .. } | AuditKind::ClientSecretRevoked { jti, .. } => {
+            jti.map(|jti| jti.to_string())
+        }
+        AuditKind::ClientSecretsListed { jti } => Some(jti.to_string()),
+        other => panic!("{other:?}"),
+    };
+    for name in [
+        "client.secret_added",
+        "client.secrets_listed",
+        "client.secret_revoked",
+    ] {
+        assert_eq!(token_of(named(name)), Some(jti.clone()), "{name}");
+    }
 }

@@ -89,7 +89,7 @@ pub async fn rotation_without_a_failed_request(backend: Backend) {
     second.served(5).await;
 
     // Add B through the API, with a token the app obtained with A.
-    let token = one.app_token(&client).await;
+    let token = one.secrets_token(&client).await;
     let (status, added) = api::add(&one, &client.id, Some(&token), None).await;
     assert_eq!(status, StatusCode::CREATED, "{added}");
     let secret_b = added["client_secret"].as_str().unwrap().to_owned();

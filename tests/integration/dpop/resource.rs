@@ -214,7 +214,8 @@ async fn a_client_that_requires_dpop_manages_its_secrets_with_bound_tokens(app: 
     new.require_dpop = true;
     let client = app.create_client_with(new).await;
     let key = DpopKey::generate();
-    let form = client_credentials(&client);
+    let mut form = client_credentials(&client).to_vec();
+    form.push(("scope", "app-mgmt.secrets"));
     let (status, _, body) = super::token_with(&app, &form, &[&key.token_proof(&app)]).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["token_type"], "DPoP");

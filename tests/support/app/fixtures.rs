@@ -82,4 +82,19 @@ impl TestApp {
         assert_eq!(status, StatusCode::OK, "client_credentials: {body}");
         body["access_token"].as_str().unwrap().to_owned()
     }
+
+    /// An application token for the app's own secrets API: `client_credentials` naming
+    /// `app-mgmt.secrets` (part 13).
+    pub async fn secrets_token(&self, client: &TestClient) -> String {
+        let (status, body) = self
+            .token(&[
+                ("grant_type", "client_credentials"),
+                ("client_id", &client.id),
+                ("client_secret", &client.secret),
+                ("scope", "app-mgmt.secrets"),
+            ])
+            .await;
+        assert_eq!(status, StatusCode::OK, "client_credentials: {body}");
+        body["access_token"].as_str().unwrap().to_owned()
+    }
 }

@@ -238,8 +238,8 @@ fn secrets_error(error: SecretsError, client: &ClientId) -> AdminError {
                 id: format!("of client {client}"),
             }
         }
-        Refusal::Denied(SecretsDenial::InvalidExpiry) => {
-            AdminError::Invalid(SecretsDenial::InvalidExpiry.to_string())
+        Refusal::Denied(denial @ SecretsDenial::InvalidExpiry(_)) => {
+            AdminError::Invalid(denial.to_string())
         }
         Refusal::Denied(SecretsDenial::Refused(refusal)) => {
             AdminError::Conflict(refusal.to_string())

@@ -13,7 +13,8 @@ use crate::clock::UnixTime;
 use crate::context::Context;
 use crate::domain::audit::AuditKind;
 use crate::domain::{
-    Client, ClientId, ClientSecret, ListedSecret, PrincipalType, SecretId, SecretsRefusal,
+    Client, ClientId, ClientSecret, ListedSecret, PrincipalType, SecretId, SecretsRefusal, TokenId,
+    SECRETS_MANAGEMENT_SCOPE,
 };
 use crate::errors::{Denial, Refusal};
 use crate::random::RandomExt;
@@ -21,8 +22,11 @@ use crate::secrets::Secret;
 use crate::services::Services;
 use crate::store::StoreError;
 
-/// The longest expiry `add` accepts, in days (ten years).
+/// The longest expiry `tokenctl clients secrets add` accepts, in days (ten years).
 pub const MAX_EXPIRES_IN_DAYS: u32 = 3650;
+
+/// The longest expiry an app may give a secret it adds for itself, in days (part 13).
+pub const MAX_APP_EXPIRES_IN_DAYS: u32 = 365;
 
 /// The expiry of a secret an app adds for itself without naming one, in days. Only an
 /// application token authenticates the secrets API (as Concur's does), and access tokens travel
@@ -30,11 +34,12 @@ pub const MAX_EXPIRES_IN_DAYS: u32 = 3650;
 /// (docs/decisions.md, Client secrets). Administrators' secrets keep no default expiry.
 pub const APP_ADDED_DEFAULT_EXPIRES_IN_DAYS: u32 = 90;
 
-/// Who adds a secret: the default expiry and the `client_secrets_added_total` label follow.
+/// Who changes or lists the secrets: the default and longest expiry, the audit event's token
+/// and the `client_secrets_added_total` label follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SecretAddedBy {
-    /// The app itself, through the secrets API.
-    App,
+    /// The app itself, through the secrets API, with its token `jti`.
+    App { jti: TokenId },
     /// An administrator, through `tokenctl`.
     Administrator,
 }
@@ -42,14 +47,28 @@ pub enum SecretAddedBy {
 impl SecretAddedBy {
     pub fn label(self) -> &'static str {
         match self {
-            Self::App => "app",
+            Self::App { .. } => "app",
             Self::Administrator => "administrator",
         }
     }
 
     fn default_expires_in_days(self) -> Option<u32> {
         match self {
-            Self::App => Some(APP_ADDED_DEFAULT_EXPIRES_IN_DAYS),
+            Self::App { .. } => Some(APP_ADDED_DEFAULT_EXPIRES_IN_DAYS),
+            Self::Administrator => None,
+        }
+    }
+
+    fn max_expires_in_days(self) -> u32 {
+        match self {
+            Self::App { .. } => MAX_APP_EXPIRES_IN_DAYS,
+            Self::Administrator => MAX_EXPIRES_IN_DAYS,
+        }
+    }
+
+    fn jti(self) -> Option<TokenId> {
+        match self {
+            Self::App { jti } => Some(jti),
             Self::Administrator => None,
         }
     }
@@ -66,8 +85,9 @@ pub enum SecretsDenial {
     UnknownClient,
     #[error(transparent)]
     Refused(#[from] SecretsRefusal),
-    #[error("expires-in must be between 1 and {MAX_EXPIRES_IN_DAYS} days")]
-    InvalidExpiry,
+    /// The most days for this caller: [`MAX_APP_EXPIRES_IN_DAYS`] or [`MAX_EXPIRES_IN_DAYS`].
+    #[error("expires-in must be between 1 and {0} days")]
+    InvalidExpiry(u32),
 }
 
 impl Denial for SecretsDenial {}
@@ -85,7 +105,20 @@ pub struct AddedSecret {
 
 /// The client's secrets, oldest first, as the store has them now (past the read cache).
 pub async fn list_secrets(ctx: &Context, id: &ClientId) -> Result<Vec<ListedSecret>, SecretsError> {
-    Ok(current(ctx, id).await?.list_secrets())
+    list_secrets_by(ctx, id, SecretAddedBy::Administrator).await
+}
+
+/// [`list_secrets`] for `by`: the app's listing is an audit event with its token.
+pub async fn list_secrets_by(
+    ctx: &Context,
+    id: &ClientId,
+    by: SecretAddedBy,
+) -> Result<Vec<ListedSecret>, SecretsError> {
+    let listed = current(ctx, id).await?.list_secrets();
+    if let Some(jti) = by.jti() {
+        secret_changed(ctx, AuditKind::ClientSecretsListed { jti }, *id).await;
+    }
+    Ok(listed)
 }
 
 /// Adds a secret that expires after `expires_in_days`, or after `by`'s default.
@@ -96,8 +129,9 @@ pub async fn add_secret(
     by: SecretAddedBy,
 ) -> Result<AddedSecret, SecretsError> {
     let expires_in_days = expires_in_days.or(by.default_expires_in_days());
-    if expires_in_days.is_some_and(|days| days == 0 || days > MAX_EXPIRES_IN_DAYS) {
-        return Err(SecretsDenial::InvalidExpiry.into());
+    let max = by.max_expires_in_days();
+    if expires_in_days.is_some_and(|days| days == 0 || days > max) {
+        return Err(SecretsDenial::InvalidExpiry(max).into());
     }
     // The specification types client_secret as a UUID.
     let client_secret = Secret::new(ctx.random.uuid().hyphenated().to_string());
@@ -117,7 +151,8 @@ pub async fn add_secret(
             .with_added(client.created_at, secret_id, secret)
             .map_err(SecretsDenial::from)?;
         if replace(ctx, &client, &next).await? {
-            secret_changed(ctx, AuditKind::ClientSecretAdded { secret_id }, *id).await;
+            let jti = by.jti();
+            secret_changed(ctx, AuditKind::ClientSecretAdded { secret_id, jti }, *id).await;
             crate::measure::secret_added(by.label());
             return Ok(AddedSecret {
                 secret_id,
@@ -137,6 +172,16 @@ pub async fn revoke_secret(
     id: &ClientId,
     secret_id: &SecretId,
 ) -> Result<(), SecretsError> {
+    revoke_secret_by(ctx, id, secret_id, SecretAddedBy::Administrator).await
+}
+
+/// [`revoke_secret`] for `by`, whose token the audit event names.
+pub async fn revoke_secret_by(
+    ctx: &Context,
+    id: &ClientId,
+    secret_id: &SecretId,
+    by: SecretAddedBy,
+) -> Result<(), SecretsError> {
     for _ in 0..ROUNDS {
         let client = current(ctx, id).await?;
         let next = client
@@ -146,6 +191,7 @@ pub async fn revoke_secret(
         if replace(ctx, &client, &next).await? {
             let kind = AuditKind::ClientSecretRevoked {
                 secret_id: *secret_id,
+                jti: by.jti(),
             };
             secret_changed(ctx, kind, *id).await;
             return Ok(());
@@ -204,6 +250,23 @@ pub enum AppDenial {
     /// The app is disabled: its tokens may still be live, but it manages nothing.
     #[error("the application is disabled")]
     Disabled,
+    /// A token of the app that did not ask for [`SECRETS_MANAGEMENT_SCOPE`]: 403
+    /// `insufficient_scope`.
+    #[error("the token's scope does not include app-mgmt.secrets")]
+    InsufficientScope,
+}
+
+/// The app a secrets API call may act for, and its token (the audit events name it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuthorizedApp {
+    pub id: ClientId,
+    pub jti: TokenId,
+}
+
+impl AuthorizedApp {
+    pub fn caller(self) -> SecretAddedBy {
+        SecretAddedBy::App { jti: self.jti }
+    }
 }
 
 impl Denial for AppDenial {}
@@ -224,7 +287,8 @@ impl From<AccessDenial> for AppDenial {
 }
 
 /// The app named in the path, when the `Authorization` header carries a live application
-/// token (`client_credentials`) of that same app, and the app is enabled. A DPoP-bound token
+/// token (`client_credentials`) of that same app that asked for [`SECRETS_MANAGEMENT_SCOPE`],
+/// and the app is enabled. A DPoP-bound token
 /// comes as `Authorization: DPoP` with a proof (RFC 9449 §7.1), as at userinfo: a client
 /// registered with `--require-dpop` holds no other kind.
 pub async fn authorize_app(
@@ -232,7 +296,7 @@ pub async fn authorize_app(
     authorization: Option<&str>,
     dpop: &DpopRequest,
     path_client_id: &str,
-) -> Result<ClientId, Refusal<AppDenial>> {
+) -> Result<AuthorizedApp, Refusal<AppDenial>> {
     let credential = authorization
         .ok_or(BearerDenial::Missing)
         .and_then(credential)
@@ -247,9 +311,15 @@ pub async fn authorize_app(
         Ok(id) if id == bearer.client_id() => id,
         _ => return Err(AppDenial::AnotherApp.into()),
     };
+    if !bearer.record.scopes.contains(SECRETS_MANAGEMENT_SCOPE) {
+        return Err(AppDenial::InsufficientScope.into());
+    }
     let client = services.ctx.store.clients().get_client(&id).await?;
     if !client.is_some_and(|client| client.enabled) {
         return Err(AppDenial::Disabled.into());
     }
-    Ok(id)
+    Ok(AuthorizedApp {
+        id,
+        jti: bearer.record.jti,
+    })
 }

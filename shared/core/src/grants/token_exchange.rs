@@ -18,7 +18,9 @@
 
 use super::GrantContext;
 use crate::auth::presented_token::{identify, PresentedToken, TokenTypeHint};
-use crate::domain::{AccessTokenRecord, Actor, ClientId, Resource, Scopes, TokenId, OPENID};
+use crate::domain::{
+    AccessTokenRecord, Actor, ClientId, Resource, Scopes, TokenId, OPENID, SECRETS_MANAGEMENT_SCOPE,
+};
 use crate::errors::{ErrorCode, GrantError};
 use crate::issuance::{requested_scopes, Exchanged, IssuedTokens};
 use crate::requests::{TokenExchangeRequest, ID_TOKEN_TYPE};
@@ -110,7 +112,13 @@ async fn live_access_token(
         )
         .await?
         {
-            PresentedToken::Access(record) if !record.revoked => Some(record),
+            // A token for the app's own secrets API is no resource's (part 13): neither a
+            // subject nor an actor here.
+            PresentedToken::Access(record)
+                if !record.revoked && !record.scopes.contains(SECRETS_MANAGEMENT_SCOPE) =>
+            {
+                Some(record)
+            }
             _ => None,
         },
     )

@@ -269,11 +269,17 @@ impl Issuer<'_> {
         client: &Client,
         scopes: Scopes,
         (jkt, audience): (Option<String>, Vec<Resource>),
+        lifetime: Option<UnixTime>,
         limiter: Limiter<'_>,
     ) -> Result<IssuedTokens, GrantError> {
+        let own = self.application_access_record(client, scopes, jkt);
+        let expires_at = lifetime.map_or(own.expires_at, |seconds| {
+            own.expires_at.min(own.issued_at + seconds)
+        });
         let access = AccessTokenRecord {
             audience,
-            ..self.application_access_record(client, scopes, jkt)
+            expires_at,
+            ..own
         };
         let (limit, subject, now) = (
             Limit::ClientTokenRequests,

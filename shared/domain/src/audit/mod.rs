@@ -208,10 +208,22 @@ pub enum AuditKind {
     /// A known client presented a wrong or expired secret, or an assertion its keys refuse.
     #[serde(rename = "client.authentication_failed")]
     ClientAuthenticationFailed { reason: AuthenticationFailure },
+    /// `jti`: the app's own token, when the app added it through the secrets API.
     #[serde(rename = "client.secret_added")]
-    ClientSecretAdded { secret_id: SecretId },
+    ClientSecretAdded {
+        secret_id: SecretId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        jti: Option<TokenId>,
+    },
     #[serde(rename = "client.secret_revoked")]
-    ClientSecretRevoked { secret_id: SecretId },
+    ClientSecretRevoked {
+        secret_id: SecretId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        jti: Option<TokenId>,
+    },
+    /// The app listed its secrets through the secrets API with its token `jti`.
+    #[serde(rename = "client.secrets_listed")]
+    ClientSecretsListed { jti: TokenId },
     /// One rotation step of the signing key ring: `active` signs from now on, `next` is
     /// published for the following step.
     #[serde(rename = "key.rotated")]
@@ -338,6 +350,7 @@ impl AuditKind {
             Self::ClientAuthenticationFailed { .. } => "client.authentication_failed",
             Self::ClientSecretAdded { .. } => "client.secret_added",
             Self::ClientSecretRevoked { .. } => "client.secret_revoked",
+            Self::ClientSecretsListed { .. } => "client.secrets_listed",
             Self::KeyRotated { .. } => "key.rotated",
             Self::KeyRevoked { .. } => "key.revoked",
             Self::ClientCreated => "client.created",
