@@ -122,6 +122,15 @@ fn bad_objects(app: &TestApp, client: &TestClient, key: &ClientKey) -> Vec<(&'st
                 json!("urn:ietf:params:oauth:request_uri:x"),
             )),
         ),
+        // Part 13: a client assertion (the same keys) is never a request object.
+        (
+            "typed as a client assertion",
+            key.sign_typed(&claims, "client-authentication+jwt"),
+        ),
+        (
+            "sub is the client id",
+            key.sign(&with(claims.clone(), "sub", json!(client.id))),
+        ),
         ("not a JWT", "not.a.jwt".to_owned()),
     ]
 }

@@ -81,6 +81,14 @@ impl ClientKey {
         jsonwebtoken::encode(&header, claims, &self.encoding).unwrap()
     }
 
+    /// `claims` signed with `typ` in the header.
+    pub fn sign_typed(&self, claims: &Value, typ: &str) -> String {
+        let mut header = Header::new(self.alg);
+        header.kid = Some(self.kid.clone());
+        header.typ = Some(typ.to_owned());
+        jsonwebtoken::encode(&header, claims, &self.encoding).unwrap()
+    }
+
     /// The same without `kid`: the server tries each registered key.
     pub fn sign_without_kid(&self, claims: &Value) -> String {
         jsonwebtoken::encode(&Header::new(self.alg), claims, &self.encoding).unwrap()

@@ -97,6 +97,23 @@ async fn bad_assertions_are_invalid_client_and_mark_nothing(app: TestApp) {
             with(fresh(), "sub", json!("other")),
             &|c| key.sign(c),
         );
+        // Part 13: a request object (same keys, carried in a browser's URL) is no assertion.
+        case("typed as a request object", fresh(), &|c| {
+            key.sign_typed(c, "oauth-authz-req+jwt")
+        });
+        case("typed as a request object, long form", fresh(), &|c| {
+            key.sign_typed(c, "application/oauth-authz-req+jwt")
+        });
+        case(
+            "carries response_type",
+            with(fresh(), "response_type", json!("code")),
+            &|c| key.sign(c),
+        );
+        case(
+            "carries redirect_uri",
+            with(fresh(), "redirect_uri", json!("https://app.example/cb")),
+            &|c| key.sign(c),
+        );
         case("tampered payload", fresh(), &|c| {
             let token = key.sign(c);
             let other = key.sign(&with(c.clone(), "exp", json!(now + 200)));

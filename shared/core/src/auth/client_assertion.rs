@@ -153,6 +153,9 @@ async fn authenticate_or_say_why(
         .ok_or("no client_assertion")?;
     let token = assertion.expose();
     let header = jose::decode_header(token).map_err(|_| "unreadable header or algorithm")?;
+    if is_typed_as_a_request_object(header.typ.as_deref()) {
+        return Err("typ is a request object's".into());
+    }
     let named: Named = jose::unverified_claims(token).map_err(|_| "unreadable claims")?;
     let Some(Value::String(iss)) = named.iss else {
         return Err("no iss".into());
@@ -203,6 +206,28 @@ async fn authenticate_or_say_why(
     Ok(client)
 }
 
+/// RFC 9101 §10.8's media type of a request object (`oauth-authz-req+jwt`, with or without the
+/// `application/` prefix, case-insensitively): such a JWT is never a client assertion.
+pub fn is_typed_as_a_request_object(typ: Option<&str>) -> bool {
+    typ.is_some_and(|typ| {
+        let typ = typ.to_ascii_lowercase();
+        typ.strip_prefix("application/").unwrap_or(&typ) == "oauth-authz-req+jwt"
+    })
+}
+
+/// The media type of a client assertion (draft-ietf-oauth-rfc7523bis): such a JWT is never a
+/// request object.
+pub fn is_typed_as_an_assertion(typ: Option<&str>) -> bool {
+    typ.is_some_and(|typ| {
+        let typ = typ.to_ascii_lowercase();
+        typ.strip_prefix("application/").unwrap_or(&typ) == "client-authentication+jwt"
+    })
+}
+
+/// Authorization parameters no client assertion carries: a JWT holding one is a request
+/// object (signed with the same keys, and carried in a browser's URL), not an assertion.
+const REQUEST_OBJECT_CLAIMS: &[&str] = &["response_type", "redirect_uri"];
+
 /// The claims, once one of the client's keys verifies the signature. Without a `kid` each key
 /// of the header's algorithm is tried (a set holds at most a few).
 fn verified_claims(
@@ -215,6 +240,12 @@ fn verified_claims(
         .filter(|key| key.algorithm() == header.alg)
         .find_map(|key| jose::verify(token, key).ok())
         .ok_or("no registered key verifies the signature")?;
+    if REQUEST_OBJECT_CLAIMS
+        .iter()
+        .any(|name| payload.get(name).is_some())
+    {
+        return Err("the claims are a request object's (response_type or redirect_uri)");
+    }
     serde_json::from_value(payload).map_err(|_| "a required claim is missing or mistyped")
 }
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::auth::client_assertion::CLOCK_SKEW_SECONDS;
+use crate::auth::client_assertion::{is_typed_as_an_assertion, CLOCK_SKEW_SECONDS};
 use crate::clock::UnixTime;
 use crate::domain::Client;
 use crate::jose::{self, NumericDate};
@@ -41,6 +41,10 @@ pub fn verify_request_object(
     now: UnixTime,
 ) -> Result<BTreeMap<String, String>, Reason> {
     let header = jose::decode_header(request).map_err(|_| "unreadable header or algorithm")?;
+    // Part 13: a client assertion (signed with the same keys) is never a request object.
+    if is_typed_as_an_assertion(header.typ.as_deref()) {
+        return Err("typ is a client assertion's");
+    }
     let keys = client.jwks.as_ref().ok_or("no JWK Set registered")?;
     let claims: Value = keys
         .candidates(header.kid.as_deref())
@@ -53,6 +57,10 @@ pub fn verify_request_object(
     let client_id = client.wire_id();
     if claims.get("iss").and_then(Value::as_str) != Some(client_id.as_str()) {
         return Err("iss is not the client id");
+    }
+    // An assertion's `sub` is the client id (RFC 7523 §3); a request object's never is.
+    if claims.get("sub").and_then(Value::as_str) == Some(client_id.as_str()) {
+        return Err("sub is the client id: an assertion, not a request object");
     }
     if !names_issuer(claims.get("aud"), issuer) {
         return Err("aud is not the issuer");
