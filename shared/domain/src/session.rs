@@ -8,7 +8,8 @@
 //!
 //! A session ends at whichever comes first: [`SessionLimits::idle_seconds`] after it was last
 //! seen, or [`SessionLimits::max_seconds`] after the sign-in. "Last seen" is written at most once
-//! per [`LAST_SEEN_RESOLUTION_SECONDS`], so a busy user costs no write per page.
+//! per [`SessionLimits::last_seen_resolution`] (a tenth of the idle limit, at most
+//! [`LAST_SEEN_RESOLUTION_SECONDS`]), so a busy user costs no write per page.
 
 use serde::{Deserialize, Serialize};
 
@@ -19,7 +20,7 @@ use crate::random::{RandomExt, RandomSource};
 use crate::scopes::Scopes;
 use crate::secrets::TokenHash;
 
-/// How stale the stored last-seen time may be before a request writes it again.
+/// The most the stored last-seen time may lag before a request writes it again.
 pub const LAST_SEEN_RESOLUTION_SECONDS: UnixTime = 60;
 
 /// The longest user agent kept for the account page's "browser" column.
@@ -37,6 +38,13 @@ impl SessionLimits {
         idle_seconds: 28_800,
         max_seconds: 86_400,
     };
+
+    /// How stale the stored last-seen time may be before a request writes it again: a tenth of
+    /// the idle limit, from 1 s to [`LAST_SEEN_RESOLUTION_SECONDS`]. Scaled so that a session in
+    /// steady use never idles out between two writes, even under a short idle limit.
+    pub fn last_seen_resolution(self) -> UnixTime {
+        (self.idle_seconds / 10).clamp(1, LAST_SEEN_RESOLUTION_SECONDS)
+    }
 }
 
 impl Default for SessionLimits {
@@ -194,7 +202,7 @@ impl SignInSession {
 
     /// When the stored last-seen time is stale enough to write: the new expiry, else `None`.
     pub fn touch(&self, limits: SessionLimits, now: UnixTime) -> Option<UnixTime> {
-        (now - self.last_seen >= LAST_SEEN_RESOLUTION_SECONDS)
+        (now - self.last_seen >= limits.last_seen_resolution())
             .then(|| (now + limits.idle_seconds).min(self.ends_by))
     }
 
@@ -266,6 +274,22 @@ impl Consent {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn last_seen_is_written_often_enough_for_the_idle_limit() {
+        use super::{SessionLimits, LAST_SEEN_RESOLUTION_SECONDS};
+        let limits = |idle_seconds| SessionLimits {
+            idle_seconds,
+            max_seconds: 86_400,
+        };
+        assert_eq!(
+            SessionLimits::DEFAULT.last_seen_resolution(),
+            LAST_SEEN_RESOLUTION_SECONDS
+        );
+        assert_eq!(limits(300).last_seen_resolution(), 30);
+        assert_eq!(limits(30).last_seen_resolution(), 3);
+        assert_eq!(limits(5).last_seen_resolution(), 1);
+    }
+
     use super::*;
     use crate::random::OsRandom;
 
@@ -326,7 +350,10 @@ mod tests {
         );
         let session = started.session;
         assert_eq!(session.expires_at, 100);
-        assert_eq!(session.touch(limits, 30), None, "seen within the minute");
+        // A tenth of the 100 s idle limit: seen within 10 s writes nothing, later extends it (it
+        // was written at most once a minute, so steady use idled out).
+        assert_eq!(session.touch(limits, 5), None, "seen within 10 s");
+        assert_eq!(session.touch(limits, 30), Some(130));
         assert_eq!(session.touch(limits, 90), Some(190));
         let late = SignInSession {
             last_seen: 130,

@@ -346,3 +346,48 @@ async fn logout_ends_the_browsers_session_and_clears_its_cookie(app: TestApp) {
         });
     assert_eq!(ended, Some((sid, SessionEndReason::Logout)));
 }
+
+/// Issue 69.10, part 21: last seen is written at most every tenth of the idle limit (at most a
+/// minute), so a session in steady use never idles out, even under a short idle limit.
+mod short_idle {
+    use super::*;
+    use crate::support::app::AppOptions;
+    use token_core::config::Policy;
+
+    pub(crate) fn thirty_seconds_idle() -> AppOptions {
+        AppOptions {
+            policy: Policy {
+                sessions: SessionLimits {
+                    idle_seconds: 30,
+                    max_seconds: 86_400,
+                },
+                ..Policy::default()
+            },
+            ..AppOptions::default()
+        }
+    }
+
+    crate::on_both_stores!(with crate::openid::sessions::short_idle::thirty_seconds_idle();
+        a_session_in_steady_use_outlives_a_short_idle_limit);
+
+    async fn a_session_in_steady_use_outlives_a_short_idle_limit(app: TestApp) {
+        let user = app.create_user(LOGIN, PASSWORD).await;
+        let client = oidc_client(&app, "relying party").await;
+        let (mut browser, _) = signed_in_browser(&app, &client, &[]).await;
+        let none = query(&client, &[("prompt", "none")]);
+        for _ in 0..10 {
+            app.clock.advance(20);
+            let answered = redirect_query(&browser.open(&none).await);
+            assert!(answered.contains_key("code"), "in use: {answered:?}");
+        }
+        let read = stored_sessions(&app, user.id).await.remove(0);
+        assert_eq!(
+            read.expires_at,
+            app.clock.now() + 30,
+            "extended by the last use"
+        );
+        app.clock.advance(31);
+        let refused = redirect_query(&browser.open(&none).await);
+        assert_eq!(refused["error"], "login_required", "idle past the limit");
+    }
+}
