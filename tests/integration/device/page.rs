@@ -14,6 +14,7 @@ crate::on_both_stores!(
     a_live_session_skips_the_sign_in_and_deny_is_access_denied,
     wrong_codes_are_counted_against_the_address_then_refused,
     forms_without_their_csrf_token_are_refused,
+    the_code_page_warns_and_a_self_registered_app_is_marked,
 );
 
 pub const LOGIN: &str = "ann";
@@ -278,4 +279,55 @@ async fn forms_without_their_csrf_token_are_refused(app: TestApp) {
         ])
         .await;
     assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
+}
+
+/// Part 20 (RFC 8628 §5.4): the code page warns, before anything is typed, against a code
+/// someone sent; the consent marks an app that registered itself (part 17), and only such an
+/// app.
+async fn the_code_page_warns_and_a_self_registered_app_is_marked(app: TestApp) {
+    use token_domain::secrets::TokenHash;
+    use token_domain::{DynamicRegistration, RegisteredAuthMethod};
+    app.create_user(LOGIN, PASSWORD).await;
+    let mut page = Page::new(&app);
+    let blank = page.open("").await.text().await.unwrap();
+    let warning = "Never enter a code that someone sent you";
+    assert!(blank.contains(warning), "{blank}");
+
+    for self_registered in [false, true] {
+        let client = device_client(&app).await;
+        if self_registered {
+            let clients = app.store.clients();
+            let id = token_domain::ClientId::parse(&client.id).unwrap();
+            let mut stored = clients.get_client(&id).await.unwrap().unwrap();
+            stored.registration = Some(DynamicRegistration {
+                access_token_hash: TokenHash::of("registration access token"),
+                auth_method: RegisteredAuthMethod::ClientSecretBasic,
+                client_uri: None,
+                logo_uri: None,
+            });
+            clients.put_client(&stored).await.unwrap();
+        }
+        let body = codes(&app, &client, "read").await;
+        let mut page = Page::new(&app);
+        let (status, sign_in) = page.enter(body["user_code"].as_str().unwrap()).await;
+        assert_eq!(status, StatusCode::OK, "{sign_in}");
+        let consent = page
+            .post(&[
+                ("csrf_token", &csrf(&sign_in)),
+                ("action", "sign_in"),
+                ("user_code", &field(&sign_in, "user_code")),
+                ("login", LOGIN),
+                ("password", PASSWORD),
+            ])
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert!(consent.contains(APP_NAME), "{consent}");
+        assert_eq!(
+            consent.contains("This app registered itself and is not verified."),
+            self_registered,
+            "{consent}"
+        );
+    }
 }

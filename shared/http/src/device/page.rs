@@ -162,9 +162,17 @@ fn respond(services: &Services, step: Result<DeviceStep, DevicePageError>) -> Re
             user_code,
             app_name,
             scopes,
+            self_registered,
             session_cookie,
         } => (
-            render_device_consent(&app_name, DEVICE_PATH, &csrf_token, &user_code, &scopes),
+            render_device_consent(
+                &app_name,
+                DEVICE_PATH,
+                &csrf_token,
+                &user_code,
+                &scopes,
+                self_registered,
+            ),
             None,
             session_cookie,
         ),

@@ -42,6 +42,8 @@ struct ConsentTemplate<'a> {
     csrf_token: &'a str,
     user_code: &'a str,
     scope_sentences: Vec<String>,
+    /// Part 17's mark: an app that registered itself is shown as not verified.
+    self_registered: bool,
 }
 
 #[derive(Template)]
@@ -100,6 +102,7 @@ pub fn render_device_consent(
     csrf_token: &str,
     user_code: &str,
     scopes: &[String],
+    self_registered: bool,
 ) -> String {
     render(&ConsentTemplate {
         stylesheet: STYLESHEET,
@@ -109,6 +112,7 @@ pub fn render_device_consent(
         csrf_token,
         user_code,
         scope_sentences: scope_sentences(scopes.iter().map(String::as_str)),
+        self_registered,
     })
 }
 

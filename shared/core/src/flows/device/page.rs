@@ -66,6 +66,8 @@ pub enum DeviceStep {
         user_code: String,
         app_name: String,
         scopes: Vec<String>,
+        /// The client registered itself (part 17): marked as not verified.
+        self_registered: bool,
         session_cookie: Option<String>,
     },
     /// "Return to your device", after approving (`true`) or denying.
@@ -379,6 +381,7 @@ fn consent(
         user_code: code.display(),
         app_name: client.name.clone(),
         scopes: record.scopes.iter().map(str::to_owned).collect(),
+        self_registered: client.is_self_registered(),
         session_cookie,
     }
 }
