@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 
 use crate::support::signing_lifecycle as lifecycle;
 use token_core::jwt::AccessTokenCodec;
-use token_core::signing::kms::Kms;
 use token_core::signing::{SigningBackend, SigningKeys};
 use token_domain::clock::{Clock, ManualClock};
 use token_domain::AccessTokenRecord;
@@ -63,7 +62,9 @@ async fn main() {
     let endpoint = std::env::var("KMS_ENDPOINT")
         .expect("KMS_ENDPOINT: start the emulator with `infra/kms-local.sh start`");
     let (local, _a) = codec(SigningBackend::Local).await;
-    let kms = Kms::connect(Some(&endpoint), &format!("bench-{}", uuid::Uuid::new_v4())).await;
+    let kms =
+        token_adapters::kms::connect(Some(&endpoint), &format!("bench-{}", uuid::Uuid::new_v4()))
+            .await;
     let (remote, _b) = codec(SigningBackend::Kms(kms)).await;
     let (local_median, local_p95) = measure(&local).await;
     let (kms_median, kms_p95) = measure(&remote).await;

@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use token_adapters::outbound::fetcher;
 use token_core::config::{Policy, RateLimits};
-use token_core::outbound::{AllowedHosts, Fetcher};
+use token_core::outbound::AllowedHosts;
 use uuid::Uuid;
 
 use crate::authorize::flow::{query, Session, REDIRECT_URI};
@@ -85,7 +86,7 @@ async fn with_policy(
     let server = DocumentServer::start().await;
     let resolver = TestResolver::new(NAMES);
     let allowed = AllowedHosts::parse(&format!("{AGENT_HOST}:{}", server.port)).unwrap();
-    let fetcher = Fetcher::new(allowed)
+    let fetcher = fetcher(allowed)
         .with_resolver(resolver.clone())
         .with_timeout(timeout);
     let options = AppOptions {

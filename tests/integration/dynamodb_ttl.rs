@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::support::app::{AppOptions, Backend, TestApp};
 use crate::support::smtp_server::start_smtp_server;
 use crate::support::stored_data::{scan_table, Item, StoredData};
-use token_core::mail::{SmtpMailer, SmtpUrl};
+use token_adapters::mail::{SmtpMailer, SmtpUrl};
 use token_domain::clock::Clock;
 use token_store::dynamodb::sdk::types::AttributeValue;
 use token_store::dynamodb::TTL_ATTRIBUTE;

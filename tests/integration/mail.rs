@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 
 use crate::support::ports::RefusingPort;
 use crate::support::smtp_server::{start_refusing_smtp_server, start_smtp_server};
-use token_core::config::Config;
-use token_core::mail::{
-    mailer_from_config, MailConfig, MailError, Mailbox, Mailer, OtpMail, OutboxMailer, SmtpMailer,
-    SmtpUrl,
+use token_adapters::mail::{
+    mailer_from_config, MailConfig, Mailbox, OutboxMailer, SmtpMailer, SmtpUrl,
 };
+use token_core::config::Config;
+use token_core::mail::{MailError, Mailer, OtpMail};
 use token_domain::random::OsRandom;
 use token_domain::{ChannelHandle, OneTimePassword};
 

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use crate::support::app::{json_of, AppOptions, TestApp, TestClient};
 use crate::support::assertions::Answer;
 use crate::support::smtp_server::{start_smtp_server, SmtpServer};
+use token_adapters::mail::{Mailbox, SmtpMailer, SmtpUrl};
 use token_core::admin::NewClient;
-use token_core::mail::{Mailbox, Mailer, SmtpMailer, SmtpUrl};
+use token_core::mail::Mailer;
 use token_domain::{Scopes, User, UserStatus};
 
 pub const ADDRESS: &str = "Ann.Lee@Example.com";

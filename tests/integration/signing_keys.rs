@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use token_core::jwt::{IdTokenClaims, SignIn};
-use token_core::signing::kms::Kms;
 use token_core::signing::ring::Plan;
 use token_core::signing::{SigningBackend, SigningError, SigningKeys};
 use token_domain::clock::{Clock, ManualClock};
@@ -117,7 +116,7 @@ pub async fn kms_ring(endpoint: &str) -> KmsRing {
     let store: Arc<dyn SigningKeyRingStore> =
         Arc::new(SqliteStore::open_in_dir(dir.path()).unwrap());
     let name = format!("test-{}", uuid::Uuid::new_v4());
-    let backend = SigningBackend::Kms(Kms::connect(Some(endpoint), &name).await);
+    let backend = SigningBackend::Kms(token_adapters::kms::connect(Some(endpoint), &name).await);
     KmsRing {
         store,
         backend,
@@ -233,7 +232,7 @@ async fn an_unreachable_kms_is_unavailable_in_time_and_signs_nothing() {
     // requests hang until the client's timeouts.
     let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead = format!("http://{}", held.local_addr().unwrap());
-    let backend = SigningBackend::Kms(Kms::connect(Some(&dead), ring_name).await);
+    let backend = SigningBackend::Kms(token_adapters::kms::connect(Some(&dead), ring_name).await);
     let keys = SigningKeys::open(store, legacy, backend, clock.clone())
         .await
         .unwrap();

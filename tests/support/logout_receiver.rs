@@ -8,8 +8,9 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use token_adapters::outbound::fetcher;
 use token_core::logout_delivery::{Deliverer, InProcessLogoutQueue, RetrySchedule};
-use token_core::outbound::{AllowedHosts, Fetcher};
+use token_core::outbound::AllowedHosts;
 use token_core::services::Services;
 
 use super::app::TestApp;
@@ -87,7 +88,7 @@ async fn record(State(state): State<ReceiverState>, headers: HeaderMap, body: St
 pub fn in_process_queue(services: &Services, allowed: &[String]) -> Arc<InProcessLogoutQueue> {
     let allowed = AllowedHosts::parse(&allowed.join(",")).unwrap();
     Arc::new(InProcessLogoutQueue::new(
-        Deliverer::new(services.ctx.clone(), Fetcher::new(allowed)),
+        Deliverer::new(services.ctx.clone(), fetcher(allowed)),
         quick_retries(),
     ))
 }
@@ -108,7 +109,7 @@ impl TestApp {
     ) -> (Services, Arc<InProcessLogoutQueue>) {
         let allowed = AllowedHosts::parse(&allowed.join(",")).unwrap();
         let queue = Arc::new(InProcessLogoutQueue::new(
-            Deliverer::new(self.ctx().clone(), Fetcher::new(allowed)),
+            Deliverer::new(self.ctx().clone(), fetcher(allowed)),
             schedule,
         ));
         let services = (*self.services).clone().with_logout_queue(queue.clone());

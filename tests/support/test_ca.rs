@@ -1,5 +1,5 @@
 //! A certificate authority made for one test: its root goes into the fetcher of the app under
-//! test (`Fetcher::with_roots`), never into the system's store, so only that app trusts what it
+//! test (`token_adapters::outbound::fetcher_with_roots`), never into the system's store, so only that app trusts what it
 //! signs; nothing is written to disk or committed.
 
 use std::sync::Arc;

@@ -1,6 +1,7 @@
 //! AWS Lambda function serving the old-token exchange. Thin by design: configuration, store, router, run.
 
-use token_core::{bootstrap, config::Config, telemetry};
+use token_adapters::{bootstrap, telemetry};
+use token_core::config::Config;
 use token_http as http;
 
 #[tokio::main]
@@ -8,7 +9,7 @@ async fn main() -> Result<(), lambda_http::Error> {
     let config = Config::from_env()?;
     telemetry::init(&config.telemetry);
     let services = bootstrap::lambda_services(&config).await?;
-    lambda_http::run(http::lambda(
+    lambda_http::run(token_adapters::lambda(
         http::exchange_router(services),
         &config.telemetry,
     ))

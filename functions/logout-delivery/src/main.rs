@@ -3,8 +3,9 @@
 
 use aws_lambda_events::event::sqs::SqsEvent;
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
+use token_adapters::{bootstrap, telemetry};
+use token_core::config::Config;
 use token_core::logout_delivery::sqs;
-use token_core::{bootstrap, config::Config, telemetry};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {

@@ -3,7 +3,8 @@
 //! (docs/decisions.md, "Dynamic client registration"). Thin by design: configuration, store,
 //! router, run.
 
-use token_core::{bootstrap, config::Config, telemetry};
+use token_adapters::{bootstrap, telemetry};
+use token_core::config::Config;
 use token_http as http;
 
 #[tokio::main]
@@ -11,7 +12,7 @@ async fn main() -> Result<(), lambda_http::Error> {
     let config = Config::from_env()?;
     telemetry::init(&config.telemetry);
     let services = bootstrap::lambda_services(&config).await?;
-    lambda_http::run(http::lambda(
+    lambda_http::run(token_adapters::lambda(
         http::registration_router(services),
         &config.telemetry,
     ))

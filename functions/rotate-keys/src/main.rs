@@ -2,7 +2,8 @@
 //! design: configuration, one rotation per invocation.
 
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
-use token_core::{bootstrap, config::Config, telemetry};
+use token_adapters::{bootstrap, telemetry};
+use token_core::config::Config;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {

@@ -14,6 +14,7 @@ use super::*;
 use crate::clock::ManualClock;
 use crate::config::RateLimits;
 use crate::limits::RefusalMemory;
+use crate::outbound::plain_http::PlainHttp;
 use crate::outbound::AllowedHosts;
 use crate::store::sqlite::SqliteStore;
 
@@ -75,7 +76,7 @@ impl Fixture {
         let clock = Arc::new(ManualClock::new(NOW));
         let ctx = Context::new(store).with_clock(clock.clone());
         let allowed = AllowedHosts::parse(&format!("127.0.0.1:{port}")).unwrap();
-        let fetcher = Fetcher::new(allowed).with_timeout(timeout);
+        let fetcher = Fetcher::new(allowed, Arc::new(PlainHttp)).with_timeout(timeout);
         Self {
             documents: ClientDocuments::new(true, fetcher),
             ctx,
@@ -282,7 +283,7 @@ async fn the_time_limit_covers_the_document_and_its_keys_together() {
 #[tokio::test]
 async fn switched_off_nothing_names_a_document_and_nothing_is_kept() {
     let f = Fixture::new(Duration::from_secs(2)).await;
-    let off = ClientDocuments::new(false, Fetcher::new(AllowedHosts::none()));
+    let off = ClientDocuments::new(false, Fetcher::unconnected());
     assert!(!off.names_document(&f.url("/client.json")));
     assert!(f.documents.names_document(&f.url("/client.json")));
     assert!(!f

@@ -1,6 +1,8 @@
 //! The token service's protocol layer (crate `token-core`): the grants (one handler each) and the
-//! other flows, who is calling, how tokens are minted and signed, mail, limits, audit, and the
-//! configuration the binaries read. No HTTP here: `token-http` maps what these return.
+//! other flows, who is calling, how tokens are minted and signed, mail, limits, audit, the
+//! configuration the binaries read, and the ports (`Mailer`, `LogoutQueue`, `KmsKeys`,
+//! `SecretStore`, the fetcher's `Exchange`) whose adapters are `token-adapters`'. No HTTP here:
+//! `token-http` maps what these return.
 //!
 //! The layers below are reached under the names they had when they were modules of one crate
 //! (`crate::domain`, `crate::store`, …), so that a path says which layer it reaches.
@@ -8,8 +10,6 @@
 pub mod admin;
 pub mod audit;
 pub mod auth;
-pub mod aws_sdk;
-pub mod bootstrap;
 pub mod client_documents;
 pub mod config;
 pub mod context;
@@ -28,10 +28,8 @@ pub mod outbound;
 pub mod requests;
 pub mod services;
 pub mod signing;
-pub mod telemetry;
 #[cfg(test)]
 mod test_state;
-pub mod traces;
 
 use token_domain as domain;
 use token_domain::{clock, jose, random, secrets};

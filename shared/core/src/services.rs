@@ -12,7 +12,7 @@ use crate::jwt::AccessTokenCodec;
 use crate::limits::{Limiter, RefusalMemory};
 use crate::logout_delivery::{Deliverer, InProcessLogoutQueue, LogoutQueue, RetrySchedule};
 use crate::mail::{Mailer, NoMailer};
-use crate::outbound::{AllowedHosts, Fetcher};
+use crate::outbound::Fetcher;
 
 #[derive(Debug, Clone)]
 pub struct Services {
@@ -38,13 +38,11 @@ pub struct Services {
 impl Services {
     pub fn new(ctx: Context, codec: AccessTokenCodec, policy: Policy) -> Self {
         let logout_queue = Arc::new(InProcessLogoutQueue::new(
-            Deliverer::new(ctx.clone(), Fetcher::new(AllowedHosts::none())),
+            Deliverer::new(ctx.clone(), Fetcher::unconnected()),
             RetrySchedule::production(),
         ));
-        let client_documents = ClientDocuments::new(
-            policy.client_id_metadata_documents,
-            Fetcher::new(AllowedHosts::none()),
-        );
+        let client_documents =
+            ClientDocuments::new(policy.client_id_metadata_documents, Fetcher::unconnected());
         Self {
             ctx,
             codec,

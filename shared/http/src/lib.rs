@@ -46,7 +46,7 @@ mod userinfo;
 use std::sync::Arc;
 
 use token_core::{
-    auth, errors, flows, grants, issuance, jwt, measure, requests, services, signing, traces,
+    auth, errors, flows, grants, issuance, jwt, measure, requests, services, signing,
 };
 use token_domain as domain;
 use token_domain::{jose, secrets};
@@ -55,7 +55,6 @@ use token_store as store;
 
 use axum::Router;
 use http::StatusCode;
-use token_core::config::TelemetrySection;
 use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::error_response::ErrorResponse;
@@ -92,22 +91,6 @@ pub fn local_router(services: Arc<Services>) -> Router {
     // Added after the shared parts: a scrape is neither counted nor in the OpenAPI document
     // (an operator's route, not the API; docs/decisions.md, Metrics and traces).
     serve(every_route(), services).route("/metrics", axum::routing::get(prometheus_metrics))
-}
-
-/// A Lambda function's router: its metrics written as CloudWatch embedded metric format lines
-/// after each invocation (`measure::emf`), and its spans exported if traces are on (`traces`).
-pub fn lambda(router: Router, telemetry: &TelemetrySection) -> Router {
-    measure::emf::install(telemetry.lambda_function.as_deref().unwrap_or_default());
-    router.layer(axum::middleware::map_response(flush_metrics))
-}
-
-async fn flush_metrics(response: axum::response::Response) -> axum::response::Response {
-    measure::emf::flush();
-    if crate::traces::enabled() {
-        // The export is a blocking HTTP call to the collector (the Lambda extension's).
-        let _ = tokio::task::spawn_blocking(crate::traces::flush).await;
-    }
-    response
 }
 
 /// Every metric in the Prometheus text format (version 0.0.4).

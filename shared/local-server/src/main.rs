@@ -9,9 +9,9 @@ mod log_output;
 
 use anyhow::Context as _;
 use demo::DemoData;
+use token_adapters::mail::MailConfig;
+use token_adapters::{bootstrap, telemetry};
 use token_core::config::{Config, StoreKind};
-use token_core::mail::MailConfig;
-use token_core::{bootstrap, telemetry};
 use token_http as http;
 use token_store::sqlite::{sweeper, SqliteStore};
 
@@ -79,7 +79,7 @@ async fn main() -> anyhow::Result<()> {
         })
         .await?;
     // The spans still batched, when traces are exported (off the async workers: it blocks).
-    let _ = tokio::task::spawn_blocking(token_core::traces::flush).await;
+    let _ = tokio::task::spawn_blocking(token_adapters::traces::flush).await;
     Ok(())
 }
 

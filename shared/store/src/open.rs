@@ -2,13 +2,17 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+#[cfg(feature = "dynamodb")]
 use std::time::Duration;
 
+#[cfg(feature = "dynamodb")]
 use super::dynamodb::DynamoStore;
 #[cfg(feature = "sqlite")]
 use super::sqlite::SqliteStore;
+#[cfg(feature = "dynamodb")]
 use tokio::sync::OnceCell;
 
+#[cfg(feature = "dynamodb")]
 use super::signing_key_ring::{RingWrite, VersionedRing};
 use super::{SigningKeyRingStore, Store, StoreResult};
 
@@ -34,6 +38,7 @@ pub struct StoreLocation {
 
 /// How long opening the DynamoDB store waits for its warm-up request: a Lambda init has ten
 /// seconds in all, and a table that is slow to answer must not use them up.
+#[cfg(feature = "dynamodb")]
 const WARM_UP_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The embedded SQLite store under `DATA_DIR`, or the DynamoDB table `TABLE_NAME`.
@@ -59,17 +64,35 @@ pub async fn open_cold(config: &StoreLocation) -> StoreResult<Arc<dyn Store>> {
 async fn open_warm(config: &StoreLocation, warm: bool) -> StoreResult<Arc<dyn Store>> {
     Ok(match config.kind {
         StoreKind::Sqlite => open_sqlite(config)?,
-        StoreKind::DynamoDb => {
-            let endpoint = config.dynamodb_endpoint.as_deref();
-            let store = DynamoStore::connect(&config.table_name, endpoint).await;
-            if endpoint.is_some() {
-                store.create_table_if_missing().await?;
-            } else if warm {
-                warm_up(&store).await;
-            }
-            Arc::new(store)
-        }
+        StoreKind::DynamoDb => open_dynamodb(config, warm).await?,
     })
+}
+
+#[cfg(feature = "dynamodb")]
+async fn open_dynamodb(config: &StoreLocation, warm: bool) -> StoreResult<Arc<dyn Store>> {
+    let endpoint = config.dynamodb_endpoint.as_deref();
+    let store = DynamoStore::connect(&config.table_name, endpoint).await;
+    if endpoint.is_some() {
+        store.create_table_if_missing().await?;
+    } else if warm {
+        warm_up(&store).await;
+    }
+    Ok(Arc::new(store))
+}
+
+#[cfg(not(feature = "dynamodb"))]
+async fn open_dynamodb(_config: &StoreLocation, _warm: bool) -> StoreResult<Arc<dyn Store>> {
+    Err(without_dynamodb())
+}
+
+/// `STORE=dynamodb` in a binary built without the DynamoDB store.
+#[cfg(not(feature = "dynamodb"))]
+fn without_dynamodb() -> super::StoreError {
+    super::StoreError::internal(
+        "configuration: STORE=dynamodb, but this binary is built without the DynamoDB store \
+         (cargo feature `dynamodb` of token-store)"
+            .to_owned(),
+    )
 }
 
 /// When a process's stores check that they can be used (docs/decisions.md, "Lazy start-up").
@@ -95,23 +118,37 @@ pub async fn open_with_ring(
 ) -> StoreResult<(Arc<dyn Store>, Arc<dyn SigningKeyRingStore>)> {
     Ok(match config.kind {
         StoreKind::Sqlite => (open_sqlite(config)?, open_sqlite_ring(config)?),
-        StoreKind::DynamoDb => {
-            let endpoint = config.dynamodb_endpoint.as_deref();
-            let store = DynamoStore::connect(&config.table_name, endpoint).await;
-            let ring: Arc<dyn SigningKeyRingStore> = match (endpoint, readiness) {
-                (None, _) => Arc::new(store.clone()),
-                (Some(_), Readiness::AtStart) => {
-                    store.create_table_if_missing().await?;
-                    Arc::new(store.clone())
-                }
-                (Some(_), Readiness::OnFirstRingRead) => Arc::new(TableCheckedFirst {
-                    store: store.clone(),
-                    checked: OnceCell::new(),
-                }),
-            };
-            (Arc::new(store), ring)
-        }
+        StoreKind::DynamoDb => open_dynamodb_with_ring(config, readiness).await?,
     })
+}
+
+#[cfg(not(feature = "dynamodb"))]
+async fn open_dynamodb_with_ring(
+    _config: &StoreLocation,
+    _readiness: Readiness,
+) -> StoreResult<(Arc<dyn Store>, Arc<dyn SigningKeyRingStore>)> {
+    Err(without_dynamodb())
+}
+
+#[cfg(feature = "dynamodb")]
+async fn open_dynamodb_with_ring(
+    config: &StoreLocation,
+    readiness: Readiness,
+) -> StoreResult<(Arc<dyn Store>, Arc<dyn SigningKeyRingStore>)> {
+    let endpoint = config.dynamodb_endpoint.as_deref();
+    let store = DynamoStore::connect(&config.table_name, endpoint).await;
+    let ring: Arc<dyn SigningKeyRingStore> = match (endpoint, readiness) {
+        (None, _) => Arc::new(store.clone()),
+        (Some(_), Readiness::AtStart) => {
+            store.create_table_if_missing().await?;
+            Arc::new(store.clone())
+        }
+        (Some(_), Readiness::OnFirstRingRead) => Arc::new(TableCheckedFirst {
+            store: store.clone(),
+            checked: OnceCell::new(),
+        }),
+    };
+    Ok((Arc::new(store), ring))
 }
 
 /// The key ring's store on DynamoDB Local for a process that starts without network calls. Its
@@ -120,12 +157,14 @@ pub async fn open_with_ring(
 /// first read is the one a cold start's first request may wait for: checking first put three
 /// more calls (`CreateTable`, `DescribeTable`, `DescribeTimeToLive`) before it, which a deployed
 /// function, on a table that exists, never makes (docs/benchmarks.md, cold starts).
+#[cfg(feature = "dynamodb")]
 #[derive(Debug)]
 struct TableCheckedFirst {
     store: DynamoStore,
     checked: OnceCell<()>,
 }
 
+#[cfg(feature = "dynamodb")]
 impl TableCheckedFirst {
     async fn checked(&self) -> StoreResult<&DynamoStore> {
         self.checked
@@ -135,6 +174,7 @@ impl TableCheckedFirst {
     }
 }
 
+#[cfg(feature = "dynamodb")]
 #[async_trait::async_trait]
 impl SigningKeyRingStore for TableCheckedFirst {
     async fn load_signing_key_ring(&self) -> StoreResult<Option<VersionedRing>> {
@@ -170,15 +210,23 @@ pub async fn open_signing_key_ring(
 ) -> StoreResult<Arc<dyn SigningKeyRingStore>> {
     Ok(match config.kind {
         StoreKind::Sqlite => open_sqlite_ring(config)?,
-        StoreKind::DynamoDb => {
-            let endpoint = config.dynamodb_endpoint.as_deref();
-            let store = DynamoStore::connect(&config.table_name, endpoint).await;
-            if endpoint.is_some() {
-                store.create_table_if_missing().await?;
-            }
-            Arc::new(store)
-        }
+        StoreKind::DynamoDb => open_dynamodb_ring(config).await?,
     })
+}
+
+#[cfg(feature = "dynamodb")]
+async fn open_dynamodb_ring(config: &StoreLocation) -> StoreResult<Arc<dyn SigningKeyRingStore>> {
+    let endpoint = config.dynamodb_endpoint.as_deref();
+    let store = DynamoStore::connect(&config.table_name, endpoint).await;
+    if endpoint.is_some() {
+        store.create_table_if_missing().await?;
+    }
+    Ok(Arc::new(store))
+}
+
+#[cfg(not(feature = "dynamodb"))]
+async fn open_dynamodb_ring(_config: &StoreLocation) -> StoreResult<Arc<dyn SigningKeyRingStore>> {
+    Err(without_dynamodb())
 }
 
 #[cfg(feature = "sqlite")]
@@ -210,6 +258,7 @@ fn open_sqlite(_config: &StoreLocation) -> StoreResult<Arc<dyn Store>> {
 /// handshake: the connection stays in the client's pool. Any answer, an error included, has
 /// done that work, so the outcome is only logged; a table unreachable for a moment must not
 /// fail the start, and requests then connect on their own as they always could.
+#[cfg(feature = "dynamodb")]
 async fn warm_up(store: &DynamoStore) {
     use aws_sdk_dynamodb::types::AttributeValue;
 

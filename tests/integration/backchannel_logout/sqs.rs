@@ -9,9 +9,11 @@ use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
 use aws_sdk_sqs::config::timeout::TimeoutConfig;
 use aws_sdk_sqs::types::MessageSystemAttributeName;
 use reqwest::StatusCode;
+use token_adapters::outbound::fetcher;
+use token_adapters::sqs::{self as sqs_queue, SqsLogoutQueue};
 use token_core::flows::backchannel_logout::announce_session_end;
-use token_core::logout_delivery::{sqs, Deliverer, SqsLogoutQueue};
-use token_core::outbound::{AllowedHosts, Fetcher};
+use token_core::logout_delivery::{sqs, Deliverer};
+use token_core::outbound::AllowedHosts;
 use token_domain::audit::{AuditEvent, AuditKind, LogoutFailure};
 use token_domain::PrincipalId;
 
@@ -33,7 +35,7 @@ fn sqs_endpoint() -> String {
 /// timeouts: moto loads its SQS backend at the first request, which takes seconds on a busy
 /// machine (the service's own 3 s are for the user's answer, not for an emulator's start).
 async fn queue() -> (aws_sdk_sqs::Client, String) {
-    let client = sqs::client(Some(&sqs_endpoint())).await;
+    let client = sqs_queue::client(Some(&sqs_endpoint())).await;
     let patient = TimeoutConfig::builder()
         .connect_timeout(Duration::from_secs(5))
         .operation_timeout(Duration::from_secs(30))
@@ -133,7 +135,7 @@ async fn queued_deliveries_reach_the_client_through_the_consumer() {
 
     let allowed =
         AllowedHosts::parse(&format!("{},{}", good.host_port, failing.host_port)).unwrap();
-    let deliverer = Deliverer::new(app.ctx().clone(), Fetcher::new(allowed));
+    let deliverer = Deliverer::new(app.ctx().clone(), fetcher(allowed));
     let mut receipts = 0;
     while receipts < 5 {
         let event = receive(&client, &url).await;

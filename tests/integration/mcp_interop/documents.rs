@@ -3,14 +3,15 @@
 //! `OAuthClientProvider(client_metadata_url=...)`), sees `client_id_metadata_document_supported`
 //! and uses the URL as its `client_id`; the test serves the document over https on loopback
 //! with a certificate of a test authority that only this app's fetcher trusts
-//! (`Fetcher::with_roots`). Registration is off, so nothing else could have named the client.
+//! (`token_adapters::outbound::fetcher_with_roots`). Registration is off, so nothing else could have named the client.
 
 use std::sync::Arc;
 
 use reqwest::StatusCode;
 use serde_json::json;
+use token_adapters::outbound::fetcher_with_roots;
 use token_core::config::Policy;
-use token_core::outbound::{AllowedHosts, Fetcher};
+use token_core::outbound::AllowedHosts;
 use token_domain::clock::Clock;
 use token_domain::ClientId;
 
@@ -54,9 +55,7 @@ async fn agent_host(backend: Backend) -> Option<AgentHost> {
         server.port, stranger.port
     ))
     .unwrap();
-    let fetcher = Fetcher::new(allowed)
-        .with_resolver(resolver)
-        .with_roots(ca.roots());
+    let fetcher = fetcher_with_roots(allowed, ca.roots()).with_resolver(resolver);
     let options = AppOptions {
         policy: Policy {
             client_id_metadata_documents: true,

@@ -7,8 +7,9 @@ use crate::support::app::{json_of, TestApp, TestClient};
 use crate::support::assertions::assert_token_error;
 use crate::support::ports::RefusingPort;
 use crate::support::smtp_server::start_refusing_smtp_server;
+use token_adapters::mail::{OutboxMailer, SmtpMailer, SmtpUrl};
 use token_core::admin::NewClient;
-use token_core::mail::{Mailer, OutboxMailer, SmtpMailer, SmtpUrl};
+use token_core::mail::Mailer;
 use token_domain::{GrantType, Scopes, UserStatus};
 
 use super::*;

@@ -16,6 +16,7 @@ use crate::domain::audit::{AuditEvent, AuditSubject};
 use crate::domain::{ClientSecrets, Geolocation, NewClient, Scopes};
 use crate::jwt::AccessTokenCodec;
 use crate::logout_delivery::{sqs, Deliverer, InProcessLogoutQueue, LogoutQueue, RetrySchedule};
+use crate::outbound::plain_http::PlainHttp;
 use crate::outbound::{AllowedHosts, Fetcher};
 use crate::random::{OsRandom, RandomExt};
 use crate::secrets::TokenHash;
@@ -190,7 +191,10 @@ async fn receiver(status: u16) -> (u16, Arc<Mutex<u32>>) {
 
 fn deliverer(services: &Services, port: u16) -> Deliverer {
     let allowed = AllowedHosts::parse(&format!("127.0.0.1:{port}")).unwrap();
-    Deliverer::new(services.ctx.clone(), Fetcher::new(allowed))
+    Deliverer::new(
+        services.ctx.clone(),
+        Fetcher::new(allowed, Arc::new(PlainHttp)),
+    )
 }
 
 #[tokio::test]
@@ -302,7 +306,10 @@ async fn a_refused_address_is_final_at_once() {
         uri: "https://10.0.0.1/bcl".into(),
         logout_token: "a.b.c".into(),
     };
-    let deliverer = Deliverer::new(services.ctx.clone(), Fetcher::new(AllowedHosts::none()));
+    let deliverer = Deliverer::new(
+        services.ctx.clone(),
+        Fetcher::new(AllowedHosts::none(), Arc::new(PlainHttp)),
+    );
     let mut event = SqsEvent::default();
     event.records = vec![message(&delivery, 1)];
     let response = sqs::handle_event(&deliverer, event).await;

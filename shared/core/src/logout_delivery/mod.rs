@@ -5,7 +5,7 @@
 //! `flows::backchannel_logout` mints the tokens and hands them to a [`LogoutQueue`]: in a
 //! long-lived process (the local server, tokenctl, tests) the [`InProcessLogoutQueue`]'s
 //! background tasks deliver; in Lambda, where nothing runs after the answer, the token function
-//! sends them to SQS ([`SqsLogoutQueue`]) and the `logout-delivery` function delivers
+//! sends them to SQS (`token_adapters::sqs::SqsLogoutQueue`) and the `logout-delivery` function delivers
 //! ([`sqs::handle_event`]). Either way the request goes out through [`crate::outbound`]'s
 //! address rules: a logout URI is a client-supplied address.
 
@@ -20,7 +20,6 @@ use crate::errors::ServerError;
 use crate::outbound::{FetchError, Fetcher};
 
 pub use in_process::{InProcessLogoutQueue, RetrySchedule};
-pub use sqs::SqsLogoutQueue;
 
 /// One logout token for one client, and where it goes.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]

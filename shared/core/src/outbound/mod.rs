@@ -13,7 +13,8 @@
 //!   most [`MAX_BODY_BYTES`] of the answer.
 
 pub mod address;
-mod exchange;
+#[cfg(test)]
+pub(crate) mod plain_http;
 mod resolve;
 
 use std::collections::BTreeSet;
@@ -23,7 +24,6 @@ use std::time::Duration;
 
 use url::{Host, Url};
 
-pub use exchange::Response;
 pub use resolve::{Resolver, SystemResolver};
 
 /// The whole request's time limit: resolution, connection, TLS, request and answer.
@@ -96,53 +96,90 @@ pub enum FetchError {
     #[error("TLS: {0}")]
     Tls(#[source] std::io::Error),
     #[error("HTTP: {0}")]
-    Http(#[source] hyper::Error),
+    Http(String),
     #[error("no complete answer within the time limit ({} s)", TIMEOUT.as_secs())]
     Timeout,
     #[error("answer ({status}) larger than {MAX_BODY_BYTES} bytes")]
     BodyTooLarge { status: http::StatusCode },
 }
 
-/// The outbound HTTP client for client-supplied URLs (see the module's rules).
+/// The outbound HTTP client for client-supplied URLs (see the module's rules): the checks here,
+/// the one exchange on a connection to a checked address through an [`Exchange`].
 #[derive(Debug, Clone)]
 pub struct Fetcher {
     allowed: AllowedHosts,
     resolver: Arc<dyn Resolver>,
     timeout: Duration,
-    /// TLS trusting other roots than the system's ([`Self::with_roots`]); `None`: the system's.
-    tls: Option<Arc<rustls::ClientConfig>>,
+    exchange: Arc<dyn Exchange>,
 }
 
 /// Where a checked request goes.
 #[derive(Debug, Clone)]
-struct Target {
-    https: bool,
-    host: Host<String>,
+pub struct Target {
+    pub https: bool,
+    pub host: Host<String>,
     /// Every address the name resolved to, each checked: the connection tries them in order.
-    addresses: Vec<SocketAddr>,
+    pub addresses: Vec<SocketAddr>,
     /// `Host` header: the host and, when not the scheme's default, the port.
-    authority: String,
+    pub authority: String,
     /// The request target: path and query.
-    path_and_query: String,
+    pub path_and_query: String,
+}
+
+/// What is sent.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    pub method: http::Method,
+    pub content_type: Option<&'static str>,
+    pub accept: Option<&'static str>,
+    pub body: Vec<u8>,
+}
+
+/// An answer, redirects included (never followed).
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: http::StatusCode,
+    pub headers: http::HeaderMap,
+    /// At most [`MAX_BODY_BYTES`].
+    pub body: Vec<u8>,
+}
+
+/// One HTTP/1.1 exchange with a checked target, on a connection it opens itself to one of the
+/// target's addresses and no other (`token_adapters::outbound`: hyper on rustls). It reads at
+/// most [`MAX_BODY_BYTES`] of the answer and follows no redirect.
+#[async_trait::async_trait]
+pub trait Exchange: Send + Sync + std::fmt::Debug {
+    async fn send(&self, target: &Target, outgoing: Outgoing) -> Result<Response, FetchError>;
+}
+
+/// The exchange of a process given no HTTP client: every request fails to connect.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoExchange;
+
+#[async_trait::async_trait]
+impl Exchange for NoExchange {
+    async fn send(&self, _: &Target, _: Outgoing) -> Result<Response, FetchError> {
+        Err(FetchError::Connect(std::io::Error::other(
+            "this process has no outbound HTTP client",
+        )))
+    }
 }
 
 impl Fetcher {
-    pub fn new(allowed: AllowedHosts) -> Self {
+    /// The rules above for `allowed`, each request made by `exchange`.
+    pub fn new(allowed: AllowedHosts, exchange: Arc<dyn Exchange>) -> Self {
         Self {
             allowed,
             resolver: Arc::new(SystemResolver),
             timeout: TIMEOUT,
-            tls: None,
+            exchange,
         }
     }
 
-    /// https trusting `roots` only, instead of the system's certificates (tests: a server on
-    /// loopback with a certificate from a test authority). Nothing else about a request
-    /// changes: the name is still checked against the certificate.
-    #[must_use]
-    pub fn with_roots(mut self, roots: rustls::RootCertStore) -> Self {
-        self.tls = Some(exchange::client_config(roots));
-        self
+    /// A fetcher that calls nothing (the defaults of `Services`, before a binary gives it its
+    /// client).
+    pub fn unconnected() -> Self {
+        Self::new(AllowedHosts::none(), Arc::new(NoExchange))
     }
 
     /// Names resolved by `resolver` instead of the system's (tests of the address rules).
@@ -174,7 +211,7 @@ impl Fetcher {
         form: &[(&str, &str)],
     ) -> Result<Response, FetchError> {
         let body = serde_urlencoded::to_string(form).map_err(|_| FetchError::InvalidUrl)?;
-        let request = exchange::Outgoing {
+        let request = Outgoing {
             method: http::Method::POST,
             content_type: Some("application/x-www-form-urlencoded"),
             accept: None,
@@ -185,7 +222,7 @@ impl Fetcher {
 
     /// `GET url`, accepting `accept`.
     pub async fn get(&self, url: &str, accept: &'static str) -> Result<Response, FetchError> {
-        let request = exchange::Outgoing {
+        let request = Outgoing {
             method: http::Method::GET,
             content_type: None,
             accept: Some(accept),
@@ -194,10 +231,10 @@ impl Fetcher {
         self.send(url, request).await
     }
 
-    async fn send(&self, url: &str, request: exchange::Outgoing) -> Result<Response, FetchError> {
+    async fn send(&self, url: &str, request: Outgoing) -> Result<Response, FetchError> {
         let all = async {
             let target = self.target(url).await?;
-            exchange::send(&target, request, self.tls.as_ref()).await
+            self.exchange.send(&target, request).await
         };
         tokio::time::timeout(self.timeout, all)
             .await
@@ -263,6 +300,3 @@ impl Fetcher {
         })
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -129,11 +129,18 @@ impl KeyRingDocument {
         }
     }
 
-    /// Reads the document from Secrets Manager when `secret_arn` is given, otherwise from the
-    /// local key file under `data_dir`, creating it (with one key) on first use.
-    pub async fn load(secret_arn: Option<&str>, data_dir: &Path) -> Result<Self, KeyError> {
-        match secret_arn {
-            Some(arn) => Ok(serde_json::from_str(&fetch_secret(arn).await?)?),
+    /// Reads the document from its secret when one is given, otherwise from the local key file
+    /// under `data_dir`, creating it (with one key) on first use.
+    pub async fn load(secret: Option<&SecretRef>, data_dir: &Path) -> Result<Self, KeyError> {
+        match secret {
+            Some(secret) => {
+                let text = secret
+                    .store
+                    .secret_string(&secret.arn)
+                    .await
+                    .map_err(KeyError::Secret)?;
+                Ok(serde_json::from_str(&text)?)
+            }
             None => Self::load_or_create_local(
                 data_dir,
                 &crate::random::OsRandom,
@@ -255,8 +262,16 @@ pub(super) fn thumbprint(x: &str, y: &str) -> String {
     URL_SAFE_NO_PAD.encode(Sha256::digest(canonical.as_bytes()))
 }
 
-async fn fetch_secret(arn: &str) -> Result<String, KeyError> {
-    crate::aws_sdk::secret_string(arn)
-        .await
-        .map_err(KeyError::Secret)
+/// Where secrets are read (`token_adapters::secrets`: Secrets Manager).
+#[async_trait::async_trait]
+pub trait SecretStore: Send + Sync + std::fmt::Debug {
+    /// A secret's string value. The error carries the cause, never the secret.
+    async fn secret_string(&self, arn: &str) -> Result<String, String>;
+}
+
+/// A secret (`SIGNING_KEYS_SECRET_ARN`) and where it is read from.
+#[derive(Debug, Clone)]
+pub struct SecretRef {
+    pub arn: String,
+    pub store: std::sync::Arc<dyn SecretStore>,
 }

@@ -31,8 +31,8 @@ mod signer;
 mod source;
 
 pub use document::{
-    rotate_local, KeyRingDocument, ServerSecret, StoredKey, LOCAL_KEY_FILE, MAX_KEYS,
-    SERVER_SECRET_BYTES,
+    rotate_local, KeyRingDocument, SecretRef, SecretStore, ServerSecret, StoredKey, LOCAL_KEY_FILE,
+    MAX_KEYS, SERVER_SECRET_BYTES,
 };
 pub use jwk_set::{JwkSet, PublicJwk};
 pub use keyring::{KeyRing, SigningError};

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::OnceCell;
 
 use super::authenticated::{open_ring, Unauthenticated};
-use super::document::{KeyRingDocument, ServerSecret};
+use super::document::{KeyRingDocument, SecretRef, ServerSecret};
 use super::kms::Kms;
 use super::ring::{RING_MAX_STALENESS_SECONDS, RING_REFRESH_SECONDS};
 use super::rotation::KeyFactory;
@@ -59,7 +59,7 @@ struct Loaded {
 
 /// Where the secret document (the server secret, and the legacy ring) is read from.
 struct DocumentLocation {
-    secret_arn: Option<String>,
+    secret: Option<SecretRef>,
     data_dir: PathBuf,
 }
 
@@ -151,11 +151,11 @@ impl SigningKeys {
         Ok(keys)
     }
 
-    /// Keys that read nothing yet: the secret document (from `secret_arn`, or the local key
+    /// Keys that read nothing yet: the secret document (from `secret`, or the local key
     /// file under `data_dir`) and the ring are read by [`Self::load`] or the first request.
     pub fn lazy(
         store: Arc<dyn SigningKeyRingStore>,
-        secret_arn: Option<String>,
+        secret: Option<SecretRef>,
         data_dir: PathBuf,
         backend: SigningBackend,
         clock: Arc<dyn Clock>,
@@ -165,10 +165,7 @@ impl SigningKeys {
             Some(Source {
                 store,
                 legacy: OnceCell::new(),
-                location: Some(DocumentLocation {
-                    secret_arn,
-                    data_dir,
-                }),
+                location: Some(DocumentLocation { secret, data_dir }),
                 backend,
                 clock,
             }),
@@ -336,7 +333,7 @@ impl Source {
                 // Boxed: the Secrets Manager call's future is deep, and every signing caller's
                 // future would be as deep.
                 Box::pin(KeyRingDocument::load(
-                    location.secret_arn.as_deref(),
+                    location.secret.as_ref(),
                     &location.data_dir,
                 ))
                 .await

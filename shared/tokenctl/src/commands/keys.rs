@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
+use token_adapters::secrets::signing_secret;
 use token_core::config::Config;
 use token_core::signing::revocation;
 use token_core::signing::ring::Plan;
@@ -16,8 +17,11 @@ use crate::error::{CliError, Failure};
 use crate::output::Output;
 
 pub async fn run(command: KeysCommand, config: &Config) -> Result<Output, CliError> {
-    let legacy =
-        KeyRingDocument::load(config.signing.secret_arn.as_deref(), &config.data_dir).await?;
+    let legacy = KeyRingDocument::load(
+        signing_secret(config.signing.secret_arn.as_ref()).as_ref(),
+        &config.data_dir,
+    )
+    .await?;
     let store = token_store::open_signing_key_ring(&config.store_location()).await?;
     match command {
         KeysCommand::List => {
@@ -26,7 +30,7 @@ pub async fn run(command: KeysCommand, config: &Config) -> Result<Output, CliErr
             Ok(Output::list(json!(keys), text))
         }
         KeysCommand::Revoke { kid } => {
-            let backend = token_core::bootstrap::signing_backend(&config.signing).await;
+            let backend = token_adapters::bootstrap::signing_backend(&config.signing).await;
             let factory = backend.factory(&legacy.server_secret()?);
             let done =
                 revocation::revoke(store.as_ref(), &factory, &legacy, &kid, SystemClock.now())
@@ -60,7 +64,7 @@ pub async fn run(command: KeysCommand, config: &Config) -> Result<Output, CliErr
             )),
         },
         KeysCommand::Rotate => {
-            let backend = token_core::bootstrap::signing_backend(&config.signing).await;
+            let backend = token_adapters::bootstrap::signing_backend(&config.signing).await;
             let factory = backend.factory(&legacy.server_secret()?);
             let clock: Arc<dyn Clock> = Arc::new(SystemClock);
             let done = rotation::rotate(store.as_ref(), &factory, &legacy, clock.now()).await?;

@@ -11,7 +11,7 @@ use crate::error::CliError;
 use crate::output::Output;
 
 pub async fn run(command: SessionsCommand, config: &Config) -> Result<Output, CliError> {
-    let services = token_core::bootstrap::services(config)
+    let services = token_adapters::bootstrap::services(config)
         .await
         .map_err(|error| CliError::other(format!("starting the service: {error:#}")))?;
     match command {

@@ -7,6 +7,11 @@ use std::sync::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
+use std::net::IpAddr;
+use std::time::Duration;
+
+use token_core::outbound::{Resolver, MAX_BODY_BYTES, TIMEOUT};
+
 use super::*;
 
 /// Resolves every name to `answers`, counting lookups.
@@ -89,7 +94,7 @@ async fn server(response: &'static [u8]) -> (u16, Arc<Mutex<Vec<String>>>) {
 const OK: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
 
 fn allowing(entries: &str) -> Fetcher {
-    Fetcher::new(AllowedHosts::parse(entries).unwrap())
+    fetcher(AllowedHosts::parse(entries).unwrap())
 }
 
 #[test]
@@ -109,15 +114,13 @@ fn allowed_hosts_are_host_port_pairs() {
 async fn http_is_refused_unless_the_host_is_allowed() {
     let (port, seen) = server(OK).await;
     let url = format!("http://127.0.0.1:{port}/logout");
-    let refused = Fetcher::new(AllowedHosts::none())
-        .post_form(&url, &[])
-        .await;
+    let refused = fetcher(AllowedHosts::none()).post_form(&url, &[]).await;
     assert!(
         matches!(refused, Err(FetchError::SchemeNotAllowed)),
         "{refused:?}"
     );
     for url in ["ftp://example.com/x", "file:///etc/passwd", "gopher://x/"] {
-        let refused = Fetcher::new(AllowedHosts::none()).get(url, "*/*").await;
+        let refused = fetcher(AllowedHosts::none()).get(url, "*/*").await;
         assert!(
             matches!(refused, Err(FetchError::SchemeNotAllowed)),
             "{url}"
@@ -138,16 +141,14 @@ async fn https_to_an_internal_address_is_refused_before_connecting() {
         "0.0.0.0",
     ] {
         let url = format!("https://{host}:{port}/logout");
-        let refused = Fetcher::new(AllowedHosts::none())
-            .post_form(&url, &[])
-            .await;
+        let refused = fetcher(AllowedHosts::none()).post_form(&url, &[]).await;
         assert!(
             matches!(refused, Err(FetchError::AddressNotAllowed { .. })),
             "{url}: {refused:?}"
         );
     }
     // Decimal and other spellings parse to the same address.
-    let refused = Fetcher::new(AllowedHosts::none())
+    let refused = fetcher(AllowedHosts::none())
         .get(&format!("https://2130706433:{port}/"), "*/*")
         .await;
     assert!(matches!(refused, Err(FetchError::AddressNotAllowed { .. })));
@@ -157,7 +158,7 @@ async fn https_to_an_internal_address_is_refused_before_connecting() {
 #[tokio::test]
 async fn a_name_with_any_internal_address_is_refused() {
     let resolver = FakeResolver::new(&["93.184.215.14", "10.0.0.7"], &[]);
-    let fetcher = Fetcher::new(AllowedHosts::none()).with_resolver(resolver);
+    let fetcher = super::fetcher(AllowedHosts::none()).with_resolver(resolver);
     let refused = fetcher.post_form("https://rp.example/logout", &[]).await;
     match refused {
         Err(FetchError::AddressNotAllowed { address, why }) => {
@@ -167,7 +168,7 @@ async fn a_name_with_any_internal_address_is_refused() {
         other => panic!("{other:?}"),
     }
     let resolver = FakeResolver::new(&["::1"], &[]);
-    let fetcher = Fetcher::new(AllowedHosts::none()).with_resolver(resolver);
+    let fetcher = super::fetcher(AllowedHosts::none()).with_resolver(resolver);
     let refused = fetcher.get("https://localhost.rp.example/", "*/*").await;
     assert!(matches!(
         refused,
@@ -239,8 +240,7 @@ async fn redirects_are_answers_never_followed() {
 #[tokio::test]
 async fn a_silent_server_times_out() {
     let (port, _) = server(b"").await;
-    let mut fetcher = allowing(&format!("127.0.0.1:{port}"));
-    fetcher.timeout = Duration::from_millis(300);
+    let fetcher = allowing(&format!("127.0.0.1:{port}")).with_timeout(Duration::from_millis(300));
     let started = std::time::Instant::now();
     let outcome = fetcher
         .get(&format!("http://127.0.0.1:{port}/"), "*/*")

@@ -20,7 +20,9 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 
-use super::{MailError, Mailer, OtpMail};
+use token_core::mail::{MailError, Mailer, OtpMail};
+
+use super::{smtp_error, to_message};
 
 /// How long one whole send (connect, TLS, every command) may take before it fails and the
 /// request answers 503, rather than holding the request until the function's own timeout.
@@ -153,7 +155,7 @@ impl SmtpMailer {
         from: Mailbox,
         timeout: Duration,
     ) -> Result<Self, MailError> {
-        let tls_parameters = || TlsParameters::new(url.host.clone());
+        let tls_parameters = || TlsParameters::new(url.host.clone()).map_err(smtp_error);
         let tls = match url.tls {
             TlsMode::Opportunistic => Tls::Opportunistic(tls_parameters()?),
             TlsMode::StartTls => Tls::Required(tls_parameters()?),
@@ -188,12 +190,13 @@ impl fmt::Debug for SmtpMailer {
 #[async_trait]
 impl Mailer for SmtpMailer {
     async fn send(&self, message: &OtpMail) -> Result<(), MailError> {
-        let email = message.to_message(&self.from)?;
+        let email = to_message(message, &self.from)?;
         // lettre's own timeout bounds only the TCP connect; a server that accepts and then
         // stalls must fail within the bound all the same.
         tokio::time::timeout(self.timeout, self.transport.send(email))
             .await
-            .map_err(|_| MailError::TimedOut(self.timeout))??;
+            .map_err(|_| MailError::TimedOut(self.timeout))?
+            .map_err(smtp_error)?;
         tracing::info!(server = %self.server, "one-time password mail sent");
         Ok(())
     }
@@ -303,10 +306,10 @@ mod tests {
         let url = SmtpUrl::parse(&format!("smtp://127.0.0.1:{}", refusing_server())).unwrap();
         let mailer = SmtpMailer::new(&url, "no-reply@example.com".parse().unwrap()).unwrap();
         let mail = OtpMail {
-            to: crate::domain::ChannelHandle::parse("victim@example.com").unwrap(),
+            to: token_domain::ChannelHandle::parse("victim@example.com").unwrap(),
             app_name: "App".to_owned(),
             link: None,
-            password: crate::domain::OneTimePassword::generate(&crate::random::OsRandom),
+            password: token_domain::OneTimePassword::generate(&token_domain::random::OsRandom),
         };
         let error = mailer.send(&mail).await.unwrap_err();
         // Everything a logger could print: the error and its whole source chain.

@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use lettre::message::Mailbox;
 
-use super::{InvalidSmtpUrl, MailError, Mailer, OutboxMailer, SmtpMailer, SmtpUrl};
-use crate::config::Config;
-use crate::domain::Geolocation;
+use token_core::config::Config;
+use token_core::mail::{MailError, Mailer};
+use token_domain::Geolocation;
+
+use super::{InvalidSmtpUrl, OutboxMailer, SmtpMailer, SmtpUrl};
 
 #[derive(Debug, Clone)]
 pub struct MailConfig {
@@ -33,7 +35,7 @@ pub enum MailConfigError {
 
 /// The secret's string. Errors carry the SDK's context, never the secret.
 pub(super) async fn fetch_secret_string(arn: &str) -> Result<String, MailConfigError> {
-    crate::aws_sdk::secret_string(arn)
+    crate::secrets::secret_string(arn)
         .await
         .map(|url| url.trim().to_owned())
         .map_err(MailConfigError::Secret)

@@ -11,23 +11,21 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::clock::{Clock, SystemClock};
-use crate::config::Config;
-use crate::context::Context;
-use crate::jwt::AccessTokenCodec;
-use crate::logout_delivery::{
-    Deliverer, InProcessLogoutQueue, LogoutQueue, RetrySchedule, SqsLogoutQueue,
-};
-use crate::mail::{MailConfig, StartMail};
-use crate::outbound::Fetcher;
-use crate::services::Services;
 use serde_json::{json, Value};
+use token_core::config::{Config, SigningKeysKind, SigningSection};
+use token_core::context::Context;
+use token_core::jwt::AccessTokenCodec;
+use token_core::logout_delivery::{Deliverer, InProcessLogoutQueue, LogoutQueue, RetrySchedule};
+use token_core::services::Services;
+use token_core::signing::ring::Plan;
+use token_core::signing::{self, KeyError, KeyRingDocument, SigningBackend, SigningKeys};
+use token_domain::clock::{Clock, SystemClock};
+use token_store::Readiness;
 
-use crate::config::{SigningKeysKind, SigningSection};
-use crate::signing::kms::Kms;
-use crate::signing::ring::Plan;
-use crate::signing::{self, KeyError, KeyRingDocument, SigningBackend, SigningKeys};
-use crate::store::Readiness;
+use crate::mail::{MailConfig, StartMail};
+use crate::outbound::fetcher;
+use crate::secrets::signing_secret;
+use crate::sqs::SqsLogoutQueue;
 
 /// The local server's and tokenctl's start: everything read and checked before it returns.
 pub async fn services(config: &Config) -> anyhow::Result<Arc<Services>> {
@@ -43,7 +41,7 @@ pub async fn lambda_services(config: &Config) -> anyhow::Result<Arc<Services>> {
 
 async fn start(config: &Config, readiness: Readiness) -> anyhow::Result<Arc<Services>> {
     if !config.telemetry.metrics {
-        crate::measure::switch_off();
+        token_core::measure::switch_off();
     }
     let eager = readiness == Readiness::AtStart;
     // The cache and the services share one clock, so the cache's bound is the clock's time.
@@ -53,12 +51,12 @@ async fn start(config: &Config, readiness: Readiness) -> anyhow::Result<Arc<Serv
     // the keys: it is read while they are.
     let store_and_keys = async {
         let (store, ring_store) =
-            crate::store::open_with_ring(&config.store_location(), readiness).await?;
+            token_store::open_with_ring(&config.store_location(), readiness).await?;
         let store =
-            crate::store::cached::wrap(store, clock.clone(), config.store.read_cache_seconds);
+            token_store::cached::wrap(store, clock.clone(), config.store.read_cache_seconds);
         let keys = SigningKeys::lazy(
             ring_store,
-            config.signing.secret_arn.clone(),
+            signing_secret(config.signing.secret_arn.as_ref()),
             config.data_dir.clone(),
             signing_backend(&config.signing).await,
             clock.clone(),
@@ -106,7 +104,7 @@ async fn start(config: &Config, readiness: Readiness) -> anyhow::Result<Arc<Serv
     let logout_queue = logout_queue(config, &ctx).await;
     Ok(Arc::new(
         Services::new(ctx, codec, config.policy.clone())
-            .with_document_fetcher(Fetcher::new(config.outbound_allowed_hosts.clone()))
+            .with_document_fetcher(fetcher(config.outbound_allowed_hosts.clone()))
             .with_mailer(mail.mailer()?)
             .with_logout_queue(logout_queue),
     ))
@@ -115,10 +113,10 @@ async fn start(config: &Config, readiness: Readiness) -> anyhow::Result<Arc<Serv
 /// The `logout-delivery` function's start: its store opened without the warm-up read (its role
 /// may only write audit events) and the outbound rules of the configuration.
 pub async fn logout_deliverer(config: &Config) -> anyhow::Result<Deliverer> {
-    let store = crate::store::open_cold(&config.store_location()).await?;
+    let store = token_store::open_cold(&config.store_location()).await?;
     Ok(Deliverer::new(
         Context::new(store),
-        Fetcher::new(config.outbound_allowed_hosts.clone()),
+        fetcher(config.outbound_allowed_hosts.clone()),
     ))
 }
 
@@ -129,10 +127,7 @@ async fn logout_queue(config: &Config, ctx: &Context) -> Arc<dyn LogoutQueue> {
     match &queue.logout_queue_url {
         Some(url) => Arc::new(SqsLogoutQueue::connect(url, queue.sqs_endpoint.as_deref()).await),
         None => Arc::new(InProcessLogoutQueue::new(
-            Deliverer::new(
-                ctx.clone(),
-                Fetcher::new(config.outbound_allowed_hosts.clone()),
-            ),
+            Deliverer::new(ctx.clone(), fetcher(config.outbound_allowed_hosts.clone())),
             RetrySchedule::production(),
         )),
     }
@@ -160,7 +155,7 @@ pub async fn signing_backend(signing: &SigningSection) -> SigningBackend {
     match signing.keys {
         SigningKeysKind::Local => SigningBackend::Local,
         SigningKeysKind::Kms => SigningBackend::Kms(
-            Kms::connect(signing.kms_endpoint.as_deref(), &signing.key_ring_name).await,
+            crate::kms::connect(signing.kms_endpoint.as_deref(), &signing.key_ring_name).await,
         ),
     }
 }
@@ -169,9 +164,12 @@ pub async fn signing_backend(signing: &SigningSection) -> SigningBackend {
 /// rotation step. A rotation that is not due (the `next` key too recent: a retried or doubled
 /// invocation) is a success that changes nothing.
 pub async fn rotate_keys(config: &Config) -> Result<Value, KeyError> {
-    let legacy =
-        KeyRingDocument::load(config.signing.secret_arn.as_deref(), &config.data_dir).await?;
-    let store = crate::store::open_signing_key_ring(&config.store_location()).await?;
+    let legacy = KeyRingDocument::load(
+        signing_secret(config.signing.secret_arn.as_ref()).as_ref(),
+        &config.data_dir,
+    )
+    .await?;
+    let store = token_store::open_signing_key_ring(&config.store_location()).await?;
     let backend = signing_backend(&config.signing).await;
     let factory = backend.factory(&legacy.server_secret()?);
     let done =
@@ -187,7 +185,7 @@ pub async fn rotate_keys(config: &Config) -> Result<Value, KeyError> {
     tracing::info!(%outcome, version = ?done.version, "signing key rotation");
     if !matches!(done.plan, Plan::NotDue { .. }) {
         let active = done.ring.active().ok().map(|k| k.kid.as_str());
-        crate::audit::key_rotated(
+        token_core::audit::key_rotated(
             &config.store_location(),
             active,
             done.ring.next_key().map(|k| k.kid.as_str()),

@@ -14,10 +14,10 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
-use crate::config::TelemetrySection;
+use token_core::config::TelemetrySection;
 
 /// The level when `RUST_LOG` is unset, empty or invalid.
-pub use crate::config::DEFAULT_LOG_DIRECTIVES as DEFAULT_DIRECTIVES;
+pub use token_core::config::DEFAULT_LOG_DIRECTIVES as DEFAULT_DIRECTIVES;
 
 /// The most each of these targets (and the targets under it) may log. What they print above
 /// the ceiling, read in lambda_runtime 1.5 / lambda_http 1.3 / aws-smithy-runtime 1.16:

@@ -11,24 +11,7 @@ use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
 use url::Host;
 
-use super::{FetchError, Target, MAX_BODY_BYTES};
-
-/// What is sent.
-pub(super) struct Outgoing {
-    pub method: http::Method,
-    pub content_type: Option<&'static str>,
-    pub accept: Option<&'static str>,
-    pub body: Vec<u8>,
-}
-
-/// An answer, redirects included (never followed).
-#[derive(Debug, Clone)]
-pub struct Response {
-    pub status: http::StatusCode,
-    pub headers: http::HeaderMap,
-    /// At most [`MAX_BODY_BYTES`].
-    pub body: Bytes,
-}
+use token_core::outbound::{FetchError, Outgoing, Response, Target, MAX_BODY_BYTES};
 
 /// `tls`: the configuration to use instead of the system roots' one.
 pub(super) async fn send(
@@ -90,20 +73,17 @@ where
 {
     let (mut sender, connection) = hyper::client::conn::http1::handshake(io)
         .await
-        .map_err(FetchError::Http)?;
+        .map_err(http_error)?;
     // Aborted when this function returns or its caller's timeout drops it, so a stalled peer
     // cannot keep a task alive.
     let driver = AbortOnDrop(tokio::spawn(connection));
-    let response = sender
-        .send_request(request)
-        .await
-        .map_err(FetchError::Http)?;
+    let response = sender.send_request(request).await.map_err(http_error)?;
     let (parts, body) = response.into_parts();
     let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(error) => {
             return Err(match error.downcast::<hyper::Error>() {
-                Ok(error) => FetchError::Http(*error),
+                Ok(error) => http_error(*error),
                 Err(_) => FetchError::BodyTooLarge {
                     status: parts.status,
                 },
@@ -114,8 +94,12 @@ where
     Ok(Response {
         status: parts.status,
         headers: parts.headers,
-        body,
+        body: body.to_vec(),
     })
+}
+
+fn http_error(error: hyper::Error) -> FetchError {
+    FetchError::Http(error.to_string())
 }
 
 struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);

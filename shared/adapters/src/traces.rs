@@ -16,7 +16,7 @@ use tracing_subscriber::filter::{filter_fn, FilterExt, Targets};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::Layer;
 
-use crate::config::TelemetrySection;
+use token_core::config::TelemetrySection;
 
 static PROVIDER: OnceLock<SdkTracerProvider> = OnceLock::new();
 

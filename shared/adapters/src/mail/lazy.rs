@@ -11,7 +11,9 @@ use lettre::message::Mailbox;
 use tokio::sync::OnceCell;
 
 use super::config::MailConfigError;
-use super::{MailError, Mailer, OtpMail, SmtpMailer, SmtpUrl};
+use token_core::mail::{MailError, Mailer, OtpMail};
+
+use super::{SmtpMailer, SmtpUrl};
 
 /// Reads the SMTP URL (the secret's string).
 pub type UrlSource =

@@ -11,7 +11,9 @@ use async_trait::async_trait;
 use lettre::message::Mailbox;
 use uuid::Uuid;
 
-use super::{MailError, Mailer, OtpMail};
+use token_core::mail::{MailError, Mailer, OtpMail};
+
+use super::to_message;
 
 #[derive(Debug, Clone)]
 pub struct OutboxMailer {
@@ -35,7 +37,7 @@ impl OutboxMailer {
     /// is in sending order, and end with a random UUID, so concurrent writers never collide
     /// (the file is created exclusively all the same).
     pub async fn write(&self, message: &OtpMail) -> Result<PathBuf, MailError> {
-        let raw = message.to_message(&self.from)?.formatted();
+        let raw = to_message(message, &self.from)?.formatted();
         let millis = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis())
