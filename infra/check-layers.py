@@ -24,7 +24,14 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CRATES = ["shared/domain", "shared/store", "shared/store-conformance", "shared/core", "shared/http"]
+CRATES = [
+    "shared/domain",
+    "shared/store",
+    "shared/store-conformance",
+    "shared/core",
+    "shared/adapters",
+    "shared/http",
+]
 
 # docs/layout.md's rules as data: per crate, a top-level module's `never` (modules it must not
 # import) or `only` (the modules it may import, nothing else).

@@ -182,6 +182,13 @@ step_env_reads() {
 	infra/check-env-reads.sh
 }
 
+# --- Step: core dependencies -----------------------------------------------------------------
+# The protocol layer links no adapter's library (docs/layout.md): a cargo tree of token-core.
+step_core_dependencies() {
+	step "infra/check-core-dependencies.sh (no AWS SDK, lettre, hyper, rustls, OTLP or lambda_http in token-core)"
+	infra/check-core-dependencies.sh
+}
+
 # --- Step: lints -------------------------------------------------------------------------------
 # Clippy rides on the build instead of a `cargo clippy` pass of its own: clippy-driver, as the
 # workspace's rustc wrapper, lints each workspace crate while compiling it (what `cargo clippy`
@@ -265,6 +272,7 @@ STEPS=(
 	step_comments
 	step_cookies
 	step_env_reads
+	step_core_dependencies
 	step_dynamodb_local
 	step_kms_local
 	step_build
