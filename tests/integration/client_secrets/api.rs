@@ -345,15 +345,7 @@ pub async fn the_secrets_scope_is_asked_for_by_name_lives_minutes_and_is_audited
         .await
         .1;
     assert_eq!(plain["scope"], "read", "never by default: {plain}");
-    let (status, body) = app
-        .token(&[
-            ("grant_type", "client_credentials"),
-            ("client_id", &client.id),
-            ("client_secret", &client.secret),
-            ("scope", "app-mgmt.secrets"),
-        ])
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.secrets_token_answer(&client).await;
     assert_eq!(body["scope"], "app-mgmt.secrets", "only what was named");
     assert_eq!(body["expires_in"], 300);
     let token = body["access_token"].as_str().unwrap().to_owned();

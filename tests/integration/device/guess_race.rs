@@ -1,6 +1,7 @@
 //! The verification page's guess limit under truly simultaneous guesses (part 20: counted before
 //! the lookup, a right code refunding its count): of 40 guesses sent at once from one address,
-//! one of them the real code, no more than the limit are looked up; the others are refused.
+//! one of them the real code, no more wrong ones than the limit are looked up; the others are
+//! refused.
 
 use super::page::{device_client, Page};
 use super::*;
@@ -57,9 +58,15 @@ async fn parallel_guesses_never_get_more_than_the_limit_looked_up(app: TestApp) 
         .iter()
         .filter(|(status, _)| *status == StatusCode::TOO_MANY_REQUESTS)
         .count();
+    // The right code gives its count back (part 20), so one more wrong guess may then be looked
+    // up in its place: the wrong ones never pass the limit.
+    let wrong = looked_up
+        .iter()
+        .filter(|html| html.contains("That code is not valid"))
+        .count();
     assert!(
-        looked_up.len() <= LIMIT,
-        "{} of {GUESSES} guesses were looked up under a limit of {LIMIT}",
+        wrong <= LIMIT && looked_up.len() <= LIMIT + 1,
+        "{wrong} wrong of {} guesses looked up of {GUESSES} under a limit of {LIMIT}",
         looked_up.len()
     );
     assert_eq!(

@@ -86,6 +86,14 @@ impl TestApp {
     /// An application token for the app's own secrets API: `client_credentials` naming
     /// `app-mgmt.secrets` (part 13).
     pub async fn secrets_token(&self, client: &TestClient) -> String {
+        self.secrets_token_answer(client).await["access_token"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// The whole token response of [`Self::secrets_token`].
+    pub async fn secrets_token_answer(&self, client: &TestClient) -> serde_json::Value {
         let (status, body) = self
             .token(&[
                 ("grant_type", "client_credentials"),
@@ -95,6 +103,6 @@ impl TestApp {
             ])
             .await;
         assert_eq!(status, StatusCode::OK, "client_credentials: {body}");
-        body["access_token"].as_str().unwrap().to_owned()
+        body
     }
 }

@@ -96,6 +96,15 @@ impl From<Exceeded> for AccountDenial {
     }
 }
 
+/// The sign-in interaction's refusal: this page's 429.
+impl From<crate::flows::sign_in::SlowDown> for AccountDenial {
+    fn from(slow: crate::flows::sign_in::SlowDown) -> Self {
+        Self::SlowDown {
+            retry_after: slow.retry_after,
+        }
+    }
+}
+
 pub type AccountError = Refusal<AccountDenial>;
 
 /// The fields the page's forms post. Holds a password: no `Debug`.

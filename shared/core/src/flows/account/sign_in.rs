@@ -4,7 +4,8 @@
 
 use std::net::IpAddr;
 
-use super::page::{AccountDenial, AccountError, AccountForm, AccountStep, SIGN_IN_FORM};
+use super::page::{AccountError, AccountForm, AccountStep, SIGN_IN_FORM};
+use crate::errors::Refusal;
 use crate::flows::sign_in::{
     self, form_token, nonce_form_token, Continue, Input, Interaction, Next, PageKeys, Shown,
 };
@@ -23,14 +24,12 @@ pub(super) async fn sign_in(
     let carried = form.pending.as_deref().unwrap_or_default();
     let code = form.code.as_deref().unwrap_or_default();
     let input = match action {
-        "sign_in" => Input::Identify {
-            login: form.login.as_deref().unwrap_or_default(),
-            password: form.password.as_deref().unwrap_or_default(),
-            passkey: form
-                .passkey_ceremony
-                .as_deref()
-                .zip(form.passkey_answer.as_deref()),
-        },
+        "sign_in" => Input::identify(
+            &form.login,
+            &form.password,
+            &form.passkey_ceremony,
+            &form.passkey_answer,
+        ),
         "sign_in_code" => Input::Code { carried, code },
         "sign_in_totp_confirm" => Input::Enrol {
             carried,
@@ -47,11 +46,7 @@ pub(super) async fn sign_in(
     };
     let next = sign_in::advance(services, interaction, input, source)
         .await
-        .map_err(|refusal| {
-            refusal.map_denied(|slow| AccountDenial::SlowDown {
-                retry_after: slow.retry_after,
-            })
-        })?;
+        .map_err(Refusal::widen)?;
     let csrf_token = || form_token(keys, SIGN_IN_FORM, nonce);
     Ok(match next {
         Next::SignedIn(signed_in) => AccountStep::Reload {

@@ -93,6 +93,15 @@ impl From<Exceeded> for RefusalReason {
     }
 }
 
+/// The sign-in interaction's refusal: the page's 429.
+impl From<crate::flows::sign_in::SlowDown> for RefusalReason {
+    fn from(slow: crate::flows::sign_in::SlowDown) -> Self {
+        Self::SlowDown {
+            retry_after: slow.retry_after,
+        }
+    }
+}
+
 /// An error back to the client, with this deployment as `iss` (RFC 9207).
 pub(super) fn redirect_to(services: &Services, redirect: &ErrorRedirect) -> AuthorizeStep {
     AuthorizeStep::Redirect(redirect.location(services.geolocation()))

@@ -130,14 +130,12 @@ pub async fn submit(
     } else if let Some(carried) = later(&form.code, Form::SecondFactor) {
         (Input::Code { carried, code }, true)
     } else if verified(Form::SignIn) {
-        let input = Input::Identify {
-            login: form.login.as_deref().unwrap_or_default(),
-            password: form.password.as_deref().unwrap_or_default(),
-            passkey: form
-                .passkey_ceremony
-                .as_deref()
-                .zip(form.passkey_answer.as_deref()),
-        };
+        let input = Input::identify(
+            &form.login,
+            &form.password,
+            &form.passkey_ceremony,
+            &form.passkey_answer,
+        );
         (input, true)
     } else {
         return Err(Refusal::Denied(RefusalReason::BadForm));
@@ -154,11 +152,7 @@ pub async fn submit(
     };
     let next = sign_in::advance_counted(services, interaction, input, source)
         .await
-        .map_err(|refusal| {
-            refusal.map_denied(|slow| RefusalReason::SlowDown {
-                retry_after: slow.retry_after,
-            })
-        })?;
+        .map_err(Refusal::widen)?;
     shown(services, keys, &client, pending, next).await
 }
 

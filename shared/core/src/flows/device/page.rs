@@ -92,6 +92,15 @@ impl From<Exceeded> for DeviceDenial {
     }
 }
 
+/// The sign-in interaction's refusal: this page's 429.
+impl From<crate::flows::sign_in::SlowDown> for DeviceDenial {
+    fn from(slow: crate::flows::sign_in::SlowDown) -> Self {
+        Self::SlowDown {
+            retry_after: slow.retry_after,
+        }
+    }
+}
+
 pub type DevicePageError = Refusal<DeviceDenial>;
 
 const WRONG_CODE: &str = "That code is not valid or has expired. Check the code on your device.";
@@ -253,16 +262,13 @@ async fn sign_in(
 ) -> Result<DeviceStep, DevicePageError> {
     let carried = form.pending.as_deref().unwrap_or_default();
     let typed = form.code.as_deref().unwrap_or_default();
-    let login = form.login.as_deref().unwrap_or_default();
     let input = match action {
-        "sign_in" => Input::Identify {
-            login,
-            password: form.password.as_deref().unwrap_or_default(),
-            passkey: form
-                .passkey_ceremony
-                .as_deref()
-                .zip(form.passkey_answer.as_deref()),
-        },
+        "sign_in" => Input::identify(
+            &form.login,
+            &form.password,
+            &form.passkey_ceremony,
+            &form.passkey_answer,
+        ),
         "sign_in_code" => Input::Code {
             carried,
             code: typed,
@@ -283,11 +289,7 @@ async fn sign_in(
     };
     let next = sign_in::advance(services, interaction, input, source)
         .await
-        .map_err(|refusal| {
-            refusal.map_denied(|slow| DeviceDenial::SlowDown {
-                retry_after: slow.retry_after,
-            })
-        })?;
+        .map_err(Refusal::widen)?;
     let csrf_token = || form_token(keys, CODE_FORM, nonce);
     Ok(match next {
         Next::SignedIn(signed_in) => {

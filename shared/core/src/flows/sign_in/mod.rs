@@ -62,6 +62,23 @@ pub enum Input<'a> {
     Enrolled { carried: &'a str },
 }
 
+impl<'a> Input<'a> {
+    /// The sign-in form's fields as the pages' forms read them (each absent one empty): a
+    /// passkey's ceremony and answer when both were sent, else the login and password.
+    pub fn identify(
+        login: &'a Option<String>,
+        password: &'a Option<String>,
+        passkey_ceremony: &'a Option<String>,
+        passkey_answer: &'a Option<String>,
+    ) -> Self {
+        Self::Identify {
+            login: login.as_deref().unwrap_or_default(),
+            password: password.as_deref().unwrap_or_default(),
+            passkey: passkey_ceremony.as_deref().zip(passkey_answer.as_deref()),
+        }
+    }
+}
+
 /// What the page shows next, `carried` being the sealed [`State`] its form sends back.
 #[derive(Debug)]
 pub enum Shown {
@@ -270,15 +287,7 @@ async fn after_password(
         AfterPassword::SignedIn => {
             Ok(signed_in(services, interaction, user.id, AuthMethod::PASSWORD).await?)
         }
-        AfterPassword::Code => {
-            let step = second_factor::new_step_id(services.ctx.random.as_ref());
-            let state = State::SecondFactor {
-                user: user.id,
-                step,
-            };
-            let carried = carrier::seal(services, interaction, &state).await?;
-            Ok(shown(carried, Step::SecondFactor { error: None }))
-        }
+        AfterPassword::Code => code_page(services, interaction, user).await,
         AfterPassword::Enrol => {
             let state = State::Enrol { user: user.id };
             let carried = carrier::seal(services, interaction, &state).await?;
@@ -297,6 +306,22 @@ async fn after_password(
             Some(second_factor::USE_YOUR_PASSKEY),
         )),
     }
+}
+
+/// The code page of a new password step: its own id, which the codes typed after it count
+/// against.
+async fn code_page(
+    services: &Services,
+    interaction: Interaction<'_>,
+    user: &User,
+) -> Result<Next, SignInError> {
+    let step = second_factor::new_step_id(services.ctx.random.as_ref());
+    let state = State::SecondFactor {
+        user: user.id,
+        step,
+    };
+    let carried = carrier::seal(services, interaction, &state).await?;
+    Ok(shown(carried, Step::SecondFactor { error: None }))
 }
 
 async fn code_step(
@@ -367,13 +392,7 @@ async fn enrol_step(
         )),
         // Too old, or an app set up meanwhile (another tab): the code page, for that app.
         Confirmation::Stale if second_factor::is_enrolled(services, user).await? => {
-            let step = second_factor::new_step_id(services.ctx.random.as_ref());
-            let state = State::SecondFactor {
-                user: user.id,
-                step,
-            };
-            let carried = carrier::seal(services, interaction, &state).await?;
-            Ok(shown(carried, Step::SecondFactor { error: None }))
+            code_page(services, interaction, user).await
         }
         Confirmation::Stale => Ok(Next::Restart),
     }
