@@ -172,7 +172,7 @@ async fn secrets_added_by_the_app_and_by_an_administrator_are_counted_apart(
 ) {
     use crate::client_secrets::api::add;
     let client = app.create_client("read").await;
-    let token = app.app_token(&client).await;
+    let token = app.secrets_token(&client).await;
     let before = Scrape::of_recorder(&metrics);
 
     let (status, body) = add(&app, &client.id, Some(&token), None).await;

@@ -18,6 +18,8 @@ static ONE_FLOOD_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_n
 /// What one item may take at that load (DynamoDB allows about 1,000 writes a second).
 const HOT_ITEM_WRITES: usize = 500;
 const CLIENT_COUNTERS: &str = "RATE#client#";
+/// "Retrying the same request is safe" (the 503's own words): a caller's retries of one grant.
+const RETRIES_AFTER_503: usize = 2;
 
 /// `GRANTS` client_credentials grants, `CALLERS` at a time: their statuses and the counter
 /// writes (`UpdateItem`) per counter item.
@@ -35,7 +37,18 @@ async fn flood(
     let (statuses, calls) = counted
         .calls_of("one client's grants", async {
             stream::iter(0..GRANTS)
-                .map(|_| async { app.token(&form).await.0 })
+                .map(|_| async {
+                    // As a client would: a 503 (DynamoDB Local answering a write later than
+                    // the store's timeouts, on a loaded machine) is retried, and must then pass.
+                    let mut status = app.token(&form).await.0;
+                    for _ in 0..RETRIES_AFTER_503 {
+                        if status != StatusCode::SERVICE_UNAVAILABLE {
+                            break;
+                        }
+                        status = app.token(&form).await.0;
+                    }
+                    status
+                })
                 .buffer_unordered(CALLERS)
                 .collect::<Vec<_>>()
                 .await
@@ -64,9 +77,11 @@ async fn a_busy_clients_counter_is_spread_over_sixteen_items() {
         return;
     };
     let (statuses, writes) = flood(&counted, &client).await;
+    let refused: Vec<&StatusCode> = statuses.iter().filter(|s| **s != StatusCode::OK).collect();
     assert!(
-        statuses.iter().all(|status| *status == StatusCode::OK),
-        "within the limit every grant passes"
+        refused.is_empty(),
+        "within the limit every grant passes: {} refused, {refused:?}",
+        refused.len()
     );
     assert_eq!(writes.len(), 16, "16 counters: {writes:?}");
     // One count a grant. The proxy sees each attempt, and on a loaded machine the SDK retries a
