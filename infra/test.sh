@@ -184,6 +184,8 @@ step_env_reads() {
 
 # --- Step: core dependencies -----------------------------------------------------------------
 # The protocol layer links no adapter's library (docs/layout.md): a cargo tree of token-core.
+# After the build, whose fetch fills the registry that the check's offline `cargo tree` reads
+# (on a fresh machine it is empty before).
 step_core_dependencies() {
 	step "infra/check-core-dependencies.sh (no AWS SDK, lettre, hyper, rustls, OTLP or lambda_http in token-core)"
 	infra/check-core-dependencies.sh
@@ -272,10 +274,10 @@ STEPS=(
 	step_comments
 	step_cookies
 	step_env_reads
-	step_core_dependencies
 	step_dynamodb_local
 	step_kms_local
 	step_build
+	step_core_dependencies
 	step_templates_result
 	step_cargo_lambda
 	step_relying_parties
