@@ -55,6 +55,8 @@ async fn token(
         audience: Vec::new(),
         act: None,
         client_url: None,
+        auth_time: None,
+        amr: Vec::new(),
     };
     match floor.codec.encode(&record).await {
         Ok(access_token) => Json(serde_json::json!({

@@ -9,11 +9,15 @@ mod authorize;
 mod backchannel;
 mod code_races;
 mod code_reuse;
+mod factor_changes;
 mod logout;
+mod logout_confirm;
 mod logout_plan;
 mod mfa_policy;
+mod own_factor;
 mod scopes;
 pub(crate) mod second_factor;
+mod session_cookie;
 mod sessions;
 mod userinfo;
 

@@ -7,6 +7,7 @@
 //! something new, `policy` a deployment with `RESOURCES` set.
 
 mod code_flow;
+mod consent;
 mod grants;
 mod policy;
 

@@ -193,9 +193,11 @@ mod budgets {
         assert_eq!(calls.count("GetItem"), 0, "the client is cached");
     }
 
-    /// 3: the attempt counted before the password is checked (docs/decisions.md, Lockout), the
-    /// user read with its login item, and the family's transaction, which takes the attempt back;
-    /// plus two rate limits (the client's, the source address's).
+    /// 5: the attempt counted before the password is checked (docs/decisions.md, Lockout), the
+    /// user read with its login item, their authenticator app and passkeys (a user's own factor
+    /// refuses the grant: docs/decisions.md, "Sign-in factors are required of whoever has
+    /// them"), and the family's transaction, which takes the attempt back; plus two rate limits
+    /// (the client's, the source address's).
     pub async fn user_password(c: Counted) {
         let client = c.app.create_client("read").await;
         let login = format!("user-{}@example.com", Uuid::new_v4().simple());
@@ -206,11 +208,17 @@ mod budgets {
             .await;
         assert_within(
             &calls,
-            3 + 2 * RATE_LIMIT,
-            "password (the attempt, the user, the family with the refund + two rate limits)",
+            5 + 2 * RATE_LIMIT,
+            "password (the attempt, the user, their authenticator app and passkeys, the family \
+             with the refund + two rate limits)",
         );
         assert_write_units(&calls, PASSWORD_UNITS, "password");
-        assert_eq!(calls.count("GetItem"), 1, "the login item holds the user");
+        assert_eq!(
+            calls.count("GetItem"),
+            2,
+            "the login item holds the user; the authenticator app's item"
+        );
+        assert_eq!(calls.count("Query"), 1, "the user's passkeys");
         assert_eq!(calls.count("TransactWriteItems"), 1);
         assert_eq!(
             calls.count("UpdateItem"),

@@ -111,9 +111,10 @@ async fn enrolled_from_the_account_page(backend: Backend) {
         .unwrap()
         .is_some());
 
+    // Enrolled from a password sign-in: changing factors again needs a sign-in with both.
     browser.goto(&app.url("/oauth2/v0/account")).await.unwrap();
     browser
-        .wait_for_text("Remove the authenticator app")
+        .wait_for_text("Sign in again to change how you sign in")
         .await
         .unwrap();
     sign_out(&browser).await;

@@ -17,6 +17,7 @@ use crate::amr::AuthMethod;
 use crate::clock::UnixTime;
 use crate::ids::{ClientId, PrincipalId};
 use crate::random::{RandomExt, RandomSource};
+use crate::resource::Resource;
 use crate::scopes::Scopes;
 use crate::secrets::TokenHash;
 
@@ -255,18 +256,34 @@ pub struct Consent {
     pub client_id: ClientId,
     pub scopes: Scopes,
     pub granted_at: UnixTime,
+    /// The resources (RFC 8707) the user approved the app's access to, as the consent page
+    /// named them. Consents remembered before resources were remembered read none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<Resource>,
 }
 
 impl Consent {
-    pub fn covers(&self, requested: &Scopes) -> bool {
-        requested.is_subset_of(&self.scopes)
+    /// Whether a request for `scopes` at `resources` asks for nothing the user has not
+    /// approved: every scope and every resource among the approved ones.
+    pub fn covers(&self, scopes: &Scopes, resources: &[Resource]) -> bool {
+        scopes.is_subset_of(&self.scopes)
+            && resources
+                .iter()
+                .all(|resource| self.resources.contains(resource))
     }
 
-    /// This consent widened by a new approval: the scopes of both.
-    pub fn widened(&self, approved: &Scopes, now: UnixTime) -> Self {
+    /// This consent widened by a new approval: the scopes and resources of both.
+    pub fn widened(&self, scopes: &Scopes, resources: &[Resource], now: UnixTime) -> Self {
+        let mut widened = self.resources.clone();
+        for resource in resources {
+            if !widened.contains(resource) {
+                widened.push(resource.clone());
+            }
+        }
         Self {
-            scopes: self.scopes.union(approved),
+            scopes: self.scopes.union(scopes),
             granted_at: now,
+            resources: widened,
             ..self.clone()
         }
     }
@@ -383,11 +400,26 @@ mod tests {
             client_id: ClientId::new(OsRandom.uuid()),
             scopes: Scopes::parse("openid profile").unwrap(),
             granted_at: 0,
+            resources: Vec::new(),
         };
-        assert!(consent.covers(&Scopes::parse("openid").unwrap()));
-        assert!(consent.covers(&Scopes::empty()));
-        assert!(!consent.covers(&Scopes::parse("openid email").unwrap()));
-        let wider = consent.widened(&Scopes::parse("email").unwrap(), 5);
-        assert!(wider.covers(&Scopes::parse("openid email profile").unwrap()));
+        let scopes = |text| Scopes::parse(text).unwrap();
+        let resource = |text| Resource::parse(text).unwrap();
+        let (mcp, other) = (
+            resource("https://mcp.example.com/mcp"),
+            resource("https://other.example.com/"),
+        );
+        assert!(consent.covers(&scopes("openid"), &[]));
+        assert!(consent.covers(&Scopes::empty(), &[]));
+        assert!(!consent.covers(&scopes("openid email"), &[]));
+        assert!(
+            !consent.covers(&scopes("openid"), std::slice::from_ref(&mcp)),
+            "a resource never approved"
+        );
+        let wider = consent.widened(&scopes("email"), std::slice::from_ref(&mcp), 5);
+        assert!(wider.covers(&scopes("openid email profile"), std::slice::from_ref(&mcp)));
+        assert!(wider.covers(&scopes("openid"), &[]));
+        assert!(!wider.covers(&scopes("openid"), &[mcp.clone(), other.clone()]));
+        let widest = wider.widened(&scopes("openid"), &[other.clone(), mcp.clone()], 6);
+        assert_eq!(widest.resources, [mcp, other], "each resource once");
     }
 }

@@ -139,6 +139,14 @@ pub struct AccessTokenRecord {
     /// `aud` and introspection show, while `client_id` holds the id derived from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_url: Option<String>,
+    /// RFC 9068 §2.2.1: when the user signed in (the family's [`Family::auth_time`]); `None`
+    /// for application tokens and families no sign-in started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_time: Option<UnixTime>,
+    /// RFC 9068 §2.2.1: how the user signed in (the family's [`Family::amr`]), so that a
+    /// resource server can tell a password alone from two factors. Empty: not a user's sign-in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amr: Vec<AuthMethod>,
 }
 
 impl AccessTokenRecord {

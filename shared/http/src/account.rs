@@ -227,6 +227,7 @@ fn rendered(overview: &Overview) -> String {
         totp_enrolled: overview.totp_enrolled,
         passkeys: &passkeys,
         error: overview.error,
+        factors_unlocked: overview.factors_unlocked,
     })
 }
 

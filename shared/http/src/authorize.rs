@@ -223,6 +223,7 @@ fn answer(services: &Services, step: AuthorizeStep) -> PageAnswer {
                 csrf_token: &page.csrf_token,
                 scopes: &scopes,
                 unverified_host: page.unverified_host.as_deref(),
+                resources: &page.resources,
             });
             (page, html)
         }

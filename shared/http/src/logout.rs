@@ -1,6 +1,6 @@
 //! `GET` and `POST /oauth2/v0/logout` (OpenID Connect RP-Initiated Logout 1.0): runs
 //! [`crate::flows::logout`] and answers a `302` to the registered address, the signed-out page,
-//! or a 400 page (never a redirect).
+//! the confirmation page (no valid hint), or a 400 page (never a redirect).
 
 use std::sync::Arc;
 
@@ -13,11 +13,11 @@ use utoipa::ToSchema;
 
 use super::authorize::cookie;
 use super::error_response::ServerErrorBody;
-use super::pages::{render_logout_refused, render_signed_out, PageAnswer};
+use super::pages::{render_logout_confirm, render_logout_refused, render_signed_out, PageAnswer};
 use crate::cookies::Jar;
 use crate::error_response::ErrorResponse;
 use crate::flows::logout::{
-    logout, LogoutAnswer, LogoutDenial, LogoutError, LogoutOutcome, LogoutParams,
+    logout, LogoutAnswer, LogoutDenial, LogoutError, LogoutMethod, LogoutOutcome, LogoutParams,
 };
 use crate::flows::sessions::SESSION_COOKIE_NAME;
 use crate::services::Services;
@@ -35,6 +35,8 @@ pub struct LogoutForm {
     pub post_logout_redirect_uri: Option<String>,
     /// Returned to the relying party with the redirect.
     pub state: Option<String>,
+    /// Only from the confirmation page's form: its token for the browser's session.
+    pub csrf_token: Option<String>,
 }
 
 /// Ends the user's sessions with the application that sent the browser here.
@@ -49,10 +51,10 @@ pub struct LogoutForm {
         ("state" = Option<String>, Query),
     ),
     responses(
-        (status = 200, description = "The signed-out page", content_type = "text/html", body = String),
+        (status = 200, description = "The signed-out page, or the confirmation page (no valid `id_token_hint`: nothing ended yet)", content_type = "text/html", body = String),
         (status = 302, description = "To the registered `post_logout_redirect_uri`, with `state`",
             headers(("Location" = String))),
-        (status = 400, description = "A hint that does not verify, an unknown client, an unregistered address",
+        (status = 400, description = "A hint for another client, an unknown client, an unregistered address",
             content_type = "text/html", body = String),
         (status = 500, body = ServerErrorBody),
         (status = 503, body = ServerErrorBody),
@@ -65,7 +67,10 @@ pub async fn get_logout(
 ) -> Response {
     let session = cookie(&headers, SESSION_COOKIE_NAME);
     match params {
-        Ok(Query(params)) => respond(&services, logout(&services, &params, session).await),
+        Ok(Query(params)) => {
+            let answer = logout(&services, &params, session, LogoutMethod::Get).await;
+            respond(&services, answer)
+        }
         Err(_) => LogoutDenial::BadRequest.into_response(),
     }
 }
@@ -77,10 +82,10 @@ pub async fn get_logout(
     tag = "openid",
     request_body(content((LogoutForm = "application/x-www-form-urlencoded"))),
     responses(
-        (status = 200, description = "The signed-out page", content_type = "text/html", body = String),
+        (status = 200, description = "The signed-out page, or the confirmation page (no valid `id_token_hint`: nothing ended yet)", content_type = "text/html", body = String),
         (status = 302, description = "To the registered `post_logout_redirect_uri`, with `state`",
             headers(("Location" = String))),
-        (status = 400, description = "A hint that does not verify, an unknown client, an unregistered address, an unreadable form",
+        (status = 400, description = "A hint for another client, an unknown client, an unregistered address, an unreadable form",
             content_type = "text/html", body = String),
         (status = 500, body = ServerErrorBody),
         (status = 503, body = ServerErrorBody),
@@ -93,7 +98,10 @@ pub async fn post_logout(
 ) -> Response {
     let session = cookie(&headers, SESSION_COOKIE_NAME);
     match form {
-        Ok(Form(params)) => respond(&services, logout(&services, &params, session).await),
+        Ok(Form(params)) => {
+            let answer = logout(&services, &params, session, LogoutMethod::Post).await;
+            respond(&services, answer)
+        }
         Err(_) => LogoutDenial::BadRequest.into_response(),
     }
 }
@@ -106,6 +114,9 @@ fn respond(services: &Services, answer: Result<LogoutAnswer, LogoutError>) -> Re
     let page = match answer.outcome {
         LogoutOutcome::Redirect(location) => PageAnswer::redirect(StatusCode::FOUND, location),
         LogoutOutcome::SignedOut => PageAnswer::page(render_signed_out()),
+        LogoutOutcome::Confirm(confirmation) => {
+            PageAnswer::page(render_logout_confirm(&confirmation))
+        }
     };
     let page = if answer.clear_session_cookie {
         page.cookies(Jar::for_site(services).end_session())

@@ -141,6 +141,8 @@ pub fn access_token(
         audience: Vec::new(),
         act: None,
         client_url: None,
+        auth_time: None,
+        amr: Vec::new(),
     }
 }
 

@@ -216,6 +216,7 @@ pub async fn consent_is_kept_per_user_and_client_until_forgotten(store: &dyn Sto
         client_id: app,
         scopes: scopes("openid profile"),
         granted_at: now(),
+        resources: Vec::new(),
     };
     let consents = store.consents();
     consents.put_consent(&consent).await.unwrap();
@@ -230,7 +231,8 @@ pub async fn consent_is_kept_per_user_and_client_until_forgotten(store: &dyn Sto
         consents.get_consent(&user, &app).await.unwrap(),
         Some(consent.clone())
     );
-    let wider = consent.widened(&scopes("email"), now());
+    let resource = crate::domain::Resource::parse("https://mcp.example.com/mcp").unwrap();
+    let wider = consent.widened(&scopes("email"), &[resource], now());
     consents.put_consent(&wider).await.unwrap();
     assert_eq!(
         consents.get_consent(&user, &app).await.unwrap(),

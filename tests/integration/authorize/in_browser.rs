@@ -110,7 +110,8 @@ fn query_value(url: &url::Url, name: &str) -> Option<String> {
 crate::on_both_stores!(using super::open_authorize_page;
     sign_in_approve_and_exchange_in_a_real_browser,
     deny_in_a_real_browser_redirects_with_access_denied,
-    single_sign_on_and_the_account_page_in_a_real_browser
+    single_sign_on_and_the_account_page_in_a_real_browser,
+    a_logout_link_without_a_hint_asks_first_in_a_real_browser
 );
 
 async fn sign_in_approve_and_exchange_in_a_real_browser(flow: BrowserFlow) {
@@ -167,9 +168,26 @@ async fn sign_in_approve_and_exchange_in_a_real_browser(flow: BrowserFlow) {
 async fn deny_in_a_real_browser_redirects_with_access_denied(flow: BrowserFlow) {
     // `_app` is bound, not `..`-dropped: the service must outlive the browser's visit.
     let BrowserFlow {
-        app: _app, browser, ..
+        app,
+        client,
+        redirect_uri,
+        browser,
     } = flow;
+    // For a resource (RFC 8707): the consent page names it.
+    let resource = "https://mcp.example.com/mcp";
+    let url = format!(
+        "{}&resource={}",
+        authorize_url(&app, &client, &redirect_uri),
+        url::form_urlencoded::byte_serialize(resource.as_bytes()).collect::<String>()
+    );
+    browser.goto(&url).await.unwrap();
     sign_in(&browser, PASSWORD).await;
+    let text = browser.wait_for_text("Only at").await.unwrap();
+    assert!(text.contains(resource), "{text}");
+    browser
+        .screenshot("authorize-consent-resource")
+        .await
+        .unwrap();
     browser.click_button("Deny").await.unwrap();
     let landed = browser.current_url().await.unwrap();
     assert_eq!(landed.path(), "/callback");
@@ -243,5 +261,41 @@ async fn single_sign_on_and_the_account_page_in_a_real_browser(flow: BrowserFlow
         text.contains("Sign in"),
         "signed out: the sign-in page again: {text}"
     );
+    browser.close().await.unwrap();
+}
+
+/// A link to the end-session endpoint without an `id_token_hint` (what a cross-site page can
+/// make a browser open) ends nothing: the page asks, the session lives on, and only the
+/// page's own button signs the browser out.
+async fn a_logout_link_without_a_hint_asks_first_in_a_real_browser(flow: BrowserFlow) {
+    let BrowserFlow {
+        app,
+        client,
+        redirect_uri,
+        browser,
+    } = flow;
+    sign_in(&browser, PASSWORD).await;
+    browser.click_button("Allow").await.unwrap();
+    let signed_in = |landed: &url::Url| landed.path() == "/callback";
+
+    browser.goto(&app.url("/oauth2/v0/logout")).await.unwrap();
+    browser.wait_for_text("Sign out?").await.unwrap();
+    browser.screenshot("logout-confirmation").await.unwrap();
+    browser
+        .goto(&authorize_url(&app, &client, &redirect_uri))
+        .await
+        .unwrap();
+    let landed = browser.current_url().await.unwrap();
+    assert!(signed_in(&landed), "the link ended nothing: {landed}");
+
+    browser.goto(&app.url("/oauth2/v0/logout")).await.unwrap();
+    browser.click_button("Sign out").await.unwrap();
+    browser.wait_for_text("You are signed out").await.unwrap();
+    browser
+        .goto(&authorize_url(&app, &client, &redirect_uri))
+        .await
+        .unwrap();
+    let text = browser.wait_for_text("Sign in").await.unwrap();
+    assert!(!signed_in(&browser.current_url().await.unwrap()), "{text}");
     browser.close().await.unwrap();
 }

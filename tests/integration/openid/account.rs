@@ -78,9 +78,12 @@ async fn the_account_page_signs_in_and_ends_another_session(app: TestApp) {
         .await
         .unwrap();
     assert_eq!(sessions.len(), 2);
+    let second_plain = app
+        .plain_session_cookie(second.strip_prefix("__Host-session=").unwrap())
+        .await;
     let other = sessions
         .iter()
-        .find(|s| s.opened_by(second.strip_prefix("__Host-session=").unwrap()))
+        .find(|s| s.opened_by(&second_plain))
         .unwrap()
         .sid
         .to_string();

@@ -130,10 +130,12 @@ async fn an_authenticator_app_is_enrolled_and_removed_from_the_account_page(app:
     assert!(!body.contains(&typed), "the secret is sealed");
     assert!(!body.contains(&codes[0]), "recovery codes are digests");
 
+    // Removing it takes a sign-in with it (`factor_changes` covers the sign-in again).
+    let renewed = super::factor_changes::signed_in_with_code(&app, &secret).await;
     let overview = app
         .http
         .get(app.url(PATH))
-        .header(header::COOKIE, &session)
+        .header(header::COOKIE, &renewed)
         .send()
         .await
         .unwrap()
@@ -141,6 +143,7 @@ async fn an_authenticator_app_is_enrolled_and_removed_from_the_account_page(app:
         .await
         .unwrap();
     assert!(overview.contains("Remove the authenticator app"));
+    let (session, token) = (renewed, csrf(&overview));
     let remove = |code: String| {
         let (app, session, token) = (&app, session.clone(), token.clone());
         async move {
@@ -245,6 +248,12 @@ async fn a_sign_in_asks_for_the_code_and_wrong_codes_lock_the_login(app: TestApp
         .await
         .1;
     assert_eq!(claims["amr"], serde_json::json!(["pwd", "otp", "mfa"]));
+    // The access token says the same (RFC 9068 §2.2.1), for resource servers.
+    let access = app
+        .claims_of(tokens["access_token"].as_str().unwrap())
+        .await;
+    assert_eq!(access.amr, token_domain::AuthMethod::PASSWORD_AND_CODE);
+    assert_eq!(access.auth_time, claims["auth_time"].as_i64());
 
     // A recovery code signs in once (the consent is remembered: straight to the code).
     let mut other = Session::new(&app);

@@ -17,6 +17,7 @@ crate::on_both_stores!(
     unknown_address_is_answered_alike_then_55,
     user_status_and_home_decide_after_the_password,
     a_company_that_requires_a_second_factor_refuses_it_180,
+    a_users_own_second_factor_refuses_it_180,
     another_clients_requests_and_guesses_leave_this_clients_password_alone,
     openid_needs_no_registration_on_the_otp_grant,
     parallel_redemptions_leave_one_family_and_revoke_the_others_as_otp_replay,
@@ -304,6 +305,36 @@ async fn a_company_that_requires_a_second_factor_refuses_it_180(base: TestApp) {
     let password = mailed_password(&app, &server, &client, &[]).await;
     let answer = otp_grant(&app, &client, &[("otp", &password), CHANNEL[0], CHANNEL[1]]).await;
     assert_eq!(answer.0, 200, "{answer:?}");
+}
+
+/// A factor the user enrolled is required of them as a company's policy would require one: a
+/// one-time password alone is refused (180) while they have an authenticator app.
+async fn a_users_own_second_factor_refuses_it_180(base: TestApp) {
+    use token_domain::clock::Clock;
+    let (app, server) = smtp_app(base).await;
+    let client = app.create_client("read").await;
+    let user = user_with_email(&app, "ann", UserStatus::Active).await;
+    let factor = token_domain::TotpFactor {
+        principal_id: user.id,
+        sealed_secret: "sealed-secret-bytes".into(),
+        last_used_step: 0,
+        recovery_codes: Vec::new(),
+        enrolled_at: app.clock.now(),
+    };
+    let factors = app.store.second_factors();
+    assert!(factors.put_totp_factor(&factor).await.unwrap());
+    let password = mailed_password(&app, &server, &client, &[]).await;
+    let form = [("otp", password.as_str()), CHANNEL[0], CHANNEL[1]];
+    let answer = otp_grant(&app, &client, &form).await;
+    assert_token_error(&answer, 403, "access_denied", 180);
+    assert!(factors.delete_totp_factor(&user.id).await.unwrap());
+    let password = mailed_password(&app, &server, &client, &[]).await;
+    let answer = otp_grant(&app, &client, &[("otp", &password), CHANNEL[0], CHANNEL[1]]).await;
+    assert_eq!(answer.0, 200, "the app removed: {answer:?}");
+    let claims = app
+        .claims_of(answer.1["access_token"].as_str().unwrap())
+        .await;
+    assert_eq!(claims.amr, [token_domain::AuthMethod::Otp]);
 }
 
 async fn another_clients_requests_and_guesses_leave_this_clients_password_alone(base: TestApp) {

@@ -46,6 +46,8 @@ async fn every_store_backed_endpoint_answers_503_when_the_store_is_down() {
             audience: Vec::new(),
             act: None,
             client_url: None,
+            auth_time: None,
+            amr: Vec::new(),
         })
         .await
         .unwrap();

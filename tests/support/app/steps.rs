@@ -138,6 +138,15 @@ impl TestApp {
             .expect("the family is stored")
     }
 
+    /// The plain value a `__Host-session` cookie's sealed value carries (what the session's
+    /// stored hash is of); panics for a value that is not one of ours.
+    pub async fn plain_session_cookie(&self, value: &str) -> String {
+        token_core::flows::sessions::plain_cookie(&self.services, value)
+            .await
+            .expect("the key ring is readable")
+            .expect("a session cookie of this deployment")
+    }
+
     /// The claims of `access_token`, which this deployment signed and which has not expired;
     /// panics otherwise.
     pub async fn claims_of(&self, access_token: &str) -> AccessTokenClaims {

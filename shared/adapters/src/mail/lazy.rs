@@ -11,7 +11,7 @@ use lettre::message::Mailbox;
 use tokio::sync::OnceCell;
 
 use super::config::MailConfigError;
-use token_core::mail::{MailError, Mailer, OtpMail};
+use token_core::mail::{FactorNotice, MailError, Mailer, OtpMail};
 
 use super::{SmtpMailer, SmtpUrl};
 
@@ -70,6 +70,10 @@ impl LazySmtpMailer {
 impl Mailer for LazySmtpMailer {
     async fn send(&self, message: &OtpMail) -> Result<(), MailError> {
         self.mailer().await?.send(message).await
+    }
+
+    async fn send_notice(&self, notice: &FactorNotice) -> Result<(), MailError> {
+        self.mailer().await?.send_notice(notice).await
     }
 }
 

@@ -13,7 +13,7 @@ mod smtp;
 
 use lettre::message::{header::ContentType, MultiPart, SinglePart};
 use lettre::Message;
-use token_core::mail::{MailError, OtpMail};
+use token_core::mail::{Composed, MailError};
 
 pub use config::{mailer_from_config, MailConfig, MailConfigError, StartMail};
 pub use lazy::LazySmtpMailer;
@@ -24,9 +24,9 @@ pub use smtp::{InvalidSmtpUrl, SmtpMailer, SmtpUrl, TlsMode};
 
 /// The RFC 5322 message from `from`; lettre encodes headers, so no caller value can inject
 /// one.
-pub fn to_message(mail: &OtpMail, from: &Mailbox) -> Result<Message, MailError> {
+pub fn to_message(mail: &dyn Composed, from: &Mailbox) -> Result<Message, MailError> {
     let to: Mailbox = mail
-        .to
+        .to()
         .as_str()
         .parse()
         .map_err(|e: lettre::address::AddressError| MailError::Message(e.to_string()))?;
@@ -80,6 +80,7 @@ fn smtp_summary(error: &lettre::transport::smtp::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use token_core::mail::OtpMail;
     use token_domain::random::RandomSource;
     use token_domain::{ChannelHandle, OneTimePassword};
 

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use lettre::message::Mailbox;
 use uuid::Uuid;
 
-use token_core::mail::{MailError, Mailer, OtpMail};
+use token_core::mail::{Composed, FactorNotice, MailError, Mailer, OtpMail};
 
 use super::to_message;
 
@@ -36,7 +36,7 @@ impl OutboxMailer {
     /// Writes the mail and returns its path. Names start with the time, so a directory listing
     /// is in sending order, and end with a random UUID, so concurrent writers never collide
     /// (the file is created exclusively all the same).
-    pub async fn write(&self, message: &OtpMail) -> Result<PathBuf, MailError> {
+    pub async fn write(&self, message: &dyn Composed) -> Result<PathBuf, MailError> {
         let raw = to_message(message, &self.from)?.formatted();
         let millis = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -74,6 +74,12 @@ impl Mailer for OutboxMailer {
     async fn send(&self, message: &OtpMail) -> Result<(), MailError> {
         let path = self.write(message).await?;
         tracing::info!(path = %path.display(), "one-time password mail written to the outbox");
+        Ok(())
+    }
+
+    async fn send_notice(&self, notice: &FactorNotice) -> Result<(), MailError> {
+        let path = self.write(notice).await?;
+        tracing::info!(path = %path.display(), "sign-in factor notice written to the outbox");
         Ok(())
     }
 }

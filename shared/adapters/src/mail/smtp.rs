@@ -20,7 +20,7 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 
-use token_core::mail::{MailError, Mailer, OtpMail};
+use token_core::mail::{Composed, FactorNotice, MailError, Mailer, OtpMail};
 
 use super::{smtp_error, to_message};
 
@@ -190,6 +190,20 @@ impl fmt::Debug for SmtpMailer {
 #[async_trait]
 impl Mailer for SmtpMailer {
     async fn send(&self, message: &OtpMail) -> Result<(), MailError> {
+        self.deliver(message).await?;
+        tracing::info!(server = %self.server, "one-time password mail sent");
+        Ok(())
+    }
+
+    async fn send_notice(&self, notice: &FactorNotice) -> Result<(), MailError> {
+        self.deliver(notice).await?;
+        tracing::info!(server = %self.server, "sign-in factor notice sent");
+        Ok(())
+    }
+}
+
+impl SmtpMailer {
+    async fn deliver(&self, message: &dyn Composed) -> Result<(), MailError> {
         let email = to_message(message, &self.from)?;
         // lettre's own timeout bounds only the TCP connect; a server that accepts and then
         // stalls must fail within the bound all the same.
@@ -197,7 +211,6 @@ impl Mailer for SmtpMailer {
             .await
             .map_err(|_| MailError::TimedOut(self.timeout))?
             .map_err(smtp_error)?;
-        tracing::info!(server = %self.server, "one-time password mail sent");
         Ok(())
     }
 }

@@ -19,5 +19,5 @@ pub use bearer::{
 pub use client::authenticate_client;
 pub use user::{
     authenticate_user, authenticate_user_from, check_one_factor_allowed, check_user_may_sign_in,
-    requires_second_factor,
+    has_own_second_factor, requires_second_factor,
 };

@@ -10,8 +10,12 @@
 //! not for later ones. A hint older than [`HINT_MAX_AGE_SECONDS`] is refused (§2 lets the
 //! provider decline a hint that stands for no recent session): an ID token travels in query
 //! strings and browser histories, and must not stay a sign-out switch for good. An address that
-//! is not registered for the client is never redirected to, and a hint that does not verify is
-//! refused with one sentence, whatever failed.
+//! is not registered for the client is never redirected to.
+//!
+//! Without a valid hint (none, one that does not verify, one too old) nothing ends at once: a
+//! browser with a session is shown a confirmation page, and only its form, posted with a CSRF
+//! token bound to that session, signs the browser out. A cross-site link or image therefore signs
+//! nobody out, and neither does a cross-site form (it cannot know the token).
 
 use serde::Deserialize;
 use url::Url;
@@ -21,6 +25,7 @@ use crate::domain::audit::{RevocationReason, SessionEndReason};
 use crate::domain::ClientId;
 use crate::errors::{Denial, Refusal};
 use crate::flows::sessions;
+use crate::flows::sign_in::{form_token, page_keys, verify_form_token};
 use crate::issuance::FamilyOwner;
 use crate::jwt::HintedPrincipal;
 use crate::services::Services;
@@ -37,6 +42,24 @@ pub struct LogoutParams {
     pub client_id: Option<String>,
     pub post_logout_redirect_uri: Option<String>,
     pub state: Option<String>,
+    /// The confirmation form's token: only a `POST` of that form carries it.
+    pub csrf_token: Option<String>,
+}
+
+/// How the parameters came: only a form post may confirm a sign-out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogoutMethod {
+    Get,
+    Post,
+}
+
+/// What the confirmation page's form posts back, the hint left out (it did not verify).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogoutConfirmation {
+    pub client_id: Option<String>,
+    pub post_logout_redirect_uri: Option<String>,
+    pub state: Option<String>,
+    pub csrf_token: String,
 }
 
 /// Where the browser goes next, and whether its session cookie is to be removed.
@@ -52,12 +75,17 @@ pub enum LogoutOutcome {
     Redirect(String),
     /// The signed-out page.
     SignedOut,
+    /// The page that asks the user to confirm: nothing has ended yet.
+    Confirm(LogoutConfirmation),
 }
+
+/// The label of the confirmation form's CSRF token (an HMAC of the session id).
+const CONFIRM_FORM: &[u8] = b"logout-confirm";
 
 /// Why nothing was done: an HTML page with status 400, never a redirect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum LogoutDenial {
-    /// The hint is not an ID token of ours, or names another client than `client_id`.
+    /// The hint names another client than `client_id`, or the form is unreadable.
     #[error("The sign-out request could not be accepted.")]
     BadRequest,
     #[error("The application that sent you here is not known.")]
@@ -74,28 +102,36 @@ pub async fn logout(
     services: &Services,
     params: &LogoutParams,
     session_cookie: Option<&str>,
+    method: LogoutMethod,
 ) -> Result<LogoutAnswer, LogoutError> {
-    let hinted = match non_empty(&params.id_token_hint) {
-        Some(hint) => Some(
-            services
-                .codec
-                .verify_id_token_hint(hint)
-                .await?
-                .ok()
-                .filter(|hinted| is_recent(hinted, services.ctx.clock.now()))
-                .ok_or(LogoutDenial::BadRequest)?,
-        ),
+    let verified = match non_empty(&params.id_token_hint) {
+        Some(hint) => services.codec.verify_id_token_hint(hint).await?.ok(),
         None => None,
     };
-    let client_id = client_of(params, hinted.as_ref())?;
+    // A hint too old to end anything still says, signed, which client sent the browser.
+    let client_id = client_of(params, verified.as_ref())?;
+    let hinted = verified.filter(|hinted| is_recent(hinted, services.ctx.clock.now()));
     let redirect = match non_empty(&params.post_logout_redirect_uri) {
         Some(uri) => Some(registered_address(services, client_id, uri).await?),
         None => None,
     };
-    let clear_session_cookie = end_sessions(services, hinted.as_ref(), session_cookie).await?;
-    if let Some(hinted) = hinted {
-        end_connection(services, &hinted).await?;
-    }
+    let clear_session_cookie = match &hinted {
+        Some(hinted) => {
+            let ended = end_sessions(services, Some(hinted), session_cookie).await?;
+            end_connection(services, hinted).await?;
+            ended
+        }
+        None => match confirmed(services, params, session_cookie, method).await? {
+            Confirmed::Yes => end_sessions(services, None, session_cookie).await?,
+            Confirmed::NothingToEnd => false,
+            Confirmed::Ask(confirmation) => {
+                return Ok(LogoutAnswer {
+                    outcome: LogoutOutcome::Confirm(confirmation),
+                    clear_session_cookie: false,
+                })
+            }
+        },
+    };
     let outcome = match redirect {
         Some(uri) => LogoutOutcome::Redirect(with_state(uri, non_empty(&params.state))),
         None => LogoutOutcome::SignedOut,
@@ -104,6 +140,40 @@ pub async fn logout(
         outcome,
         clear_session_cookie,
     })
+}
+
+enum Confirmed {
+    /// The confirmation form, posted with its token for the browser's session.
+    Yes,
+    /// The browser has no session: there is nothing to confirm.
+    NothingToEnd,
+    Ask(LogoutConfirmation),
+}
+
+/// Without a hint, whether the browser's user confirmed the sign-out on our own page.
+async fn confirmed(
+    services: &Services,
+    params: &LogoutParams,
+    session_cookie: Option<&str>,
+    method: LogoutMethod,
+) -> Result<Confirmed, LogoutError> {
+    let Some(session) = sessions::current(services, session_cookie).await? else {
+        return Ok(Confirmed::NothingToEnd);
+    };
+    let keys = page_keys(services).await?;
+    let sid = session.sid.as_str();
+    let submitted = non_empty(&params.csrf_token);
+    if method == LogoutMethod::Post
+        && submitted.is_some_and(|token| verify_form_token(&keys, CONFIRM_FORM, sid, token))
+    {
+        return Ok(Confirmed::Yes);
+    }
+    Ok(Confirmed::Ask(LogoutConfirmation {
+        client_id: params.client_id.clone(),
+        post_logout_redirect_uri: params.post_logout_redirect_uri.clone(),
+        state: params.state.clone(),
+        csrf_token: form_token(&keys, CONFIRM_FORM, sid),
+    }))
 }
 
 /// Ends the browser's session unless the hint names another user, and the hint's own session.

@@ -12,6 +12,7 @@ pub mod backchannel_logout;
 pub mod client_secrets;
 pub mod company_auth_token;
 pub mod device;
+pub mod factor_notice;
 pub mod introspection;
 pub mod legacy_exchange;
 pub mod logout;

@@ -159,6 +159,8 @@ async fn id_token_subject(
         act: None,
         // A client ID metadata document's client is named by its URL.
         client_url: crate::domain::is_url_client_id(&claims.aud).then(|| claims.aud.clone()),
+        auth_time: claims.auth_time,
+        amr: claims.amr,
     }))
 }
 

@@ -61,6 +61,8 @@ impl Issuer<'_> {
         let refresh = self.refresh_record(&refresh_token, family_id, start.client_id, 0);
         let access = AccessTokenRecord {
             audience: start.audience,
+            auth_time: start.auth_time,
+            amr: start.amr.clone(),
             ..self.access_record(
                 start.client_id,
                 start.principal_type,

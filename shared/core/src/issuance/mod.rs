@@ -217,6 +217,8 @@ impl Issuer<'_> {
             audience: Vec::new(),
             act: None,
             client_url,
+            auth_time: None,
+            amr: Vec::new(),
         }
     }
 
@@ -323,6 +325,9 @@ impl Issuer<'_> {
             expires_at: own.expires_at.min(subject.expires_at),
             audience: exchanged.audience,
             act: exchanged.act,
+            // The same person's sign-in, whoever now holds the token.
+            auth_time: subject.auth_time,
+            amr: subject.amr.clone(),
             ..own
         };
         let mut event = crate::audit::event(
@@ -386,6 +391,8 @@ impl Issuer<'_> {
     ) -> AccessTokenRecord {
         AccessTokenRecord {
             audience,
+            auth_time: origin.auth_time,
+            amr: origin.amr.clone(),
             ..self.access_record(
                 origin.client_id,
                 origin.principal_type,

@@ -234,6 +234,8 @@ mod tests {
             audience: Vec::new(),
             act: None,
             client_url: None,
+            auth_time: None,
+            amr: Vec::new(),
         }
     }
 

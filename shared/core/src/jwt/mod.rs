@@ -14,7 +14,7 @@ use jsonwebtoken::{Algorithm, Header, Validation};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::UnixTime;
-use crate::domain::{AccessTokenRecord, Actor, Geolocation, PrincipalType};
+use crate::domain::{AccessTokenRecord, Actor, AuthMethod, Geolocation, PrincipalType};
 use crate::signing::{encode_part, KeyRing, SigningError, SigningKeys};
 
 pub use id_token::{
@@ -50,6 +50,12 @@ pub struct AccessTokenClaims {
     /// actor token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub act: Option<Actor>,
+    /// RFC 9068 §2.2.1: when the user signed in, for a user's token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_time: Option<UnixTime>,
+    /// RFC 9068 §2.2.1 (RFC 8176 names): how the user signed in, for a user's token.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amr: Vec<AuthMethod>,
 }
 
 /// An access token's `aud` (RFC 7519 §4.1.3: a string, or an array of strings).
@@ -195,6 +201,8 @@ impl AccessTokenCodec {
             geolocation: self.issuer.to_string(),
             cnf: record.jkt.clone().map(|jkt| Confirmation { jkt }),
             act: record.act.clone(),
+            auth_time: record.auth_time,
+            amr: record.amr.clone(),
         };
         let (ring, headers) = self.signing().await?;
         ring.sign(&headers.access_token, &claims).await

@@ -81,6 +81,21 @@ impl OtpMail {
     }
 }
 
+impl super::Composed for OtpMail {
+    fn to(&self) -> &ChannelHandle {
+        &self.to
+    }
+    fn subject(&self) -> String {
+        OtpMail::subject(self)
+    }
+    fn text_body(&self) -> String {
+        OtpMail::text_body(self)
+    }
+    fn html_body(&self) -> String {
+        OtpMail::html_body(self)
+    }
+}
+
 fn is_web_url(text: &str) -> bool {
     url::Url::parse(text).is_ok_and(|url| matches!(url.scheme(), "http" | "https"))
 }

@@ -15,6 +15,8 @@ mod sign_in_steps;
 use askama::Template;
 
 use crate::flows::authorize::CSRF_FIELD;
+use crate::flows::logout::LogoutConfirmation;
+use crate::metadata::paths::LOGOUT as LOGOUT_PATH;
 
 pub use answer::PageAnswer;
 pub use device::{
@@ -56,6 +58,8 @@ pub struct ConsentPage<'a> {
     pub scopes: &'a [&'a str],
     /// A self-registered app: the host it returns to, shown with "not verified".
     pub unverified_host: Option<&'a str>,
+    /// The resources (RFC 8707) the access is asked for: each named on the page.
+    pub resources: &'a [String],
 }
 
 #[derive(Template)]
@@ -83,6 +87,7 @@ struct ConsentTemplate<'a> {
     csrf_token: &'a str,
     scope_sentences: Vec<String>,
     unverified_host: Option<&'a str>,
+    resources: &'a [String],
 }
 
 #[derive(Template)]
@@ -96,6 +101,15 @@ struct ErrorTemplate<'a> {
 #[template(path = "signed_out.html")]
 struct SignedOutTemplate {
     stylesheet: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "logout_confirm.html")]
+struct LogoutConfirmTemplate<'a> {
+    stylesheet: &'static str,
+    action: &'static str,
+    csrf_field: &'static str,
+    confirmation: &'a LogoutConfirmation,
 }
 
 #[derive(Template)]
@@ -167,6 +181,7 @@ struct AccountTemplate<'a> {
     totp_enrolled: bool,
     passkeys: &'a [PasskeyRow],
     error: Option<&'a str>,
+    factors_unlocked: bool,
     registration_options: &'static str,
     passkey_script: &'static str,
 }
@@ -183,6 +198,9 @@ pub struct AccountPage<'a> {
     pub passkeys: &'a [PasskeyRow],
     /// Why the last form was refused.
     pub error: Option<&'a str>,
+    /// The session's sign-in is fresh enough to add or remove factors: their forms are shown,
+    /// else one form to sign in again.
+    pub factors_unlocked: bool,
 }
 
 /// The account page: the user's sessions, connected apps, authenticator app and passkeys, each
@@ -198,6 +216,7 @@ pub fn render_account(page: &AccountPage<'_>) -> String {
         totp_enrolled: page.totp_enrolled,
         passkeys: page.passkeys,
         error: page.error,
+        factors_unlocked: page.factors_unlocked,
         registration_options: crate::passkeys::REGISTRATION_OPTIONS_PATH,
         passkey_script: crate::passkeys::SCRIPT_PATH,
     })
@@ -212,6 +231,7 @@ pub fn render_consent(page: &ConsentPage<'_>) -> String {
         csrf_token: page.csrf_token,
         scope_sentences: scope_sentences(page.scopes.iter().copied()),
         unverified_host: page.unverified_host,
+        resources: page.resources,
     })
 }
 
@@ -228,6 +248,17 @@ pub fn render_error(message: &str) -> String {
 pub fn render_signed_out() -> String {
     render(&SignedOutTemplate {
         stylesheet: STYLESHEET,
+    })
+}
+
+/// The page that asks a browser's user to confirm a sign-out no valid hint asked for: its form
+/// posts the request's parameters back with the token bound to the session.
+pub fn render_logout_confirm(confirmation: &LogoutConfirmation) -> String {
+    render(&LogoutConfirmTemplate {
+        stylesheet: STYLESHEET,
+        action: LOGOUT_PATH,
+        csrf_field: CSRF_FIELD,
+        confirmation,
     })
 }
 

@@ -58,6 +58,7 @@ fn the_account_page_lists_passkeys_with_their_forms() {
         totp_enrolled: false,
         passkeys: &passkeys,
         error: Some("Please give the passkey a name."),
+        factors_unlocked: true,
     });
     assert!(html.contains("My &#60;key&#62;") || html.contains("My &lt;key&gt;"));
     assert!(html.contains(r#"name="action" value="rename_passkey""#));
@@ -75,6 +76,35 @@ fn the_account_page_lists_passkeys_with_their_forms() {
     ] {
         assert_eq!(html.matches(once).count(), 1, "{once}");
     }
+    assert!(!html.contains(r#"value="reauthenticate""#));
+}
+
+#[test]
+fn without_a_fresh_sign_in_the_account_page_offers_to_sign_in_again_instead_of_factor_forms() {
+    let passkeys = [PasskeyRow {
+        credential_id: "cred-1".into(),
+        name: "Laptop".into(),
+        created: "2026-01-01T00:00:00Z".into(),
+        last_used: "never".into(),
+    }];
+    let html = render_account(&AccountPage {
+        action: "/oauth2/v0/account",
+        csrf_token: "t",
+        sessions: &[],
+        apps: &[],
+        totp_enrolled: true,
+        passkeys: &passkeys,
+        error: None,
+        factors_unlocked: false,
+    });
+    assert!(
+        html.contains(r#"name="action" value="reauthenticate""#),
+        "{html}"
+    );
+    assert!(html.contains(r#"name="action" value="rename_passkey""#));
+    for gone in ["remove_passkey", "add_passkey", "totp_remove", "totp_start"] {
+        assert!(!html.contains(&format!(r#"value="{gone}""#)), "{gone}");
+    }
 }
 
 #[test]
@@ -85,6 +115,7 @@ fn consent_names_the_app_and_its_scopes_in_words() {
         csrf_token: "t",
         scopes: &["openid", "payroll", "x.custom"],
         unverified_host: None,
+        resources: &[],
     });
     assert!(!html.contains("not verified"));
     assert!(html.contains("Demo App"));
@@ -94,6 +125,33 @@ fn consent_names_the_app_and_its_scopes_in_words() {
     assert!(html.contains(r#"name="decision" value="approve""#));
     assert!(html.contains(r#"name="decision" value="deny""#));
     assert!(html.contains(r#"name="csrf_token" value="t""#));
+    assert!(!html.contains("Only at"), "no resource asked for");
+}
+
+#[test]
+fn consent_names_each_resource_asked_for() {
+    let resources = [
+        "https://mcp.example.com/mcp".to_owned(),
+        "https://api.example.com/<b>".to_owned(),
+    ];
+    let html = render_consent(&ConsentPage {
+        app_name: "Agent",
+        form_action: "/oauth2/v0/authorize/consent",
+        csrf_token: "t",
+        scopes: &["read"],
+        unverified_host: None,
+        resources: &resources,
+    });
+    assert!(html.contains("Only at"), "{html}");
+    assert!(
+        html.contains("<code>https://mcp.example.com/mcp</code>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("https://api.example.com/&#60;b&#62;")
+            || html.contains("https://api.example.com/&lt;b&gt;"),
+        "escaped: {html}"
+    );
 }
 
 #[test]
@@ -117,6 +175,7 @@ fn a_self_registered_app_is_marked_not_verified_with_its_host() {
         csrf_token: "t",
         scopes: &["openid"],
         unverified_host: Some("agent.example"),
+        resources: &[],
     });
     assert!(html.contains("not verified"), "{html}");
     assert!(html.contains("agent.example"), "{html}");

@@ -7,6 +7,7 @@
 //! CSRF: the signed-in forms carry an HMAC of the session id; the sign-in form one of a random
 //! nonce the browser holds in a cookie of this path only. Every action is audited.
 
+mod fresh;
 mod page;
 pub mod passkeys;
 mod sign_in;
@@ -24,6 +25,7 @@ use crate::flows::sign_in::{form_token, verify_form_token, PageKeys};
 use crate::issuance::FamilyOwner;
 use crate::services::Services;
 
+pub use fresh::{FRESH_SIGN_IN_SECONDS, SIGN_IN_AGAIN};
 pub(crate) use page::ACCOUNT_FORM;
 use page::SIGN_IN_FORM;
 pub use page::{
@@ -65,7 +67,11 @@ pub async fn act(
         if nonce.is_empty() || !verify_form_token(keys, SIGN_IN_FORM, nonce, csrf) {
             return Err(AccountDenial::BadForm.into());
         }
-        return sign_in(services, keys, nonce, action, form, source).await;
+        let signing_in = sign_in::SigningIn {
+            nonce,
+            session_cookie: cookies.session,
+        };
+        return sign_in(services, keys, signing_in, action, form, source).await;
     }
     let Some(session) = sessions::current(services, cookies.session).await? else {
         // Signed out meanwhile: the sign-in form again.
@@ -75,7 +81,11 @@ pub async fn act(
         return Err(AccountDenial::BadForm.into());
     }
     let user = session.principal_id;
+    if fresh::changes_factors(action) && !fresh::may_change_factors(services, &session).await? {
+        return fresh::sign_in_again(services, keys, &session).await;
+    }
     match action {
+        "reauthenticate" => fresh::sign_in_again(services, keys, &session).await,
         "sign_out" => {
             let sid = form
                 .sid
@@ -248,6 +258,7 @@ async fn overview(
         totp_enrolled,
         passkeys: crate::flows::passkeys::list(services, &user).await?,
         error: None,
+        factors_unlocked: fresh::may_change_factors(services, current).await?,
     })
 }
 

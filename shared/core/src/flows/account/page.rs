@@ -61,6 +61,9 @@ pub struct Overview {
     pub passkeys: Vec<PasskeyCredential>,
     /// Why the last passkey form was refused.
     pub error: Option<&'static str>,
+    /// Whether this session's sign-in may change how the user signs in (add or remove a
+    /// passkey or the authenticator app): else the page offers to sign in again first.
+    pub factors_unlocked: bool,
 }
 
 #[derive(Debug)]
@@ -84,6 +87,10 @@ pub enum AccountDenial {
     SlowDown { retry_after: i64 },
     #[error("That code was not accepted. Please open your account page and try again.")]
     WrongCode,
+    /// A factor change from a session whose sign-in is not fresh (the passkey options the
+    /// page's script asks for; the forms answer with the sign-in form instead).
+    #[error("To change how you sign in, please sign in again first: open your account page.")]
+    SignInAgain,
 }
 
 impl Denial for AccountDenial {}

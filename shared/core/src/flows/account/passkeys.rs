@@ -14,7 +14,7 @@ use crate::limits::{source_subject, Limit};
 use crate::services::Services;
 
 /// `POST /oauth2/v0/account/passkeys/options`: a registration for the signed-in browser whose
-/// page's CSRF token `csrf` is.
+/// page's CSRF token `csrf` is, if its sign-in is fresh enough to add a factor.
 pub async fn registration_options_for(
     services: &Services,
     keys: &PageKeys,
@@ -25,6 +25,9 @@ pub async fn registration_options_for(
         .await?
         .filter(|session| verify_form_token(keys, ACCOUNT_FORM, session.sid.as_str(), csrf))
         .ok_or(AccountDenial::BadForm)?;
+    if !super::fresh::may_change_factors(services, &session).await? {
+        return Err(AccountDenial::SignInAgain.into());
+    }
     registration_options(services, &session)
         .await
         .map_err(|error| match error {

@@ -11,12 +11,22 @@ use crate::flows::sign_in::{
 };
 use crate::services::Services;
 
+/// The browser signing in: the nonce its sign-in forms are bound to, and its session cookie,
+/// if any (a sign-in again, before a factor change, renews that session).
+pub(super) struct SigningIn<'a> {
+    pub nonce: &'a str,
+    pub session_cookie: Option<&'a str>,
+}
+
 /// One of the sign-in's forms (`action` `sign_in`, `sign_in_code`, `sign_in_totp_confirm` or
 /// `sign_in_enrolled`), its CSRF token checked by the caller.
 pub(super) async fn sign_in(
     services: &Services,
     keys: &PageKeys,
-    nonce: &str,
+    SigningIn {
+        nonce,
+        session_cookie,
+    }: SigningIn<'_>,
     action: &str,
     form: &AccountForm,
     source: Option<IpAddr>,
@@ -41,7 +51,7 @@ pub(super) async fn sign_in(
     let interaction = Interaction {
         browser: nonce,
         then: &Continue::Account,
-        session_cookie: None,
+        session_cookie,
         expected_user: None,
     };
     let next = sign_in::advance(services, interaction, input, source)

@@ -50,6 +50,7 @@ pub(super) async fn proceed(
         csrf_token: csrf_token(keys, Form::Consent, &pending),
         sealed: Some(sealed),
         scopes: request.scopes.iter().map(str::to_owned).collect(),
+        resources: request.resources.iter().map(ToString::to_string).collect(),
         login: String::new(),
         error: None,
     }))
@@ -72,7 +73,8 @@ async fn is_remembered(
         .consents()
         .get_consent(&user, &client.id)
         .await?;
-    Ok(consent.is_some_and(|consent| consent.covers(&pending.request.scopes)))
+    let request = &pending.request;
+    Ok(consent.is_some_and(|consent| consent.covers(&request.scopes, &request.resources)))
 }
 
 /// Approve: remember the consent, mint and store the code, redirect with it. Deny: redirect
@@ -109,14 +111,15 @@ async fn remember_consent(
     let now = services.ctx.clock.now();
     let client = pending.request.client_id;
     let consents = services.ctx.store.consents();
-    let approved = &pending.request.scopes;
+    let (approved, resources) = (&pending.request.scopes, &pending.request.resources);
     let consent = match consents.get_consent(&user, &client).await? {
-        Some(before) => before.widened(approved, now),
+        Some(before) => before.widened(approved, resources, now),
         None => Consent {
             principal_id: user,
             client_id: client,
             scopes: approved.clone(),
             granted_at: now,
+            resources: resources.clone(),
         },
     };
     consents.put_consent(&consent).await?;

@@ -49,6 +49,8 @@ pub struct FormPage {
     pub sealed: Option<String>,
     /// Consent: the requested scopes. Sign-in: empty.
     pub scopes: Vec<String>,
+    /// Consent: the resources (RFC 8707) asked for, in their normal form. Otherwise empty.
+    pub resources: Vec<String>,
     /// Sign-in: the login typed before a refused attempt, and why it was refused.
     pub login: String,
     pub error: Option<&'static str>,
@@ -123,6 +125,7 @@ impl FormPage {
             csrf_token: csrf_token(keys, form, pending),
             sealed,
             scopes: Vec::new(),
+            resources: Vec::new(),
             login: String::new(),
             error: None,
         }

@@ -20,6 +20,7 @@ use crate::domain::{
     PrincipalType, SignInSession, User, PASSKEY_CEREMONY_TTL_SECONDS,
 };
 use crate::errors::{Denial, Refusal, ServerError};
+use crate::mail::FactorChange;
 use crate::random::RandomExt;
 use crate::secrets::TokenHash;
 use crate::services::Services;
@@ -187,6 +188,10 @@ pub async fn add(
     }
     let event = audit::event(&services.ctx, AuditKind::PasskeyAdded);
     audit::record(&services.ctx, event.principal(PrincipalType::User, user)).await;
+    let change = FactorChange::PasskeyAdded {
+        name: record.name.clone(),
+    };
+    crate::flows::factor_notice::notify(services, &user, change).await;
     Ok(record)
 }
 
@@ -217,11 +222,13 @@ pub async fn remove(
     credential_id: &str,
 ) -> Result<bool, StoreError> {
     let store = services.ctx.store.passkeys();
-    if store.delete_passkey(user, credential_id).await?.is_none() {
+    let Some(removed) = store.delete_passkey(user, credential_id).await? else {
         return Ok(false);
-    }
+    };
     let event = audit::event(&services.ctx, AuditKind::PasskeyRemoved);
     audit::record(&services.ctx, event.principal(PrincipalType::User, *user)).await;
+    let change = FactorChange::PasskeyRemoved { name: removed.name };
+    crate::flows::factor_notice::notify(services, user, change).await;
     Ok(true)
 }
 

@@ -18,6 +18,7 @@ use crate::domain::{
     User,
 };
 use crate::errors::ServerError;
+use crate::mail::FactorChange;
 use crate::secrets::TokenHash;
 use crate::services::Services;
 use crate::store::{Attempt, AttemptLimit};
@@ -200,6 +201,8 @@ pub async fn confirm_enrolment(
         return Ok(Confirmation::Stale);
     }
     record(services, user, AuditKind::SecondFactorEnrolled).await;
+    let change = FactorChange::AuthenticatorAppAdded;
+    crate::flows::factor_notice::notify(services, &user.id, change).await;
     Ok(Confirmation::Enrolled(codes))
 }
 
@@ -217,37 +220,38 @@ pub enum AfterPassword {
     /// The company requires a second factor and the user has none: set up an authenticator
     /// app now (the session starts after the first code and the recovery codes).
     Enrol,
-    /// The company requires a second factor and the user's is a passkey: sign in with it.
+    /// The user's second factor is a passkey: sign in with it.
     UsePasskey,
 }
 
 /// The step after a correct password on a sign-in page: the code for a user with an
-/// authenticator app; for a user whose company requires a second factor (`tokenctl companies
-/// set-mfa`) and who has none, the enrolment, or their passkey when they have one.
+/// authenticator app; their passkey for a user who has one (a factor a user enrolled is
+/// required of them, as by a company); for a user whose company requires a second factor
+/// (`tokenctl companies set-mfa`) and who has none, the enrolment. The reads run side by side.
 pub async fn after_password(
     services: &Services,
     user: &User,
 ) -> Result<AfterPassword, ServerError> {
-    if is_enrolled(services, user).await? {
-        return Ok(AfterPassword::Code);
-    }
-    if !crate::auth::requires_second_factor(services, user).await? {
-        return Ok(AfterPassword::SignedIn);
-    }
-    if crate::flows::passkeys::list(services, &user.id)
-        .await?
-        .is_empty()
-    {
-        Ok(AfterPassword::Enrol)
+    let (app, passkeys, company_requires) = futures::try_join!(
+        is_enrolled(services, user),
+        async { Ok(crate::flows::passkeys::list(services, &user.id).await?) },
+        crate::auth::requires_second_factor(services, user),
+    )?;
+    Ok(if app {
+        AfterPassword::Code
+    } else if !passkeys.is_empty() {
+        AfterPassword::UsePasskey
+    } else if company_requires {
+        AfterPassword::Enrol
     } else {
-        Ok(AfterPassword::UsePasskey)
-    }
+        AfterPassword::SignedIn
+    })
 }
 
-/// What the sign-in pages say to a user whose company requires a second factor and whose only
-/// one is a passkey, after a correct password.
+/// What the sign-in pages say, after a correct password, to a user whose second factor is a
+/// passkey (their company's policy or their own enrolment requires it).
 pub const USE_YOUR_PASSKEY: &str =
-    "Your company requires a second factor. Please sign in with your passkey.";
+    "A password alone is not enough for this account. Please sign in with your passkey.";
 
 /// A new [`PasswordStep`] id: random, so that a new password starts a new count of codes.
 pub fn new_step_id(random: &dyn crate::random::RandomSource) -> String {
@@ -285,6 +289,8 @@ pub async fn remove(
             .await?
     {
         record(services, user, AuditKind::SecondFactorRemoved).await;
+        let change = FactorChange::AuthenticatorAppRemoved;
+        crate::flows::factor_notice::notify(services, &user.id, change).await;
     }
     Ok(check)
 }

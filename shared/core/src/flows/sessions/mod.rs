@@ -7,6 +7,12 @@
 //! can set or shadow it; `HttpOnly`; `SameSite=Lax`, so a cross-site POST never carries it (a
 //! top-level GET to the authorize endpoint does, which single sign-on needs). Browsers treat
 //! loopback addresses as secure, so the local server over plain HTTP keeps the same name.
+//!
+//! Its value is opaque: `<principal>.<sid>.<secret>` (what locates the session, and what its
+//! stored hash is of) sealed with a key of the deployment's own, so whoever reads a cookie (a
+//! log, a proxy, a shared machine) learns nobody's id, and opening it costs no read. A cookie
+//! of the plain form, set before sealing, still opens its session until that session ends (at
+//! most `SESSION_MAX_SECONDS`): its secret is checked against the hash as before.
 
 use crate::audit;
 use crate::auth::principal::user_status_denial;
@@ -17,6 +23,7 @@ use crate::domain::{
 };
 use crate::errors::ServerError;
 use crate::services::Services;
+use crate::signing::seal::Sealer;
 use crate::store::StoreError;
 
 mod backchannel;
@@ -24,6 +31,42 @@ mod backchannel;
 pub use backchannel::announce_session_end;
 
 pub const SESSION_COOKIE_NAME: &str = "__Host-session";
+
+/// The key ring's derivation purpose for the session cookie's sealer: a key of its own.
+const COOKIE_KEY_PURPOSE: &str = "session-cookie-v1";
+/// The sealed value's associated data: a value sealed for anything else opens no session.
+const COOKIE_SEAL_CONTEXT: &str = SESSION_COOKIE_NAME;
+
+async fn cookie_sealer(services: &Services) -> Result<Sealer, ServerError> {
+    let key = services.codec.keys().derive_key(COOKIE_KEY_PURPOSE).await?;
+    Ok(Sealer::new(key))
+}
+
+/// The plain value inside a cookie: opened, or (set before sealing) as it came.
+fn plain_value(sealer: &Sealer, cookie: &str) -> Option<String> {
+    match sealer.open(COOKIE_SEAL_CONTEXT, cookie) {
+        Some(plain) => String::from_utf8(plain).ok(),
+        None => SessionCookie::parse(cookie).map(|_| cookie.to_owned()),
+    }
+}
+
+/// The plain value inside a browser's cookie, the one its session's stored hash is of: for
+/// tools and tests that match a cookie to its record. `None`: no cookie of ours.
+pub async fn plain_cookie(
+    services: &Services,
+    cookie: &str,
+) -> Result<Option<String>, ServerError> {
+    Ok(plain_value(&cookie_sealer(services).await?, cookie))
+}
+
+/// `started` with its cookie sealed, as the browser gets it.
+fn sealed(services: &Services, sealer: &Sealer, started: StartedSession) -> StartedSession {
+    let random = services.ctx.random.as_ref();
+    StartedSession {
+        cookie: sealer.seal(COOKIE_SEAL_CONTEXT, started.cookie.as_bytes(), random),
+        ..started
+    }
+}
 
 /// The live session `cookie` opens, if any. A session is live only while its user is: every use
 /// reads the user (through the read cache, so within its few seconds of a change made by
@@ -33,8 +76,14 @@ pub const SESSION_COOKIE_NAME: &str = "__Host-session";
 pub async fn current(
     services: &Services,
     cookie: Option<&str>,
-) -> Result<Option<SignInSession>, StoreError> {
-    let Some(parsed) = cookie.and_then(SessionCookie::parse) else {
+) -> Result<Option<SignInSession>, ServerError> {
+    let Some(cookie) = cookie.filter(|cookie| !cookie.is_empty()) else {
+        return Ok(None);
+    };
+    let Some(plain) = plain_value(&cookie_sealer(services).await?, cookie) else {
+        return Ok(None);
+    };
+    let Some(parsed) = SessionCookie::parse(&plain) else {
         return Ok(None);
     };
     let now = services.ctx.clock.now();
@@ -81,7 +130,8 @@ pub async fn start(
     services: &Services,
     user: PrincipalId,
     amr: &[AuthMethod],
-) -> Result<StartedSession, StoreError> {
+) -> Result<StartedSession, ServerError> {
+    let sealer = cookie_sealer(services).await?;
     let facts = RequestFacts::current();
     let origin = SessionOrigin {
         user_agent: facts.user_agent.map(|agent| agent.as_str().to_owned()),
@@ -104,7 +154,7 @@ pub async fn start(
     let sid = started.session.sid.clone();
     let event = audit::event(&services.ctx, AuditKind::SessionStarted { sid });
     audit::record(&services.ctx, event.principal(PrincipalType::User, user)).await;
-    Ok(started)
+    Ok(sealed(services, &sealer, started))
 }
 
 /// The user signed in again within `session` (`prompt=login`, `max_age`): a new cookie and
@@ -113,7 +163,8 @@ pub async fn reauthenticate(
     services: &Services,
     session: &SignInSession,
     amr: &[AuthMethod],
-) -> Result<Option<StartedSession>, StoreError> {
+) -> Result<Option<StartedSession>, ServerError> {
+    let sealer = cookie_sealer(services).await?;
     let now = services.ctx.clock.now();
     let random = services.ctx.random.as_ref();
     let again = session.reauthenticated(amr, services.policy.sessions, random, now);
@@ -123,7 +174,7 @@ pub async fn reauthenticate(
         .sessions()
         .reauthenticate_session(&again.session, now)
         .await?;
-    Ok(written.then_some(again))
+    Ok(written.then(|| sealed(services, &sealer, again)))
 }
 
 /// Notes that `client` was given an authorization in the session, so that it is told when the

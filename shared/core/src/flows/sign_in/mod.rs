@@ -22,7 +22,7 @@ use std::net::IpAddr;
 use crate::auth::authenticate_user_from;
 use crate::clock::UnixTime;
 use crate::domain::{AuthMethod, PrincipalId, SessionId, StartedSession, User};
-use crate::errors::{Denial, GrantError, Refusal};
+use crate::errors::{Denial, GrantError, Refusal, ServerError};
 use crate::flows::passkeys::{self, PASSKEY_AMR};
 use crate::flows::second_factor::{
     self, AfterPassword, CodeCheck, Confirmation, Enrolment, EnrolmentBinding, PasswordStep,
@@ -31,7 +31,6 @@ use crate::flows::second_factor::{
 use crate::flows::sessions;
 use crate::limits::Exceeded;
 use crate::services::Services;
-use crate::store::StoreError;
 
 pub use carrier::STEP_TTL_SECONDS;
 pub use forms::{
@@ -403,7 +402,7 @@ async fn signed_in(
     interaction: Interaction<'_>,
     user: PrincipalId,
     amr: &[AuthMethod],
-) -> Result<Next, StoreError> {
+) -> Result<Next, ServerError> {
     let started = session_for(services, user, amr, interaction.session_cookie).await?;
     Ok(Next::SignedIn(Box::new(SignedIn {
         started,
@@ -419,7 +418,7 @@ pub async fn session_for(
     user: PrincipalId,
     amr: &[AuthMethod],
     session_cookie: Option<&str>,
-) -> Result<StartedSession, StoreError> {
+) -> Result<StartedSession, ServerError> {
     let current = sessions::current(services, session_cookie)
         .await?
         .filter(|session| session.principal_id == user);
