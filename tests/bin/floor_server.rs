@@ -57,6 +57,7 @@ async fn token(
         client_url: None,
         auth_time: None,
         amr: Vec::new(),
+        exchanged_from: Vec::new(),
     };
     match floor.codec.encode(&record).await {
         Ok(access_token) => Json(serde_json::json!({

@@ -80,7 +80,7 @@ pub use session::{
 };
 pub use tokens::{
     AccessTokenRecord, Actor, AuthToken, Family, RefreshTokenRecord, ACCESS_TOKEN_TTL_SECONDS,
-    AUTH_TOKEN_TTL_SECONDS,
+    AUTH_TOKEN_TTL_SECONDS, MAX_EXCHANGE_CHAIN,
 };
 
 pub mod clock;

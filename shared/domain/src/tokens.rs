@@ -147,7 +147,18 @@ pub struct AccessTokenRecord {
     /// resource server can tell a password alone from two factors. Empty: not a user's sign-in.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub amr: Vec<AuthMethod>,
+    /// For a token made by a token exchange from one of this service's access tokens: the
+    /// `jti` of each access token it was exchanged from, the chain's root first, its subject
+    /// last. It reads revoked when any of them does (or is gone), so revoking a subject ends
+    /// what was exchanged from it, however far down, family or none. At most
+    /// [`MAX_EXCHANGE_CHAIN`] long: each read of the token reads these too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exchanged_from: Vec<TokenId>,
 }
+
+/// How many exchanges a chain may hold: a token exchanged from this many others is not
+/// exchanged again, so that reading a token never reads more than this many others.
+pub const MAX_EXCHANGE_CHAIN: usize = 4;
 
 impl AccessTokenRecord {
     /// The `client_id` the token shows: the client's URL, or its UUID.

@@ -168,6 +168,7 @@ macro_rules! conformance_suite {
             concurrent_takes_of_a_pushed_authorization_have_one_winner,
             revoke_access_token_revokes_only_that_token,
             revoking_an_access_token_records_only_the_first_time,
+            an_exchanged_token_reads_revoked_once_a_token_it_came_from_is,
             revoke_connection_revokes_the_principals_families_with_that_client,
             revoke_connection_started_by_spares_families_started_later,
             user_connections_list_the_clients_of_live_families,

@@ -143,6 +143,7 @@ pub fn access_token(
         client_url: None,
         auth_time: None,
         amr: Vec::new(),
+        exchanged_from: Vec::new(),
     }
 }
 

@@ -1,10 +1,10 @@
 //! Revoking one access token, and every family of one (principal, client) connection.
 
 use super::fixtures::*;
-use super::records::{access_token, now, scopes, Bundle};
+use super::records::{access_token, application_access_token, now, scopes, Bundle};
 use super::Store;
 use crate::domain::audit::{AuditEvent, AuditKind, AuditSubject, RequestFacts};
-use crate::domain::{ClientId, PrincipalId};
+use crate::domain::{AccessTokenRecord, ClientId, PrincipalId, TokenId};
 use crate::random::{OsRandom, RandomExt};
 use crate::store::{AuditQuery, Connection, TokenRevoked};
 
@@ -73,6 +73,93 @@ pub async fn revoke_access_token_revokes_only_that_token(store: &dyn Store) {
         read_access_token(store, &unknown.jti, now).await,
         None,
         "revoking an unknown access token creates nothing"
+    );
+}
+
+/// `from`'s token exchanged again: a new `jti`, and `from` at the end of its chain.
+async fn stored_exchange(store: &dyn Store, from: &AccessTokenRecord) -> AccessTokenRecord {
+    let mut exchanged_from = from.exchanged_from.clone();
+    exchanged_from.push(from.jti);
+    let token = AccessTokenRecord {
+        jti: TokenId::new(OsRandom.uuid()),
+        exchanged_from,
+        ..from.clone()
+    };
+    store
+        .families()
+        .put_access_token(&token)
+        .await
+        .expect("put_access_token");
+    token
+}
+
+async fn reads_revoked(store: &dyn Store, token: &AccessTokenRecord) -> bool {
+    read_access_token(store, &token.jti, now())
+        .await
+        .expect("the access token exists")
+        .revoked
+}
+
+pub async fn an_exchanged_token_reads_revoked_once_a_token_it_came_from_is(store: &dyn Store) {
+    let now = now();
+    // Without a family, so that only the chain can revoke them.
+    let root = stored_application_token(store, now).await;
+    let middle = stored_exchange(store, &root).await;
+    let last = stored_exchange(store, &middle).await;
+    let read = read_access_token(store, &last.jti, now).await;
+    assert_eq!(
+        read.as_ref(),
+        Some(&last),
+        "the chain reads back as written"
+    );
+    for token in [&root, &middle, &last] {
+        assert!(!reads_revoked(store, token).await, "nothing is revoked yet");
+    }
+
+    store
+        .revocation()
+        .revoke_access_token(&middle.jti, now)
+        .await
+        .expect("revoke_access_token");
+    assert!(
+        !reads_revoked(store, &root).await,
+        "what it came from stays"
+    );
+    assert!(reads_revoked(store, &middle).await, "the revoked token");
+    assert!(
+        reads_revoked(store, &last).await,
+        "what was exchanged from it"
+    );
+
+    let other = stored_exchange(store, &root).await;
+    assert!(
+        !reads_revoked(store, &other).await,
+        "another branch of the root"
+    );
+    store
+        .revocation()
+        .revoke_access_token(&root.jti, now)
+        .await
+        .expect("revoke_access_token");
+    assert!(
+        reads_revoked(store, &other).await,
+        "every branch ends with the root"
+    );
+
+    // A token it came from that is gone (it outlives what came from it): revoked, not live.
+    let orphan = AccessTokenRecord {
+        jti: TokenId::new(OsRandom.uuid()),
+        exchanged_from: vec![TokenId::new(OsRandom.uuid())],
+        ..application_access_token(now)
+    };
+    store
+        .families()
+        .put_access_token(&orphan)
+        .await
+        .expect("put_access_token");
+    assert!(
+        reads_revoked(store, &orphan).await,
+        "exchanged from nothing stored"
     );
 }
 

@@ -212,7 +212,9 @@ pub trait FamilyStore: Send + Sync {
     // Access tokens.
     /// One access token on its own (a batch puts one with what it belongs to).
     async fn put_access_token(&self, record: &AccessTokenRecord) -> StoreResult<()>;
-    /// `revoked` is true in the result if the token's family has been revoked.
+    /// `revoked` is true in the result if the token is marked revoked, its family has been
+    /// revoked, or any token it was exchanged from ([`AccessTokenRecord::exchanged_from`]) is
+    /// marked revoked or gone.
     async fn get_access_token(
         &self,
         jti: &TokenId,

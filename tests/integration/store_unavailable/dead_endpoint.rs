@@ -48,6 +48,7 @@ async fn every_store_backed_endpoint_answers_503_when_the_store_is_down() {
             client_url: None,
             auth_time: None,
             amr: Vec::new(),
+            exchanged_from: Vec::new(),
         })
         .await
         .unwrap();

@@ -161,6 +161,7 @@ async fn id_token_subject(
         client_url: crate::domain::is_url_client_id(&claims.aud).then(|| claims.aud.clone()),
         auth_time: claims.auth_time,
         amr: claims.amr,
+        exchanged_from: Vec::new(),
     }))
 }
 

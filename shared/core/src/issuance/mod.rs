@@ -219,6 +219,7 @@ impl Issuer<'_> {
             client_url,
             auth_time: None,
             amr: Vec::new(),
+            exchanged_from: Vec::new(),
         }
     }
 

@@ -236,6 +236,7 @@ mod tests {
             client_url: None,
             auth_time: None,
             amr: Vec::new(),
+            exchanged_from: Vec::new(),
         }
     }
 

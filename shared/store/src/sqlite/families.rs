@@ -313,9 +313,14 @@ impl FamilyStore for SqliteStore {
     ) -> StoreResult<Option<AccessTokenRecord>> {
         let jti = id_to_sql(jti);
         self.read(move |conn| {
+            // Revoked: its own mark, its family's, or any token it was exchanged from, marked
+            // or gone (those outlive it, so a gone one was not merely swept).
             let row: Option<(String, bool)> = conn
                 .prepare_cached(
                     "SELECT a.body, a.revoked OR f.revoked_at IS NOT NULL
+                        OR coalesce(json_array_length(a.body, '$.exchanged_from'), 0) > (
+                            SELECT count(*) FROM json_each(a.body, '$.exchanged_from') e
+                            JOIN access_tokens s ON s.jti = e.value WHERE s.revoked = 0)
                      FROM access_tokens a LEFT JOIN families f ON f.id = a.family_id
                      WHERE a.jti = ?1 AND a.expires_at > ?2",
                 )

@@ -12,7 +12,9 @@ use super::codec::{key, keys, n, refresh_token_from_item, refresh_token_item, s,
 use super::errors::build_error;
 use super::requests::update_if;
 use crate::clock::UnixTime;
-use crate::domain::{AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, TokenId};
+use crate::domain::{
+    AccessTokenRecord, Family, FamilyId, RefreshTokenRecord, TokenId, MAX_EXCHANGE_CHAIN,
+};
 use crate::secrets::TokenHash;
 use crate::{FamilyOrigin, FamilyStore, FamilyWrite, RefreshTokenWithOrigin, Renewal, StoreResult};
 
@@ -97,7 +99,27 @@ impl FamilyStore for DynamoStore {
                 .await?;
             record.revoked = family.is_some_and(|f| f.revoked_at.is_some());
         }
+        if !record.revoked {
+            record.revoked = self.any_revoked(&record.exchanged_from).await?;
+        }
         Ok(Some(record))
+    }
+}
+
+impl DynamoStore {
+    /// Whether any of the access tokens a token was exchanged from reads revoked, or is gone
+    /// (they outlive it): one read each, at most [`MAX_EXCHANGE_CHAIN`], none when nothing is.
+    /// Revoking one access token stays one write, however much was exchanged from it.
+    async fn any_revoked(&self, exchanged_from: &[TokenId]) -> StoreResult<bool> {
+        for jti in exchanged_from.iter().take(MAX_EXCHANGE_CHAIN) {
+            let from = self
+                .get::<AccessTokenRecord>("GetExchangedFrom", keys::access(jti))
+                .await?;
+            if from.is_none_or(|from| from.revoked) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 }
 
