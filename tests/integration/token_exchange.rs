@@ -16,6 +16,8 @@ use token_core::admin::NewClient;
 use token_domain::{GrantType, Resource, Scopes};
 
 mod dpop;
+mod revocation;
+mod widening;
 
 const GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 const ACCESS: &str = "urn:ietf:params:oauth:token-type:access_token";
@@ -49,6 +51,15 @@ async fn exchange(
     app.token(&form).await
 }
 
+/// The status of `GET /oauth2/v0/userinfo` with `token`.
+async fn userinfo_status(app: &TestApp, token: &str) -> StatusCode {
+    let request = app
+        .http
+        .get(app.url("/oauth2/v0/userinfo"))
+        .bearer_auth(token);
+    request.send().await.unwrap().status()
+}
+
 async fn client_with(app: &TestApp, name: &str, resources: &[&str]) -> TestClient {
     app.create_client_with(NewClient {
         resources: resources
@@ -68,8 +79,9 @@ async fn user_token(app: &TestApp, client: &TestClient, extra: &[(&str, &str)]) 
 
 async fn a_client_exchanges_its_own_token_for_another_resource(app: TestApp) {
     let user = app.create_user(LOGIN, PASSWORD).await;
+    // Each resource the exchange names is one the family was granted (`widening` has the rest).
     let client = client_with(&app, "agent", &[]).await;
-    let tokens = user_token(&app, &client, &[]).await;
+    let tokens = user_token(&app, &client, &[("resource", API), ("resource", FILES)]).await;
     let subject = tokens["access_token"].as_str().unwrap();
     let (status, body) = exchange(
         &app,
@@ -124,11 +136,12 @@ async fn a_client_exchanges_its_own_token_for_another_resource(app: TestApp) {
     .await;
     assert_token_error(&(status, body), 400, "invalid_target", 160);
 
-    // Never longer than the subject token.
+    // Never longer than the subject token; without a target, for the subject's audience.
     app.clock.advance(3000);
     let (status, body) = exchange(&app, &client, subject, &[]).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body["expires_in"].as_i64().unwrap() <= 600, "{body}");
+    assert_eq!(claims_aud(&app, &body).await, json!([API, FILES]));
 }
 
 async fn claims_aud(app: &TestApp, body: &Value) -> Value {
@@ -334,7 +347,8 @@ async fn exchange_id_token(
 
 async fn an_id_token_is_exchanged_for_an_openid_token(app: TestApp) {
     let user = app.create_user(LOGIN, PASSWORD).await;
-    let client = client_with(&app, "agent", &[]).await;
+    // An ID token's family grants no resource: the exchange names one of the client's own.
+    let client = client_with(&app, "agent", &[API]).await;
     let tokens = user_token(&app, &client, &[]).await;
     let id_token = tokens["id_token"].as_str().unwrap();
     let (status, body) = exchange_id_token(&app, &client, id_token, &[("resource", API)]).await;
@@ -365,7 +379,7 @@ async fn an_id_token_is_exchanged_for_an_openid_token(app: TestApp) {
 /// the exchanging service: what it gets is checked against the server's own view.
 async fn openid_client_exchanges_a_token_with_and_without_an_actor(app: TestApp) {
     let user = app.create_user(LOGIN, PASSWORD).await;
-    let client = client_with(&app, "gateway", &[]).await;
+    let client = client_with(&app, "gateway", &[API]).await;
     crate::support::relying_party::follow_real_time(&app);
     let subject = user_token(&app, &client, &[]).await;
     let actor = app.app_token(&client).await;

@@ -74,6 +74,11 @@ impl Scopes {
         Self(self.0.union(&other.0).cloned().collect())
     }
 
+    /// The scopes in both sets.
+    pub fn intersection(&self, other: &Scopes) -> Self {
+        Self(self.0.intersection(&other.0).cloned().collect())
+    }
+
     /// These scopes and `scope` (a valid scope token, e.g. [`OPENID`]).
     pub fn with(&self, scope: &str) -> Self {
         debug_assert!(scope.bytes().all(is_scope_byte));

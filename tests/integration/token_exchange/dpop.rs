@@ -39,7 +39,7 @@ async fn exchanges(app: &TestApp, client: &TestClient) -> usize {
 
 async fn a_bound_subject_token_needs_a_proof_by_its_key(app: TestApp) {
     app.create_user(LOGIN, PASSWORD).await;
-    let client = client_with(&app, "agent", &[]).await;
+    let client = client_with(&app, "agent", &[API]).await;
     let key = DpopKey::generate();
     let tokens = bound_password_grant(&app, &client, (LOGIN, PASSWORD), &[], &key).await;
     assert_eq!(tokens["token_type"], "DPoP", "{tokens}");

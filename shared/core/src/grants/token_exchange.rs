@@ -5,7 +5,15 @@
 //! A client may exchange a subject token issued to itself, or one whose `aud` names one of its
 //! resources (`--resource`): the resource server the token was meant for may call onwards. The
 //! new token keeps the subject's principal and family, so revoking the family revokes it; it
-//! lives no longer than the subject token and has at most its scopes. No refresh token.
+//! records the access tokens it was exchanged from, so revoking the subject (or any token
+//! before it in a chain of exchanges) revokes it too, family or none. It lives no longer than
+//! the subject token. No refresh token.
+//!
+//! Nothing widens: the scope is within both the subject token's and the exchanging client's
+//! (asking beyond either is 54, as at every grant; asking for none gets what both allow), and
+//! the audience is the subject token's unless the request names others, each one the subject's
+//! family was granted, the subject token's own, or one of the client's `--resource`s (160):
+//! a client cannot trade a token for one its resource, or this deployment, never granted.
 //!
 //! A sender-constrained token (`cnf.jkt`, RFC 9449) is exchanged only with a DPoP proof by its
 //! key: otherwise whoever stole a bound token could trade it for an unbound one. Without that
@@ -13,13 +21,15 @@
 //! token without its proof is an invalid one (108); the new token is bound to the proof's key.
 //!
 //! Order of checks: the token types (164, the parse's), the subject token (165), the actor
-//! token (166), the scope (54), the target (160). Reads: the subject's record (and the actor's);
+//! token (166), the scope (54), the target (160). Reads: the subject's record (and the actor's,
+//! and the subject's family when a named resource is neither the subject's nor the client's);
 //! one write, the new token.
 
 use super::GrantContext;
 use crate::auth::presented_token::{identify, PresentedToken, TokenTypeHint};
 use crate::domain::{
-    AccessTokenRecord, Actor, ClientId, Resource, Scopes, TokenId, OPENID, SECRETS_MANAGEMENT_SCOPE,
+    narrowed, AccessTokenRecord, Actor, ClientId, Resource, Scopes, TargetRefusal, TokenId,
+    MAX_EXCHANGE_CHAIN, OPENID, SECRETS_MANAGEMENT_SCOPE,
 };
 use crate::errors::{ErrorCode, GrantError};
 use crate::issuance::{requested_scopes, Exchanged, IssuedTokens};
@@ -33,7 +43,8 @@ pub(super) async fn grant(
     request: TokenExchangeRequest,
 ) -> Result<IssuedTokens, GrantError> {
     let client = &context.client;
-    let subject = if request.subject_token_type == ID_TOKEN_TYPE {
+    let of_id_token = request.subject_token_type == ID_TOKEN_TYPE;
+    let subject = if of_id_token {
         id_token_subject(services, request.subject_token.as_ref()).await?
     } else {
         live_access_token(services, request.subject_token.as_ref()).await?
@@ -46,6 +57,7 @@ pub(super) async fn grant(
                 .any(|r| client.resources.contains(r))
     })
     .filter(|subject| held_by_the_prover(subject, context, "subject_token"))
+    .filter(within_the_chain_limit)
     .ok_or(ErrorCode::SubjectTokenInvalid)?;
     let act = match &request.actor_token {
         None => None,
@@ -61,14 +73,25 @@ pub(super) async fn grant(
             })
         }
     };
-    let scopes = requested_scopes(request.scope.as_deref(), &subject.scopes)?;
-    let audience = requested_audience(services, context, request.audience)?;
+    let grantable = subject.scopes.intersection(&client.requestable_scopes());
+    let scopes = requested_scopes(request.scope.as_deref(), &grantable)?;
+    let audience = exchanged_audience(services, context, &subject, request.audience).await?;
+    // An ID token is not revocable (only expiry ends one): nothing to record. An access token
+    // is, and so is each token it was itself exchanged from.
+    let exchanged_from = if of_id_token {
+        Vec::new()
+    } else {
+        let mut chain = subject.exchanged_from.clone();
+        chain.push(subject.jti);
+        chain
+    };
     let exchanged = Exchanged {
         scopes,
         audience,
         jkt: context.dpop_jkt.clone(),
         // Without an actor token the subject's own `act` is kept: who acted does not change.
         act: act.or_else(|| subject.act.clone()),
+        exchanged_from,
     };
     Ok(services
         .issuer()
@@ -91,6 +114,19 @@ fn held_by_the_prover(token: &AccessTokenRecord, context: &GrantContext, which: 
         );
     }
     held
+}
+
+/// Whether `subject` may be exchanged once more: a chain of exchanges is kept short, since
+/// every read of its last token reads each token before it.
+fn within_the_chain_limit(subject: &AccessTokenRecord) -> bool {
+    let within = subject.exchanged_from.len() < MAX_EXCHANGE_CHAIN;
+    if !within {
+        tracing::info!(
+            chain = subject.exchanged_from.len(),
+            "token exchange: the subject token ends a chain of exchanges as long as allowed"
+        );
+    }
+    within
 }
 
 /// An access token of this service that is live (signed by us, stored, unexpired, unrevoked),
@@ -165,21 +201,43 @@ async fn id_token_subject(
     }))
 }
 
-/// `resource` and `audience` together: each allowed for the client (160 otherwise); none, a
-/// token for this deployment.
-fn requested_audience(
+/// `resource` and `audience` together, each one the subject token's `aud` names, one of the
+/// client's `--resource`s, or one the subject's family was granted (160 otherwise; the family
+/// is read only for a resource that is none of the first two); none named: the subject token's
+/// own `aud` (an ID token's names a client, not a resource: this deployment).
+async fn exchanged_audience(
     services: &Services,
     context: &GrantContext,
+    subject: &AccessTokenRecord,
     audience: Vec<String>,
 ) -> Result<Vec<Resource>, GrantError> {
     let mut values = context.resources.clone();
     values.extend(audience);
-    services
-        .policy
-        .resources
-        .requested(&context.client.resources, &values)
-        .map_err(|refusal| {
-            tracing::info!(%refusal, "token exchange: target refused");
-            ErrorCode::InvalidTarget.into()
-        })
+    if values.is_empty() {
+        return Ok(subject.audience.clone());
+    }
+    let mut granted: Vec<Resource> = subject
+        .audience
+        .iter()
+        .chain(&context.client.resources)
+        .cloned()
+        .collect();
+    let mut allowed = narrowed(&granted, &values);
+    if let (Err(TargetRefusal::NotAllowed), Some(family_id)) = (&allowed, subject.family_id) {
+        let now = services.ctx.clock.now();
+        if let Some(family) = services
+            .ctx
+            .store
+            .families()
+            .get_family(&family_id, now)
+            .await?
+        {
+            granted.extend(family.resources);
+            allowed = narrowed(&granted, &values);
+        }
+    }
+    allowed.map_err(|refusal| {
+        tracing::info!(%refusal, "token exchange: target refused");
+        ErrorCode::InvalidTarget.into()
+    })
 }

@@ -147,3 +147,48 @@ async fn an_unknown_or_expired_subject_token_is_165() {
         ErrorCode::SubjectTokenInvalid
     );
 }
+
+#[tokio::test]
+async fn nothing_widens_beyond_the_clients_scopes_or_what_was_granted() {
+    let state = TestState::new().await;
+    let api = "https://api.example.com/";
+    let front = state
+        .client(NewClient::named("front end", scopes("read write")))
+        .await;
+    let resource_server = state
+        .client(NewClient {
+            resources: vec![Resource::parse(api).unwrap()],
+            ..NewClient::named("the API", scopes("read"))
+        })
+        .await;
+    state.user("exchange.user@example.com", "a password").await;
+    let subject = token(
+        &state,
+        &front,
+        &[
+            ("grant_type", "password"),
+            ("username", "exchange.user@example.com"),
+            ("password", "a password"),
+            ("scope", "read write"),
+            ("resource", api),
+        ],
+    )
+    .await
+    .expect("a token for the API");
+    let held = &subject.access_token;
+    assert_eq!(
+        code(exchange(&state, &resource_server, held, &[("scope", "write")]).await),
+        ErrorCode::ScopeExceedsGrant
+    );
+    let elsewhere = [("resource", "https://elsewhere.example.com/")];
+    assert_eq!(
+        code(exchange(&state, &resource_server, held, &elsewhere).await),
+        ErrorCode::InvalidTarget
+    );
+    let exchanged = exchange(&state, &resource_server, held, &[])
+        .await
+        .expect("exchanged");
+    assert_eq!(exchanged.access.scopes, scopes("read"));
+    assert_eq!(exchanged.access.audience, subject.access.audience);
+    assert_eq!(exchanged.access.exchanged_from, vec![subject.access.jti]);
+}

@@ -146,13 +146,15 @@ pub struct IssuedRefresh {
 }
 
 /// What a token exchange grants: at most the subject token's scopes, the requested resources,
-/// the DPoP key of the request's proof, and the actor.
+/// the DPoP key of the request's proof, the actor, and the access tokens it is exchanged from
+/// ([`AccessTokenRecord::exchanged_from`]), whose revocation ends it.
 #[derive(Debug, Clone)]
 pub struct Exchanged {
     pub scopes: Scopes,
     pub audience: Vec<Resource>,
     pub jkt: Option<String>,
     pub act: Option<Actor>,
+    pub exchanged_from: Vec<TokenId>,
 }
 
 /// Who a new family is for.
@@ -307,7 +309,8 @@ impl Issuer<'_> {
 
     /// RFC 8693: an access token for `subject`'s principal, issued to `client` as `exchanged`
     /// says, and living no longer than `subject`. It belongs to the subject's family, if any,
-    /// so that revoking that family revokes it too. No refresh token, no ID token.
+    /// so that revoking that family revokes it too, as revoking a token it was exchanged from
+    /// does. No refresh token, no ID token.
     pub async fn issue_exchanged_token(
         &self,
         client: &Client,
@@ -329,6 +332,7 @@ impl Issuer<'_> {
             // The same person's sign-in, whoever now holds the token.
             auth_time: subject.auth_time,
             amr: subject.amr.clone(),
+            exchanged_from: exchanged.exchanged_from,
             ..own
         };
         let mut event = crate::audit::event(
