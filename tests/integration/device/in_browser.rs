@@ -22,6 +22,12 @@ async fn enter_the_code_sign_in_and_allow_in_a_real_browser() {
         .goto(body["verification_uri"].as_str().unwrap())
         .await
         .unwrap();
+    // RFC 8628 5.4: before anything is typed, the page warns against a code someone sent.
+    let text = browser.wait_for_text("Connect a device").await.unwrap();
+    assert!(
+        text.contains("Never enter a code that someone sent you"),
+        "{text}"
+    );
     browser.screenshot("device-code").await.unwrap();
     let typed = body["user_code"].as_str().unwrap().to_lowercase();
     browser.fill_by_label("Code", &typed).await.unwrap();
