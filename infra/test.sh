@@ -187,7 +187,7 @@ step_env_reads() {
 # After the build, whose fetch fills the registry that the check's offline `cargo tree` reads
 # (on a fresh machine it is empty before).
 step_core_dependencies() {
-	step "infra/check-core-dependencies.sh (no AWS SDK, lettre, hyper, rustls, OTLP or lambda_http in token-core)"
+	step "infra/check-core-dependencies.sh (no AWS SDK, lettre, hyper, rustls, OTLP, lambda_http or metrics exporter in token-core)"
 	infra/check-core-dependencies.sh
 }
 

@@ -286,7 +286,8 @@ impl TestApp {
             services = services.with_logout_queue(queue);
         }
         let services = Arc::new(services);
-        let router = token_http::local_router(services.clone());
+        let scrape = Arc::new(token_adapters::metrics::prometheus::PrometheusScrape::installed());
+        let router = token_http::local_router(services.clone(), scrape);
         tokio::spawn(async move {
             let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
             axum::serve(listener, service).await.expect("test server");

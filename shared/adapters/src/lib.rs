@@ -7,13 +7,14 @@
 //! - [`kms`] (the key service on AWS KMS), [`secrets`] (Secrets Manager), [`sqs`] (the logout
 //!   queue on SQS), [`mail`] (SMTP with lettre, the outbox), [`outbound`] (the fetcher's HTTP
 //!   exchange on hyper and rustls);
-//! - [`telemetry`] (logs) and [`traces`] (OTLP), [`lambda`] (a function's router that writes its
-//!   metrics and spans after each invocation).
+//! - [`telemetry`] (logs) and [`traces`] (OTLP), [`metrics`] (the EMF and Prometheus exporters),
+//!   [`lambda`] (a function's router that writes its metrics and spans after each invocation).
 
 pub mod bootstrap;
 pub mod kms;
 pub mod lambda;
 pub mod mail;
+pub mod metrics;
 pub mod outbound;
 pub mod secrets;
 pub mod sqs;

@@ -85,18 +85,19 @@ pub fn registration_router(services: Arc<Services>) -> Router {
     serve(registration_routes(), services)
 }
 
-/// Every route of every function, for the local all-in-one server, and `GET /metrics`.
-pub fn local_router(services: Arc<Services>) -> Router {
-    measure::prometheus::install();
+/// Every route of every function, for the local all-in-one server, and `GET /metrics` read
+/// through `scrape` (the Prometheus exporter, `token_adapters::metrics::prometheus`).
+pub fn local_router(services: Arc<Services>, scrape: Arc<dyn measure::Scrape>) -> Router {
     // Added after the shared parts: a scrape is neither counted nor in the OpenAPI document
     // (an operator's route, not the API; docs/decisions.md, Metrics and traces).
-    serve(every_route(), services).route("/metrics", axum::routing::get(prometheus_metrics))
+    let metrics = axum::routing::get(move || prometheus_metrics(scrape.clone()));
+    serve(every_route(), services).route("/metrics", metrics)
 }
 
 /// Every metric in the Prometheus text format (version 0.0.4).
-async fn prometheus_metrics() -> axum::response::Response {
+async fn prometheus_metrics(scrape: Arc<dyn measure::Scrape>) -> axum::response::Response {
     use axum::response::IntoResponse;
-    match measure::prometheus::render() {
+    match scrape.render() {
         Some(text) => (
             [(http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
             text,

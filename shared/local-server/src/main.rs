@@ -70,7 +70,9 @@ async fn main() -> anyhow::Result<()> {
         .print_after_logs(&first_screen)
         .context("print the instructions")?;
 
-    let router = http::local_router(services).merge(demo_callback::routes(demo, base));
+    let scrape =
+        std::sync::Arc::new(token_adapters::metrics::prometheus::PrometheusScrape::installed());
+    let router = http::local_router(services, scrape).merge(demo_callback::routes(demo, base));
     // With the peer's address, which the per-address limits count.
     let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, service)

@@ -1,5 +1,5 @@
 //! Each metrics test counts into a recorder of its own: built as the local server's is
-//! (`token_core::measure::prometheus::builder`), set as the default recorder of the test's
+//! (`token_adapters::metrics::prometheus::builder`), set as the default recorder of the test's
 //! thread, and the test's app served by a current-thread runtime on that thread, so every
 //! request of the test (and nothing of the suites running beside it) is counted there. The
 //! counts are then exact.
@@ -31,8 +31,8 @@ where
 {
     // The process's recorder first, so that its install (and the cold start it counts) is
     // never made on this thread, where the count would land in the test's recorder.
-    token_core::measure::prometheus::install();
-    let recorder = token_core::measure::prometheus::builder().build_recorder();
+    token_adapters::metrics::prometheus::install();
+    let recorder = token_adapters::metrics::prometheus::builder().build_recorder();
     let handle = recorder.handle();
     let _counting_here = metrics::set_default_local_recorder(&recorder);
     tokio::runtime::Builder::new_current_thread()

@@ -162,10 +162,10 @@ fn keys_rotate_every_90_days_by_default() {
 
 /// The alarms watch what the functions emit: the EMF namespace, metric names the service
 /// defines, and the `function` dimension alone, which every EMF line carries as a dimension set
-/// of its own (`measure::emf`).
+/// of its own (`token_adapters::metrics::emf`).
 #[test]
 fn the_alarms_watch_metrics_the_functions_emit() {
-    use crate::measure::{self, emf};
+    use crate::measure;
     let emitted = [
         measure::REQUESTS,
         measure::REFUSALS,
@@ -185,7 +185,7 @@ fn the_alarms_watch_metrics_the_functions_emit() {
             );
             assert_eq!(
                 lines[index - 1],
-                format!("Namespace: {}", emf::NAMESPACE),
+                format!("Namespace: {}", measure::NAMESPACE),
                 "{name}'s namespace"
             );
             assert_eq!(lines[index + 1], "Dimensions:", "{name}");

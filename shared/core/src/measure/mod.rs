@@ -1,18 +1,25 @@
 //! What the service counts and times, through the `metrics` facade: code that knows a fact
 //! records it here, and the binary picks where it goes (Prometheus text on the local server,
-//! CloudWatch embedded metric format lines in Lambda). Nothing here knows an exporter.
+//! CloudWatch embedded metric format lines in Lambda: `token_adapters::metrics`). Nothing here
+//! knows an exporter; the local server's `GET /metrics` reads through the [`Scrape`] port.
 //!
 //! Labels are bounded sets only (a route's template, a grant type, a catalogue code, a limit),
 //! never a client, a principal or anything a caller typed: a metric line carries no identifier
 //! and no secret.
 
-pub mod emf;
-pub mod prometheus;
-
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use http::StatusCode;
+
+/// The CloudWatch namespace of every metric (the template's alarms and dashboard read it).
+pub const NAMESPACE: &str = "TokenService";
+
+/// Where `GET /metrics` reads its text (Prometheus' exposition format): the local server's
+/// exporter. `None` from `render`: no recorder of that kind is installed (a 404).
+pub trait Scrape: Send + Sync + std::fmt::Debug {
+    fn render(&self) -> Option<String>;
+}
 
 /// `METRICS=off`: every metric goes to a recorder that keeps nothing, installed before either
 /// exporter can be, so neither is (the local server's `/metrics` then answers 404). Call it

@@ -17,8 +17,7 @@ use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, Share
 use metrics_util::registry::{AtomicStorage, Registry};
 use serde_json::{json, Map, Value};
 
-/// The CloudWatch namespace of every metric (the template's alarms and dashboard read it).
-pub const NAMESPACE: &str = "TokenService";
+pub use token_core::measure::NAMESPACE;
 /// EMF takes at most 100 values of one metric per line.
 const MAX_VALUES_PER_LINE: usize = 100;
 
@@ -188,7 +187,7 @@ pub fn install(function: &str) {
     INSTALLED.get_or_init(|| {
         let recorder = EmfRecorder::new(function);
         metrics::set_global_recorder(recorder.clone()).ok()?;
-        super::cold_start();
+        token_core::measure::cold_start();
         Some(recorder)
     });
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
-use super::LATENCY;
+use token_core::measure::{self, Scrape, LATENCY};
 
 /// Latency buckets in seconds: a token request takes milliseconds, a password grant (Argon2)
 /// tens of them, a slow store seconds.
@@ -39,7 +39,7 @@ pub fn install() -> Option<&'static PrometheusHandle> {
                 std::thread::sleep(UPKEEP_INTERVAL);
                 upkeep.run_upkeep();
             });
-            super::cold_start();
+            measure::cold_start();
             Some(handle)
         })
         .as_ref()
@@ -48,4 +48,22 @@ pub fn install() -> Option<&'static PrometheusHandle> {
 /// Every metric in the Prometheus text format; `None` when the recorder is not installed.
 pub fn render() -> Option<String> {
     HANDLE.get()?.as_ref().map(PrometheusHandle::render)
+}
+
+/// The local server's scrape: the recorder installed (once), rendered on each `GET /metrics`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PrometheusScrape;
+
+impl PrometheusScrape {
+    /// Installs the recorder (see [`install`]) and answers the scrape that renders it.
+    pub fn installed() -> Self {
+        install();
+        Self
+    }
+}
+
+impl Scrape for PrometheusScrape {
+    fn render(&self) -> Option<String> {
+        render()
+    }
 }

@@ -7,7 +7,7 @@ use http::StatusCode;
 use serde_json::Value;
 
 use super::*;
-use crate::measure;
+use token_core::measure;
 
 const NOW_MS: u64 = 1_700_000_000_123;
 
