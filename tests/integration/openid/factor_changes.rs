@@ -94,20 +94,7 @@ async fn sign_in_again(
         ("password", PASSWORD.to_owned()),
     ];
     let code_page = send(app, &cookies, &form).await.text().await.unwrap();
-    assert!(code_page.contains("One more step"), "{code_page}");
-    app.clock.advance(30);
-    let form = [
-        ("csrf_token", csrf(&code_page)),
-        ("action", "sign_in_code".to_owned()),
-        (
-            "pending",
-            between(&code_page, r#"name="pending" value=""#, '"'),
-        ),
-        ("code", secret.code_at(app.clock.now())),
-    ];
-    let renewed = send(app, &cookies, &form).await;
-    assert_eq!(renewed.status(), StatusCode::SEE_OTHER);
-    set_cookie_pair(&renewed, "__Host-session").expect("the renewed session's cookie")
+    typed_code(app, &cookies, &code_page, secret).await
 }
 
 /// A new browser signed in on the account page with the password and a code of `secret`'s
@@ -115,20 +102,25 @@ async fn sign_in_again(
 pub(super) async fn signed_in_with_code(app: &TestApp, secret: &TotpSecret) -> String {
     let (nonce, answer) = super::account_sign_in(app).await;
     let code_page = answer.text().await.unwrap();
+    typed_code(app, &nonce, &code_page, secret).await
+}
+
+/// The code page's form posted with a code of a later step: the session's cookie pair.
+async fn typed_code(app: &TestApp, cookies: &str, code_page: &str, secret: &TotpSecret) -> String {
     assert!(code_page.contains("One more step"), "{code_page}");
     app.clock.advance(30);
     let form = [
-        ("csrf_token", csrf(&code_page)),
+        ("csrf_token", csrf(code_page)),
         ("action", "sign_in_code".to_owned()),
         (
             "pending",
-            between(&code_page, r#"name="pending" value=""#, '"'),
+            between(code_page, r#"name="pending" value=""#, '"'),
         ),
         ("code", secret.code_at(app.clock.now())),
     ];
-    let signed_in = send(app, &nonce, &form).await;
+    let signed_in = send(app, cookies, &form).await;
     assert_eq!(signed_in.status(), StatusCode::SEE_OTHER);
-    set_cookie_pair(&signed_in, "__Host-session").expect("a session")
+    set_cookie_pair(&signed_in, "__Host-session").expect("the session's cookie")
 }
 
 async fn stored_sids(app: &TestApp, user: PrincipalId) -> Vec<String> {

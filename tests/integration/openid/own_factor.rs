@@ -27,6 +27,11 @@ fn authenticator_app(user: &token_domain::User, now: i64) -> TotpFactor {
     }
 }
 
+async fn add_passkey(app: &TestApp, user: &token_domain::User, now: i64) {
+    let stored = app.store.passkeys().put_passkey(&passkey(user, now)).await;
+    assert!(stored.unwrap(), "a new passkey");
+}
+
 fn passkey(user: &token_domain::User, now: i64) -> PasskeyCredential {
     PasskeyCredential {
         principal_id: user.id,
@@ -83,12 +88,7 @@ async fn an_enrolled_factor_refuses_the_password_grant_180_until_it_is_removed(a
         "the app removed, the password alone is enough again"
     );
 
-    assert!(app
-        .store
-        .passkeys()
-        .put_passkey(&passkey(&user, now))
-        .await
-        .unwrap());
+    add_passkey(&app, &user, now).await;
     assert_180(&password_grant(&app, &client, PASSWORD).await, "a passkey");
     assert!(app
         .store
@@ -137,12 +137,7 @@ async fn a_user_whose_own_factor_is_a_passkey_is_sent_to_it_after_the_password(a
     let client = oidc_client(&app, "partner").await;
     let user = app.create_user(LOGIN, PASSWORD).await;
     let now = app.clock.now();
-    assert!(app
-        .store
-        .passkeys()
-        .put_passkey(&passkey(&user, now))
-        .await
-        .unwrap());
+    add_passkey(&app, &user, now).await;
     let mut browser = Session::new(&app);
     let answer = browser.sign_in_answer(&query(&client, &[]), PASSWORD).await;
     assert!(
