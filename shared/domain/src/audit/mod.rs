@@ -7,12 +7,14 @@
 //! ASCII, and echo only what the caller sent.
 
 mod compact;
+mod factor;
 mod logout;
 mod passkey;
 mod request;
 pub mod rfc3339;
 mod subjects;
 
+pub use factor::RemovedFactor;
 pub use logout::LogoutFailure;
 pub use passkey::PasskeyRefusal;
 pub use request::{CorrelationId, RequestFacts, UserAgent};
@@ -26,7 +28,7 @@ use uuid::Uuid;
 
 use super::{
     ClientId, CompanyStatus, FamilyId, MfaPolicy, PrincipalId, PrincipalType, SecretId, SessionId,
-    TokenId,
+    TokenId, UserStatus,
 };
 use crate::clock::UnixTime;
 
@@ -93,7 +95,7 @@ pub enum RevocationReason {
     RevocationEndpoint,
     /// A rotated refresh token was presented again after the retry window.
     ReuseDetected,
-    /// `tokenctl tokens revoke-family`.
+    /// `tokenctl tokens revoke-family`, or `users set-status` taking a user's access away.
     Admin,
     /// An authorization code was redeemed twice: every family it started is revoked.
     CodeReplay,
@@ -119,7 +121,7 @@ pub enum SessionEndReason {
     SignedOut,
     /// "Sign out everywhere" on the account page.
     SignedOutEverywhere,
-    /// `tokenctl sessions revoke`.
+    /// `tokenctl sessions revoke`, or `users set-status` taking a user's access away.
     Administrator,
 }
 
@@ -256,6 +258,9 @@ pub enum AuditKind {
     UserCreated,
     #[serde(rename = "user.email_set")]
     UserEmailSet,
+    /// `tokenctl users set-status`.
+    #[serde(rename = "user.status_set")]
+    UserStatusSet { status: UserStatus },
     #[serde(rename = "legacy_app.linked")]
     LegacyAppLinked,
     /// A company auth token (a 24-hour credential standing in for the company's password) was
@@ -335,6 +340,10 @@ pub enum AuditKind {
     /// A passkey answer on a sign-in page signed no one in (the principal when known).
     #[serde(rename = "passkey.refused")]
     PasskeyRefused { reason: PasskeyRefusal },
+    /// An administrator removed one of the user's second factors (`tokenctl users factors
+    /// remove`): the recovery path of a user who lost it, or the end of one someone else added.
+    #[serde(rename = "second_factor.removed_by_administrator")]
+    SecondFactorRemovedByAdministrator { factor: RemovedFactor },
 }
 
 impl AuditKind {
@@ -363,6 +372,7 @@ impl AuditKind {
             Self::CompanyMfaSet { .. } => "company.mfa_set",
             Self::UserCreated => "user.created",
             Self::UserEmailSet => "user.email_set",
+            Self::UserStatusSet { .. } => "user.status_set",
             Self::LegacyAppLinked => "legacy_app.linked",
             Self::CompanyAuthTokenIssued { .. } => "company.auth_token_issued",
             Self::LegacyTokensImported { .. } => "legacy_tokens.imported",
@@ -383,6 +393,9 @@ impl AuditKind {
             Self::PasskeyAdded => "passkey.added",
             Self::PasskeyRemoved => "passkey.removed",
             Self::PasskeyRefused { .. } => "passkey.refused",
+            Self::SecondFactorRemovedByAdministrator { .. } => {
+                "second_factor.removed_by_administrator"
+            }
         }
     }
 }

@@ -119,3 +119,32 @@ fn a_refresh_is_stored_under_its_family_only_and_every_other_event_under_each_su
         "nothing to derive it from: stored under each subject"
     );
 }
+
+#[test]
+fn an_administrators_changes_to_a_user_name_what_changed() {
+    let status = AuditKind::UserStatusSet {
+        status: UserStatus::LogonDenied,
+    };
+    let json = serde_json::to_value(&status).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({ "event": "user.status_set", "status": "logon-denied" })
+    );
+    assert_eq!(status.name(), "user.status_set");
+    assert_eq!(serde_json::from_value::<AuditKind>(json).unwrap(), status);
+    for (factor, spelt) in [
+        (RemovedFactor::Passkey, "passkey"),
+        (RemovedFactor::AuthenticatorApp, "authenticator_app"),
+    ] {
+        let removed = AuditKind::SecondFactorRemovedByAdministrator { factor };
+        let json = serde_json::to_value(&removed).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "event": "second_factor.removed_by_administrator", "factor": spelt,
+            })
+        );
+        assert_eq!(removed.name(), "second_factor.removed_by_administrator");
+        assert_eq!(serde_json::from_value::<AuditKind>(json).unwrap(), removed);
+    }
+}
