@@ -10,13 +10,16 @@ use crate::domain::{
     ClientId, Company, CompanyStatus, ConsumerKey, FamilyId, Geolocation, LegacyApp, Login,
     MfaPolicy, PrincipalId, PrincipalType, User, UserStatus,
 };
+use crate::errors::ServerError;
 use crate::random::RandomExt;
 use crate::secrets::{PasswordHash, Secret};
 use crate::store::{revoke_family_recorded, EmailUpdate, FamilyRevoked, Inserted, StoreError};
 
 mod clients;
+mod users;
 
 pub use clients::*;
+pub use users::*;
 
 /// Records what an administrator did to a client.
 async fn client_changed(ctx: &Context, kind: AuditKind, client: ClientId) {
@@ -43,6 +46,15 @@ pub enum AdminError {
     Invalid(String),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The change was made but what must follow it was not finished; running the same command
+    /// again finishes it.
+    #[error("{done}, but {failed}: {source}; run the command again to finish")]
+    Unfinished {
+        done: String,
+        failed: &'static str,
+        #[source]
+        source: ServerError,
+    },
 }
 
 fn not_found(what: &'static str, id: impl ToString) -> AdminError {
