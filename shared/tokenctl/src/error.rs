@@ -4,6 +4,7 @@ use std::fmt;
 
 use token_core::admin::AdminError;
 use token_core::config::ConfigError;
+use token_core::errors::ServerError;
 use token_core::import::ImportError;
 use token_core::signing::KeyError;
 use token_store::StoreError;
@@ -80,6 +81,17 @@ impl From<AdminError> for CliError {
             AdminError::Conflict(_) => Self::new(Failure::Conflict, error.to_string()),
             AdminError::Invalid(_) => Self::invalid(error.to_string()),
             AdminError::Store(store) => store.into(),
+            AdminError::Unfinished { ref source, .. } => {
+                let failure = match source {
+                    ServerError::Store(StoreError::Unavailable(_))
+                    | ServerError::Signing(_)
+                    | ServerError::Unavailable { .. } => Failure::Unavailable,
+                    ServerError::Store(StoreError::Internal(_)) | ServerError::Internal { .. } => {
+                        Failure::Other
+                    }
+                };
+                Self::new(failure, error.to_string())
+            }
         }
     }
 }

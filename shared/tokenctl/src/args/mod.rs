@@ -10,7 +10,7 @@ use token_domain::audit::rfc3339;
 use token_domain::clock::UnixTime;
 use token_domain::{
     ClientId, CompanyStatus, ConsumerKey, FamilyId, Geolocation, GrantType, Login, MfaPolicy,
-    PrincipalId, Resource, Scopes, UserStatus,
+    PrincipalId, Resource, Scopes,
 };
 
 #[derive(Parser)]
@@ -111,8 +111,10 @@ pub struct AuditArgs {
 }
 
 mod clients;
+mod users;
 
 pub use clients::*;
+pub use users::*;
 
 #[derive(Subcommand)]
 pub enum CompaniesCommand {
@@ -176,65 +178,6 @@ impl From<CompanyStatusArg> for CompanyStatus {
             CompanyStatusArg::Active => Self::Active,
             CompanyStatusArg::Disabled => Self::Disabled,
             CompanyStatusArg::Maintenance => Self::Maintenance,
-        }
-    }
-}
-
-#[derive(Subcommand)]
-pub enum UsersCommand {
-    /// Create a user; prints its user_id.
-    Create(UsersCreate),
-    /// Give a user an e-mail address (for one-time passwords).
-    SetEmail(UsersSetEmail),
-}
-
-#[derive(Args)]
-pub struct UsersCreate {
-    #[arg(long, value_parser = parse_login)]
-    pub login: Login,
-    /// The user's password (visible to other local users in the process list; prefer
-    /// --password-stdin on shared machines).
-    #[arg(long, value_name = "PW", required_unless_present = "password_stdin")]
-    pub password: Option<String>,
-    /// Read the password from the first line of standard input.
-    #[arg(long, conflicts_with = "password")]
-    pub password_stdin: bool,
-    /// The company the user belongs to.
-    #[arg(long, value_name = "ID")]
-    pub company: Option<PrincipalId>,
-    /// Make the user an administrator of --company.
-    #[arg(long)]
-    pub admin: bool,
-    /// The user's home deployment [default: GEOLOCATION].
-    #[arg(long, value_parser = parse_geolocation, value_name = "URL")]
-    pub geolocation: Option<Geolocation>,
-    #[arg(long, value_enum, default_value = "active")]
-    pub status: UserStatusArg,
-    /// Where one-time passwords reach the user; unique among users, whatever its case.
-    #[arg(long, value_name = "ADDRESS")]
-    pub email: Option<String>,
-}
-
-#[derive(Args)]
-pub struct UsersSetEmail {
-    pub user_id: PrincipalId,
-    /// The new address; unique among users, whatever its case.
-    pub address: String,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-pub enum UserStatusArg {
-    Active,
-    Disabled,
-    LogonDenied,
-}
-
-impl From<UserStatusArg> for UserStatus {
-    fn from(value: UserStatusArg) -> Self {
-        match value {
-            UserStatusArg::Active => Self::Active,
-            UserStatusArg::Disabled => Self::Disabled,
-            UserStatusArg::LogonDenied => Self::LogonDenied,
         }
     }
 }

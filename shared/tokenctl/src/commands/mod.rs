@@ -4,6 +4,7 @@ mod audit;
 mod client_secrets;
 mod clients;
 mod companies;
+mod factors;
 mod keys;
 mod legacy;
 mod registration_tokens;
@@ -14,7 +15,7 @@ mod users;
 
 use token_core::config::Config;
 
-use crate::args::{Cli, Command};
+use crate::args::{Cli, Command, UsersCommand};
 use crate::error::CliError;
 use crate::output::Output;
 use crate::setup;
@@ -35,6 +36,7 @@ pub async fn run(cli: Cli, config: Config) -> Result<Output, CliError> {
         Command::Keys(command) => keys::run(command, &config).await,
         // Ending a session signs logout tokens: the whole service, keys included.
         Command::Sessions(command) => sessions::run(command, &config).await,
+        Command::Users(UsersCommand::SetStatus(args)) => users::set_status(args, &config).await,
         command => {
             let ctx = setup::context(&config).await?;
             match command {

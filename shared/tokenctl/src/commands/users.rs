@@ -1,4 +1,4 @@
-//! `users create`, `users set-email`.
+//! `users create`, `users set-email`, `users set-status`; `users factors` is in `factors`.
 
 use std::io::BufRead;
 
@@ -7,8 +7,9 @@ use token_core::admin::{self, NewUser};
 use token_core::config::Config;
 use token_core::context::Context;
 use token_domain::secrets::Secret;
+use token_domain::UserStatus;
 
-use crate::args::{UsersCommand, UsersCreate, UsersSetEmail};
+use crate::args::{UsersCommand, UsersCreate, UsersSetEmail, UsersSetStatus};
 use crate::error::CliError;
 use crate::output::Output;
 
@@ -20,7 +21,46 @@ pub async fn run(
     match command {
         UsersCommand::Create(args) => create(args, ctx, config).await,
         UsersCommand::SetEmail(args) => set_email(args, ctx).await,
+        UsersCommand::Factors(command) => super::factors::run(command, ctx).await,
+        UsersCommand::SetStatus(_) => unreachable!("handled by set_status"),
     }
+}
+
+/// Ending the user's sessions signs logout tokens: the whole service, keys included, as for
+/// `sessions revoke`.
+pub async fn set_status(args: UsersSetStatus, config: &Config) -> Result<Output, CliError> {
+    let services = token_adapters::bootstrap::services(config)
+        .await
+        .map_err(|error| CliError::other(format!("starting the service: {error:#}")))?;
+    let outcome = admin::set_user_status(&services, &args.user_id, args.status.into()).await;
+    // Without a queue service (LOGOUT_QUEUE_URL), this process delivers the logout tokens of
+    // whatever sessions it ended, even when it then failed: it stays until each delivery ends.
+    services.logout_queue.drain().await;
+    let done = outcome?;
+    let user = &done.user;
+    let status = user.status.as_str();
+    let effect = if user.status == UserStatus::Active {
+        "it may sign in again (nothing ended before is revived)".to_owned()
+    } else {
+        format!(
+            "{} sign-in session(s) ended and {} token family(ies) revoked",
+            done.sessions_ended, done.families_revoked
+        )
+    };
+    Ok(Output::new(
+        json!({
+            "user_id": user.id,
+            "status": status,
+            "sessions_ended": done.sessions_ended,
+            "families_revoked": done.families_revoked,
+        }),
+        format!(
+            "User {} ({}) is now {status}: {effect}. {}",
+            user.id,
+            user.login,
+            super::cache_delay_note()
+        ),
+    ))
 }
 
 async fn set_email(args: UsersSetEmail, ctx: &Context) -> Result<Output, CliError> {
