@@ -20,6 +20,7 @@ mod client_secrets;
 mod clients;
 mod companies;
 mod configuration;
+mod factors;
 mod import_file;
 mod jwks;
 mod keys;
@@ -30,6 +31,7 @@ pub(crate) mod output;
 mod public_clients;
 mod secrets;
 mod sessions;
+mod status;
 pub(crate) mod target;
 mod tokens;
 mod users;
@@ -77,11 +79,34 @@ on_both_targets!(
     legacy_token_import,
     public_clients,
     retired_keys_are_listed_then_removed,
-    sessions_verbs
+    sessions_verbs,
+    user_factors,
+    user_status
 );
 
 async fn sessions_verbs(t: Target) {
     sessions_list_and_revoke(&t).await;
+}
+
+/// `users factors list|remove`, with the service on the same store.
+async fn user_factors(t: Target) {
+    factors::list_and_remove(&t).await;
+}
+
+/// `users set-status`, with the service on the same store.
+async fn user_status(t: Target) {
+    status::set_status(&t).await;
+}
+
+/// The service on the tool's own store, so that a test signs in and uses tokens around the
+/// tool's changes (no read cache: what the tool writes, the service reads at once).
+async fn app_on(t: &Target) -> crate::support::app::TestApp {
+    let backend = match t.backend {
+        target::Backend::Sqlite => crate::support::app::Backend::Sqlite,
+        target::Backend::Dynamo(_) => crate::support::app::Backend::DynamoDb,
+    };
+    let options = crate::support::app::AppOptions::default();
+    crate::support::app::TestApp::with_store(t.store.clone(), backend, options).await
 }
 
 /// `clients create --jwks-file` and `clients set-jwks`.
