@@ -1,7 +1,10 @@
 //! Configuration (the services' environment, overridden by the global flags) and the store.
 
+use std::sync::Arc;
 use token_core::config::{Config, Environment, StoreKind};
+
 use token_core::context::Context;
+use token_core::services::Services;
 use token_store::dynamodb::DynamoStore;
 use token_store::sqlite::SqliteStore;
 
@@ -58,6 +61,14 @@ impl Backend {
             )),
         }
     }
+}
+
+/// The whole service, as the token function starts it (signing keys, mailer, logout
+/// deliveries), for the verbs that end sessions or mail the user.
+pub async fn services(config: &Config) -> Result<Arc<Services>, CliError> {
+    token_adapters::bootstrap::services(config)
+        .await
+        .map_err(|error| CliError::other(format!("starting the service: {error:#}")))
 }
 
 /// The context the admin operations take: the configured store (as every service opens it),

@@ -13,7 +13,8 @@ use crate::context::Context;
 use crate::domain::audit::{AuditKind, RemovedFactor, RevocationReason, SessionEndReason};
 use crate::domain::{PasskeyCredential, PrincipalId, PrincipalType, User, UserStatus};
 use crate::errors::ServerError;
-use crate::flows::sessions;
+use crate::flows::{factor_notice, sessions};
+use crate::mail::FactorChange;
 use crate::services::Services;
 use crate::store::StoreError;
 
@@ -110,13 +111,16 @@ pub async fn list_factors(ctx: &Context, id: &PrincipalId) -> Result<UserFactors
 }
 
 /// `users factors remove`: the factor is gone at once (a passkey sign-in or a code in progress
-/// finds nothing), audited as the administrator's. The user's sessions stay: an operator who
-/// suspects the factor was used against the user ends them too (`sessions revoke`).
+/// finds nothing), audited as the administrator's, and the user is mailed as for a removal of
+/// their own (when they have an address; a mail that fails undoes nothing). The user's sessions
+/// stay: an operator who suspects the factor was used against the user ends them too
+/// (`sessions revoke`).
 pub async fn remove_factor(
-    ctx: &Context,
+    services: &Services,
     id: &PrincipalId,
     factor: &FactorId,
 ) -> Result<User, AdminError> {
+    let ctx = &services.ctx;
     let user = existing_user(ctx, id).await?;
     let removed = match factor {
         FactorId::Passkey(credential_id) => {
@@ -125,14 +129,18 @@ pub async fn remove_factor(
                 .passkeys()
                 .delete_passkey(id, credential_id)
                 .await?;
-            deleted.map(|_| RemovedFactor::Passkey)
+            deleted.map(|passkey| {
+                let change = FactorChange::PasskeyRemoved { name: passkey.name };
+                (RemovedFactor::Passkey, change)
+            })
         }
         FactorId::AuthenticatorApp => {
             let deleted = ctx.store.second_factors().delete_totp_factor(id).await?;
-            deleted.then_some(RemovedFactor::AuthenticatorApp)
+            let change = FactorChange::AuthenticatorAppRemoved;
+            deleted.then_some((RemovedFactor::AuthenticatorApp, change))
         }
     };
-    let Some(removed) = removed else {
+    let Some((removed, change)) = removed else {
         let (what, id) = match factor {
             FactorId::Passkey(credential_id) => {
                 ("passkey", format!("{credential_id} of user {id}"))
@@ -144,6 +152,7 @@ pub async fn remove_factor(
     let kind = AuditKind::SecondFactorRemovedByAdministrator { factor: removed };
     let event = audit::event(ctx, kind).principal(PrincipalType::User, *id);
     audit::record(ctx, event).await;
+    factor_notice::notify(services, id, change).await;
     Ok(user)
 }
 

@@ -2,40 +2,43 @@
 
 use serde_json::{json, Value};
 use token_core::admin::{self, AuthenticatorApp, FactorId, UserFactors};
+use token_core::config::Config;
 use token_core::context::Context;
 use token_domain::audit::rfc3339;
-use token_domain::PasskeyCredential;
+use token_domain::{PasskeyCredential, PrincipalId};
 
-use crate::args::FactorsCommand;
 use crate::error::CliError;
 use crate::output::Output;
+use crate::setup;
 
-pub async fn run(command: FactorsCommand, ctx: &Context) -> Result<Output, CliError> {
-    match command {
-        FactorsCommand::List { user_id } => {
-            let factors = admin::list_factors(ctx, &user_id).await?;
-            Ok(Output::new(
-                json!({ "user_id": user_id, "factors": listed(&factors) }),
-                text(&factors),
-            ))
-        }
-        FactorsCommand::Remove { user_id, factor_id } => {
-            admin::remove_factor(ctx, &user_id, &factor_id).await?;
-            let what = match &factor_id {
-                FactorId::Passkey(_) => format!("Passkey {factor_id}"),
-                FactorId::AuthenticatorApp => {
-                    "The authenticator app and its recovery codes".to_owned()
-                }
-            };
-            Ok(Output::new(
-                json!({ "user_id": user_id, "factor_id": factor_id.as_str(), "removed": true }),
-                format!(
-                    "{what} of user {user_id} removed. The user's sign-in sessions stay; \
-                     `tokenctl sessions revoke --principal {user_id}` ends them."
-                ),
-            ))
-        }
-    }
+pub async fn list(user_id: &PrincipalId, ctx: &Context) -> Result<Output, CliError> {
+    let factors = admin::list_factors(ctx, user_id).await?;
+    Ok(Output::new(
+        json!({ "user_id": user_id, "factors": listed(&factors) }),
+        text(&factors),
+    ))
+}
+
+/// The user is mailed of the removal: the services' mailer, as the pages send it.
+pub async fn remove(
+    user_id: &PrincipalId,
+    factor_id: &FactorId,
+    config: &Config,
+) -> Result<Output, CliError> {
+    let services = setup::services(config).await?;
+    admin::remove_factor(&services, user_id, factor_id).await?;
+    let what = match factor_id {
+        FactorId::Passkey(_) => format!("Passkey {factor_id}"),
+        FactorId::AuthenticatorApp => "The authenticator app and its recovery codes".to_owned(),
+    };
+    Ok(Output::new(
+        json!({ "user_id": user_id, "factor_id": factor_id.as_str(), "removed": true }),
+        format!(
+            "{what} of user {user_id} removed; the user is mailed when they have an address. \
+             The user's sign-in sessions stay; `tokenctl sessions revoke --principal {user_id}` \
+             ends them."
+        ),
+    ))
 }
 
 /// One object per factor, each with the `factor_id` that `remove` takes: a [`FactorId`]'s own

@@ -15,7 +15,7 @@ mod users;
 
 use token_core::config::Config;
 
-use crate::args::{Cli, Command, UsersCommand};
+use crate::args::{Cli, Command, FactorsCommand, UsersCommand};
 use crate::error::CliError;
 use crate::output::Output;
 use crate::setup;
@@ -36,7 +36,11 @@ pub async fn run(cli: Cli, config: Config) -> Result<Output, CliError> {
         Command::Keys(command) => keys::run(command, &config).await,
         // Ending a session signs logout tokens: the whole service, keys included.
         Command::Sessions(command) => sessions::run(command, &config).await,
+        // These end sessions or mail the user: the services too.
         Command::Users(UsersCommand::SetStatus(args)) => users::set_status(args, &config).await,
+        Command::Users(UsersCommand::Factors(FactorsCommand::Remove { user_id, factor_id })) => {
+            factors::remove(&user_id, &factor_id, &config).await
+        }
         command => {
             let ctx = setup::context(&config).await?;
             match command {

@@ -11,9 +11,7 @@ use crate::error::CliError;
 use crate::output::Output;
 
 pub async fn run(command: SessionsCommand, config: &Config) -> Result<Output, CliError> {
-    let services = token_adapters::bootstrap::services(config)
-        .await
-        .map_err(|error| CliError::other(format!("starting the service: {error:#}")))?;
+    let services = crate::setup::services(config).await?;
     match command {
         SessionsCommand::List { principal } => {
             let now = services.ctx.clock.now();

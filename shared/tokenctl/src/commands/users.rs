@@ -9,7 +9,7 @@ use token_core::context::Context;
 use token_domain::secrets::Secret;
 use token_domain::UserStatus;
 
-use crate::args::{UsersCommand, UsersCreate, UsersSetEmail, UsersSetStatus};
+use crate::args::{FactorsCommand, UsersCommand, UsersCreate, UsersSetEmail, UsersSetStatus};
 use crate::error::CliError;
 use crate::output::Output;
 
@@ -21,17 +21,19 @@ pub async fn run(
     match command {
         UsersCommand::Create(args) => create(args, ctx, config).await,
         UsersCommand::SetEmail(args) => set_email(args, ctx).await,
-        UsersCommand::Factors(command) => super::factors::run(command, ctx).await,
-        UsersCommand::SetStatus(_) => unreachable!("handled by set_status"),
+        UsersCommand::Factors(FactorsCommand::List { user_id }) => {
+            super::factors::list(&user_id, ctx).await
+        }
+        UsersCommand::Factors(FactorsCommand::Remove { .. }) | UsersCommand::SetStatus(_) => {
+            unreachable!("handled with the services")
+        }
     }
 }
 
 /// Ending the user's sessions signs logout tokens: the whole service, keys included, as for
 /// `sessions revoke`.
 pub async fn set_status(args: UsersSetStatus, config: &Config) -> Result<Output, CliError> {
-    let services = token_adapters::bootstrap::services(config)
-        .await
-        .map_err(|error| CliError::other(format!("starting the service: {error:#}")))?;
+    let services = crate::setup::services(config).await?;
     let outcome = admin::set_user_status(&services, &args.user_id, args.status.into()).await;
     // Without a queue service (LOGOUT_QUEUE_URL), this process delivers the logout tokens of
     // whatever sessions it ended, even when it then failed: it stays until each delivery ends.
