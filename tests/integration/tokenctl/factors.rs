@@ -10,6 +10,7 @@ use token_domain::{PasskeyCredential, PrincipalId, RECOVERY_CODE_COUNT};
 use super::target::{Target, UNKNOWN};
 use crate::authorize::flow::{LOGIN, PASSWORD};
 use crate::openid::{account_sign_in, second_factor::enrolled, set_cookie_pair};
+use crate::support::assertions::assert_token_error;
 
 /// A credential id that starts with `-`, as one in 64 base64url ids does.
 const HYPHENED: &str = "-Hyphened_credential-id_0";
@@ -17,7 +18,9 @@ const LAPTOP: &str = "AbCdEfGhIjKlMnOpQrStUv";
 
 pub async fn list_and_remove(t: &Target) {
     let app = super::app_on(t).await;
-    let user = app.create_user(LOGIN, PASSWORD).await;
+    let user = app
+        .create_user_with(LOGIN, PASSWORD, |new| new.email = Some(LOGIN.to_owned()))
+        .await;
     let user_id = user.id.to_string();
     let (_, recovery_codes) = enrolled(&app).await;
     assert_eq!(recovery_codes.len(), RECOVERY_CODE_COUNT);
@@ -50,9 +53,13 @@ pub async fn list_and_remove(t: &Target) {
         assert!(text.contains(id.as_str()), "{text}");
     }
     assert!(text.contains("9 recovery code(s) left"), "{text}");
-    // With the app, the account page's sign-in asks for its code before any session.
+    // With the app, the account page's sign-in asks for its code before any session, and the
+    // password grant goes around no factor of the user's.
     let (_, answer) = account_sign_in(&app).await;
     assert!(set_cookie_pair(&answer, "__Host-session").is_none());
+    let client = app.create_client("read").await;
+    let grant = app.password_grant(&client, LOGIN, PASSWORD, &[]).await;
+    assert_token_error(&grant, 403, "access_denied", 180);
 
     // Each id exactly as listed, the hyphened one without `--` before it.
     for id in &ids {
@@ -79,8 +86,8 @@ pub async fn list_and_remove(t: &Target) {
     let (_, answer) = account_sign_in(&app).await;
     assert!(set_cookie_pair(&answer, "__Host-session").is_some());
     // Nothing of the user's own left to require a second factor for: the grant signs in.
-    let client = app.create_client("read").await;
     app.user_tokens(&client, LOGIN, PASSWORD).await;
+    removals_mailed(t);
 
     let removed: Vec<RemovedFactor> =
         crate::audit::events_of(&app, AuditSubject::Principal(user.id))
@@ -127,6 +134,34 @@ fn refusals(t: &Target, user_id: &str) {
     );
     t.fails(&["users", "factors", "remove", user_id, "not/an=id"], 2);
     t.fails(&["users", "factors", "list", "nobody"], 2);
+}
+
+/// One mail per removal in the outbox under DATA_DIR (the tool's mailer without `SMTP_URL`),
+/// as the user gets for a removal of their own.
+fn removals_mailed(t: &Target) {
+    let mut mails: Vec<_> = std::fs::read_dir(t.dir.path().join("outbox"))
+        .expect("the tool wrote to the outbox")
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    mails.sort();
+    let mails: Vec<String> = mails
+        .iter()
+        .map(|path| std::fs::read_to_string(path).unwrap())
+        .collect();
+    assert_eq!(mails.len(), 3, "one per factor removed");
+    for mail in &mails {
+        assert!(mail.contains("To: ann@example.com"), "{mail}");
+        assert!(
+            mail.contains("Subject: A sign-in method was removed from your account"),
+            "{mail}"
+        );
+    }
+    assert!(
+        mails[2].contains("Your authenticator app was removed"),
+        "{}",
+        mails[2]
+    );
+    assert!(mails[..2].iter().any(|mail| mail.contains("Work laptop")));
 }
 
 async fn put_passkey(
