@@ -49,6 +49,7 @@ fn user() -> User {
         status: UserStatus::Active,
         created_at: SystemClock.now(),
         email: None,
+        local_sign_in: false,
     }
 }
 

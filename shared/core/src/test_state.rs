@@ -137,6 +137,7 @@ impl TestState {
             status: UserStatus::Active,
             created_at: self.now(),
             email: None,
+            local_sign_in: false,
         };
         self.store()
             .principals()

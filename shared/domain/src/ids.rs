@@ -114,6 +114,11 @@ uuid_id!(
     "token id"
 );
 uuid_id!(
+    /// One of a company's identity providers (`idp_id`).
+    IdpId,
+    "idp id"
+);
+uuid_id!(
     /// One of a client's secrets (`secret_id`), which names it for listing and revocation.
     SecretId,
     "secret_id"

@@ -11,6 +11,7 @@ mod channel;
 mod client;
 mod client_secrets;
 mod device;
+mod federation;
 mod geolocation;
 mod ids;
 mod legacy;
@@ -49,10 +50,16 @@ pub use device::{
     DEVICE_CODE_RETENTION_SECONDS, DEVICE_CODE_TTL_SECONDS, DEVICE_POLL_INTERVAL_SECONDS,
     DEVICE_SLOW_DOWN_SECONDS, USER_CODE_ALPHABET, USER_CODE_LENGTH,
 };
+pub use federation::{
+    FederationLink, IdentityProvider, IdpDomain, IdpDomains, IdpProtocol, InvalidDomains,
+    InvalidUpstreamSubject, LinkBy, OidcConnection, PendingUpstreamRequest, SamlConnection,
+    SealedSecret, SsoPolicy, TokenEndpointAuth, UpstreamSubject, MAX_IDP_DOMAINS,
+    MAX_UPSTREAM_SUBJECT_BYTES, UPSTREAM_REQUEST_TTL_SECONDS,
+};
 pub use geolocation::{Geolocation, InvalidGeolocation};
 pub use ids::{
-    is_url_client_id, ClientId, ConsumerKey, FamilyId, InvalidConsumerKey, InvalidId, InvalidLogin,
-    Login, PrincipalId, SecretId, TokenId,
+    is_url_client_id, ClientId, ConsumerKey, FamilyId, IdpId, InvalidConsumerKey, InvalidId,
+    InvalidLogin, Login, PrincipalId, SecretId, TokenId,
 };
 pub use legacy::{LegacyApp, LegacyExchange, LegacyToken};
 pub use one_time_password::{OneTimePassword, OtpHash, OTP_DIGITS, OTP_VALIDITY_MINUTES};

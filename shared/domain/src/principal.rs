@@ -5,6 +5,7 @@ use std::fmt;
 
 use super::{Geolocation, Login, PrincipalId};
 use crate::clock::UnixTime;
+use crate::federation::SsoPolicy;
 use crate::second_factor::MfaPolicy;
 use crate::secrets::PasswordHash;
 
@@ -118,6 +119,10 @@ pub struct User {
     /// existed read `None`.
     #[serde(default)]
     pub email: Option<String>,
+    /// A break-glass user: signs in with a password even when the company requires its identity
+    /// providers (`tokenctl users set-local-sign-in`).
+    #[serde(default)]
+    pub local_sign_in: bool,
 }
 
 impl User {
@@ -137,4 +142,8 @@ pub struct Company {
     /// set-mfa`); companies stored before the policy existed read `Optional`.
     #[serde(default)]
     pub mfa_policy: MfaPolicy,
+    /// Whether its users sign in only through its identity providers (`tokenctl companies
+    /// set-sso`); companies stored before the policy existed read `Optional`.
+    #[serde(default)]
+    pub sso_policy: SsoPolicy,
 }

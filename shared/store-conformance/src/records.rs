@@ -4,13 +4,13 @@
 
 use crate::clock::{Clock, SystemClock, UnixTime};
 use crate::domain::AuthMethod;
-use crate::domain::MfaPolicy;
 use crate::domain::NewClient;
 use crate::domain::{
     AccessTokenRecord, AuthToken, Client, ClientId, Company, CompanyStatus, ConsumerKey, Family,
     FamilyId, Geolocation, LegacyExchange, LegacyToken, Login, PrincipalId, PrincipalType,
     RefreshTokenRecord, Resource, Scopes, TokenId, User, UserStatus, ACCESS_TOKEN_TTL_SECONDS,
 };
+use crate::domain::{MfaPolicy, SsoPolicy};
 use crate::random::{OsRandom, RandomExt};
 use crate::secrets::{PasswordHash, TokenHash};
 use crate::store::{LegacyLink, NewFamily, Rotation, Store};
@@ -67,6 +67,7 @@ pub fn user(now: UnixTime, login: &str) -> User {
         status: UserStatus::Active,
         created_at: now,
         email: None,
+        local_sign_in: false,
     }
 }
 
@@ -83,6 +84,7 @@ pub fn company(now: UnixTime) -> Company {
         status: CompanyStatus::Active,
         created_at: now,
         mfa_policy: MfaPolicy::Optional,
+        sso_policy: SsoPolicy::Optional,
     }
 }
 

@@ -8,7 +8,7 @@ use crate::domain::audit::{AuditKind, RevocationReason};
 use crate::domain::ChannelHandle;
 use crate::domain::{
     ClientId, Company, CompanyStatus, ConsumerKey, FamilyId, Geolocation, LegacyApp, Login,
-    MfaPolicy, PrincipalId, PrincipalType, User, UserStatus,
+    MfaPolicy, PrincipalId, PrincipalType, SsoPolicy, User, UserStatus,
 };
 use crate::errors::ServerError;
 use crate::random::RandomExt;
@@ -80,6 +80,7 @@ pub async fn create_company(
         status: CompanyStatus::Active,
         created_at: ctx.clock.now(),
         mfa_policy: MfaPolicy::default(),
+        sso_policy: SsoPolicy::default(),
     };
     ctx.store.principals().put_company(&company).await?;
     let kind = AuditKind::CompanyCreated;
@@ -198,6 +199,7 @@ pub async fn create_user(ctx: &Context, new: NewUser) -> Result<User, AdminError
         status: new.status,
         created_at: ctx.clock.now(),
         email: email.map(|address| address.as_str().to_owned()),
+        local_sign_in: false,
     };
     match ctx.store.principals().insert_user(&user).await? {
         Inserted::Inserted => {
