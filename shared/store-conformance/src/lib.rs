@@ -32,6 +32,7 @@ mod clients;
 mod device_authorizations;
 mod document_clients;
 mod families;
+mod federation;
 pub mod fixtures;
 mod legacy;
 mod legacy_exchange;
@@ -64,6 +65,7 @@ pub use clients::*;
 pub use device_authorizations::*;
 pub use document_clients::*;
 pub use families::*;
+pub use federation::*;
 pub use legacy::*;
 pub use legacy_exchange::*;
 pub use lockout::*;
@@ -197,6 +199,13 @@ macro_rules! conformance_suite {
             passkeys_are_kept_per_user_renamed_used_and_removed_once,
             a_passkey_ceremony_is_taken_once_before_it_expires,
             concurrent_takes_of_a_passkey_ceremony_have_one_winner,
+            identity_providers_are_found_by_id_company_and_domain,
+            a_company_claims_a_domain_for_one_identity_provider_only,
+            removing_an_identity_provider_removes_its_claims_and_links,
+            a_link_is_written_once_and_never_moves,
+            concurrent_first_links_of_a_subject_have_one_winner,
+            an_upstream_request_is_taken_once_before_it_expires,
+            concurrent_takes_of_an_upstream_request_have_one_winner,
         );
     };
     (@tests $factory:path; $attributes:tt; $($name:ident),+ $(,)?) => {

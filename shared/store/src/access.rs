@@ -7,8 +7,8 @@
 
 use super::{
     AuditStore, AuthTokenStore, AuthorizationCodeStore, BatchWrites, ClientStore, ConsentStore,
-    DeviceAuthorizationStore, DocumentClientStore, FamilyStore, LegacyStore, LockoutStore,
-    OtpStore, PasskeyStore, PrincipalStore, PushedAuthorizationStore, RateLimitStore,
+    DeviceAuthorizationStore, DocumentClientStore, FamilyStore, FederationStore, LegacyStore,
+    LockoutStore, OtpStore, PasskeyStore, PrincipalStore, PushedAuthorizationStore, RateLimitStore,
     RegistrationTokenStore, ReplayStore, RevocationStore, SecondFactorStore, SessionStore,
 };
 
@@ -97,6 +97,9 @@ aggregates! {
     second_factors: SecondFactorStore,
     /// Users' passkeys and the state of passkey ceremonies.
     passkeys: PasskeyStore,
+    /// Company identity providers, the links of upstream subjects to users, and the sign-ins
+    /// sent to an IdP.
+    federation: FederationStore,
     /// Writes that span aggregates, committed as one.
     writes: BatchWrites,
 }

@@ -37,6 +37,7 @@ mod document_clients;
 pub mod dynamodb;
 mod error;
 mod families;
+mod federation;
 mod legacy;
 mod lockout;
 mod open;
@@ -68,6 +69,7 @@ pub use families::{
     revoke_family_recorded, FamilyRevoked, FamilyStore, FamilyWrite, NewFamily, Renewal, Rotation,
 };
 pub use families::{FamilyOrigin, RefreshTokenWithOrigin};
+pub use federation::{FederationStore, IdpInserted, Linked};
 pub use legacy::{LegacyLink, LegacyStore};
 pub use lockout::{AllowedAttempt, Attempt, AttemptLimit, LockoutStore, LoginRefund};
 pub use open::{

@@ -7,7 +7,11 @@ use std::collections::HashMap;
 use crate::support::dynamodb::fresh_table;
 use token_domain::clock::UnixTime;
 use token_domain::secrets::TokenHash;
-use token_domain::{Login, ACCESS_TOKEN_TTL_SECONDS, AUTH_TOKEN_TTL_SECONDS};
+use token_domain::{
+    FederationLink, IdpId, Login, PendingUpstreamRequest, PrincipalId, SealedSecret,
+    UpstreamSubject, ACCESS_TOKEN_TTL_SECONDS, AUTH_TOKEN_TTL_SECONDS,
+    UPSTREAM_REQUEST_TTL_SECONDS,
+};
 use token_store::dynamodb::sdk::types::{AttributeValue, TimeToLiveStatus};
 use token_store::dynamodb::{DynamoStore, TTL_ATTRIBUTE};
 use token_store::prelude::*;
@@ -218,4 +222,53 @@ async fn ttl_is_enabled_on_expires_at() {
         Some(TimeToLiveStatus::Enabled)
     );
     assert_eq!(description.attribute_name.as_deref(), Some(TTL_ATTRIBUTE));
+}
+
+/// A sign-in sent to a company's IdP expires with the TTL; the IdP and its links never do.
+#[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn upstream_requests_carry_the_ttl_attribute_and_links_none() {
+    let Some(store) = fresh_table().await else {
+        return;
+    };
+    let now = now();
+    let request = PendingUpstreamRequest {
+        state_hash: TokenHash::of(&unique_login()),
+        idp_id: IdpId::new(uuid::Uuid::new_v4()),
+        nonce: "nonce".to_owned(),
+        pkce_verifier: SealedSecret::new("sealed verifier"),
+        continuation: SealedSecret::new("sealed continuation"),
+        created_at: now,
+        expires_at: now + UPSTREAM_REQUEST_TTL_SECONDS,
+    };
+    store
+        .federation()
+        .put_upstream_request(&request)
+        .await
+        .expect("put_upstream_request");
+    assert_ttl(
+        &hashed_item(&store, "UPSTREAMREQ", &request.state_hash).await,
+        now + UPSTREAM_REQUEST_TTL_SECONDS,
+        "pending upstream request",
+    );
+
+    let link = FederationLink {
+        idp_id: request.idp_id,
+        subject: UpstreamSubject::new("https://idp.example", "sub").unwrap(),
+        user_id: PrincipalId::new(uuid::Uuid::new_v4()),
+        company_id: PrincipalId::new(uuid::Uuid::new_v4()),
+        linked_at: now,
+    };
+    store
+        .federation()
+        .put_federation_link(&link)
+        .await
+        .expect("put_federation_link");
+    let pk = format!("FEDLINK#{}", link.idp_id);
+    assert!(
+        !raw_item(&store, &pk, &link.subject.key())
+            .await
+            .contains_key(TTL_ATTRIBUTE),
+        "a link lasts until it is removed"
+    );
 }

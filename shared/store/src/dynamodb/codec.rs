@@ -21,7 +21,10 @@ const ORIGIN: &str = "origin";
 pub(super) mod keys {
     use crate::clock::UnixTime;
     use crate::domain::audit::{AuditId, AuditSubject};
-    use crate::domain::{ClientId, ConsumerKey, FamilyId, Login, PrincipalId, SessionId, TokenId};
+    use crate::domain::{
+        ClientId, ConsumerKey, FamilyId, IdpDomain, IdpId, Login, PrincipalId, SessionId, TokenId,
+        UpstreamSubject,
+    };
     use crate::secrets::TokenHash;
     use prefix::*;
 
@@ -57,6 +60,12 @@ pub(super) mod keys {
         pub const PASSKEY: &str = "PASSKEY#";
         pub const PASSKEY_CEREMONY: &str = "PASSKEYCEREMONY#";
         pub const DOCUMENT_CLIENT: &str = "DOCCLIENT#";
+        pub const IDP: &str = "IDP#";
+        pub const COMPANY_IDPS: &str = "COMPANYIDP#";
+        pub const IDP_DOMAIN: &str = "IDPDOMAIN#";
+        pub const FEDERATION_LINK: &str = "FEDLINK#";
+        pub const USER_LINKS: &str = "USERLINK#";
+        pub const UPSTREAM_REQUEST: &str = "UPSTREAMREQ#";
     }
 
     /// The partition-key prefixes each Lambda function writes, by the logical id of its IAM role
@@ -73,7 +82,9 @@ pub(super) mod keys {
         // then a conditional DeleteItem that takes one), users' passkeys (the account page),
         // passkey ceremonies (a PutItem, then a conditional DeleteItem that takes one), and the
         // clients of the client ID metadata documents it fetches (never a registered client's
-        // item).
+        // item), the links a federated sign-in makes (with their copy in the user's partition)
+        // and the sign-ins it sends to an IdP (a PutItem, then a conditional DeleteItem that
+        // takes one). Identity providers and their domain claims are tokenctl's.
         (
             "TokenFunctionRole",
             &[
@@ -97,6 +108,9 @@ pub(super) mod keys {
                 PASSKEY,
                 PASSKEY_CEREMONY,
                 DOCUMENT_CLIENT,
+                FEDERATION_LINK,
+                USER_LINKS,
+                UPSTREAM_REQUEST,
             ],
         ),
         // A new family with its tokens, connection listing and audit event, the exchange link
@@ -131,7 +145,9 @@ pub(super) mod keys {
         // Clients (registered, and those of metadata documents), principals by id, login and
         // address, enablements; its own items; company auth tokens at the company password grant;
         // rate-limit blocks; the signing key ring (every function reads it at start and
-        // refreshes it every minute).
+        // refreshes it every minute); identity providers by id and by domain (home-realm
+        // discovery), links by subject and by user, the sign-ins it sent to an IdP (never a
+        // company's listing of its IdPs, which only tokenctl reads).
         (
             "TokenFunctionRole",
             &[
@@ -159,6 +175,11 @@ pub(super) mod keys {
                 PASSKEY,
                 PASSKEY_CEREMONY,
                 DOCUMENT_CLIENT,
+                IDP,
+                IDP_DOMAIN,
+                FEDERATION_LINK,
+                USER_LINKS,
+                UPSTREAM_REQUEST,
             ],
         ),
         // The app and its bearer token, the principal and enablement, the consumer key, the
@@ -333,6 +354,54 @@ pub(super) mod keys {
             "PAR",
         )
     }
+    /// An identity provider, by its id.
+    pub fn idp(id: &IdpId) -> (String, &'static str) {
+        (format!("{IDP}{id}"), "IDP")
+    }
+    /// The partition of one company's IdPs (copies, for listing them with one query).
+    pub fn company_idps_partition(company: &PrincipalId) -> String {
+        format!("{COMPANY_IDPS}{company}")
+    }
+    pub fn company_idp(company: &PrincipalId, id: &IdpId) -> (String, String) {
+        (company_idps_partition(company), id.to_string())
+    }
+    /// The partition of the claims on one domain: one item per company, holding a copy of the
+    /// IdP, so that discovery is one query and a second claim by the same company is refused.
+    pub fn idp_domain_partition(domain: &IdpDomain) -> String {
+        format!("{IDP_DOMAIN}{}", domain.as_str())
+    }
+    pub fn idp_domain(domain: &IdpDomain, company: &PrincipalId) -> (String, String) {
+        (idp_domain_partition(domain), company.to_string())
+    }
+    /// The partition of one IdP's links, by upstream subject.
+    pub fn federation_link_partition(idp: &IdpId) -> String {
+        format!("{FEDERATION_LINK}{idp}")
+    }
+    pub fn federation_link(idp: &IdpId, subject: &UpstreamSubject) -> (String, String) {
+        (federation_link_partition(idp), subject.key())
+    }
+    /// The partition of one user's links (copies).
+    pub fn user_links_partition(user: &PrincipalId) -> String {
+        format!("{USER_LINKS}{user}")
+    }
+    pub fn user_link(
+        user: &PrincipalId,
+        idp: &IdpId,
+        subject: &UpstreamSubject,
+    ) -> (String, String) {
+        (
+            user_links_partition(user),
+            format!("{idp} {}", subject.key()),
+        )
+    }
+    /// A sign-in sent to an IdP, by the digest of its `state`.
+    pub fn upstream_request(state_hash: &TokenHash) -> (String, &'static str) {
+        (
+            format!("{UPSTREAM_REQUEST}{}", state_hash.to_hex()),
+            "UPSTREAMREQ",
+        )
+    }
+
     /// The partition of one user's passkeys.
     pub fn passkey_partition(principal: &PrincipalId) -> String {
         format!("{PASSKEY}{principal}")

@@ -51,6 +51,7 @@ mod device_authorizations;
 mod document_clients;
 mod errors;
 mod families;
+mod federation;
 mod legacy;
 mod lockout;
 mod otp;

@@ -41,6 +41,7 @@ mod clients;
 mod device_authorizations;
 mod document_clients;
 mod families;
+mod federation;
 mod legacy;
 mod lockout;
 mod open_files;
@@ -226,6 +227,36 @@ CREATE TABLE IF NOT EXISTS passkey_ceremonies (
     body TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS passkey_ceremonies_by_expiry ON passkey_ceremonies (expires_at);
+CREATE TABLE IF NOT EXISTS identity_providers (
+    idp_id TEXT PRIMARY KEY,
+    company_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS identity_providers_by_company
+    ON identity_providers (company_id, created_at);
+CREATE TABLE IF NOT EXISTS idp_domains (
+    domain TEXT NOT NULL,
+    company_id TEXT NOT NULL,
+    idp_id TEXT NOT NULL,
+    PRIMARY KEY (domain, company_id)
+);
+CREATE INDEX IF NOT EXISTS idp_domains_by_idp ON idp_domains (idp_id);
+CREATE TABLE IF NOT EXISTS federation_links (
+    idp_id TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    linked_at INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (idp_id, subject)
+);
+CREATE INDEX IF NOT EXISTS federation_links_by_user ON federation_links (user_id, linked_at);
+CREATE TABLE IF NOT EXISTS upstream_requests (
+    state_hash TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS upstream_requests_by_expiry ON upstream_requests (expires_at);
 CREATE TABLE IF NOT EXISTS sessions (
     principal_id TEXT NOT NULL,
     sid TEXT NOT NULL,

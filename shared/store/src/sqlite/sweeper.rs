@@ -50,6 +50,7 @@ pub const EXPIRING_TABLES: &[ExpiringTable] = &[
     expiring("device_authorizations"),
     expiring("pushed_authorizations"),
     expiring("passkey_ceremonies"),
+    expiring("upstream_requests"),
     expiring("document_clients"),
     expiring("audit_events"),
     expiring("sessions"),
