@@ -187,7 +187,8 @@ impl Browser {
     }
 
     /// Clicks the button that reads `text`, and waits until the page it was on is gone (the
-    /// form's answer may be on the same URL, so the URL alone cannot tell).
+    /// form's answer may be on the same URL, so the URL alone cannot tell) and the next one has
+    /// loaded.
     pub async fn click_button(&self, text: &str) -> anyhow::Result<()> {
         let button = self
             .client
@@ -203,6 +204,18 @@ impl Browser {
         while button.tag_name().await.is_ok() {
             if Instant::now() > deadline {
                 bail!("clicking {text:?} did not leave the page within {NAVIGATION_TIMEOUT:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // The next page may still be arriving: its text is read once it has all loaded.
+        loop {
+            let state = self.client.execute("return document.readyState", vec![]);
+            // Between two documents the script may have nowhere to run: not loaded yet.
+            if state.await.ok() == Some(serde_json::json!("complete")) {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!("the page after clicking {text:?} did not load within {NAVIGATION_TIMEOUT:?}");
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
