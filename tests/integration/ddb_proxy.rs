@@ -50,6 +50,7 @@ fn user() -> User {
         created_at: SystemClock.now(),
         email: None,
         local_sign_in: false,
+        external_id: None,
     }
 }
 

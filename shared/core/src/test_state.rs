@@ -138,6 +138,7 @@ impl TestState {
             created_at: self.now(),
             email: None,
             local_sign_in: false,
+            external_id: None,
         };
         self.store()
             .principals()

@@ -123,6 +123,11 @@ pub struct User {
     /// providers (`tokenctl users set-local-sign-in`).
     #[serde(default)]
     pub local_sign_in: bool,
+    /// The identifier the company's directory knows the user by (SCIM's `externalId`, or
+    /// `tokenctl users set-external-id`): unique within the company, compared exactly. A first
+    /// federated sign-in whose upstream subject equals it links to this user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
 }
 
 impl User {

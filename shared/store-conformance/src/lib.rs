@@ -129,6 +129,7 @@ macro_rules! conformance_suite {
             a_secrets_last_use_is_written_at_most_hourly,
             user_round_trip_and_case_insensitive_login,
             duplicate_user_id_or_login_is_rejected,
+            external_ids_are_unique_within_a_company_only,
             company_round_trip_and_client_enablement,
             legacy_app_round_trip_and_relink,
             legacy_token_round_trip_and_replace,

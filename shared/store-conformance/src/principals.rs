@@ -6,7 +6,7 @@ use crate::domain::{
 };
 use crate::random::{OsRandom, RandomExt};
 use crate::store::prelude::*;
-use crate::store::Inserted;
+use crate::store::{ExternalIdUpdate, Inserted};
 
 // The reads and the insert every user case checks, each failing the test on a store error.
 
@@ -201,5 +201,159 @@ pub async fn company_round_trip_and_client_enablement(store: &dyn Store) {
             .await
             .expect("is_company_enabled_for_client"),
         "enabling one company does not enable another"
+    );
+}
+
+async fn set_external_id(
+    store: &dyn Store,
+    user: &PrincipalId,
+    value: Option<&str>,
+) -> ExternalIdUpdate {
+    store
+        .principals()
+        .set_user_external_id(user, value)
+        .await
+        .expect("set_user_external_id")
+}
+
+async fn user_with_external_id(
+    store: &dyn Store,
+    company: &PrincipalId,
+    value: &str,
+) -> Option<PrincipalId> {
+    store
+        .principals()
+        .get_user_by_external_id(company, value)
+        .await
+        .expect("get_user_by_external_id")
+        .map(|user| user.id)
+}
+
+/// A user of `company` with `external_id`, inserted.
+async fn member(store: &dyn Store, company: PrincipalId, external_id: Option<&str>) -> User {
+    let mut member = user(now(), &unique_login());
+    member.company_id = Some(company);
+    member.external_id = external_id.map(str::to_owned);
+    assert_eq!(insert_user(store, &member).await, Inserted::Inserted);
+    member
+}
+
+pub async fn external_ids_are_unique_within_a_company_only(store: &dyn Store) {
+    let (acme, globex) = (
+        PrincipalId::new(OsRandom.uuid()),
+        PrincipalId::new(OsRandom.uuid()),
+    );
+    let value = format!("00u-{}", OsRandom.uuid().simple());
+    let ann = member(store, acme, Some(&value)).await;
+    assert_eq!(
+        stored_user(store, &ann.id)
+            .await
+            .and_then(|u| u.external_id),
+        Some(value.clone()),
+        "an inserted user's external id reads back"
+    );
+    assert_eq!(
+        user_with_external_id(store, &acme, &value).await,
+        Some(ann.id)
+    );
+    assert_eq!(
+        user_with_external_id(store, &globex, &value).await,
+        None,
+        "found only in its own company"
+    );
+    assert_eq!(
+        user_with_external_id(store, &acme, &value.to_uppercase()).await,
+        None,
+        "compared exactly"
+    );
+
+    // The same value in another company is another user's.
+    let gus = member(store, globex, Some(&value)).await;
+    assert_eq!(
+        user_with_external_id(store, &globex, &value).await,
+        Some(gus.id)
+    );
+
+    // Twice in one company: refused, at insert and when set.
+    let mut twin = user(now(), &unique_login());
+    twin.company_id = Some(acme);
+    twin.external_id = Some(value.clone());
+    assert_eq!(insert_user(store, &twin).await, Inserted::AlreadyExists);
+    let bob = member(store, acme, None).await;
+    assert_eq!(
+        set_external_id(store, &bob.id, Some(&value)).await,
+        ExternalIdUpdate::Taken
+    );
+    assert_eq!(
+        stored_user(store, &bob.id)
+            .await
+            .and_then(|u| u.external_id),
+        None
+    );
+
+    // Ann's changes: the old value is freed, and Bob can take it.
+    let moved = format!("{value}-moved");
+    assert_eq!(
+        set_external_id(store, &ann.id, Some(&moved)).await,
+        ExternalIdUpdate::Updated
+    );
+    assert_eq!(user_with_external_id(store, &acme, &value).await, None);
+    assert_eq!(
+        user_with_external_id(store, &acme, &moved).await,
+        Some(ann.id)
+    );
+    assert_eq!(
+        set_external_id(store, &bob.id, Some(&value)).await,
+        ExternalIdUpdate::Updated
+    );
+    assert_eq!(
+        user_with_external_id(store, &acme, &value).await,
+        Some(bob.id)
+    );
+    assert_eq!(
+        set_external_id(store, &bob.id, Some(&value)).await,
+        ExternalIdUpdate::Updated,
+        "setting the value a user has changes nothing"
+    );
+
+    // Cleared: found by it no more, and free for another.
+    assert_eq!(
+        set_external_id(store, &ann.id, None).await,
+        ExternalIdUpdate::Updated
+    );
+    assert_eq!(user_with_external_id(store, &acme, &moved).await, None);
+    let mut cleared = stored_user(store, &ann.id).await.expect("stored");
+    assert_eq!(cleared.external_id, None);
+    assert_eq!(
+        set_external_id(store, &bob.id, Some(&moved)).await,
+        ExternalIdUpdate::Updated
+    );
+
+    // A replaced user keeps its external id and is still found by it.
+    let mut bob = stored_user(store, &bob.id).await.expect("stored");
+    bob.local_sign_in = true;
+    store.principals().put_user(&bob).await.expect("put_user");
+    assert_eq!(
+        user_with_external_id(store, &acme, &moved).await,
+        Some(bob.id)
+    );
+    cleared.status = UserStatus::Disabled;
+    store
+        .principals()
+        .put_user(&cleared)
+        .await
+        .expect("put_user");
+
+    let unknown = PrincipalId::new(OsRandom.uuid());
+    assert_eq!(
+        set_external_id(store, &unknown, Some("x")).await,
+        ExternalIdUpdate::UnknownUser
+    );
+    let loner = user(now(), &unique_login());
+    assert_eq!(insert_user(store, &loner).await, Inserted::Inserted);
+    assert_eq!(
+        set_external_id(store, &loner.id, Some("x")).await,
+        ExternalIdUpdate::NoCompany,
+        "unique within a company: a user of none has no external id"
     );
 }

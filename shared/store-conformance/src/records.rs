@@ -68,6 +68,7 @@ pub fn user(now: UnixTime, login: &str) -> User {
         created_at: now,
         email: None,
         local_sign_in: false,
+        external_id: None,
     }
 }
 

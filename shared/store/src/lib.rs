@@ -77,7 +77,7 @@ pub use open::{
 };
 pub use otp::{FactsHash, OtpId, OtpRecord, OtpStore, REQUEST_WINDOW_SECONDS};
 pub use passkeys::PasskeyStore;
-pub use principals::{EmailUpdate, Inserted, PrincipalStore};
+pub use principals::{EmailUpdate, ExternalIdUpdate, Inserted, PrincipalStore};
 pub use pushed_authorizations::PushedAuthorizationStore;
 pub use rate_limits::{Hit, RateKey, RateLimit, RateLimitStore};
 pub use registration_tokens::RegistrationTokenStore;

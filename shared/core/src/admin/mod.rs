@@ -200,6 +200,7 @@ pub async fn create_user(ctx: &Context, new: NewUser) -> Result<User, AdminError
         created_at: ctx.clock.now(),
         email: email.map(|address| address.as_str().to_owned()),
         local_sign_in: false,
+        external_id: None,
     };
     match ctx.store.principals().insert_user(&user).await? {
         Inserted::Inserted => {

@@ -23,8 +23,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::{
-    ClientStore, EmailUpdate, Inserted, Layered, LegacyStore, PrincipalStore, Store, StoreLayer,
-    StoreResult,
+    ClientStore, EmailUpdate, ExternalIdUpdate, Inserted, Layered, LegacyStore, PrincipalStore,
+    Store, StoreLayer, StoreResult,
 };
 use crate::clock::{Clock, UnixTime};
 use crate::domain::ChannelHandle;
@@ -306,6 +306,33 @@ impl PrincipalStore for CachedStore {
             &self.users,
             id,
             self.inner.principals().set_user_email(id, address),
+        )
+        .await
+    }
+
+    /// Never cached, like the address: a federated sign-in must see a changed external id.
+    async fn get_user_by_external_id(
+        &self,
+        company: &PrincipalId,
+        external_id: &str,
+    ) -> StoreResult<Option<User>> {
+        self.inner
+            .principals()
+            .get_user_by_external_id(company, external_id)
+            .await
+    }
+
+    async fn set_user_external_id(
+        &self,
+        id: &PrincipalId,
+        external_id: Option<&str>,
+    ) -> StoreResult<ExternalIdUpdate> {
+        self.write_through(
+            &self.users,
+            id,
+            self.inner
+                .principals()
+                .set_user_external_id(id, external_id),
         )
         .await
     }

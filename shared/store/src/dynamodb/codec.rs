@@ -45,6 +45,7 @@ pub(super) mod keys {
         pub const LOGIN_ATTEMPTS: &str = "FAILEDLOGIN#";
         pub const OTP: &str = "OTP#";
         pub const EMAIL: &str = "EMAIL#";
+        pub const EXTERNAL_ID: &str = "EXTID#";
         pub const AUTHORIZATION_CODE: &str = "AUTHCODE#";
         pub const SIGNING_KEYS: &str = "SIGNINGKEYS#";
         pub const RATE: &str = "RATE#";
@@ -142,8 +143,8 @@ pub(super) mod keys {
     /// exchange and company functions never read one-time passwords, codes, families or
     /// refresh tokens; the token function never reads old tokens).
     pub const FUNCTION_READS: &[(&str, &[&str])] = &[
-        // Clients (registered, and those of metadata documents), principals by id, login and
-        // address, enablements; its own items; company auth tokens at the company password grant;
+        // Clients (registered, and those of metadata documents), principals by id, login,
+        // address and external id (a federated sign-in's first link), enablements; its own items; company auth tokens at the company password grant;
         // rate-limit blocks; the signing key ring (every function reads it at start and
         // refreshes it every minute); identity providers by id and by domain (home-realm
         // discovery), links by subject and by user, the sign-ins it sent to an IdP (never a
@@ -155,6 +156,7 @@ pub(super) mod keys {
                 USER,
                 LOGIN,
                 EMAIL,
+                EXTERNAL_ID,
                 COMPANY,
                 FAMILY,
                 REFRESH,
@@ -333,6 +335,14 @@ pub(super) mod keys {
     }
     pub fn email(address: &TokenHash) -> (String, &'static str) {
         (format!("{EMAIL}{}", address.to_hex()), "EMAIL")
+    }
+    /// An external id's uniqueness item within its company, by the digest of the value (any
+    /// text the directory chose, of any length: never a key itself).
+    pub fn external_id(company: &PrincipalId, value: &TokenHash) -> (String, &'static str) {
+        (
+            format!("{EXTERNAL_ID}{company}#{}", value.to_hex()),
+            "EXTID",
+        )
     }
     pub fn device_authorization(device_code_hash: &TokenHash) -> (String, &'static str) {
         (format!("{DEVICE}{}", device_code_hash.to_hex()), "DEVICE")

@@ -10,7 +10,7 @@ use super::errors::build_error;
 use super::requests::Transaction;
 use crate::domain::{ChannelHandle, ClientId, Company, Login, PrincipalId, User};
 use crate::secrets::TokenHash;
-use crate::{EmailUpdate, Inserted, PrincipalStore, StoreError, StoreResult};
+use crate::{EmailUpdate, ExternalIdUpdate, Inserted, PrincipalStore, StoreError, StoreResult};
 
 /// The key of an address's uniqueness item: the hash of the lower-cased address (the same key
 /// one-time passwords use), so the table holds no address in a key.
@@ -23,6 +23,29 @@ fn holds(user: &User, address: &str) -> bool {
     user.email
         .as_deref()
         .is_some_and(|email| email.to_lowercase() == address.to_lowercase())
+}
+
+/// The key of an external id's uniqueness item in the company.
+fn external_id_key(company: &PrincipalId, value: &str) -> (String, &'static str) {
+    keys::external_id(company, &TokenHash::of(value))
+}
+
+/// The user's external id's uniqueness item, when it has one (only a company's user can).
+fn own_external_id_key(user: &User) -> Option<(String, &'static str)> {
+    let company = user.company_id.as_ref()?;
+    Some(external_id_key(company, user.external_id.as_deref()?))
+}
+
+/// The condition that the stored user's `external_id` is `value` (absent for `None`), and its
+/// value for `:name`.
+fn same_external_id(value: Option<&str>, name: &str) -> (String, Option<(String, String)>) {
+    match value {
+        Some(value) => (
+            format!("external_id = {name}"),
+            Some((name.to_owned(), value.to_owned())),
+        ),
+        None => ("attribute_not_exists(external_id)".to_owned(), None),
+    }
 }
 
 impl DynamoStore {
@@ -75,6 +98,9 @@ impl PrincipalStore for DynamoStore {
         if let Some(email) = &user.email {
             items.push(self.put_new(to_item(&LoginOwner::id_of(user), email_key(email))?)?);
         }
+        if let Some(external_id) = own_external_id_key(user) {
+            items.push(self.put_new(to_item(&LoginOwner::id_of(user), external_id)?)?);
+        }
         match self.transact("InsertUser", items).await? {
             Transaction::Committed => Ok(Inserted::Inserted),
             Transaction::ConditionsFailed(_) => Ok(Inserted::AlreadyExists),
@@ -89,15 +115,21 @@ impl PrincipalStore for DynamoStore {
             Some(_) => "email = :email",
             None => "attribute_not_exists(email)",
         };
+        let (same_external_id, external_id_value) =
+            same_external_id(user.external_id.as_deref(), ":external_id");
         let mut user_put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(to_item(user, keys::user(&user.id))?))
             .condition_expression(format!(
-                "attribute_not_exists(pk) OR (login = :login AND {same_email})"
+                "attribute_not_exists(pk) OR (login = :login AND {same_email} AND \
+                 {same_external_id})"
             ))
             .expression_attribute_values(":login", s(user.login.as_str()));
         if let Some(email) = &user.email {
             user_put = user_put.expression_attribute_values(":email", s(email.as_str()));
+        }
+        if let Some((name, value)) = external_id_value {
+            user_put = user_put.expression_attribute_values(name, s(value));
         }
         let user_put = user_put.build().map_err(build_error)?;
         let mut items = vec![
@@ -107,10 +139,14 @@ impl PrincipalStore for DynamoStore {
         if let Some(email) = &user.email {
             items.push(self.put_owned_by(&LoginOwner::id_of(user), email_key(email))?);
         }
+        if let Some(external_id) = own_external_id_key(user) {
+            items.push(self.put_owned_by(&LoginOwner::id_of(user), external_id)?);
+        }
         match self.transact("PutUser", items).await? {
             Transaction::Committed => Ok(()),
             Transaction::ConditionsFailed(_) => Err(StoreError::internal(
-                "PutUser: a user's login or address cannot change, nor take another user's"
+                "PutUser: a user's login, address or external id cannot change, nor take \
+                 another user's"
                     .to_owned(),
             )),
         }
@@ -180,6 +216,75 @@ impl PrincipalStore for DynamoStore {
             Transaction::ConditionsFailed(failed) if failed == [1] => Ok(EmailUpdate::Taken),
             Transaction::ConditionsFailed(_) => Err(StoreError::unavailable(
                 "SetUserEmail: the user changed meanwhile; try again".to_owned(),
+            )),
+        }
+    }
+
+    async fn get_user_by_external_id(
+        &self,
+        company: &PrincipalId,
+        external_id: &str,
+    ) -> StoreResult<Option<User>> {
+        let item = external_id_key(company, external_id);
+        self.user_owning("GetUserByExternalId", item, |user| {
+            user.company_id.as_ref() == Some(company)
+                && user.external_id.as_deref() == Some(external_id)
+        })
+        .await
+    }
+
+    async fn set_user_external_id(
+        &self,
+        id: &PrincipalId,
+        external_id: Option<&str>,
+    ) -> StoreResult<ExternalIdUpdate> {
+        let Some(mut user) = self.get_user(id).await? else {
+            return Ok(ExternalIdUpdate::UnknownUser);
+        };
+        let Some(company) = user.company_id else {
+            return Ok(ExternalIdUpdate::NoCompany);
+        };
+        let previous = std::mem::replace(&mut user.external_id, external_id.map(str::to_owned));
+        // One transaction, as for an address: the user item (unless it changed since it was
+        // read), the new value's item (unless another user of the company holds it), and the
+        // release of the old value's.
+        let (same_external_id, previous_value) = same_external_id(previous.as_deref(), ":previous");
+        let mut user_put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(to_item(&user, keys::user(id))?))
+            .condition_expression(format!("login = :login AND {same_external_id}"))
+            .expression_attribute_values(":login", s(user.login.as_str()));
+        if let Some((name, value)) = previous_value {
+            user_put = user_put.expression_attribute_values(name, s(value));
+        }
+        let user_put = user_put.build().map_err(build_error)?;
+        let mut items = vec![TransactWriteItem::builder().put(user_put).build()];
+        let new_key = external_id.map(|value| external_id_key(&company, value));
+        if let Some(new_key) = &new_key {
+            items.push(self.put_owned_by(&LoginOwner::id_of(&user), new_key.clone())?);
+        }
+        let old_key = previous
+            .as_deref()
+            .map(|value| external_id_key(&company, value))
+            .filter(|old| Some(old) != new_key.as_ref());
+        if let Some(old_key) = old_key {
+            let release = Delete::builder()
+                .table_name(&self.table)
+                .set_key(Some(key(old_key.0, old_key.1)))
+                .condition_expression("attribute_not_exists(pk) OR user_id = :id")
+                .expression_attribute_values(":id", s(id.to_string()))
+                .build()
+                .map_err(build_error)?;
+            items.push(TransactWriteItem::builder().delete(release).build());
+        }
+        match self.transact("SetUserExternalId", items).await? {
+            Transaction::Committed => Ok(ExternalIdUpdate::Updated),
+            // Index 1 is the new value's item, when there is one.
+            Transaction::ConditionsFailed(failed) if new_key.is_some() && failed == [1] => {
+                Ok(ExternalIdUpdate::Taken)
+            }
+            Transaction::ConditionsFailed(_) => Err(StoreError::unavailable(
+                "SetUserExternalId: the user changed meanwhile; try again".to_owned(),
             )),
         }
     }

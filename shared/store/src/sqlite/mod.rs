@@ -202,6 +202,9 @@ CREATE INDEX IF NOT EXISTS registration_tokens_by_expiry ON registration_tokens 
 CREATE UNIQUE INDEX IF NOT EXISTS users_by_email
     ON users (lower(json_extract(body, '$.email')))
     WHERE json_extract(body, '$.email') IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS users_by_external_id
+    ON users (json_extract(body, '$.company_id'), json_extract(body, '$.external_id'))
+    WHERE json_extract(body, '$.external_id') IS NOT NULL;
 CREATE TABLE IF NOT EXISTS audit_events (
     id TEXT PRIMARY KEY,
     at INTEGER NOT NULL,

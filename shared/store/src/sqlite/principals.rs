@@ -6,7 +6,7 @@ use rusqlite::{params, OptionalExtension};
 
 use super::{from_json, id_to_sql, map_err, to_json, SqliteStore};
 use crate::domain::{ChannelHandle, ClientId, Company, Login, PrincipalId, User};
-use crate::{EmailUpdate, Inserted, PrincipalStore, StoreResult};
+use crate::{EmailUpdate, ExternalIdUpdate, Inserted, PrincipalStore, StoreResult};
 
 /// The address column the unique index `users_by_email` is built on; queries must spell the
 /// expression the same way for SQLite to use the index.
@@ -106,6 +106,65 @@ impl PrincipalStore for SqliteStore {
                 .and_then(|mut stmt| stmt.execute(params![id, body]))
                 .map_err(map_err)?;
             Ok(EmailUpdate::Updated)
+        })
+        .await
+    }
+
+    async fn get_user_by_external_id(
+        &self,
+        company: &PrincipalId,
+        external_id: &str,
+    ) -> StoreResult<Option<User>> {
+        // Spelt as the unique index `users_by_external_id` is built, so SQLite uses it.
+        self.get_body(
+            "SELECT body FROM users
+             WHERE json_extract(body, '$.company_id') = ?1
+               AND json_extract(body, '$.external_id') = ?2",
+            [company.to_string(), external_id.to_owned()],
+        )
+        .await
+    }
+
+    async fn set_user_external_id(
+        &self,
+        id: &PrincipalId,
+        external_id: Option<&str>,
+    ) -> StoreResult<ExternalIdUpdate> {
+        let (id, external_id) = (id_to_sql(id), external_id.map(str::to_owned));
+        self.write_tx(move |tx| {
+            let body: Option<String> = tx
+                .prepare_cached("SELECT body FROM users WHERE id = ?1")
+                .and_then(|mut stmt| stmt.query_row([&id], |row| row.get(0)).optional())
+                .map_err(map_err)?;
+            let Some(body) = body else {
+                return Ok(ExternalIdUpdate::UnknownUser);
+            };
+            let mut user: User = from_json(&body)?;
+            let Some(company) = user.company_id else {
+                return Ok(ExternalIdUpdate::NoCompany);
+            };
+            if let Some(value) = &external_id {
+                let taken: bool = tx
+                    .prepare_cached(
+                        "SELECT EXISTS (SELECT 1 FROM users
+                                        WHERE json_extract(body, '$.company_id') = ?1
+                                          AND json_extract(body, '$.external_id') = ?2
+                                          AND id != ?3)",
+                    )
+                    .and_then(|mut stmt| {
+                        stmt.query_row(params![company.to_string(), value, id], |row| row.get(0))
+                    })
+                    .map_err(map_err)?;
+                if taken {
+                    return Ok(ExternalIdUpdate::Taken);
+                }
+            }
+            user.external_id = external_id;
+            let body = to_json(&user)?;
+            tx.prepare_cached("UPDATE users SET body = ?2 WHERE id = ?1")
+                .and_then(|mut stmt| stmt.execute(params![id, body]))
+                .map_err(map_err)?;
+            Ok(ExternalIdUpdate::Updated)
         })
         .await
     }
