@@ -154,6 +154,12 @@ const SERVICE_ROWS: &[(u16, &str, &str)] = &[
     ),
     // A company that requires a second factor: the one-factor grants are refused (403).
     (180, "access_denied", "a second factor is required"),
+    // A company that signs its users in through its identity providers only: likewise.
+    (
+        181,
+        "access_denied",
+        "sign in with your company's identity provider",
+    ),
 ];
 
 fn spec_rows() -> Vec<(u16, &'static str, &'static str)> {

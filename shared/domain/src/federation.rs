@@ -57,6 +57,19 @@ pub enum SsoPolicy {
     Required,
 }
 
+impl SsoPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Optional => "optional",
+            Self::Required => "required",
+        }
+    }
+
+    pub fn is_required(self) -> bool {
+        self == Self::Required
+    }
+}
+
 /// How a first sign-in finds the user to link when no `externalId` matches.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -65,6 +78,15 @@ pub enum LinkBy {
     #[default]
     Email,
     None,
+}
+
+impl LinkBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Email => "email",
+            Self::None => "none",
+        }
+    }
 }
 
 /// How we authenticate at an OpenID Provider's token endpoint.

@@ -18,6 +18,7 @@ pub use bearer::{
 };
 pub use client::authenticate_client;
 pub use user::{
-    authenticate_user, authenticate_user_from, check_one_factor_allowed, check_user_may_sign_in,
-    has_own_second_factor, requires_second_factor,
+    authenticate_user, authenticate_user_from, check_local_sign_in_allowed,
+    check_one_factor_allowed, check_user_may_sign_in, has_own_second_factor, requires_company_idp,
+    requires_second_factor,
 };

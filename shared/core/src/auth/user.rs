@@ -96,6 +96,38 @@ pub async fn check_one_factor_allowed(services: &Services, user: &User) -> Resul
     Ok(())
 }
 
+/// Whether `user` must sign in through one of their company's identity providers: the company
+/// requires it (`tokenctl companies set-sso`) and the user is no break-glass user (`tokenctl
+/// users set-local-sign-in`). A user of no company, or of a company gone, signs in here.
+pub async fn requires_company_idp(services: &Services, user: &User) -> Result<bool, ServerError> {
+    if user.local_sign_in {
+        return Ok(false);
+    }
+    let Some(company) = &user.company_id else {
+        return Ok(false);
+    };
+    Ok(services
+        .ctx
+        .store
+        .principals()
+        .get_company(company)
+        .await?
+        .is_some_and(|company| company.sso_policy.is_required()))
+}
+
+/// A grant or page that signs `user` in with a credential of ours (a password, a one-time
+/// password): refused (403 `access_denied`, code 181) when [`requires_company_idp`]. Called
+/// once the credential is known right, so that it tells nothing to whoever does not have it.
+pub async fn check_local_sign_in_allowed(
+    services: &Services,
+    user: &User,
+) -> Result<(), GrantError> {
+    if requires_company_idp(services, user).await? {
+        return Err(ErrorCode::SsoRequired.into());
+    }
+    Ok(())
+}
+
 /// Whether `user` enrolled a second factor: an authenticator app or a passkey.
 pub async fn has_own_second_factor(
     services: &Services,

@@ -214,6 +214,11 @@ catalogue! {
     /// required`): the password and one-time password grants, one factor each, are refused
     /// after the credential was found right; the pages ask for a passkey or a code instead.
     SecondFactorRequired = (180, AccessDenied, "a second factor is required"),
+    /// The user's company signs its users in through its identity providers only (`tokenctl
+    /// companies set-sso COMPANY_ID required`) and the user is not marked for local sign-in:
+    /// the password and one-time password grants are refused after the credential was found
+    /// right.
+    SsoRequired = (181, AccessDenied, "sign in with your company's identity provider"),
 }
 
 impl ErrorCode {
@@ -238,6 +243,11 @@ mod tests {
             ),
             (59, "access_denied", "client disabled"),
             (180, "access_denied", "a second factor is required"),
+            (
+                181,
+                "access_denied",
+                "sign in with your company's identity provider",
+            ),
             (
                 60,
                 "invalid_grant",
@@ -265,7 +275,7 @@ mod tests {
         let expected = [
             5, 10, 11, 12, 13, 14, 16, 19, 20, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
             64, 65, 80, 81, 82, 83, 84, 85, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 115,
-            117, 118, 119, 120, 121, 122, 123, 134, 135, 180,
+            117, 118, 119, 120, 121, 122, 123, 134, 135, 180, 181,
         ];
         for code in expected {
             assert!(
@@ -288,6 +298,7 @@ mod tests {
             ErrorCode::SecondFactorRequired.status(),
             StatusCode::FORBIDDEN
         );
+        assert_eq!(ErrorCode::SsoRequired.status(), StatusCode::FORBIDDEN);
         assert_eq!(
             ErrorCode::ScopeExceedsGrant.status(),
             StatusCode::BAD_REQUEST

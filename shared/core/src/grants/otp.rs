@@ -8,7 +8,7 @@ use super::GrantContext;
 use crate::auth::otp::{
     check_otp, otp_deps, OtpDenial, OtpError, OtpFacts, OtpVerification, VerifiedOtp,
 };
-use crate::auth::{check_one_factor_allowed, check_user_may_sign_in};
+use crate::auth::{check_local_sign_in_allowed, check_one_factor_allowed, check_user_may_sign_in};
 use crate::domain::audit::{RevocationReason, StartedBy};
 use crate::domain::{PrincipalType, User};
 use crate::errors::{GrantDenial, GrantError};
@@ -45,9 +45,13 @@ pub(super) async fn grant(
     .await?;
     let user = &verified.user;
     // As the password grant: the address proves who the caller is, the user's state decides.
-    // A one-time password alone is one factor: a company that requires two refuses it (180).
+    // A company that signs its users in through its IdPs refuses it (181); a one-time password
+    // alone is one factor, which a company that requires two refuses (180).
     let allowed = match check_user_may_sign_in(services, user) {
-        Ok(()) => check_one_factor_allowed(services, user).await,
+        Ok(()) => match check_local_sign_in_allowed(services, user).await {
+            Ok(()) => check_one_factor_allowed(services, user).await,
+            Err(refusal) => Err(refusal),
+        },
         Err(refusal) => Err(refusal),
     };
     if let Err(refusal) = allowed {

@@ -27,8 +27,8 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use super::{
-    ClientId, CompanyStatus, FamilyId, MfaPolicy, PrincipalId, PrincipalType, SecretId, SessionId,
-    TokenId, UserStatus,
+    ClientId, CompanyStatus, FamilyId, IdpId, MfaPolicy, PrincipalId, PrincipalType, SecretId,
+    SessionId, SsoPolicy, TokenId, UserStatus,
 };
 use crate::clock::UnixTime;
 
@@ -254,6 +254,17 @@ pub enum AuditKind {
     /// `tokenctl companies set-mfa`: whether the company's users need a second factor.
     #[serde(rename = "company.mfa_set")]
     CompanyMfaSet { policy: MfaPolicy },
+    /// `tokenctl companies set-sso`: whether the company's users sign in only through its
+    /// identity providers.
+    #[serde(rename = "company.sso_set")]
+    CompanySsoSet { policy: SsoPolicy },
+    /// `tokenctl companies idps add`; the event's principal is the company.
+    #[serde(rename = "company.idp_added")]
+    CompanyIdpAdded { idp_id: IdpId },
+    /// `tokenctl companies idps remove`, with the links to it that went (a removal run again
+    /// to finish an interrupted one may find the IdP already gone).
+    #[serde(rename = "company.idp_removed")]
+    CompanyIdpRemoved { idp_id: IdpId, links_removed: u64 },
     #[serde(rename = "user.created")]
     UserCreated,
     #[serde(rename = "user.email_set")]
@@ -261,6 +272,17 @@ pub enum AuditKind {
     /// `tokenctl users set-status`.
     #[serde(rename = "user.status_set")]
     UserStatusSet { status: UserStatus },
+    /// `tokenctl users set-local-sign-in`: a break-glass user signs in with a password even
+    /// when the company requires its identity providers.
+    #[serde(rename = "user.local_sign_in_set")]
+    UserLocalSignInSet { local_sign_in: bool },
+    /// `tokenctl users set-external-id`; the value itself is the directory's, never in an
+    /// event: only whether one is set now.
+    #[serde(rename = "user.external_id_set")]
+    UserExternalIdSet { cleared: bool },
+    /// `tokenctl users unlink`: the user's link to an identity provider was removed.
+    #[serde(rename = "federation.unlinked")]
+    FederationUnlinked { idp_id: IdpId },
     #[serde(rename = "legacy_app.linked")]
     LegacyAppLinked,
     /// A company auth token (a 24-hour credential standing in for the company's password) was
@@ -370,9 +392,15 @@ impl AuditKind {
             Self::CompanyStatusSet { .. } => "company.status_set",
             Self::CompanyClientEnabled => "company.client_enabled",
             Self::CompanyMfaSet { .. } => "company.mfa_set",
+            Self::CompanySsoSet { .. } => "company.sso_set",
+            Self::CompanyIdpAdded { .. } => "company.idp_added",
+            Self::CompanyIdpRemoved { .. } => "company.idp_removed",
             Self::UserCreated => "user.created",
             Self::UserEmailSet => "user.email_set",
             Self::UserStatusSet { .. } => "user.status_set",
+            Self::UserLocalSignInSet { .. } => "user.local_sign_in_set",
+            Self::UserExternalIdSet { .. } => "user.external_id_set",
+            Self::FederationUnlinked { .. } => "federation.unlinked",
             Self::LegacyAppLinked => "legacy_app.linked",
             Self::CompanyAuthTokenIssued { .. } => "company.auth_token_issued",
             Self::LegacyTokensImported { .. } => "legacy_tokens.imported",

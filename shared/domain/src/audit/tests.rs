@@ -148,3 +148,48 @@ fn an_administrators_changes_to_a_user_name_what_changed() {
         assert_eq!(serde_json::from_value::<AuditKind>(json).unwrap(), removed);
     }
 }
+
+#[test]
+fn an_administrators_federation_changes_name_what_changed_and_no_value() {
+    let idp_id = IdpId::new(Uuid::from_u128(5));
+    let cases = [
+        (
+            AuditKind::CompanySsoSet {
+                policy: SsoPolicy::Required,
+            },
+            serde_json::json!({ "event": "company.sso_set", "policy": "required" }),
+        ),
+        (
+            AuditKind::CompanyIdpAdded { idp_id },
+            serde_json::json!({ "event": "company.idp_added", "idp_id": idp_id }),
+        ),
+        (
+            AuditKind::CompanyIdpRemoved {
+                idp_id,
+                links_removed: 2,
+            },
+            serde_json::json!({
+                "event": "company.idp_removed", "idp_id": idp_id, "links_removed": 2,
+            }),
+        ),
+        (
+            AuditKind::UserLocalSignInSet {
+                local_sign_in: true,
+            },
+            serde_json::json!({ "event": "user.local_sign_in_set", "local_sign_in": true }),
+        ),
+        (
+            AuditKind::UserExternalIdSet { cleared: false },
+            serde_json::json!({ "event": "user.external_id_set", "cleared": false }),
+        ),
+        (
+            AuditKind::FederationUnlinked { idp_id },
+            serde_json::json!({ "event": "federation.unlinked", "idp_id": idp_id }),
+        ),
+    ];
+    for (kind, json) in cases {
+        assert_eq!(serde_json::to_value(&kind).unwrap(), json);
+        assert_eq!(Some(kind.name()), json["event"].as_str());
+        assert_eq!(serde_json::from_value::<AuditKind>(json).unwrap(), kind);
+    }
+}

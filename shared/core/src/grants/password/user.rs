@@ -1,7 +1,10 @@
 //! `credtype=password`: a user's login and password (checked with its lockout by
 //! `auth::user`), and the family a user who proved who they are starts.
 
-use crate::auth::user::{authenticate_user_refund_pending, check_one_factor_allowed, take_back};
+use crate::auth::user::{
+    authenticate_user_refund_pending, check_local_sign_in_allowed, check_one_factor_allowed,
+    take_back,
+};
 use crate::domain::audit::StartedBy;
 use crate::domain::{AuthMethod, Client, PrincipalType, Resource, Scopes, User};
 use crate::errors::GrantError;
@@ -27,9 +30,14 @@ pub(super) async fn grant(
         request.password.expose(),
     )
     .await?;
-    // A password alone is one factor: a company that requires two refuses it (180), once the
-    // password is known right (its attempt taken back, as for any correct password).
-    if let Err(refusal) = check_one_factor_allowed(services, &user).await {
+    // Once the password is known right (its attempt taken back, as for any correct password):
+    // a company that signs its users in through its IdPs refuses it (181), and a password alone
+    // is one factor, which a company that requires two refuses (180).
+    let allowed = match check_local_sign_in_allowed(services, &user).await {
+        Ok(()) => check_one_factor_allowed(services, &user).await,
+        Err(refusal) => Err(refusal),
+    };
+    if let Err(refusal) = allowed {
         if let Some(refund) = refund {
             take_back(services, &refund).await?;
         }
