@@ -40,6 +40,7 @@ RULES: dict[str, dict[str, dict[str, set[str]]]] = {
         "auth": {"never": {"grants", "flows"}},
         "issuance": {"never": {"grants", "flows"}},
         "client_documents": {"never": {"grants", "flows"}},
+        "federation": {"never": {"grants", "flows"}},
         "grants": {"never": {"flows"}},
         "flows": {"never": {"grants"}},
         "requests": {"only": {"errors"}},

@@ -15,6 +15,7 @@ pub mod config;
 pub mod context;
 pub mod device_pace;
 pub mod errors;
+pub mod federation;
 pub mod flows;
 pub mod grants;
 pub mod import;
