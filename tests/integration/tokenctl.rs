@@ -21,6 +21,7 @@ mod clients;
 mod companies;
 mod configuration;
 mod factors;
+mod idps;
 mod import_file;
 mod jwks;
 mod keys;
@@ -34,6 +35,7 @@ mod sessions;
 mod status;
 pub(crate) mod target;
 mod tokens;
+mod user_links;
 mod users;
 
 use audit::audit_verb;
@@ -76,13 +78,31 @@ on_both_targets!(
     client_and_user_options,
     client_jwks,
     client_secrets,
+    company_idps,
+    company_sso,
     legacy_token_import,
     public_clients,
     retired_keys_are_listed_then_removed,
     sessions_verbs,
     user_factors,
+    user_federation,
     user_status
 );
+
+/// `companies idps add|list|show|remove`.
+async fn company_idps(t: Target) {
+    idps::add_list_show_remove(&t).await;
+}
+
+/// `companies set-sso` and `users set-local-sign-in`, with the service on the same store.
+async fn company_sso(t: Target) {
+    idps::sso_and_local_sign_in(&t).await;
+}
+
+/// `users set-external-id`, `users links`, `users unlink`.
+async fn user_federation(t: Target) {
+    user_links::external_ids_and_links(&t).await;
+}
 
 async fn sessions_verbs(t: Target) {
     sessions_list_and_revoke(&t).await;

@@ -81,17 +81,21 @@ impl From<AdminError> for CliError {
             AdminError::Conflict(_) => Self::new(Failure::Conflict, error.to_string()),
             AdminError::Invalid(_) => Self::invalid(error.to_string()),
             AdminError::Store(store) => store.into(),
-            AdminError::Unfinished { ref source, .. } => {
-                let failure = match source {
-                    ServerError::Store(StoreError::Unavailable(_))
-                    | ServerError::Signing(_)
-                    | ServerError::Unavailable { .. } => Failure::Unavailable,
-                    ServerError::Store(StoreError::Internal(_)) | ServerError::Internal { .. } => {
-                        Failure::Other
-                    }
-                };
-                Self::new(failure, error.to_string())
+            AdminError::Server(ref source) | AdminError::Unfinished { ref source, .. } => {
+                Self::new(server_failure(source), error.to_string())
             }
+        }
+    }
+}
+
+/// A failure of ours: unavailable (5) when retrying later may work.
+fn server_failure(source: &ServerError) -> Failure {
+    match source {
+        ServerError::Store(StoreError::Unavailable(_))
+        | ServerError::Signing(_)
+        | ServerError::Unavailable { .. } => Failure::Unavailable,
+        ServerError::Store(StoreError::Internal(_)) | ServerError::Internal { .. } => {
+            Failure::Other
         }
     }
 }

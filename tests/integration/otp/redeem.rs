@@ -17,6 +17,7 @@ crate::on_both_stores!(
     unknown_address_is_answered_alike_then_55,
     user_status_and_home_decide_after_the_password,
     a_company_that_requires_a_second_factor_refuses_it_180,
+    a_company_that_signs_in_through_its_idps_refuses_it_181,
     a_users_own_second_factor_refuses_it_180,
     another_clients_requests_and_guesses_leave_this_clients_password_alone,
     openid_needs_no_registration_on_the_otp_grant,
@@ -302,6 +303,41 @@ async fn a_company_that_requires_a_second_factor_refuses_it_180(base: TestApp) {
     let again = otp_grant(&app, &client, &form).await;
     assert_eq!(again.1["code"], 83, "used up: {again:?}");
     policy(MfaPolicy::Optional).await.unwrap();
+    let password = mailed_password(&app, &server, &client, &[]).await;
+    let answer = otp_grant(&app, &client, &[("otp", &password), CHANNEL[0], CHANNEL[1]]).await;
+    assert_eq!(answer.0, 200, "{answer:?}");
+}
+
+/// A company that signs its users in through its identity providers refuses a one-time
+/// password (403 `access_denied`, 181), used up all the same; a break-glass user gets tokens,
+/// and so does everyone once the policy is optional.
+async fn a_company_that_signs_in_through_its_idps_refuses_it_181(base: TestApp) {
+    use token_domain::SsoPolicy;
+    let (app, server) = smtp_app(base).await;
+    let client = app.create_client("read").await;
+    let company = app.create_company("Acme").await;
+    let user = app
+        .create_user_with("ann", "a password", |new| {
+            new.email = Some(ADDRESS.to_owned());
+            new.company_id = Some(company.id);
+        })
+        .await;
+    let policy = |policy| token_core::admin::set_company_sso(app.ctx(), &company.id, policy);
+    policy(SsoPolicy::Required).await.unwrap();
+    let password = mailed_password(&app, &server, &client, &[]).await;
+    let form = [("otp", password.as_str()), CHANNEL[0], CHANNEL[1]];
+    let answer = otp_grant(&app, &client, &form).await;
+    assert_token_error(&answer, 403, "access_denied", 181);
+    let again = otp_grant(&app, &client, &form).await;
+    assert_eq!(again.1["code"], 83, "used up: {again:?}");
+
+    let local = |on| token_core::admin::set_user_local_sign_in(app.ctx(), &user.id, on);
+    local(true).await.unwrap();
+    let password = mailed_password(&app, &server, &client, &[]).await;
+    let answer = otp_grant(&app, &client, &[("otp", &password), CHANNEL[0], CHANNEL[1]]).await;
+    assert_eq!(answer.0, 200, "a break-glass user: {answer:?}");
+    local(false).await.unwrap();
+    policy(SsoPolicy::Optional).await.unwrap();
     let password = mailed_password(&app, &server, &client, &[]).await;
     let answer = otp_grant(&app, &client, &[("otp", &password), CHANNEL[0], CHANNEL[1]]).await;
     assert_eq!(answer.0, 200, "{answer:?}");

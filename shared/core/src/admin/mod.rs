@@ -16,9 +16,13 @@ use crate::secrets::{PasswordHash, Secret};
 use crate::store::{revoke_family_recorded, EmailUpdate, FamilyRevoked, Inserted, StoreError};
 
 mod clients;
+mod idps;
+mod user_links;
 mod users;
 
 pub use clients::*;
+pub use idps::*;
+pub use user_links::*;
 pub use users::*;
 
 /// Records what an administrator did to a client.
@@ -46,6 +50,9 @@ pub enum AdminError {
     Invalid(String),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// Our failure before anything was written (the key ring could not be read).
+    #[error(transparent)]
+    Server(ServerError),
     /// The change was made but what must follow it was not finished; running the same command
     /// again finishes it.
     #[error("{done}, but {failed}: {source}; run the command again to finish")]
@@ -55,6 +62,12 @@ pub enum AdminError {
         #[source]
         source: ServerError,
     },
+}
+
+impl From<ServerError> for AdminError {
+    fn from(error: ServerError) -> Self {
+        Self::Server(error)
+    }
 }
 
 fn not_found(what: &'static str, id: impl ToString) -> AdminError {

@@ -111,9 +111,11 @@ pub struct AuditArgs {
 }
 
 mod clients;
+mod idps;
 mod users;
 
 pub use clients::*;
+pub use idps::*;
 pub use users::*;
 
 #[derive(Subcommand)]
@@ -148,6 +150,18 @@ pub enum CompaniesCommand {
         #[arg(value_enum)]
         policy: MfaPolicyArg,
     },
+    /// Whether the company's users sign in only through its identity providers (required: the
+    /// password and one-time password grants refuse them, code 181, except users set with
+    /// `users set-local-sign-in USER_ID on`).
+    SetSso {
+        #[arg(value_name = "COMPANY_ID")]
+        company_id: PrincipalId,
+        #[arg(value_enum)]
+        policy: SsoPolicyArg,
+    },
+    /// The company's identity providers (its own OpenID Connect IdPs).
+    #[command(subcommand)]
+    Idps(IdpsCommand),
 }
 
 #[derive(Clone, Copy, ValueEnum)]

@@ -2,9 +2,9 @@
 
 use clap::{Args, Subcommand, ValueEnum};
 use token_core::admin::{FactorId, AUTHENTICATOR_APP};
-use token_domain::{Geolocation, Login, PrincipalId, UserStatus};
+use token_domain::{Geolocation, IdpId, Login, PrincipalId, UserStatus};
 
-use super::{parse_geolocation, parse_login};
+use super::{parse_geolocation, parse_login, UsersSetExternalId, UsersSetLocalSignIn};
 
 #[derive(Subcommand)]
 pub enum UsersCommand {
@@ -19,6 +19,25 @@ pub enum UsersCommand {
     /// A user's second factors: passkeys and the authenticator app.
     #[command(subcommand)]
     Factors(FactorsCommand),
+    /// Whether the user signs in with a password even when the company requires its identity
+    /// providers (a break-glass administrator).
+    SetLocalSignIn(UsersSetLocalSignIn),
+    /// Set (or --clear) the id the company's directory knows the user by: a first sign-in
+    /// through one of the company's identity providers whose subject equals it links to the
+    /// user.
+    SetExternalId(UsersSetExternalId),
+    /// The user's links to identity providers: idp_id, issuer, subject, linked_at.
+    Links {
+        #[arg(value_name = "USER_ID")]
+        user_id: PrincipalId,
+    },
+    /// Remove the user's link to an identity provider: the next sign-in there links afresh.
+    Unlink {
+        #[arg(value_name = "USER_ID")]
+        user_id: PrincipalId,
+        #[arg(value_name = "IDP_ID")]
+        idp_id: IdpId,
+    },
 }
 
 #[derive(Args)]

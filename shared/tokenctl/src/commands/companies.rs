@@ -1,4 +1,5 @@
-//! `companies create`, `companies enable-client`, `companies set-status`, `companies set-mfa`.
+//! `companies create`, `companies enable-client`, `companies set-status`, `companies set-mfa`;
+//! `companies set-sso` and `companies idps` are in `idps`.
 
 use serde_json::json;
 use token_core::admin;
@@ -25,6 +26,7 @@ pub async fn run(
                     "geolocation": company.geolocation,
                     "status": company.status.as_str(),
                     "mfa": company.mfa_policy.as_str(),
+                    "sso": company.sso_policy.as_str(),
                 }),
                 format!(
                     "Created company {:?}.\ncompany_id:  {}\ngeolocation: {}",
@@ -58,6 +60,10 @@ pub async fn run(
                 ),
             ))
         }
+        CompaniesCommand::SetSso { company_id, policy } => {
+            super::idps::set_sso(&company_id, policy, ctx).await
+        }
+        CompaniesCommand::Idps(command) => super::idps::run(command, ctx, config).await,
         CompaniesCommand::SetMfa { company_id, policy } => {
             let company = admin::set_company_mfa(ctx, &company_id, policy.into()).await?;
             let policy = company.mfa_policy;

@@ -5,6 +5,7 @@ mod client_secrets;
 mod clients;
 mod companies;
 mod factors;
+mod idps;
 mod keys;
 mod legacy;
 mod registration_tokens;
@@ -15,7 +16,7 @@ mod users;
 
 use token_core::config::Config;
 
-use crate::args::{Cli, Command, FactorsCommand, UsersCommand};
+use crate::args::{Cli, Command, CompaniesCommand, FactorsCommand, IdpsCommand, UsersCommand};
 use crate::error::CliError;
 use crate::output::Output;
 use crate::setup;
@@ -40,6 +41,10 @@ pub async fn run(cli: Cli, config: Config) -> Result<Output, CliError> {
         Command::Users(UsersCommand::SetStatus(args)) => users::set_status(args, &config).await,
         Command::Users(UsersCommand::Factors(FactorsCommand::Remove { user_id, factor_id })) => {
             factors::remove(&user_id, &factor_id, &config).await
+        }
+        // Sealing an IdP's client secret needs the key ring.
+        Command::Companies(CompaniesCommand::Idps(IdpsCommand::Add(args))) => {
+            idps::add(args, &config).await
         }
         command => {
             let ctx = setup::context(&config).await?;

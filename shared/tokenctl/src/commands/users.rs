@@ -1,4 +1,5 @@
-//! `users create`, `users set-email`, `users set-status`; `users factors` is in `factors`.
+//! `users create`, `users set-email`, `users set-status`; `users factors` is in `factors`, the
+//! federation verbs (`set-local-sign-in`, `set-external-id`, `links`, `unlink`) in `idps`.
 
 use std::io::BufRead;
 
@@ -23,6 +24,12 @@ pub async fn run(
         UsersCommand::SetEmail(args) => set_email(args, ctx).await,
         UsersCommand::Factors(FactorsCommand::List { user_id }) => {
             super::factors::list(&user_id, ctx).await
+        }
+        UsersCommand::SetLocalSignIn(args) => super::idps::set_local_sign_in(args, ctx).await,
+        UsersCommand::SetExternalId(args) => super::idps::set_external_id(args, ctx).await,
+        UsersCommand::Links { user_id } => super::idps::links(&user_id, ctx).await,
+        UsersCommand::Unlink { user_id, idp_id } => {
+            super::idps::unlink(&user_id, &idp_id, ctx).await
         }
         UsersCommand::Factors(FactorsCommand::Remove { .. }) | UsersCommand::SetStatus(_) => {
             unreachable!("handled with the services")
