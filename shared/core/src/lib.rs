@@ -18,6 +18,7 @@ pub mod errors;
 pub mod federation;
 pub mod flows;
 pub mod grants;
+pub mod idp_documents;
 pub mod import;
 pub mod issuance;
 pub mod jwt;

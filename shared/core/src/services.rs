@@ -7,6 +7,7 @@ use crate::config::Policy;
 use crate::context::Context;
 use crate::device_pace::DevicePacer;
 use crate::domain::Geolocation;
+use crate::idp_documents::Providers;
 use crate::issuance::Issuer;
 use crate::jwt::AccessTokenCodec;
 use crate::limits::{Limiter, RefusalMemory};
@@ -33,6 +34,9 @@ pub struct Services {
     /// Client ID metadata documents (`CLIENT_ID_METADATA_DOCUMENTS`), fetched from public https
     /// addresses only, unless set ([`Self::with_document_fetcher`]).
     pub client_documents: ClientDocuments,
+    /// What company identity providers publish, as this instance read it, fetched under the
+    /// same rules as client ID metadata documents.
+    pub upstream: Arc<Providers>,
 }
 
 impl Services {
@@ -52,6 +56,7 @@ impl Services {
             logout_queue,
             refusals: Arc::new(RefusalMemory::default()),
             device_pacer: Arc::new(DevicePacer::default()),
+            upstream: Arc::new(Providers::new(Fetcher::unconnected())),
         }
     }
 
@@ -60,9 +65,11 @@ impl Services {
         self
     }
 
-    /// Client ID metadata documents fetched by `fetcher` (the configuration's allowed hosts; in
-    /// tests, a resolver or a time limit of their own).
+    /// Client ID metadata documents and company identity providers' documents fetched by
+    /// `fetcher` (the configuration's allowed hosts; in tests, a resolver or a time limit of
+    /// their own).
     pub fn with_document_fetcher(mut self, fetcher: Fetcher) -> Self {
+        self.upstream = Arc::new(Providers::new(fetcher.clone()));
         self.client_documents = self.client_documents.with_fetcher(fetcher);
         self
     }

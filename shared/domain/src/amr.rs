@@ -17,6 +17,23 @@ pub enum AuthMethod {
     Swk,
     /// More than one factor.
     Mfa,
+    // The rest of RFC 8176's registry: what a company's identity provider may report.
+    Face,
+    Fpt,
+    Geo,
+    Iris,
+    Kba,
+    Mca,
+    Pin,
+    Pop,
+    Rba,
+    Retina,
+    Sc,
+    Sms,
+    Tel,
+    User,
+    Vbm,
+    Wia,
 }
 
 impl AuthMethod {
@@ -25,6 +42,11 @@ impl AuthMethod {
     /// The methods of a sign-in with a password and an authenticator app's (or recovery) code.
     pub const PASSWORD_AND_CODE: &'static [Self] = &[Self::Pwd, Self::Otp, Self::Mfa];
 
+    /// The method an RFC 8176 name names, if it is registered.
+    pub fn parse(name: &str) -> Option<Self> {
+        serde_json::from_value(serde_json::Value::String(name.to_owned())).ok()
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Pwd => "pwd",
@@ -32,6 +54,22 @@ impl AuthMethod {
             Self::Hwk => "hwk",
             Self::Swk => "swk",
             Self::Mfa => "mfa",
+            Self::Face => "face",
+            Self::Fpt => "fpt",
+            Self::Geo => "geo",
+            Self::Iris => "iris",
+            Self::Kba => "kba",
+            Self::Mca => "mca",
+            Self::Pin => "pin",
+            Self::Pop => "pop",
+            Self::Rba => "rba",
+            Self::Retina => "retina",
+            Self::Sc => "sc",
+            Self::Sms => "sms",
+            Self::Tel => "tel",
+            Self::User => "user",
+            Self::Vbm => "vbm",
+            Self::Wia => "wia",
         }
     }
 }

@@ -83,7 +83,7 @@ pub use second_factor::{
 };
 pub use session::{
     Consent, SessionCookie, SessionId, SessionLimits, SessionOrigin, SignInSession, StartedSession,
-    LAST_SEEN_RESOLUTION_SECONDS,
+    UpstreamSession, LAST_SEEN_RESOLUTION_SECONDS,
 };
 pub use tokens::{
     AccessTokenRecord, Actor, AuthToken, Family, RefreshTokenRecord, ACCESS_TOKEN_TTL_SECONDS,

@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::amr::AuthMethod;
 use crate::clock::UnixTime;
-use crate::ids::{ClientId, PrincipalId};
+use crate::federation::SealedSecret;
+use crate::ids::{ClientId, IdpId, PrincipalId};
 use crate::random::{RandomExt, RandomSource};
 use crate::resource::Resource;
 use crate::scopes::Scopes;
@@ -122,6 +123,18 @@ pub struct SignInSession {
     /// ends (back-channel logout).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<ClientId>,
+    /// The company identity provider the user signed in through, if one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<UpstreamSession>,
+}
+
+/// A session started by a company identity provider: which one, and what its logout needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpstreamSession {
+    pub idp: IdpId,
+    /// The IdP's ID token (sealed), sent back as `id_token_hint` when the session ends there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_token: Option<SealedSecret>,
 }
 
 /// A new session and the cookie value that opens it (shown once, to the browser).
@@ -166,6 +179,7 @@ impl SignInSession {
             user_agent: origin.user_agent.map(|agent| truncate(&agent)),
             source: origin.source,
             clients: Vec::new(),
+            upstream: None,
         };
         StartedSession { session, cookie }
     }

@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, StatusCode};
 
-use super::authorize::{cookie, is_form};
+use super::authorize::{cookie, is_form, upstream_step};
 use super::error_response::ServerErrorBody;
 use super::pages::{
     render_account, render_recovery_codes, render_sign_in, render_sign_in_step, render_signed_out,
@@ -35,7 +35,9 @@ use crate::services::Services;
     operation_id = "account_page",
     tag = "account",
     params(
+        ("upstream" = Option<String>, Query, description = "Back from a company identity provider: the sealed sign-in step this browser started here"),
         ("__Host-session" = Option<String>, Cookie, description = "The sign-in session; without one, the sign-in form"),
+        ("account_sign_in" = Option<String>, Cookie, description = "The sign-in form's nonce"),
     ),
     responses(
         (status = 200, description = "The account page (sessions and connected apps), or the sign-in form",
@@ -45,12 +47,21 @@ use crate::services::Services;
         (status = 503, body = ServerErrorBody),
     ),
 )]
-pub async fn show(State(services): State<Arc<Services>>, headers: HeaderMap) -> Response {
+pub async fn show(
+    State(services): State<Arc<Services>>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
     let keys = match authorize_keys(&services).await {
         Ok(keys) => keys,
         Err(error) => return respond(&services, Err(error.into())),
     };
-    let step = account::show(&services, &keys, cookies(&headers)).await;
+    let step = match upstream_step(query.as_deref()) {
+        Some(carried) => {
+            account::resume_upstream(&services, &keys, cookies(&headers), &carried).await
+        }
+        None => account::show(&services, &keys, cookies(&headers)).await,
+    };
     respond(&services, step)
 }
 
@@ -120,6 +131,7 @@ fn answer(services: &Services, step: AccountStep) -> PageAnswer {
             new_nonce,
             login,
             error,
+            idp_choices,
         } => {
             let html = render_sign_in(&SignInPage {
                 app_name: "your account",
@@ -128,12 +140,15 @@ fn answer(services: &Services, step: AccountStep) -> PageAnswer {
                 login: &login,
                 error,
                 action_field: Some("sign_in"),
+                idp_choices: &idp_choices,
             });
+            let page = PageAnswer::page(html).sign_in_page(services);
             match new_nonce {
-                Some(nonce) => PageAnswer::page(html).cookies(jar.account_nonce(&nonce)),
-                None => PageAnswer::page(html),
+                Some(nonce) => page.cookies(jar.account_nonce(&nonce)),
+                None => page,
             }
         }
+        AccountStep::Upstream { location } => PageAnswer::redirect(StatusCode::SEE_OTHER, location),
         AccountStep::Overview(overview) => PageAnswer::page(rendered(&overview)),
         AccountStep::Reload { session_cookie } => {
             let reload = PageAnswer::redirect(StatusCode::SEE_OTHER, ACCOUNT_PATH.to_owned());

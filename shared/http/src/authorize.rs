@@ -50,6 +50,7 @@ use crate::services::Services;
         ("request_uri" = Option<String>, Query, description = "RFC 9126: a `request_uri` from `POST /oauth2/v0/par`, with the same `client_id`: its pushed parameters replace the others; used once, within 60 seconds"),
         ("dpop_jkt" = Option<String>, Query, description = "RFC 9449 §10: the DPoP key thumbprint the code is bound to"),
         ("resource" = Option<Vec<String>>, Query, explode, description = "RFC 8707 (repeatable): an absolute https URI without fragment (http on loopback), the API the tokens are for (their `aud`); allowed by `RESOURCES` and the client's `--resource`, else an error redirect `invalid_target` (code 160)"),
+        ("upstream" = Option<String>, Query, description = "Back from a company identity provider (`/federation/v0/oidc/callback` sends the browser here): the sealed sign-in step, continued with the pending request of this browser's cookie; the other parameters are not read"),
         ("__Host-session" = Option<String>, Cookie, description = "The sign-in session: while live, no sign-in page is shown (single sign-on)"),
     ),
     responses(
@@ -72,12 +73,40 @@ pub async fn start(
     RawQuery(query): RawQuery,
     params: Result<Query<AuthorizeParams>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
+    if let Some(carried) = upstream_step(query.as_deref()) {
+        return resume_upstream(&services, &headers, &carried).await;
+    }
     // A query that is not even key=value pairs cannot name a trusted address.
     let Ok(Query(mut params)) = params else {
         return refused(RefusalReason::BadForm);
     };
     params.resources = resources(query.unwrap_or_default().as_bytes());
     start_request(&services, &headers, &params).await
+}
+
+/// The sealed step of `?upstream=…`, the address the company identity provider's callback
+/// sends the browser back to; an authorization request never has it.
+pub(super) fn upstream_step(query: Option<&str>) -> Option<String> {
+    form_pairs(query?.as_bytes())
+        .ok()?
+        .into_iter()
+        .find(|(name, value)| name == "upstream" && !value.is_empty())
+        .map(|(_, value)| value)
+}
+
+/// Back from the company identity provider: the sign-in continues with the pending request of
+/// this browser's cookie.
+async fn resume_upstream(services: &Services, headers: &HeaderMap, carried: &str) -> Response {
+    let keys = match authorize::authorize_keys(services).await {
+        Ok(keys) => keys,
+        Err(error) => return respond(services, Err(error.into())),
+    };
+    let cookies = SubmittedCookies {
+        pending: cookie(headers, PENDING_COOKIE_NAME),
+        session: cookie(headers, SESSION_COOKIE_NAME),
+    };
+    let step = authorize::resume_upstream(services, &keys, cookies, carried).await;
+    respond(services, step)
 }
 
 /// Every non-empty `resource` of a query or form, in order: the one parameter that may repeat
@@ -196,6 +225,7 @@ fn respond(services: &Services, step: Result<AuthorizeStep, AuthorizeError>) -> 
 
 fn answer(services: &Services, step: AuthorizeStep) -> PageAnswer {
     let jar = Jar::for_site(services);
+    let mut sign_in_form = false;
     let (page, html) = match step {
         AuthorizeStep::SignedIn {
             session_cookie,
@@ -212,7 +242,9 @@ fn answer(services: &Services, step: AuthorizeStep) -> PageAnswer {
                 login: &page.login,
                 error: page.error,
                 action_field: None,
+                idp_choices: &page.idp_choices,
             });
+            sign_in_form = true;
             (page, html)
         }
         AuthorizeStep::Consent(page) => {
@@ -240,12 +272,25 @@ fn answer(services: &Services, step: AuthorizeStep) -> PageAnswer {
         AuthorizeStep::Redirect(location) => {
             return PageAnswer::redirect(StatusCode::FOUND, location).cookies(jar.end_pending())
         }
+        AuthorizeStep::Upstream { location, sealed } => {
+            let jar = match &sealed {
+                Some(sealed) => jar.pending(sealed),
+                None => jar,
+            };
+            return PageAnswer::redirect(StatusCode::SEE_OTHER, location).cookies(jar);
+        }
     };
     let jar = match &page.sealed {
         Some(sealed) => jar.pending(sealed),
         None => jar,
     };
-    PageAnswer::form_page(html, &page.redirect_uri).cookies(jar)
+    let answer = PageAnswer::form_page(html, &page.redirect_uri);
+    let answer = if sign_in_form {
+        answer.sign_in_page(services)
+    } else {
+        answer
+    };
+    answer.cookies(jar)
 }
 
 /// The 400 error page: the address to return to is not trusted, so nothing redirects. A rate

@@ -26,6 +26,7 @@ mod device;
 mod dpop;
 pub mod error_response;
 mod exchange;
+mod federation;
 mod introspect;
 mod logout;
 pub mod metadata;
@@ -145,6 +146,8 @@ fn token_routes() -> Routes {
         // The account page: sessions and connected apps.
         .add(operation!(account::show))
         .add(operation!(account::act))
+        // Company identity providers: where an OpenID Provider sends the browser back.
+        .add(operation!(federation::oidc_callback))
         // Passkeys: the pages' script and the options of its ceremonies.
         .add(operation!(passkeys::script))
         .add(operation!(passkeys::sign_in))

@@ -32,6 +32,9 @@ pub(super) async fn send(
     if let Some(accept) = outgoing.accept {
         request = request.header(http::header::ACCEPT, accept);
     }
+    if let Some(authorization) = &outgoing.authorization {
+        request = request.header(http::header::AUTHORIZATION, authorization);
+    }
     let request = request
         .body(Full::new(Bytes::from(outgoing.body)))
         .map_err(|_| FetchError::InvalidUrl)?;

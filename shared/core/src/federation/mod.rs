@@ -1,7 +1,33 @@
-//! Company identity providers (docs/decisions.md, "Company identity providers: what is
-//! stored"): what the service keeps of them that only it may read. Knows neither grants nor
-//! flows: both, and the administration, call it.
+//! Company identity providers, the relying-party side (docs/decisions.md, "Company identity
+//! providers"): which IdPs a login's domain goes to (home-realm discovery), what an OpenID
+//! Provider publishes (`crate::idp_documents`), its code flow and ID token checks (`oidc`), and which of
+//! the company's users an upstream subject is (`linking`). The pages' sign-in interaction
+//! (`flows::sign_in`) leaves for an IdP and continues when it comes back.
 
+pub mod linking;
+pub mod oidc;
 mod sealing;
 
+use crate::domain::{IdentityProvider, IdpDomain};
+use crate::errors::ServerError;
+use crate::services::Services;
+
+pub use crate::idp_documents::{Provider, ProviderError, Providers};
 pub use sealing::{open_client_secret, seal_client_secret};
+
+/// The IdPs a login signs in with: those that claim its domain, of every company, oldest first.
+/// A login without a domain, or with one no IdP claims, has none.
+pub async fn discover(
+    services: &Services,
+    login: &str,
+) -> Result<Vec<IdentityProvider>, ServerError> {
+    let Some(domain) = IdpDomain::of_login(login) else {
+        return Ok(Vec::new());
+    };
+    Ok(services
+        .ctx
+        .store
+        .federation()
+        .identity_providers_for_domain(&domain)
+        .await?)
+}

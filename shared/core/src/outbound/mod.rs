@@ -78,6 +78,11 @@ impl AllowedHosts {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// Each allowed `host:port`.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(String::as_str)
+    }
 }
 
 /// Why a request was not made or did not complete.
@@ -132,6 +137,8 @@ pub struct Outgoing {
     pub method: http::Method,
     pub content_type: Option<&'static str>,
     pub accept: Option<&'static str>,
+    /// An `Authorization` header (an upstream token endpoint's client authentication).
+    pub authorization: Option<String>,
     pub body: Vec<u8>,
 }
 
@@ -210,11 +217,34 @@ impl Fetcher {
         url: &str,
         form: &[(&str, &str)],
     ) -> Result<Response, FetchError> {
+        self.post_form_with(url, form, None, None).await
+    }
+
+    /// A token request: [`Self::post_form`] accepting JSON, with an `Authorization` header when
+    /// one is given (client authentication at an upstream token endpoint).
+    pub async fn post_token_request(
+        &self,
+        url: &str,
+        form: &[(&str, &str)],
+        authorization: Option<&str>,
+    ) -> Result<Response, FetchError> {
+        self.post_form_with(url, form, Some("application/json"), authorization)
+            .await
+    }
+
+    async fn post_form_with(
+        &self,
+        url: &str,
+        form: &[(&str, &str)],
+        accept: Option<&'static str>,
+        authorization: Option<&str>,
+    ) -> Result<Response, FetchError> {
         let body = serde_urlencoded::to_string(form).map_err(|_| FetchError::InvalidUrl)?;
         let request = Outgoing {
             method: http::Method::POST,
             content_type: Some("application/x-www-form-urlencoded"),
-            accept: None,
+            accept,
+            authorization: authorization.map(str::to_owned),
             body: body.into_bytes(),
         };
         self.send(url, request).await
@@ -226,6 +256,7 @@ impl Fetcher {
             method: http::Method::GET,
             content_type: None,
             accept: Some(accept),
+            authorization: None,
             body: Vec::new(),
         };
         self.send(url, request).await

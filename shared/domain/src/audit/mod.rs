@@ -362,6 +362,20 @@ pub enum AuditKind {
     /// A passkey answer on a sign-in page signed no one in (the principal when known).
     #[serde(rename = "passkey.refused")]
     PasskeyRefused { reason: PasskeyRefusal },
+    /// A sign-in through a company identity provider failed; `reason` is a fixed word
+    /// (`signature`, `nonce`, `no_account`, …), never what the IdP sent.
+    #[serde(rename = "federation.refused")]
+    FederationRefused {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        idp: Option<IdpId>,
+        reason: String,
+    },
+    /// A user signed in through a company identity provider.
+    #[serde(rename = "federation.signed_in")]
+    FederationSignedIn { idp: IdpId },
+    /// An upstream subject was linked to the user, at its first sign-in.
+    #[serde(rename = "federation.linked")]
+    FederationLinked { idp: IdpId },
     /// An administrator removed one of the user's second factors (`tokenctl users factors
     /// remove`): the recovery path of a user who lost it, or the end of one someone else added.
     #[serde(rename = "second_factor.removed_by_administrator")]
@@ -421,6 +435,9 @@ impl AuditKind {
             Self::PasskeyAdded => "passkey.added",
             Self::PasskeyRemoved => "passkey.removed",
             Self::PasskeyRefused { .. } => "passkey.refused",
+            Self::FederationRefused { .. } => "federation.refused",
+            Self::FederationSignedIn { .. } => "federation.signed_in",
+            Self::FederationLinked { .. } => "federation.linked",
             Self::SecondFactorRemovedByAdministrator { .. } => {
                 "second_factor.removed_by_administrator"
             }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
 use axum::response::{IntoResponse, Response};
-use http::HeaderMap;
+use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -33,6 +33,9 @@ use crate::source_address::SourceAddress;
 pub struct DevicePageQuery {
     /// The code the device shows, pre-filled in the form.
     pub user_code: Option<String>,
+    /// Back from a company identity provider: the sealed sign-in step this browser started
+    /// here for `user_code`.
+    pub upstream: Option<String>,
 }
 
 #[utoipa::path(
@@ -48,7 +51,11 @@ pub struct DevicePageQuery {
         (status = 503, body = ServerErrorBody),
     ),
 )]
-pub async fn show(State(services): State<Arc<Services>>, RawQuery(query): RawQuery) -> Response {
+pub async fn show(
+    State(services): State<Arc<Services>>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
     let keys = match authorize_keys(&services).await {
         Ok(keys) => keys,
         Err(error) => return respond(&services, Err(error.into())),
@@ -56,8 +63,15 @@ pub async fn show(State(services): State<Arc<Services>>, RawQuery(query): RawQue
     // An unreadable query pre-fills nothing rather than refusing the page.
     let query = query
         .and_then(|query| serde_urlencoded::from_str::<DevicePageQuery>(&query).ok())
-        .and_then(|query| query.user_code);
-    let user_code = query.as_deref();
+        .unwrap_or(DevicePageQuery {
+            user_code: None,
+            upstream: None,
+        });
+    let user_code = query.user_code.as_deref();
+    if let Some(carried) = query.upstream.as_deref().filter(|step| !step.is_empty()) {
+        let step = device::resume_upstream(&services, &keys, cookies(&headers), carried, user_code);
+        return respond(&services, step.await);
+    }
     respond(&services, Ok(device::show(&services, &keys, user_code)))
 }
 
@@ -94,12 +108,15 @@ pub async fn act(
         Ok(keys) => keys,
         Err(error) => return respond(&services, Err(error.into())),
     };
-    let cookies = DeviceCookies {
-        session: cookie(&headers, SESSION_COOKIE_NAME),
-        nonce: cookie(&headers, DEVICE_NONCE_COOKIE),
-    };
-    let step = device::act(&services, &keys, cookies, &form, source).await;
+    let step = device::act(&services, &keys, cookies(&headers), &form, source).await;
     respond(&services, step)
+}
+
+fn cookies(headers: &HeaderMap) -> DeviceCookies<'_> {
+    DeviceCookies {
+        session: cookie(headers, SESSION_COOKIE_NAME),
+        nonce: cookie(headers, DEVICE_NONCE_COOKIE),
+    }
 }
 
 fn respond(services: &Services, step: Result<DeviceStep, DevicePageError>) -> Response {
@@ -126,6 +143,7 @@ fn respond(services: &Services, step: Result<DeviceStep, DevicePageError>) -> Re
             app_name,
             login,
             error,
+            idp_choices,
         } => (
             render_device_sign_in(&DeviceSignInPage {
                 app_name: &app_name,
@@ -134,10 +152,14 @@ fn respond(services: &Services, step: Result<DeviceStep, DevicePageError>) -> Re
                 user_code: &user_code,
                 login: &login,
                 error,
+                idp_choices: &idp_choices,
             }),
             new_nonce,
             None,
         ),
+        DeviceStep::Upstream { location } => {
+            return PageAnswer::redirect(StatusCode::SEE_OTHER, location).into_response()
+        }
         DeviceStep::SignInStep {
             csrf_token,
             user_code,
@@ -185,7 +207,11 @@ fn respond(services: &Services, step: Result<DeviceStep, DevicePageError>) -> Re
     if let Some(value) = session {
         jar = jar.session(&value, services.policy.sessions);
     }
-    PageAnswer::page(html).cookies(jar).into_response()
+    // Its sign-in form may lead on to a company's identity provider.
+    PageAnswer::page(html)
+        .sign_in_page(services)
+        .cookies(jar)
+        .into_response()
 }
 
 /// A page with status 400, or 429 with `Retry-After` for the address limits.

@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Response};
 use super::{render_error, security_headers};
 use crate::cookies::Jar;
 use crate::observability::Outcome;
+use crate::services::Services;
 
 /// A page or a redirect, and the cookies it sets.
 #[derive(Debug)]
@@ -20,10 +21,11 @@ pub struct PageAnswer {
 
 #[derive(Debug)]
 enum Body {
-    /// A page; `form_action` is the client's address its form's redirect ends at.
+    /// A page; `form_action`: where its forms' redirects may end besides this origin (the
+    /// client's address, a company identity provider).
     Html {
         html: String,
-        form_action: Option<String>,
+        form_action: Vec<String>,
         retry_after: Option<i64>,
     },
     /// `Location`, never cached.
@@ -37,7 +39,7 @@ impl PageAnswer {
             status: StatusCode::OK,
             body: Body::Html {
                 html,
-                form_action: None,
+                form_action: Vec::new(),
                 retry_after: None,
             },
             jar: None,
@@ -47,11 +49,26 @@ impl PageAnswer {
     /// A page whose form ends in a redirect to `redirect_uri` (the client's registered address):
     /// its origin joins the page's `form-action` policy.
     pub fn form_page(html: String, redirect_uri: &str) -> Self {
-        let mut answer = Self::page(html);
-        if let Body::Html { form_action, .. } = &mut answer.body {
-            *form_action = Some(redirect_uri.to_owned());
+        let answer = Self::page(html);
+        answer.also_to(vec![redirect_uri.to_owned()])
+    }
+
+    /// A page with a sign-in form, which may send the browser on to a company's identity
+    /// provider: any https origin, and the `host:port`s allowed over http
+    /// (`CLIENT_ID_METADATA_ALLOW_HOSTS`), join its `form-action` policy.
+    pub fn sign_in_page(self, services: &Services) -> Self {
+        let hosts = services.upstream.fetcher().allowed_hosts();
+        let targets = std::iter::once("https:".to_owned())
+            .chain(hosts.iter().map(|host| format!("http://{host}")))
+            .collect();
+        self.also_to(targets)
+    }
+
+    fn also_to(mut self, targets: Vec<String>) -> Self {
+        if let Body::Html { form_action, .. } = &mut self.body {
+            form_action.extend(targets);
         }
-        answer
+        self
     }
 
     /// The error page with `message`: 400, or 429 with `Retry-After` when `retry_after` (a
@@ -71,7 +88,7 @@ impl PageAnswer {
             status,
             body: Body::Html {
                 html,
-                form_action: None,
+                form_action: Vec::new(),
                 retry_after,
             },
             jar: None,
@@ -107,7 +124,7 @@ impl IntoResponse for PageAnswer {
             } => {
                 let mut response = (self.status, html).into_response();
                 let headers = response.headers_mut();
-                for (name, value) in security_headers(form_action.as_deref()) {
+                for (name, value) in security_headers(&form_action) {
                     insert(headers, header::HeaderName::from_static(name), &value);
                 }
                 if let Some(seconds) = retry_after {

@@ -5,6 +5,7 @@ use askama::Template;
 
 use super::{render, scope_sentences, STYLESHEET};
 use crate::flows::authorize::CSRF_FIELD;
+use crate::flows::sign_in::IdpChoice;
 
 #[derive(Template)]
 #[template(path = "device_code.html")]
@@ -28,6 +29,7 @@ struct SignInTemplate<'a> {
     user_code: &'a str,
     login: &'a str,
     error: Option<&'a str>,
+    idp_choices: &'a [IdpChoice],
     passkey_options: &'static str,
     passkey_script: &'static str,
 }
@@ -79,6 +81,7 @@ pub struct DeviceSignInPage<'a> {
     pub user_code: &'a str,
     pub login: &'a str,
     pub error: Option<&'a str>,
+    pub idp_choices: &'a [IdpChoice],
 }
 
 pub fn render_device_sign_in(page: &DeviceSignInPage<'_>) -> String {
@@ -91,6 +94,7 @@ pub fn render_device_sign_in(page: &DeviceSignInPage<'_>) -> String {
         user_code: page.user_code,
         login: page.login,
         error: page.error,
+        idp_choices: page.idp_choices,
         passkey_options: crate::passkeys::SIGN_IN_OPTIONS_PATH,
         passkey_script: crate::passkeys::SCRIPT_PATH,
     })

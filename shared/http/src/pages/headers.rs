@@ -28,14 +28,16 @@ fn stylesheet_source() -> &'static str {
 
 /// The security headers of a page, as (name, value) pairs.
 ///
-/// `redirect_uri`: the client's registered address on pages whose form ends in a redirect to
-/// it (sign-in and consent). Browsers apply `form-action` to the redirects after a form
-/// submission too, so that origin must be listed beside `'self'`. `None` for the error page.
-pub fn security_headers(redirect_uri: Option<&str>) -> Vec<(&'static str, String)> {
+/// `form_targets`: where a page's forms' redirects may end besides `'self'`: the client's
+/// registered address on pages whose form ends in a redirect to it (sign-in and consent), a
+/// scheme (`https:`) or origins of company identity providers on sign-in pages. Browsers apply
+/// `form-action` to the redirects after a form submission too, so these must be listed. Empty
+/// for the error page.
+pub fn security_headers(form_targets: &[String]) -> Vec<(&'static str, String)> {
     let mut form_action = String::from("'self'");
-    if let Some(origin) = redirect_uri.and_then(origin_of) {
+    for source in form_targets.iter().filter_map(|target| source_of(target)) {
         form_action.push(' ');
-        form_action.push_str(&origin);
+        form_action.push_str(&source);
     }
     let policy = format!(
         "default-src 'none'; style-src {}; script-src 'self'; connect-src 'self'; form-action {form_action}; frame-ancestors 'none'; base-uri 'none'",
@@ -49,6 +51,14 @@ pub fn security_headers(redirect_uri: Option<&str>) -> Vec<(&'static str, String
         ("referrer-policy", "no-referrer".to_owned()),
         ("x-content-type-options", "nosniff".to_owned()),
     ]
+}
+
+/// A scheme source (`https:`) as it is, or the origin of a URL.
+fn source_of(target: &str) -> Option<String> {
+    if target == "https:" {
+        return Some(target.to_owned());
+    }
+    origin_of(target)
 }
 
 /// `scheme://host[:port]` of an absolute http(s) URL; anything else adds nothing.
@@ -71,7 +81,7 @@ mod tests {
 
     #[test]
     fn policy_allows_the_stylesheet_by_hash_and_only_our_own_scripts() {
-        let headers = security_headers(Some("https://app.example:8443/cb?x=1"));
+        let headers = security_headers(&["https://app.example:8443/cb?x=1".to_owned()]);
         let csp = header(&headers, "content-security-policy");
         assert!(
             csp.starts_with("default-src 'none'; style-src 'sha256-"),
@@ -97,11 +107,14 @@ mod tests {
 
     #[test]
     fn the_error_page_allows_forms_to_itself_only() {
-        let headers = security_headers(None);
+        let headers = security_headers(&[]);
         let csp = header(&headers, "content-security-policy");
         assert!(csp.contains("form-action 'self';"), "{csp}");
         assert_eq!(
-            header(&security_headers(Some("urn:x")), "content-security-policy"),
+            header(
+                &security_headers(&["urn:x".to_owned()]),
+                "content-security-policy"
+            ),
             csp
         );
     }

@@ -16,6 +16,7 @@ use askama::Template;
 
 use crate::flows::authorize::CSRF_FIELD;
 use crate::flows::logout::LogoutConfirmation;
+use crate::flows::sign_in::IdpChoice;
 use crate::metadata::paths::LOGOUT as LOGOUT_PATH;
 
 pub use answer::PageAnswer;
@@ -46,6 +47,8 @@ pub struct SignInPage<'a> {
     pub error: Option<&'a str>,
     /// The form's `action` field, for a page whose forms say which one was posted.
     pub action_field: Option<&'a str>,
+    /// The company identity providers the login may continue with, a button each.
+    pub idp_choices: &'a [IdpChoice],
 }
 
 /// What the consent page shows.
@@ -73,6 +76,7 @@ struct SignInTemplate<'a> {
     login: &'a str,
     error: Option<&'a str>,
     action_field: Option<&'a str>,
+    idp_choices: &'a [IdpChoice],
     passkey_options: &'static str,
     passkey_script: &'static str,
 }
@@ -136,6 +140,7 @@ pub fn render_sign_in(page: &SignInPage<'_>) -> String {
         login: page.login,
         error: page.error,
         action_field: page.action_field,
+        idp_choices: page.idp_choices,
         passkey_options: crate::passkeys::SIGN_IN_OPTIONS_PATH,
         passkey_script: crate::passkeys::SCRIPT_PATH,
     })

@@ -10,7 +10,47 @@ fn sign_in(error: Option<&str>) -> String {
         login: "ann@example.com",
         error,
         action_field: None,
+        idp_choices: &[],
     })
+}
+
+#[test]
+fn a_choice_of_identity_providers_is_a_button_each_carrying_the_login() {
+    let choices = [
+        IdpChoice {
+            id: "idp-1".into(),
+            name: "Sign in with <Acme>".into(),
+        },
+        IdpChoice {
+            id: "idp-2".into(),
+            name: "Contractors".into(),
+        },
+    ];
+    let html = render_sign_in(&SignInPage {
+        app_name: "Expense",
+        form_action: "/oauth2/v0/authorize",
+        csrf_token: "token",
+        login: "ann@acme.example",
+        error: None,
+        action_field: None,
+        idp_choices: &choices,
+    });
+    assert!(
+        html.contains(">Sign in with &#60;Acme&#62;</button>")
+            || html.contains(">Sign in with &lt;Acme&gt;</button>"),
+        "{html}"
+    );
+    assert!(html.contains(r#"name="idp" value="idp-1""#), "{html}");
+    assert!(html.contains(r#"name="idp" value="idp-2""#), "{html}");
+    assert_eq!(
+        html.matches(r#"type="hidden" name="login" value="ann@acme.example""#)
+            .count(),
+        2
+    );
+    assert!(
+        !html.contains(r#"autocomplete="current-password" required"#),
+        "{html}"
+    );
 }
 
 #[test]

@@ -47,6 +47,24 @@ pub async fn show(
     }
 }
 
+/// `GET ?upstream=…`: the sign-in this browser started here, back from the company's identity
+/// provider. Without the page's nonce cookie (another browser, or too late): the sign-in form.
+pub async fn resume_upstream(
+    services: &Services,
+    keys: &PageKeys,
+    cookies: AccountCookies<'_>,
+    carried: &str,
+) -> Result<AccountStep, AccountError> {
+    let Some(nonce) = cookies.sign_in_nonce.filter(|nonce| !nonce.is_empty()) else {
+        return Ok(sign_in_form(services, keys, None, String::new(), None));
+    };
+    let signing_in = sign_in::SigningIn {
+        nonce,
+        session_cookie: cookies.session,
+    };
+    sign_in::resume_upstream(services, keys, signing_in, carried).await
+}
+
 /// `POST`: the sign-in form, or one of the signed-in actions.
 pub async fn act(
     services: &Services,

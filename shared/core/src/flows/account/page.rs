@@ -3,7 +3,7 @@
 use crate::domain::{ClientId, PasskeyCredential, SignInSession};
 use crate::errors::{Denial, Refusal};
 use crate::flows::second_factor::Enrolment;
-use crate::flows::sign_in::Step;
+use crate::flows::sign_in::{IdpChoice, Step};
 use crate::limits::Exceeded;
 
 pub const ACCOUNT_PATH: &str = "/oauth2/v0/account";
@@ -23,6 +23,12 @@ pub enum AccountStep {
         new_nonce: Option<String>,
         login: String,
         error: Option<&'static str>,
+        /// The company identity providers the login may continue with, a button each.
+        idp_choices: Vec<IdpChoice>,
+    },
+    /// `303` to the company's identity provider.
+    Upstream {
+        location: String,
     },
     Overview(Overview),
     /// `303` to the account page; `session_cookie` set when a sign-in started one.
@@ -137,6 +143,8 @@ pub struct AccountForm {
     /// (JSON), filled in by the page's script.
     pub passkey_ceremony: Option<String>,
     pub passkey_answer: Option<String>,
+    /// The sign-in form's company identity provider button: its id.
+    pub idp: Option<String>,
     /// `rename_passkey`, `remove_passkey`.
     pub credential_id: Option<String>,
     /// `add_passkey`, `rename_passkey`: the passkey's name.

@@ -39,7 +39,8 @@ pub(super) async fn sign_in(
             &form.password,
             &form.passkey_ceremony,
             &form.passkey_answer,
-        ),
+        )
+        .choosing(&form.idp),
         "sign_in_code" => Input::Code { carried, code },
         "sign_in_totp_confirm" => Input::Enrol {
             carried,
@@ -53,25 +54,73 @@ pub(super) async fn sign_in(
         then: &Continue::Account,
         session_cookie,
         expected_user: None,
+        resume: None,
     };
     let next = sign_in::advance(services, interaction, input, source)
         .await
         .map_err(Refusal::widen)?;
-    let csrf_token = || form_token(keys, SIGN_IN_FORM, nonce);
-    Ok(match next {
+    Ok(step_of(services, keys, nonce, next))
+}
+
+/// `GET /oauth2/v0/account?upstream=…`: back from the company's identity provider, the sign-in
+/// this browser started here continues.
+pub(super) async fn resume_upstream(
+    services: &Services,
+    keys: &PageKeys,
+    SigningIn {
+        nonce,
+        session_cookie,
+    }: SigningIn<'_>,
+    carried: &str,
+) -> Result<AccountStep, AccountError> {
+    let interaction = Interaction {
+        browser: nonce,
+        then: &Continue::Account,
+        session_cookie,
+        expected_user: None,
+        resume: None,
+    };
+    let input = Input::Upstream { carried };
+    let next = sign_in::advance_counted(services, interaction, input, None)
+        .await
+        .map_err(Refusal::widen)?;
+    Ok(step_of(services, keys, nonce, next))
+}
+
+fn step_of(services: &Services, keys: &PageKeys, nonce: &str, next: Next) -> AccountStep {
+    match next {
         Next::SignedIn(signed_in) => AccountStep::Reload {
             session_cookie: Some(signed_in.started.cookie),
         },
+        Next::Upstream { location } => AccountStep::Upstream { location },
         Next::Show(Shown::Identify { login, error }) => {
             sign_in_form(services, keys, Some(nonce), login, error)
         }
+        Next::Show(Shown::ChooseIdp { login, choices }) => {
+            match sign_in_form(services, keys, Some(nonce), login, None) {
+                AccountStep::SignIn {
+                    csrf_token,
+                    new_nonce,
+                    login,
+                    error,
+                    ..
+                } => AccountStep::SignIn {
+                    csrf_token,
+                    new_nonce,
+                    login,
+                    error,
+                    idp_choices: choices,
+                },
+                other => other,
+            }
+        }
         Next::Restart => sign_in_form(services, keys, Some(nonce), String::new(), None),
         Next::Show(Shown::Step { carried, step }) => AccountStep::SignInStep {
-            csrf_token: csrf_token(),
+            csrf_token: form_token(keys, SIGN_IN_FORM, nonce),
             carried,
             step,
         },
-    })
+    }
 }
 
 pub(super) fn sign_in_form(
@@ -88,5 +137,6 @@ pub(super) fn sign_in_form(
         new_nonce,
         login,
         error,
+        idp_choices: Vec::new(),
     }
 }

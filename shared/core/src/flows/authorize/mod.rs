@@ -40,4 +40,4 @@ pub use request::{
 pub use request_object::REQUEST_OBJECT_MAX_LIFETIME_SECONDS;
 pub use start::start;
 pub use step::{AuthorizeError, AuthorizeStep, FormPage, RefusalReason};
-pub use submit::{submit, SubmittedCookies, SubmittedForm};
+pub use submit::{resume_upstream, submit, SubmittedCookies, SubmittedForm};

@@ -53,6 +53,7 @@ pub(super) async fn proceed(
         resources: request.resources.iter().map(ToString::to_string).collect(),
         login: String::new(),
         error: None,
+        idp_choices: Vec::new(),
     }))
 }
 

@@ -8,7 +8,7 @@ use super::redirect::ErrorRedirect;
 use super::request::UntrustedRedirect;
 use crate::domain::Client;
 use crate::errors::{Denial, Refusal};
-use crate::flows::sign_in::{PageKeys as AuthorizeKeys, Step};
+use crate::flows::sign_in::{IdpChoice, PageKeys as AuthorizeKeys, Step};
 use crate::limits::Exceeded;
 use crate::services::Services;
 
@@ -24,6 +24,12 @@ pub enum AuthorizeStep {
     SignInStep { page: FormPage, step: Step },
     /// `302` to the client's registered address (a code or an error); the cookie is cleared.
     Redirect(String),
+    /// `303` to the company's identity provider; the pending request's cookie stays (`sealed`:
+    /// its new value, when it changed), for the sign-in to continue when the browser is back.
+    Upstream {
+        location: String,
+        sealed: Option<String>,
+    },
     /// The user signed in with a credential: `then`, setting the new sign-in session's cookie
     /// (`session_cookie` is its value).
     SignedIn {
@@ -54,6 +60,8 @@ pub struct FormPage {
     /// Sign-in: the login typed before a refused attempt, and why it was refused.
     pub login: String,
     pub error: Option<&'static str>,
+    /// Sign-in: the company identity providers the login may continue with, a button each.
+    pub idp_choices: Vec<IdpChoice>,
     /// Consent for a self-registered client: the host of its redirect address, shown with the
     /// app marked as not verified. `None` otherwise.
     pub unverified_host: Option<String>,
@@ -128,6 +136,7 @@ impl FormPage {
             resources: Vec::new(),
             login: String::new(),
             error: None,
+            idp_choices: Vec::new(),
         }
     }
 }

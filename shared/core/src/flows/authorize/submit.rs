@@ -55,6 +55,8 @@ pub struct SubmittedForm {
     /// browser's answer (JSON), in place of `login` and `password`.
     pub passkey_ceremony: Option<String>,
     pub passkey_answer: Option<String>,
+    /// The sign-in form's company identity provider button: its id.
+    pub idp: Option<String>,
 }
 
 /// `POST /oauth2/v0/authorize`: the sign-in's forms, or the consent form once signed in.
@@ -68,37 +70,9 @@ pub async fn submit(
     form: &SubmittedForm,
     source: Option<IpAddr>,
 ) -> Result<AuthorizeStep, AuthorizeError> {
-    let now = services.ctx.clock.now();
-    let pending = match cookies
-        .pending
-        .map(|value| PendingAuthorization::open(value, keys, now))
-    {
-        Some(Ok(pending)) => pending,
-        None | Some(Err(PendingCookieError::Expired | PendingCookieError::Invalid)) => {
-            return Err(Refusal::Denied(RefusalReason::NoPendingRequest))
-        }
-        Some(Err(PendingCookieError::TooLarge)) => {
-            return Err(Refusal::Denied(RefusalReason::TooLarge))
-        }
-    };
-    // Looked up again: the name is shown, and a client disabled meanwhile gets no code. A
-    // document's client is the one kept when the request was checked, fresh or not.
-    let client = match services.known_client(&pending.request.client_id).await? {
-        Some(client) if client.enabled => client,
-        Some(_) => {
-            let request = &pending.request;
-            let redirect = ErrorRedirect::from_code(
-                &request.redirect_uri,
-                request.state.as_deref(),
-                crate::errors::ErrorCode::ClientDisabled,
-            );
-            return Ok(redirect_to(services, &redirect));
-        }
-        None => {
-            return Err(Refusal::Denied(RefusalReason::Untrusted(
-                UntrustedRedirect::UnknownClient,
-            )))
-        }
+    let (pending, client) = match opened(services, keys, cookies.pending).await? {
+        Ok(opened) => opened,
+        Err(redirect) => return Ok(redirect),
     };
     let csrf = form.csrf_token.as_deref().unwrap_or_default();
     let verified = |form: Form| verify_csrf_token(keys, form, &pending, csrf);
@@ -135,7 +109,8 @@ pub async fn submit(
             &form.password,
             &form.passkey_ceremony,
             &form.passkey_answer,
-        );
+        )
+        .choosing(&form.idp);
         (input, true)
     } else {
         return Err(Refusal::Denied(RefusalReason::BadForm));
@@ -149,10 +124,81 @@ pub async fn submit(
         then: &then,
         session_cookie: cookies.session,
         expected_user: pending.expected_user,
+        resume: None,
     };
     let next = sign_in::advance_counted(services, interaction, input, source)
         .await
         .map_err(Refusal::widen)?;
+    shown(services, keys, &client, pending, next).await
+}
+
+/// The pending request of the cookie and its client, looked up again (the name is shown, and a
+/// client disabled meanwhile gets no code: `Err` is the client's error redirect).
+async fn opened(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    cookie: Option<&str>,
+) -> Result<Result<(PendingAuthorization, Client), AuthorizeStep>, AuthorizeError> {
+    let now = services.ctx.clock.now();
+    let pending = match cookie.map(|value| PendingAuthorization::open(value, keys, now)) {
+        Some(Ok(pending)) => pending,
+        None | Some(Err(PendingCookieError::Expired | PendingCookieError::Invalid)) => {
+            return Err(Refusal::Denied(RefusalReason::NoPendingRequest))
+        }
+        Some(Err(PendingCookieError::TooLarge)) => {
+            return Err(Refusal::Denied(RefusalReason::TooLarge))
+        }
+    };
+    // A document's client is the one kept when the request was checked, fresh or not.
+    let client = match services.known_client(&pending.request.client_id).await? {
+        Some(client) if client.enabled => client,
+        Some(_) => {
+            let request = &pending.request;
+            let redirect = ErrorRedirect::from_code(
+                &request.redirect_uri,
+                request.state.as_deref(),
+                crate::errors::ErrorCode::ClientDisabled,
+            );
+            return Ok(Err(redirect_to(services, &redirect)));
+        }
+        None => {
+            return Err(Refusal::Denied(RefusalReason::Untrusted(
+                UntrustedRedirect::UnknownClient,
+            )))
+        }
+    };
+    Ok(Ok((pending, client)))
+}
+
+/// `GET /oauth2/v0/authorize?upstream=…`: back from the company's identity provider, the
+/// sign-in continues with this browser's pending request (its consent, or the code).
+pub async fn resume_upstream(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    cookies: SubmittedCookies<'_>,
+    carried: &str,
+) -> Result<AuthorizeStep, AuthorizeError> {
+    let (pending, client) = match opened(services, keys, cookies.pending).await? {
+        Ok(opened) => opened,
+        Err(redirect) => return Ok(redirect),
+    };
+    let then = Continue::Authorization(pending.id.clone());
+    let interaction = Interaction {
+        browser: &pending.id,
+        then: &then,
+        session_cookie: cookies.session,
+        expected_user: pending.expected_user,
+        resume: None,
+    };
+    let input = Input::Upstream { carried };
+    let next = sign_in::advance_counted(services, interaction, input, None)
+        .await
+        .map_err(Refusal::widen)?;
+    // A step another browser's callback sealed, or one too old: this browser signs in again.
+    let next = match next {
+        Next::Restart => sign_in::identify("", None),
+        next => next,
+    };
     shown(services, keys, &client, pending, next).await
 }
 
@@ -189,6 +235,14 @@ async fn shown(
         Next::SignedIn(signed_in) => {
             return continued(services, keys, client, pending, *signed_in).await
         }
+        Next::Upstream { location } => {
+            // The carried step is over; the pending request waits for the browser's return.
+            let sealed = match pending.sign_in.take() {
+                Some(_) => Some(sealed(services, keys, &pending)?),
+                None => None,
+            };
+            return Ok(AuthorizeStep::Upstream { location, sealed });
+        }
         // A step of this page's sign-in that the interaction does not know: not our form.
         Next::Restart => return Err(Refusal::Denied(RefusalReason::BadForm)),
         Next::Show(shown) => shown,
@@ -198,6 +252,17 @@ async fn shown(
         // after a refused password, so it is left as it is).
         let new_cookie = pending.sign_in.take().is_some();
         return sign_in_page(services, keys, client, &pending, new_cookie, &login, error);
+    }
+    if let Shown::ChooseIdp { login, choices } = shown {
+        let new_cookie = pending.sign_in.take().is_some();
+        let page = sign_in_page(services, keys, client, &pending, new_cookie, &login, None)?;
+        return Ok(match page {
+            AuthorizeStep::SignIn(page) => AuthorizeStep::SignIn(FormPage {
+                idp_choices: choices,
+                ..page
+            }),
+            other => other,
+        });
     }
     let Shown::Step { carried, step } = shown else {
         unreachable!("answered above")

@@ -5,8 +5,8 @@
 mod page;
 
 pub use page::{
-    act, show, DeviceCookies, DeviceDenial, DeviceForm, DevicePageError, DeviceStep,
-    DEVICE_NONCE_COOKIE, DEVICE_NONCE_TTL_SECONDS, DEVICE_PATH,
+    act, resume_upstream, show, DeviceCookies, DeviceDenial, DeviceForm, DevicePageError,
+    DeviceStep, DEVICE_NONCE_COOKIE, DEVICE_NONCE_TTL_SECONDS, DEVICE_PATH,
 };
 
 use crate::domain::{

@@ -18,8 +18,8 @@ use crate::domain::{Client, DeviceAuthorization, DeviceDecision, SignInSession, 
 use crate::errors::{Denial, Refusal};
 use crate::flows::sessions;
 use crate::flows::sign_in::{
-    self, form_token, nonce_form_token, verify_form_token, Continue, Input, Interaction, Next,
-    PageKeys, Shown, Step,
+    self, form_token, nonce_form_token, verify_form_token, Continue, IdpChoice, Input, Interaction,
+    Next, PageKeys, Shown, Step,
 };
 use crate::limits::{source_subject, Exceeded};
 use crate::services::Services;
@@ -50,7 +50,11 @@ pub enum DeviceStep {
         app_name: String,
         login: String,
         error: Option<&'static str>,
+        /// The company identity providers the login may continue with, a button each.
+        idp_choices: Vec<IdpChoice>,
     },
+    /// `303` to the company's identity provider.
+    Upstream { location: String },
     /// One of the sign-in interaction's own pages (the code, the enrolment, the recovery
     /// codes) for the code `user_code`, its forms carrying the sealed state `carried`.
     SignInStep {
@@ -126,6 +130,8 @@ pub struct DeviceForm {
     /// answer (JSON), in place of `login` and `password`.
     pub passkey_ceremony: Option<String>,
     pub passkey_answer: Option<String>,
+    /// The sign-in form's company identity provider button: its id.
+    pub idp: Option<String>,
 }
 
 /// The cookies the page reads.
@@ -268,7 +274,8 @@ async fn sign_in(
             &form.password,
             &form.passkey_ceremony,
             &form.passkey_answer,
-        ),
+        )
+        .choosing(&form.idp),
         "sign_in_code" => Input::Code {
             carried,
             code: typed,
@@ -281,34 +288,108 @@ async fn sign_in(
         _ => Input::Enrolled { carried },
     };
     let then = Continue::DeviceCode(code.hash().to_hex());
+    let resume = resume_query(code);
     let interaction = Interaction {
         browser: nonce,
         then: &then,
         session_cookie: None,
         expected_user: None,
+        resume: Some(&resume),
     };
     let next = sign_in::advance(services, interaction, input, source)
         .await
         .map_err(Refusal::widen)?;
-    let csrf_token = || form_token(keys, CODE_FORM, nonce);
-    Ok(match next {
+    Ok(step_of(keys, nonce, (code, record, client), next))
+}
+
+/// The device page's address, besides the step, after a company identity provider.
+fn resume_query(code: &UserCode) -> String {
+    format!("user_code={}", code.display())
+}
+
+/// `GET ?upstream=…&user_code=…`: back from the company's identity provider, the sign-in this
+/// browser started for the code continues with the device's consent. Without the page's nonce
+/// cookie, or for a code that no longer awaits the user: the code form.
+pub async fn resume_upstream(
+    services: &Services,
+    keys: &PageKeys,
+    cookies: DeviceCookies<'_>,
+    carried: &str,
+    user_code: Option<&str>,
+) -> Result<DeviceStep, DevicePageError> {
+    let typed = user_code.unwrap_or_default();
+    let nonce = cookies.nonce.unwrap_or_default();
+    let now = services.ctx.clock.now();
+    let found = if nonce.is_empty() {
+        None
+    } else {
+        find(services, typed, now).await?
+    };
+    let Some((code, record, client)) = found else {
+        return Ok(enter_code(services, keys, None, typed.to_owned(), None));
+    };
+    let then = Continue::DeviceCode(code.hash().to_hex());
+    let resume = resume_query(&code);
+    let interaction = Interaction {
+        browser: nonce,
+        then: &then,
+        session_cookie: None,
+        expected_user: None,
+        resume: Some(&resume),
+    };
+    let next = sign_in::advance_counted(services, interaction, Input::Upstream { carried }, None)
+        .await
+        .map_err(Refusal::widen)?;
+    Ok(step_of(keys, nonce, (&code, &record, &client), next))
+}
+
+fn step_of(
+    keys: &PageKeys,
+    nonce: &str,
+    (code, record, client): (&UserCode, &DeviceAuthorization, &Client),
+    next: Next,
+) -> DeviceStep {
+    match next {
         Next::SignedIn(signed_in) => {
             let started = signed_in.started;
             let cookie = Some(started.cookie);
             consent(keys, &started.session, code, record, client, cookie)
         }
+        Next::Upstream { location } => DeviceStep::Upstream { location },
         Next::Show(Shown::Identify { login, error }) => {
             sign_in_form(keys, nonce, code, client, login, error)
         }
+        Next::Show(Shown::ChooseIdp { login, choices }) => {
+            match sign_in_form(keys, nonce, code, client, login, None) {
+                DeviceStep::SignIn {
+                    csrf_token,
+                    new_nonce,
+                    user_code,
+                    app_name,
+                    login,
+                    error,
+                    ..
+                } => DeviceStep::SignIn {
+                    csrf_token,
+                    new_nonce,
+                    user_code,
+                    app_name,
+                    login,
+                    error,
+                    idp_choices: choices,
+                },
+                other => other,
+            }
+        }
         Next::Restart => sign_in_form(keys, nonce, code, client, String::new(), None),
         Next::Show(Shown::Step { carried, step }) => DeviceStep::SignInStep {
-            csrf_token: csrf_token(),
+            csrf_token: form_token(keys, CODE_FORM, nonce),
             user_code: code.display(),
             app_name: client.name.clone(),
             carried,
             step,
         },
-    })
+    }
 }
 
 /// The consent form's approval or denial, in the browser's live session.
@@ -420,5 +501,6 @@ fn sign_in_form(
         app_name: client.name.clone(),
         login,
         error,
+        idp_choices: Vec::new(),
     }
 }

@@ -16,10 +16,11 @@
 
 use crate::audit;
 use crate::auth::principal::user_status_denial;
+use crate::clock::UnixTime;
 use crate::domain::audit::{AuditKind, RequestFacts, SessionEndReason};
 use crate::domain::{
-    AuthMethod, ClientId, PrincipalId, PrincipalType, SessionCookie, SessionId, SessionOrigin,
-    SignInSession, StartedSession,
+    AuthMethod, ClientId, IdpId, PrincipalId, PrincipalType, SealedSecret, SessionCookie,
+    SessionId, SessionOrigin, SignInSession, StartedSession, UpstreamSession,
 };
 use crate::errors::ServerError;
 use crate::services::Services;
@@ -48,6 +49,40 @@ fn plain_value(sealer: &Sealer, cookie: &str) -> Option<String> {
         Some(plain) => String::from_utf8(plain).ok(),
         None => SessionCookie::parse(cookie).map(|_| cookie.to_owned()),
     }
+}
+
+/// The session's record of the IdP that started it: its ID token sealed under the cookie key,
+/// bound to the IdP, for the `id_token_hint` of the IdP's logout.
+pub async fn upstream_session(
+    services: &Services,
+    idp: IdpId,
+    id_token: &str,
+) -> Result<UpstreamSession, ServerError> {
+    let sealer = cookie_sealer(services).await?;
+    let sealed = sealer.seal(
+        &format!("upstream-id-token\0{idp}"),
+        id_token.as_bytes(),
+        services.ctx.random.as_ref(),
+    );
+    Ok(UpstreamSession {
+        idp,
+        id_token: Some(SealedSecret::new(sealed)),
+    })
+}
+
+/// The IdP's ID token a session started by it keeps, opened.
+pub async fn upstream_id_token(
+    services: &Services,
+    upstream: &UpstreamSession,
+) -> Result<Option<String>, ServerError> {
+    let Some(sealed) = &upstream.id_token else {
+        return Ok(None);
+    };
+    let sealer = cookie_sealer(services).await?;
+    let context = format!("upstream-id-token\0{}", upstream.idp);
+    Ok(sealer
+        .open(&context, sealed.as_str())
+        .and_then(|bytes| String::from_utf8(bytes).ok()))
 }
 
 /// The plain value inside a browser's cookie, the one its session's stored hash is of: for
@@ -131,20 +166,37 @@ pub async fn start(
     user: PrincipalId,
     amr: &[AuthMethod],
 ) -> Result<StartedSession, ServerError> {
+    start_with(services, user, amr, None, None).await
+}
+
+/// [`start`] for a sign-in through a company's identity provider (`upstream`), which says when
+/// the user authenticated there (`auth_time`, never later than now).
+pub async fn start_with(
+    services: &Services,
+    user: PrincipalId,
+    amr: &[AuthMethod],
+    upstream: Option<UpstreamSession>,
+    auth_time: Option<UnixTime>,
+) -> Result<StartedSession, ServerError> {
     let sealer = cookie_sealer(services).await?;
     let facts = RequestFacts::current();
     let origin = SessionOrigin {
         user_agent: facts.user_agent.map(|agent| agent.as_str().to_owned()),
         source: facts.source_address.map(|address| address.to_string()),
     };
-    let started = SignInSession::start(
+    let now = services.ctx.clock.now();
+    let mut started = SignInSession::start(
         user,
         amr,
         origin,
         services.policy.sessions,
         services.ctx.random.as_ref(),
-        services.ctx.clock.now(),
+        now,
     );
+    if let Some(at) = auth_time.filter(|at| *at <= now) {
+        started.session.authenticated_at = at;
+    }
+    started.session.upstream = upstream;
     services
         .ctx
         .store

@@ -30,11 +30,12 @@ pub(super) struct Opened {
 }
 
 impl State {
-    fn user(&self) -> PrincipalId {
+    pub(super) fn user(&self) -> PrincipalId {
         match self {
-            Self::SecondFactor { user, .. } | Self::Enrol { user } | Self::Enrolled { user } => {
-                *user
-            }
+            Self::SecondFactor { user, .. }
+            | Self::Enrol { user, .. }
+            | Self::Enrolled { user, .. }
+            | Self::Upstream { user, .. } => *user,
         }
     }
 }

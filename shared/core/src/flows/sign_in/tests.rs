@@ -11,6 +11,7 @@ use crate::clock::{Clock, ManualClock};
 use crate::config::Policy;
 use crate::context::Context;
 use crate::domain::{MfaPolicy, TotpSecret};
+use crate::flows::second_factor::{Confirmation, EnrolmentBinding};
 use crate::jwt::AccessTokenCodec;
 use crate::random::OsRandom;
 use crate::secrets::PasswordHash;
@@ -60,6 +61,7 @@ fn interaction(then: &Continue) -> Interaction<'_> {
         then,
         session_cookie: None,
         expected_user: None,
+        resume: None,
     }
 }
 
@@ -68,6 +70,7 @@ fn password() -> Input<'static> {
         login: "pat",
         password: PASSWORD,
         passkey: None,
+        idp: None,
     }
 }
 
@@ -119,6 +122,7 @@ async fn a_password_alone_signs_in_and_continues_where_it_was_opened() {
         login: "pat",
         password: "wrong",
         passkey: None,
+        idp: None,
     };
     let Next::Show(Shown::Identify { login, error }) = step(&f, &then, wrong).await else {
         panic!("the sign-in form again");
@@ -185,6 +189,7 @@ async fn a_carried_step_opens_only_in_its_browser_for_its_continuation_and_in_ti
         then: &device,
         session_cookie: None,
         expected_user: None,
+        resume: None,
     };
     let next = advance(&f.services, elsewhere, input(), None)
         .await

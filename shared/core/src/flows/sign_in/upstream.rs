@@ -1,0 +1,302 @@
+//! Signing in through a company's identity provider: the interaction leaves for the IdP with a
+//! pending upstream request (its `state`'s digest the key, the nonce, the sealed PKCE verifier
+//! and where the page continues), and the IdP's answer at our callback, once checked and its
+//! user found, comes back to the page it left as one more sealed step ([`State::Upstream`]),
+//! bound to the same browser: a callback URL opened in another browser continues nothing.
+
+use serde::{Deserialize, Serialize};
+
+use super::carrier;
+use super::outcome::{identify, Next, SignInError};
+use super::state::{Continue, Interaction, State, UpstreamProof};
+use crate::audit;
+use crate::domain::audit::AuditKind;
+use crate::domain::{
+    AuthMethod, IdentityProvider, IdpProtocol, PendingUpstreamRequest, PrincipalId, PrincipalType,
+    SealedSecret, UPSTREAM_REQUEST_TTL_SECONDS,
+};
+use crate::errors::ServerError;
+use crate::federation::linking::{self, NoUser};
+use crate::federation::oidc::{self, OidcRefusal};
+use crate::federation::{self, open_client_secret};
+use crate::flows::second_factor::sealer;
+use crate::secrets::TokenHash;
+use crate::services::Services;
+
+/// The IdP could not be reached when leaving for it: the sign-in form says so.
+pub const IDP_UNREACHABLE: &str =
+    "Your company's sign-in service cannot be reached right now. Please try again in a few minutes.";
+
+/// Where the interaction continues when the IdP answers: the page's browser binding and
+/// continuation, as the page gave them.
+#[derive(Serialize, Deserialize)]
+struct Departure {
+    browser: String,
+    then: Continue,
+    expected_user: Option<PrincipalId>,
+    #[serde(default)]
+    resume: Option<String>,
+}
+
+fn pkce_context(state_hash: &TokenHash) -> String {
+    format!("upstream-pkce\0{}", state_hash.to_hex())
+}
+
+fn departure_context(state_hash: &TokenHash) -> String {
+    format!("upstream-departure\0{}", state_hash.to_hex())
+}
+
+/// Sends the browser to `idp`, keeping what its answer is checked against.
+pub(super) async fn leave_for(
+    services: &Services,
+    interaction: Interaction<'_>,
+    idp: &IdentityProvider,
+    login: &str,
+) -> Result<Next, SignInError> {
+    let IdpProtocol::Oidc(connection) = &idp.protocol else {
+        return Ok(identify(login, Some(IDP_UNREACHABLE)));
+    };
+    let now = services.ctx.clock.now();
+    let provider = match services.upstream.get(&connection.issuer, now).await {
+        Ok(provider) => provider,
+        Err(_) => {
+            refused(services, Some(idp), "idp_unavailable").await;
+            return Ok(identify(login, Some(IDP_UNREACHABLE)));
+        }
+    };
+    let Ok(request) = oidc::authorization_request(services, &provider, connection, Some(login))
+    else {
+        refused(services, Some(idp), "idp_unavailable").await;
+        return Ok(identify(login, Some(IDP_UNREACHABLE)));
+    };
+    let state_hash = TokenHash::of(&request.state);
+    let key = sealer(services).await?;
+    let random = services.ctx.random.as_ref();
+    let departure = Departure {
+        browser: interaction.browser.to_owned(),
+        then: interaction.then.clone(),
+        expected_user: interaction.expected_user,
+        resume: interaction.resume.map(str::to_owned),
+    };
+    let departure = serde_json::to_vec(&departure).expect("a departure serialises");
+    let pending = PendingUpstreamRequest {
+        idp_id: idp.id,
+        nonce: request.nonce,
+        pkce_verifier: SealedSecret::new(key.seal(
+            &pkce_context(&state_hash),
+            request.pkce_verifier.as_bytes(),
+            random,
+        )),
+        continuation: SealedSecret::new(key.seal(
+            &departure_context(&state_hash),
+            &departure,
+            random,
+        )),
+        state_hash,
+        created_at: now,
+        expires_at: now + UPSTREAM_REQUEST_TTL_SECONDS,
+    };
+    services
+        .ctx
+        .store
+        .federation()
+        .put_upstream_request(&pending)
+        .await
+        .map_err(ServerError::from)?;
+    Ok(Next::Upstream {
+        location: request.location,
+    })
+}
+
+/// What the IdP's answer at our callback carried (each absent one `None`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Callback<'a> {
+    pub state: Option<&'a str>,
+    pub code: Option<&'a str>,
+    /// The IdP refused, or the user cancelled there (RFC 6749 §4.1.2.1).
+    pub error: Option<&'a str>,
+}
+
+/// Where the browser goes after the callback.
+#[derive(Debug)]
+pub enum Returned {
+    /// Back to the page the sign-in left, with the sealed step it continues with.
+    Resume { location: String },
+    /// An error page: the sentence, and the reference the audit event carries.
+    Refused {
+        message: &'static str,
+        reference: String,
+    },
+}
+
+/// The IdP's answer: checked, its user found (linked or made), and the page it left continued.
+pub async fn returned(
+    services: &Services,
+    callback: Callback<'_>,
+) -> Result<Returned, ServerError> {
+    let now = services.ctx.clock.now();
+    let Some(state) = callback.state.filter(|state| !state.is_empty()) else {
+        return Ok(refusal(services, None, "unknown_request", STALE).await);
+    };
+    let state_hash = TokenHash::of(state);
+    let federation = services.ctx.store.federation();
+    let Some(pending) = federation.take_upstream_request(&state_hash, now).await? else {
+        return Ok(refusal(services, None, "unknown_request", STALE).await);
+    };
+    let idp_id = pending.idp_id;
+    let Some(idp) = federation.get_identity_provider(&idp_id).await? else {
+        return Ok(refusal(services, None, "unknown_idp", UNAVAILABLE).await);
+    };
+    if callback.error.is_some() {
+        return Ok(refusal(services, Some(&idp), "idp_refused", IDP_REFUSED).await);
+    }
+    let key = sealer(services).await?;
+    let opened = key
+        .open(&pkce_context(&state_hash), pending.pkce_verifier.as_str())
+        .and_then(|verifier| String::from_utf8(verifier).ok())
+        .zip(
+            key.open(
+                &departure_context(&state_hash),
+                pending.continuation.as_str(),
+            )
+            .and_then(|json| serde_json::from_slice::<Departure>(&json).ok()),
+        );
+    let (Some((verifier, departure)), Some(code), IdpProtocol::Oidc(connection)) =
+        (opened, callback.code, &idp.protocol)
+    else {
+        return Ok(refusal(services, Some(&idp), "malformed", FAILED).await);
+    };
+    let Ok(client_secret) = open_client_secret(services, &idp).await else {
+        return Ok(refusal(services, Some(&idp), "client_secret", UNAVAILABLE).await);
+    };
+    let redeemed = oidc::redeem(
+        services,
+        connection,
+        client_secret.expose(),
+        code,
+        &verifier,
+        &pending.nonce,
+    )
+    .await;
+    let identity = match redeemed {
+        Ok(identity) => identity,
+        Err(refused) => {
+            let message = match refused {
+                OidcRefusal::Provider(_) => UNAVAILABLE,
+                _ => FAILED,
+            };
+            return Ok(refusal(services, Some(&idp), refused.reason(), message).await);
+        }
+    };
+    let resolved = match linking::resolve(services, &idp, &identity).await? {
+        Ok(resolved) => resolved,
+        Err(no_user) => {
+            let message = match no_user {
+                NoUser::NoAccount => NO_ACCOUNT,
+                NoUser::Inactive => INACTIVE,
+            };
+            return Ok(refusal(services, Some(&idp), no_user.reason(), message).await);
+        }
+    };
+    let user = resolved.user.id;
+    let of_user =
+        |kind: AuditKind| audit::event(&services.ctx, kind).principal(PrincipalType::User, user);
+    if resolved.created {
+        audit::record(&services.ctx, of_user(AuditKind::UserCreated)).await;
+    }
+    if resolved.linked {
+        let linked = of_user(AuditKind::FederationLinked { idp: idp_id });
+        audit::record(&services.ctx, linked).await;
+    }
+    let signed_in = of_user(AuditKind::FederationSignedIn { idp: idp_id });
+    audit::record(&services.ctx, signed_in).await;
+
+    let two_factors = identity.amr.contains(&AuthMethod::Mfa) || idp.trust_mfa;
+    let state = State::Upstream {
+        user,
+        proof: UpstreamProof {
+            idp: idp_id,
+            amr: identity.amr,
+            auth_time: identity.auth_time.filter(|time| *time <= now),
+            id_token: identity.id_token,
+        },
+        two_factors,
+    };
+    let interaction = Interaction {
+        browser: &departure.browser,
+        then: &departure.then,
+        session_cookie: None,
+        expected_user: departure.expected_user,
+        resume: None,
+    };
+    let carried = carrier::seal(services, interaction, &state).await?;
+    Ok(Returned::Resume {
+        location: resume_location(services, &departure, &carried),
+    })
+}
+
+/// The page the sign-in left, with the step it continues with in `upstream`.
+fn resume_location(services: &Services, departure: &Departure, carried: &str) -> String {
+    let page = match &departure.then {
+        Continue::Authorization(_) => "/oauth2/v0/authorize",
+        Continue::DeviceCode(_) => "/oauth2/v0/device",
+        Continue::Account => "/oauth2/v0/account",
+    };
+    let carried = url::form_urlencoded::byte_serialize(carried.as_bytes()).collect::<String>();
+    let also = departure
+        .resume
+        .as_deref()
+        .map(|query| format!("&{query}"))
+        .unwrap_or_default();
+    format!(
+        "{}{page}?upstream={carried}{also}",
+        services.geolocation().as_str().trim_end_matches('/')
+    )
+}
+
+const STALE: &str =
+    "This sign-in has expired or was already completed. Please go back to the application and sign in again.";
+const UNAVAILABLE: &str =
+    "Your company's sign-in service cannot be used right now. Please try again later or contact your administrator.";
+const IDP_REFUSED: &str =
+    "Your company's sign-in service did not sign you in. Please go back to the application and try again.";
+const FAILED: &str =
+    "Your company's sign-in service sent an answer that could not be accepted. Please try again or contact your administrator.";
+const NO_ACCOUNT: &str =
+    "There is no account for you here yet. Please ask your company's administrator to give you access.";
+const INACTIVE: &str = "This account is disabled. Please contact your company's administrator.";
+
+/// `federation.refused`, filed under the IdP's company when it is known; its id is the
+/// reference the error page shows.
+async fn refused(services: &Services, idp: Option<&IdentityProvider>, reason: &str) -> String {
+    let kind = AuditKind::FederationRefused {
+        idp: idp.map(|idp| idp.id),
+        reason: reason.to_owned(),
+    };
+    let event = audit::event(&services.ctx, kind);
+    let event = match idp {
+        Some(idp) => event.principal(PrincipalType::Company, idp.company_id),
+        None => event,
+    };
+    let reference = event.id.to_string();
+    audit::record(&services.ctx, event).await;
+    reference
+}
+
+async fn refusal(
+    services: &Services,
+    idp: Option<&IdentityProvider>,
+    reason: &str,
+    message: &'static str,
+) -> Returned {
+    let reference = refused(services, idp, reason).await;
+    Returned::Refused { message, reference }
+}
+
+/// The IdPs a login is sent to, unless it is none.
+pub(super) async fn idps_for(
+    services: &Services,
+    login: &str,
+) -> Result<Vec<IdentityProvider>, ServerError> {
+    federation::discover(services, login).await
+}
