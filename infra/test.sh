@@ -240,6 +240,8 @@ step_cargo_lambda() {
 step_relying_parties() {
 	step "relying-party libraries for the interoperability tests (infra/relying-parties.sh)"
 	infra/relying-parties.sh install >/dev/null
+	step "identity providers for the company-IdP tests (infra/identity-providers.sh)"
+	infra/identity-providers.sh install
 }
 
 # Eight test threads on two cores: the integration tests mostly wait (on DynamoDB Local, Chromium,

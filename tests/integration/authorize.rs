@@ -5,6 +5,6 @@
 
 mod code_exchange;
 pub(crate) mod flow;
-mod in_browser;
+pub(crate) mod in_browser;
 mod refusals;
 mod sign_in_lockout;

@@ -23,6 +23,7 @@ mod dynamodb_ttl;
 mod error_catalogue;
 mod exchange;
 mod exchange_principals;
+mod federation;
 mod interop;
 mod introspection;
 mod lambda_events;

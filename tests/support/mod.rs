@@ -13,6 +13,7 @@ pub mod dynamodb;
 pub mod jwks_check;
 pub mod logout_receiver;
 pub mod logs;
+pub mod oidc_idp;
 pub mod otlp_receiver;
 pub mod ports;
 pub mod relying_party;

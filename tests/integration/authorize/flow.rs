@@ -98,6 +98,24 @@ impl<'a> Session<'a> {
         response
     }
 
+    /// A `GET` of the authorize endpoint with the pending request's cookie too, as a browser
+    /// sends it back there (after a company identity provider).
+    pub async fn resume(&mut self, query: &[(&str, &str)]) -> reqwest::Response {
+        let mut request = self
+            .http
+            .get(self.app.url("/oauth2/v0/authorize"))
+            .query(query);
+        if let Some(cookie) = self.cookie_header(true) {
+            request = request.header(header::COOKIE, cookie);
+        }
+        let response = request
+            .send()
+            .await
+            .expect("request reaches the test server");
+        self.keep_cookie(&response);
+        response
+    }
+
     pub async fn post(&mut self, form: &[(&str, &str)]) -> reqwest::Response {
         let mut request = self
             .http

@@ -16,7 +16,7 @@ use super::flow::{APP_NAME, LOGIN, PASSWORD};
 const STATE: &str = "xyzzy";
 
 /// The client's own site: a callback page on `localhost`, another origin than the service.
-async fn client_site() -> String {
+pub(crate) async fn client_site() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let router = Router::new().route(

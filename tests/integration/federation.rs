@@ -1,0 +1,9 @@
+//! Company identity providers (docs/decisions.md, "Company identity providers"), on both
+//! stores, against a real OpenID Provider (node-oidc-provider, `tests/support/oidc_idp.rs`): a
+//! login of the company's domain goes to its IdP and comes back signed in, linked or made just
+//! in time; every refusal of the callback is an error page with a reference and an audit event.
+
+pub(crate) mod fixture;
+mod in_browser;
+mod oidc;
+mod refusals;

@@ -1,0 +1,289 @@
+//! Signing in through a company's OpenID Provider over HTTP: discovery by the login's domain,
+//! the IdP's own login page, the callback, and the authorization that continues, with the user
+//! found by link, `externalId`, verified email or made just in time, never another company's.
+
+use reqwest::StatusCode;
+use token_domain::audit::{AuditKind, AuditSubject};
+use token_domain::clock::Clock;
+use token_domain::{Login, UpstreamSubject};
+
+use super::fixture::{add_idp, see_other, Federated, DOMAIN};
+use crate::authorize::flow::{csrf, exchange, redirect_query, Session};
+
+/// The consent page the sign-in came back to, approved: the code's token answer.
+async fn approve(
+    f: &Federated,
+    session: &mut Session<'_>,
+    consent: reqwest::Response,
+) -> serde_json::Value {
+    let status = consent.status();
+    // The user approved the app before: the code at once.
+    let redirect = if status == StatusCode::FOUND {
+        redirect_query(&consent)
+    } else {
+        let html = consent.text().await.unwrap();
+        let events = f.company_events().await;
+        assert_eq!(status, StatusCode::OK, "the consent page: {events:?}");
+        assert!(html.contains("would like to"), "the consent page: {html}");
+        let answer = session
+            .post(&[("csrf_token", &csrf(&html)), ("decision", "approve")])
+            .await;
+        redirect_query(&answer)
+    };
+    let (status, body) = exchange(
+        &f.app,
+        &f.client,
+        &redirect["code"],
+        &[("code_verifier", "")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+async fn a_login_of_the_companys_domain_signs_in_at_its_idp_just_in_time(f: Federated) {
+    let login = format!("ann@{DOMAIN}");
+    let mut session = Session::new(&f.app);
+    let leaving = f.leave_for_idp(&mut session, &login).await;
+    let authorization = url::Url::parse(&see_other(&leaving)).unwrap();
+    let asked: std::collections::HashMap<_, _> = authorization.query_pairs().into_owned().collect();
+    assert_eq!(asked["client_id"], crate::support::oidc_idp::CLIENT_ID);
+    assert_eq!(asked["code_challenge_method"], "S256");
+    assert_eq!(asked["login_hint"], login);
+    assert!(asked["state"].len() >= 43 && asked["nonce"].len() >= 43);
+    assert_eq!(
+        asked["redirect_uri"],
+        f.app.url("/federation/v0/oidc/callback")
+    );
+
+    let callback = f.idp.sign_in(authorization.as_str(), &login, false).await;
+    let consent = f.come_back(&mut session, &callback).await;
+    let tokens = approve(&f, &mut session, consent).await;
+    assert_eq!(tokens["principal_type"], "user");
+
+    // A new user of the company, linked to the IdP's subject.
+    let user = f
+        .app
+        .store
+        .principals()
+        .get_user_by_login(&Login::parse(&login).unwrap())
+        .await
+        .unwrap()
+        .expect("a user made just in time");
+    assert_eq!(user.company_id, Some(f.company.id));
+    assert_eq!(user.email.as_deref(), Some(login.as_str()));
+    let subject = UpstreamSubject::new(&f.idp.issuer, &login).unwrap();
+    let link = f
+        .app
+        .store
+        .federation()
+        .get_federation_link(&f.idp_id, &subject)
+        .await
+        .unwrap()
+        .expect("the subject is linked");
+    assert_eq!(link.user_id, user.id);
+    // The session says the IdP started it.
+    let sessions = f
+        .app
+        .store
+        .sessions()
+        .list_sessions(&user.id, f.app.clock.now())
+        .await
+        .unwrap();
+    assert_eq!(sessions.len(), 1);
+    let upstream = sessions[0].upstream.as_ref().expect("started by the IdP");
+    assert_eq!(upstream.idp, f.idp_id);
+    let sealed = upstream.id_token.as_ref().unwrap();
+    assert!(
+        !sealed.as_str().starts_with("eyJ"),
+        "the IdP's ID token is sealed"
+    );
+
+    let events = crate::audit::events_of(&f.app, AuditSubject::Principal(user.id)).await;
+    let kinds: Vec<&str> = events.iter().map(|event| event.kind.name()).collect();
+    for kind in [
+        "user.created",
+        "federation.linked",
+        "federation.signed_in",
+        "session.started",
+    ] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+
+    // Single sign-on: the next authorization asks nothing, at the IdP or here.
+    let again = session
+        .open(&crate::authorize::flow::query(&f.client, &[]))
+        .await;
+    assert_eq!(again.status(), StatusCode::FOUND, "a code at once");
+}
+
+async fn the_password_step_follows_any_other_login_alike(f: Federated) {
+    f.app.create_user("carol", "a password of carol's").await;
+    let mut pages = Vec::new();
+    for login in ["carol", "nobody@elsewhere.example", "nobody"] {
+        let mut session = Session::new(&f.app);
+        let answer = f.leave_for_idp(&mut session, login).await;
+        assert_eq!(
+            answer.status(),
+            StatusCode::OK,
+            "{login}: the password step"
+        );
+        let html = answer.text().await.unwrap();
+        assert!(html.contains(&format!("value=\"{login}\"")), "{html}");
+        assert!(
+            !html.contains("is not correct"),
+            "no password was checked: {html}"
+        );
+        pages.push(html.replace(&csrf(&html), "").replace(login, "LOGIN"));
+    }
+    // Whether the login exists, the page is the same.
+    assert_eq!(pages[0], pages[2]);
+}
+
+async fn linking_by_email_reaches_the_companys_user_never_another_companys(f: Federated) {
+    // The company's own user, with the email the IdP reports.
+    let login = format!("bea@{DOMAIN}");
+    let bea = f
+        .app
+        .create_user_with("bea", "bea's own password", |new| {
+            new.company_id = Some(f.company.id);
+            new.email = Some(login.clone());
+        })
+        .await;
+    let mut session = Session::new(&f.app);
+    let consent = f.sign_in(&mut session, &login).await;
+    approve(&f, &mut session, consent).await;
+    let subject = UpstreamSubject::new(&f.idp.issuer, &login).unwrap();
+    let link = f
+        .app
+        .store
+        .federation()
+        .get_federation_link(&f.idp_id, &subject)
+        .await;
+    assert_eq!(
+        link.unwrap().unwrap().user_id,
+        bea.id,
+        "linked to the company's user"
+    );
+
+    // Another company's user holds an email the IdP reports: never reached.
+    let other = f.app.create_company("Other").await;
+    let dan_login = format!("dan@{DOMAIN}");
+    let dan = f
+        .app
+        .create_user_with("dan", "dan's own password", |new| {
+            new.company_id = Some(other.id);
+            new.email = Some(dan_login.clone());
+        })
+        .await;
+    let mut session = Session::new(&f.app);
+    let consent = f.sign_in(&mut session, &dan_login).await;
+    approve(&f, &mut session, consent).await;
+    let subject = UpstreamSubject::new(&f.idp.issuer, &dan_login).unwrap();
+    let link = f
+        .app
+        .store
+        .federation()
+        .get_federation_link(&f.idp_id, &subject)
+        .await;
+    let linked = link.unwrap().unwrap().user_id;
+    assert_ne!(linked, dan.id, "another company's user is never linked");
+    let made = f
+        .app
+        .store
+        .principals()
+        .get_user(&linked)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(made.company_id, Some(f.company.id));
+    assert_eq!(made.email, None, "the address stays the other user's");
+}
+
+async fn a_link_decides_whatever_the_email_says_later(f: Federated) {
+    let login = format!("eve@{DOMAIN}");
+    let mut session = Session::new(&f.app);
+    let consent = f.sign_in(&mut session, &login).await;
+    approve(&f, &mut session, consent).await;
+    let subject = UpstreamSubject::new(&f.idp.issuer, &login).unwrap();
+    let first = f
+        .app
+        .store
+        .federation()
+        .get_federation_link(&f.idp_id, &subject)
+        .await;
+    let first = first.unwrap().unwrap().user_id;
+    // The same subject again, in another browser: the same user, no second user made.
+    let mut session = Session::new(&f.app);
+    let consent = f.sign_in(&mut session, &login).await;
+    approve(&f, &mut session, consent).await;
+    let events = crate::audit::events_of(&f.app, AuditSubject::Principal(first)).await;
+    let created = events
+        .iter()
+        .filter(|event| matches!(event.kind, AuditKind::UserCreated))
+        .count();
+    assert_eq!(created, 1);
+    let signed_in = events
+        .iter()
+        .filter(|event| matches!(event.kind, AuditKind::FederationSignedIn { .. }))
+        .count();
+    assert_eq!(signed_in, 2);
+}
+
+async fn several_idps_for_a_domain_are_a_button_each(f: Federated) {
+    // A domain is claimed once per company: a second company claims it too.
+    let contractors = f.app.create_company("Acme Contractors").await;
+    let second = add_idp(&f.app, &f.idp, &contractors, "Acme contractors", &[DOMAIN]).await;
+    let login = format!("fay@{DOMAIN}");
+    let mut session = Session::new(&f.app);
+    let answer = f.leave_for_idp(&mut session, &login).await;
+    assert_eq!(answer.status(), StatusCode::OK, "a choice, not a redirect");
+    let html = answer.text().await.unwrap();
+    assert!(html.contains(">Sign in with Acme</button>"), "{html}");
+    assert!(html.contains(">Acme contractors</button>"), "{html}");
+    let chosen = second.to_string();
+    let answer = session
+        .post(&[
+            ("csrf_token", &csrf(&html)),
+            ("login", &login),
+            ("idp", &chosen),
+        ])
+        .await;
+    let authorization = see_other(&answer);
+    assert!(authorization.starts_with(&f.idp.issuer), "{authorization}");
+    let callback = f.idp.sign_in(&authorization, &login, false).await;
+    let consent = f.come_back(&mut session, &callback).await;
+    approve(&f, &mut session, consent).await;
+    let subject = UpstreamSubject::new(&f.idp.issuer, &login).unwrap();
+    let via_second = f
+        .app
+        .store
+        .federation()
+        .get_federation_link(&second, &subject)
+        .await;
+    let user = via_second
+        .unwrap()
+        .expect("linked through the IdP chosen")
+        .user_id;
+    let user = f
+        .app
+        .store
+        .principals()
+        .get_user(&user)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        user.company_id,
+        Some(contractors.id),
+        "a user of that IdP's company"
+    );
+}
+
+crate::on_both_stores!(using crate::federation::fixture::federated;
+    a_login_of_the_companys_domain_signs_in_at_its_idp_just_in_time,
+    the_password_step_follows_any_other_login_alike,
+    linking_by_email_reaches_the_companys_user_never_another_companys,
+    a_link_decides_whatever_the_email_says_later,
+    several_idps_for_a_domain_are_a_button_each,
+);

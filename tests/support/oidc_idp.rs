@@ -1,0 +1,219 @@
+//! A company's OpenID Provider for the federation tests: node-oidc-provider, started from
+//! `tests/idp/oidc_provider.mjs` with the packages `infra/identity-providers.sh` installs into
+//! `.cache/idp-node`, on a loopback port, stopped when dropped. Its users sign in on its own
+//! login page, over HTTP ([`OidcIdp::sign_in`]) or in Chromium; it can forge the ID tokens it
+//! answers ([`OidcIdp::forge`]).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use reqwest::header;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// The one client the IdP knows: the service, as a company's administrator registers it.
+pub const CLIENT_ID: &str = "token-service";
+pub const CLIENT_SECRET: &str = "idp-client-secret-that-is-long-enough-0123456789";
+
+pub struct OidcIdp {
+    child: Child,
+    pub issuer: String,
+    pub port: u16,
+    http: reqwest::Client,
+}
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ is in the workspace")
+        .to_owned()
+}
+
+/// A loopback port for an IdP, picked before the app that must be allowed to call it starts.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a loopback port")
+        .port()
+}
+
+impl OidcIdp {
+    /// An IdP on `port` whose client redirects to `app_address`'s callback and logout return.
+    pub async fn start(port: u16, app_address: &str) -> Self {
+        Self::start_with(port, app_address, "client_secret_basic").await
+    }
+
+    pub async fn start_with(
+        port: u16,
+        app_address: &str,
+        token_endpoint_auth_method: &str,
+    ) -> Self {
+        let cache = workspace().join(".cache/idp-node");
+        assert!(
+            cache.join("node_modules/oidc-provider").is_dir(),
+            "node-oidc-provider is not installed: run infra/identity-providers.sh install"
+        );
+        // Run from the cache, where its packages resolve.
+        let script = cache.join("oidc_provider.mjs");
+        std::fs::copy(workspace().join("tests/idp/oidc_provider.mjs"), &script)
+            .expect("copy the IdP script");
+        let config = json!({
+            "port": port,
+            "clients": [{
+                "client_id": CLIENT_ID,
+                "client_secret": CLIENT_SECRET,
+                "redirect_uris": [format!("{app_address}/federation/v0/oidc/callback")],
+                "post_logout_redirect_uris": [format!("{app_address}/federation/v0/oidc/logged-out")],
+                "token_endpoint_auth_method": token_endpoint_auth_method,
+                "grant_types": ["authorization_code"],
+                "response_types": ["code"],
+            }],
+        });
+        let mut child = Command::new("node")
+            .arg(&script)
+            .arg(config.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node starts");
+        let stdout = child.stdout.take().expect("piped");
+        let mut lines = BufReader::new(stdout).lines();
+        let port = loop {
+            let line = lines
+                .next_line()
+                .await
+                .expect("the IdP's output")
+                .expect("the IdP printed its port before it ended");
+            if let Some(port) = line.strip_prefix("listening ") {
+                break port.trim().parse::<u16>().expect("a port");
+            }
+        };
+        // Read on, or the provider's later notices hit a closed pipe and end it.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        Self {
+            child,
+            issuer: format!("http://127.0.0.1:{port}"),
+            port,
+            http,
+        }
+    }
+
+    /// `host:port`, as `CLIENT_ID_METADATA_ALLOW_HOSTS` allows it.
+    pub fn host_port(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The next ID tokens answered are forged so (see `tests/idp/oidc_provider.mjs`); `none`
+    /// stops.
+    pub async fn forge(&self, mode: &str) {
+        let answer = self
+            .http
+            .post(format!("{}/test/forge", self.issuer))
+            .body(json!({ "mode": mode }).to_string())
+            .send()
+            .await
+            .expect("the IdP answers");
+        assert!(answer.status().is_success());
+    }
+
+    /// A browser at the IdP: from our redirect (`authorization`) through its login page as
+    /// `login` (`cancel`: the Cancel button instead), to the IdP's redirect back to us. Answers
+    /// that last `Location`.
+    pub async fn sign_in(&self, authorization: &str, login: &str, cancel: bool) -> String {
+        let mut cookies = BTreeMap::new();
+        let mut location = authorization.to_owned();
+        let mut posted = false;
+        for _ in 0..10 {
+            if !location.starts_with(&self.issuer) {
+                return location;
+            }
+            let page = self.send(self.http.get(&location), &mut cookies).await;
+            if page.status().is_redirection() {
+                location = redirect_of(&page, &self.issuer);
+                continue;
+            }
+            assert_eq!(page.status(), 200, "the IdP's login page at {location}");
+            assert!(!posted, "the IdP asked twice");
+            let html = page.text().await.unwrap();
+            let action = html
+                .split("action=\"")
+                .nth(1)
+                .and_then(|rest| rest.split('"').next())
+                .expect("the login form");
+            let go = if cancel { "cancel" } else { "login" };
+            let form = [("login", login), ("password", "any"), ("go", go)];
+            let post = self
+                .http
+                .post(format!("{}{action}", self.issuer))
+                .form(&form);
+            let answer = self.send(post, &mut cookies).await;
+            posted = true;
+            location = redirect_of(&answer, &self.issuer);
+        }
+        panic!("the IdP never sent the browser back: {location}");
+    }
+
+    async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+        cookies: &mut BTreeMap<String, String>,
+    ) -> reqwest::Response {
+        let header_value = cookies
+            .iter()
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let response = request
+            .header(header::COOKIE, header_value)
+            .send()
+            .await
+            .expect("the IdP answers");
+        for set in response.headers().get_all(header::SET_COOKIE) {
+            let pair = set.to_str().unwrap().split(';').next().unwrap();
+            if let Some((name, value)) = pair.split_once('=') {
+                cookies.insert(name.to_owned(), value.to_owned());
+            }
+        }
+        response
+    }
+
+    /// The IdP's metadata, as we fetch it.
+    pub async fn metadata(&self) -> Value {
+        self.http
+            .get(format!("{}/.well-known/openid-configuration", self.issuer))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+}
+
+/// A redirect's absolute `Location` (relative ones resolved against `base`).
+fn redirect_of(response: &reqwest::Response, base: &str) -> String {
+    assert!(
+        response.status().is_redirection(),
+        "a redirect, got {}",
+        response.status()
+    );
+    let location = response.headers()[header::LOCATION].to_str().unwrap();
+    url::Url::parse(base)
+        .unwrap()
+        .join(location)
+        .unwrap()
+        .to_string()
+}
+
+impl Drop for OidcIdp {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
