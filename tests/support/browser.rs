@@ -215,7 +215,9 @@ impl Browser {
                 break;
             }
             if Instant::now() > deadline {
-                bail!("the page after clicking {text:?} did not load within {NAVIGATION_TIMEOUT:?}");
+                bail!(
+                    "the page after clicking {text:?} did not load within {NAVIGATION_TIMEOUT:?}"
+                );
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

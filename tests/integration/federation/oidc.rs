@@ -280,10 +280,70 @@ async fn several_idps_for_a_domain_are_a_button_each(f: Federated) {
     );
 }
 
+/// The authorize page's sign-in form, posted with a login and password.
+async fn password_sign_in(
+    f: &Federated,
+    session: &mut Session<'_>,
+    login: &str,
+    password: &str,
+) -> reqwest::Response {
+    let page = session
+        .open(&crate::authorize::flow::query(&f.client, &[]))
+        .await;
+    let html = page.text().await.unwrap();
+    let token = csrf(&html);
+    let form = [
+        ("csrf_token", token.as_str()),
+        ("login", login),
+        ("password", password),
+    ];
+    session.post(&form).await
+}
+
+async fn a_company_that_requires_its_idp_sends_a_right_password_there(f: Federated) {
+    let mut company = f.company.clone();
+    company.sso_policy = token_domain::SsoPolicy::Required;
+    f.app
+        .store
+        .principals()
+        .put_company(&company)
+        .await
+        .unwrap();
+    let in_company = |new: &mut token_core::admin::NewUser| new.company_id = Some(f.company.id);
+    f.app
+        .create_user_with("lee", "lee's own password", in_company)
+        .await;
+    let keeper = f
+        .app
+        .create_user_with("keeper", "break glass", in_company)
+        .await;
+    let mut keeper = keeper;
+    keeper.local_sign_in = true;
+    f.app.store.principals().put_user(&keeper).await.unwrap();
+
+    // A wrong password is refused as for anyone: nothing tells the policy.
+    let mut session = Session::new(&f.app);
+    let wrong = password_sign_in(&f, &mut session, "lee", "not it").await;
+    assert_eq!(wrong.status(), StatusCode::OK);
+    assert!(wrong.text().await.unwrap().contains("is not correct"));
+    // The right one starts no session here: the browser goes to the company's IdP.
+    let mut session = Session::new(&f.app);
+    let right = password_sign_in(&f, &mut session, "lee", "lee's own password").await;
+    assert!(see_other(&right).starts_with(&f.idp.issuer));
+    assert!(session.sso_cookie.is_none());
+    // A break-glass user signs in with the password.
+    let mut session = Session::new(&f.app);
+    let kept = password_sign_in(&f, &mut session, "keeper", "break glass").await;
+    assert_eq!(kept.status(), StatusCode::OK);
+    assert!(kept.text().await.unwrap().contains("would like to"));
+    assert!(session.sso_cookie.is_some());
+}
+
 crate::on_both_stores!(using crate::federation::fixture::federated;
     a_login_of_the_companys_domain_signs_in_at_its_idp_just_in_time,
     the_password_step_follows_any_other_login_alike,
     linking_by_email_reaches_the_companys_user_never_another_companys,
     a_link_decides_whatever_the_email_says_later,
     several_idps_for_a_domain_are_a_button_each,
+    a_company_that_requires_its_idp_sends_a_right_password_there,
 );

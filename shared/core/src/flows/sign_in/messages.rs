@@ -27,6 +27,9 @@ pub fn sign_in_message(code: ErrorCode) -> &'static str {
         ErrorCode::UserLivesElsewhere => {
             "This account is managed in another region. Please sign in through that region's address."
         }
+        ErrorCode::SsoRequired => {
+            "Your company signs you in through its own identity provider. Please sign in there."
+        }
         ErrorCode::SecondFactorRequired => {
             "Your company requires a second factor. Please sign in with a passkey or an authenticator app."
         }

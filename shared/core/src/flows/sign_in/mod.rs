@@ -22,7 +22,7 @@ mod upstream;
 
 use std::net::IpAddr;
 
-use crate::auth::authenticate_user_from;
+use crate::auth::{authenticate_user_from, requires_company_idp};
 use crate::domain::User;
 use crate::errors::{GrantError, Refusal};
 use crate::flows::passkeys::{self, PASSKEY_AMR};
@@ -30,7 +30,7 @@ use crate::flows::second_factor::PasswordStep;
 use crate::services::Services;
 use steps::{
     after_password, after_upstream, code_step, discover, enrol_step, signed_in, signed_in_with,
-    with_code,
+    to_company_idp, with_code,
 };
 
 pub use carrier::STEP_TTL_SECONDS;
@@ -138,6 +138,9 @@ pub async fn advance_counted(
                 Ok(user) if !is_expected(interaction, &user) => {
                     identify(login, Some(NOT_THE_EXPECTED_ACCOUNT))
                 }
+                Ok(user) if requires_company_idp(services, &user).await? => {
+                    to_company_idp(services, interaction, &user).await?
+                }
                 Ok(user) => signed_in(services, interaction, user.id, PASSKEY_AMR).await?,
                 Err(Refusal::Denied(denial)) => identify(login, Some(denial.message())),
                 Err(Refusal::Server(error)) => return Err(error.into()),
@@ -154,6 +157,9 @@ pub async fn advance_counted(
         } => match authenticate_user_from(services, login, password, source).await {
             Ok(user) if !is_expected(interaction, &user) => {
                 Ok(identify(login, Some(NOT_THE_EXPECTED_ACCOUNT)))
+            }
+            Ok(user) if requires_company_idp(services, &user).await? => {
+                to_company_idp(services, interaction, &user).await
             }
             Ok(user) => after_password(services, interaction, &user).await,
             Err(GrantError::Denied(denial)) => {

@@ -8,8 +8,10 @@ use super::messages::{sign_in_message, TOO_MANY_CODES, WRONG_CODE};
 use super::outcome::{identify, shown, IdpChoice, Next, Shown, SignInError, SignedIn, Step};
 use super::state::{Interaction, State, UpstreamProof};
 use super::upstream::{self, leave_for};
-use crate::domain::{AuthMethod, PrincipalId, StartedSession, UpstreamSession, User};
-use crate::errors::ServerError;
+use crate::domain::{
+    AuthMethod, IdentityProvider, IdpId, PrincipalId, StartedSession, UpstreamSession, User,
+};
+use crate::errors::{ErrorCode, ServerError};
 use crate::flows::second_factor::{
     self, AfterPassword, CodeCheck, Confirmation, EnrolmentBinding, PasswordStep,
 };
@@ -25,26 +27,68 @@ pub(super) async fn discover(
     login: &str,
     chosen: Option<&str>,
 ) -> Result<Next, SignInError> {
-    let idps = upstream::idps_for(services, login).await?;
-    if let Some(chosen) = chosen {
-        return match idps.iter().find(|idp| idp.id.to_string() == chosen) {
-            Some(idp) => leave_for(services, interaction, idp, login).await,
+    // A button pressed: the IdP it names (any IdP may be asked to sign someone in; only it can).
+    if let Some(chosen) = chosen.and_then(|id| IdpId::parse(id).ok()) {
+        let found = services
+            .ctx
+            .store
+            .federation()
+            .get_identity_provider(&chosen);
+        return match found.await.map_err(ServerError::from)? {
+            Some(idp) => leave_for(services, interaction, &idp, login).await,
             None => Ok(identify(login, None)),
         };
     }
+    let idps = upstream::idps_for(services, login).await?;
     match idps.as_slice() {
         [] => Ok(identify(login, None)),
         [only] => leave_for(services, interaction, only, login).await,
         several => Ok(Next::Show(Shown::ChooseIdp {
             login: login.to_owned(),
-            choices: several
-                .iter()
-                .map(|idp| IdpChoice {
-                    id: idp.id.to_string(),
-                    name: idp.name.clone(),
-                })
-                .collect(),
+            choices: several.iter().map(choice).collect(),
         })),
+    }
+}
+
+/// A user whose company signs its people in only through its identity providers, and who is
+/// no break-glass user, proved who they are here: no session, but their company's IdP (one: at
+/// once; several: a button each; none: the sentence of code 181).
+pub(super) async fn to_company_idp(
+    services: &Services,
+    interaction: Interaction<'_>,
+    user: &User,
+) -> Result<Next, SignInError> {
+    let login = user.login.as_str();
+    let Some(company) = user.company_id else {
+        return Ok(identify(
+            login,
+            Some(sign_in_message(ErrorCode::SsoRequired)),
+        ));
+    };
+    let idps = services
+        .ctx
+        .store
+        .federation()
+        .list_identity_providers(&company)
+        .await
+        .map_err(ServerError::from)?;
+    match idps.as_slice() {
+        [] => Ok(identify(
+            login,
+            Some(sign_in_message(ErrorCode::SsoRequired)),
+        )),
+        [only] => leave_for(services, interaction, only, login).await,
+        several => Ok(Next::Show(Shown::ChooseIdp {
+            login: login.to_owned(),
+            choices: several.iter().map(choice).collect(),
+        })),
+    }
+}
+
+fn choice(idp: &IdentityProvider) -> IdpChoice {
+    IdpChoice {
+        id: idp.id.to_string(),
+        name: idp.name.clone(),
     }
 }
 
