@@ -123,65 +123,17 @@ impl OidcIdp {
         assert!(answer.status().is_success());
     }
 
-    /// A browser at the IdP: from our redirect (`authorization`) through its login page as
-    /// `login` (`cancel`: the Cancel button instead), to the IdP's redirect back to us. Answers
-    /// that last `Location`.
-    pub async fn sign_in(&self, authorization: &str, login: &str, cancel: bool) -> String {
-        let mut cookies = BTreeMap::new();
-        let mut location = authorization.to_owned();
-        let mut posted = false;
-        for _ in 0..10 {
-            if !location.starts_with(&self.issuer) {
-                return location;
-            }
-            let page = self.send(self.http.get(&location), &mut cookies).await;
-            if page.status().is_redirection() {
-                location = redirect_of(&page, &self.issuer);
-                continue;
-            }
-            assert_eq!(page.status(), 200, "the IdP's login page at {location}");
-            assert!(!posted, "the IdP asked twice");
-            let html = page.text().await.unwrap();
-            let action = html
-                .split("action=\"")
-                .nth(1)
-                .and_then(|rest| rest.split('"').next())
-                .expect("the login form");
-            let go = if cancel { "cancel" } else { "login" };
-            let form = [("login", login), ("password", "any"), ("go", go)];
-            let post = self
-                .http
-                .post(format!("{}{action}", self.issuer))
-                .form(&form);
-            let answer = self.send(post, &mut cookies).await;
-            posted = true;
-            location = redirect_of(&answer, &self.issuer);
+    /// A browser at the IdP with no cookies yet.
+    pub fn browser(&self) -> IdpBrowser<'_> {
+        IdpBrowser {
+            idp: self,
+            cookies: BTreeMap::new(),
         }
-        panic!("the IdP never sent the browser back: {location}");
     }
 
-    async fn send(
-        &self,
-        request: reqwest::RequestBuilder,
-        cookies: &mut BTreeMap<String, String>,
-    ) -> reqwest::Response {
-        let header_value = cookies
-            .iter()
-            .map(|(name, value)| format!("{name}={value}"))
-            .collect::<Vec<_>>()
-            .join("; ");
-        let response = request
-            .header(header::COOKIE, header_value)
-            .send()
-            .await
-            .expect("the IdP answers");
-        for set in response.headers().get_all(header::SET_COOKIE) {
-            let pair = set.to_str().unwrap().split(';').next().unwrap();
-            if let Some((name, value)) = pair.split_once('=') {
-                cookies.insert(name.to_owned(), value.to_owned());
-            }
-        }
-        response
+    /// [`IdpBrowser::sign_in`] in a browser of its own.
+    pub async fn sign_in(&self, authorization: &str, login: &str, cancel: bool) -> String {
+        self.browser().sign_in(authorization, login, cancel).await
     }
 
     /// The IdP's metadata, as we fetch it.
@@ -195,6 +147,90 @@ impl OidcIdp {
             .await
             .unwrap()
     }
+}
+
+/// One browser's visits to the IdP: its cookies (the IdP's session) kept between them.
+pub struct IdpBrowser<'a> {
+    idp: &'a OidcIdp,
+    cookies: BTreeMap<String, String>,
+}
+
+impl IdpBrowser<'_> {
+    /// From our redirect (`authorization`) through the IdP's login page as `login` (`cancel`:
+    /// the Cancel button instead), to the IdP's redirect back to us. Answers that `Location`.
+    pub async fn sign_in(&mut self, authorization: &str, login: &str, cancel: bool) -> String {
+        let issuer = self.idp.issuer.clone();
+        let mut location = authorization.to_owned();
+        let mut posted = false;
+        for _ in 0..10 {
+            if !location.starts_with(&issuer) {
+                return location;
+            }
+            let page = self.send(self.idp.http.get(&location)).await;
+            if page.status().is_redirection() {
+                location = redirect_of(&page, &issuer);
+                continue;
+            }
+            assert_eq!(page.status(), 200, "the IdP's login page at {location}");
+            assert!(!posted, "the IdP asked twice");
+            let html = page.text().await.unwrap();
+            let action = attribute(&html, "action").expect("the login form");
+            let go = if cancel { "cancel" } else { "login" };
+            let form = [("login", login), ("password", "any"), ("go", go)];
+            let post = self.idp.http.post(format!("{issuer}{action}")).form(&form);
+            let answer = self.send(post).await;
+            posted = true;
+            location = redirect_of(&answer, &issuer);
+        }
+        panic!("the IdP never sent the browser back: {location}");
+    }
+
+    /// The IdP's sign-out page at `location` (its `end_session_endpoint`), confirmed: the
+    /// `Location` it sends the browser back to.
+    pub async fn sign_out(&mut self, location: &str) -> String {
+        let issuer = self.idp.issuer.clone();
+        let page = self.send(self.idp.http.get(location)).await;
+        if page.status().is_redirection() {
+            return redirect_of(&page, &issuer);
+        }
+        assert_eq!(page.status(), 200, "the IdP's sign-out page");
+        let html = page.text().await.unwrap();
+        let action = attribute(&html, "action").expect("the sign-out form");
+        let xsrf = html
+            .split("name=\"xsrf\" value=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .expect("the sign-out form's xsrf");
+        let form = [("xsrf", xsrf), ("logout", "yes")];
+        let answer = self.send(self.idp.http.post(action).form(&form)).await;
+        redirect_of(&answer, &issuer)
+    }
+
+    async fn send(&mut self, request: reqwest::RequestBuilder) -> reqwest::Response {
+        let header_value = self
+            .cookies
+            .iter()
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let response = request
+            .header(header::COOKIE, header_value)
+            .send()
+            .await
+            .expect("the IdP answers");
+        for set in response.headers().get_all(header::SET_COOKIE) {
+            let pair = set.to_str().unwrap().split(';').next().unwrap();
+            if let Some((name, value)) = pair.split_once('=') {
+                self.cookies.insert(name.to_owned(), value.to_owned());
+            }
+        }
+        response
+    }
+}
+
+/// The first `name="…"` attribute's value in `html`.
+fn attribute<'h>(html: &'h str, name: &str) -> Option<&'h str> {
+    html.split(&format!("{name}=\"")).nth(1)?.split('"').next()
 }
 
 /// A redirect's absolute `Location` (relative ones resolved against `base`).

@@ -191,6 +191,9 @@ fn answer(services: &Services, step: AccountStep) -> PageAnswer {
             PageAnswer::page(render_recovery_codes(ACCOUNT_PATH, &codes, None))
         }
         AccountStep::SignedOut => PageAnswer::page(render_signed_out()).cookies(jar.end_session()),
+        AccountStep::SignedOutVia { location } => {
+            PageAnswer::redirect(StatusCode::SEE_OTHER, location).cookies(jar.end_session())
+        }
     }
 }
 

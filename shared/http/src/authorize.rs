@@ -45,6 +45,7 @@ use crate::services::Services;
         ("code_challenge_method" = Option<String>, Query, description = "`S256`"),
         ("max_age" = Option<String>, Query, description = "Seconds since the user last signed in with a password, beyond which they sign in again; `0` is `prompt=login`"),
         ("login_hint" = Option<String>, Query, description = "Pre-fills the sign-in form's login"),
+        ("idp_hint" = Option<String>, Query, description = "A company identity provider's id (`tokenctl companies idps list`): without a live session, `303` straight to that IdP; an unknown one, the sign-in page saying so"),
         ("id_token_hint" = Option<String>, Query, description = "An ID token issued to this client: only its user may sign in"),
         ("request" = Option<String>, Query, description = "RFC 9101: a JWT signed with a key of the client's JWK Set (ES256, PS256, EdDSA; `iss` the client, `aud` the issuer, `exp` at most 60 minutes ahead) whose claims replace the other parameters; refused with `invalid_request_object` (177)"),
         ("request_uri" = Option<String>, Query, description = "RFC 9126: a `request_uri` from `POST /oauth2/v0/par`, with the same `client_id`: its pushed parameters replace the others; used once, within 60 seconds"),

@@ -11,11 +11,50 @@ use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 
 use super::error_response::ServerErrorBody;
+use super::pages::render_signed_out;
 use super::pages::PageAnswer;
 use super::params::form_pairs;
 use crate::error_response::ErrorResponse;
 use crate::flows::sign_in::{self, Callback, Returned};
+use crate::flows::upstream_logout;
 use crate::services::Services;
+
+/// One query parameter's value.
+fn query_value(query: Option<&str>, name: &str) -> Option<String> {
+    form_pairs(query.unwrap_or_default().as_bytes())
+        .unwrap_or_default()
+        .into_iter()
+        .find(|(field, _)| field == name)
+        .map(|(_, value)| value)
+}
+
+#[utoipa::path(
+    get,
+    path = "/federation/v0/oidc/logged-out",
+    tag = "federation",
+    params(
+        ("state" = Option<String>, Query, description = "What we sent the IdP's `end_session_endpoint`, sealed: where the sign-out ends"),
+    ),
+    responses(
+        (status = 302, description = "To the client's registered `post_logout_redirect_uri` the sign-out was sent with",
+            headers(("Location" = String))),
+        (status = 200, description = "The signed-out page", content_type = "text/html", body = String),
+        (status = 500, body = ServerErrorBody),
+        (status = 503, body = ServerErrorBody),
+    ),
+)]
+/// Back from a company IdP's own sign-out (RP-initiated logout there).
+pub async fn oidc_logged_out(
+    State(services): State<Arc<Services>>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let state = query_value(query.as_deref(), "state");
+    match upstream_logout::returned(&services, state.as_deref()).await {
+        Ok(Some(location)) => PageAnswer::redirect(StatusCode::FOUND, location).into_response(),
+        Ok(None) => PageAnswer::page(render_signed_out()).into_response(),
+        Err(error) => error.into_response(),
+    }
+}
 
 #[utoipa::path(
     get,

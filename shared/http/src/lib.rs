@@ -148,6 +148,7 @@ fn token_routes() -> Routes {
         .add(operation!(account::act))
         // Company identity providers: where an OpenID Provider sends the browser back.
         .add(operation!(federation::oidc_callback))
+        .add(operation!(federation::oidc_logged_out))
         // Passkeys: the pages' script and the options of its ceremonies.
         .add(operation!(passkeys::script))
         .add(operation!(passkeys::sign_in))

@@ -22,10 +22,10 @@ use url::Url;
 
 use crate::clock::UnixTime;
 use crate::domain::audit::{RevocationReason, SessionEndReason};
-use crate::domain::ClientId;
+use crate::domain::{ClientId, SignInSession};
 use crate::errors::{Denial, Refusal};
-use crate::flows::sessions;
 use crate::flows::sign_in::{form_token, page_keys, verify_form_token};
+use crate::flows::{sessions, upstream_logout};
 use crate::issuance::FamilyOwner;
 use crate::jwt::HintedPrincipal;
 use crate::services::Services;
@@ -115,7 +115,7 @@ pub async fn logout(
         Some(uri) => Some(registered_address(services, client_id, uri).await?),
         None => None,
     };
-    let clear_session_cookie = match &hinted {
+    let ended = match &hinted {
         Some(hinted) => {
             let ended = end_sessions(services, Some(hinted), session_cookie).await?;
             end_connection(services, hinted).await?;
@@ -123,7 +123,7 @@ pub async fn logout(
         }
         None => match confirmed(services, params, session_cookie, method).await? {
             Confirmed::Yes => end_sessions(services, None, session_cookie).await?,
-            Confirmed::NothingToEnd => false,
+            Confirmed::NothingToEnd => None,
             Confirmed::Ask(confirmation) => {
                 return Ok(LogoutAnswer {
                     outcome: LogoutOutcome::Confirm(confirmation),
@@ -132,13 +132,20 @@ pub async fn logout(
             }
         },
     };
-    let outcome = match redirect {
-        Some(uri) => LogoutOutcome::Redirect(with_state(uri, non_empty(&params.state))),
-        None => LogoutOutcome::SignedOut,
+    let then = redirect.map(|uri| with_state(uri, non_empty(&params.state)));
+    // A session a company's IdP started ends there too, then where it was to end.
+    let upstream = match &ended {
+        Some(session) => upstream_logout::via_idp(services, session, then.clone()).await?,
+        None => None,
+    };
+    let outcome = match (upstream, then) {
+        (Some(idp), _) => LogoutOutcome::Redirect(idp),
+        (None, Some(uri)) => LogoutOutcome::Redirect(uri),
+        (None, None) => LogoutOutcome::SignedOut,
     };
     Ok(LogoutAnswer {
         outcome,
-        clear_session_cookie,
+        clear_session_cookie: ended.is_some(),
     })
 }
 
@@ -177,28 +184,26 @@ async fn confirmed(
 }
 
 /// Ends the browser's session unless the hint names another user, and the hint's own session.
-/// Answers whether the browser's session cookie opened a session that ended.
+/// Answers the session the browser's cookie opened, if it ended.
 async fn end_sessions(
     services: &Services,
     hinted: Option<&HintedPrincipal>,
     session_cookie: Option<&str>,
-) -> Result<bool, LogoutError> {
+) -> Result<Option<SignInSession>, LogoutError> {
     let browser = sessions::current(services, session_cookie)
         .await?
         .filter(|session| hinted.is_none_or(|hinted| hinted.principal == session.principal_id));
-    let mut ended_browser = false;
     if let Some(session) = &browser {
         let reason = SessionEndReason::Logout;
         sessions::end(services, &session.principal_id, &session.sid, reason).await?;
-        ended_browser = true;
     }
     let hinted_session = hinted.and_then(|hinted| Some((hinted.principal, hinted.sid.clone()?)));
     if let Some((principal, sid)) = hinted_session {
-        if browser.is_none_or(|session| session.sid != sid) {
+        if browser.as_ref().is_none_or(|session| session.sid != sid) {
             sessions::end(services, &principal, &sid, SessionEndReason::Logout).await?;
         }
     }
-    Ok(ended_browser)
+    Ok(browser)
 }
 
 fn is_recent(hinted: &HintedPrincipal, now: UnixTime) -> bool {

@@ -22,4 +22,5 @@ pub mod revocation;
 pub mod second_factor;
 pub mod sessions;
 pub mod sign_in;
+pub mod upstream_logout;
 pub mod userinfo;

@@ -112,7 +112,7 @@ pub async fn act(
                 .ok_or(AccountDenial::BadForm)?;
             sessions::end(services, &user, &sid, SessionEndReason::SignedOut).await?;
             Ok(if sid == session.sid {
-                AccountStep::SignedOut
+                signed_out(services, &session).await?
             } else {
                 AccountStep::Reload {
                     session_cookie: None,
@@ -122,7 +122,7 @@ pub async fn act(
         "sign_out_everywhere" => {
             let reason = SessionEndReason::SignedOutEverywhere;
             sessions::end_all(services, &user, reason).await?;
-            Ok(AccountStep::SignedOut)
+            signed_out(services, &session).await
         }
         "disconnect" => {
             let client = form
@@ -150,6 +150,20 @@ pub async fn act(
         }
         _ => Err(AccountDenial::BadForm.into()),
     }
+}
+
+/// The browser's own session ended: the signed-out page, after the company's IdP's own sign-out
+/// when one started the session.
+async fn signed_out(
+    services: &Services,
+    session: &SignInSession,
+) -> Result<AccountStep, AccountError> {
+    Ok(
+        match crate::flows::upstream_logout::via_idp(services, session, None).await? {
+            Some(location) => AccountStep::SignedOutVia { location },
+            None => AccountStep::SignedOut,
+        },
+    )
 }
 
 /// The authenticator-app forms: start an enrolment, confirm it with a first code, remove it

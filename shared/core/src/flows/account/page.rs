@@ -37,6 +37,11 @@ pub enum AccountStep {
     },
     /// The browser's own session ended: the signed-out page, the cookie removed.
     SignedOut,
+    /// The browser's own session ended, and the company identity provider that started it
+    /// signs the browser out too: `303` there, the cookie removed.
+    SignedOutVia {
+        location: String,
+    },
     /// The authenticator-app enrolment page (a new secret, or the same after a wrong code).
     TotpEnrol {
         csrf_token: String,

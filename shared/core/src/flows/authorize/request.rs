@@ -32,6 +32,8 @@ pub struct AuthorizeParams {
     pub max_age: Option<String>,
     /// Pre-fills the sign-in form's login.
     pub login_hint: Option<String>,
+    /// A company identity provider's id: the sign-in goes straight there.
+    pub idp_hint: Option<String>,
     /// An ID token this service issued to the client, naming the user it expects.
     pub id_token_hint: Option<String>,
     /// Request objects (OpenID Connect Core §6) are not supported: refused, never ignored.

@@ -6,12 +6,15 @@
 use super::pending::PendingAuthorization;
 use super::redirect::ErrorRedirect;
 use super::request::{AuthorizeParams, AuthorizeRejection, RegisteredClient, UntrustedRedirect};
-use super::step::{redirect_to, sign_in_page, AuthorizeError, AuthorizeStep, RefusalReason};
+use super::step::{
+    redirect_to, sealed, sign_in_page, AuthorizeError, AuthorizeStep, RefusalReason,
+};
 use crate::client_documents::DocumentError;
 use crate::clock::UnixTime;
 use crate::domain::{Client, PrincipalId, SignInSession};
+use crate::errors::Refusal;
 use crate::flows::sessions;
-use crate::flows::sign_in::PageKeys as AuthorizeKeys;
+use crate::flows::sign_in::{self, Continue, Interaction, Next, PageKeys as AuthorizeKeys, Shown};
 use crate::services::Services;
 use crate::signing::SigningError;
 
@@ -67,6 +70,7 @@ pub async fn start(
         .filter(|session| expected_user.is_none_or(|user| user == session.principal_id))
         .filter(|session| !request.prompt.login && is_recent_enough(session, request.max_age, now));
     let login_hint = request.login_hint.clone().unwrap_or_default();
+    let idp_hint = params.idp_hint.clone().filter(|hint| !hint.is_empty());
     let mut pending = PendingAuthorization::new(request, services.ctx.random.as_ref(), now);
     pending.expected_user = expected_user;
     if client.is_fapi2() {
@@ -86,7 +90,43 @@ pub async fn start(
             ErrorRedirect::login_required(&request.redirect_uri, request.state.as_deref());
         return Ok(redirect_to(services, &redirect));
     }
+    if let Some(idp) = idp_hint {
+        return hinted_idp(services, keys, &client, pending, &idp, &login_hint).await;
+    }
     sign_in_page(services, keys, &client, &pending, true, &login_hint, None)
+}
+
+/// `idp_hint`: straight to that company identity provider, the pending request in the cookie
+/// for the browser's return; an IdP that does not exist: the sign-in page, saying so.
+async fn hinted_idp(
+    services: &Services,
+    keys: &AuthorizeKeys,
+    client: &Client,
+    pending: PendingAuthorization,
+    idp: &str,
+    login_hint: &str,
+) -> Result<AuthorizeStep, AuthorizeError> {
+    let then = Continue::Authorization(pending.id.clone());
+    let interaction = Interaction {
+        browser: &pending.id,
+        then: &then,
+        session_cookie: None,
+        expected_user: pending.expected_user,
+        resume: None,
+    };
+    let next = sign_in::leave_for_hinted(services, interaction, idp, login_hint)
+        .await
+        .map_err(Refusal::widen)?;
+    match next {
+        Next::Upstream { location } => {
+            let sealed = Some(sealed(services, keys, &pending)?);
+            Ok(AuthorizeStep::Upstream { location, sealed })
+        }
+        Next::Show(Shown::Identify { login, error }) => {
+            sign_in_page(services, keys, client, &pending, true, &login, error)
+        }
+        _ => sign_in_page(services, keys, client, &pending, true, login_hint, None),
+    }
 }
 
 /// The client `client_id` names: a registered one, or the client of the metadata document a URL

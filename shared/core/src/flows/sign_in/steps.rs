@@ -92,6 +92,34 @@ fn choice(idp: &IdentityProvider) -> IdpChoice {
     }
 }
 
+/// An authorization request's `idp_hint`: that IdP at once, else the sign-in form, saying so.
+pub async fn leave_for_hinted(
+    services: &Services,
+    interaction: Interaction<'_>,
+    idp: &str,
+    login_hint: &str,
+) -> Result<Next, SignInError> {
+    let found = match IdpId::parse(idp) {
+        Ok(id) => {
+            services
+                .ctx
+                .store
+                .federation()
+                .get_identity_provider(&id)
+                .await
+        }
+        Err(_) => Ok(None),
+    };
+    match found.map_err(ServerError::from)? {
+        Some(idp) => leave_for(services, interaction, &idp, login_hint).await,
+        None => Ok(identify(login_hint, Some(UNKNOWN_IDP))),
+    }
+}
+
+/// An `idp_hint` naming no IdP.
+pub const UNKNOWN_IDP: &str =
+    "The sign-in service the application asked for is not known here. Please sign in below.";
+
 /// After a correct password: the session, or the second factor's step the user must take.
 pub(super) async fn after_password(
     services: &Services,
