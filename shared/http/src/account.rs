@@ -213,6 +213,7 @@ fn rendered(overview: &Overview) -> String {
                 started: rfc3339::format(session.started_at),
                 last_seen: rfc3339::format(session.last_seen),
                 current: listed.current,
+                started_with: listed.started_with.clone(),
             }
         })
         .collect();

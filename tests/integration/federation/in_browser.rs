@@ -47,6 +47,13 @@ async fn a_login_signs_in_at_the_idp_and_lands_on_the_client_in_a_real_browser(f
         .find(|(name, _)| name == "code")
         .map(|(_, value)| value.into_owned())
         .expect("a code");
+    // The account page says how this browser's session was started.
+    browser
+        .goto(&f.app.url("/oauth2/v0/account"))
+        .await
+        .unwrap();
+    let account = browser.wait_for_text("Your account").await.unwrap();
+    assert!(account.contains("via Sign in with Acme"), "{account}");
     browser.close().await.unwrap();
     let extra = [
         ("code_verifier", ""),

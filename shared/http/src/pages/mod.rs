@@ -155,6 +155,8 @@ pub struct SessionRow {
     pub started: String,
     pub last_seen: String,
     pub current: bool,
+    /// The company identity provider that started the session, by name.
+    pub started_with: Option<String>,
 }
 
 /// One passkey on the account page.

@@ -245,7 +245,7 @@ async fn overview(
     let user = current.principal_id;
     let now = services.ctx.clock.now();
     let store = &services.ctx.store;
-    let sessions = store
+    let mut sessions = store
         .sessions()
         .list_sessions(&user, now)
         .await?
@@ -253,8 +253,26 @@ async fn overview(
         .map(|session| ListedSession {
             current: session.sid == current.sid,
             session,
+            started_with: None,
         })
-        .collect();
+        .collect::<Vec<_>>();
+    // How each was started: the IdP's name, read once per IdP.
+    let mut names = std::collections::BTreeMap::new();
+    for listed in &mut sessions {
+        let Some(idp) = listed
+            .session
+            .upstream
+            .as_ref()
+            .map(|upstream| upstream.idp)
+        else {
+            continue;
+        };
+        if let std::collections::btree_map::Entry::Vacant(entry) = names.entry(idp) {
+            let found = store.federation().get_identity_provider(&idp).await?;
+            entry.insert(found.map(|idp| idp.name));
+        }
+        listed.started_with.clone_from(&names[&idp]);
+    }
     // Connected: a live family (any grant: code, password, one-time password, device) or a
     // remembered consent without one; the scopes shown are those of both.
     let mut connected = std::collections::BTreeMap::<ClientId, Scopes>::new();

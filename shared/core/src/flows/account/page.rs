@@ -81,6 +81,8 @@ pub struct Overview {
 pub struct ListedSession {
     pub session: SignInSession,
     pub current: bool,
+    /// The company identity provider that started it (its button's name), if one did.
+    pub started_with: Option<String>,
 }
 
 #[derive(Debug)]
