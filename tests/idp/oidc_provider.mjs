@@ -41,7 +41,7 @@ const provider = new Provider(issuer, {
   clients: config.clients,
   jwks: { keys: [signingJwk] },
   cookies: { keys: [crypto.randomBytes(32).toString('hex')] },
-  claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+  claims: { openid: ['sub', 'amr', 'auth_time'], email: ['email', 'email_verified'], profile: ['name'] },
   features: {
     devInteractions: { enabled: false },
     rpInitiatedLogout: { enabled: true },

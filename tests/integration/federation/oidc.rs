@@ -460,6 +460,39 @@ async fn logout_ends_the_session_here_then_at_the_idp_and_returns_to_the_client(
     assert_eq!(forged.status(), StatusCode::OK);
 }
 
+async fn a_company_that_requires_two_factors_counts_the_idps_only_when_it_said_mfa(f: Federated) {
+    token_core::admin::set_company_mfa(
+        f.app.ctx(),
+        &f.company.id,
+        token_domain::MfaPolicy::Required,
+    )
+    .await
+    .unwrap();
+    let page = |answer: reqwest::Response| async move {
+        assert_eq!(answer.status(), StatusCode::OK);
+        answer.text().await.unwrap()
+    };
+    // The IdP reported one factor: the user sets up a second one here before anything else.
+    let mut session = Session::new(&f.app);
+    let one = page(f.sign_in(&mut session, &format!("oli@{DOMAIN}")).await).await;
+    assert!(one.contains("Set up an authenticator app"), "{one}");
+    assert!(
+        session.sso_cookie.is_none(),
+        "no session before the second factor"
+    );
+    // The IdP reported `mfa`: two factors, the consent page at once.
+    let mut session = Session::new(&f.app);
+    let two = page(f.sign_in(&mut session, &format!("pam.mfa@{DOMAIN}")).await).await;
+    assert!(two.contains("would like to"), "{two}");
+    let started = session.sso_cookie.is_some();
+    assert!(started, "a session with both factors");
+    // An IdP trusted to have asked for two: the consent page at once too.
+    super::fixture::update_idp(&f.app, &f.idp_id, |idp| idp.trust_mfa = true).await;
+    let mut session = Session::new(&f.app);
+    let trusted = page(f.sign_in(&mut session, &format!("quinn@{DOMAIN}")).await).await;
+    assert!(trusted.contains("would like to"), "{trusted}");
+}
+
 crate::on_both_stores!(using crate::federation::fixture::federated;
     a_login_of_the_companys_domain_signs_in_at_its_idp_just_in_time,
     the_password_step_follows_any_other_login_alike,
@@ -469,4 +502,5 @@ crate::on_both_stores!(using crate::federation::fixture::federated;
     a_company_that_requires_its_idp_sends_a_right_password_there,
     idp_hint_goes_straight_to_the_idp,
     logout_ends_the_session_here_then_at_the_idp_and_returns_to_the_client,
+    a_company_that_requires_two_factors_counts_the_idps_only_when_it_said_mfa,
 );
