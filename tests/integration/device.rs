@@ -11,7 +11,7 @@ mod codes;
 mod guess_race;
 mod in_browser;
 mod interop;
-mod page;
+pub(crate) mod page;
 mod polling;
 mod public_clients;
 mod second_factor;

@@ -6,4 +6,5 @@
 pub(crate) mod fixture;
 mod in_browser;
 mod oidc;
+mod pages;
 mod refusals;

@@ -28,13 +28,13 @@ pub async fn device_client(app: &TestApp) -> TestClient {
 }
 
 /// One browser on the page: its cookies between requests.
-pub(super) struct Page<'a> {
+pub(crate) struct Page<'a> {
     app: &'a TestApp,
     cookies: Vec<String>,
 }
 
 impl<'a> Page<'a> {
-    pub(super) fn new(app: &'a TestApp) -> Self {
+    pub(crate) fn new(app: &'a TestApp) -> Self {
         Self {
             app,
             cookies: Vec::new(),
@@ -55,7 +55,7 @@ impl<'a> Page<'a> {
         self.cookies.join("; ")
     }
 
-    pub(super) async fn open(&mut self, query: &str) -> reqwest::Response {
+    pub(crate) async fn open(&mut self, query: &str) -> reqwest::Response {
         let mut request = self
             .app
             .http
@@ -68,7 +68,7 @@ impl<'a> Page<'a> {
         response
     }
 
-    pub(super) async fn post(&mut self, form: &[(&str, &str)]) -> reqwest::Response {
+    pub(crate) async fn post(&mut self, form: &[(&str, &str)]) -> reqwest::Response {
         let mut request = self
             .app
             .http
@@ -84,7 +84,7 @@ impl<'a> Page<'a> {
     }
 
     /// Opens the page and submits `typed`; the answer's HTML.
-    pub(super) async fn enter(&mut self, typed: &str) -> (StatusCode, String) {
+    pub(crate) async fn enter(&mut self, typed: &str) -> (StatusCode, String) {
         let html = self.open("").await.text().await.unwrap();
         let answer = self
             .post(&[
@@ -97,7 +97,7 @@ impl<'a> Page<'a> {
     }
 }
 
-pub(super) fn field(html: &str, name: &str) -> String {
+pub(crate) fn field(html: &str, name: &str) -> String {
     let marker = format!(r#"name="{name}" value=""#);
     let start = html.find(&marker).expect("the field") + marker.len();
     html[start..].split('"').next().unwrap().to_owned()

@@ -11,7 +11,7 @@ use super::fixture::{add_idp, see_other, Federated, DOMAIN};
 use crate::authorize::flow::{csrf, exchange, redirect_query, Session};
 
 /// The consent page the sign-in came back to, approved: the code's token answer.
-async fn approve(
+pub(crate) async fn approve(
     f: &Federated,
     session: &mut Session<'_>,
     consent: reqwest::Response,
@@ -362,104 +362,6 @@ async fn idp_hint_goes_straight_to_the_idp(f: Federated) {
     assert!(page.text().await.unwrap().contains("is not known here"));
 }
 
-async fn logout_ends_the_session_here_then_at_the_idp_and_returns_to_the_client(f: Federated) {
-    let returns_to = "https://app.example.com/signed-out";
-    let mut client = f
-        .app
-        .store
-        .clients()
-        .get_client(&token_domain::ClientId::parse(&f.client.id).unwrap())
-        .await
-        .unwrap()
-        .unwrap();
-    client.post_logout_redirect_uris = vec![returns_to.to_owned()];
-    f.app.store.clients().put_client(&client).await.unwrap();
-    let login = format!("nia@{DOMAIN}");
-    let mut session = Session::new(&f.app);
-    let leaving = f.leave_for_idp(&mut session, &login).await;
-    let mut at_idp = f.idp.browser();
-    let callback = at_idp.sign_in(&see_other(&leaving), &login, false).await;
-    let consent = f.come_back(&mut session, &callback).await;
-    let tokens = approve(&f, &mut session, consent).await;
-    let id_token = tokens["id_token"].as_str().unwrap();
-
-    // RP-initiated logout: the session here ends, and the browser goes to the IdP's own.
-    let cookie = session.sso_cookie.clone().expect("signed in");
-    let logout = f
-        .app
-        .http
-        .get(f.app.url("/oauth2/v0/logout"))
-        .query(&[
-            ("id_token_hint", id_token),
-            ("post_logout_redirect_uri", returns_to),
-            ("state", "bye"),
-        ])
-        .header(reqwest::header::COOKIE, &cookie)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(logout.status(), StatusCode::FOUND);
-    let to_idp = logout.headers()[reqwest::header::LOCATION]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let metadata = f.idp.metadata().await;
-    let end_session = metadata["end_session_endpoint"].as_str().unwrap();
-    assert!(to_idp.starts_with(end_session), "{to_idp}");
-    let asked: std::collections::HashMap<_, _> = url::Url::parse(&to_idp)
-        .unwrap()
-        .query_pairs()
-        .into_owned()
-        .collect();
-    assert_eq!(
-        asked["post_logout_redirect_uri"],
-        f.app.url("/federation/v0/oidc/logged-out")
-    );
-    assert!(
-        asked["id_token_hint"].starts_with("eyJ"),
-        "the IdP's own ID token"
-    );
-    assert_ne!(asked["id_token_hint"], id_token);
-    let user = f
-        .app
-        .store
-        .principals()
-        .get_user_by_login(&Login::parse(&login).unwrap())
-        .await
-        .unwrap()
-        .unwrap();
-    let live = f
-        .app
-        .store
-        .sessions()
-        .list_sessions(&user.id, f.app.clock.now())
-        .await;
-    assert!(live.unwrap().is_empty(), "the session here ended first");
-
-    // The IdP signs the browser out and sends it back; we send it on to the client.
-    let back = at_idp.sign_out(&to_idp).await;
-    assert!(
-        back.starts_with(&f.app.url("/federation/v0/oidc/logged-out")),
-        "{back}"
-    );
-    let last = f.app.http.get(&back).send().await.unwrap();
-    assert_eq!(last.status(), StatusCode::FOUND);
-    let landed = last.headers()[reqwest::header::LOCATION].to_str().unwrap();
-    assert_eq!(landed, format!("{returns_to}?state=bye"));
-    // A state we never sealed sends nobody anywhere: the signed-out page.
-    let forged = f
-        .app
-        .http
-        .get(
-            f.app
-                .url("/federation/v0/oidc/logged-out?state=https%3A%2F%2Fevil.example"),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(forged.status(), StatusCode::OK);
-}
-
 async fn a_company_that_requires_two_factors_counts_the_idps_only_when_it_said_mfa(f: Federated) {
     token_core::admin::set_company_mfa(
         f.app.ctx(),
@@ -501,6 +403,5 @@ crate::on_both_stores!(using crate::federation::fixture::federated;
     several_idps_for_a_domain_are_a_button_each,
     a_company_that_requires_its_idp_sends_a_right_password_there,
     idp_hint_goes_straight_to_the_idp,
-    logout_ends_the_session_here_then_at_the_idp_and_returns_to_the_client,
     a_company_that_requires_two_factors_counts_the_idps_only_when_it_said_mfa,
 );
