@@ -5,6 +5,6 @@
 
 pub(crate) mod fixture;
 mod in_browser;
-mod oidc;
+pub(crate) mod oidc;
 mod pages;
 mod refusals;

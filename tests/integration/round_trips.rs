@@ -11,6 +11,7 @@ mod client_secrets;
 mod code;
 mod counted;
 mod device;
+mod federation;
 mod hot_items;
 mod openid;
 mod otp;
@@ -72,12 +73,14 @@ dynamodb_test!(
     par_authorize,
     authorize_from_a_session,
     authorization_code,
+    federated_sign_in,
 );
 
 mod budgets {
     pub use super::client_secrets::{secrets_add, secrets_list, secrets_revoke};
     pub use super::code::authorization_code;
     pub use super::device::{device_poll, device_poll_without_the_client_limit};
+    pub use super::federation::federated_sign_in;
     pub use super::openid::{logout, userinfo};
     pub use super::otp::one_time_password;
     pub use super::par::{par_authorize, par_push};

@@ -70,6 +70,38 @@ pub(super) struct Counted {
     pub(super) store: Arc<DynamoStore>,
 }
 
+/// [`Counted::calls_of`] for a test that gave its app away (to a fixture): the calls `run`
+/// makes through `proxy`.
+pub(super) async fn calls_through<T>(
+    proxy: &DdbProxy,
+    what: &str,
+    run: impl std::future::Future<Output = T>,
+) -> (T, FlowCalls) {
+    proxy.take_calls();
+    let value = run.await;
+    let calls = proxy.take_calls();
+    // Without the header a resend would count as a flow's own call, silently.
+    assert!(
+        calls.0.iter().all(|c| c.attempt.is_some()),
+        "{what}: a call without the SDK's amz-sdk-request header: {}",
+        calls.attempts()
+    );
+    let (first, resends) = calls.split_resends();
+    println!(
+        "{what}: {} calls {:?} {}",
+        first.total(),
+        first.by_operation(),
+        first.cost_summary()
+    );
+    if resends.total() > 0 {
+        println!(
+            "{what}: resent by the SDK, not counted: {}",
+            resends.attempts()
+        );
+    }
+    (value, FlowCalls { first, resends })
+}
+
 impl Counted {
     pub(super) async fn start() -> Option<Self> {
         let proxy = DdbProxy::start().await?;
@@ -109,29 +141,7 @@ impl Counted {
         what: &str,
         run: impl std::future::Future<Output = T>,
     ) -> (T, FlowCalls) {
-        self.proxy.take_calls();
-        let value = run.await;
-        let calls = self.proxy.take_calls();
-        // Without the header a resend would count as a flow's own call, silently.
-        assert!(
-            calls.0.iter().all(|c| c.attempt.is_some()),
-            "{what}: a call without the SDK's amz-sdk-request header: {}",
-            calls.attempts()
-        );
-        let (first, resends) = calls.split_resends();
-        println!(
-            "{what}: {} calls {:?} {}",
-            first.total(),
-            first.by_operation(),
-            first.cost_summary()
-        );
-        if resends.total() > 0 {
-            println!(
-                "{what}: resent by the SDK, not counted: {}",
-                resends.attempts()
-            );
-        }
-        (value, FlowCalls { first, resends })
+        calls_through(&self.proxy, what, run).await
     }
 
     /// A company, its administrator, and an app with a Connect URL the company is enabled for.

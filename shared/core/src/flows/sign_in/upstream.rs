@@ -166,9 +166,9 @@ pub async fn returned(
     else {
         return Ok(refusal(services, Some(&idp), "malformed", FAILED).await);
     };
-    let Ok(client_secret) = open_client_secret(services, &idp).await else {
-        return Ok(refusal(services, Some(&idp), "client_secret", UNAVAILABLE).await);
-    };
+    // A secret that does not open is the deployment's fault (another key ring): a 500, not
+    // the user's refusal page.
+    let client_secret = open_client_secret(services, &idp).await?;
     let redeemed = oidc::redeem(
         services,
         connection,
