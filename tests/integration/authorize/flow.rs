@@ -83,29 +83,21 @@ impl<'a> Session<'a> {
     }
 
     pub async fn open(&mut self, query: &[(&str, &str)]) -> reqwest::Response {
-        let mut request = self
-            .http
-            .get(self.app.url("/oauth2/v0/authorize"))
-            .query(query);
-        if let Some(cookie) = self.cookie_header(false) {
-            request = request.header(header::COOKIE, cookie);
-        }
-        let response = request
-            .send()
-            .await
-            .expect("request reaches the test server");
-        self.keep_cookie(&response);
-        response
+        self.get(query, false).await
     }
 
     /// A `GET` of the authorize endpoint with the pending request's cookie too, as a browser
     /// sends it back there (after a company identity provider).
     pub async fn resume(&mut self, query: &[(&str, &str)]) -> reqwest::Response {
+        self.get(query, true).await
+    }
+
+    async fn get(&mut self, query: &[(&str, &str)], pending: bool) -> reqwest::Response {
         let mut request = self
             .http
             .get(self.app.url("/oauth2/v0/authorize"))
             .query(query);
-        if let Some(cookie) = self.cookie_header(true) {
+        if let Some(cookie) = self.cookie_header(pending) {
             request = request.header(header::COOKIE, cookie);
         }
         let response = request

@@ -41,6 +41,28 @@ pub(crate) async fn approve(
     body
 }
 
+/// A whole sign-in of `login` at the IdP in a browser of its own, approved: the user its subject
+/// is linked to.
+async fn sign_in_and_link(f: &Federated, login: &str) -> token_domain::PrincipalId {
+    let mut session = Session::new(&f.app);
+    let consent = f.sign_in(&mut session, login).await;
+    approve(f, &mut session, consent).await;
+    linked_user(f, &f.idp_id, login)
+        .await
+        .expect("the subject is linked")
+}
+
+/// The user `login`'s subject at the IdP is linked to through `idp`, if any.
+async fn linked_user(
+    f: &Federated,
+    idp: &token_domain::IdpId,
+    login: &str,
+) -> Option<token_domain::PrincipalId> {
+    let subject = UpstreamSubject::new(&f.idp.issuer, login).unwrap();
+    let link = f.app.store.federation().get_federation_link(idp, &subject);
+    link.await.unwrap().map(|link| link.user_id)
+}
+
 async fn a_login_of_the_companys_domain_signs_in_at_its_idp_just_in_time(f: Federated) {
     let login = format!("ann@{DOMAIN}");
     let mut session = Session::new(&f.app);
@@ -150,21 +172,8 @@ async fn linking_by_email_reaches_the_companys_user_never_another_companys(f: Fe
             new.email = Some(login.clone());
         })
         .await;
-    let mut session = Session::new(&f.app);
-    let consent = f.sign_in(&mut session, &login).await;
-    approve(&f, &mut session, consent).await;
-    let subject = UpstreamSubject::new(&f.idp.issuer, &login).unwrap();
-    let link = f
-        .app
-        .store
-        .federation()
-        .get_federation_link(&f.idp_id, &subject)
-        .await;
-    assert_eq!(
-        link.unwrap().unwrap().user_id,
-        bea.id,
-        "linked to the company's user"
-    );
+    let linked = sign_in_and_link(&f, &login).await;
+    assert_eq!(linked, bea.id, "linked to the company's user");
 
     // Another company's user holds an email the IdP reports: never reached.
     let other = f.app.create_company("Other").await;
@@ -176,17 +185,7 @@ async fn linking_by_email_reaches_the_companys_user_never_another_companys(f: Fe
             new.email = Some(dan_login.clone());
         })
         .await;
-    let mut session = Session::new(&f.app);
-    let consent = f.sign_in(&mut session, &dan_login).await;
-    approve(&f, &mut session, consent).await;
-    let subject = UpstreamSubject::new(&f.idp.issuer, &dan_login).unwrap();
-    let link = f
-        .app
-        .store
-        .federation()
-        .get_federation_link(&f.idp_id, &subject)
-        .await;
-    let linked = link.unwrap().unwrap().user_id;
+    let linked = sign_in_and_link(&f, &dan_login).await;
     assert_ne!(linked, dan.id, "another company's user is never linked");
     let made = f
         .app
