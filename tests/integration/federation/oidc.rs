@@ -394,12 +394,39 @@ async fn a_company_that_requires_two_factors_counts_the_idps_only_when_it_said_m
     assert!(trusted.contains("would like to"), "{trusted}");
 }
 
+async fn an_external_id_links_before_any_email(f: Federated) {
+    super::fixture::update_idp(&f.app, &f.idp_id, |idp| {
+        idp.link_by = token_domain::LinkBy::None;
+        idp.jit = false;
+    })
+    .await;
+    // The IdP's subject is the login typed there; the directory knows the user by it.
+    let subject = format!("uma@{DOMAIN}");
+    let uma = f
+        .app
+        .create_user_with("uma", "uma's own password", |new| {
+            new.company_id = Some(f.company.id);
+        })
+        .await;
+    let set = f
+        .app
+        .store
+        .principals()
+        .set_user_external_id(&uma.id, Some(&subject));
+    assert!(matches!(
+        set.await.unwrap(),
+        token_store::ExternalIdUpdate::Updated
+    ));
+    assert_eq!(sign_in_and_link(&f, &subject).await, uma.id);
+}
+
 crate::on_both_stores!(using crate::federation::fixture::federated;
     a_login_of_the_companys_domain_signs_in_at_its_idp_just_in_time,
     the_password_step_follows_any_other_login_alike,
     linking_by_email_reaches_the_companys_user_never_another_companys,
     a_link_decides_whatever_the_email_says_later,
     several_idps_for_a_domain_are_a_button_each,
+    an_external_id_links_before_any_email,
     a_company_that_requires_its_idp_sends_a_right_password_there,
     idp_hint_goes_straight_to_the_idp,
     a_company_that_requires_two_factors_counts_the_idps_only_when_it_said_mfa,
