@@ -170,3 +170,84 @@ impl Providers {
         Ok((response.body, cache_lifetime(cache_control)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::outbound::{AllowedHosts, Exchange, Outgoing, Response, Target};
+
+    const ISSUER: &str = "http://127.0.0.1:9";
+
+    /// An IdP that answers its metadata and an empty key set, counting the key-set reads.
+    #[derive(Debug, Default)]
+    struct CountingIdp {
+        key_reads: AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl Exchange for CountingIdp {
+        async fn send(&self, target: &Target, _: Outgoing) -> Result<Response, FetchError> {
+            let body = if target.path_and_query == "/jwks" {
+                self.key_reads.fetch_add(1, Ordering::SeqCst);
+                serde_json::json!({ "keys": [] })
+            } else {
+                serde_json::json!({
+                    "issuer": ISSUER,
+                    "authorization_endpoint": format!("{ISSUER}/auth"),
+                    "token_endpoint": format!("{ISSUER}/token"),
+                    "jwks_uri": format!("{ISSUER}/jwks"),
+                    "response_types_supported": ["code"],
+                    "subject_types_supported": ["public"],
+                    "id_token_signing_alg_values_supported": ["RS256"],
+                })
+            };
+            Ok(Response {
+                status: http::StatusCode::OK,
+                headers: http::HeaderMap::new(),
+                body: body.to_string().into_bytes(),
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn an_unknown_key_reads_the_key_set_again_at_most_once_a_minute() {
+        let idp = Arc::new(CountingIdp::default());
+        let allowed = AllowedHosts::parse("127.0.0.1:9").unwrap();
+        let providers = Providers::new(Fetcher::new(allowed, idp.clone()));
+        let now = 1_800_000_000;
+        let provider = providers.get(ISSUER, now).await.unwrap();
+        assert_eq!(provider.metadata.issuer().as_str(), ISSUER);
+        assert_eq!(idp.key_reads.load(Ordering::SeqCst), 1);
+        // Kept: a second sign-in reads nothing.
+        providers.get(ISSUER, now + 10).await.unwrap();
+        assert_eq!(idp.key_reads.load(Ordering::SeqCst), 1);
+        // An unknown `kid` within the minute: nothing new to try.
+        let again = providers.with_new_keys(ISSUER, now + KEYS_REFETCH_SECONDS - 1);
+        assert!(again.await.unwrap().is_none());
+        assert_eq!(idp.key_reads.load(Ordering::SeqCst), 1);
+        // After it: the key set is read again, and the next read waits another minute.
+        let later = now + KEYS_REFETCH_SECONDS;
+        assert!(providers
+            .with_new_keys(ISSUER, later)
+            .await
+            .unwrap()
+            .is_some());
+        assert_eq!(idp.key_reads.load(Ordering::SeqCst), 2);
+        let soon = providers.with_new_keys(ISSUER, later + 1).await.unwrap();
+        assert!(soon.is_none());
+    }
+
+    #[tokio::test]
+    async fn metadata_naming_another_issuer_is_refused() {
+        let allowed = AllowedHosts::parse("127.0.0.1:9").unwrap();
+        let providers = Providers::new(Fetcher::new(allowed, Arc::new(CountingIdp::default())));
+        let other = "http://127.0.0.1:9/tenant";
+        let refused = providers.get(other, 0).await;
+        assert!(
+            matches!(refused, Err(ProviderError::OtherIssuer)),
+            "{refused:?}"
+        );
+    }
+}
