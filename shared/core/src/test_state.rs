@@ -164,6 +164,7 @@ impl TestState {
                 auth_time: Some(self.now()),
                 sid: None,
                 amr: Vec::new(),
+                idp: None,
                 issued_by: None,
                 resources: Vec::new(),
                 audience: Vec::new(),

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{AuthMethod, ClientId, FamilyId, PrincipalId, Resource, Scopes, SessionId};
+use super::{AuthMethod, ClientId, FamilyId, IdpId, PrincipalId, Resource, Scopes, SessionId};
 use crate::clock::UnixTime;
 use crate::secrets::TokenHash;
 
@@ -55,6 +55,10 @@ pub struct AuthorizationCode {
     /// was recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub amr: Vec<AuthMethod>,
+    /// The company identity provider the user signed in through then: the ID token's `idp`.
+    /// `None` for a sign-in here, and in codes stored before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp: Option<IdpId>,
     /// RFC 9449 §10: the thumbprint of the DPoP key the authorize request named; the token
     /// request redeeming the code must carry a proof by that key.
     #[serde(default, skip_serializing_if = "Option::is_none")]

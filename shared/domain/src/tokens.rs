@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::{
-    ClientId, FamilyId, Geolocation, PrincipalId, PrincipalType, Resource, Scopes, SessionId,
-    TokenId,
+    ClientId, FamilyId, Geolocation, IdpId, PrincipalId, PrincipalType, Resource, Scopes,
+    SessionId, TokenId,
 };
 use crate::amr::AuthMethod;
 use crate::clock::UnixTime;
@@ -54,6 +54,11 @@ pub struct Family {
     /// carries it as `amr`, as it carries `auth_time`. Empty when no page sign-in started it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub amr: Vec<AuthMethod>,
+    /// The company identity provider the principal signed in through to start the family:
+    /// every ID token of the family carries it as `idp`, as it carries `amr`. `None` for a
+    /// sign-in here, for families no page sign-in started, and for those written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp: Option<IdpId>,
     /// The resources (RFC 8707) granted when the family started: each refresh may name some of
     /// them, never another. Empty: tokens for this deployment, as before resource indicators.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

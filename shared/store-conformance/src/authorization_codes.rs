@@ -28,6 +28,7 @@ fn code(now: i64) -> AuthorizationCode {
         auth_time: Some(now - 5),
         sid: None,
         amr: AuthMethod::PASSWORD_AND_CODE.to_vec(),
+        idp: None,
         dpop_jkt: None,
         resources: resources(&["https://api.example.com/mcp", "http://127.0.0.1:9000/"]),
     }

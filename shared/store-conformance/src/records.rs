@@ -224,6 +224,7 @@ impl Bundle {
             auth_time: Some(now - 30),
             sid: None,
             amr: AuthMethod::PASSWORD_AND_CODE.to_vec(),
+            idp: None,
             // Kept by the family and copied into its tokens' origin: a refresh may name them.
             resources: resources(&["https://api.example.com/mcp", "https://files.example.com"]),
             rotated_at: None,

@@ -8,7 +8,7 @@ use super::{Committed, Store, StoreResult, WriteBatch};
 use crate::clock::UnixTime;
 use crate::domain::audit::AuditEvent;
 use crate::domain::{
-    AccessTokenRecord, AuthMethod, ClientId, Family, FamilyId, Geolocation, PrincipalId,
+    AccessTokenRecord, AuthMethod, ClientId, Family, FamilyId, Geolocation, IdpId, PrincipalId,
     PrincipalType, RefreshTokenRecord, Resource, Scopes, SessionId, TokenId,
 };
 use crate::secrets::TokenHash;
@@ -38,6 +38,9 @@ pub struct FamilyOrigin {
     /// [`Family::amr`]; empty likewise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub amr: Vec<AuthMethod>,
+    /// [`Family::idp`]; absent likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp: Option<IdpId>,
     /// [`Family::resources`]: what a refresh may name. Absent: none granted, as in copies
     /// written before the field existed, whose families had none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -57,6 +60,7 @@ impl From<&Family> for FamilyOrigin {
             auth_time: family.auth_time,
             sid: family.sid.clone(),
             amr: family.amr.clone(),
+            idp: family.idp,
             resources: family.resources.clone(),
         }
     }

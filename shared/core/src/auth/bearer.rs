@@ -328,6 +328,7 @@ mod tests {
                 auth_time: None,
                 sid: None,
                 amr: Vec::new(),
+                idp: None,
                 issued_by: None,
                 resources: Vec::new(),
                 audience: Vec::new(),

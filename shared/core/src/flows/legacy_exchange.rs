@@ -281,6 +281,7 @@ async fn start_family(
             auth_time: None,
             sid: None,
             amr: Vec::new(),
+            idp: None,
             issued_by: None,
             resources: Vec::new(),
             audience: Vec::new(),

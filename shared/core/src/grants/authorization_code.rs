@@ -108,6 +108,7 @@ pub(super) async fn grant(
         auth_time: record.auth_time,
         sid: record.sid.as_ref(),
         amr: &record.amr,
+        idp: record.idp,
     };
     Ok(IssuedTokens::from(issued)
         .with_id_token(&services.codec, sign_in)
@@ -150,6 +151,7 @@ async fn issue_for_user(
             auth_time: record.auth_time,
             sid: record.sid.clone(),
             amr: record.amr.clone(),
+            idp: record.idp,
             issued_by: None,
             resources: record.resources.clone(),
             audience,

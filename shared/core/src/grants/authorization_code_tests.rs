@@ -43,6 +43,7 @@ async fn approved() -> Approved {
         auth_time: Some(state.now()),
         sid: None,
         amr: AuthMethod::PASSWORD.to_vec(),
+        idp: None,
         dpop_jkt: None,
         resources: Vec::new(),
     };

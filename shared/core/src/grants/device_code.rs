@@ -124,6 +124,7 @@ async fn issue_for_user(
             auth_time: record.auth_time,
             sid: record.sid.clone(),
             amr: record.amr.clone(),
+            idp: None,
             issued_by: None,
             resources: record.resources.clone(),
             audience,

@@ -221,6 +221,7 @@ pub async fn token_grant(
         auth_time: issued.auth_time,
         sid: sid.as_ref(),
         amr: &amr,
+        idp: issued.idp,
         ..SignIn::default()
     };
     Ok(issued.with_id_token(&services.codec, sign_in).await?)

@@ -404,6 +404,7 @@ mod tests {
                 auth_time: None,
                 sid: None,
                 amr: Vec::new(),
+                idp: None,
                 issued_by: None,
                 resources: Vec::new(),
                 audience: Vec::new(),

@@ -92,6 +92,7 @@ impl Issuer<'_> {
             auth_time: start.auth_time,
             sid: start.sid.clone(),
             amr: start.amr.clone(),
+            idp: start.idp,
             resources: start.resources,
             rotated_at: None,
             rotated_by: None,
@@ -166,7 +167,7 @@ impl Issuer<'_> {
             refresh_token,
             &refresh,
             start.geolocation,
-            (start.auth_time, start.sid, start.amr),
+            (start.auth_time, start.sid, start.amr, start.idp),
         )))
     }
 }

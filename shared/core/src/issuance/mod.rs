@@ -24,8 +24,8 @@ use crate::config::Policy;
 use crate::context::Context;
 use crate::domain::audit::{AuditKind, StartedBy};
 use crate::domain::{
-    AccessTokenRecord, Actor, AuthMethod, Client, ClientId, FamilyId, Geolocation, PrincipalId,
-    PrincipalType, RefreshTokenRecord, Resource, Scopes, SessionId, TokenId,
+    AccessTokenRecord, Actor, AuthMethod, Client, ClientId, FamilyId, Geolocation, IdpId,
+    PrincipalId, PrincipalType, RefreshTokenRecord, Resource, Scopes, SessionId, TokenId,
     ACCESS_TOKEN_TTL_SECONDS,
 };
 use crate::errors::{GrantError, ServerError};
@@ -85,6 +85,9 @@ pub struct IssuedTokens {
     pub sid: Option<SessionId>,
     /// How the family's principal signed in, for the ID token's `amr`.
     pub amr: Vec<AuthMethod>,
+    /// The company identity provider the family's principal signed in through, for the ID
+    /// token's `idp`.
+    pub idp: Option<IdpId>,
     /// RFC 8693 §2.2.1's `issued_token_type`, for a token exchange's answer.
     pub issued_token_type: Option<&'static str>,
 }
@@ -100,6 +103,7 @@ impl IssuedTokens {
             auth_time: None,
             sid: None,
             amr: Vec::new(),
+            idp: None,
             issued_token_type: None,
         }
     }
@@ -117,6 +121,8 @@ pub struct FamilyTokens {
     pub sid: Option<SessionId>,
     /// How the family's principal signed in (`Family::amr`).
     pub amr: Vec<AuthMethod>,
+    /// The company identity provider it signed in through (`Family::idp`).
+    pub idp: Option<IdpId>,
 }
 
 impl From<FamilyTokens> for IssuedTokens {
@@ -129,6 +135,7 @@ impl From<FamilyTokens> for IssuedTokens {
             auth_time: tokens.auth_time,
             sid: tokens.sid,
             amr: tokens.amr,
+            idp: tokens.idp,
             issued_token_type: None,
         }
     }
@@ -178,6 +185,9 @@ pub struct FamilyStart {
     /// How the principal signed in ([`crate::domain::Family::amr`]); empty without a page
     /// sign-in.
     pub amr: Vec<AuthMethod>,
+    /// The company identity provider the principal signed in through
+    /// ([`crate::domain::Family::idp`]); `None` for a sign-in here or none.
+    pub idp: Option<IdpId>,
     /// The administrator whose credential started a company's family (the company auth token's
     /// issuer), named in its `family.started` event.
     pub issued_by: Option<PrincipalId>,
@@ -418,12 +428,18 @@ fn family_tokens(
     refresh_token: Secret,
     refresh: &RefreshTokenRecord,
     geolocation: Geolocation,
-    (auth_time, sid, amr): (Option<UnixTime>, Option<SessionId>, Vec<AuthMethod>),
+    (auth_time, sid, amr, idp): (
+        Option<UnixTime>,
+        Option<SessionId>,
+        Vec<AuthMethod>,
+        Option<IdpId>,
+    ),
 ) -> FamilyTokens {
     FamilyTokens {
         auth_time,
         sid,
         amr,
+        idp,
         access_token,
         access,
         refresh: IssuedRefresh {

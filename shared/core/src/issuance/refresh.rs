@@ -200,7 +200,12 @@ impl Issuer<'_> {
             refresh_token,
             &successor,
             family.geolocation.clone(),
-            (family.auth_time, family.sid.clone(), family.amr.clone()),
+            (
+                family.auth_time,
+                family.sid.clone(),
+                family.amr.clone(),
+                family.idp,
+            ),
         )
         .into())
     }
@@ -334,7 +339,12 @@ impl Refresh {
             refresh_token,
             refresh,
             origin.geolocation.clone(),
-            (origin.auth_time, origin.sid.clone(), origin.amr.clone()),
+            (
+                origin.auth_time,
+                origin.sid.clone(),
+                origin.amr.clone(),
+                origin.idp,
+            ),
         );
         Some(tokens.into())
     }

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use super::{AccessTokenCodec, ACCESS_TOKEN_TYP};
 use crate::clock::UnixTime;
 use crate::domain::{
-    AccessTokenRecord, AuthMethod, ClientId, PrincipalId, PrincipalType, SessionId,
+    AccessTokenRecord, AuthMethod, ClientId, IdpId, PrincipalId, PrincipalType, SessionId,
 };
 use crate::signing::{KeyRing, SigningError};
 
@@ -45,6 +45,10 @@ pub struct IdTokenClaims {
     /// How the user signed in (RFC 8176), for tokens that follow a sign-in on the pages.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub amr: Vec<AuthMethod>,
+    /// The company identity provider (its `idp_id`) the user signed in through, for tokens
+    /// that follow a federated sign-in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp: Option<IdpId>,
     pub principal_type: PrincipalType,
 }
 
@@ -55,6 +59,7 @@ pub struct SignIn<'a> {
     pub auth_time: Option<UnixTime>,
     pub sid: Option<&'a SessionId>,
     pub amr: &'a [AuthMethod],
+    pub idp: Option<IdpId>,
 }
 
 /// `at_hash` for ES256: base64url of the left half of the SHA-256 of the access token's ASCII.
@@ -103,6 +108,7 @@ impl AccessTokenCodec {
             auth_time: sign_in.auth_time,
             sid: sign_in.sid.cloned(),
             amr: sign_in.amr.to_vec(),
+            idp: sign_in.idp,
             principal_type: record.principal_type,
         };
         let (ring, headers) = self.signing().await?;
@@ -251,6 +257,7 @@ mod tests {
             auth_time: Some(1_699_999_990),
             sid: sid.as_ref(),
             amr: AuthMethod::PASSWORD_AND_CODE,
+            idp: None,
         };
         let id_token = codec
             .encode_id_token(&record, &access_token, sign_in)
@@ -290,12 +297,46 @@ mod tests {
         assert!(claims.get("nonce").is_none());
         assert!(claims.get("auth_time").is_none());
         assert!(claims.get("amr").is_none(), "no page sign-in, no methods");
+        assert!(claims.get("idp").is_none(), "no company IdP");
         assert_eq!(claims["principal_type"], "company");
         assert_eq!(
             codec.decode(&id_token, 1_700_000_001).await.unwrap(),
             Err(InvalidAccessToken::WrongType),
             "an ID token is never accepted as a bearer access token"
         );
+    }
+
+    #[tokio::test]
+    async fn a_sign_in_through_a_company_idp_names_it_as_idp() {
+        let codec = codec();
+        let record = record(PrincipalType::User);
+        let access_token = codec.encode(&record).await.unwrap();
+        let idp = IdpId::new(OsRandom.uuid());
+        let sign_in = SignIn {
+            auth_time: Some(1_699_999_000),
+            amr: AuthMethod::PASSWORD,
+            idp: Some(idp),
+            ..SignIn::default()
+        };
+        let id_token = codec
+            .encode_id_token(&record, &access_token, sign_in)
+            .await
+            .unwrap();
+        let claims = verified_claims(&id_token, &codec);
+        assert_eq!(claims["idp"], idp.to_string(), "the idp_id, as a string");
+        assert_eq!(claims["amr"], serde_json::json!(["pwd"]));
+        assert_eq!(claims["auth_time"], 1_699_999_000);
+
+        // Read back as claims (a token exchange's subject), and as none without it.
+        let now = 1_700_000_001;
+        let read = codec.verify_id_token(&id_token, now).await.unwrap();
+        assert_eq!(read.expect("verifies").idp, Some(idp));
+        let plain = codec
+            .encode_id_token(&record, &access_token, SignIn::default())
+            .await
+            .unwrap();
+        let read = codec.verify_id_token(&plain, now).await.unwrap();
+        assert_eq!(read.expect("verifies").idp, None);
     }
 
     #[tokio::test]

@@ -38,6 +38,7 @@ pub fn issue_code(
         auth_time: pending.signed_in_at,
         sid: pending.sid.clone(),
         amr: pending.amr.clone(),
+        idp: pending.idp,
         dpop_jkt: request.dpop_jkt.clone(),
         resources: request.resources.clone(),
     };

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::request::ValidatedAuthorization;
 use crate::clock::UnixTime;
-use crate::domain::{AuthMethod, PrincipalId, SessionId};
+use crate::domain::{AuthMethod, IdpId, PrincipalId, SessionId};
 use crate::flows::sign_in::PageKeys as AuthorizeKeys;
 use crate::random::RandomSource;
 use crate::signing::seal::Sealer;
@@ -59,6 +59,10 @@ pub struct PendingAuthorization {
     /// How the user signed in (RFC 8176), once signed in: the ID token's `amr`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub amr: Vec<AuthMethod>,
+    /// The company identity provider the user signed in through, once signed in through one:
+    /// the ID token's `idp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp: Option<IdpId>,
     /// How long the code lives when not the usual 5 minutes: 60 seconds under the FAPI 2.0
     /// profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -90,6 +94,7 @@ impl PendingAuthorization {
             session_lists_client: false,
             sign_in: None,
             amr: Vec::new(),
+            idp: None,
             code_ttl: None,
         }
     }

@@ -82,6 +82,7 @@ pub async fn start(
         pending.session_lists_client = session.clients.contains(&pending.request.client_id);
         pending.sid = Some(session.sid);
         pending.amr = session.amr;
+        pending.idp = session.upstream.map(|upstream| upstream.idp);
         return super::signed_in::proceed(services, keys, &client, pending).await;
     }
     if pending.request.prompt.none {

@@ -295,6 +295,7 @@ async fn continued(
     pending.signed_in_at = Some(session.authenticated_at);
     pending.sid = Some(session.sid.clone());
     pending.amr = session.amr.clone();
+    pending.idp = session.upstream.as_ref().map(|upstream| upstream.idp);
     match super::signed_in::proceed(services, keys, client, pending).await {
         Ok(then) => Ok(AuthorizeStep::SignedIn {
             session_cookie: signed_in.started.cookie,

@@ -54,6 +54,7 @@ pub(super) async fn grant(
             auth_time: Some(services.ctx.clock.now()),
             sid: None,
             amr: Vec::new(),
+            idp: None,
             issued_by: Some(token.issued_by),
             audience: resources.clone(),
             resources,

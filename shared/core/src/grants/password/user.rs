@@ -54,6 +54,7 @@ pub(super) async fn grant(
         auth_time: Some(services.ctx.clock.now()),
         sid: None,
         amr: AuthMethod::PASSWORD.to_vec(),
+        idp: None,
         issued_by: None,
         audience: resources.clone(),
         resources,
@@ -102,6 +103,7 @@ pub(crate) async fn start_user_family(
             } else {
                 AuthMethod::PASSWORD.to_vec()
             },
+            idp: None,
             grant,
             auth_time: Some(services.ctx.clock.now()),
             sid: None,
