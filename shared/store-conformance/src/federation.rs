@@ -298,6 +298,42 @@ pub async fn a_link_is_written_once_and_never_moves(store: &dyn Store) {
     );
 }
 
+pub async fn an_identity_providers_links_are_listed_oldest_first(store: &dyn Store) {
+    let (now, federation) = (now(), store.federation());
+    let (first_user, second_user) = (id(), id());
+    let idp = oidc(id(), &[domain()], now);
+    let other_idp = saml(idp.company_id, &[domain()], now);
+    let later = link(&idp, "sub-b", first_user, now + 2);
+    let first = link(&idp, "sub-a", second_user, now);
+    let elsewhere = link(&other_idp, "sub-c", first_user, now + 1);
+    for each in [&later, &first, &elsewhere] {
+        assert_eq!(
+            federation.put_federation_link(each).await.unwrap(),
+            Linked::Linked
+        );
+    }
+    assert_eq!(
+        federation.list_idp_links(&idp.id).await.unwrap(),
+        vec![first, later],
+        "its own links only, oldest first"
+    );
+    assert_eq!(
+        federation.list_idp_links(&id_of_none()).await.unwrap(),
+        vec![],
+        "an IdP without links"
+    );
+    assert_eq!(federation.delete_idp_links(&idp.id).await.unwrap(), 2);
+    assert_eq!(federation.list_idp_links(&idp.id).await.unwrap(), vec![]);
+    assert_eq!(
+        federation.list_idp_links(&other_idp.id).await.unwrap(),
+        vec![elsewhere]
+    );
+}
+
+fn id_of_none() -> IdpId {
+    IdpId::new(OsRandom.uuid())
+}
+
 pub async fn concurrent_first_links_of_a_subject_have_one_winner(store: &dyn Store) {
     let now = now();
     let idp = oidc(id(), &[domain()], now);

@@ -204,6 +204,7 @@ macro_rules! conformance_suite {
             a_company_claims_a_domain_for_one_identity_provider_only,
             removing_an_identity_provider_removes_its_claims_and_links,
             a_link_is_written_once_and_never_moves,
+            an_identity_providers_links_are_listed_oldest_first,
             concurrent_first_links_of_a_subject_have_one_winner,
             an_upstream_request_is_taken_once_before_it_expires,
             concurrent_takes_of_an_upstream_request_have_one_winner,

@@ -77,6 +77,9 @@ pub trait FederationStore: Send + Sync {
         subject: &UpstreamSubject,
     ) -> StoreResult<Option<FederationLink>>;
 
+    /// Every link to the IdP, oldest first: whose sessions its removal ends.
+    async fn list_idp_links(&self, idp: &IdpId) -> StoreResult<Vec<FederationLink>>;
+
     /// Removes every link to the IdP; answers how many there were.
     async fn delete_idp_links(&self, idp: &IdpId) -> StoreResult<usize>;
 

@@ -50,6 +50,15 @@ impl DynamoStore {
         Ok(TransactWriteItem::builder().delete(delete).build())
     }
 
+    /// The IdP's links, from its partition (`FEDLINK#<idp>`), in the order the query gives.
+    async fn idp_links(&self, idp: &IdpId) -> StoreResult<Vec<FederationLink>> {
+        self.partition("QueryIdpLinks", keys::federation_link_partition(idp))
+            .await?
+            .into_iter()
+            .map(from_item::<FederationLink>)
+            .collect()
+    }
+
     fn link_keys(link: &FederationLink) -> [(String, String); 2] {
         [
             keys::federation_link(&link.idp_id, &link.subject),
@@ -188,13 +197,14 @@ impl FederationStore for DynamoStore {
         }
     }
 
+    async fn list_idp_links(&self, idp: &IdpId) -> StoreResult<Vec<FederationLink>> {
+        let mut links = self.idp_links(idp).await?;
+        links.sort_by_key(|link| (link.linked_at, link.subject.key()));
+        Ok(links)
+    }
+
     async fn delete_idp_links(&self, idp: &IdpId) -> StoreResult<usize> {
-        let links = self
-            .partition("QueryIdpLinks", keys::federation_link_partition(idp))
-            .await?
-            .into_iter()
-            .map(from_item::<FederationLink>)
-            .collect::<StoreResult<Vec<_>>>()?;
+        let links = self.idp_links(idp).await?;
         for batch in links.chunks(LINKS_PER_BATCH) {
             let deletes = batch
                 .iter()

@@ -218,6 +218,19 @@ impl FederationStore for SqliteStore {
         .await
     }
 
+    async fn list_idp_links(&self, idp: &IdpId) -> StoreResult<Vec<FederationLink>> {
+        let idp = id_to_sql(idp);
+        self.read(move |conn| {
+            bodies(
+                conn,
+                "SELECT body FROM federation_links WHERE idp_id = ?1 \
+                 ORDER BY linked_at, subject",
+                idp,
+            )
+        })
+        .await
+    }
+
     async fn delete_idp_links(&self, idp: &IdpId) -> StoreResult<usize> {
         self.execute(
             "DELETE FROM federation_links WHERE idp_id = ?1",
