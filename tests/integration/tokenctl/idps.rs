@@ -154,6 +154,10 @@ pub async fn add_list_show_remove(t: &Target) {
     let removed = t.json(&["companies", "idps", "remove", &idp_id]);
     assert_eq!(removed["links_removed"], 1);
     assert_eq!(
+        removed["sessions_ended"], 0,
+        "the linked user had no session"
+    );
+    assert_eq!(
         t.store
             .federation()
             .get_identity_provider(&id)

@@ -8,12 +8,14 @@ use url::Url;
 use super::{not_found, update_company, AdminError};
 use crate::audit;
 use crate::context::Context;
-use crate::domain::audit::AuditKind;
+use crate::domain::audit::{AuditKind, SessionEndReason};
 use crate::domain::{
     Company, Geolocation, IdentityProvider, IdpDomains, IdpId, IdpProtocol, LinkBy, OidcConnection,
     PrincipalId, PrincipalType, SsoPolicy, TokenEndpointAuth,
 };
+use crate::errors::ServerError;
 use crate::federation::seal_client_secret;
+use crate::flows::sessions;
 use crate::outbound::AllowedHosts;
 use crate::random::RandomExt;
 use crate::secrets::Secret;
@@ -205,20 +207,43 @@ pub struct RemovedIdp {
     /// `None` when only links were left of an IdP whose removal was interrupted.
     pub idp: Option<IdentityProvider>,
     pub links_removed: usize,
+    /// The sign-in sessions the IdP had started that were ended.
+    pub sessions_ended: usize,
 }
 
-/// `companies idps remove`: the IdP, its domain claims and every link to it. The links are
-/// counted by a removal of their own first; the IdP's removal sweeps them again, taking any a
-/// sign-in made in between. Running it again finishes an interrupted removal.
-pub async fn remove_idp(ctx: &Context, id: &IdpId) -> Result<RemovedIdp, AdminError> {
+/// `companies idps remove`: the IdP, its domain claims and every link to it, and every session
+/// it started (ended as an administrator ends one: `session.ended`, its clients told by
+/// back-channel logout). The linked users are read first, while the links still say who they
+/// are, and their sessions through the IdP end before anything is removed, so that a run
+/// stopped there leaves everything for the next one; once the IdP is gone they are looked at
+/// again, for a session a sign-in started in between. The links are counted by a removal of
+/// their own; the IdP's removal sweeps them again, taking any a sign-in made in between.
+/// Running it again finishes an interrupted removal.
+pub async fn remove_idp(services: &Services, id: &IdpId) -> Result<RemovedIdp, AdminError> {
+    let ctx = &services.ctx;
     let federation = ctx.store.federation();
+    let mut users: Vec<PrincipalId> = federation
+        .list_idp_links(id)
+        .await?
+        .into_iter()
+        .map(|link| link.user_id)
+        .collect();
+    users.sort_unstable();
+    users.dedup();
+    let mut sessions_ended = end_idp_sessions(services, id, &users).await?;
     let links_removed = federation.delete_idp_links(id).await?;
     let idp = federation.delete_identity_provider(id).await?;
+    sessions_ended += end_idp_sessions(services, id, &users).await?;
+    let removed = |idp| RemovedIdp {
+        idp,
+        links_removed,
+        sessions_ended,
+    };
     let Some(company) = idp.as_ref().map(|idp| idp.company_id) else {
         if links_removed == 0 {
             return Err(not_found("identity provider", id));
         }
-        return Ok(RemovedIdp { idp, links_removed });
+        return Ok(removed(idp));
     };
     let kind = AuditKind::CompanyIdpRemoved {
         idp_id: *id,
@@ -226,7 +251,35 @@ pub async fn remove_idp(ctx: &Context, id: &IdpId) -> Result<RemovedIdp, AdminEr
     };
     let event = audit::event(ctx, kind).principal(PrincipalType::Company, company);
     audit::record(ctx, event).await;
-    Ok(RemovedIdp { idp, links_removed })
+    Ok(removed(idp))
+}
+
+/// Ends the live sessions of `users` that the IdP started; answers how many.
+async fn end_idp_sessions(
+    services: &Services,
+    idp: &IdpId,
+    users: &[PrincipalId],
+) -> Result<usize, ServerError> {
+    let mut ended = 0;
+    for user in users {
+        let now = services.ctx.clock.now();
+        let live = services
+            .ctx
+            .store
+            .sessions()
+            .list_sessions(user, now)
+            .await?;
+        let started_by_idp = live
+            .iter()
+            .filter(|session| session.upstream.as_ref().is_some_and(|up| up.idp == *idp));
+        for session in started_by_idp {
+            let reason = SessionEndReason::Administrator;
+            if sessions::end(services, user, &session.sid, reason).await? {
+                ended += 1;
+            }
+        }
+    }
+    Ok(ended)
 }
 
 /// `companies set-sso`: whether the company's users sign in only through its IdPs (and are

@@ -63,10 +63,41 @@ pub async fn add(args: IdpsAdd, config: &Config) -> Result<Output, CliError> {
     ))
 }
 
+/// Ending the sessions the IdP started signs logout tokens: the services too.
+pub async fn remove(idp_id: IdpId, config: &Config) -> Result<Output, CliError> {
+    let services = setup::services(config).await?;
+    let removed = admin::remove_idp(&services, &idp_id).await?;
+    let (links, sessions) = (removed.links_removed, removed.sessions_ended);
+    let text = match &removed.idp {
+        Some(idp) => format!(
+            "Removed identity provider {idp_id} ({:?}) of company {} and {links} link(s) to \
+             it; {sessions} session(s) it started ended. {}",
+            idp.name,
+            idp.company_id,
+            super::cache_delay_note()
+        ),
+        None => format!(
+            "Identity provider {idp_id} was already gone; {links} link(s) left of it removed, \
+             {sessions} session(s) it started ended."
+        ),
+    };
+    Ok(Output::new(
+        json!({
+            "idp_id": idp_id,
+            "removed": true,
+            "links_removed": links,
+            "sessions_ended": sessions,
+        }),
+        text,
+    ))
+}
+
 pub async fn run(command: IdpsCommand, ctx: &Context, config: &Config) -> Result<Output, CliError> {
     let home = &config.geolocation;
     match command {
-        IdpsCommand::Add(_) => unreachable!("handled with the services"),
+        IdpsCommand::Add(_) | IdpsCommand::Remove { .. } => {
+            unreachable!("handled with the services")
+        }
         IdpsCommand::List { company_id } => {
             let idps = admin::list_idps(ctx, &company_id).await?;
             let text = if idps.is_empty() {
@@ -88,27 +119,6 @@ pub async fn run(command: IdpsCommand, ctx: &Context, config: &Config) -> Result
                 .collect::<Vec<_>>()
                 .join("\n");
             Ok(Output::new(json, text))
-        }
-        IdpsCommand::Remove { idp_id } => {
-            let removed = admin::remove_idp(ctx, &idp_id).await?;
-            let links = removed.links_removed;
-            let text = match &removed.idp {
-                Some(idp) => format!(
-                    "Removed identity provider {idp_id} ({:?}) of company {} and {links} \
-                     link(s) to it. {}",
-                    idp.name,
-                    idp.company_id,
-                    super::cache_delay_note()
-                ),
-                None => format!(
-                    "Identity provider {idp_id} was already gone; {links} link(s) left of it \
-                     removed."
-                ),
-            };
-            Ok(Output::new(
-                json!({ "idp_id": idp_id, "removed": true, "links_removed": links }),
-                text,
-            ))
         }
     }
 }

@@ -42,9 +42,12 @@ pub async fn run(cli: Cli, config: Config) -> Result<Output, CliError> {
         Command::Users(UsersCommand::Factors(FactorsCommand::Remove { user_id, factor_id })) => {
             factors::remove(&user_id, &factor_id, &config).await
         }
-        // Sealing an IdP's client secret needs the key ring.
+        // Sealing an IdP's client secret needs the key ring; removing one ends sessions.
         Command::Companies(CompaniesCommand::Idps(IdpsCommand::Add(args))) => {
             idps::add(args, &config).await
+        }
+        Command::Companies(CompaniesCommand::Idps(IdpsCommand::Remove { idp_id })) => {
+            idps::remove(idp_id, &config).await
         }
         command => {
             let ctx = setup::context(&config).await?;
