@@ -8,3 +8,4 @@ mod in_browser;
 pub(crate) mod oidc;
 mod pages;
 mod refusals;
+mod tokens;
