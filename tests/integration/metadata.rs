@@ -79,6 +79,7 @@ async fn metadata_names_every_endpoint_and_grant(app: TestApp) {
         "sub",
         "auth_time",
         "amr",
+        "idp",
         "sid",
         "email",
         "preferred_username",

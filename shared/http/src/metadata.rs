@@ -46,7 +46,7 @@ const CLIENT_AUTH_METHODS: [&str; 3] = [
 ];
 
 /// The claims of ID tokens (OpenID Connect Core §2) and of the userinfo endpoint.
-const CLAIMS: [&str; 17] = [
+const CLAIMS: [&str; 18] = [
     "iss",
     "sub",
     "aud",
@@ -55,6 +55,7 @@ const CLAIMS: [&str; 17] = [
     "nbf",
     "auth_time",
     "amr",
+    "idp",
     "sid",
     "nonce",
     "at_hash",
