@@ -64,7 +64,7 @@ const provider = new Provider(issuer, {
     return {
       accountId: id,
       async claims() {
-        const email = id.includes('@') ? id.replace(/^unverified\./, '') : undefined;
+        const email = emails.get(id) ?? (id.includes('@') ? id.replace(/^unverified\./, '') : undefined);
         return { sub: id, email, email_verified: email ? !id.startsWith('unverified.') : undefined, name: id };
       },
     };
@@ -73,6 +73,8 @@ const provider = new Provider(issuer, {
 provider.proxy = false;
 
 let forge = 'none';
+// POST /test/email {"sub", "email"}: the account's email from now on (its sub stays).
+const emails = new Map();
 
 const page = (body) =>
   `<!doctype html><html><head><title>Acme IdP</title></head><body>${body}</body></html>`;
@@ -154,6 +156,14 @@ server.on('request', async (req, res) => {
       const chunks = [];
       for await (const chunk of req) chunks.push(chunk);
       forge = JSON.parse(Buffer.concat(chunks).toString()).mode;
+      res.end('ok');
+      return;
+    }
+    if (url.pathname === '/test/email' && req.method === 'POST') {
+      const chunks = [];
+      for await (const chunk of req) chunks.push(chunk);
+      const { sub, email } = JSON.parse(Buffer.concat(chunks).toString());
+      emails.set(sub, email);
       res.end('ok');
       return;
     }

@@ -31,12 +31,38 @@ fn workspace() -> PathBuf {
         .to_owned()
 }
 
+/// The IdP's script beside its packages (where they resolve), copied there once per test
+/// process and atomically: tests start IdPs in parallel, and a node reading a half-copied
+/// script would end at once.
+fn installed_script(cache: &std::path::Path) -> PathBuf {
+    static INSTALLED: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            let script = cache.join("oidc_provider.mjs");
+            let source = std::fs::read(workspace().join("tests/idp/oidc_provider.mjs"))
+                .expect("read the IdP script");
+            if std::fs::read(&script).ok().as_deref() != Some(source.as_slice()) {
+                let partial = cache.join(format!("oidc_provider.{}.mjs.part", std::process::id()));
+                std::fs::write(&partial, &source).expect("write the IdP script");
+                std::fs::rename(&partial, &script).expect("install the IdP script");
+            }
+            script
+        })
+        .clone()
+}
+
 /// A loopback port for an IdP, picked before the app that must be allowed to call it starts.
+/// Below the ephemeral range (32768 and up), so that no connection another test opens takes it
+/// as its own end before the IdP listens there.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a loopback port")
-        .port()
+    loop {
+        let random = uuid::Uuid::new_v4();
+        let bytes = random.as_bytes();
+        let port = 20_000 + u16::from_le_bytes([bytes[0], bytes[1]]) % 12_000;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 impl OidcIdp {
@@ -55,10 +81,7 @@ impl OidcIdp {
             cache.join("node_modules/oidc-provider").is_dir(),
             "node-oidc-provider is not installed: run infra/identity-providers.sh install"
         );
-        // Run from the cache, where its packages resolve.
-        let script = cache.join("oidc_provider.mjs");
-        std::fs::copy(workspace().join("tests/idp/oidc_provider.mjs"), &script)
-            .expect("copy the IdP script");
+        let script = installed_script(&cache);
         let config = json!({
             "port": port,
             "clients": [{
@@ -75,22 +98,28 @@ impl OidcIdp {
             .arg(&script)
             .arg(config.to_string())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
             .expect("node starts");
         let stdout = child.stdout.take().expect("piped");
+        let mut stderr = child.stderr.take().expect("piped");
         let mut lines = BufReader::new(stdout).lines();
         let port = loop {
-            let line = lines
-                .next_line()
-                .await
-                .expect("the IdP's output")
-                .expect("the IdP printed its port before it ended");
+            let line = lines.next_line().await.expect("the IdP's output");
+            let Some(line) = line else {
+                let mut why = String::new();
+                let _ = tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut why).await;
+                panic!("the IdP ended before it listened: {why}");
+            };
             if let Some(port) = line.strip_prefix("listening ") {
                 break port.trim().parse::<u16>().expect("a port");
             }
         };
+        // Its warnings go nowhere, but are read, so that a full pipe never stops it.
+        tokio::spawn(async move {
+            let _ = tokio::io::copy(&mut stderr, &mut tokio::io::sink()).await;
+        });
         // Read on, or the provider's later notices hit a closed pipe and end it.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         let http = reqwest::Client::builder()
@@ -117,6 +146,18 @@ impl OidcIdp {
             .http
             .post(format!("{}/test/forge", self.issuer))
             .body(json!({ "mode": mode }).to_string())
+            .send()
+            .await
+            .expect("the IdP answers");
+        assert!(answer.status().is_success());
+    }
+
+    /// The account `sub`'s email from now on (verified; its `sub` stays).
+    pub async fn set_email(&self, sub: &str, email: &str) {
+        let answer = self
+            .http
+            .post(format!("{}/test/email", self.issuer))
+            .body(json!({ "sub": sub, "email": email }).to_string())
             .send()
             .await
             .expect("the IdP answers");

@@ -81,6 +81,18 @@ async fn a_login_of_the_companys_domain_signs_in_at_its_idp_just_in_time(f: Fede
     let callback = f.idp.sign_in(authorization.as_str(), &login, false).await;
     let consent = f.come_back(&mut session, &callback).await;
     let tokens = approve(&f, &mut session, consent).await;
+    // Nothing the IdP sent, nor what it was asked with, is in the logs.
+    let answered: std::collections::HashMap<_, _> = url::Url::parse(&callback)
+        .unwrap()
+        .query_pairs()
+        .into_owned()
+        .collect();
+    crate::support::logs::assert_no_secret_logged(&[
+        &answered["code"],
+        &answered["state"],
+        &asked["nonce"],
+        crate::support::oidc_idp::CLIENT_SECRET,
+    ]);
     assert_eq!(tokens["principal_type"], "user");
 
     // A new user of the company, linked to the IdP's subject.
@@ -420,6 +432,24 @@ async fn an_external_id_links_before_any_email(f: Federated) {
     assert_eq!(sign_in_and_link(&f, &subject).await, uma.id);
 }
 
+async fn a_changed_upstream_email_never_moves_a_link(f: Federated) {
+    let sub = format!("vic@{DOMAIN}");
+    let vic = sign_in_and_link(&f, &sub).await;
+    // The company's other user holds the address the IdP reports from now on.
+    let moved_to = format!("wes@{DOMAIN}");
+    let wes = f
+        .app
+        .create_user_with("wes", "wes's own password", |new| {
+            new.company_id = Some(f.company.id);
+            new.email = Some(moved_to.clone());
+        })
+        .await;
+    f.idp.set_email(&sub, &moved_to).await;
+    let again = sign_in_and_link(&f, &sub).await;
+    assert_eq!(again, vic, "the link decides");
+    assert_ne!(again, wes.id);
+}
+
 crate::on_both_stores!(using crate::federation::fixture::federated;
     a_login_of_the_companys_domain_signs_in_at_its_idp_just_in_time,
     the_password_step_follows_any_other_login_alike,
@@ -427,6 +457,7 @@ crate::on_both_stores!(using crate::federation::fixture::federated;
     a_link_decides_whatever_the_email_says_later,
     several_idps_for_a_domain_are_a_button_each,
     an_external_id_links_before_any_email,
+    a_changed_upstream_email_never_moves_a_link,
     a_company_that_requires_its_idp_sends_a_right_password_there,
     idp_hint_goes_straight_to_the_idp,
     a_company_that_requires_two_factors_counts_the_idps_only_when_it_said_mfa,

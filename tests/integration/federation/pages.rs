@@ -185,7 +185,8 @@ async fn the_account_page_signs_in_at_the_idp(f: Federated) {
         .send()
         .await
         .unwrap();
-    let callback = f.idp.sign_in(&see_other(&leaving), &login, false).await;
+    let mut at_idp = f.idp.browser();
+    let callback = at_idp.sign_in(&see_other(&leaving), &login, false).await;
     let answer = f.app.http.get(&callback).send().await.unwrap();
     let resume = see_other(&answer);
     assert!(
@@ -219,6 +220,37 @@ async fn the_account_page_signs_in_at_the_idp(f: Federated) {
         html.contains("Your account") && html.contains("via Sign in with Acme"),
         "{html}"
     );
+
+    // Signing out everywhere on the account page signs out at the IdP too, then the
+    // signed-out page.
+    let sign_out = f
+        .app
+        .http
+        .post(&account)
+        .header(reqwest::header::COOKIE, cookies.join("; "))
+        .form(&[
+            ("csrf_token", csrf(&html).as_str()),
+            ("action", "sign_out_everywhere"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let to_idp = see_other(&sign_out);
+    let metadata = f.idp.metadata().await;
+    assert!(
+        to_idp.starts_with(metadata["end_session_endpoint"].as_str().unwrap()),
+        "{to_idp}"
+    );
+    let ended = sign_out
+        .headers()
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .any(|set| set.to_str().unwrap().starts_with("__Host-session=;"));
+    assert!(ended, "the session cookie is removed");
+    let back = at_idp.sign_out(&to_idp).await;
+    let last = f.app.http.get(&back).send().await.unwrap();
+    assert_eq!(last.status(), StatusCode::OK);
+    assert!(last.text().await.unwrap().contains("You are signed out"));
 }
 
 crate::on_both_stores!(using crate::federation::fixture::federated;
