@@ -51,6 +51,10 @@ fn saml(company: PrincipalId, domains: &[String], created_at: i64) -> IdentityPr
             metadata_url: Some("https://idp.example/metadata".to_owned()),
             allow_idp_initiated: true,
             email_attribute: None,
+            sp_signing_key: SealedSecret::new("sealed-signing-key"),
+            sp_signing_certificate: "MIIB".to_owned(),
+            sp_encryption_key: SealedSecret::new("sealed-encryption-key"),
+            sp_encryption_certificate: "MIIC".to_owned(),
         }),
         ..oidc(company, domains, created_at)
     }
@@ -127,6 +131,51 @@ pub async fn identity_providers_are_found_by_id_company_and_domain(store: &dyn S
             .await
             .unwrap(),
         vec![]
+    );
+}
+
+pub async fn a_replaced_identity_provider_reads_anew_everywhere(store: &dyn Store) {
+    let (now, federation) = (now(), store.federation());
+    let company = id();
+    let own = domain();
+    let idp = saml(company, std::slice::from_ref(&own), now);
+    let never_stored = saml(company, &[], now);
+    assert!(!federation
+        .replace_identity_provider(&never_stored)
+        .await
+        .unwrap());
+    assert_eq!(
+        federation
+            .get_identity_provider(&never_stored.id)
+            .await
+            .unwrap(),
+        None
+    );
+    federation.put_identity_provider(&idp).await.expect("put");
+    let mut refreshed = idp.clone();
+    if let IdpProtocol::Saml(connection) = &mut refreshed.protocol {
+        "<EntityDescriptor entityID=\"urn:idp:acme\">new</EntityDescriptor>"
+            .clone_into(&mut connection.metadata);
+    }
+    assert!(federation
+        .replace_identity_provider(&refreshed)
+        .await
+        .unwrap());
+    assert_eq!(
+        federation.get_identity_provider(&idp.id).await.unwrap(),
+        Some(refreshed.clone())
+    );
+    assert_eq!(
+        federation.list_identity_providers(&company).await.unwrap(),
+        vec![refreshed.clone()]
+    );
+    assert_eq!(
+        federation
+            .identity_providers_for_domain(&parsed(&own))
+            .await
+            .unwrap(),
+        vec![refreshed],
+        "the domain's copy is the new one too"
     );
 }
 

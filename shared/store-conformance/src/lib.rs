@@ -201,6 +201,7 @@ macro_rules! conformance_suite {
             a_passkey_ceremony_is_taken_once_before_it_expires,
             concurrent_takes_of_a_passkey_ceremony_have_one_winner,
             identity_providers_are_found_by_id_company_and_domain,
+            a_replaced_identity_provider_reads_anew_everywhere,
             a_company_claims_a_domain_for_one_identity_provider_only,
             removing_an_identity_provider_removes_its_claims_and_links,
             a_link_is_written_once_and_never_moves,

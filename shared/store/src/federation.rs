@@ -37,6 +37,10 @@ pub trait FederationStore: Send + Sync {
     /// the same domain; IdPs of different companies may.
     async fn put_identity_provider(&self, idp: &IdentityProvider) -> StoreResult<IdpInserted>;
 
+    /// Writes `idp` over the stored IdP of its id, its company and domains unchanged (a SAML
+    /// IdP's refreshed metadata), every copy of it in one write. `false` when there is none.
+    async fn replace_identity_provider(&self, idp: &IdentityProvider) -> StoreResult<bool>;
+
     async fn get_identity_provider(&self, id: &IdpId) -> StoreResult<Option<IdentityProvider>>;
 
     /// The company's IdPs, oldest first.

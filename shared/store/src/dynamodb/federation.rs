@@ -92,6 +92,21 @@ impl FederationStore for DynamoStore {
         }
     }
 
+    async fn replace_identity_provider(&self, idp: &IdentityProvider) -> StoreResult<bool> {
+        let mut items = vec![
+            self.put_existing(to_item(idp, keys::idp(&idp.id))?)?,
+            self.put_existing(to_item(idp, keys::company_idp(&idp.company_id, &idp.id))?)?,
+        ];
+        for domain in idp.domains.as_slice() {
+            let claim = keys::idp_domain(domain, &idp.company_id);
+            items.push(self.put_existing(to_item(idp, claim)?)?);
+        }
+        Ok(matches!(
+            self.transact("ReplaceIdentityProvider", items).await?,
+            Transaction::Committed
+        ))
+    }
+
     async fn get_identity_provider(&self, id: &IdpId) -> StoreResult<Option<IdentityProvider>> {
         self.get("GetIdentityProvider", keys::idp(id)).await
     }

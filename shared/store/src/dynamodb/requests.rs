@@ -261,6 +261,17 @@ impl DynamoStore {
         Ok(TransactWriteItem::builder().put(put).build())
     }
 
+    /// A `Put` of an item that must be there already.
+    pub(super) fn put_existing(&self, item: Item) -> StoreResult<TransactWriteItem> {
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_exists(pk)")
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
     /// Runs a transaction. A condition failure is an outcome; a cancellation because another
     /// transaction held an item is retried (nothing was written,
     /// [`retry_while_conflicting`]), so that the caller only sees real condition failures.

@@ -108,6 +108,18 @@ impl FederationStore for SqliteStore {
         .await
     }
 
+    async fn replace_identity_provider(&self, idp: &IdentityProvider) -> StoreResult<bool> {
+        let (id, body) = (id_to_sql(&idp.id), to_json(idp)?);
+        self.write_tx(move |tx| {
+            let changed = tx
+                .prepare_cached("UPDATE identity_providers SET body = ?2 WHERE idp_id = ?1")
+                .and_then(|mut stmt| stmt.execute(params![id, body]))
+                .map_err(map_err)?;
+            Ok(changed == 1)
+        })
+        .await
+    }
+
     async fn identity_providers_for_domain(
         &self,
         domain: &IdpDomain,
