@@ -109,7 +109,9 @@ pub struct OidcConnection {
     pub token_endpoint_auth: TokenEndpointAuth,
 }
 
-/// What a SAML IdP's metadata said, as read when it was added or last refreshed.
+/// What a SAML IdP's metadata said, as read when it was added or last refreshed, and our own
+/// keys for it (one service provider per connection, so that rolling one IdP's keys touches no
+/// other).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SamlConnection {
     pub entity_id: String,
@@ -120,6 +122,13 @@ pub struct SamlConnection {
     #[serde(default)]
     pub allow_idp_initiated: bool,
     pub email_attribute: Option<String>,
+    /// Our signing key (`AuthnRequest`, `LogoutRequest`, `LogoutResponse`): PKCS#8, sealed.
+    pub sp_signing_key: SealedSecret,
+    /// Its self-signed certificate, base64 DER, as our metadata publishes it.
+    pub sp_signing_certificate: String,
+    /// The key the IdP encrypts assertions to: PKCS#8, sealed.
+    pub sp_encryption_key: SealedSecret,
+    pub sp_encryption_certificate: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

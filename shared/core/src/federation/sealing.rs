@@ -54,6 +54,53 @@ pub async fn open_client_secret(
     Ok(Secret::new(plain))
 }
 
+/// Which of a SAML connection's two keys: each sealed with its own associated data, so that
+/// neither opens as the other, nor as a client secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpKeyUse {
+    Signing,
+    Encryption,
+}
+
+impl SpKeyUse {
+    fn context(self, idp: &IdpId) -> String {
+        let name = match self {
+            Self::Signing => "saml-signing",
+            Self::Encryption => "saml-encryption",
+        };
+        format!("{idp}\0{name}")
+    }
+}
+
+/// Seals one of our SAML keys (PKCS#8 DER) for the IdP `idp`.
+pub async fn seal_sp_key(
+    services: &Services,
+    idp: &IdpId,
+    key_use: SpKeyUse,
+    pkcs8_der: &[u8],
+) -> Result<SealedSecret, ServerError> {
+    let sealer = sealer(services).await?;
+    let sealed = sealer.seal(
+        &key_use.context(idp),
+        pkcs8_der,
+        services.ctx.random.as_ref(),
+    );
+    Ok(SealedSecret::new(sealed))
+}
+
+/// One of our SAML keys, opened (PKCS#8 DER). One that does not open is our failure.
+pub async fn open_sp_key(
+    services: &Services,
+    idp: &IdpId,
+    key_use: SpKeyUse,
+    sealed: &SealedSecret,
+) -> Result<Vec<u8>, ServerError> {
+    let sealer = sealer(services).await?;
+    sealer
+        .open(&key_use.context(idp), sealed.as_str())
+        .ok_or_else(|| ServerError::internal("a SAML service provider key does not open"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -123,6 +123,8 @@ pub enum SessionEndReason {
     SignedOutEverywhere,
     /// `tokenctl sessions revoke`, or `users set-status` taking a user's access away.
     Administrator,
+    /// The company's identity provider signed the user out (SAML single logout).
+    IdpLogout,
 }
 
 impl RevocationReason {
@@ -261,6 +263,10 @@ pub enum AuditKind {
     /// `tokenctl companies idps add`; the event's principal is the company.
     #[serde(rename = "company.idp_added")]
     CompanyIdpAdded { idp_id: IdpId },
+    /// `tokenctl companies idps refresh`: a SAML IdP's metadata read again; its certificates
+    /// and endpoints are the new ones.
+    #[serde(rename = "company.idp_refreshed")]
+    CompanyIdpRefreshed { idp_id: IdpId },
     /// `tokenctl companies idps remove`, with the links to it that went (a removal run again
     /// to finish an interrupted one may find the IdP already gone).
     #[serde(rename = "company.idp_removed")]
@@ -408,6 +414,7 @@ impl AuditKind {
             Self::CompanyMfaSet { .. } => "company.mfa_set",
             Self::CompanySsoSet { .. } => "company.sso_set",
             Self::CompanyIdpAdded { .. } => "company.idp_added",
+            Self::CompanyIdpRefreshed { .. } => "company.idp_refreshed",
             Self::CompanyIdpRemoved { .. } => "company.idp_removed",
             Self::UserCreated => "user.created",
             Self::UserEmailSet => "user.email_set",

@@ -164,6 +164,10 @@ fn an_administrators_federation_changes_name_what_changed_and_no_value() {
             serde_json::json!({ "event": "company.idp_added", "idp_id": idp_id }),
         ),
         (
+            AuditKind::CompanyIdpRefreshed { idp_id },
+            serde_json::json!({ "event": "company.idp_refreshed", "idp_id": idp_id }),
+        ),
+        (
             AuditKind::CompanyIdpRemoved {
                 idp_id,
                 links_removed: 2,
