@@ -91,7 +91,7 @@ pub async fn oidc_callback(
         error: value("error"),
     };
     match sign_in::returned(&services, callback).await {
-        Ok(Returned::Resume { location }) => {
+        Ok(Returned::Resume { location, .. }) => {
             PageAnswer::redirect(StatusCode::SEE_OTHER, location).into_response()
         }
         Ok(Returned::Refused { message, reference }) => {

@@ -40,6 +40,7 @@ mod passkeys;
 mod registration;
 mod revoke;
 mod routing;
+mod saml;
 pub mod source_address;
 pub mod token;
 mod userinfo;
@@ -149,6 +150,12 @@ fn token_routes() -> Routes {
         // Company identity providers: where an OpenID Provider sends the browser back.
         .add(operation!(federation::oidc_callback))
         .add(operation!(federation::oidc_logged_out))
+        // Company identity providers over SAML 2.0: our metadata, the assertion consumer
+        // service and the single logout service.
+        .add(operation!(saml::saml_metadata))
+        .add(operation!(saml::saml_acs))
+        .add(operation!(saml::saml_slo))
+        .add(operation!(saml::saml_slo_post))
         // Passkeys: the pages' script and the options of its ceremonies.
         .add(operation!(passkeys::script))
         .add(operation!(passkeys::sign_in))

@@ -57,12 +57,7 @@ pub async fn add_oidc_idp(
     new: NewOidcIdp,
 ) -> Result<(IdentityProvider, String), AdminError> {
     let ctx = &services.ctx;
-    let name = new.name.trim();
-    if name.is_empty() || name.chars().count() > MAX_IDP_NAME_CHARS || has_control(name) {
-        return Err(AdminError::Invalid(format!(
-            "--name must be 1 to {MAX_IDP_NAME_CHARS} printable characters"
-        )));
-    }
+    let name = checked_name(&new.name)?;
     let issuer = check_issuer(new.issuer.trim(), allowed)?;
     let client_id = new.client_id.trim();
     if client_id.is_empty() || has_control(client_id) {
@@ -101,7 +96,24 @@ pub async fn add_oidc_idp(
         id_jag: new.id_jag,
         created_at: ctx.clock.now(),
     };
-    match ctx.store.federation().put_identity_provider(&idp).await? {
+    insert_idp(ctx, &idp).await?;
+    Ok((idp, oidc_callback_uri(services.geolocation())))
+}
+
+/// The IdP's button label, trimmed: 1 to [`MAX_IDP_NAME_CHARS`] printable characters.
+pub(super) fn checked_name(name: &str) -> Result<&str, AdminError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > MAX_IDP_NAME_CHARS || has_control(name) {
+        return Err(AdminError::Invalid(format!(
+            "--name must be 1 to {MAX_IDP_NAME_CHARS} printable characters"
+        )));
+    }
+    Ok(name)
+}
+
+/// Stores a new IdP (a domain another IdP of its company claims is a conflict) and audits it.
+pub(super) async fn insert_idp(ctx: &Context, idp: &IdentityProvider) -> Result<(), AdminError> {
+    match ctx.store.federation().put_identity_provider(idp).await? {
         IdpInserted::Inserted => {}
         IdpInserted::DomainTaken(domain) => {
             return Err(AdminError::Conflict(format!(
@@ -112,17 +124,18 @@ pub async fn add_oidc_idp(
         }
         IdpInserted::IdTaken => {
             return Err(AdminError::Conflict(format!(
-                "identity provider id {id} is taken; run the command again"
+                "identity provider id {} is taken; run the command again",
+                idp.id
             )))
         }
     }
-    let event = audit::event(ctx, AuditKind::CompanyIdpAdded { idp_id: id })
+    let event = audit::event(ctx, AuditKind::CompanyIdpAdded { idp_id: idp.id })
         .principal(PrincipalType::Company, idp.company_id);
     audit::record(ctx, event).await;
-    Ok((idp, oidc_callback_uri(services.geolocation())))
+    Ok(())
 }
 
-fn has_control(text: &str) -> bool {
+pub(super) fn has_control(text: &str) -> bool {
     text.chars().any(char::is_control)
 }
 
@@ -262,22 +275,8 @@ async fn end_idp_sessions(
 ) -> Result<usize, ServerError> {
     let mut ended = 0;
     for user in users {
-        let now = services.ctx.clock.now();
-        let live = services
-            .ctx
-            .store
-            .sessions()
-            .list_sessions(user, now)
-            .await?;
-        let started_by_idp = live
-            .iter()
-            .filter(|session| session.upstream.as_ref().is_some_and(|up| up.idp == *idp));
-        for session in started_by_idp {
-            let reason = SessionEndReason::Administrator;
-            if sessions::end(services, user, &session.sid, reason).await? {
-                ended += 1;
-            }
-        }
+        let reason = SessionEndReason::Administrator;
+        ended += sessions::end_started_by(services, user, idp, reason).await?;
     }
     Ok(ended)
 }

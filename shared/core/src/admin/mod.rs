@@ -17,11 +17,13 @@ use crate::store::{revoke_family_recorded, EmailUpdate, FamilyRevoked, Inserted,
 
 mod clients;
 mod idps;
+mod saml_idps;
 mod user_links;
 mod users;
 
 pub use clients::*;
 pub use idps::*;
+pub use saml_idps::*;
 pub use user_links::*;
 pub use users::*;
 

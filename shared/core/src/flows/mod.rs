@@ -19,6 +19,7 @@ pub mod logout;
 pub mod passkeys;
 pub mod registration;
 pub mod revocation;
+pub mod saml_logout;
 pub mod second_factor;
 pub mod sessions;
 pub mod sign_in;

@@ -11,7 +11,7 @@ use url::Url;
 use crate::clock::UnixTime;
 use crate::domain::{IdpProtocol, SignInSession};
 use crate::errors::ServerError;
-use crate::federation::oidc;
+use crate::federation::{oidc, saml};
 use crate::flows::second_factor::sealer;
 use crate::flows::sessions;
 use crate::services::Services;
@@ -44,19 +44,7 @@ pub async fn via_idp(
     let Some(idp) = federation.get_identity_provider(&upstream.idp).await? else {
         return Ok(None);
     };
-    let IdpProtocol::Oidc(connection) = &idp.protocol else {
-        return Ok(None);
-    };
     let now = services.ctx.clock.now();
-    let Ok(provider) = services.upstream.get(&connection.issuer, now).await else {
-        return Ok(None);
-    };
-    let Some(endpoint) = provider.end_session_endpoint() else {
-        return Ok(None);
-    };
-    let Ok(mut location) = Url::parse(endpoint) else {
-        return Ok(None);
-    };
     let back = Return {
         to: then,
         expires_at: now + RETURN_TTL_SECONDS,
@@ -66,6 +54,24 @@ pub async fn via_idp(
         .await?
         .seal(CONTEXT, &payload, services.ctx.random.as_ref());
     let hint = sessions::upstream_id_token(services, upstream).await?;
+    let connection = match &idp.protocol {
+        IdpProtocol::Oidc(connection) => connection,
+        IdpProtocol::Saml(connection) => {
+            let Some(session) = hint.and_then(|hint| serde_json::from_str(&hint).ok()) else {
+                return Ok(None);
+            };
+            return saml::logout_request(services, &idp, connection, &session, &state).await;
+        }
+    };
+    let Ok(provider) = services.upstream.get(&connection.issuer, now).await else {
+        return Ok(None);
+    };
+    let Some(endpoint) = provider.end_session_endpoint() else {
+        return Ok(None);
+    };
+    let Ok(mut location) = Url::parse(endpoint) else {
+        return Ok(None);
+    };
     {
         let mut query = location.query_pairs_mut();
         if let Some(hint) = &hint {

@@ -24,6 +24,14 @@ pub enum IdpsCommand {
         #[arg(value_name = "IDP_ID")]
         idp_id: IdpId,
     },
+    /// Read a SAML identity provider's metadata again, from its URL or from the file given
+    /// (after the IdP rolled its certificate, say): the old certificates stop counting.
+    Refresh {
+        #[arg(value_name = "IDP_ID")]
+        idp_id: IdpId,
+        #[arg(long, value_name = "FILE")]
+        metadata_file: Option<std::path::PathBuf>,
+    },
 }
 
 /// Each flag is one the contract spells; they are independent, so no enum would group them.
@@ -36,9 +44,24 @@ pub struct IdpsAdd {
     /// An OpenID Connect provider.
     #[arg(long)]
     pub oidc: bool,
-    /// A SAML 2.0 provider: not available yet (refused).
+    /// A SAML 2.0 provider, from its metadata (--metadata-file or --metadata-url).
     #[arg(long)]
     pub saml: bool,
+    /// The SAML IdP's metadata document.
+    #[arg(long, value_name = "FILE", conflicts_with = "metadata_url")]
+    pub metadata_file: Option<std::path::PathBuf>,
+    /// Where the SAML IdP publishes its metadata: fetched now and by `idps refresh`, under the
+    /// outbound rules (https, no private address unless allowed).
+    #[arg(long, value_name = "URL")]
+    pub metadata_url: Option<String>,
+    /// Accept sign-ins the SAML IdP starts (unsolicited responses); they land on the account
+    /// page.
+    #[arg(long)]
+    pub allow_idp_initiated: bool,
+    /// The SAML attribute the email is read from [default: the first of email, mail and the
+    /// WS-Federation emailaddress claim].
+    #[arg(long, value_name = "NAME")]
+    pub email_attribute: Option<String>,
     /// The OpenID Provider's issuer: an https URL, compared exactly with its ID tokens' `iss`.
     #[arg(long, value_name = "URL")]
     pub issuer: Option<String>,

@@ -5,7 +5,7 @@
 use std::io::BufRead;
 
 use serde_json::{json, Value};
-use token_core::admin::{self, NewOidcIdp};
+use token_core::admin::{self, MetadataSource, NewOidcIdp, NewSamlIdp};
 use token_core::config::Config;
 use token_core::context::Context;
 use token_domain::audit::rfc3339;
@@ -23,9 +23,7 @@ use crate::setup;
 /// starts them.
 pub async fn add(args: IdpsAdd, config: &Config) -> Result<Output, CliError> {
     if args.saml {
-        return Err(CliError::invalid(
-            "--saml: SAML 2.0 identity providers are not available yet; use --oidc",
-        ));
+        return add_saml(args, config).await;
     }
     let missing = |flag: &str| CliError::invalid(format!("--oidc needs {flag}"));
     let issuer = args.issuer.ok_or_else(|| missing("--issuer URL"))?;
@@ -63,6 +61,75 @@ pub async fn add(args: IdpsAdd, config: &Config) -> Result<Output, CliError> {
     ))
 }
 
+/// Our keys are made and sealed, and a metadata URL fetched under the outbound rules: the
+/// services too.
+async fn add_saml(args: IdpsAdd, config: &Config) -> Result<Output, CliError> {
+    let metadata = match (args.metadata_file, args.metadata_url) {
+        (Some(file), _) => MetadataSource::Document(read_metadata_file(&file)?),
+        (None, Some(url)) => MetadataSource::Url(url),
+        (None, None) => {
+            return Err(CliError::invalid(
+                "--saml needs --metadata-file FILE or --metadata-url URL",
+            ))
+        }
+    };
+    let new = NewSamlIdp {
+        company_id: args.company_id,
+        name: args.name,
+        metadata,
+        domains: args.domains,
+        allow_idp_initiated: args.allow_idp_initiated,
+        email_attribute: args.email_attribute,
+        link_by: args.link_by.into(),
+        jit: args.jit.is_on(),
+        trust_mfa: args.trust_mfa,
+        id_jag: args.id_jag,
+    };
+    let services = setup::services(config).await?;
+    let (idp, ours) = admin::add_saml_idp(&services, new).await?;
+    Ok(Output::new(
+        json!({
+            "idp_id": idp.id,
+            "sp_entity_id": ours.entity_id,
+            "acs_url": ours.acs,
+            "sp_metadata_url": ours.entity_id,
+        }),
+        format!(
+            "Added identity provider {:?} to company {}.\nidp_id:          {}\nsp_entity_id:    {}\n\
+             acs_url:         {}\nsp_metadata_url: {}\n\
+             Import the metadata at sp_metadata_url into the IdP.",
+            idp.name, idp.company_id, idp.id, ours.entity_id, ours.acs, ours.entity_id
+        ),
+    ))
+}
+
+fn read_metadata_file(file: &std::path::Path) -> Result<String, CliError> {
+    std::fs::read_to_string(file)
+        .map_err(|error| CliError::invalid(format!("--metadata-file {}: {error}", file.display())))
+}
+
+/// `companies idps refresh`: a URL is fetched under the outbound rules, so the services too.
+pub async fn refresh(
+    idp_id: IdpId,
+    metadata_file: Option<std::path::PathBuf>,
+    config: &Config,
+) -> Result<Output, CliError> {
+    let document = metadata_file
+        .as_deref()
+        .map(read_metadata_file)
+        .transpose()?;
+    let services = setup::services(config).await?;
+    let idp = admin::refresh_saml_idp(&services, &idp_id, document).await?;
+    Ok(Output::new(
+        json!({ "idp_id": idp.id, "refreshed": true }),
+        format!(
+            "Read the metadata of identity provider {} ({:?}) again; only its certificates and \
+             endpoints count now.",
+            idp.id, idp.name
+        ),
+    ))
+}
+
 /// Ending the sessions the IdP started signs logout tokens: the services too.
 pub async fn remove(idp_id: IdpId, config: &Config) -> Result<Output, CliError> {
     let services = setup::services(config).await?;
@@ -95,7 +162,7 @@ pub async fn remove(idp_id: IdpId, config: &Config) -> Result<Output, CliError> 
 pub async fn run(command: IdpsCommand, ctx: &Context, config: &Config) -> Result<Output, CliError> {
     let home = &config.geolocation;
     match command {
-        IdpsCommand::Add(_) | IdpsCommand::Remove { .. } => {
+        IdpsCommand::Add(_) | IdpsCommand::Remove { .. } | IdpsCommand::Refresh { .. } => {
             unreachable!("handled with the services")
         }
         IdpsCommand::List { company_id } => {
@@ -147,6 +214,7 @@ fn described(idp: &IdentityProvider, home: &Geolocation) -> Value {
         IdpProtocol::Saml(saml) => json!({
             "protocol": "saml",
             "entity_id": saml.entity_id,
+            "sp_entity_id": format!("{}/federation/v0/saml/{}/metadata", home.as_str().trim_end_matches('/'), idp.id),
             "metadata_url": saml.metadata_url,
             "allow_idp_initiated": saml.allow_idp_initiated,
             "email_attribute": saml.email_attribute,

@@ -49,6 +49,10 @@ pub async fn run(cli: Cli, config: Config) -> Result<Output, CliError> {
         Command::Companies(CompaniesCommand::Idps(IdpsCommand::Remove { idp_id })) => {
             idps::remove(idp_id, &config).await
         }
+        Command::Companies(CompaniesCommand::Idps(IdpsCommand::Refresh {
+            idp_id,
+            metadata_file,
+        })) => idps::refresh(idp_id, metadata_file, &config).await,
         command => {
             let ctx = setup::context(&config).await?;
             match command {

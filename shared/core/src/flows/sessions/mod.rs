@@ -295,3 +295,30 @@ pub async fn end_all(
     }
     Ok(ended)
 }
+
+/// Ends every live session of `principal` that the identity provider `idp` started; answers how
+/// many.
+pub async fn end_started_by(
+    services: &Services,
+    principal: &PrincipalId,
+    idp: &IdpId,
+    reason: SessionEndReason,
+) -> Result<usize, ServerError> {
+    let now = services.ctx.clock.now();
+    let sessions = services
+        .ctx
+        .store
+        .sessions()
+        .list_sessions(principal, now)
+        .await?;
+    let mut ended = 0;
+    let started_by_idp = sessions
+        .iter()
+        .filter(|session| session.upstream.as_ref().is_some_and(|up| up.idp == *idp));
+    for session in started_by_idp {
+        if end(services, principal, &session.sid, reason).await? {
+            ended += 1;
+        }
+    }
+    Ok(ended)
+}

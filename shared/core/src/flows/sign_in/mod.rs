@@ -14,6 +14,7 @@ mod carrier;
 mod forms;
 mod messages;
 mod outcome;
+mod saml_return;
 mod state;
 mod steps;
 #[cfg(test)]
@@ -40,6 +41,7 @@ pub use forms::{
 };
 pub use messages::{sign_in_message, NOT_THE_EXPECTED_ACCOUNT, TOO_MANY_CODES, WRONG_CODE};
 pub use outcome::{identify, IdpChoice, Next, Shown, SignInError, SignedIn, SlowDown, Step};
+pub use saml_return::{returned_from_saml, AcsPost};
 pub use state::{Continue, Interaction, State, UpstreamProof};
 pub use steps::{leave_for_hinted, UNKNOWN_IDP};
 pub use upstream::{returned, Callback, Returned, IDP_UNREACHABLE};

@@ -11,13 +11,15 @@ use super::outcome::{identify, Next, SignInError};
 use super::state::{Continue, Interaction, State, UpstreamProof};
 use crate::audit;
 use crate::domain::audit::AuditKind;
+use crate::domain::random::RandomExt as _;
 use crate::domain::{
     AuthMethod, IdentityProvider, IdpProtocol, PendingUpstreamRequest, PrincipalId, PrincipalType,
     SealedSecret, UPSTREAM_REQUEST_TTL_SECONDS,
 };
 use crate::errors::ServerError;
 use crate::federation::linking::{self, NoUser};
-use crate::federation::oidc::{self, OidcRefusal};
+use crate::federation::oidc::{self, OidcRefusal, UpstreamIdentity};
+use crate::federation::saml;
 use crate::federation::{self, open_client_secret};
 use crate::flows::second_factor::sealer;
 use crate::secrets::TokenHash;
@@ -30,20 +32,66 @@ pub const IDP_UNREACHABLE: &str =
 /// Where the interaction continues when the IdP answers: the page's browser binding and
 /// continuation, as the page gave them.
 #[derive(Serialize, Deserialize)]
-struct Departure {
-    browser: String,
-    then: Continue,
-    expected_user: Option<PrincipalId>,
+pub(super) struct Departure {
+    pub browser: String,
+    pub then: Continue,
+    pub expected_user: Option<PrincipalId>,
     #[serde(default)]
-    resume: Option<String>,
+    pub resume: Option<String>,
 }
 
 fn pkce_context(state_hash: &TokenHash) -> String {
     format!("upstream-pkce\0{}", state_hash.to_hex())
 }
 
-fn departure_context(state_hash: &TokenHash) -> String {
+pub(super) fn departure_context(state_hash: &TokenHash) -> String {
     format!("upstream-departure\0{}", state_hash.to_hex())
+}
+
+/// What leaving for an IdP sends and keeps: where the browser goes, the value it carries back
+/// (`state`, or SAML's `RelayState`), what the answer must repeat (the OIDC `nonce`, or our
+/// `AuthnRequest`'s ID), and the PKCE verifier (none for SAML).
+struct Request {
+    location: String,
+    carried: String,
+    nonce: String,
+    pkce_verifier: String,
+}
+
+async fn request_to(
+    services: &Services,
+    idp: &IdentityProvider,
+    login: &str,
+) -> Result<Option<Request>, ServerError> {
+    match &idp.protocol {
+        IdpProtocol::Oidc(connection) => {
+            let now = services.ctx.clock.now();
+            let Ok(provider) = services.upstream.get(&connection.issuer, now).await else {
+                return Ok(None);
+            };
+            let Ok(request) =
+                oidc::authorization_request(services, &provider, connection, Some(login))
+            else {
+                return Ok(None);
+            };
+            Ok(Some(Request {
+                location: request.location,
+                carried: request.state,
+                nonce: request.nonce,
+                pkce_verifier: request.pkce_verifier,
+            }))
+        }
+        IdpProtocol::Saml(connection) => {
+            let relay_state = services.ctx.random.opaque_token();
+            let departure = saml::authn_request(services, idp, connection, &relay_state).await?;
+            Ok(Some(Request {
+                location: departure.location,
+                carried: relay_state,
+                nonce: departure.request_id,
+                pkce_verifier: String::new(),
+            }))
+        }
+    }
 }
 
 /// Sends the browser to `idp`, keeping what its answer is checked against.
@@ -53,23 +101,12 @@ pub(super) async fn leave_for(
     idp: &IdentityProvider,
     login: &str,
 ) -> Result<Next, SignInError> {
-    let IdpProtocol::Oidc(connection) = &idp.protocol else {
-        return Ok(identify(login, Some(IDP_UNREACHABLE)));
-    };
-    let now = services.ctx.clock.now();
-    let provider = match services.upstream.get(&connection.issuer, now).await {
-        Ok(provider) => provider,
-        Err(_) => {
-            refused(services, Some(idp), "idp_unavailable").await;
-            return Ok(identify(login, Some(IDP_UNREACHABLE)));
-        }
-    };
-    let Ok(request) = oidc::authorization_request(services, &provider, connection, Some(login))
-    else {
+    let Some(request) = request_to(services, idp, login).await? else {
         refused(services, Some(idp), "idp_unavailable").await;
         return Ok(identify(login, Some(IDP_UNREACHABLE)));
     };
-    let state_hash = TokenHash::of(&request.state);
+    let now = services.ctx.clock.now();
+    let state_hash = TokenHash::of(&request.carried);
     let key = sealer(services).await?;
     let random = services.ctx.random.as_ref();
     let departure = Departure {
@@ -120,8 +157,13 @@ pub struct Callback<'a> {
 /// Where the browser goes after the callback.
 #[derive(Debug)]
 pub enum Returned {
-    /// Back to the page the sign-in left, with the sealed step it continues with.
-    Resume { location: String },
+    /// Back to the page the sign-in left, with the sealed step it continues with; for a
+    /// sign-in the IdP started, the account page's sign-in nonce to set (the step is bound to
+    /// it).
+    Resume {
+        location: String,
+        account_nonce: Option<String>,
+    },
     /// An error page: the sentence, and the reference the audit event carries.
     Refused {
         message: &'static str,
@@ -188,14 +230,28 @@ pub async fn returned(
             return Ok(refusal(services, Some(&idp), refused.reason(), message).await);
         }
     };
-    let resolved = match linking::resolve(services, &idp, &identity).await? {
+    signed_in_upstream(services, &idp, identity, departure, None).await
+}
+
+/// Who the IdP signed in, found (linked or made) and audited, and the page the sign-in left
+/// continued with it.
+pub(super) async fn signed_in_upstream(
+    services: &Services,
+    idp: &IdentityProvider,
+    identity: UpstreamIdentity,
+    departure: Departure,
+    account_nonce: Option<String>,
+) -> Result<Returned, ServerError> {
+    let now = services.ctx.clock.now();
+    let idp_id = idp.id;
+    let resolved = match linking::resolve(services, idp, &identity).await? {
         Ok(resolved) => resolved,
         Err(no_user) => {
             let message = match no_user {
                 NoUser::NoAccount => NO_ACCOUNT,
                 NoUser::Inactive => INACTIVE,
             };
-            return Ok(refusal(services, Some(&idp), no_user.reason(), message).await);
+            return Ok(refusal(services, Some(idp), no_user.reason(), message).await);
         }
     };
     let user = resolved.user.id;
@@ -232,6 +288,7 @@ pub async fn returned(
     let carried = carrier::seal(services, interaction, &state).await?;
     Ok(Returned::Resume {
         location: resume_location(services, &departure, &carried),
+        account_nonce,
     })
 }
 
@@ -254,36 +311,23 @@ fn resume_location(services: &Services, departure: &Departure, carried: &str) ->
     )
 }
 
-const STALE: &str =
+pub(super) const STALE: &str =
     "This sign-in has expired or was already completed. Please go back to the application and sign in again.";
-const UNAVAILABLE: &str =
+pub(super) const UNAVAILABLE: &str =
     "Your company's sign-in service cannot be used right now. Please try again later or contact your administrator.";
-const IDP_REFUSED: &str =
+pub(super) const IDP_REFUSED: &str =
     "Your company's sign-in service did not sign you in. Please go back to the application and try again.";
-const FAILED: &str =
+pub(super) const FAILED: &str =
     "Your company's sign-in service sent an answer that could not be accepted. Please try again or contact your administrator.";
 const NO_ACCOUNT: &str =
     "There is no account for you here yet. Please ask your company's administrator to give you access.";
 const INACTIVE: &str = "This account is disabled. Please contact your company's administrator.";
 
-/// `federation.refused`, filed under the IdP's company when it is known; its id is the
-/// reference the error page shows.
 async fn refused(services: &Services, idp: Option<&IdentityProvider>, reason: &str) -> String {
-    let kind = AuditKind::FederationRefused {
-        idp: idp.map(|idp| idp.id),
-        reason: reason.to_owned(),
-    };
-    let event = audit::event(&services.ctx, kind);
-    let event = match idp {
-        Some(idp) => event.principal(PrincipalType::Company, idp.company_id),
-        None => event,
-    };
-    let reference = event.id.to_string();
-    audit::record(&services.ctx, event).await;
-    reference
+    federation::record_refusal(services, idp, reason).await
 }
 
-async fn refusal(
+pub(super) async fn refusal(
     services: &Services,
     idp: Option<&IdentityProvider>,
     reason: &str,
