@@ -34,14 +34,17 @@ step_prerequisites() {
 		! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
 		missing+=("python3 venv: apt-get install python3-venv   (for .cache/venv: cfn-lint)")
 	fi
-	# The browser tests (tests/integration/authorize/in_browser.rs) drive Debian's headless Chromium.
-	if [[ ! -x /usr/bin/chromium || ! -x /usr/bin/chromedriver ]]; then
+	# The browser tests (tests/integration/authorize/in_browser.rs) drive Debian's headless Chromium;
+	# the SAML identity provider (tests/idp/saml_idp.py) signs and encrypts with Debian's xmlsec1.
+	if [[ ! -x /usr/bin/chromium || ! -x /usr/bin/chromedriver || ! -x /usr/bin/xmlsec1 ]]; then
 		if command -v apt-get >/dev/null 2>&1 && [[ $(id -u) -eq 0 ]]; then
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver ||
-				missing+=("chromium: apt-get install chromium chromium-driver   (the browser tests)")
-		else
-			missing+=("chromium: apt-get install chromium chromium-driver   (the browser tests)")
+			apt-get update -qq &&
+				DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver xmlsec1 || true
 		fi
+		[[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]] ||
+			missing+=("chromium: apt-get install chromium chromium-driver   (the browser tests)")
+		[[ -x /usr/bin/xmlsec1 ]] ||
+			missing+=("xmlsec1: apt-get install xmlsec1   (the SAML identity provider, tests/idp/saml_idp.py)")
 	fi
 	if ((${#missing[@]})); then
 		printf '  missing %s\n' "${missing[@]}" >&2
