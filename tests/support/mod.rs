@@ -17,6 +17,7 @@ pub mod oidc_idp;
 pub mod otlp_receiver;
 pub mod ports;
 pub mod relying_party;
+pub mod saml_idp;
 pub mod signing_lifecycle;
 pub mod smtp_server;
 pub mod sqlite;
