@@ -17,6 +17,7 @@ import datetime
 import hashlib
 import html
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -258,7 +259,7 @@ class Idp:
         try:
             parsed = self.server.parse_authn_request(params["SAMLRequest"], BINDING_HTTP_REDIRECT)
         except Exception as error:
-            raise Refused(f"authn request invalid: {error}") from error
+            raise Refused(f"authn request invalid: {type(error).__name__}: {brief(error)}") from error
         show("AuthnRequest", parsed.xmlstr)
         request = parsed.message
         sp = request.issuer.text.strip()
@@ -347,7 +348,9 @@ class Idp:
             assertion.conditions.not_on_or_after = saml_time(now - datetime.timedelta(minutes=10))
             confirmation.not_on_or_after = saml_time(now - datetime.timedelta(minutes=10))
         elif mode == "not_yet_valid":
+            # Only NotBefore is wrong: the window after it is as long as a good one's.
             assertion.conditions.not_before = saml_time(now + datetime.timedelta(minutes=10))
+            assertion.conditions.not_on_or_after = saml_time(now + datetime.timedelta(minutes=10) + LIFETIME)
         elif mode == "wrong_audience":
             assertion.conditions.audience_restriction[0].audience[0].text = "https://other.example/sp"
         elif mode == "wrong_recipient":
@@ -475,8 +478,10 @@ def forge(signed, mode, username):
         return signed
     if mode == "dtd":
         declaration, rest = signed.split("?>", 1) if signed.startswith("<?xml") else ("", signed)
-        prolog = declaration + "?>" if declaration else ""
-        return prolog + '<!DOCTYPE samlp:Response [<!ENTITY x "y">]>' + rest.lstrip()
+        prolog = declaration + "?>\n" if declaration else ""
+        rest = rest.lstrip()
+        root_name = rest[1:].split(None, 1)[0]
+        return f'{prolog}<!DOCTYPE {root_name} [<!ENTITY x "y">]>\n{rest}'
     root = etree.fromstring(signed.encode())
     assertion = root.find("saml:Assertion", NS)
     if mode == "tampered":
@@ -520,6 +525,11 @@ def set_subject(assertion, username):
 
 class Refused(Exception):
     pass
+
+
+def brief(error):
+    text = str(error)
+    return text if VERBOSE or len(text) <= 200 else text[:200] + "..."
 
 
 def login_page(key):
@@ -589,9 +599,11 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_json(400, {"error": str(refused)})
             return self.send(400, "text/plain", str(refused))
         except Exception as error:
-            log(f"{method} {url.path}: {error!r}")
-            traceback.print_exc(file=sys.stderr)
-            return self.send_json(500, {"error": repr(error)})
+            # pysaml2's exceptions may quote the documents; only --verbose shows them whole.
+            log(f"{method} {url.path}: {type(error).__name__}: {brief(error)}")
+            if VERBOSE:
+                traceback.print_exc(file=sys.stderr)
+            return self.send_json(500, {"error": f"{type(error).__name__}: {brief(error)}"})
 
     def do_GET(self):  # noqa: N802 - the stdlib's name
         self.route("GET")
@@ -611,7 +623,7 @@ class Handler(BaseHTTPRequestHandler):
         try:
             idp.register_sp(self.body().decode())
         except Exception as error:
-            raise Refused(f"SP metadata not loaded: {error}") from error
+            raise Refused(f"SP metadata not loaded: {type(error).__name__}: {brief(error)}") from error
         self.send(204)
 
     def set_mode(self, idp, _query):
@@ -699,6 +711,8 @@ def main():
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     VERBOSE = args.verbose
+    # pysaml2 logs documents at several levels; without --verbose only its failures show.
+    logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if VERBOSE else logging.CRITICAL)
     os.makedirs(args.dir, exist_ok=True)
     base = f"http://127.0.0.1:{args.port}"
     key_file, cert_file = make_key(args.dir, args.port)
