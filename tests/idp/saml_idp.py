@@ -199,16 +199,22 @@ class Idp:
             for entity_id in md.entity:
                 self.server.metadata.metadata[entity_id] = md
 
+    def known(self, entity_id):
+        if entity_id not in self.server.metadata.metadata:
+            raise Refused(f"unknown service provider {entity_id}")
+
     def sp_certs(self, entity_id, use):
         return [cert for _, cert in self.server.metadata.certs(entity_id, "spsso", use)]
 
     def sp_acs(self, entity_id):
+        self.known(entity_id)
         services = self.server.metadata.assertion_consumer_service(entity_id, BINDING_HTTP_POST)
         if not services:
             raise Refused(f"no HTTP-POST assertion consumer service for {entity_id}")
         return services[0]["location"]
 
     def sp_slo(self, entity_id, response=False):
+        self.known(entity_id)
         services = self.server.metadata.single_logout_service(entity_id, BINDING_HTTP_REDIRECT, "spsso")
         if not services:
             raise Refused(f"no HTTP-Redirect single logout service for {entity_id}")
@@ -263,13 +269,12 @@ class Idp:
         show("AuthnRequest", parsed.xmlstr)
         request = parsed.message
         sp = request.issuer.text.strip()
-        if sp not in self.server.metadata.metadata:
-            raise Refused(f"unknown service provider {sp}")
+        self.known(sp)
         if not self.redirect_signature_valid(raw_query, sp):
             raise Refused("authn request signature invalid")
-        known = [s["location"] for s in self.server.metadata.assertion_consumer_service(sp, BINDING_HTTP_POST)]
+        locations = [s["location"] for s in self.server.metadata.assertion_consumer_service(sp, BINDING_HTTP_POST)]
         acs = request.assertion_consumer_service_url or self.sp_acs(sp)
-        if acs not in known:
+        if acs not in locations:
             raise Refused(f"assertion consumer service {acs} is not in {sp}'s metadata")
         return {"id": request.id, "sp": sp, "acs": acs, "relay_state": params.get("RelayState", "")}
 
