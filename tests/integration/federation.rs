@@ -8,4 +8,7 @@ mod in_browser;
 pub(crate) mod oidc;
 mod pages;
 mod refusals;
+mod saml;
+pub(crate) mod saml_fixture;
+mod saml_refusals;
 mod tokens;

@@ -30,6 +30,7 @@ mod legacy_import;
 mod newer_options;
 pub(crate) mod output;
 mod public_clients;
+mod saml_idps;
 mod secrets;
 mod sessions;
 mod status;
@@ -79,6 +80,7 @@ on_both_targets!(
     client_jwks,
     client_secrets,
     company_idps,
+    company_saml_idps,
     company_sso,
     legacy_token_import,
     public_clients,
@@ -92,6 +94,11 @@ on_both_targets!(
 /// `companies idps add|list|show|remove`.
 async fn company_idps(t: Target) {
     idps::add_list_show_remove(&t).await;
+}
+
+/// `companies idps add --saml` and `companies idps refresh`.
+async fn company_saml_idps(t: Target) {
+    saml_idps::add_show_refresh(&t).await;
 }
 
 /// `companies set-sso` and `users set-local-sign-in`, with the service on the same store.

@@ -218,11 +218,11 @@ pub(super) fn covered_by(
             .map_err(|_| ResponseRefusal::BadSignature)?;
         keys.add_key(key);
     }
-    let mut context = DsigContext::new(keys)
+    // `ID` is among the library's ID attributes already (with `Id`, `id`, `AssertionID`).
+    let context = DsigContext::new(keys)
         .with_trusted_keys_only(true)
         .with_strict_verification(true)
         .with_require_reference_digests(true);
-    context.add_id_attr("ID");
     // A document-level failure (two elements with one ID among them) refuses the whole.
     let results = bergshamra::dsig::verify::verify_all_document(&context, doc)
         .map_err(|_| ResponseRefusal::Wrapped)?;
