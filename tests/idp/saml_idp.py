@@ -425,6 +425,21 @@ class Idp:
         show("LogoutRequest", xml)
         return self.redirect_url(xml, location, "SAMLRequest", "", signed)
 
+    def logout_post(self, sp, name_id, signed, destination):
+        """The same LogoutRequest for the HTTP-POST binding: an enveloped XML Signature over the
+        whole message (or none), the form's field base64 (not deflated)."""
+        with self.lock:
+            session_index = self.sessions.get(name_id)
+        location = self.sp_slo(sp)
+        _, request = self.server.create_logout_request(
+            destination or location, sp,
+            name_id=NameID(format=NAMEID_FORMAT_PERSISTENT, text=name_id),
+            session_indexes=[session_index] if session_index else None, sign=False,
+        )
+        xml = self.sign(request, [request] if signed else [])
+        show("LogoutRequest (POST)", xml)
+        return {"url": location, "SAMLRequest": base64.b64encode(xml.encode()).decode(), "RelayState": ""}
+
     def slo(self, raw_query):
         params = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}
         if "SAMLRequest" in params:
@@ -675,7 +690,11 @@ class Handler(BaseHTTPRequestHandler):
     def test_logout(self, idp, _query):
         body = json.loads(self.body())
         name_id = body.get("name_id") or name_id_of(body["username"])
-        url = idp.logout_url(body["sp"], name_id, body.get("signed", True), body.get("destination"))
+        signed, destination = body.get("signed", True), body.get("destination")
+        if body.get("binding") == "post":
+            self.send_json(200, idp.logout_post(body["sp"], name_id, signed, destination))
+            return
+        url = idp.logout_url(body["sp"], name_id, signed, destination)
         self.send_json(200, {"url": url})
 
     def slo(self, idp, query):

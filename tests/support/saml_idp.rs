@@ -227,6 +227,26 @@ impl SamlIdp {
         answer["url"].as_str().expect("the logout URL").to_owned()
     }
 
+    /// The IdP's LogoutRequest for `username` over the HTTP-POST binding: where to post it and
+    /// the form (`SAMLRequest`, enveloped-signed unless `signed` is false, and `RelayState`).
+    pub async fn logout_post(
+        &self,
+        sp_entity_id: &str,
+        username: &str,
+        signed: bool,
+    ) -> (String, Vec<(&'static str, String)>) {
+        let body = json!({ "sp": sp_entity_id, "username": username, "signed": signed, "binding": "post" });
+        let answer = self.json("/test/logout", &body).await;
+        let field = |name: &str| answer[name].as_str().expect("the logout form").to_owned();
+        (
+            field("url"),
+            vec![
+                ("SAMLRequest", field("SAMLRequest")),
+                ("RelayState", field("RelayState")),
+            ],
+        )
+    }
+
     /// What the IdP saw at its single logout service, oldest first.
     pub async fn records(&self) -> Vec<Value> {
         let answer = self

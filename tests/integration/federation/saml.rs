@@ -72,6 +72,13 @@ async fn a_signed_assertion_signs_in_just_in_time_and_the_authorization_continue
     let post = f.idp.login(&sso, &login, false).await;
     let consent = f.come_back(&mut session, &post).await;
     let tokens = approve(&f, &mut session, consent).await;
+    // Nothing the IdP sent, nor what it was asked with, is in the logs.
+    crate::support::logs::assert_no_secret_logged(&[
+        &post.saml_response,
+        &post.relay_state,
+        &SamlIdp::name_id_of(&login),
+        &asked["SAMLRequest"],
+    ]);
     let claims = id_token_claims(&f, &tokens).await;
     assert_eq!(claims["idp"], f.idp_id.to_string());
     assert_eq!(claims["amr"], serde_json::json!(["pwd"]));
@@ -248,6 +255,41 @@ async fn an_idp_initiated_logout_ends_its_sessions_and_answers_signed(f: SamlFed
     );
 }
 
+/// The IdP's `LogoutRequest` over the HTTP-POST binding, enveloped-signed: the same; unsigned,
+/// nothing.
+async fn an_idp_initiated_logout_posted_ends_its_sessions_too(f: SamlFederated) {
+    let login = format!("kai@{DOMAIN}");
+    let mut session = Session::new(&f.app);
+    let consent = f.sign_in(&mut session, &login, "signed").await;
+    approve(&f, &mut session, consent).await;
+    let user = f.linked_user(&login).await.unwrap();
+    let live = || async {
+        let now = f.app.clock.now();
+        f.app
+            .store
+            .sessions()
+            .list_sessions(&user, now)
+            .await
+            .unwrap()
+            .len()
+    };
+    assert_eq!(live().await, 1);
+    let (url, form) = f.idp.logout_post(&f.sp_entity_id(), &login, false).await;
+    let refused = f.app.http.post(&url).form(&form).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(live().await, 1, "unsigned: nothing changed");
+    let (url, form) = f.idp.logout_post(&f.sp_entity_id(), &login, true).await;
+    let answer = f.app.http.post(&url).form(&form).send().await.unwrap();
+    assert_eq!(answer.status(), StatusCode::FOUND);
+    let to_idp = answer.headers()[header::LOCATION].to_str().unwrap();
+    assert!(
+        to_idp.starts_with(&format!("{}/slo?SAMLResponse=", f.idp.base)),
+        "{to_idp}"
+    );
+    assert_eq!(live().await, 0);
+    assert_eq!(f.refusals().await, ["unsigned"]);
+}
+
 /// Our sign-out (the account page's "everywhere") ends the session here, then sends a signed
 /// `LogoutRequest` for its NameID and session to the IdP, whose answer ends on the signed-out
 /// page.
@@ -345,5 +387,6 @@ crate::on_both_stores!(using crate::federation::saml_fixture::saml_federated;
     an_idp_initiated_sign_in_lands_on_the_account_page,
     an_idp_initiated_logout_ends_its_sessions_and_answers_signed,
     our_sign_out_sends_a_signed_logout_request_to_the_idp,
+    an_idp_initiated_logout_posted_ends_its_sessions_too,
     our_metadata_is_what_the_idp_imports,
 );
