@@ -10,5 +10,6 @@ mod pages;
 mod refusals;
 mod saml;
 pub(crate) mod saml_fixture;
+mod saml_in_browser;
 mod saml_refusals;
 mod tokens;

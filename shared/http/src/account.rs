@@ -149,7 +149,20 @@ fn answer(services: &Services, step: AccountStep) -> PageAnswer {
             }
         }
         AccountStep::Upstream { location } => PageAnswer::redirect(StatusCode::SEE_OTHER, location),
-        AccountStep::Overview(overview) => PageAnswer::page(rendered(&overview)),
+        AccountStep::Overview(overview) => {
+            // Signing out of a session a company's IdP started continues at the IdP's own
+            // sign-out (a redirect after the form, which `form-action` governs).
+            let via_idp = overview
+                .sessions
+                .iter()
+                .any(|listed| listed.current && listed.session.upstream.is_some());
+            let page = PageAnswer::page(rendered(&overview));
+            if via_idp {
+                page.sign_in_page(services)
+            } else {
+                page
+            }
+        }
         AccountStep::Reload { session_cookie } => {
             let reload = PageAnswer::redirect(StatusCode::SEE_OTHER, ACCOUNT_PATH.to_owned());
             match session_cookie {

@@ -114,8 +114,10 @@ fn respond(services: &Services, answer: Result<LogoutAnswer, LogoutError>) -> Re
     let page = match answer.outcome {
         LogoutOutcome::Redirect(location) => PageAnswer::redirect(StatusCode::FOUND, location),
         LogoutOutcome::SignedOut => PageAnswer::page(render_signed_out()),
+        // Confirmed, a session a company's IdP started continues at the IdP's own sign-out: a
+        // redirect after the form, which `form-action` governs.
         LogoutOutcome::Confirm(confirmation) => {
-            PageAnswer::page(render_logout_confirm(&confirmation))
+            PageAnswer::page(render_logout_confirm(&confirmation)).sign_in_page(services)
         }
     };
     let page = if answer.clear_session_cookie {
