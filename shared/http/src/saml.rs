@@ -31,6 +31,14 @@ fn idp_id(path: Result<Path<String>, PathRejection>) -> String {
     path.map(|Path(id)| id).unwrap_or_default()
 }
 
+/// The HTTP-POST binding's form fields; none for a body too large or not a form.
+async fn posted_form(headers: &HeaderMap, body: Body) -> Vec<(String, String)> {
+    match axum::body::to_bytes(body, MAX_ACS_FORM_BYTES).await {
+        Ok(bytes) if is_form(headers) => form_pairs(&bytes).unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
 fn unknown() -> Response {
     PageAnswer::refused("There is no such identity provider here.", None).into_response()
 }
@@ -105,10 +113,7 @@ pub async fn saml_acs(
     body: Body,
 ) -> Response {
     let id = idp_id(path);
-    let form = match axum::body::to_bytes(body, MAX_ACS_FORM_BYTES).await {
-        Ok(bytes) if is_form(&headers) => form_pairs(&bytes).unwrap_or_default(),
-        _ => Vec::new(),
-    };
+    let form = posted_form(&headers, body).await;
     let value = |name: &str| {
         form.iter()
             .find(|(field, _)| field == name)
@@ -195,10 +200,7 @@ pub async fn saml_slo_post(
     body: Body,
 ) -> Response {
     let id = idp_id(path);
-    let form = match axum::body::to_bytes(body, MAX_ACS_FORM_BYTES).await {
-        Ok(bytes) if is_form(&headers) => form_pairs(&bytes).unwrap_or_default(),
-        _ => Vec::new(),
-    };
+    let form = posted_form(&headers, body).await;
     let value = |name: &str| {
         form.iter()
             .find(|(field, _)| field == name)

@@ -280,20 +280,7 @@ pub async fn end_all(
     principal: &PrincipalId,
     reason: SessionEndReason,
 ) -> Result<usize, ServerError> {
-    let now = services.ctx.clock.now();
-    let sessions = services
-        .ctx
-        .store
-        .sessions()
-        .list_sessions(principal, now)
-        .await?;
-    let mut ended = 0;
-    for session in sessions {
-        if end(services, principal, &session.sid, reason).await? {
-            ended += 1;
-        }
-    }
-    Ok(ended)
+    end_where(services, principal, reason, |_| true).await
 }
 
 /// Ends every live session of `principal` that the identity provider `idp` started; answers how
@@ -304,6 +291,17 @@ pub async fn end_started_by(
     idp: &IdpId,
     reason: SessionEndReason,
 ) -> Result<usize, ServerError> {
+    let started_by_idp =
+        |session: &SignInSession| session.upstream.as_ref().is_some_and(|up| up.idp == *idp);
+    end_where(services, principal, reason, started_by_idp).await
+}
+
+async fn end_where(
+    services: &Services,
+    principal: &PrincipalId,
+    reason: SessionEndReason,
+    which: impl Fn(&SignInSession) -> bool,
+) -> Result<usize, ServerError> {
     let now = services.ctx.clock.now();
     let sessions = services
         .ctx
@@ -312,10 +310,7 @@ pub async fn end_started_by(
         .list_sessions(principal, now)
         .await?;
     let mut ended = 0;
-    let started_by_idp = sessions
-        .iter()
-        .filter(|session| session.upstream.as_ref().is_some_and(|up| up.idp == *idp));
-    for session in started_by_idp {
+    for session in sessions.iter().filter(|session| which(session)) {
         if end(services, principal, &session.sid, reason).await? {
             ended += 1;
         }
