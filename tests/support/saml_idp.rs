@@ -247,6 +247,19 @@ impl SamlIdp {
         )
     }
 
+    /// A signed LogoutRequest for `username` whose `Destination` is `destination`, not our
+    /// single logout service, sent there all the same.
+    pub async fn logout_url_to(
+        &self,
+        sp_entity_id: &str,
+        username: &str,
+        destination: &str,
+    ) -> String {
+        let body = json!({ "sp": sp_entity_id, "username": username, "destination": destination });
+        let answer = self.json("/test/logout", &body).await;
+        answer["url"].as_str().expect("the logout URL").to_owned()
+    }
+
     /// What the IdP saw at its single logout service, oldest first.
     pub async fn records(&self) -> Vec<Value> {
         let answer = self

@@ -231,6 +231,20 @@ async fn an_idp_initiated_logout_ends_its_sessions_and_answers_signed(f: SamlFed
     assert_eq!(live(hal_id).await, 1, "an unsigned request changes nothing");
     assert_eq!(f.refusals().await, ["unsigned"]);
 
+    let elsewhere = "https://other.example/slo";
+    let misaddressed = f
+        .idp
+        .logout_url_to(&f.sp_entity_id(), &hal, elsewhere)
+        .await;
+    let refused = f.app.http.get(&misaddressed).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(
+        live(hal_id).await,
+        1,
+        "a request to another service changes nothing"
+    );
+    assert_eq!(f.refusals().await, ["unsigned", "misaddressed"]);
+
     let signed = f.idp.logout_url(&f.sp_entity_id(), &hal, true).await;
     let answer = f.app.http.get(&signed).send().await.unwrap();
     assert_eq!(answer.status(), StatusCode::FOUND);
@@ -253,6 +267,60 @@ async fn an_idp_initiated_logout_ends_its_sessions_and_answers_signed(f: SamlFed
         response["status"],
         "urn:oasis:names:tc:SAML:2.0:status:Success"
     );
+    assert_eq!(f.refusals().await.len(), 2);
+}
+
+/// A company that requires two factors counts a SAML sign-in as two only when its context class
+/// is multi-factor, or the IdP is trusted to have asked.
+async fn a_company_that_requires_two_factors_counts_the_idps_only_for_a_multi_factor_class(
+    f: SamlFederated,
+) {
+    token_core::admin::set_company_mfa(
+        f.app.ctx(),
+        &f.company.id,
+        token_domain::MfaPolicy::Required,
+    )
+    .await
+    .unwrap();
+    let page = |answer: reqwest::Response| async move {
+        assert_eq!(answer.status(), StatusCode::OK);
+        answer.text().await.unwrap()
+    };
+    let mut session = Session::new(&f.app);
+    let one = page(
+        f.sign_in(&mut session, &format!("oli@{DOMAIN}"), "signed")
+            .await,
+    )
+    .await;
+    assert!(one.contains("Set up an authenticator app"), "{one}");
+    assert!(
+        session.sso_cookie.is_none(),
+        "no session before the second factor"
+    );
+
+    let login = format!("pam@{DOMAIN}");
+    let mut session = Session::new(&f.app);
+    let sso = f.leave_for_idp(&mut session, &login).await;
+    let post = f.idp.login(&sso, &login, true).await;
+    let two = page(f.come_back(&mut session, &post).await).await;
+    assert!(two.contains("would like to"), "{two}");
+    assert!(session.sso_cookie.is_some(), "a session with both factors");
+
+    let federation = f.app.store.federation();
+    let mut idp = federation
+        .get_identity_provider(&f.idp_id)
+        .await
+        .unwrap()
+        .unwrap();
+    idp.trust_mfa = true;
+    assert!(federation.replace_identity_provider(&idp).await.unwrap());
+    let mut session = Session::new(&f.app);
+    let trusted = page(
+        f.sign_in(&mut session, &format!("quinn@{DOMAIN}"), "signed")
+            .await,
+    )
+    .await;
+    assert!(trusted.contains("would like to"), "{trusted}");
 }
 
 /// The IdP's `LogoutRequest` over the HTTP-POST binding, enveloped-signed: the same; unsigned,
@@ -384,6 +452,7 @@ crate::on_both_stores!(using crate::federation::saml_fixture::saml_federated;
     a_signed_assertion_signs_in_just_in_time_and_the_authorization_continues,
     signed_responses_and_encrypted_assertions_sign_in,
     a_multi_factor_context_is_mfa_in_the_id_token,
+    a_company_that_requires_two_factors_counts_the_idps_only_for_a_multi_factor_class,
     an_idp_initiated_sign_in_lands_on_the_account_page,
     an_idp_initiated_logout_ends_its_sessions_and_answers_signed,
     our_sign_out_sends_a_signed_logout_request_to_the_idp,
