@@ -12,4 +12,5 @@ mod saml;
 pub(crate) mod saml_fixture;
 mod saml_in_browser;
 mod saml_refusals;
+mod saml_retry;
 mod tokens;

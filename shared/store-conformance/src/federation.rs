@@ -428,6 +428,22 @@ pub async fn an_upstream_request_is_taken_once_before_it_expires(store: &dyn Sto
     let (now, federation) = (now(), store.federation());
     let live = upstream_request(now);
     federation.put_upstream_request(&live).await.expect("put");
+    for _ in 0..2 {
+        let read = federation.get_upstream_request(&live.state_hash, now).await;
+        assert_eq!(
+            read.unwrap(),
+            Some(live.clone()),
+            "a read leaves it in place"
+        );
+    }
+    let at_expiry = federation.get_upstream_request(&live.state_hash, live.expires_at);
+    assert_eq!(
+        at_expiry.await.unwrap(),
+        None,
+        "read as expired at its expiry"
+    );
+    let unknown = federation.get_upstream_request(&random_hash(), now).await;
+    assert_eq!(unknown.unwrap(), None);
     assert_eq!(
         federation
             .take_upstream_request(&random_hash(), now)
@@ -451,6 +467,10 @@ pub async fn an_upstream_request_is_taken_once_before_it_expires(store: &dyn Sto
         None,
         "used"
     );
+    let gone = federation
+        .get_upstream_request(&live.state_hash, now + 1)
+        .await;
+    assert_eq!(gone.unwrap(), None, "a taken one reads as gone");
     let expired = upstream_request(now);
     federation.put_upstream_request(&expired).await.unwrap();
     assert_eq!(

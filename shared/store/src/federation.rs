@@ -90,6 +90,15 @@ pub trait FederationStore: Send + Sync {
     /// Keeps a sign-in sent to an IdP until its `expires_at`.
     async fn put_upstream_request(&self, request: &PendingUpstreamRequest) -> StoreResult<()>;
 
+    /// The request under `state_hash` if it is live at `now`, left in place: read before the
+    /// answer is checked, taken only once everything else is done, so that a retry after a
+    /// failure in between finds it still.
+    async fn get_upstream_request(
+        &self,
+        state_hash: &TokenHash,
+        now: UnixTime,
+    ) -> StoreResult<Option<PendingUpstreamRequest>>;
+
     /// Deletes and answers the request under `state_hash` if it is live at `now`, in one
     /// conditional write: of concurrent takes, one gets it. `None` for an unknown, used or
     /// expired one.

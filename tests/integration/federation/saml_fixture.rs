@@ -2,11 +2,14 @@
 //! administrator adds it (its metadata fetched from its URL under the outbound rules, our
 //! metadata imported there), and a code-flow client; and the HTTP steps of a browser through it.
 
+use std::sync::Arc;
+
 use reqwest::{header, StatusCode};
 use token_core::admin::{self, MetadataSource, NewSamlIdp};
 use token_core::outbound::AllowedHosts;
 use token_domain::audit::{AuditKind, AuditSubject};
 use token_domain::{Company, IdpId, LinkBy, PrincipalId, UpstreamSubject};
+use token_store::Store;
 
 use super::fixture::{see_other, DOMAIN};
 use crate::authorize::flow::{code_client, csrf, query, Session};
@@ -24,13 +27,24 @@ pub struct SamlFederated {
 /// The app and its SAML IdP (IdP-initiated sign-in allowed, just-in-time users, linking by
 /// email) and a client.
 pub async fn saml_federated(backend: Backend) -> Option<SamlFederated> {
+    saml_federated_on(backend, None).await
+}
+
+/// [`saml_federated`] on `store` (a DynamoDB table behind a fault proxy, say), else a fresh one.
+pub async fn saml_federated_on(
+    backend: Backend,
+    store: Option<Arc<dyn Store>>,
+) -> Option<SamlFederated> {
     let idp = SamlIdp::start().await;
     let allowed = AllowedHosts::parse(&format!("127.0.0.1:{}", idp.port)).unwrap();
     let options = AppOptions {
         document_fetcher: Some(token_adapters::outbound::fetcher(allowed)),
         ..AppOptions::default()
     };
-    let app = TestApp::spawn_with(backend, options).await?;
+    let app = match store {
+        Some(store) => TestApp::with_store(store, backend, options).await,
+        None => TestApp::spawn_with(backend, options).await?,
+    };
     let company = app.create_company("Acme").await;
     let client = code_client(&app).await;
     let new = NewSamlIdp {

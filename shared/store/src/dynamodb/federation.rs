@@ -242,6 +242,17 @@ impl FederationStore for DynamoStore {
         self.put("PutUpstreamRequest", item).await
     }
 
+    async fn get_upstream_request(
+        &self,
+        state_hash: &TokenHash,
+        now: UnixTime,
+    ) -> StoreResult<Option<PendingUpstreamRequest>> {
+        let request: Option<PendingUpstreamRequest> = self
+            .get("GetUpstreamRequest", keys::upstream_request(state_hash))
+            .await?;
+        Ok(request.filter(|request| request.expires_at > now))
+    }
+
     async fn take_upstream_request(
         &self,
         state_hash: &TokenHash,

@@ -265,6 +265,27 @@ impl FederationStore for SqliteStore {
         Ok(())
     }
 
+    async fn get_upstream_request(
+        &self,
+        state_hash: &TokenHash,
+        now: UnixTime,
+    ) -> StoreResult<Option<PendingUpstreamRequest>> {
+        let hash = state_hash.to_hex();
+        self.read(move |conn| {
+            let body: Option<String> = conn
+                .prepare_cached(
+                    "SELECT body FROM upstream_requests WHERE state_hash = ?1 AND expires_at > ?2",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_row(params![hash, now], |row| row.get(0))
+                        .optional()
+                })
+                .map_err(map_err)?;
+            body.map(|body| from_json(&body)).transpose()
+        })
+        .await
+    }
+
     async fn take_upstream_request(
         &self,
         state_hash: &TokenHash,

@@ -115,15 +115,42 @@ async fn signing_key(
     keys::private_key(&der)
 }
 
-/// The IdP's `Response` checked (every rule of `response`), its assertion not seen before
-/// (remembered until it could no longer be presented), and who it says signed in.
+/// An assertion accepted but not yet remembered: [`first_use`] remembers it, once.
+#[derive(Debug, Clone)]
+pub struct AssertionUse {
+    key: ReplayKey,
+    until: i64,
+}
+
+/// A response that passed every check, and who it says signed in.
+#[derive(Debug)]
+pub struct Accepted {
+    pub identity: UpstreamIdentity,
+    pub assertion: AssertionUse,
+}
+
+/// Remembers the assertion until it could no longer be presented, in one conditional write:
+/// `false` when it was accepted before.
+pub async fn first_use(services: &Services, assertion: &AssertionUse) -> Result<bool, ServerError> {
+    let now = services.ctx.clock.now();
+    Ok(services
+        .ctx
+        .store
+        .replays()
+        .first_use(&assertion.key, assertion.until, now)
+        .await?)
+}
+
+/// The IdP's `Response` checked (every rule of `response`), and who it says signed in. Nothing
+/// is written: the caller remembers the assertion ([`first_use`]) once the sign-in is done, so
+/// that a retry after a failure in between is not a replay.
 pub async fn accept_response(
     services: &Services,
     idp: &IdentityProvider,
     connection: &SamlConnection,
     saml_response: &str,
     in_response_to: Option<&str>,
-) -> Result<Result<UpstreamIdentity, ResponseRefusal>, ServerError> {
+) -> Result<Result<Accepted, ResponseRefusal>, ServerError> {
     let metadata = idp_metadata(connection)?;
     let ours = endpoints(services.geolocation(), &idp.id);
     let encryption = open_sp_key(
@@ -148,16 +175,10 @@ pub async fn accept_response(
         Ok(assertion) => assertion,
         Err(refusal) => return Ok(Err(refusal)),
     };
-    let replay = ReplayKey::new("saml-assertion", &idp.id.to_string(), &assertion.id);
-    let first = services
-        .ctx
-        .store
-        .replays()
-        .first_use(&replay, assertion.valid_until + CLOCK_SKEW_SECONDS, now)
-        .await?;
-    if !first {
-        return Ok(Err(ResponseRefusal::Replayed));
-    }
+    let used = AssertionUse {
+        key: ReplayKey::new("saml-assertion", &idp.id.to_string(), &assertion.id),
+        until: assertion.valid_until + CLOCK_SKEW_SECONDS,
+    };
     let Ok(subject) = UpstreamSubject::new(&metadata.entity_id, &assertion.name_id) else {
         return Ok(Err(ResponseRefusal::MissingSubject));
     };
@@ -174,12 +195,16 @@ pub async fn accept_response(
         name_id_format: assertion.name_id_format.clone(),
         session_index: assertion.session_index.clone(),
     };
-    Ok(Ok(UpstreamIdentity {
+    let identity = UpstreamIdentity {
         subject,
         email,
         amr: amr_of(assertion.context_class.as_deref()),
         auth_time: assertion.authn_instant,
         id_token: serde_json::to_string(&session).expect("a session at the IdP serialises"),
+    };
+    Ok(Ok(Accepted {
+        identity,
+        assertion: used,
     }))
 }
 

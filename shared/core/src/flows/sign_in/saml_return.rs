@@ -1,13 +1,14 @@
 //! The SAML IdP's `Response` at our assertion consumer service: a sign-in this browser started
-//! (its `RelayState` names the pending request, taken once, whose `AuthnRequest` ID the response
-//! must answer), or one the IdP started, taken only from an IdP added with
+//! (its `RelayState` names the pending request, whose `AuthnRequest` ID the response must
+//! answer, taken once the user is found, so that a re-posted form after our failure still
+//! finds it), or one the IdP started, taken only from an IdP added with
 //! `--allow-idp-initiated` and continued on the account page under a sign-in nonce set now.
 //! Either way the assertion is checked (`federation::saml`) and the user found as for OpenID
 //! Connect.
 
 use super::state::Continue;
 use super::upstream::{
-    departure_context, refusal, signed_in_upstream, Departure, Returned, FAILED, IDP_REFUSED,
+    departure_context, refusal, signed_in_upstream, Departure, Gate, Returned, FAILED, IDP_REFUSED,
     STALE, UNAVAILABLE,
 };
 use crate::domain::random::RandomExt as _;
@@ -52,7 +53,7 @@ pub async fn returned_from_saml(
     let now = services.ctx.clock.now();
     let pending = match relay_state {
         Some(relay) => federation
-            .take_upstream_request(&TokenHash::of(relay), now)
+            .get_upstream_request(&TokenHash::of(relay), now)
             .await?
             .filter(|pending| pending.idp_id == idp.id),
         None => None,
@@ -69,7 +70,7 @@ pub async fn returned_from_saml(
             let Some(departure) = departure else {
                 return Ok(refusal(services, Some(&idp), "malformed", FAILED).await);
             };
-            (departure, Some(pending.nonce), None)
+            (departure, Some((pending.nonce, pending.state_hash)), None)
         }
         None if connection.allow_idp_initiated => {
             let nonce = services.ctx.random.opaque_token();
@@ -91,12 +92,17 @@ pub async fn returned_from_saml(
         &idp,
         connection,
         saml_response,
-        in_response_to.as_deref(),
+        in_response_to.as_ref().map(|(id, _)| id.as_str()),
     )
     .await?;
     match accepted {
-        Ok(identity) => {
-            signed_in_upstream(services, &idp, identity, departure, account_nonce).await
+        Ok(accepted) => {
+            let gate = match &in_response_to {
+                Some((_, state_hash)) => Gate::Pending(state_hash, &accepted.assertion),
+                None => Gate::FirstUse(&accepted.assertion),
+            };
+            let identity = accepted.identity;
+            signed_in_upstream(services, &idp, identity, departure, account_nonce, gate).await
         }
         Err(refused) => {
             let message = match refused {

@@ -19,7 +19,7 @@ use crate::domain::{
 use crate::errors::ServerError;
 use crate::federation::linking::{self, NoUser};
 use crate::federation::oidc::{self, OidcRefusal, UpstreamIdentity};
-use crate::federation::saml;
+use crate::federation::saml::{self, AssertionUse};
 use crate::federation::{self, open_client_secret};
 use crate::flows::second_factor::sealer;
 use crate::secrets::TokenHash;
@@ -230,7 +230,56 @@ pub async fn returned(
             return Ok(refusal(services, Some(&idp), refused.reason(), message).await);
         }
     };
-    signed_in_upstream(services, &idp, identity, departure, None).await
+    signed_in_upstream(services, &idp, identity, departure, None, Gate::Open).await
+}
+
+/// The one write that makes an upstream answer used, done once the user is found, so that a
+/// retry after our failure before it finds everything as it was.
+pub(super) enum Gate<'a> {
+    /// Nothing more: the answer was used already (the OpenID Connect code, redeemed once at
+    /// the IdP, its pending request taken first).
+    Open,
+    /// Take the pending request the answer names (of two answers, the first), then remember the
+    /// assertion.
+    Pending(&'a TokenHash, &'a AssertionUse),
+    /// Remember the unsolicited assertion: only its first use signs in.
+    FirstUse(&'a AssertionUse),
+}
+
+async fn pass(
+    services: &Services,
+    idp: &IdentityProvider,
+    gate: Gate<'_>,
+) -> Result<Option<Returned>, ServerError> {
+    let now = services.ctx.clock.now();
+    match gate {
+        Gate::Open => Ok(None),
+        Gate::Pending(state_hash, assertion) => {
+            let federation = services.ctx.store.federation();
+            if federation
+                .take_upstream_request(state_hash, now)
+                .await?
+                .is_none()
+            {
+                return Ok(Some(
+                    refusal(services, Some(idp), "unknown_request", STALE).await,
+                ));
+            }
+            // The request, taken once, is what keeps this answer single-use; remembering its
+            // assertion too only refuses it elsewhere sooner, so a failure here is not the user's.
+            if saml::first_use(services, assertion).await.is_err() {
+                tracing::warn!(
+                    "a SAML assertion could not be remembered after its request was taken"
+                );
+            }
+            Ok(None)
+        }
+        Gate::FirstUse(assertion) => Ok(if saml::first_use(services, assertion).await? {
+            None
+        } else {
+            Some(refusal(services, Some(idp), "replayed", FAILED).await)
+        }),
+    }
 }
 
 /// Who the IdP signed in, found (linked or made) and audited, and the page the sign-in left
@@ -241,6 +290,7 @@ pub(super) async fn signed_in_upstream(
     identity: UpstreamIdentity,
     departure: Departure,
     account_nonce: Option<String>,
+    gate: Gate<'_>,
 ) -> Result<Returned, ServerError> {
     let now = services.ctx.clock.now();
     let idp_id = idp.id;
@@ -254,6 +304,9 @@ pub(super) async fn signed_in_upstream(
             return Ok(refusal(services, Some(idp), no_user.reason(), message).await);
         }
     };
+    if let Some(refused) = pass(services, idp, gate).await? {
+        return Ok(refused);
+    }
     let user = resolved.user.id;
     let of_user =
         |kind: AuditKind| audit::event(&services.ctx, kind).principal(PrincipalType::User, user);
