@@ -13,19 +13,16 @@ use http::StatusCode;
 use super::error_response::ServerErrorBody;
 use super::pages::render_signed_out;
 use super::pages::PageAnswer;
-use super::params::form_pairs;
+use super::params::{field, form_pairs};
 use crate::error_response::ErrorResponse;
 use crate::flows::sign_in::{self, Callback, Returned};
 use crate::flows::upstream_logout;
 use crate::services::Services;
 
-/// One query parameter's value.
-fn query_value(query: Option<&str>, name: &str) -> Option<String> {
-    form_pairs(query.unwrap_or_default().as_bytes())
-        .unwrap_or_default()
-        .into_iter()
-        .find(|(field, _)| field == name)
-        .map(|(_, value)| value)
+/// The error page of a refused upstream answer: its sentence and the reference of its
+/// `federation.refused` event.
+pub(super) fn refused_page(message: &str, reference: &str) -> Response {
+    PageAnswer::refused(&format!("{message} Reference: {reference}"), None).into_response()
 }
 
 #[utoipa::path(
@@ -48,8 +45,8 @@ pub async fn oidc_logged_out(
     State(services): State<Arc<Services>>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let state = query_value(query.as_deref(), "state");
-    match upstream_logout::returned(&services, state.as_deref()).await {
+    let pairs = form_pairs(query.unwrap_or_default().as_bytes()).unwrap_or_default();
+    match upstream_logout::returned(&services, field(&pairs, "state")).await {
         Ok(Some(location)) => PageAnswer::redirect(StatusCode::FOUND, location).into_response(),
         Ok(None) => PageAnswer::page(render_signed_out()).into_response(),
         Err(error) => error.into_response(),
@@ -79,24 +76,16 @@ pub async fn oidc_callback(
     RawQuery(query): RawQuery,
 ) -> Response {
     let pairs = form_pairs(query.unwrap_or_default().as_bytes()).unwrap_or_default();
-    let value = |name: &str| {
-        pairs
-            .iter()
-            .find(|(field, _)| field == name)
-            .map(|(_, value)| value.as_str())
-    };
     let callback = Callback {
-        state: value("state"),
-        code: value("code"),
-        error: value("error"),
+        state: field(&pairs, "state"),
+        code: field(&pairs, "code"),
+        error: field(&pairs, "error"),
     };
     match sign_in::returned(&services, callback).await {
         Ok(Returned::Resume { location, .. }) => {
             PageAnswer::redirect(StatusCode::SEE_OTHER, location).into_response()
         }
-        Ok(Returned::Refused { message, reference }) => {
-            PageAnswer::refused(&format!("{message} Reference: {reference}"), None).into_response()
-        }
+        Ok(Returned::Refused { message, reference }) => refused_page(message, &reference),
         Err(error) => error.into_response(),
     }
 }

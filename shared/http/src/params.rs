@@ -18,6 +18,14 @@ pub fn form_pairs(body: &[u8]) -> Result<Pairs, ErrorCode> {
     serde_urlencoded::from_bytes(body).map_err(|_| ErrorCode::UnsupportedRequestFormat)
 }
 
+/// The first value of `name` among `pairs`, if it was sent.
+pub fn field<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(field, _)| field == name)
+        .map(|(_, value)| value.as_str())
+}
+
 /// A JSON object whose values are strings (numbers and booleans are taken as their text, `null`
 /// as absent). A name given twice is refused here, where it is still visible: serde_json's own
 /// maps keep the last value, which would let two parsers of one body disagree.

@@ -13,8 +13,9 @@ use http::{header, HeaderMap, StatusCode};
 
 use super::authorize::is_form;
 use super::error_response::ServerErrorBody;
+use super::federation::refused_page;
 use super::pages::{render_signed_out, PageAnswer};
-use super::params::form_pairs;
+use super::params::{field, form_pairs};
 use crate::cookies::Jar;
 use crate::domain::{IdpId, IdpProtocol};
 use crate::error_response::ErrorResponse;
@@ -114,14 +115,9 @@ pub async fn saml_acs(
 ) -> Response {
     let id = idp_id(path);
     let form = posted_form(&headers, body).await;
-    let value = |name: &str| {
-        form.iter()
-            .find(|(field, _)| field == name)
-            .map(|(_, value)| value.as_str())
-    };
     let post = AcsPost {
-        saml_response: value("SAMLResponse"),
-        relay_state: value("RelayState"),
+        saml_response: field(&form, "SAMLResponse"),
+        relay_state: field(&form, "RelayState"),
     };
     match sign_in::returned_from_saml(&services, &id, post).await {
         Ok(Returned::Resume {
@@ -136,9 +132,7 @@ pub async fn saml_acs(
                 None => answer.into_response(),
             }
         }
-        Ok(Returned::Refused { message, reference }) => {
-            PageAnswer::refused(&format!("{message} Reference: {reference}"), None).into_response()
-        }
+        Ok(Returned::Refused { message, reference }) => refused_page(message, &reference),
         Err(error) => error.into_response(),
     }
 }
@@ -201,17 +195,12 @@ pub async fn saml_slo_post(
 ) -> Response {
     let id = idp_id(path);
     let form = posted_form(&headers, body).await;
-    let value = |name: &str| {
-        form.iter()
-            .find(|(field, _)| field == name)
-            .map(|(_, value)| value.as_str())
-    };
-    let message = value("SAMLRequest")
-        .or(value("SAMLResponse"))
+    let message = field(&form, "SAMLRequest")
+        .or(field(&form, "SAMLResponse"))
         .unwrap_or_default();
     let binding = LogoutBinding::Post {
         message,
-        relay_state: value("RelayState"),
+        relay_state: field(&form, "RelayState"),
     };
     logged_out(saml_logout::single_logout(&services, &id, binding).await)
 }
@@ -222,9 +211,7 @@ fn logged_out(outcome: Result<SingleLogout, crate::errors::ServerError>) -> Resp
             PageAnswer::redirect(StatusCode::FOUND, location).into_response()
         }
         Ok(SingleLogout::SignedOut) => PageAnswer::page(render_signed_out()).into_response(),
-        Ok(SingleLogout::Refused { message, reference }) => {
-            PageAnswer::refused(&format!("{message} Reference: {reference}"), None).into_response()
-        }
+        Ok(SingleLogout::Refused { message, reference }) => refused_page(message, &reference),
         Err(error) => error.into_response(),
     }
 }

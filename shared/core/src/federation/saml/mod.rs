@@ -68,8 +68,33 @@ pub struct Departure {
     pub request_id: String,
 }
 
-/// Our `AuthnRequest` to `idp`, carrying `relay_state`; signed when the IdP wants it (and
-/// always, as our metadata says: `AuthnRequestsSigned`).
+/// A message of ours to `destination` over the HTTP-Redirect binding, signed with the
+/// connection's signing key: `build` writes it from its envelope (a fresh ID, our entity id as
+/// issuer). Where the browser goes, and the message's ID.
+async fn signed_redirect(
+    services: &Services,
+    idp: &IdentityProvider,
+    connection: &SamlConnection,
+    destination: &str,
+    (carrier, relay_state): (Carrier, Option<&str>),
+    build: impl FnOnce(&messages::Envelope<'_>, &SpEndpoints) -> String,
+) -> Result<(String, String), ServerError> {
+    let ours = endpoints(services.geolocation(), &idp.id);
+    let id = message_id(services);
+    let envelope = messages::Envelope {
+        id: &id,
+        issuer: &ours.entity_id,
+        destination,
+        issued_at: services.ctx.clock.now(),
+    };
+    let xml = build(&envelope, &ours);
+    let key = signing_key(services, idp, connection).await?;
+    let location = redirect::encode(destination, carrier, &xml, relay_state, Some(&key))?;
+    Ok((location, id))
+}
+
+/// Our `AuthnRequest` to `idp`, carrying `relay_state`; always signed (as our metadata says:
+/// `AuthnRequestsSigned`), whether or not the IdP wants it.
 pub async fn authn_request(
     services: &Services,
     idp: &IdentityProvider,
@@ -77,23 +102,15 @@ pub async fn authn_request(
     relay_state: &str,
 ) -> Result<Departure, ServerError> {
     let metadata = idp_metadata(connection)?;
-    let ours = endpoints(services.geolocation(), &idp.id);
-    let request_id = message_id(services);
-    let envelope = messages::Envelope {
-        id: &request_id,
-        issuer: &ours.entity_id,
-        destination: &metadata.sso_redirect,
-        issued_at: services.ctx.clock.now(),
-    };
-    let xml = messages::authn_request(&envelope, &ours.acs);
-    let key = signing_key(services, idp, connection).await?;
-    let location = redirect::encode(
+    let (location, request_id) = signed_redirect(
+        services,
+        idp,
+        connection,
         &metadata.sso_redirect,
-        Carrier::Request,
-        &xml,
-        Some(relay_state),
-        Some(&key),
-    )?;
+        (Carrier::Request, Some(relay_state)),
+        |envelope, ours| messages::authn_request(envelope, &ours.acs),
+    )
+    .await?;
     Ok(Departure {
         location,
         request_id,
@@ -240,28 +257,19 @@ pub async fn logout_request(
     session: &SessionAtIdp,
     relay_state: &str,
 ) -> Result<Option<String>, ServerError> {
-    let metadata = idp_metadata(connection)?;
-    let Some(slo) = metadata.slo_redirect else {
+    let Some(slo) = idp_metadata(connection)?.slo_redirect else {
         return Ok(None);
     };
-    let ours = endpoints(services.geolocation(), &idp.id);
-    let id = message_id(services);
-    let envelope = messages::Envelope {
-        id: &id,
-        issuer: &ours.entity_id,
-        destination: &slo.location,
-        issued_at: services.ctx.clock.now(),
-    };
-    let xml = messages::logout_request(&envelope, session);
-    let key = signing_key(services, idp, connection).await?;
-    redirect::encode(
+    let (location, _) = signed_redirect(
+        services,
+        idp,
+        connection,
         &slo.location,
-        Carrier::Request,
-        &xml,
-        Some(relay_state),
-        Some(&key),
+        (Carrier::Request, Some(relay_state)),
+        |envelope, _| messages::logout_request(envelope, session),
     )
-    .map(Some)
+    .await?;
+    Ok(Some(location))
 }
 
 /// How a logout message came to our single logout service.
@@ -360,29 +368,20 @@ pub async fn logout_response(
     request_id: &str,
     relay_state: Option<&str>,
 ) -> Result<Option<String>, ServerError> {
-    let metadata = idp_metadata(connection)?;
-    let Some(slo) = metadata.slo_redirect else {
+    let Some(slo) = idp_metadata(connection)?.slo_redirect else {
         return Ok(None);
     };
     let destination = slo.response_location.unwrap_or(slo.location);
-    let ours = endpoints(services.geolocation(), &idp.id);
-    let id = message_id(services);
-    let envelope = messages::Envelope {
-        id: &id,
-        issuer: &ours.entity_id,
-        destination: &destination,
-        issued_at: services.ctx.clock.now(),
-    };
-    let xml = messages::logout_response(&envelope, request_id, STATUS_SUCCESS);
-    let key = signing_key(services, idp, connection).await?;
-    redirect::encode(
+    let (location, _) = signed_redirect(
+        services,
+        idp,
+        connection,
         &destination,
-        Carrier::Response,
-        &xml,
-        relay_state,
-        Some(&key),
+        (Carrier::Response, relay_state),
+        |envelope, _| messages::logout_response(envelope, request_id, STATUS_SUCCESS),
     )
-    .map(Some)
+    .await?;
+    Ok(Some(location))
 }
 
 /// Our metadata for the connection.

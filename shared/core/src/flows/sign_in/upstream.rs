@@ -102,7 +102,7 @@ pub(super) async fn leave_for(
     login: &str,
 ) -> Result<Next, SignInError> {
     let Some(request) = request_to(services, idp, login).await? else {
-        refused(services, Some(idp), "idp_unavailable").await;
+        federation::record_refusal(services, Some(idp), "idp_unavailable").await;
         return Ok(identify(login, Some(IDP_UNREACHABLE)));
     };
     let now = services.ctx.clock.now();
@@ -376,17 +376,13 @@ const NO_ACCOUNT: &str =
     "There is no account for you here yet. Please ask your company's administrator to give you access.";
 const INACTIVE: &str = "This account is disabled. Please contact your company's administrator.";
 
-async fn refused(services: &Services, idp: Option<&IdentityProvider>, reason: &str) -> String {
-    federation::record_refusal(services, idp, reason).await
-}
-
 pub(super) async fn refusal(
     services: &Services,
     idp: Option<&IdentityProvider>,
     reason: &str,
     message: &'static str,
 ) -> Returned {
-    let reference = refused(services, idp, reason).await;
+    let reference = federation::record_refusal(services, idp, reason).await;
     Returned::Refused { message, reference }
 }
 
