@@ -245,6 +245,8 @@ step_relying_parties() {
 	infra/relying-parties.sh install >/dev/null
 	step "identity providers for the company-IdP tests (infra/identity-providers.sh)"
 	infra/identity-providers.sh install
+	step "SCIM clients for the provisioning tests (infra/scim-clients.sh)"
+	infra/scim-clients.sh install
 }
 
 # Eight test threads on two cores: the integration tests mostly wait (on DynamoDB Local, Chromium,

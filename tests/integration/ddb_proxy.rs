@@ -50,6 +50,8 @@ fn user() -> User {
         created_at: SystemClock.now(),
         email: None,
         local_sign_in: false,
+        directory: None,
+        revision: 0,
         external_id: None,
     }
 }

@@ -48,6 +48,7 @@ mod registration;
 mod resources;
 mod revocation;
 mod round_trips;
+mod scim;
 mod second_factor_browser;
 mod security;
 mod signing_keys;

@@ -27,6 +27,7 @@ pub mod logout_delivery;
 pub mod mail;
 pub mod measure;
 pub mod outbound;
+pub mod provisioning;
 pub mod requests;
 pub mod services;
 pub mod signing;

@@ -138,6 +138,8 @@ impl TestState {
             created_at: self.now(),
             email: None,
             local_sign_in: false,
+            directory: None,
+            revision: 0,
             external_id: None,
         };
         self.store()

@@ -11,6 +11,7 @@ mod channel;
 mod client;
 mod client_secrets;
 mod device;
+mod directory;
 mod federation;
 mod geolocation;
 mod ids;
@@ -21,6 +22,7 @@ mod principal;
 mod pushed_authorization;
 mod refresh_token_name;
 mod resource;
+pub mod scim;
 mod scopes;
 mod second_factor;
 mod session;
@@ -50,6 +52,7 @@ pub use device::{
     DEVICE_CODE_RETENTION_SECONDS, DEVICE_CODE_TTL_SECONDS, DEVICE_POLL_INTERVAL_SECONDS,
     DEVICE_SLOW_DOWN_SECONDS, USER_CODE_ALPHABET, USER_CODE_LENGTH,
 };
+pub use directory::{DirectoryGroup, DirectoryProfile, ProvisioningToken, MAX_GROUP_MEMBERS};
 pub use federation::{
     FederationLink, IdentityProvider, IdpDomain, IdpDomains, IdpProtocol, InvalidDomains,
     InvalidUpstreamSubject, LinkBy, OidcConnection, PendingUpstreamRequest, SamlConnection,

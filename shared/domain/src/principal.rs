@@ -5,6 +5,7 @@ use std::fmt;
 
 use super::{Geolocation, Login, PrincipalId};
 use crate::clock::UnixTime;
+use crate::directory::DirectoryProfile;
 use crate::federation::SsoPolicy;
 use crate::second_factor::MfaPolicy;
 use crate::secrets::PasswordHash;
@@ -128,6 +129,18 @@ pub struct User {
     /// federated sign-in whose upstream subject equals it links to this user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_id: Option<String>,
+    /// What the company's provisioning client said of the user beyond these fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directory: Option<Box<DirectoryProfile>>,
+    /// Counts the writes that must not cross (a provisioning client's replacement is
+    /// conditional on the revision it read); users stored before it existed read 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub revision: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 impl User {
@@ -151,4 +164,8 @@ pub struct Company {
     /// set-sso`); companies stored before the policy existed read `Optional`.
     #[serde(default)]
     pub sso_policy: SsoPolicy,
+    /// The directory group whose members administer the company (`tokenctl companies
+    /// set-admin-group`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admin_group: Option<String>,
 }

@@ -41,6 +41,7 @@ mod registration;
 mod revoke;
 mod routing;
 mod saml;
+mod scim;
 pub mod source_address;
 pub mod token;
 mod userinfo;
@@ -87,6 +88,11 @@ pub fn registration_router(services: Arc<Services>) -> Router {
     serve(registration_routes(), services)
 }
 
+/// The scim function: SCIM 2.0 provisioning at `/scim/v2`.
+pub fn scim_router(services: Arc<Services>) -> Router {
+    serve(scim_routes(), services)
+}
+
 /// Every route of every function, for the local all-in-one server, and `GET /metrics` read
 /// through `scrape` (the Prometheus exporter, `token_adapters::metrics::prometheus`).
 pub fn local_router(services: Arc<Services>, scrape: Arc<dyn measure::Scrape>) -> Router {
@@ -115,6 +121,33 @@ fn every_route() -> Routes {
         .merge(exchange_routes())
         .merge(company_routes())
         .merge(registration_routes())
+        .merge(scim_routes())
+}
+
+fn scim_routes() -> Routes {
+    Routes::new()
+        .add(operation!(scim::list_users))
+        .add(operation!(scim::create_user))
+        .add(operation!(scim::search_users))
+        .add(operation!(scim::get_user))
+        .add(operation!(scim::replace_user))
+        .add(operation!(scim::patch_user))
+        .add(operation!(scim::delete_user))
+        .add(operation!(scim::list_groups))
+        .add(operation!(scim::create_group))
+        .add(operation!(scim::search_groups))
+        .add(operation!(scim::get_group))
+        .add(operation!(scim::replace_group))
+        .add(operation!(scim::patch_group))
+        .add(operation!(scim::delete_group))
+        .add(operation!(scim::bulk))
+        .add(operation!(scim::search_all))
+        .add(operation!(scim::service_provider))
+        .add(operation!(scim::resource_types))
+        .add(operation!(scim::resource_type))
+        .add(operation!(scim::schemas))
+        .add(operation!(scim::schema))
+        .add(operation!(scim::me))
 }
 
 fn token_routes() -> Routes {

@@ -117,6 +117,7 @@ fn the_document_is_every_function_s_routes() {
     let exchange = paths(exchange_routes());
     let company = paths(company_routes());
     let registration = paths(registration_routes());
+    let scim = paths(scim_routes());
     assert!(token.contains("/openapi.json"));
     assert!(registration.contains("/oauth2/v0/register"));
     assert!(
@@ -128,6 +129,7 @@ fn the_document_is_every_function_s_routes() {
         .chain(&exchange)
         .chain(&company)
         .chain(&registration)
+        .chain(&scim)
         .cloned()
         .collect();
     assert_eq!(union, every);

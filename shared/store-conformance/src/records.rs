@@ -68,6 +68,8 @@ pub fn user(now: UnixTime, login: &str) -> User {
         created_at: now,
         email: None,
         local_sign_in: false,
+        directory: None,
+        revision: 0,
         external_id: None,
     }
 }
@@ -86,6 +88,7 @@ pub fn company(now: UnixTime) -> Company {
         created_at: now,
         mfa_policy: MfaPolicy::Optional,
         sso_policy: SsoPolicy::Optional,
+        admin_group: None,
     }
 }
 

@@ -7,9 +7,10 @@
 
 use super::{
     AuditStore, AuthTokenStore, AuthorizationCodeStore, BatchWrites, ClientStore, ConsentStore,
-    DeviceAuthorizationStore, DocumentClientStore, FamilyStore, FederationStore, LegacyStore,
-    LockoutStore, OtpStore, PasskeyStore, PrincipalStore, PushedAuthorizationStore, RateLimitStore,
-    RegistrationTokenStore, ReplayStore, RevocationStore, SecondFactorStore, SessionStore,
+    DeviceAuthorizationStore, DirectoryStore, DocumentClientStore, FamilyStore, FederationStore,
+    LegacyStore, LockoutStore, OtpStore, PasskeyStore, PrincipalStore, PushedAuthorizationStore,
+    RateLimitStore, RegistrationTokenStore, ReplayStore, RevocationStore, SecondFactorStore,
+    SessionStore,
 };
 
 /// Generates, from `accessor: Trait` pairs, the [`Store`] trait, its implementation for every
@@ -97,6 +98,8 @@ aggregates! {
     second_factors: SecondFactorStore,
     /// Users' passkeys and the state of passkey ceremonies.
     passkeys: PasskeyStore,
+    /// A company's directory as its provisioning client keeps it: tokens, users, groups.
+    directory: DirectoryStore,
     /// Company identity providers, the links of upstream subjects to users, and the sign-ins
     /// sent to an IdP.
     federation: FederationStore,

@@ -32,6 +32,7 @@ mod batch;
 pub mod cached;
 mod clients;
 mod device_authorizations;
+mod directory;
 mod document_clients;
 #[cfg(feature = "dynamodb")]
 pub mod dynamodb;
@@ -63,6 +64,7 @@ pub use batch::{BatchWrites, Committed, Gate, Gated, Part, PartId, WriteBatch, W
 pub use cached::CachedStore;
 pub use clients::ClientStore;
 pub use device_authorizations::DeviceAuthorizationStore;
+pub use directory::{DirectoryStore, Replaced, UserPage};
 pub use document_clients::DocumentClientStore;
 pub use error::{Failure, StoreError, StoreResult};
 pub use families::{

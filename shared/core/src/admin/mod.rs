@@ -17,12 +17,14 @@ use crate::store::{revoke_family_recorded, EmailUpdate, FamilyRevoked, Inserted,
 
 mod clients;
 mod idps;
+mod provisioning;
 mod saml_idps;
 mod user_links;
 mod users;
 
 pub use clients::*;
 pub use idps::*;
+pub use provisioning::*;
 pub use saml_idps::*;
 pub use user_links::*;
 pub use users::*;
@@ -96,6 +98,7 @@ pub async fn create_company(
         created_at: ctx.clock.now(),
         mfa_policy: MfaPolicy::default(),
         sso_policy: SsoPolicy::default(),
+        admin_group: None,
     };
     ctx.store.principals().put_company(&company).await?;
     let kind = AuditKind::CompanyCreated;
@@ -215,6 +218,8 @@ pub async fn create_user(ctx: &Context, new: NewUser) -> Result<User, AdminError
         created_at: ctx.clock.now(),
         email: email.map(|address| address.as_str().to_owned()),
         local_sign_in: false,
+        directory: None,
+        revision: 0,
         external_id: None,
     };
     match ctx.store.principals().insert_user(&user).await? {

@@ -211,7 +211,10 @@ pub async fn set_user_status(
 
 /// Revokes every live family of the user, client by client, each with its `family.revoked`
 /// event in the same write.
-async fn revoke_every_family(ctx: &Context, user: &PrincipalId) -> Result<usize, StoreError> {
+pub(crate) async fn revoke_every_family(
+    ctx: &Context,
+    user: &PrincipalId,
+) -> Result<usize, StoreError> {
     let now = ctx.clock.now();
     let revocation = ctx.store.revocation();
     let mut revoked = 0;

@@ -25,6 +25,8 @@ pub enum Limit {
     /// (a kept, fresh document costs nothing): each fetch is a request to an address the
     /// caller chose, and up to 5 s of ours.
     AddressDocumentFetches,
+    /// SCIM requests per company, per minute.
+    CompanyScimRequests,
 }
 
 /// The abuse limits (requests per fixed window); 0 turns a limit off. See `crate::limits`.
@@ -45,6 +47,8 @@ pub struct RateLimits {
     /// `RATE_LIMIT_DOCUMENT_FETCHES_PER_HOUR`: client ID metadata documents fetched (not found
     /// kept and fresh) for requests from one source address.
     pub document_fetches_per_hour: u32,
+    /// `RATE_LIMIT_SCIM_PER_MINUTE`: SCIM requests per company.
+    pub scim_per_minute: u32,
 }
 
 /// One limit's row.
@@ -63,7 +67,7 @@ const MINUTE: i64 = 60;
 const HOUR: i64 = 3600;
 
 /// Every limit, once.
-pub const LIMITS: [LimitRow; 6] = [
+pub const LIMITS: [LimitRow; 7] = [
     LimitRow {
         limit: Limit::ClientTokenRequests,
         variable: "RATE_LIMIT_CLIENT_PER_MINUTE",
@@ -112,6 +116,15 @@ pub const LIMITS: [LimitRow; 6] = [
         code: ErrorCode::DocumentFetchesRateLimited,
         field: |limits| &mut limits.document_fetches_per_hour,
     },
+    LimitRow {
+        limit: Limit::CompanyScimRequests,
+        variable: "RATE_LIMIT_SCIM_PER_MINUTE",
+        default: 600,
+        window_seconds: MINUTE,
+        // SCIM answers its own error body; the catalogue entry is the client limit's.
+        code: ErrorCode::ClientRateLimited,
+        field: |limits| &mut limits.scim_per_minute,
+    },
 ];
 
 impl LimitRow {
@@ -149,6 +162,7 @@ impl RateLimits {
         otp_failures_per_hour: 0,
         registrations_per_hour: 0,
         document_fetches_per_hour: 0,
+        scim_per_minute: 0,
     };
 
     pub(super) fn read(vars: &Vars) -> Result<Self, ConfigError> {

@@ -114,6 +114,7 @@ fn the_limits_and_the_grace_period_are_parameters() {
         "RATE_LIMIT_OTP_FAILURES_PER_HOUR",
         "RATE_LIMIT_REGISTRATIONS_PER_HOUR",
         "RATE_LIMIT_DOCUMENT_FETCHES_PER_HOUR",
+        "RATE_LIMIT_SCIM_PER_MINUTE",
         "DYNAMIC_REGISTRATION",
         "REGISTRATION_SCOPES",
     ] {

@@ -32,6 +32,7 @@ fn defaults_match_the_contract() {
             otp_failures_per_hour: 10,
             registrations_per_hour: 20,
             document_fetches_per_hour: 60,
+            scim_per_minute: 600,
         }
     );
     assert_eq!(c.policy.registration.mode, RegistrationMode::Off);

@@ -184,6 +184,8 @@ async fn just_in_time(
         created_at: services.ctx.clock.now(),
         email: identity.email.clone(),
         local_sign_in: false,
+        directory: None,
+        revision: 0,
         external_id: None,
     };
     let principals = services.ctx.store.principals();

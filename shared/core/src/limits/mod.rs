@@ -53,6 +53,7 @@ impl Limit {
             Self::AddressOtpFailures => "otp-failures",
             Self::AddressRegistrations => "registrations",
             Self::AddressDocumentFetches => "document-fetches",
+            Self::CompanyScimRequests => "scim",
         }
     }
 

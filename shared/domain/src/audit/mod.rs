@@ -125,6 +125,8 @@ pub enum SessionEndReason {
     Administrator,
     /// The company's identity provider signed the user out (SAML single logout).
     IdpLogout,
+    /// The company's provisioning client disabled or deleted the user (SCIM).
+    Deprovisioned,
 }
 
 impl RevocationReason {
@@ -273,6 +275,46 @@ pub enum AuditKind {
     CompanyIdpRemoved { idp_id: IdpId, links_removed: u64 },
     #[serde(rename = "user.created")]
     UserCreated,
+    /// A company's provisioning client created the user (SCIM); `provisioning_token` names the
+    /// token it used, or the event's client is the company client whose access token it was.
+    #[serde(rename = "user.provisioned")]
+    UserProvisioned {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provisioning_token: Option<uuid::Uuid>,
+    },
+    /// The provisioning client changed the user.
+    #[serde(rename = "user.updated")]
+    UserUpdated {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provisioning_token: Option<uuid::Uuid>,
+    },
+    /// The provisioning client disabled (`active: false`) or deleted the user, whose every
+    /// session and family ended with it.
+    #[serde(rename = "user.deprovisioned")]
+    UserDeprovisioned {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provisioning_token: Option<uuid::Uuid>,
+        deleted: bool,
+        sessions_ended: u64,
+        families_revoked: u64,
+    },
+    /// The provisioning client created, changed or deleted a group.
+    #[serde(rename = "group.updated")]
+    GroupUpdated {
+        group_id: uuid::Uuid,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provisioning_token: Option<uuid::Uuid>,
+        deleted: bool,
+    },
+    /// `tokenctl companies scim-tokens create`.
+    #[serde(rename = "company.provisioning_token_created")]
+    ProvisioningTokenCreated { token_id: uuid::Uuid },
+    /// `tokenctl companies scim-tokens revoke`.
+    #[serde(rename = "company.provisioning_token_revoked")]
+    ProvisioningTokenRevoked { token_id: uuid::Uuid },
+    /// `tokenctl companies set-admin-group`.
+    #[serde(rename = "company.admin_group_set")]
+    CompanyAdminGroupSet,
     #[serde(rename = "user.email_set")]
     UserEmailSet,
     /// `tokenctl users set-status`.
@@ -417,6 +459,13 @@ impl AuditKind {
             Self::CompanyIdpRefreshed { .. } => "company.idp_refreshed",
             Self::CompanyIdpRemoved { .. } => "company.idp_removed",
             Self::UserCreated => "user.created",
+            Self::UserProvisioned { .. } => "user.provisioned",
+            Self::UserUpdated { .. } => "user.updated",
+            Self::UserDeprovisioned { .. } => "user.deprovisioned",
+            Self::GroupUpdated { .. } => "group.updated",
+            Self::ProvisioningTokenCreated { .. } => "company.provisioning_token_created",
+            Self::ProvisioningTokenRevoked { .. } => "company.provisioning_token_revoked",
+            Self::CompanyAdminGroupSet => "company.admin_group_set",
             Self::UserEmailSet => "user.email_set",
             Self::UserStatusSet { .. } => "user.status_set",
             Self::UserLocalSignInSet { .. } => "user.local_sign_in_set",

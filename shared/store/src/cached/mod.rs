@@ -23,8 +23,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::{
-    ClientStore, EmailUpdate, ExternalIdUpdate, Inserted, Layered, LegacyStore, PrincipalStore,
-    Store, StoreLayer, StoreResult,
+    ClientStore, DirectoryStore, EmailUpdate, ExternalIdUpdate, Inserted, Layered, LegacyStore,
+    PrincipalStore, Store, StoreLayer, StoreResult,
 };
 use crate::clock::{Clock, UnixTime};
 use crate::domain::ChannelHandle;
@@ -182,6 +182,121 @@ impl StoreLayer for CachedStore {
 
     fn legacy(&self) -> &dyn LegacyStore {
         self
+    }
+
+    fn directory(&self) -> &dyn DirectoryStore {
+        self
+    }
+}
+
+/// The directory's writes drop the user or company they change from the cache, so that a
+/// provisioning client reads back what it wrote; nothing of the directory itself is cached.
+#[async_trait]
+impl DirectoryStore for CachedStore {
+    async fn insert_provisioning_token(
+        &self,
+        token: &crate::domain::ProvisioningToken,
+    ) -> StoreResult<()> {
+        self.inner
+            .directory()
+            .insert_provisioning_token(token)
+            .await
+    }
+
+    async fn get_provisioning_token(
+        &self,
+        hash: &TokenHash,
+        now: UnixTime,
+    ) -> StoreResult<Option<crate::domain::ProvisioningToken>> {
+        self.inner
+            .directory()
+            .get_provisioning_token(hash, now)
+            .await
+    }
+
+    async fn list_provisioning_tokens(
+        &self,
+        company: &PrincipalId,
+    ) -> StoreResult<Vec<crate::domain::ProvisioningToken>> {
+        self.inner
+            .directory()
+            .list_provisioning_tokens(company)
+            .await
+    }
+
+    async fn delete_provisioning_token(
+        &self,
+        company: &PrincipalId,
+        id: &uuid::Uuid,
+    ) -> StoreResult<bool> {
+        self.inner
+            .directory()
+            .delete_provisioning_token(company, id)
+            .await
+    }
+
+    async fn replace_user(&self, previous: &User, next: &User) -> StoreResult<crate::Replaced> {
+        self.write_through(
+            &self.users,
+            &next.id,
+            self.inner.directory().replace_user(previous, next),
+        )
+        .await
+    }
+
+    async fn delete_user(&self, user: &User) -> StoreResult<crate::Replaced> {
+        self.write_through(
+            &self.users,
+            &user.id,
+            self.inner.directory().delete_user(user),
+        )
+        .await
+    }
+
+    async fn company_users(
+        &self,
+        company: &PrincipalId,
+        skip: usize,
+        limit: usize,
+    ) -> StoreResult<crate::UserPage> {
+        self.inner
+            .directory()
+            .company_users(company, skip, limit)
+            .await
+    }
+
+    async fn insert_group(&self, group: &crate::domain::DirectoryGroup) -> StoreResult<bool> {
+        self.inner.directory().insert_group(group).await
+    }
+
+    async fn get_group(
+        &self,
+        company: &PrincipalId,
+        id: &uuid::Uuid,
+    ) -> StoreResult<Option<crate::domain::DirectoryGroup>> {
+        self.inner.directory().get_group(company, id).await
+    }
+
+    async fn replace_group(
+        &self,
+        previous: &crate::domain::DirectoryGroup,
+        next: &crate::domain::DirectoryGroup,
+    ) -> StoreResult<crate::Replaced> {
+        self.inner.directory().replace_group(previous, next).await
+    }
+
+    async fn delete_group(
+        &self,
+        group: &crate::domain::DirectoryGroup,
+    ) -> StoreResult<crate::Replaced> {
+        self.inner.directory().delete_group(group).await
+    }
+
+    async fn company_groups(
+        &self,
+        company: &PrincipalId,
+    ) -> StoreResult<Vec<crate::domain::DirectoryGroup>> {
+        self.inner.directory().company_groups(company).await
     }
 }
 

@@ -67,6 +67,8 @@ pub(super) mod keys {
         pub const FEDERATION_LINK: &str = "FEDLINK#";
         pub const USER_LINKS: &str = "USERLINK#";
         pub const UPSTREAM_REQUEST: &str = "UPSTREAMREQ#";
+        pub const PROVISIONING_TOKEN: &str = "SCIMTOKEN#";
+        pub const DIRECTORY: &str = "DIRECTORY#";
     }
 
     /// The partition-key prefixes each Lambda function writes, by the logical id of its IAM role
@@ -242,6 +244,30 @@ pub(super) mod keys {
     const CLIENT_SORT_KEY: &str = "CLIENT";
     pub fn user(id: &PrincipalId) -> (String, &'static str) {
         (format!("{USER}{id}"), "USER")
+    }
+    /// A provisioning token, by its digest.
+    pub fn provisioning_token(hash: &TokenHash) -> (String, &'static str) {
+        (
+            format!("{PROVISIONING_TOKEN}{}", hash.to_hex()),
+            "SCIMTOKEN",
+        )
+    }
+    /// A company's directory: its tokens' listing, a copy of each of its users, its groups and
+    /// its user count, so that none is found by scanning the table.
+    pub fn directory_partition(company: &PrincipalId) -> String {
+        format!("{DIRECTORY}{company}")
+    }
+    pub fn directory_token(company: &PrincipalId, id: &uuid::Uuid) -> (String, String) {
+        (directory_partition(company), format!("TOKEN#{id}"))
+    }
+    pub fn directory_user(company: &PrincipalId, id: &PrincipalId) -> (String, String) {
+        (directory_partition(company), format!("{USER}{id}"))
+    }
+    pub fn directory_group(company: &PrincipalId, id: &uuid::Uuid) -> (String, String) {
+        (directory_partition(company), format!("GROUP#{id}"))
+    }
+    pub fn directory_count(company: &PrincipalId) -> (String, &'static str) {
+        (directory_partition(company), "COUNT")
     }
     pub fn login(login: &Login) -> (String, &'static str) {
         (format!("{LOGIN}{login}"), "LOGIN")

@@ -48,6 +48,7 @@ mod batch;
 mod clients;
 mod codec;
 mod device_authorizations;
+mod directory;
 mod document_clients;
 mod errors;
 mod families;

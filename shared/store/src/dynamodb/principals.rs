@@ -14,7 +14,7 @@ use crate::{EmailUpdate, ExternalIdUpdate, Inserted, PrincipalStore, StoreError,
 
 /// The key of an address's uniqueness item: the hash of the lower-cased address (the same key
 /// one-time passwords use), so the table holds no address in a key.
-fn email_key(address: &str) -> (String, &'static str) {
+pub(super) fn email_key(address: &str) -> (String, &'static str) {
     keys::email(&TokenHash::of(&address.to_lowercase()))
 }
 
@@ -31,7 +31,7 @@ fn external_id_key(company: &PrincipalId, value: &str) -> (String, &'static str)
 }
 
 /// The user's external id's uniqueness item, when it has one (only a company's user can).
-fn own_external_id_key(user: &User) -> Option<(String, &'static str)> {
+pub(super) fn own_external_id_key(user: &User) -> Option<(String, &'static str)> {
     let company = user.company_id.as_ref()?;
     Some(external_id_key(company, user.external_id.as_deref()?))
 }
@@ -68,7 +68,7 @@ impl DynamoStore {
     }
 
     /// Puts a uniqueness item (login or address) unless another user holds it.
-    fn put_owned_by(
+    pub(super) fn put_owned_by(
         &self,
         owner: &LoginOwner,
         item_key: (String, &'static str),
@@ -100,6 +100,10 @@ impl PrincipalStore for DynamoStore {
         }
         if let Some(external_id) = own_external_id_key(user) {
             items.push(self.put_new(to_item(&LoginOwner::id_of(user), external_id)?)?);
+        }
+        if let Some(company) = &user.company_id {
+            items.extend(self.directory_copy(user)?);
+            items.push(self.count_users(company, 1)?);
         }
         match self.transact("InsertUser", items).await? {
             Transaction::Committed => Ok(Inserted::Inserted),
@@ -142,6 +146,7 @@ impl PrincipalStore for DynamoStore {
         if let Some(external_id) = own_external_id_key(user) {
             items.push(self.put_owned_by(&LoginOwner::id_of(user), external_id)?);
         }
+        items.extend(self.directory_copy(user)?);
         match self.transact("PutUser", items).await? {
             Transaction::Committed => Ok(()),
             Transaction::ConditionsFailed(_) => Err(StoreError::internal(
@@ -211,6 +216,7 @@ impl PrincipalStore for DynamoStore {
         }
         // Last, so that the address's item stays at index 1 for the outcome below.
         items.push(self.put_owned_by(&LoginOwner::copy_of(&user), keys::login(&user.login))?);
+        items.extend(self.directory_copy(&user)?);
         match self.transact("SetUserEmail", items).await? {
             Transaction::Committed => Ok(EmailUpdate::Updated),
             Transaction::ConditionsFailed(failed) if failed == [1] => Ok(EmailUpdate::Taken),
@@ -277,6 +283,7 @@ impl PrincipalStore for DynamoStore {
                 .map_err(build_error)?;
             items.push(TransactWriteItem::builder().delete(release).build());
         }
+        items.extend(self.directory_copy(&user)?);
         match self.transact("SetUserExternalId", items).await? {
             Transaction::Committed => Ok(ExternalIdUpdate::Updated),
             // Index 1 is the new value's item, when there is one.

@@ -39,6 +39,7 @@ mod batch;
 mod checkpoints;
 mod clients;
 mod device_authorizations;
+mod directory;
 mod document_clients;
 mod families;
 mod federation;
@@ -205,6 +206,25 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_by_email
 CREATE UNIQUE INDEX IF NOT EXISTS users_by_external_id
     ON users (json_extract(body, '$.company_id'), json_extract(body, '$.external_id'))
     WHERE json_extract(body, '$.external_id') IS NOT NULL;
+CREATE INDEX IF NOT EXISTS users_by_company
+    ON users (json_extract(body, '$.company_id'), id)
+    WHERE json_extract(body, '$.company_id') IS NOT NULL;
+CREATE TABLE IF NOT EXISTS provisioning_tokens (
+    token_hash TEXT PRIMARY KEY,
+    company_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS provisioning_tokens_by_company
+    ON provisioning_tokens (company_id, created_at);
+CREATE TABLE IF NOT EXISTS directory_groups (
+    company_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (company_id, id)
+);
 CREATE TABLE IF NOT EXISTS audit_events (
     id TEXT PRIMARY KEY,
     at INTEGER NOT NULL,

@@ -162,6 +162,43 @@ pub enum CompaniesCommand {
     /// The company's identity providers (its own OpenID Connect IdPs).
     #[command(subcommand)]
     Idps(IdpsCommand),
+    /// The company's SCIM provisioning tokens (`/scim/v2`).
+    #[command(subcommand)]
+    ScimTokens(ScimTokensCommand),
+    /// The directory group whose members administer the company (SCIM `Groups`); `--none`
+    /// names none.
+    SetAdminGroup {
+        #[arg(value_name = "COMPANY_ID")]
+        company_id: PrincipalId,
+        #[arg(value_name = "NAME", required_unless_present = "none")]
+        name: Option<String>,
+        #[arg(long, conflicts_with = "name")]
+        none: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ScimTokensCommand {
+    /// Prints a new provisioning token once (only its digest is kept).
+    Create {
+        #[arg(value_name = "COMPANY_ID")]
+        company_id: PrincipalId,
+        /// Days until it expires; without it, until revoked.
+        #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..=3650))]
+        expires_in: Option<u32>,
+    },
+    /// The company's tokens (ids, creation, expiry; never the tokens).
+    List {
+        #[arg(value_name = "COMPANY_ID")]
+        company_id: PrincipalId,
+    },
+    /// Revokes one token at once.
+    Revoke {
+        #[arg(value_name = "COMPANY_ID")]
+        company_id: PrincipalId,
+        #[arg(value_name = "TOKEN_ID")]
+        token_id: uuid::Uuid,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]

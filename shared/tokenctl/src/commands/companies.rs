@@ -64,6 +64,9 @@ pub async fn run(
             super::idps::set_sso(&company_id, policy, ctx).await
         }
         CompaniesCommand::Idps(command) => super::idps::run(command, ctx, config).await,
+        CompaniesCommand::ScimTokens(_) | CompaniesCommand::SetAdminGroup { .. } => {
+            unreachable!("handled with the services")
+        }
         CompaniesCommand::SetMfa { company_id, policy } => {
             let company = admin::set_company_mfa(ctx, &company_id, policy.into()).await?;
             let policy = company.mfa_policy;

@@ -9,6 +9,7 @@ mod idps;
 mod keys;
 mod legacy;
 mod registration_tokens;
+mod scim_tokens;
 mod sessions;
 mod table;
 mod tokens;
@@ -53,6 +54,15 @@ pub async fn run(cli: Cli, config: Config) -> Result<Output, CliError> {
             idp_id,
             metadata_file,
         })) => idps::refresh(idp_id, metadata_file, &config).await,
+        // Provisioning reads and changes users as the SCIM function does.
+        Command::Companies(CompaniesCommand::ScimTokens(command)) => {
+            scim_tokens::run(command, &config).await
+        }
+        Command::Companies(CompaniesCommand::SetAdminGroup {
+            company_id,
+            name,
+            none: _,
+        }) => scim_tokens::set_admin_group(company_id, name, &config).await,
         command => {
             let ctx = setup::context(&config).await?;
             match command {
