@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::error::echo;
 use super::filter::AttrPath;
-use super::schema::ResourceType;
+use super::schema::{Attribute, Mutability, ResourceType, Schema};
 use super::{path, ScimError, ScimType, PATCH_OP_SCHEMA};
 
 mod ops;
@@ -161,12 +161,18 @@ fn apply_one(
         )),
         (PatchOp::Remove, Some(text)) => {
             let path = path::parse(text, rt)?;
-            remove::remove(resource, &path, operation.value.as_ref(), rt)
+            match path.extension(rt) {
+                Some(extension) => remove::remove_extension(resource, extension),
+                None => remove::remove(resource, &path, operation.value.as_ref(), rt),
+            }
         }
         (op, Some(text)) => {
             let path = path::parse(text, rt)?;
             let value = operation.value.as_ref().ok_or_else(missing_value)?;
-            ops::set(resource, &path, value, op, rt)
+            match path.extension(rt) {
+                Some(extension) => set_extension(resource, extension, value, op, rt),
+                None => ops::set(resource, &path, value, op, rt),
+            }
         }
         (op, None) => {
             let Some(Value::Object(members)) = &operation.value else {
@@ -177,6 +183,62 @@ fn apply_one(
             };
             apply_members(resource, members, None, op, rt)
         }
+    }
+}
+
+/// Add or replace on an extension's URN (RFC 7644 §3.10): `add` merges the value's attributes
+/// into the extension's object as an add without a path does with the extension's key;
+/// `replace` sets the object to the value: the attributes the value does not name are removed
+/// (`readOnly` ones stay, the server sets them), those it names are replaced. A `null` value
+/// adds nothing, and replaces the object with none.
+fn set_extension(
+    resource: &mut Map<String, Value>,
+    extension: &'static Schema,
+    value: &Value,
+    op: PatchOp,
+    rt: &ResourceType,
+) -> Result<(), ScimError> {
+    let members = match value {
+        Value::Object(members) => Some(members),
+        Value::Null => None,
+        _ => {
+            return Err(ScimError::bad_request(
+                ScimType::InvalidValue,
+                format!("the value of {} must be an object", extension.id),
+            ))
+        }
+    };
+    if op == PatchOp::Replace {
+        let named = |attribute: &Attribute| {
+            members.is_some_and(|members| {
+                members.keys().any(|key| {
+                    AttrPath::parse(key).is_some_and(|path| {
+                        path.urn.is_none() && path.name.eq_ignore_ascii_case(attribute.name)
+                    })
+                })
+            })
+        };
+        for attribute in extension.attributes {
+            if attribute.mutability != Mutability::ReadOnly && !named(attribute) {
+                remove::remove(resource, &extension_path(extension, attribute), None, rt)?;
+            }
+        }
+    }
+    match members {
+        Some(members) => apply_members(resource, members, Some(extension.id), op, rt),
+        None => Ok(()),
+    }
+}
+
+/// The path of one of the extension's attributes.
+fn extension_path(extension: &'static Schema, attribute: &'static Attribute) -> path::PatchPath {
+    path::PatchPath {
+        attr: AttrPath {
+            urn: Some(extension.id.to_owned()),
+            ..AttrPath::new(attribute.name)
+        },
+        filter: None,
+        sub: None,
     }
 }
 
@@ -243,6 +305,8 @@ fn apply_members(
     Ok(())
 }
 
+#[cfg(test)]
+mod extension_root_tests;
 #[cfg(test)]
 mod interop_tests;
 #[cfg(test)]

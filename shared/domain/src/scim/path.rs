@@ -5,11 +5,13 @@ use std::fmt;
 
 use super::filter::{check::check_value_filter, AttrPath, Filter, Parser};
 use super::lexer::Token;
-use super::schema::{Resolved, ResourceType};
+use super::schema::{Resolved, ResourceType, Schema};
 use super::{error::echo, ScimError, ScimType};
 
 /// `members[value eq "2819c223"]`, `emails[type eq "work"].value`, `name.familyName`,
-/// `urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value`.
+/// `urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value`, and an
+/// extension's URN alone, its whole object (`attr` is then [`AttrPath::schema`], see
+/// [`PatchPath::extension`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatchPath {
     pub attr: AttrPath,
@@ -20,8 +22,18 @@ pub struct PatchPath {
 }
 
 impl PatchPath {
+    /// The extension whose whole object the path targets
+    /// (`urn:ietf:params:scim:schemas:extension:enterprise:2.0:User`), as [`parse`] returns it.
+    pub fn extension(&self, rt: &ResourceType) -> Option<&'static Schema> {
+        let urn = self.attr.schema_urn()?;
+        if self.filter.is_some() || self.sub.is_some() {
+            return None;
+        }
+        rt.extension(urn)
+    }
+
     /// The attribute the path targets and its sub-attribute, whether written as `name.sub` or
-    /// after a value filter.
+    /// after a value filter; `None` for an extension's whole object, which is no attribute.
     pub fn target(&self, rt: &ResourceType) -> Option<Resolved> {
         match &self.sub {
             Some(sub) => rt.resolve(&AttrPath {
@@ -80,6 +92,16 @@ fn parse_unchecked(text: &str) -> Result<PatchPath, ScimError> {
 }
 
 fn check(path: PatchPath, rt: &ResourceType) -> Result<PatchPath, ScimError> {
+    // An extension's URN alone names its object (RFC 7644 §3.10), when nothing follows it.
+    if path.filter.is_none() && path.sub.is_none() && path.target(rt).is_none() {
+        if let Some(extension) = rt.extension_root(&path.attr) {
+            return Ok(PatchPath {
+                attr: AttrPath::schema(extension.id),
+                filter: None,
+                sub: None,
+            });
+        }
+    }
     let unknown = || invalid(format!("unknown attribute {}", echo(&path.to_string())));
     let resolved = path.target(rt).ok_or_else(unknown)?;
     if let Some(filter) = &path.filter {
@@ -159,6 +181,53 @@ mod tests {
         let value = user(&format!("{ENTERPRISE_USER_SCHEMA}:manager.value")).unwrap();
         assert_eq!(value.attr.sub.as_deref(), Some("value"));
         assert!(user(&format!("{ENTERPRISE_USER_SCHEMA}:department")).is_ok());
+    }
+
+    #[test]
+    fn an_extension_urn_alone() {
+        let path = user(ENTERPRISE_USER_SCHEMA).unwrap();
+        assert_eq!(path.attr, AttrPath::schema(ENTERPRISE_USER_SCHEMA));
+        assert_eq!(path.attr.schema_urn(), Some(ENTERPRISE_USER_SCHEMA));
+        assert_eq!(
+            path.extension(&USER_RESOURCE).unwrap().id,
+            ENTERPRISE_USER_SCHEMA
+        );
+        assert!(path.target(&USER_RESOURCE).is_none());
+        assert_eq!(path.to_string(), ENTERPRISE_USER_SCHEMA);
+        let upper = user(&ENTERPRISE_USER_SCHEMA.to_ascii_uppercase()).unwrap();
+        assert_eq!(upper, path, "read in the schema's case");
+        let attribute = user(&format!("{ENTERPRISE_USER_SCHEMA}:department")).unwrap();
+        assert!(attribute.extension(&USER_RESOURCE).is_none());
+        for text in [
+            format!("{ENTERPRISE_USER_SCHEMA}[department eq \"x\"]"),
+            format!("{ENTERPRISE_USER_SCHEMA}."),
+            format!("{ENTERPRISE_USER_SCHEMA}:"),
+            "urn:ietf:params:scim:schemas:core:2.0:Group".to_owned(),
+        ] {
+            assert_eq!(kind(user(&text)), Some(ScimType::InvalidPath), "{text}");
+        }
+        assert_eq!(
+            kind(parse(ENTERPRISE_USER_SCHEMA, &GROUP_RESOURCE)),
+            Some(ScimType::InvalidPath)
+        );
+    }
+
+    #[test]
+    fn a_bare_urn_is_no_filter() {
+        use crate::scim::filter::check::parse_checked;
+        for text in [
+            format!("{ENTERPRISE_USER_SCHEMA} pr"),
+            format!("{ENTERPRISE_USER_SCHEMA} eq \"x\""),
+            format!("emails[{ENTERPRISE_USER_SCHEMA} pr]"),
+        ] {
+            assert_eq!(
+                parse_checked(&text, &USER_RESOURCE)
+                    .err()
+                    .and_then(|error| error.scim_type),
+                Some(ScimType::InvalidFilter),
+                "{text}"
+            );
+        }
     }
 
     #[test]

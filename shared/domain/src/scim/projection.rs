@@ -12,7 +12,7 @@ use super::{ScimError, ScimType};
 pub const MAX_ATTRIBUTE_LIST_BYTES: usize = 4096;
 
 /// Parses a comma-separated list of attribute paths (RFC 7644 §3.10 notation, URN prefixes
-/// allowed). A malformed entry is 400 `invalidValue`. A well-formed name the resource type does
+/// allowed; an extension's URN alone names all its attributes, as [`AttrPath::schema`]). A malformed entry is 400 `invalidValue`. A well-formed name the resource type does
 /// not have is left out: RFC 7644 §3.9 gives no error for it, and the big provisioning clients
 /// ask for attributes of schemas they assume, which would otherwise fail whole requests.
 pub fn parse_attribute_list(text: &str, rt: &ResourceType) -> Result<Vec<AttrPath>, ScimError> {
@@ -36,6 +36,9 @@ pub fn parse_attribute_list(text: &str, rt: &ResourceType) -> Result<Vec<AttrPat
         })?;
         if rt.resolve(&path).is_some() {
             paths.push(path);
+        } else if let Some(extension) = rt.extension_root(&path) {
+            // The extension's URN alone: its whole object (RFC 7644 §3.10).
+            paths.push(AttrPath::schema(extension.id));
         }
     }
     Ok(paths)
@@ -67,6 +70,8 @@ pub fn project(
             .iter()
             .filter_map(|path| rt.resolve(path))
             .collect(),
+        extensions: whole_extensions(attributes, rt),
+        excluded_extensions: whole_extensions(excluded, rt),
         restricted: !attributes.is_empty(),
     };
     let mut out = Map::new();
@@ -103,9 +108,22 @@ pub fn project(
     Value::Object(out)
 }
 
+/// The extensions the list names whole, by their URN alone.
+fn whole_extensions(list: &[AttrPath], rt: &ResourceType) -> Vec<SchemaLocation> {
+    list.iter()
+        .filter(|path| path.schema_urn().is_some())
+        .filter_map(|path| rt.extension_root(path))
+        .map(|extension| SchemaLocation::Extension(extension.id))
+        .collect()
+}
+
 struct Selection {
     attributes: Vec<Resolved>,
     excluded: Vec<Resolved>,
+    /// Extensions named whole: their `default` attributes, as naming a complex attribute gives
+    /// its `default` sub-attributes.
+    extensions: Vec<SchemaLocation>,
+    excluded_extensions: Vec<SchemaLocation>,
     restricted: bool,
 }
 
@@ -140,7 +158,10 @@ impl Selection {
             Returned::Always => return Some(value.clone()),
             Returned::Default | Returned::Request => {}
         }
-        let named = names(&self.attributes, location, attribute);
+        let mut named = names(&self.attributes, location, attribute);
+        if attribute.returned == Returned::Default && self.extensions.contains(&location) {
+            named.push(None);
+        }
         let keep = if self.restricted {
             if named.is_empty() {
                 return None;
@@ -157,7 +178,7 @@ impl Selection {
             Keep::All
         };
         let excluded = names(&self.excluded, location, attribute);
-        if excluded.contains(&None) {
+        if excluded.contains(&None) || self.excluded_extensions.contains(&location) {
             return None;
         }
         let excluded: Vec<&str> = excluded.into_iter().flatten().collect();

@@ -155,6 +155,15 @@ impl ResourceType {
             .find(|schema| schema.id.eq_ignore_ascii_case(urn))
     }
 
+    /// The extension whose whole object the path names: its URN alone, as
+    /// [`AttrPath::schema`] or as [`AttrPath::parse`] reads it (`urn:…:2.0` and `User`).
+    pub fn extension_root(&self, path: &AttrPath) -> Option<&'static Schema> {
+        match path.schema_urn() {
+            Some(urn) => self.extension(urn),
+            None => self.extension(&path.as_urn()?),
+        }
+    }
+
     /// An attribute by URN prefix or bare name, case-insensitively. A bare name is looked up in
     /// the core schema, then among the common attributes, then in the extensions in order.
     pub fn resolve(&self, path: &AttrPath) -> Option<Resolved> {

@@ -6,8 +6,8 @@ use super::ops::{check_immutable, error, holder, put_array, same_value, take_arr
 use crate::scim::filter::eval::matches_value;
 use crate::scim::filter::Filter;
 use crate::scim::path::PatchPath;
-use crate::scim::schema::{Attribute, ResourceType};
-use crate::scim::value::{elements, key_ci, remove_ci};
+use crate::scim::schema::{Attribute, ResourceType, Schema};
+use crate::scim::value::{elements, is_present, key_ci, remove_ci};
 use crate::scim::{ScimError, ScimType};
 
 pub(super) fn remove(
@@ -84,6 +84,32 @@ pub(super) fn remove(
             result
         }
     }
+}
+
+/// `remove` of an extension's URN: the extension's object goes, every attribute of it as a
+/// `remove` of that attribute would (a required or immutable one with a value is refused), and
+/// its `readOnly` ones with it; [`super::ops::tidy`] then takes the URN out of `schemas`.
+pub(super) fn remove_extension(
+    resource: &mut Map<String, Value>,
+    extension: &'static Schema,
+) -> Result<(), ScimError> {
+    let Some(key) = key_ci(resource, extension.id) else {
+        return Ok(());
+    };
+    if let Some(Value::Object(members)) = resource.get(&key) {
+        for attribute in extension.attributes {
+            let old = key_ci(members, attribute.name).and_then(|name| members.get(&name));
+            if attribute.required && old.is_some_and(is_present) {
+                return Err(error(
+                    ScimType::InvalidValue,
+                    format!("{} is required", attribute.name),
+                ));
+            }
+            check_immutable(attribute, old, None)?;
+        }
+    }
+    resource.remove(&key);
+    Ok(())
 }
 
 fn remove_matching_sub(

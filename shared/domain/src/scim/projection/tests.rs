@@ -143,6 +143,53 @@ fn extension_attributes() {
 }
 
 #[test]
+fn the_extension_urn_alone() {
+    let paths = list(&format!("userName,{ENTERPRISE_USER_SCHEMA}"));
+    assert_eq!(
+        paths,
+        [
+            AttrPath::new("userName"),
+            AttrPath::schema(ENTERPRISE_USER_SCHEMA)
+        ]
+    );
+    assert_eq!(paths[1].to_string(), ENTERPRISE_USER_SCHEMA);
+    assert_eq!(
+        list(&ENTERPRISE_USER_SCHEMA.to_ascii_uppercase()),
+        [AttrPath::schema(ENTERPRISE_USER_SCHEMA)]
+    );
+    let only = project(&user(), &USER_RESOURCE, &list(ENTERPRISE_USER_SCHEMA), &[]);
+    assert_eq!(keys(&only), ["id", "schemas", ENTERPRISE_USER_SCHEMA]);
+    assert_eq!(
+        only[ENTERPRISE_USER_SCHEMA],
+        json!({ "department": "Sales", "employeeNumber": "7" })
+    );
+    let with_core = project(&user(), &USER_RESOURCE, &paths, &[]);
+    assert_eq!(
+        keys(&with_core),
+        ["id", "schemas", ENTERPRISE_USER_SCHEMA, "userName"]
+    );
+    let excluded = project(&user(), &USER_RESOURCE, &[], &list(ENTERPRISE_USER_SCHEMA));
+    assert!(excluded.get(ENTERPRISE_USER_SCHEMA).is_none());
+    assert_eq!(excluded["userName"], "bjensen");
+    let both = project(
+        &user(),
+        &USER_RESOURCE,
+        &list(ENTERPRISE_USER_SCHEMA),
+        &list(&format!("{ENTERPRISE_USER_SCHEMA}:department")),
+    );
+    assert_eq!(
+        both[ENTERPRISE_USER_SCHEMA],
+        json!({ "employeeNumber": "7" })
+    );
+    assert!(
+        parse_attribute_list(ENTERPRISE_USER_SCHEMA, &GROUP_RESOURCE)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(list("urn:ietf:params:scim:schemas:extension:other:2.0:User").is_empty());
+}
+
+#[test]
 fn attributes_and_excluded_together() {
     let projected = project(
         &user(),
