@@ -25,7 +25,7 @@ TARGET_TRIPLE=aarch64-unknown-linux-gnu
 ELF_MACHINE='ARM aarch64'
 # provided.al2023 has glibc 2.34: the binaries must not need a newer symbol version.
 MAX_GLIBC=2.34
-FUNCTIONS=(token exchange company-authtoken rotate-keys logout-delivery registration)
+FUNCTIONS=(token exchange company-authtoken rotate-keys logout-delivery registration scim)
 
 # Installs cargo-lambda if missing and puts .cache/venv/bin first on PATH.
 ensure_cargo_lambda "$ROOT" lambda-build

@@ -124,6 +124,27 @@ pub(super) mod keys {
         ),
         // Company auth tokens, each with its audit event.
         ("CompanyAuthtokenFunctionRole", &[AUTH_TOKEN, AUDIT]),
+        // Users (the only function that writes them), their directory, what deprovisioning
+        // ends or removes.
+        (
+            "ScimFunctionRole",
+            &[
+                USER,
+                LOGIN,
+                EMAIL,
+                EXTERNAL_ID,
+                DIRECTORY,
+                RATE,
+                AUDIT,
+                FAMILY,
+                CONNECTION,
+                SESSION,
+                FEDERATION_LINK,
+                USER_LINKS,
+                PASSKEY,
+                TOTP,
+            ],
+        ),
         // The signing key ring (the scheduled rotation; the other functions only read it), and
         // the rotation's audit event.
         ("RotateKeysFunctionRole", &[SIGNING_KEYS, AUDIT]),
@@ -207,6 +228,30 @@ pub(super) mod keys {
         ),
         // The key ring, which it rotates.
         ("RotateKeysFunctionRole", &[SIGNING_KEYS]),
+        // The caller's token, the company's users and directory, and what deprovisioning ends.
+        (
+            "ScimFunctionRole",
+            &[
+                PROVISIONING_TOKEN,
+                CLIENT,
+                USER,
+                LOGIN,
+                EMAIL,
+                EXTERNAL_ID,
+                COMPANY,
+                DIRECTORY,
+                FAMILY,
+                ACCESS,
+                CONNECTION,
+                RATE,
+                SIGNING_KEYS,
+                SESSION,
+                FEDERATION_LINK,
+                USER_LINKS,
+                PASSKEY,
+                TOTP,
+            ],
+        ),
         // Clients, initial access tokens, its rate-limit blocks, a deleted client's audit
         // trail (the families it started); it signs nothing, so never reads the key ring.
         (
