@@ -52,6 +52,7 @@ fn user() -> User {
         local_sign_in: false,
         directory: None,
         revision: 0,
+        deprovisioned_at: None,
         external_id: None,
     }
 }

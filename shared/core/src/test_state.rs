@@ -140,6 +140,7 @@ impl TestState {
             local_sign_in: false,
             directory: None,
             revision: 0,
+            deprovisioned_at: None,
             external_id: None,
         };
         self.store()

@@ -136,6 +136,10 @@ pub struct User {
     /// conditional on the revision it read); users stored before it existed read 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub revision: u64,
+    /// When the company's provisioning client last took the user's access away: codes and
+    /// one-time passwords issued until then stay dead after the user is active again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deprovisioned_at: Option<UnixTime>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)]
@@ -144,6 +148,11 @@ fn is_zero(value: &u64) -> bool {
 }
 
 impl User {
+    /// Whether something issued to the user at `issued_at` was cancelled by a deprovisioning.
+    pub fn cancelled_at_issue(&self, issued_at: UnixTime) -> bool {
+        self.deprovisioned_at.is_some_and(|at| issued_at <= at)
+    }
+
     pub fn administers(&self, company: &PrincipalId) -> bool {
         self.is_admin && self.company_id.as_ref() == Some(company)
     }

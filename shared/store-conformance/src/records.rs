@@ -70,6 +70,7 @@ pub fn user(now: UnixTime, login: &str) -> User {
         local_sign_in: false,
         directory: None,
         revision: 0,
+        deprovisioned_at: None,
         external_id: None,
     }
 }

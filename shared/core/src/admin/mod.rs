@@ -220,6 +220,7 @@ pub async fn create_user(ctx: &Context, new: NewUser) -> Result<User, AdminError
         local_sign_in: false,
         directory: None,
         revision: 0,
+        deprovisioned_at: None,
         external_id: None,
     };
     match ctx.store.principals().insert_user(&user).await? {

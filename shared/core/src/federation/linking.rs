@@ -186,6 +186,7 @@ async fn just_in_time(
         local_sign_in: false,
         directory: None,
         revision: 0,
+        deprovisioned_at: None,
         external_id: None,
     };
     let principals = services.ctx.store.principals();

@@ -108,6 +108,9 @@ async fn issue_for_user(
     if let Some(code) = user_status_denial(&user) {
         return Err(code.into());
     }
+    if user.cancelled_at_issue(record.issued_at) {
+        return Err(ErrorCode::DeviceCodeBadOrUsed.into());
+    }
     if &user.geolocation != services.geolocation() {
         return Err(GrantError::lives_elsewhere(user.geolocation));
     }

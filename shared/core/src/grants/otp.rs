@@ -11,7 +11,7 @@ use crate::auth::otp::{
 use crate::auth::{check_local_sign_in_allowed, check_one_factor_allowed, check_user_may_sign_in};
 use crate::domain::audit::{RevocationReason, StartedBy};
 use crate::domain::{PrincipalType, User};
-use crate::errors::{GrantDenial, GrantError};
+use crate::errors::{ErrorCode, GrantDenial, GrantError};
 use crate::issuance::{requested_family_scopes, FamilyOwner, IssuedTokens};
 use crate::requests::OtpGrantRequest;
 use crate::services::Services;
@@ -44,6 +44,9 @@ pub(super) async fn grant(
     })
     .await?;
     let user = &verified.user;
+    if user.cancelled_at_issue(verified.issued_at()) {
+        return Err(ErrorCode::OtpNotFound.into());
+    }
     // As the password grant: the address proves who the caller is, the user's state decides.
     // A company that signs its users in through its IdPs refuses it (181); a one-time password
     // alone is one factor, which a company that requires two refuses (180).

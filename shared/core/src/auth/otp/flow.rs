@@ -198,6 +198,11 @@ pub struct VerifiedOtp<U> {
 }
 
 impl<U> VerifiedOtp<U> {
+    /// When the password was sent.
+    pub fn issued_at(&self) -> crate::clock::UnixTime {
+        self.record.created_at
+    }
+
     /// Consumes the password; 83 if a concurrent redemption consumed it first (or it expired).
     pub async fn consume(&self, deps: OtpDeps<'_>) -> Result<(), OtpError> {
         consume(deps, &self.record).await
