@@ -30,6 +30,7 @@ mod batch;
 mod client_secrets;
 mod clients;
 mod device_authorizations;
+mod directory;
 mod document_clients;
 mod families;
 mod federation;
@@ -63,6 +64,7 @@ pub use batch::*;
 pub use client_secrets::*;
 pub use clients::*;
 pub use device_authorizations::*;
+pub use directory::*;
 pub use document_clients::*;
 pub use families::*;
 pub use federation::*;
@@ -130,6 +132,10 @@ macro_rules! conformance_suite {
             user_round_trip_and_case_insensitive_login,
             duplicate_user_id_or_login_is_rejected,
             external_ids_are_unique_within_a_company_only,
+            provisioning_tokens_are_found_by_digest_until_revoked_or_expired,
+            a_companys_users_are_listed_by_id_with_their_count,
+            a_user_replacement_is_conditional_and_moves_its_unique_values,
+            groups_are_the_companys_and_change_from_the_revision_read,
             company_round_trip_and_client_enablement,
             legacy_app_round_trip_and_relink,
             legacy_token_round_trip_and_replace,

@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::{Delete, Put, TransactWriteItem, Update};
 
 use super::codec::{from_item, key, keys, n, s, to_item, Item, LoginOwner};
 use super::errors::build_error;
-use super::requests::{query_items, query_pages, Transaction};
+use super::requests::{query_items, Transaction};
 use super::DynamoStore;
 use crate::clock::UnixTime;
 use crate::domain::{DirectoryGroup, PrincipalId, ProvisioningToken, User};
@@ -303,23 +303,24 @@ impl DirectoryStore for DynamoStore {
                 return Ok(UserPage { users, total });
             }
         }
-        let page_query = query
-            .limit(i32::try_from(limit.min(USER_PAGE as usize)).unwrap_or(USER_PAGE))
-            .set_exclusive_start_key(start);
-        let mut done = false;
-        query_pages("ListCompanyUsers", page_query, |page| {
-            if done {
-                return Ok(());
-            }
+        // `query_pages` starts from the first page: this one starts where the skip ended.
+        loop {
+            let wanted = limit - users.len();
+            let page = query
+                .clone()
+                .limit(i32::try_from(wanted.min(USER_PAGE as usize)).unwrap_or(USER_PAGE))
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| super::errors::store_error("ListCompanyUsers", e))?;
             for item in page.items.unwrap_or_default() {
-                if users.len() < limit {
-                    users.push(from_item::<User>(item)?);
-                }
+                users.push(from_item::<User>(item)?);
             }
-            done = users.len() >= limit;
-            Ok(())
-        })
-        .await?;
+            start = page.last_evaluated_key.filter(|key| !key.is_empty());
+            if users.len() >= limit || start.is_none() {
+                break;
+            }
+        }
         Ok(UserPage { users, total })
     }
 
