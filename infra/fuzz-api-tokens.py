@@ -35,6 +35,7 @@ def main(base, demo_path):
         "FUZZ_ADMIN_TOKEN": token(base, {"grant_type": "password", **admin, **console}),
         "FUZZ_COMPANY_ID": demo["company_id"],
         "FUZZ_CONNECTION_TOKEN": token(base, {"grant_type": "password", **admin, **app}),
+        "FUZZ_SCIM_TOKEN": demo["scim_token"],
     }
     for name, value in tokens.items():
         print(f"{name}={value}")

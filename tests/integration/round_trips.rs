@@ -18,6 +18,7 @@ mod otp;
 mod par;
 mod private_key_jwt;
 mod refresh;
+mod scim;
 mod sessions;
 mod token_exchange;
 
@@ -74,6 +75,7 @@ dynamodb_test!(
     authorize_from_a_session,
     authorization_code,
     federated_sign_in,
+    scim_provisioning,
 );
 
 mod budgets {
@@ -88,6 +90,7 @@ mod budgets {
     pub use super::refresh::{
         refresh, refresh_of_a_token_written_without_its_origin, refresh_retry_within_grace,
     };
+    pub use super::scim::scim_provisioning;
     pub use super::sessions::authorize_from_a_session;
     pub use super::token_exchange::token_exchange;
     use super::*;

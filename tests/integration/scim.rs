@@ -12,11 +12,17 @@ use token_domain::Company;
 
 use crate::support::app::{json_of, TestApp};
 
+mod faults;
+pub(crate) mod leaver;
+
 crate::on_both_stores!(
     a_provisioning_client_runs_a_lifecycle,
     deprovisioning_ends_access_at_once,
     each_company_sees_only_its_own,
     versions_bulk_limits_and_errors,
+    the_admin_groups_members_administer_the_company,
+    a_bulk_of_100_creates_is_within_the_functions_timeout,
+    a_company_access_token_with_scope_scim_provisions,
 );
 
 /// scim2-tester's every check, as a separate app whose company limit is off.
@@ -34,7 +40,6 @@ mod compliance {
             .expect("results")
             .iter()
             .filter(|result| matches!(result["status"].as_str(), Some("error" | "critical")))
-            .filter(|result| !is_known_gap(result))
             .map(|r| format!("{} {}: {}", r["resource_type"], r["title"], r["reason"]))
             .collect();
         assert!(
@@ -50,22 +55,45 @@ mod compliance {
     }
 }
 
-/// What the checker finds that is not built yet (docs/decisions.md, "SCIM provisioning: not
-/// yet"): a PATCH whose path is the enterprise extension's URN itself, the removal of `active`
-/// (the user's status always answers it), and a SCIM error body for an unknown path under
-/// `/scim/v2`. Anything else fails the test.
-fn is_known_gap(result: &Value) -> bool {
-    let title = result["title"].as_str().unwrap_or_default();
-    let reason = result["reason"].as_str().unwrap_or_default();
-    let extension_path = matches!(
-        title,
-        "check_add_attribute" | "check_remove_attribute" | "check_replace_attribute"
-    ) && reason.contains(
-        "unknown attribute \"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User\"",
-    );
-    let active = title == "check_remove_attribute" && reason.contains("attribute 'active'");
-    let unknown_path = title == "random_url";
-    extension_path || active || unknown_path
+/// At most three SCIM requests a minute per company.
+mod limited {
+    use super::*;
+
+    crate::on_both_stores!(with crate::scim::limited(); a_company_over_its_limit_gets_429);
+
+    async fn a_company_over_its_limit_gets_429(app: TestApp) {
+        let acme = app.create_company("Acme").await;
+        let globex = app.create_company("Globex").await;
+        let acme_token = provisioning_token(&app, &acme).await;
+        let globex_token = provisioning_token(&app, &globex).await;
+        for _ in 0..3 {
+            let response = scim(&app, reqwest::Method::GET, "/Users", &acme_token)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+        }
+        let response = scim(&app, reqwest::Method::GET, "/Users", &acme_token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(response.headers().contains_key("retry-after"));
+        let (_, body) = json_of(response).await;
+        assert_eq!(body["status"], "429", "{body}");
+        // Another company counts on its own.
+        let response = scim(&app, reqwest::Method::GET, "/Users", &globex_token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+}
+
+pub(crate) fn limited() -> crate::support::app::AppOptions {
+    let mut options = crate::support::app::AppOptions::default();
+    options.policy.rate_limits.scim_per_minute = 3;
+    options
 }
 
 /// The compliance checker sends more requests than a company may in a minute.
@@ -75,14 +103,14 @@ pub(crate) fn unlimited() -> crate::support::app::AppOptions {
     options
 }
 
-const PASSWORD: &str = "correct horse battery staple";
+pub(super) const PASSWORD: &str = "correct horse battery staple";
 
 fn base(app: &TestApp) -> String {
     app.url("/scim/v2")
 }
 
-async fn provisioning_token(app: &TestApp, company: &Company) -> String {
-    admin::create_provisioning_token(&app.services, &company.id, None)
+pub(super) async fn provisioning_token(app: &TestApp, company: &Company) -> String {
+    admin::create_provisioning_token(&app.services.ctx, &company.id, None)
         .await
         .unwrap()
         .token
@@ -115,7 +143,7 @@ fn driver(script: &str, app: &TestApp, token: &str, args: &[&str]) -> Value {
     })
 }
 
-fn scim(
+pub(super) fn scim(
     app: &TestApp,
     method: reqwest::Method,
     path: &str,
@@ -138,7 +166,7 @@ async fn create(app: &TestApp, token: &str, body: &Value) -> (StatusCode, Value)
     .await
 }
 
-fn user_body(user_name: &str) -> Value {
+pub(super) fn user_body(user_name: &str) -> Value {
     json!({
         "schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"],
         "userName": user_name,
@@ -188,7 +216,8 @@ async fn deprovisioning_ends_access_at_once(app: TestApp) {
     let company = app.create_company("Acme").await;
     let token = provisioning_token(&app, &company).await;
     let client = app.create_client("read").await;
-    let user_name = "leaver@acme.example";
+    // The account page's sign-in below signs in as this user.
+    let user_name = crate::authorize::flow::LOGIN;
     let created = driver(
         "provision.py",
         &app,
@@ -202,9 +231,14 @@ async fn deprovisioning_ends_access_at_once(app: TestApp) {
         ],
     );
     let id = created["id"].as_str().expect("an id").to_owned();
+    let user_id = token_domain::PrincipalId::parse(&id).unwrap();
     let (status, tokens) = app.password_grant(&client, user_name, PASSWORD, &[]).await;
     assert_eq!(status, StatusCode::OK, "{tokens}");
     let refresh_token = tokens["refresh_token"].as_str().unwrap().to_owned();
+    let access_token = tokens["access_token"].as_str().unwrap().to_owned();
+    let (_, answer) = crate::openid::account_sign_in(&app).await;
+    let session = crate::openid::set_cookie_pair(&answer, "__Host-session").expect("signed in");
+    assert!(signed_in(&app, &session).await);
 
     // Okta's deactivation: a PATCH without a path.
     let deactivated = driver("provision.py", &app, &token, &["deactivate", "--id", &id]);
@@ -217,7 +251,7 @@ async fn deprovisioning_ends_access_at_once(app: TestApp) {
         app.http
             .post(app.url("/oauth2/v0/introspect"))
             .basic_auth(&client.id, Some(&client.secret))
-            .form(&[("token", tokens["access_token"].as_str().unwrap())])
+            .form(&[("token", access_token.as_str())])
             .send()
             .await
             .unwrap(),
@@ -225,6 +259,23 @@ async fn deprovisioning_ends_access_at_once(app: TestApp) {
     .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(introspected["active"], false, "{introspected}");
+    let userinfo = app
+        .http
+        .get(app.url("/oauth2/v0/userinfo"))
+        .bearer_auth(&access_token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(userinfo.status(), StatusCode::UNAUTHORIZED);
+    let now = token_domain::clock::Clock::now(app.clock.as_ref());
+    let sessions = app
+        .store
+        .sessions()
+        .list_sessions(&user_id, now)
+        .await
+        .unwrap();
+    assert!(sessions.is_empty(), "every session ended: {sessions:?}");
+    assert!(!signed_in(&app, &session).await, "no single sign-on left");
 
     // Active again revives nothing.
     let (status, _) = json_of(
@@ -257,9 +308,7 @@ async fn deprovisioning_ends_access_at_once(app: TestApp) {
         .store
         .audit()
         .audit_events(token_store::AuditQuery {
-            subject: token_domain::audit::AuditSubject::Principal(
-                token_domain::PrincipalId::parse(&id).unwrap(),
-            ),
+            subject: token_domain::audit::AuditSubject::Principal(user_id),
             since: None,
             now: token_domain::clock::Clock::now(app.clock.as_ref()),
         })
@@ -271,6 +320,17 @@ async fn deprovisioning_ends_access_at_once(app: TestApp) {
     for kind in ["user.provisioned", "user.updated", "user.deprovisioned"] {
         assert!(kinds.iter().any(|k| k == kind), "{kind} not in {kinds:?}");
     }
+}
+
+async fn signed_in(app: &TestApp, session: &str) -> bool {
+    let page = app
+        .http
+        .get(app.url("/oauth2/v0/account"))
+        .header(reqwest::header::COOKIE, session)
+        .send()
+        .await
+        .unwrap();
+    page.text().await.unwrap().contains("Sign out everywhere")
 }
 
 async fn each_company_sees_only_its_own(app: TestApp) {
@@ -335,10 +395,10 @@ async fn each_company_sees_only_its_own(app: TestApp) {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
-    let tokens = admin::list_provisioning_tokens(&app.services, &globex.id)
+    let tokens = admin::list_provisioning_tokens(&app.services.ctx, &globex.id)
         .await
         .unwrap();
-    admin::revoke_provisioning_token(&app.services, &globex.id, &tokens[0].id)
+    admin::revoke_provisioning_token(&app.services.ctx, &globex.id, &tokens[0].id)
         .await
         .unwrap();
     let response = scim(&app, reqwest::Method::GET, "/Users", &globex_token)
@@ -485,4 +545,175 @@ async fn versions_bulk_limits_and_errors(app: TestApp) {
         .unwrap();
     assert_eq!(response.status(), StatusCode::NOT_IMPLEMENTED);
     assert_eq!(response.headers()["content-type"], "application/scim+json");
+}
+
+async fn the_admin_groups_members_administer_the_company(app: TestApp) {
+    let company = app.create_company("Acme").await;
+    let token = provisioning_token(&app, &company).await;
+    admin::set_admin_group(&app.services, &company.id, Some("Administrators"))
+        .await
+        .unwrap();
+    let (_, created) = create(&app, &token, &user_body("dee@acme.example")).await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let user_id = token_domain::PrincipalId::parse(&id).unwrap();
+    let is_admin = |app: &TestApp| {
+        let store = app.store.clone();
+        async move {
+            store
+                .principals()
+                .get_user(&user_id)
+                .await
+                .unwrap()
+                .unwrap()
+                .is_admin
+        }
+    };
+    assert!(!is_admin(&app).await);
+    let group = json!({
+        "schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+        "displayName": "administrators",
+        "members": [{"value": id}],
+    });
+    let (status, group) = json_of(
+        scim(&app, reqwest::Method::POST, "/Groups", &token)
+            .json(&group)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{group}");
+    assert!(
+        is_admin(&app).await,
+        "a member of the admin group administers the company"
+    );
+    let group_id = group["id"].as_str().unwrap();
+    let remove = json!({
+        "schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+        "Operations": [{"op": "remove", "path": format!("members[value eq \"{id}\"]")}],
+    });
+    let (status, patched) = json_of(
+        scim(
+            &app,
+            reqwest::Method::PATCH,
+            &format!("/Groups/{group_id}"),
+            &token,
+        )
+        .json(&remove)
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{patched}");
+    assert!(
+        !is_admin(&app).await,
+        "who leaves the group no longer administers"
+    );
+}
+
+/// The functions' timeout (`Globals.Function.Timeout` in template.yaml).
+const FUNCTION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+async fn a_bulk_of_100_creates_is_within_the_functions_timeout(app: TestApp) {
+    let company = app.create_company("Acme").await;
+    let token = provisioning_token(&app, &company).await;
+    let operations: Vec<Value> = (0..100)
+        .map(|i| {
+            json!({"method": "POST", "path": "/Users", "bulkId": format!("u{i}"), "data": {
+                "schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"],
+                "userName": format!("user{i}@acme.example"),
+                "externalId": format!("00u{i}"),
+                "emails": [{"value": format!("user{i}@acme.example"), "primary": true}],
+            }})
+        })
+        .collect();
+    let bulk = json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:BulkRequest"], "Operations": operations});
+    let started = std::time::Instant::now();
+    let (status, answered) = json_of(
+        scim(&app, reqwest::Method::POST, "/Bulk", &token)
+            .json(&bulk)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let took = started.elapsed();
+    assert_eq!(status, StatusCode::OK);
+    let created = answered["Operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|op| op["status"] == "201")
+        .count();
+    assert_eq!(created, 100, "{answered}");
+    assert!(
+        took < FUNCTION_TIMEOUT,
+        "a Bulk of 100 creates took {took:?}"
+    );
+    let (_, listed) = json_of(
+        scim(
+            &app,
+            reqwest::Method::GET,
+            "/Users?count=200&startIndex=51",
+            &token,
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(listed["totalResults"], 100);
+    assert_eq!(listed["itemsPerPage"], 50, "the second half, from the 51st");
+}
+
+async fn a_company_access_token_with_scope_scim_provisions(app: TestApp) {
+    let company = app.create_company("Acme").await;
+    let admin = app
+        .create_company_admin("admin@acme.example", PASSWORD, &company)
+        .await;
+    let idp = app.create_client("scim read").await;
+    app.enable_company_for(&company, &idp).await;
+    app.put_auth_token("the-auth-token", &company, &idp, &admin)
+        .await;
+    let company_id = company.id.to_string();
+    let company_token = |scope: &'static str| {
+        let (idp, company_id) = (idp.clone(), company_id.clone());
+        let app = &app;
+        async move {
+            let (status, tokens) = app
+                .password_grant(
+                    &idp,
+                    &company_id,
+                    "the-auth-token",
+                    &[("credtype", "authtoken"), ("scope", scope)],
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{tokens}");
+            tokens["access_token"].as_str().unwrap().to_owned()
+        }
+    };
+    let provisioning = company_token("scim").await;
+    let (status, created) = create(&app, &provisioning, &user_body("eve@acme.example")).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let reading = company_token("read").await;
+    let response = scim(&app, reqwest::Method::GET, "/Users", &reading)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        StatusCode::FORBIDDEN,
+        "without scope scim"
+    );
+    let application = app.app_token(&idp).await;
+    let response = scim(&app, reqwest::Method::GET, "/Users", &application)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        StatusCode::FORBIDDEN,
+        "an application token"
+    );
 }

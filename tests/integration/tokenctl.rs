@@ -31,6 +31,7 @@ mod newer_options;
 pub(crate) mod output;
 mod public_clients;
 mod saml_idps;
+mod scim_tokens;
 mod secrets;
 mod sessions;
 mod status;
@@ -81,6 +82,7 @@ on_both_targets!(
     client_secrets,
     company_idps,
     company_saml_idps,
+    company_scim_tokens,
     company_sso,
     legacy_token_import,
     public_clients,
@@ -99,6 +101,11 @@ async fn company_idps(t: Target) {
 /// `companies idps add --saml` and `companies idps refresh`.
 async fn company_saml_idps(t: Target) {
     saml_idps::add_show_refresh(&t).await;
+}
+
+/// `companies scim-tokens create|list|revoke` and `companies set-admin-group`.
+async fn company_scim_tokens(t: Target) {
+    scim_tokens::create_list_revoke(&t).await;
 }
 
 /// `companies set-sso` and `users set-local-sign-in`, with the service on the same store.

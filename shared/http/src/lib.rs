@@ -228,13 +228,18 @@ fn serve(routes: Routes, services: Arc<Services>) -> Router {
     finish(routes.served().with_state(services), https)
 }
 
-/// The parts every router shares: JSON 404/405 bodies, a panic answered as any server failure,
+/// The parts every router shares: JSON 404/405 bodies (SCIM errors under `/scim/v2`), a panic answered as any server failure,
 /// the request middleware (outermost, so that a panic's 500 is logged and carries the
 /// correlation id and cache headers like every response), and HSTS when served over HTTPS.
 fn finish(router: Router, https: bool) -> Router {
     let router = router
-        .fallback(|| async {
-            http_error_response(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+        .fallback(|uri: http::Uri| async move {
+            // A SCIM client reads SCIM errors, under /scim/v2 too (RFC 7644 3.12).
+            if uri.path().starts_with(scim::BASE_PATH) {
+                scim::no_such_endpoint()
+            } else {
+                http_error_response(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+            }
         })
         .method_not_allowed_fallback(|| async {
             http_error_response(

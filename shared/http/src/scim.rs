@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::response::{IntoResponse, Response};
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 use serde::Deserialize;
@@ -100,6 +100,21 @@ async fn caller(services: &Services, headers: &HeaderMap) -> Result<Provisioner,
     scim::authenticate(services, authorization, &base(services)).await
 }
 
+/// The query's parameters; a malformed one (a `startIndex` past i64, say) is a SCIM 400.
+fn parsed_query<T: serde::de::DeserializeOwned + Default>(
+    raw: Option<&str>,
+) -> Result<T, Box<Response>> {
+    match raw {
+        None => Ok(T::default()),
+        Some(raw) => serde_urlencoded::from_str(raw).map_err(|_| {
+            Box::new(error_response(&ScimError::bad_request(
+                crate::domain::scim::ScimType::InvalidValue,
+                "a query parameter is malformed",
+            )))
+        }),
+    }
+}
+
 fn if_match(headers: &HeaderMap) -> Option<&str> {
     headers
         .get(header::IF_MATCH)
@@ -177,19 +192,26 @@ fn search_query(body: &[u8]) -> Result<ListQuery, Box<Response>> {
         ("attributes" = Option<String>, Query), ("excludedAttributes" = Option<String>, Query)),
     responses((status = 200, description = "A ListResponse of the company's users", content_type = "application/scim+json"),
         (status = 400, description = "invalidFilter", content_type = "application/scim+json"),
-        (status = 401), (status = 403), (status = 429), (status = 503)))]
+        (status = 401), (status = 403), (status = 429), (status = 503),
+        (status = 413, description = "A body over 1 MiB", content_type = "application/scim+json"),
+        (status = 500, description = "Ours", content_type = "application/scim+json")))]
 pub async fn list_users(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
-    Query(query): Query<ListQuery>,
+    RawQuery(raw): RawQuery,
 ) -> Response {
-    list(services, headers, query, Kind::Users).await
+    match parsed_query(raw.as_deref()) {
+        Ok(query) => list(services, headers, query, Kind::Users).await,
+        Err(response) => *response,
+    }
 }
 
 #[utoipa::path(post, path = "/scim/v2/Users", tag = "scim",
     request_body(content_type = "application/scim+json", description = "A User"),
     responses((status = 201, description = "The created User, with Location and ETag", content_type = "application/scim+json"),
-        (status = 400), (status = 401), (status = 403), (status = 409, description = "uniqueness"), (status = 429), (status = 503)))]
+        (status = 400), (status = 401), (status = 403), (status = 409, description = "uniqueness"), (status = 429), (status = 503),
+        (status = 413, description = "A body over 1 MiB", content_type = "application/scim+json"),
+        (status = 500, description = "Ours", content_type = "application/scim+json")))]
 pub async fn create_user(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
@@ -200,7 +222,12 @@ pub async fn create_user(
 
 #[utoipa::path(post, path = "/scim/v2/Users/.search", tag = "scim",
     request_body(content_type = "application/scim+json", description = "A SearchRequest"),
-    responses((status = 200, description = "A ListResponse", content_type = "application/scim+json"), (status = 400), (status = 401)))]
+    responses((status = 200, description = "A ListResponse", content_type = "application/scim+json"), (status = 400), (status = 401),
+        (status = 403, description = "A user or application token, a token without scope scim, an inactive company", content_type = "application/scim+json"),
+        (status = 413, description = "A body over 1 MiB", content_type = "application/scim+json"),
+        (status = 429, description = "The company is over RATE_LIMIT_SCIM_PER_MINUTE, with Retry-After", content_type = "application/scim+json"),
+        (status = 500, description = "Ours", content_type = "application/scim+json"),
+        (status = 503, description = "The store failed: retry (Retry-After)", content_type = "application/scim+json")))]
 pub async fn search_users(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
@@ -214,13 +241,23 @@ pub async fn search_users(
 
 #[utoipa::path(get, path = "/scim/v2/Users/{id}", tag = "scim",
     params(("id" = String, Path), ("attributes" = Option<String>, Query), ("excludedAttributes" = Option<String>, Query)),
-    responses((status = 200, description = "The User, with ETag", content_type = "application/scim+json"), (status = 404), (status = 401)))]
+    responses((status = 200, description = "The User, with ETag", content_type = "application/scim+json"), (status = 404), (status = 401),
+        (status = 400, description = "A SCIM error (`scimType`)", content_type = "application/scim+json"),
+        (status = 403, description = "A user or application token, a token without scope scim, an inactive company", content_type = "application/scim+json"),
+        (status = 413, description = "A body over 1 MiB", content_type = "application/scim+json"),
+        (status = 429, description = "The company is over RATE_LIMIT_SCIM_PER_MINUTE, with Retry-After", content_type = "application/scim+json"),
+        (status = 500, description = "Ours", content_type = "application/scim+json"),
+        (status = 503, description = "The store failed: retry (Retry-After)", content_type = "application/scim+json")))]
 pub async fn get_user(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
     Path(id): Path<String>,
-    Query(shown): Query<Shown>,
+    RawQuery(raw): RawQuery,
 ) -> Response {
+    let shown: Shown = match parsed_query(raw.as_deref()) {
+        Ok(shown) => shown,
+        Err(response) => return *response,
+    };
     let outcome = async {
         let p = caller(&services, &headers).await?;
         scim::get_user(
@@ -237,7 +274,13 @@ pub async fn get_user(
 
 #[utoipa::path(put, path = "/scim/v2/Users/{id}", tag = "scim", params(("id" = String, Path), ("If-Match" = Option<String>, Header)),
     request_body(content_type = "application/scim+json", description = "The whole User"),
-    responses((status = 200, content_type = "application/scim+json"), (status = 400), (status = 404), (status = 409), (status = 412)))]
+    responses((status = 200, content_type = "application/scim+json"), (status = 400), (status = 404), (status = 409), (status = 412),
+        (status = 401, description = "No, a bad or a revoked credential", content_type = "application/scim+json"),
+        (status = 403, description = "A user or application token, a token without scope scim, an inactive company", content_type = "application/scim+json"),
+        (status = 413, description = "A body over 1 MiB", content_type = "application/scim+json"),
+        (status = 429, description = "The company is over RATE_LIMIT_SCIM_PER_MINUTE, with Retry-After", content_type = "application/scim+json"),
+        (status = 500, description = "Ours", content_type = "application/scim+json"),
+        (status = 503, description = "The store failed: retry (Retry-After)", content_type = "application/scim+json")))]
 pub async fn replace_user(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
@@ -256,7 +299,13 @@ pub async fn replace_user(
 
 #[utoipa::path(patch, path = "/scim/v2/Users/{id}", tag = "scim", params(("id" = String, Path), ("If-Match" = Option<String>, Header)),
     request_body(content_type = "application/scim+json", description = "A PatchOp request (RFC 7644 3.5.2)"),
-    responses((status = 200, content_type = "application/scim+json"), (status = 400), (status = 404), (status = 409), (status = 412)))]
+    responses((status = 200, content_type = "application/scim+json"), (status = 400), (status = 404), (status = 409), (status = 412),
+        (status = 401, description = "No, a bad or a revoked credential", content_type = "application/scim+json"),
+        (status = 403, description = "A user or application token, a token without scope scim, an inactive company", content_type = "application/scim+json"),
+        (status = 413, description = "A body over 1 MiB", content_type = "application/scim+json"),
+        (status = 429, description = "The company is over RATE_LIMIT_SCIM_PER_MINUTE, with Retry-After", content_type = "application/scim+json"),
+        (status = 500, description = "Ours", content_type = "application/scim+json"),
+        (status = 503, description = "The store failed: retry (Retry-After)", content_type = "application/scim+json")))]
 pub async fn patch_user(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
@@ -274,7 +323,14 @@ pub async fn patch_user(
 }
 
 #[utoipa::path(delete, path = "/scim/v2/Users/{id}", tag = "scim", params(("id" = String, Path), ("If-Match" = Option<String>, Header)),
-    responses((status = 204, description = "Deleted: every session, token and credential of the user ended"), (status = 404), (status = 412)))]
+    responses((status = 204, description = "Deleted: every session, token and credential of the user ended"), (status = 404), (status = 412),
+        (status = 400, description = "A SCIM error (`scimType`)", content_type = "application/scim+json"),
+        (status = 401, description = "No, a bad or a revoked credential", content_type = "application/scim+json"),
+        (status = 403, description = "A user or application token, a token without scope scim, an inactive company", content_type = "application/scim+json"),
+        (status = 413, description = "A body over 1 MiB", content_type = "application/scim+json"),
+        (status = 429, description = "The company is over RATE_LIMIT_SCIM_PER_MINUTE, with Retry-After", content_type = "application/scim+json"),
+        (status = 500, description = "Ours", content_type = "application/scim+json"),
+        (status = 503, description = "The store failed: retry (Retry-After)", content_type = "application/scim+json")))]
 pub async fn delete_user(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
@@ -290,18 +346,31 @@ pub async fn delete_user(
 #[utoipa::path(get, path = "/scim/v2/Groups", tag = "scim",
     params(("filter" = Option<String>, Query), ("startIndex" = Option<i64>, Query), ("count" = Option<i64>, Query),
         ("attributes" = Option<String>, Query), ("excludedAttributes" = Option<String>, Query)),
-    responses((status = 200, content_type = "application/scim+json"), (status = 400), (status = 401)))]
+    responses((status = 200, content_type = "application/scim+json"), (status = 400), (status = 401),
+        (status = 403, description = "A user or application token, a token without scope scim, an inactive company", content_type = "application/scim+json"),
+        (status = 413, description = "A body over 1 MiB", content_type = "application/scim+json"),
+        (status = 429, description = "The company is over RATE_LIMIT_SCIM_PER_MINUTE, with Retry-After", content_type = "application/scim+json"),
+        (status = 500, description = "Ours", content_type = "application/scim+json"),
+        (status = 503, description = "The store failed: retry (Retry-After)", content_type = "application/scim+json")))]
 pub async fn list_groups(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
-    Query(query): Query<ListQuery>,
+    RawQuery(raw): RawQuery,
 ) -> Response {
-    list(services, headers, query, Kind::Groups).await
+    match parsed_query(raw.as_deref()) {
+        Ok(query) => list(services, headers, query, Kind::Groups).await,
+        Err(response) => *response,
+    }
 }
 
 #[utoipa::path(post, path = "/scim/v2/Groups", tag = "scim",
     request_body(content_type = "application/scim+json", description = "A Group"),
-    responses((status = 201, content_type = "application/scim+json"), (status = 400), (status = 401)))]
+    responses((status = 201, content_type = "application/scim+json"), (status = 400), (status = 401),
+        (status = 403, description = "A user or application token, a token without scope scim, an inactive company", content_type = "application/scim+json"),
+        (status = 413, description = "A body over 1 MiB", content_type = "application/scim+json"),
+        (status = 429, description = "The company is over RATE_LIMIT_SCIM_PER_MINUTE, with Retry-After", content_type = "application/scim+json"),
+        (status = 500, description = "Ours", content_type = "application/scim+json"),
+        (status = 503, description = "The store failed: retry (Retry-After)", content_type = "application/scim+json")))]
 pub async fn create_group(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
@@ -312,7 +381,13 @@ pub async fn create_group(
 
 #[utoipa::path(post, path = "/scim/v2/Groups/.search", tag = "scim",
     request_body(content_type = "application/scim+json", description = "A SearchRequest"),
-    responses((status = 200, content_type = "application/scim+json"), (status = 400)))]
+    responses((status = 200, content_type = "application/scim+json"), (status = 400),
+        (status = 401, description = "No, a bad or a revoked credential", content_type = "application/scim+json"),
+        (status = 403, description = "A user or application token, a token without scope scim, an inactive company", content_type = "application/scim+json"),
+        (status = 413, description = "A body over 1 MiB", content_type = "application/scim+json"),
+        (status = 429, description = "The company is over RATE_LIMIT_SCIM_PER_MINUTE, with Retry-After", content_type = "application/scim+json"),
+        (status = 500, description = "Ours", content_type = "application/scim+json"),
+        (status = 503, description = "The store failed: retry (Retry-After)", content_type = "application/scim+json")))]
 pub async fn search_groups(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
@@ -326,13 +401,24 @@ pub async fn search_groups(
 
 #[utoipa::path(get, path = "/scim/v2/Groups/{id}", tag = "scim",
     params(("id" = String, Path), ("attributes" = Option<String>, Query), ("excludedAttributes" = Option<String>, Query)),
-    responses((status = 200, content_type = "application/scim+json"), (status = 404)))]
+    responses((status = 200, content_type = "application/scim+json"), (status = 404),
+        (status = 400, description = "A SCIM error (`scimType`)", content_type = "application/scim+json"),
+        (status = 401, description = "No, a bad or a revoked credential", content_type = "application/scim+json"),
+        (status = 403, description = "A user or application token, a token without scope scim, an inactive company", content_type = "application/scim+json"),
+        (status = 413, description = "A body over 1 MiB", content_type = "application/scim+json"),
+        (status = 429, description = "The company is over RATE_LIMIT_SCIM_PER_MINUTE, with Retry-After", content_type = "application/scim+json"),
+        (status = 500, description = "Ours", content_type = "application/scim+json"),
+        (status = 503, description = "The store failed: retry (Retry-After)", content_type = "application/scim+json")))]
 pub async fn get_group(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
     Path(id): Path<String>,
-    Query(shown): Query<Shown>,
+    RawQuery(raw): RawQuery,
 ) -> Response {
+    let shown: Shown = match parsed_query(raw.as_deref()) {
+        Ok(shown) => shown,
+        Err(response) => return *response,
+    };
     let outcome = async {
         let p = caller(&services, &headers).await?;
         scim::get_group(
@@ -349,7 +435,13 @@ pub async fn get_group(
 
 #[utoipa::path(put, path = "/scim/v2/Groups/{id}", tag = "scim", params(("id" = String, Path), ("If-Match" = Option<String>, Header)),
     request_body(content_type = "application/scim+json", description = "The whole Group"),
-    responses((status = 200, content_type = "application/scim+json"), (status = 400), (status = 404), (status = 412)))]
+    responses((status = 200, content_type = "application/scim+json"), (status = 400), (status = 404), (status = 412),
+        (status = 401, description = "No, a bad or a revoked credential", content_type = "application/scim+json"),
+        (status = 403, description = "A user or application token, a token without scope scim, an inactive company", content_type = "application/scim+json"),
+        (status = 413, description = "A body over 1 MiB", content_type = "application/scim+json"),
+        (status = 429, description = "The company is over RATE_LIMIT_SCIM_PER_MINUTE, with Retry-After", content_type = "application/scim+json"),
+        (status = 500, description = "Ours", content_type = "application/scim+json"),
+        (status = 503, description = "The store failed: retry (Retry-After)", content_type = "application/scim+json")))]
 pub async fn replace_group(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
@@ -368,7 +460,13 @@ pub async fn replace_group(
 
 #[utoipa::path(patch, path = "/scim/v2/Groups/{id}", tag = "scim", params(("id" = String, Path), ("If-Match" = Option<String>, Header)),
     request_body(content_type = "application/scim+json", description = "A PatchOp request"),
-    responses((status = 200, content_type = "application/scim+json"), (status = 400), (status = 404), (status = 412)))]
+    responses((status = 200, content_type = "application/scim+json"), (status = 400), (status = 404), (status = 412),
+        (status = 401, description = "No, a bad or a revoked credential", content_type = "application/scim+json"),
+        (status = 403, description = "A user or application token, a token without scope scim, an inactive company", content_type = "application/scim+json"),
+        (status = 413, description = "A body over 1 MiB", content_type = "application/scim+json"),
+        (status = 429, description = "The company is over RATE_LIMIT_SCIM_PER_MINUTE, with Retry-After", content_type = "application/scim+json"),
+        (status = 500, description = "Ours", content_type = "application/scim+json"),
+        (status = 503, description = "The store failed: retry (Retry-After)", content_type = "application/scim+json")))]
 pub async fn patch_group(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
@@ -386,7 +484,14 @@ pub async fn patch_group(
 }
 
 #[utoipa::path(delete, path = "/scim/v2/Groups/{id}", tag = "scim", params(("id" = String, Path), ("If-Match" = Option<String>, Header)),
-    responses((status = 204), (status = 404), (status = 412)))]
+    responses((status = 204), (status = 404), (status = 412),
+        (status = 400, description = "A SCIM error (`scimType`)", content_type = "application/scim+json"),
+        (status = 401, description = "No, a bad or a revoked credential", content_type = "application/scim+json"),
+        (status = 403, description = "A user or application token, a token without scope scim, an inactive company", content_type = "application/scim+json"),
+        (status = 413, description = "A body over 1 MiB", content_type = "application/scim+json"),
+        (status = 429, description = "The company is over RATE_LIMIT_SCIM_PER_MINUTE, with Retry-After", content_type = "application/scim+json"),
+        (status = 500, description = "Ours", content_type = "application/scim+json"),
+        (status = 503, description = "The store failed: retry (Retry-After)", content_type = "application/scim+json")))]
 pub async fn delete_group(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
@@ -401,7 +506,12 @@ pub async fn delete_group(
 
 #[utoipa::path(post, path = "/scim/v2/Bulk", tag = "scim",
     request_body(content_type = "application/scim+json", description = "A BulkRequest: at most 100 operations and 1 MiB"),
-    responses((status = 200, description = "A BulkResponse", content_type = "application/scim+json"), (status = 400), (status = 413)))]
+    responses((status = 200, description = "A BulkResponse", content_type = "application/scim+json"), (status = 400), (status = 413),
+        (status = 401, description = "No, a bad or a revoked credential", content_type = "application/scim+json"),
+        (status = 403, description = "A user or application token, a token without scope scim, an inactive company", content_type = "application/scim+json"),
+        (status = 429, description = "The company is over RATE_LIMIT_SCIM_PER_MINUTE, with Retry-After", content_type = "application/scim+json"),
+        (status = 500, description = "Ours", content_type = "application/scim+json"),
+        (status = 503, description = "The store failed: retry (Retry-After)", content_type = "application/scim+json")))]
 pub async fn bulk(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
@@ -416,7 +526,13 @@ pub async fn bulk(
 
 #[utoipa::path(post, path = "/scim/v2/.search", tag = "scim",
     request_body(content_type = "application/scim+json", description = "A SearchRequest over Users and Groups"),
-    responses((status = 200, content_type = "application/scim+json"), (status = 400)))]
+    responses((status = 200, content_type = "application/scim+json"), (status = 400),
+        (status = 401, description = "No, a bad or a revoked credential", content_type = "application/scim+json"),
+        (status = 403, description = "A user or application token, a token without scope scim, an inactive company", content_type = "application/scim+json"),
+        (status = 413, description = "A body over 1 MiB", content_type = "application/scim+json"),
+        (status = 429, description = "The company is over RATE_LIMIT_SCIM_PER_MINUTE, with Retry-After", content_type = "application/scim+json"),
+        (status = 500, description = "Ours", content_type = "application/scim+json"),
+        (status = 503, description = "The store failed: retry (Retry-After)", content_type = "application/scim+json")))]
 pub async fn search_all(
     State(services): State<Arc<Services>>,
     headers: HeaderMap,
@@ -528,4 +644,12 @@ pub async fn schema(State(services): State<Arc<Services>>, Path(id): Path<String
     responses((status = 501, description = "Not implemented: a provisioning client is no user", content_type = "application/scim+json")))]
 pub async fn me() -> Response {
     error_response(&ScimError::new(501, None, "/Me is not supported"))
+}
+
+/// Where every SCIM route lives.
+pub(crate) const BASE_PATH: &str = "/scim/v2/";
+
+/// Any other path under [`BASE_PATH`]: a SCIM 404, not the service's JSON one.
+pub(crate) fn no_such_endpoint() -> Response {
+    error_response(&ScimError::new(404, None, "no such SCIM endpoint"))
 }

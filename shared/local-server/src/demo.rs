@@ -39,6 +39,10 @@ pub struct DemoData {
     pub consumer_key: String,
     pub legacy_user_token: String,
     pub legacy_wsadmin_token: String,
+    /// The demo company's SCIM provisioning token (`/scim/v2`). Empty in a `demo.json` written
+    /// before it existed (added on the next start).
+    #[serde(default)]
+    pub scim_token: String,
 }
 
 /// Loads the demo data, creating it (and the file) if the store does not have it yet.
@@ -57,6 +61,13 @@ pub async fn ensure(
             .await?
             .is_some()
         {
+            if demo.scim_token.is_empty() {
+                let company = PrincipalId::parse(&demo.company_id)?;
+                demo.scim_token = admin::create_provisioning_token(ctx, &company, None)
+                    .await?
+                    .token;
+                write_private(&path, &serde_json::to_string_pretty(&demo)?)?;
+            }
             if demo.console_client_id.is_empty() {
                 let console = create_console(ctx).await?;
                 demo.console_client_id = console.client.id.to_string();
@@ -185,7 +196,11 @@ async fn create(ctx: &Context, geolocation: &Geolocation) -> anyhow::Result<Demo
         ])
         .await?;
 
+    let scim_token = admin::create_provisioning_token(ctx, &company.id, None)
+        .await?
+        .token;
     Ok(DemoData {
+        scim_token,
         client_id: client.client.id.to_string(),
         client_secret: client.secret.expose().to_owned(),
         console_client_id: console.client.id.to_string(),
@@ -231,6 +246,7 @@ impl DemoData {
             consumer_key,
             legacy_user_token,
             legacy_wsadmin_token,
+            scim_token,
         } = self;
         format!(
             r#"Demo data (local only; kept in {DEMO_FILE} under DATA_DIR):
@@ -241,6 +257,7 @@ impl DemoData {
   administrator  {admin_login} / {admin_password}
   user           {user_login} / {user_password}
   legacy app     consumer key {consumer_key}
+  SCIM token     {scim_token} (the company's provisioning token, /scim/v2)
 
 1. Application token (client_credentials):
 curl -s {base}/v0/token -u '{id}:{secret}' -d grant_type=client_credentials

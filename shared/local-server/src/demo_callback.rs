@@ -56,10 +56,13 @@ pub fn authorize_url(demo: &DemoData, base: &str) -> String {
 /// The lines added to the welcome text.
 pub fn instructions(demo: &DemoData, base: &str) -> String {
     format!(
-        "8. Authorization code flow in a browser: open\n{}\n   sign in as {} / {}, allow, and the page you land on shows the curl for the token request.\n",
+        "8. Authorization code flow in a browser: open\n{}\n   sign in as {} / {}, allow, and the page you land on shows the curl for the token request.\n\n\
+         9. SCIM provisioning as the demo company's identity provider (its provisioning token):\n\
+         curl -s {base}/scim/v2/Users -H 'Authorization: Bearer {}'\n",
         authorize_url(demo, base),
         demo.user_login,
-        demo.user_password
+        demo.user_password,
+        demo.scim_token
     )
 }
 

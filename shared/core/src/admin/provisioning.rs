@@ -2,6 +2,7 @@
 //! (`companies set-admin-group`).
 
 use crate::audit;
+use crate::context::Context;
 use crate::domain::audit::AuditKind;
 use crate::domain::{PrincipalId, PrincipalType, ProvisioningToken};
 use crate::random::RandomExt;
@@ -18,11 +19,10 @@ pub struct CreatedProvisioningToken {
 }
 
 pub async fn create_provisioning_token(
-    services: &Services,
+    ctx: &Context,
     company: &PrincipalId,
     expires_in_days: Option<u32>,
 ) -> Result<CreatedProvisioningToken, AdminError> {
-    let ctx = &services.ctx;
     ctx.store
         .principals()
         .get_company(company)
@@ -50,11 +50,10 @@ pub async fn create_provisioning_token(
 }
 
 pub async fn list_provisioning_tokens(
-    services: &Services,
+    ctx: &Context,
     company: &PrincipalId,
 ) -> Result<Vec<ProvisioningToken>, AdminError> {
-    Ok(services
-        .ctx
+    Ok(ctx
         .store
         .directory()
         .list_provisioning_tokens(company)
@@ -62,11 +61,10 @@ pub async fn list_provisioning_tokens(
 }
 
 pub async fn revoke_provisioning_token(
-    services: &Services,
+    ctx: &Context,
     company: &PrincipalId,
     id: &uuid::Uuid,
 ) -> Result<(), AdminError> {
-    let ctx = &services.ctx;
     if !ctx
         .store
         .directory()

@@ -83,10 +83,15 @@ pub(super) fn user(user: &User, base: &str) -> Value {
     if let Some(external_id) = &user.external_id {
         resource.insert("externalId".into(), Value::from(external_id.as_str()));
     }
-    resource.insert(
-        "active".into(),
-        Value::Bool(user.status == UserStatus::Active),
-    );
+    // Shown unless the directory left it unassigned (RFC 7643 2.5): a removed `active` reads as
+    // removed, and the user's status stays what it was.
+    let assigned = profile.is_none_or(|p| p.attributes.get("active").is_some());
+    if assigned {
+        resource.insert(
+            "active".into(),
+            Value::Bool(user.status == UserStatus::Active),
+        );
+    }
     // The address the user signs in with is the primary email, whatever the directory sent.
     if let Some(email) = &user.email {
         let emails = resource

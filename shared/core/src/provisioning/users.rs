@@ -67,7 +67,8 @@ fn user_from(
         Value::Null | Value::String(_) => None,
         _ => return Err(invalid("externalId must be a string")),
     };
-    let active = resource["active"].as_bool().unwrap_or(true);
+    // Unassigned (never given, or removed) leaves the status as it is.
+    let active = resource["active"].as_bool();
     let email = primary_email(resource)?;
     let mut attributes = Map::new();
     if let Value::Object(all) = resource {
@@ -79,6 +80,10 @@ fn user_from(
     }
     // Kept for its spelling: the login is folded to lower case.
     attributes.insert("userName".into(), Value::from(user_name));
+    // Kept as assigned, so that an unassigned `active` is shown unassigned.
+    if let Some(active) = active {
+        attributes.insert("active".into(), Value::Bool(active));
+    }
     let password = match &resource["password"] {
         Value::String(password) if !password.is_empty() => Some(password.as_str()),
         Value::Null => None,
@@ -87,13 +92,16 @@ fn user_from(
     let password_hash = match (password, current) {
         (Some(password), _) => PasswordHash::new(password, ctx.random.as_ref()),
         (None, Some(current)) => current.password_hash.clone(),
-        // Nobody knows it: the user signs in through the company's IdP until one is set.
-        (None, None) => PasswordHash::new(&ctx.random.opaque_token(), ctx.random.as_ref()),
+        // A hash of a password thrown away, which nobody knows: the user signs in through the
+        // company's IdP until one is set. The decoy is that, precomputed: a Bulk of 100 users
+        // without passwords spends no Argon2 on them.
+        (None, None) => PasswordHash::decoy().clone(),
     };
     let status = match (active, current.map(|c| c.status)) {
-        (true, _) => UserStatus::Active,
-        (false, Some(status)) if status != UserStatus::Active => status,
-        (false, _) => UserStatus::Disabled,
+        (Some(true), _) | (None, None) => UserStatus::Active,
+        (None, Some(status)) => status,
+        (Some(false), Some(status)) if status != UserStatus::Active => status,
+        (Some(false), _) => UserStatus::Disabled,
     };
     let created_at = current
         .and_then(|c| c.directory.as_deref().map(|d| d.created_at))
@@ -118,6 +126,12 @@ fn user_from(
             last_modified: now,
         })),
         revision: current.map_or(0, |c| c.revision + 1),
+        // Taking access away cancels what was issued until now; giving it back keeps that.
+        deprovisioned_at: match (status, current) {
+            (UserStatus::Active, current) => current.and_then(|c| c.deprovisioned_at),
+            (_, Some(c)) if c.status == UserStatus::Active => Some(now),
+            (_, current) => current.and_then(|c| c.deprovisioned_at).or(Some(now)),
+        },
     })
 }
 
@@ -407,6 +421,7 @@ pub async fn delete_user(
     if current.status == UserStatus::Active {
         let mut disabled = current.clone();
         disabled.status = UserStatus::Disabled;
+        disabled.deprovisioned_at = Some(services.ctx.clock.now());
         disabled.revision += 1;
         match store.directory().replace_user(&current, &disabled).await? {
             Replaced::Replaced => current = disabled,

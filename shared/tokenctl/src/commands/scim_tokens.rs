@@ -10,14 +10,13 @@ use crate::error::CliError;
 use crate::output::Output;
 
 pub async fn run(command: ScimTokensCommand, config: &Config) -> Result<Output, CliError> {
-    let services = crate::setup::services(config).await?;
+    let ctx = crate::setup::context(config).await?;
     match command {
         ScimTokensCommand::Create {
             company_id,
             expires_in,
         } => {
-            let created =
-                admin::create_provisioning_token(&services, &company_id, expires_in).await?;
+            let created = admin::create_provisioning_token(&ctx, &company_id, expires_in).await?;
             let expires = created.record.expires_at;
             Ok(Output::new(
                 json!({
@@ -35,7 +34,7 @@ pub async fn run(command: ScimTokensCommand, config: &Config) -> Result<Output, 
             ))
         }
         ScimTokensCommand::List { company_id } => {
-            let tokens = admin::list_provisioning_tokens(&services, &company_id).await?;
+            let tokens = admin::list_provisioning_tokens(&ctx, &company_id).await?;
             let rows: Vec<_> = tokens
                 .iter()
                 .map(|token| {
@@ -61,7 +60,7 @@ pub async fn run(command: ScimTokensCommand, config: &Config) -> Result<Output, 
             company_id,
             token_id,
         } => {
-            admin::revoke_provisioning_token(&services, &company_id, &token_id).await?;
+            admin::revoke_provisioning_token(&ctx, &company_id, &token_id).await?;
             Ok(Output::new(
                 json!({ "token_id": token_id, "revoked": true }),
                 format!("Provisioning token {token_id} is revoked."),
