@@ -23,6 +23,7 @@ crate::on_both_stores!(
     the_admin_groups_members_administer_the_company,
     a_bulk_of_100_creates_is_within_the_functions_timeout,
     a_company_access_token_with_scope_scim_provisions,
+    search_bulk_errors_and_what_a_delete_removes,
 );
 
 /// scim2-tester's every check, as a separate app whose company limit is off.
@@ -716,4 +717,167 @@ async fn a_company_access_token_with_scope_scim_provisions(app: TestApp) {
         StatusCode::FORBIDDEN,
         "an application token"
     );
+}
+
+async fn search_bulk_errors_and_what_a_delete_removes(app: TestApp) {
+    let company = app.create_company("Acme").await;
+    let token = provisioning_token(&app, &company).await;
+    let (_, created) = create(&app, &token, &user_body("fay@acme.example")).await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let user_id = token_domain::PrincipalId::parse(&id).unwrap();
+
+    // POST /.search, over both resource types, and /Users/.search with attributes.
+    let search = json!({
+        "schemas": ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
+        "filter": "userName sw \"fay\"",
+        "attributes": ["userName"],
+    });
+    let (status, found) = json_of(
+        scim(&app, reqwest::Method::POST, "/Users/.search", &token)
+            .json(&search)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{found}");
+    assert_eq!(found["totalResults"], 1);
+    let shown = &found["Resources"][0];
+    assert_eq!(shown["userName"], "fay@acme.example");
+    assert!(
+        shown.get("emails").is_none(),
+        "only what was asked for: {shown}"
+    );
+    let (status, found) = json_of(
+        scim(&app, reqwest::Method::POST, "/.search", &token)
+            .json(&json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"]}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{found}");
+    assert_eq!(found["totalResults"], 1);
+
+    // failOnErrors: the request stops after that many errors.
+    let bad = json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"]});
+    let bulk = json!({
+        "schemas": ["urn:ietf:params:scim:api:messages:2.0:BulkRequest"],
+        "failOnErrors": 1,
+        "Operations": [
+            {"method": "POST", "path": "/Users", "bulkId": "a", "data": bad},
+            {"method": "POST", "path": "/Users", "bulkId": "b", "data": user_body("gus@acme.example")},
+        ],
+    });
+    let (status, answered) = json_of(
+        scim(&app, reqwest::Method::POST, "/Bulk", &token)
+            .json(&bulk)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answered}");
+    let operations = answered["Operations"].as_array().unwrap();
+    assert_eq!(
+        operations.len(),
+        1,
+        "stopped after the first error: {answered}"
+    );
+    assert_eq!(operations[0]["status"], "400");
+    assert_eq!(operations[0]["response"]["scimType"], "invalidValue");
+    // Over 1 MiB: 413, nothing created.
+    let padding = "x".repeat(1_100_000);
+    let response = scim(&app, reqwest::Method::POST, "/Bulk", &token)
+        .json(&json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:BulkRequest"], "Operations": [], "padding": padding}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let (_, listed) = json_of(
+        scim(&app, reqwest::Method::GET, "/Users", &token)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(listed["totalResults"], 1, "{listed}");
+    // count is at most 200.
+    let (_, page) = json_of(
+        scim(&app, reqwest::Method::GET, "/Users?count=100000", &token)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(page["itemsPerPage"], 1);
+
+    // A delete removes the user's links with it.
+    let link = token_domain::FederationLink {
+        idp_id: token_domain::IdpId::new(uuid::Uuid::new_v4()),
+        subject: token_domain::UpstreamSubject::new("https://idp.acme.example", "fay").unwrap(),
+        user_id,
+        company_id: company.id,
+        linked_at: token_domain::clock::Clock::now(app.clock.as_ref()),
+    };
+    app.store
+        .federation()
+        .put_federation_link(&link)
+        .await
+        .unwrap();
+    let response = scim(
+        &app,
+        reqwest::Method::DELETE,
+        &format!("/Users/{id}"),
+        &token,
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    assert!(app
+        .store
+        .federation()
+        .list_user_links(&user_id)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(app
+        .store
+        .federation()
+        .get_federation_link(&link.idp_id, &link.subject)
+        .await
+        .unwrap()
+        .is_none());
+    let response = scim(&app, reqwest::Method::GET, &format!("/Users/{id}"), &token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    // Each change named the provisioning token that made it.
+    let events = app
+        .store
+        .audit()
+        .audit_events(token_store::AuditQuery {
+            subject: token_domain::audit::AuditSubject::Principal(user_id),
+            since: None,
+            now: token_domain::clock::Clock::now(app.clock.as_ref()),
+        })
+        .await
+        .unwrap();
+    let tokens = admin::list_provisioning_tokens(&app.services.ctx, &company.id)
+        .await
+        .unwrap();
+    let named = events
+        .iter()
+        .filter(|event| event.kind.name() == "user.deprovisioned")
+        .map(|event| serde_json::to_value(event).unwrap())
+        .next()
+        .expect("user.deprovisioned");
+    assert_eq!(
+        named["provisioning_token"],
+        tokens[0].id.to_string(),
+        "{named}"
+    );
+    assert_eq!(named["deleted"], true);
 }
