@@ -37,7 +37,7 @@ fn at_the_default_level_the_first_screen_is_the_instructions_without_audit_lines
         .iter()
         .filter_map(|line| line.split_once(". ")?.0.parse().ok())
         .collect();
-    let expected: Vec<u32> = (1..=8).collect();
+    let expected: Vec<u32> = (1..=9).collect();
     assert_eq!(steps, expected, "{screen:#?}");
 }
 

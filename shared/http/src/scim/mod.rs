@@ -4,130 +4,24 @@
 
 use std::sync::Arc;
 
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
-use axum::response::{IntoResponse, Response};
-use http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+use http::HeaderMap;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::domain::scim::schema::{ENTERPRISE_USER, GROUP, GROUP_RESOURCE, USER, USER_RESOURCE};
-use crate::domain::scim::{service_provider_config, ScimError, LIST_RESPONSE_SCHEMA};
+use crate::domain::scim::{ScimError, LIST_RESPONSE_SCHEMA};
 use crate::services::Services;
-use token_core::provisioning::{self as scim, Failure, ListQuery, Provisioner, ScimReply};
+use token_core::provisioning::{self as scim, ListQuery, ScimReply};
 
-const SCIM_JSON: &str = "application/scim+json";
-/// A Bulk request's maxPayloadSize; every other request is far smaller.
-const MAX_BODY_BYTES: usize = 1_048_576;
+mod answers;
+mod discovery;
 
-fn base(services: &Services) -> String {
-    format!(
-        "{}/scim/v2",
-        services.geolocation().as_str().trim_end_matches('/')
-    )
-}
+pub use discovery::*;
+pub(crate) use discovery::{no_such_endpoint, BASE_PATH};
 
-fn scim_json(status: StatusCode, body: &Value) -> Response {
-    let mut response = (status, body.to_string()).into_response();
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(SCIM_JSON));
-    response
-}
-
-fn error_response(error: &ScimError) -> Response {
-    let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::BAD_REQUEST);
-    scim_json(status, &error.to_json())
-}
-
-fn failure_response(failure: Failure) -> Response {
-    match failure {
-        Failure::Scim(error) => error_response(&error),
-        Failure::RateLimited { retry_after } => {
-            let error = ScimError::new(429, None, "too many SCIM requests for this company");
-            let mut response = error_response(&error);
-            if let Ok(value) = HeaderValue::from_str(&retry_after.max(1).to_string()) {
-                response.headers_mut().insert(header::RETRY_AFTER, value);
-            }
-            response
-        }
-        Failure::Server(server) => {
-            let unavailable = server.is_unavailable();
-            tracing::error!(
-                error = &server as &(dyn std::error::Error + 'static),
-                "server failure"
-            );
-            let status = if unavailable { 503 } else { 500 };
-            let mut response =
-                error_response(&ScimError::new(status, None, server.public_message()));
-            if unavailable {
-                response
-                    .headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            }
-            response
-        }
-    }
-}
-
-fn reply_response(reply: ScimReply) -> Response {
-    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
-    let mut response = match &reply.body {
-        Some(body) => scim_json(status, body),
-        None => (status, Body::empty()).into_response(),
-    };
-    let headers = response.headers_mut();
-    if let Some(value) = reply.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
-        headers.insert(header::LOCATION, value);
-    }
-    if let Some(value) = reply.etag.and_then(|e| HeaderValue::from_str(&e).ok()) {
-        headers.insert(header::ETAG, value);
-    }
-    response
-}
-
-fn answer(outcome: Result<ScimReply, Failure>) -> Response {
-    match outcome {
-        Ok(reply) => reply_response(reply),
-        Err(failure) => failure_response(failure),
-    }
-}
-
-async fn caller(services: &Services, headers: &HeaderMap) -> Result<Provisioner, Failure> {
-    let authorization = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok());
-    scim::authenticate(services, authorization, &base(services)).await
-}
-
-/// The query's parameters; a malformed one (a `startIndex` past i64, say) is a SCIM 400.
-fn parsed_query<T: serde::de::DeserializeOwned + Default>(
-    raw: Option<&str>,
-) -> Result<T, Box<Response>> {
-    match raw {
-        None => Ok(T::default()),
-        Some(raw) => serde_urlencoded::from_str(raw).map_err(|_| {
-            Box::new(error_response(&ScimError::bad_request(
-                crate::domain::scim::ScimType::InvalidValue,
-                "a query parameter is malformed",
-            )))
-        }),
-    }
-}
-
-fn if_match(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(header::IF_MATCH)
-        .and_then(|value| value.to_str().ok())
-}
-
-fn too_large() -> Response {
-    error_response(&ScimError::new(
-        413,
-        None,
-        "the request is larger than 1048576 bytes",
-    ))
-}
+use answers::{answer, caller, error_response, if_match, parsed_query, too_large, MAX_BODY_BYTES};
 
 /// The `attributes` and `excludedAttributes` of a read.
 #[derive(Debug, Default, Deserialize)]
@@ -169,6 +63,73 @@ async fn list(
         match kind {
             Kind::Users => scim::list_users(&services, &p, &query).await,
             Kind::Groups => scim::list_groups(&services, &p, &query).await,
+        }
+    };
+    answer(outcome.await)
+}
+
+/// What a request does to one resource.
+#[derive(Clone, Copy)]
+enum Change {
+    Replace,
+    Patch,
+    Delete,
+}
+
+async fn read(
+    services: Arc<Services>,
+    headers: HeaderMap,
+    kind: Kind,
+    id: String,
+    raw: Option<String>,
+) -> Response {
+    let shown: Shown = match parsed_query(raw.as_deref()) {
+        Ok(shown) => shown,
+        Err(response) => return *response,
+    };
+    let (attributes, excluded) = (
+        shown.attributes.as_deref(),
+        shown.excluded_attributes.as_deref(),
+    );
+    let outcome = async {
+        let p = caller(&services, &headers).await?;
+        match kind {
+            Kind::Users => scim::get_user(&services, &p, &id, attributes, excluded).await,
+            Kind::Groups => scim::get_group(&services, &p, &id, attributes, excluded).await,
+        }
+    };
+    answer(outcome.await)
+}
+
+async fn change(
+    services: Arc<Services>,
+    headers: HeaderMap,
+    (kind, change): (Kind, Change),
+    id: String,
+    body: Bytes,
+) -> Response {
+    if body.len() > MAX_BODY_BYTES {
+        return too_large();
+    }
+    let outcome = async {
+        let p = caller(&services, &headers).await?;
+        let version = if_match(&headers);
+        let (services, id) = (&services, id.as_str());
+        match (kind, change) {
+            (Kind::Users, Change::Replace) => {
+                scim::replace_user(services, &p, id, &body, version).await
+            }
+            (Kind::Users, Change::Patch) => {
+                scim::patch_user(services, &p, id, &body, version).await
+            }
+            (Kind::Users, Change::Delete) => scim::delete_user(services, &p, id, version).await,
+            (Kind::Groups, Change::Replace) => {
+                scim::replace_group(services, &p, id, &body, version).await
+            }
+            (Kind::Groups, Change::Patch) => {
+                scim::patch_group(services, &p, id, &body, version).await
+            }
+            (Kind::Groups, Change::Delete) => scim::delete_group(services, &p, id, version).await,
         }
     };
     answer(outcome.await)
@@ -254,22 +215,7 @@ pub async fn get_user(
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Response {
-    let shown: Shown = match parsed_query(raw.as_deref()) {
-        Ok(shown) => shown,
-        Err(response) => return *response,
-    };
-    let outcome = async {
-        let p = caller(&services, &headers).await?;
-        scim::get_user(
-            &services,
-            &p,
-            &id,
-            shown.attributes.as_deref(),
-            shown.excluded_attributes.as_deref(),
-        )
-        .await
-    };
-    answer(outcome.await)
+    read(services, headers, Kind::Users, id, raw).await
 }
 
 #[utoipa::path(put, path = "/scim/v2/Users/{id}", tag = "scim", params(("id" = String, Path), ("If-Match" = Option<String>, Header)),
@@ -287,14 +233,7 @@ pub async fn replace_user(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    if body.len() > MAX_BODY_BYTES {
-        return too_large();
-    }
-    let outcome = async {
-        let p = caller(&services, &headers).await?;
-        scim::replace_user(&services, &p, &id, &body, if_match(&headers)).await
-    };
-    answer(outcome.await)
+    change(services, headers, (Kind::Users, Change::Replace), id, body).await
 }
 
 #[utoipa::path(patch, path = "/scim/v2/Users/{id}", tag = "scim", params(("id" = String, Path), ("If-Match" = Option<String>, Header)),
@@ -312,14 +251,7 @@ pub async fn patch_user(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    if body.len() > MAX_BODY_BYTES {
-        return too_large();
-    }
-    let outcome = async {
-        let p = caller(&services, &headers).await?;
-        scim::patch_user(&services, &p, &id, &body, if_match(&headers)).await
-    };
-    answer(outcome.await)
+    change(services, headers, (Kind::Users, Change::Patch), id, body).await
 }
 
 #[utoipa::path(delete, path = "/scim/v2/Users/{id}", tag = "scim", params(("id" = String, Path), ("If-Match" = Option<String>, Header)),
@@ -336,11 +268,14 @@ pub async fn delete_user(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let outcome = async {
-        let p = caller(&services, &headers).await?;
-        scim::delete_user(&services, &p, &id, if_match(&headers)).await
-    };
-    answer(outcome.await)
+    change(
+        services,
+        headers,
+        (Kind::Users, Change::Delete),
+        id,
+        Bytes::new(),
+    )
+    .await
 }
 
 #[utoipa::path(get, path = "/scim/v2/Groups", tag = "scim",
@@ -415,22 +350,7 @@ pub async fn get_group(
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Response {
-    let shown: Shown = match parsed_query(raw.as_deref()) {
-        Ok(shown) => shown,
-        Err(response) => return *response,
-    };
-    let outcome = async {
-        let p = caller(&services, &headers).await?;
-        scim::get_group(
-            &services,
-            &p,
-            &id,
-            shown.attributes.as_deref(),
-            shown.excluded_attributes.as_deref(),
-        )
-        .await
-    };
-    answer(outcome.await)
+    read(services, headers, Kind::Groups, id, raw).await
 }
 
 #[utoipa::path(put, path = "/scim/v2/Groups/{id}", tag = "scim", params(("id" = String, Path), ("If-Match" = Option<String>, Header)),
@@ -448,14 +368,7 @@ pub async fn replace_group(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    if body.len() > MAX_BODY_BYTES {
-        return too_large();
-    }
-    let outcome = async {
-        let p = caller(&services, &headers).await?;
-        scim::replace_group(&services, &p, &id, &body, if_match(&headers)).await
-    };
-    answer(outcome.await)
+    change(services, headers, (Kind::Groups, Change::Replace), id, body).await
 }
 
 #[utoipa::path(patch, path = "/scim/v2/Groups/{id}", tag = "scim", params(("id" = String, Path), ("If-Match" = Option<String>, Header)),
@@ -473,14 +386,7 @@ pub async fn patch_group(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    if body.len() > MAX_BODY_BYTES {
-        return too_large();
-    }
-    let outcome = async {
-        let p = caller(&services, &headers).await?;
-        scim::patch_group(&services, &p, &id, &body, if_match(&headers)).await
-    };
-    answer(outcome.await)
+    change(services, headers, (Kind::Groups, Change::Patch), id, body).await
 }
 
 #[utoipa::path(delete, path = "/scim/v2/Groups/{id}", tag = "scim", params(("id" = String, Path), ("If-Match" = Option<String>, Header)),
@@ -497,11 +403,14 @@ pub async fn delete_group(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let outcome = async {
-        let p = caller(&services, &headers).await?;
-        scim::delete_group(&services, &p, &id, if_match(&headers)).await
-    };
-    answer(outcome.await)
+    change(
+        services,
+        headers,
+        (Kind::Groups, Change::Delete),
+        id,
+        Bytes::new(),
+    )
+    .await
 }
 
 #[utoipa::path(post, path = "/scim/v2/Bulk", tag = "scim",
@@ -576,80 +485,4 @@ pub async fn search_all(
         })
     };
     answer(outcome.await)
-}
-
-#[utoipa::path(get, path = "/scim/v2/ServiceProviderConfig", tag = "scim",
-    responses((status = 200, description = "What this service supports", content_type = "application/scim+json")))]
-pub async fn service_provider(State(services): State<Arc<Services>>) -> Response {
-    scim_json(
-        StatusCode::OK,
-        &service_provider_config(&base(&services), None),
-    )
-}
-
-fn list_of(resources: Vec<Value>) -> Value {
-    json!({
-        "schemas": [LIST_RESPONSE_SCHEMA],
-        "totalResults": resources.len(),
-        "startIndex": 1,
-        "itemsPerPage": resources.len(),
-        "Resources": resources,
-    })
-}
-
-#[utoipa::path(get, path = "/scim/v2/ResourceTypes", tag = "scim",
-    responses((status = 200, description = "User and Group", content_type = "application/scim+json")))]
-pub async fn resource_types(State(services): State<Arc<Services>>) -> Response {
-    let base = base(&services);
-    let types = vec![USER_RESOURCE.to_json(&base), GROUP_RESOURCE.to_json(&base)];
-    scim_json(StatusCode::OK, &list_of(types))
-}
-
-#[utoipa::path(get, path = "/scim/v2/ResourceTypes/{name}", tag = "scim", params(("name" = String, Path)),
-    responses((status = 200, content_type = "application/scim+json"), (status = 404)))]
-pub async fn resource_type(
-    State(services): State<Arc<Services>>,
-    Path(name): Path<String>,
-) -> Response {
-    let base = base(&services);
-    match name.as_str() {
-        "User" => scim_json(StatusCode::OK, &USER_RESOURCE.to_json(&base)),
-        "Group" => scim_json(StatusCode::OK, &GROUP_RESOURCE.to_json(&base)),
-        _ => error_response(&ScimError::new(404, None, "no such resource type")),
-    }
-}
-
-#[utoipa::path(get, path = "/scim/v2/Schemas", tag = "scim",
-    responses((status = 200, description = "The User, enterprise User and Group schemas, as supported", content_type = "application/scim+json")))]
-pub async fn schemas(State(services): State<Arc<Services>>) -> Response {
-    let base = base(&services);
-    let all = [&USER, &ENTERPRISE_USER, &GROUP].map(|schema| schema.to_json(&base));
-    scim_json(StatusCode::OK, &list_of(all.to_vec()))
-}
-
-#[utoipa::path(get, path = "/scim/v2/Schemas/{id}", tag = "scim", params(("id" = String, Path)),
-    responses((status = 200, content_type = "application/scim+json"), (status = 404)))]
-pub async fn schema(State(services): State<Arc<Services>>, Path(id): Path<String>) -> Response {
-    let base = base(&services);
-    match [&USER, &ENTERPRISE_USER, &GROUP]
-        .into_iter()
-        .find(|schema| schema.id == id)
-    {
-        Some(schema) => scim_json(StatusCode::OK, &schema.to_json(&base)),
-        None => error_response(&ScimError::new(404, None, "no such schema")),
-    }
-}
-
-#[utoipa::path(get, path = "/scim/v2/Me", tag = "scim",
-    responses((status = 501, description = "Not implemented: a provisioning client is no user", content_type = "application/scim+json")))]
-pub async fn me() -> Response {
-    error_response(&ScimError::new(501, None, "/Me is not supported"))
-}
-
-/// Where every SCIM route lives.
-pub(crate) const BASE_PATH: &str = "/scim/v2/";
-
-/// Any other path under [`BASE_PATH`]: a SCIM 404, not the service's JSON one.
-pub(crate) fn no_such_endpoint() -> Response {
-    error_response(&ScimError::new(404, None, "no such SCIM endpoint"))
 }
