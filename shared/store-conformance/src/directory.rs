@@ -97,6 +97,28 @@ pub async fn a_companys_users_are_listed_by_id_with_their_count(store: &dyn Stor
     );
     let past = directory.company_users(&company, 5, 2).await.unwrap();
     assert!(past.users.is_empty());
+    // The scan that reads each user once, from an id on.
+    let ids_of = |users: Vec<User>| users.iter().map(|u| u.id).collect::<Vec<_>>();
+    let first = directory
+        .company_users_after(&company, None, 2)
+        .await
+        .unwrap();
+    assert_eq!(ids_of(first), ids[0..2]);
+    let next = directory
+        .company_users_after(&company, Some(&ids[1]), 2)
+        .await
+        .unwrap();
+    assert_eq!(ids_of(next), ids[2..4]);
+    let rest = directory
+        .company_users_after(&company, Some(&ids[3]), 10)
+        .await
+        .unwrap();
+    assert_eq!(ids_of(rest), ids[4..5]);
+    let none = directory
+        .company_users_after(&company, Some(&ids[4]), 10)
+        .await
+        .unwrap();
+    assert!(none.is_empty());
 }
 
 pub async fn a_user_replacement_is_conditional_and_moves_its_unique_values(store: &dyn Store) {

@@ -61,6 +61,15 @@ pub trait DirectoryStore: Send + Sync {
         limit: usize,
     ) -> StoreResult<UserPage>;
 
+    /// The company's users after `after` by id (from the first when `None`), at most `limit`:
+    /// a scan of the company's directory, page by page, that reads each user once.
+    async fn company_users_after(
+        &self,
+        company: &PrincipalId,
+        after: Option<&PrincipalId>,
+        limit: usize,
+    ) -> StoreResult<Vec<User>>;
+
     /// Fails with `false` when the id is taken.
     async fn insert_group(&self, group: &DirectoryGroup) -> StoreResult<bool>;
     async fn get_group(

@@ -17,7 +17,7 @@ use crate::store::Replaced;
 use super::listing::{json_body, ListQuery, Projection};
 use super::render;
 use super::{
-    if_match_admits, not_found, precondition_failed, Failure, Provisioner, ScimReply, ScimResult,
+    admitted, not_found, precondition_failed, Failure, Provisioner, ScimReply, ScimResult,
 };
 
 fn invalid(detail: &str) -> Failure {
@@ -225,22 +225,6 @@ async fn write_group(
     Ok(ScimReply::resource(200, render::group(&next, &p.base)))
 }
 
-fn check_version(
-    group: &DirectoryGroup,
-    p: &Provisioner,
-    if_match: Option<&str>,
-) -> ScimResult<Value> {
-    let shown = render::group(group, &p.base);
-    if if_match_admits(
-        if_match,
-        shown["meta"]["version"].as_str().unwrap_or_default(),
-    ) {
-        Ok(shown)
-    } else {
-        Err(precondition_failed())
-    }
-}
-
 pub async fn replace_group(
     services: &Services,
     p: &Provisioner,
@@ -249,7 +233,7 @@ pub async fn replace_group(
     if_match: Option<&str>,
 ) -> ScimResult<ScimReply> {
     let current = company_group(services, p, id).await?;
-    check_version(&current, p, if_match)?;
+    admitted(render::group(&current, &p.base), if_match)?;
     let resource = normalize(&json_body(body)?, &GROUP_RESOURCE)?;
     let next = group_from(services, p, Some(&current), &resource).await?;
     write_group(services, p, &current, next).await
@@ -262,11 +246,9 @@ pub async fn patch_group(
     body: &[u8],
     if_match: Option<&str>,
 ) -> ScimResult<ScimReply> {
-    let request: PatchRequest = serde_json::from_value(json_body(body)?).map_err(|_| {
-        ScimError::bad_request(ScimType::InvalidSyntax, "the body is not a PatchOp request")
-    })?;
+    let request = PatchRequest::from_json(body)?;
     let current = company_group(services, p, id).await?;
-    let mut resource = check_version(&current, p, if_match)?;
+    let mut resource = admitted(render::group(&current, &p.base), if_match)?;
     apply(&mut resource, &request.operations, &GROUP_RESOURCE)?;
     let resource = normalize(&resource, &GROUP_RESOURCE)?;
     let next = group_from(services, p, Some(&current), &resource).await?;
@@ -280,7 +262,7 @@ pub async fn delete_group(
     if_match: Option<&str>,
 ) -> ScimResult<ScimReply> {
     let current = company_group(services, p, id).await?;
-    check_version(&current, p, if_match)?;
+    admitted(render::group(&current, &p.base), if_match)?;
     match services
         .ctx
         .store

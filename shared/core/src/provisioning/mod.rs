@@ -108,14 +108,21 @@ fn precondition_failed() -> Failure {
     ))
 }
 
-/// Whether the `If-Match` header (a list of entity tags, or `*`) admits `current`.
-fn if_match_admits(if_match: Option<&str>, current: &str) -> bool {
+/// The rendered resource, when the `If-Match` header (a list of entity tags, or `*`) admits
+/// its `meta.version`; 412 otherwise.
+fn admitted(shown: serde_json::Value, if_match: Option<&str>) -> ScimResult<serde_json::Value> {
     let Some(header) = if_match else {
-        return true;
+        return Ok(shown);
     };
-    header.split(',').map(str::trim).any(|tag| {
+    let current = shown["meta"]["version"].as_str().unwrap_or_default();
+    let admits = header.split(',').map(str::trim).any(|tag| {
         tag == "*"
             || tag == current
             || tag.trim_start_matches("W/") == current.trim_start_matches("W/")
-    })
+    });
+    if admits {
+        Ok(shown)
+    } else {
+        Err(precondition_failed())
+    }
 }

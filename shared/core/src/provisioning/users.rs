@@ -22,7 +22,7 @@ use crate::store::{Inserted, Replaced};
 use super::listing::{json_body, ListQuery, Projection};
 use super::render::{self, OWN_FIELDS};
 use super::{
-    deprovision, if_match_admits, not_found, precondition_failed, Failure, Provisioner, ScimReply,
+    admitted, deprovision, not_found, precondition_failed, Failure, Provisioner, ScimReply,
     ScimResult,
 };
 
@@ -290,11 +290,13 @@ pub async fn list_users(
         (_, Some(filter)) => {
             let mut matching = Vec::new();
             let mut total = 0;
-            let mut skip = 0;
+            let mut after = None;
             loop {
-                let listed = store.directory().company_users(&company, skip, 200).await?;
-                let read = listed.users.len();
-                for user in &listed.users {
+                let users = store
+                    .directory()
+                    .company_users_after(&company, after.as_ref(), 200)
+                    .await?;
+                for user in &users {
                     let resource = render::user(user, &p.base);
                     if filter.matches(&resource, &USER_RESOURCE) {
                         if total >= checked.skip && matching.len() < checked.count {
@@ -303,9 +305,9 @@ pub async fn list_users(
                         total += 1;
                     }
                 }
-                skip += read;
-                if read == 0 || skip >= listed.total {
-                    break;
+                match users.last() {
+                    Some(last) if users.len() == 200 => after = Some(last.id),
+                    _ => break,
                 }
             }
             (matching, total)
@@ -355,13 +357,7 @@ pub async fn replace_user(
     if_match: Option<&str>,
 ) -> ScimResult<ScimReply> {
     let current = company_user(services, p, id).await?;
-    let shown = render::user(&current, &p.base);
-    if !if_match_admits(
-        if_match,
-        shown["meta"]["version"].as_str().unwrap_or_default(),
-    ) {
-        return Err(precondition_failed());
-    }
+    admitted(render::user(&current, &p.base), if_match)?;
     let body = json_body(body)?;
     if body["id"]
         .as_str()
@@ -384,17 +380,9 @@ pub async fn patch_user(
     body: &[u8],
     if_match: Option<&str>,
 ) -> ScimResult<ScimReply> {
-    let request: PatchRequest = serde_json::from_value(json_body(body)?).map_err(|_| {
-        ScimError::bad_request(ScimType::InvalidSyntax, "the body is not a PatchOp request")
-    })?;
+    let request = PatchRequest::from_json(body)?;
     let current = company_user(services, p, id).await?;
-    let mut resource = render::user(&current, &p.base);
-    if !if_match_admits(
-        if_match,
-        resource["meta"]["version"].as_str().unwrap_or_default(),
-    ) {
-        return Err(precondition_failed());
-    }
+    let mut resource = admitted(render::user(&current, &p.base), if_match)?;
     apply(&mut resource, &request.operations, &USER_RESOURCE)?;
     let resource = normalize(&resource, &USER_RESOURCE)?;
     let next = user_from(services, p, Some(&current), &resource)?;
@@ -408,13 +396,7 @@ pub async fn delete_user(
     if_match: Option<&str>,
 ) -> ScimResult<ScimReply> {
     let mut current = company_user(services, p, id).await?;
-    let shown = render::user(&current, &p.base);
-    if !if_match_admits(
-        if_match,
-        shown["meta"]["version"].as_str().unwrap_or_default(),
-    ) {
-        return Err(precondition_failed());
-    }
+    admitted(render::user(&current, &p.base), if_match)?;
     let store = &services.ctx.store;
     // Disabled first, so that nothing the sweep misses can be used; the records go last, so
     // that a retry after a failure midway finds the user and finishes.

@@ -265,6 +265,18 @@ impl DirectoryStore for CachedStore {
             .await
     }
 
+    async fn company_users_after(
+        &self,
+        company: &PrincipalId,
+        after: Option<&PrincipalId>,
+        limit: usize,
+    ) -> StoreResult<Vec<User>> {
+        self.inner
+            .directory()
+            .company_users_after(company, after, limit)
+            .await
+    }
+
     async fn insert_group(&self, group: &crate::domain::DirectoryGroup) -> StoreResult<bool> {
         self.inner.directory().insert_group(group).await
     }

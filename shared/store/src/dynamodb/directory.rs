@@ -324,6 +324,46 @@ impl DirectoryStore for DynamoStore {
         Ok(UserPage { users, total })
     }
 
+    async fn company_users_after(
+        &self,
+        company: &PrincipalId,
+        after: Option<&PrincipalId>,
+        limit: usize,
+    ) -> StoreResult<Vec<User>> {
+        let query = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .consistent_read(true)
+            .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
+            .expression_attribute_values(":pk", s(keys::directory_partition(company)))
+            .expression_attribute_values(":prefix", s(keys::prefix::USER));
+        // The user's copy is the start key itself: no read of the users before it.
+        let mut start = after.map(|id| {
+            let (pk, sk) = keys::directory_user(company, id);
+            key(pk, sk)
+        });
+        let mut users = Vec::new();
+        while users.len() < limit {
+            let wanted = (limit - users.len()).min(USER_PAGE as usize);
+            let page = query
+                .clone()
+                .limit(i32::try_from(wanted).unwrap_or(USER_PAGE))
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| super::errors::store_error("ScanCompanyUsers", e))?;
+            for item in page.items.unwrap_or_default() {
+                users.push(from_item::<User>(item)?);
+            }
+            start = page.last_evaluated_key.filter(|key| !key.is_empty());
+            if start.is_none() {
+                break;
+            }
+        }
+        Ok(users)
+    }
+
     async fn insert_group(&self, group: &DirectoryGroup) -> StoreResult<bool> {
         let items = vec![self.put_new(to_item(
             group,

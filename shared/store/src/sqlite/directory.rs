@@ -169,6 +169,33 @@ impl DirectoryStore for SqliteStore {
         .await
     }
 
+    async fn company_users_after(
+        &self,
+        company: &PrincipalId,
+        after: Option<&PrincipalId>,
+        limit: usize,
+    ) -> StoreResult<Vec<User>> {
+        let params = (
+            company.to_string(),
+            after.map(ToString::to_string).unwrap_or_default(),
+            limit as i64,
+        );
+        self.read(move |conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT body FROM users WHERE json_extract(body, '$.company_id') = ?1
+                     AND id > ?2 ORDER BY id LIMIT ?3",
+                )
+                .map_err(map_err)?;
+            let bodies = stmt
+                .query_map(params, |row| row.get::<_, String>(0))
+                .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+                .map_err(map_err)?;
+            bodies.iter().map(|body| from_json(body)).collect()
+        })
+        .await
+    }
+
     async fn insert_group(&self, group: &DirectoryGroup) -> StoreResult<bool> {
         let params = (
             id_to_sql(&group.company_id),
