@@ -123,6 +123,20 @@ const SERVICE_ROWS: &[(u16, &str, &str)] = &[
     (164, "invalid_request", "token type is missing or not supported"),
     (165, "invalid_grant", "subject_token is invalid or not exchangeable"),
     (166, "invalid_grant", "actor_token is invalid"),
+    // Identity assertions (ID-JAG): redeemed with the jwt-bearer grant, or refused by the
+    // user's company at the token exchange.
+    (
+        167,
+        "invalid_grant",
+        "assertion is not a valid identity assertion from a trusted issuer",
+    ),
+    (168, "invalid_grant", "assertion was already used"),
+    (169, "invalid_request", "assertion was not supplied"),
+    (
+        182,
+        "access_denied",
+        "your company does not allow identity assertions for agents",
+    ),
     // The device authorization grant's poll (RFC 8628 §3.5), every one a 400.
     (
         170,

@@ -4,6 +4,9 @@
 //! in time; every refusal of the callback is an error page with a reference and an audit event.
 
 pub(crate) mod fixture;
+mod id_jag;
+pub(crate) mod id_jag_fixture;
+mod id_jag_mcp;
 mod in_browser;
 pub(crate) mod oidc;
 mod pages;

@@ -56,6 +56,7 @@ async fn metadata_names_every_endpoint_and_grant(app: TestApp) {
             "password",
             "refresh_token",
             "urn:ietf:params:oauth:grant-type:device_code",
+            "urn:ietf:params:oauth:grant-type:jwt-bearer",
             "urn:ietf:params:oauth:grant-type:token-exchange"
         ]
     );

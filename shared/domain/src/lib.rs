@@ -14,6 +14,7 @@ mod device;
 mod directory;
 mod federation;
 mod geolocation;
+mod id_jag;
 mod ids;
 mod legacy;
 mod one_time_password;
@@ -60,6 +61,10 @@ pub use federation::{
     MAX_UPSTREAM_SUBJECT_BYTES, UPSTREAM_REQUEST_TTL_SECONDS,
 };
 pub use geolocation::{Geolocation, InvalidGeolocation};
+pub use id_jag::{
+    IdJagTarget, ID_JAG_GRANT_PROFILE, ID_JAG_MAX_LIFETIME_SECONDS, ID_JAG_TOKEN_TYPE, ID_JAG_TYP,
+    MAX_ID_JAG_TARGETS,
+};
 pub use ids::{
     is_url_client_id, ClientId, ConsumerKey, FamilyId, IdpId, InvalidConsumerKey, InvalidId,
     InvalidLogin, Login, PrincipalId, SecretId, TokenId,

@@ -177,4 +177,12 @@ pub struct Company {
     /// set-admin-group`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub admin_group: Option<String>,
+    /// Whether its users' agents may be given identity assertions for other apps (ID-JAG,
+    /// `tokenctl companies set-id-jag`); companies stored before the switch existed read `true`.
+    #[serde(default = "id_jag_default")]
+    pub id_jag: bool,
+}
+
+fn id_jag_default() -> bool {
+    true
 }

@@ -11,8 +11,9 @@ use http::{header, HeaderValue};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::domain::GrantType;
+use crate::domain::{GrantType, ID_JAG_GRANT_PROFILE, ID_JAG_TOKEN_TYPE};
 use crate::jose::Algorithm;
+use crate::requests::ACCESS_TOKEN_TYPE;
 use crate::services::Services;
 
 /// The paths this deployment serves, relative to its geolocation. The routers and the metadata
@@ -131,6 +132,13 @@ pub struct AuthorizationServerMetadata {
     /// draft-ietf-oauth-client-id-metadata-document: `true` when `CLIENT_ID_METADATA_DOCUMENTS`
     /// is `on`, so that a `client_id` may be the https URL of the client's metadata document.
     pub client_id_metadata_document_supported: bool,
+    /// draft-ietf-oauth-identity-assertion-authz-grant: identity assertions (ID-JAG) of a
+    /// company IdP added with `--id-jag` are redeemed with the jwt-bearer grant.
+    pub authorization_grant_profiles_supported: Vec<&'static str>,
+    /// draft-ietf-oauth-identity-chaining §6: what a token exchange may ask for
+    /// (`requested_token_type`), an identity assertion for another authorization server among
+    /// them.
+    pub identity_chaining_requested_token_types_supported: Vec<&'static str>,
     /// RFC 7591: only when `DYNAMIC_REGISTRATION` is `open` or `token`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub registration_endpoint: Option<String>,
@@ -160,6 +168,11 @@ impl AuthorizationServerMetadata {
             pushed_authorization_request_endpoint: at(paths::PAR),
             require_pushed_authorization_requests: false,
             grant_types_supported: GrantType::ALL.iter().map(|g| g.as_str()).collect(),
+            authorization_grant_profiles_supported: vec![ID_JAG_GRANT_PROFILE],
+            identity_chaining_requested_token_types_supported: vec![
+                ACCESS_TOKEN_TYPE,
+                ID_JAG_TOKEN_TYPE,
+            ],
             response_types_supported: vec!["code"],
             code_challenge_methods_supported: vec!["S256"],
             token_endpoint_auth_methods_supported: token_auth_methods,

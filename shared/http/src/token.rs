@@ -16,6 +16,7 @@ use super::error_response::{OAuthErrorBody, ServerErrorBody};
 use super::params::BodyDenial;
 use super::source_address::SourceAddress;
 use crate::auth::dpop::DpopRequest;
+use crate::domain::ID_JAG_TOKEN_TYPE;
 use crate::error_response::ErrorResponse;
 use crate::errors::{Denial, ErrorCode, GrantDenial, GrantError, Refusal, ServerError};
 use crate::grants;
@@ -29,7 +30,8 @@ use crate::signing::JwkSet;
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct TokenResponse {
     pub access_token: String,
-    /// `Bearer`, or `DPoP` when the request carried a valid DPoP proof (RFC 9449 §5).
+    /// `Bearer`, or `DPoP` when the request carried a valid DPoP proof (RFC 9449 §5); `N_A` for
+    /// an identity assertion (RFC 8693 §2.2.1).
     pub token_type: &'static str,
     pub expires_in: i64,
     pub scope: String,
@@ -44,7 +46,8 @@ pub struct TokenResponse {
     pub geolocation: String,
     pub id: String,
     pub principal_type: &'static str,
-    /// RFC 8693 §2.2.1, for a token exchange: `urn:ietf:params:oauth:token-type:access_token`.
+    /// RFC 8693 §2.2.1, for a token exchange: `urn:ietf:params:oauth:token-type:access_token`,
+    /// or `urn:ietf:params:oauth:token-type:id-jag` for an identity assertion.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub issued_token_type: Option<&'static str>,
 }
@@ -65,8 +68,11 @@ impl TokenResponse {
             geolocation: geolocation.to_string(),
             id: issued.access.subject.hyphenated().to_string(),
             principal_type: issued.access.principal_type.as_str(),
-            // RFC 9449 §5: a token bound to the proof's key.
-            token_type: if issued.access.jkt.is_some() {
+            // RFC 8693 §2.2.1: an identity assertion is no access token (`N_A`); RFC 9449 §5: a
+            // token bound to the proof's key.
+            token_type: if issued.issued_token_type == Some(ID_JAG_TOKEN_TYPE) {
+                "N_A"
+            } else if issued.access.jkt.is_some() {
                 "DPoP"
             } else {
                 "Bearer"
@@ -122,10 +128,10 @@ impl ErrorResponse for TokenEndpointDenial {
     )),
     responses(
         (status = 200, body = TokenResponse),
-        (status = 400, description = "invalid_request, invalid_grant, invalid_scope (catalogue codes; 16 with geolocation); invalid_dpop_proof (150); use_dpop_nonce (151, with `DPoP-Nonce`)", body = OAuthErrorBody,
+        (status = 400, description = "invalid_request, invalid_grant, invalid_scope (catalogue codes; 16 with geolocation; 164-169 for token exchange and identity assertions); invalid_target (160); invalid_dpop_proof (150); use_dpop_nonce (151, with `DPoP-Nonce`)", body = OAuthErrorBody,
             headers(("DPoP-Nonce" = String, description = "With `DPOP_NONCE=on`: the nonce DPoP proofs must carry"))),
         (status = 401, description = "invalid_client (61, 64; 63 for a refused client assertion)", body = OAuthErrorBody),
-        (status = 403, description = "access_denied (59)", body = OAuthErrorBody),
+        (status = 403, description = "access_denied (59; 180, 181; 182: the company turned identity assertions off)", body = OAuthErrorBody),
         (status = 413, body = OAuthErrorBody),
         (status = 429, description = "slow_down: a rate limit (140 requests per client, 141 password grants per source address, 143 wrong one-time passwords per address, 145 client ID metadata documents fetched per address); `Retry-After` in seconds",
             body = OAuthErrorBody, headers(("Retry-After" = i64))),

@@ -1,4 +1,5 @@
-//! Company identity providers: found by id, by company and by domain; a domain claimed once per
+//! Company identity providers: found by id, by company, by domain and (those that accept
+//! identity assertions) by issuer; a domain claimed once per
 //! company; removal taking the claims and the links with it; a link written once and never
 //! moved, by one of racing first sign-ins; a pending upstream request taken once, only before
 //! it expires, by one of racing takes.
@@ -128,6 +129,81 @@ pub async fn identity_providers_are_found_by_id_company_and_domain(store: &dyn S
     assert_eq!(
         federation
             .identity_providers_for_domain(&parsed(&domain()))
+            .await
+            .unwrap(),
+        vec![]
+    );
+}
+
+/// The OpenID Connect IdPs of one issuer that accept identity assertions, of every company,
+/// oldest first; neither a SAML IdP nor one without `id_jag`; none once removed.
+pub async fn assertion_issuers_are_found_by_issuer(store: &dyn Store) {
+    let (now, federation) = (now(), store.federation());
+    let issuer = format!("https://idp{}.example/tenant", OsRandom.uuid().simple());
+    let of_issuer = |idp: IdentityProvider| {
+        let IdpProtocol::Oidc(mut oidc) = idp.protocol.clone() else {
+            unreachable!("an OIDC IdP")
+        };
+        oidc.issuer.clone_from(&issuer);
+        IdentityProvider {
+            protocol: IdpProtocol::Oidc(oidc),
+            ..idp
+        }
+    };
+    let first = of_issuer(oidc(id(), &[], now));
+    let second = of_issuer(oidc(id(), &[], now + 1));
+    let without = IdentityProvider {
+        id_jag: false,
+        ..of_issuer(oidc(id(), &[], now + 2))
+    };
+    let other_issuer = oidc(id(), &[], now + 3);
+    let of_saml = saml(id(), &[], now + 4);
+    for idp in [&second, &first, &without, &other_issuer, &of_saml] {
+        assert_eq!(
+            federation.put_identity_provider(idp).await.expect("put"),
+            IdpInserted::Inserted
+        );
+    }
+    assert_eq!(
+        federation
+            .identity_providers_for_issuer(&issuer)
+            .await
+            .unwrap(),
+        vec![first.clone(), second.clone()],
+        "oldest first, only those that accept assertions"
+    );
+    let renamed = IdentityProvider {
+        name: "Renamed".to_owned(),
+        ..first.clone()
+    };
+    assert!(federation
+        .replace_identity_provider(&renamed)
+        .await
+        .unwrap());
+    assert_eq!(
+        federation
+            .identity_providers_for_issuer(&issuer)
+            .await
+            .unwrap(),
+        vec![renamed, second.clone()],
+        "a replacement reads anew under the issuer too"
+    );
+    federation
+        .delete_identity_provider(&first.id)
+        .await
+        .unwrap();
+    assert_eq!(
+        federation
+            .identity_providers_for_issuer(&issuer)
+            .await
+            .unwrap(),
+        vec![second],
+        "a removed IdP is no issuer any more"
+    );
+    let unknown = format!("https://idp{}.example", OsRandom.uuid().simple());
+    assert_eq!(
+        federation
+            .identity_providers_for_issuer(&unknown)
             .await
             .unwrap(),
         vec![]

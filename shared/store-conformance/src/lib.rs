@@ -207,6 +207,7 @@ macro_rules! conformance_suite {
             a_passkey_ceremony_is_taken_once_before_it_expires,
             concurrent_takes_of_a_passkey_ceremony_have_one_winner,
             identity_providers_are_found_by_id_company_and_domain,
+            assertion_issuers_are_found_by_issuer,
             a_replaced_identity_provider_reads_anew_everywhere,
             a_company_claims_a_domain_for_one_identity_provider_only,
             removing_an_identity_provider_removes_its_claims_and_links,

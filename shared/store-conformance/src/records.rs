@@ -90,6 +90,7 @@ pub fn company(now: UnixTime) -> Company {
         mfa_policy: MfaPolicy::Optional,
         sso_policy: SsoPolicy::Optional,
         admin_group: None,
+        id_jag: true,
     }
 }
 

@@ -56,6 +56,13 @@ pub trait FederationStore: Send + Sync {
         domain: &IdpDomain,
     ) -> StoreResult<Vec<IdentityProvider>>;
 
+    /// The OpenID Connect IdPs whose issuer is `issuer`, of every company, that accept identity
+    /// assertions (`id_jag`), oldest first: the issuers an ID-JAG may come from, one read.
+    async fn identity_providers_for_issuer(
+        &self,
+        issuer: &str,
+    ) -> StoreResult<Vec<IdentityProvider>>;
+
     /// Removes the IdP, its domain claims and every link to it, and answers the IdP as it was.
     /// The links go even when the IdP is already gone, so that removing again finishes a
     /// removal that was interrupted.

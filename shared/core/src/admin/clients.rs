@@ -121,7 +121,7 @@ pub async fn update_client(
 }
 
 /// [`update_client`] for a change recorded as an event of its own.
-async fn change_client(
+pub(super) async fn change_client(
     ctx: &Context,
     id: &ClientId,
     change: impl FnOnce(&mut Client),

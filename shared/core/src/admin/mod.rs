@@ -16,6 +16,7 @@ use crate::secrets::{PasswordHash, Secret};
 use crate::store::{revoke_family_recorded, EmailUpdate, FamilyRevoked, Inserted, StoreError};
 
 mod clients;
+mod id_jag;
 mod idps;
 mod provisioning;
 mod saml_idps;
@@ -23,6 +24,7 @@ mod user_links;
 mod users;
 
 pub use clients::*;
+pub use id_jag::*;
 pub use idps::*;
 pub use provisioning::*;
 pub use saml_idps::*;
@@ -99,6 +101,7 @@ pub async fn create_company(
         mfa_policy: MfaPolicy::default(),
         sso_policy: SsoPolicy::default(),
         admin_group: None,
+        id_jag: true,
     };
     ctx.store.principals().put_company(&company).await?;
     let kind = AuditKind::CompanyCreated;
@@ -155,7 +158,7 @@ pub async fn set_company_mfa(
 }
 
 /// Reads the company, applies `change`, writes it back and records the event `change` names.
-async fn update_company(
+pub(super) async fn update_company(
     ctx: &Context,
     id: &PrincipalId,
     change: impl FnOnce(&mut Company) -> AuditKind,

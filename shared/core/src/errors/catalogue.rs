@@ -194,6 +194,15 @@ catalogue! {
     SubjectTokenInvalid = (165, InvalidGrant, "subject_token is invalid or not exchangeable"),
     /// The actor token likewise.
     ActorTokenInvalid = (166, InvalidGrant, "actor_token is invalid"),
+    /// The jwt-bearer grant (RFC 7523 §2.1): the `assertion` is not an identity assertion
+    /// (ID-JAG) signed by a trusted issuer for this service and client, within its lifetime,
+    /// whose subject is an active user of that issuer's company (or one a first sign-in would
+    /// link).
+    IdJagInvalid = (167, InvalidGrant, "assertion is not a valid identity assertion from a trusted issuer"),
+    /// The assertion's `jti` was redeemed before (RFC 7523 §3 item 7).
+    IdJagReplayed = (168, InvalidGrant, "assertion was already used"),
+    /// No `assertion`.
+    AssertionMissing = (169, InvalidRequest, "assertion was not supplied"),
     /// The device authorization grant (RFC 8628 §3.5): the poll's answers while the user has
     /// not approved, and a device code used again.
     DeviceAuthorizationPending = (170, AuthorizationPending, "the user has not yet approved this device code"),
@@ -219,6 +228,9 @@ catalogue! {
     /// the password and one-time password grants are refused after the credential was found
     /// right.
     SsoRequired = (181, AccessDenied, "sign in with your company's identity provider"),
+    /// The user's company turned identity assertions for agents off (`tokenctl companies
+    /// set-id-jag COMPANY_ID off`): no ID-JAG is issued for its users.
+    IdJagDisabled = (182, AccessDenied, "your company does not allow identity assertions for agents"),
 }
 
 impl ErrorCode {

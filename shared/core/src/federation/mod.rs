@@ -4,6 +4,7 @@
 //! the company's users an upstream subject is (`linking`). The pages' sign-in interaction
 //! (`flows::sign_in`) leaves for an IdP and continues when it comes back.
 
+pub mod assertion;
 pub mod linking;
 pub mod oidc;
 pub mod saml;

@@ -27,7 +27,7 @@ pub const ISSUED_AT_LEEWAY_SECONDS: i64 = 300;
 const IAT: &str = "iat is not within the leeway";
 
 /// The algorithms an upstream ID token may be signed with: public-key ones only.
-const ALLOWED_ALGORITHMS: [CoreJwsSigningAlgorithm; 10] = [
+pub(crate) const ALLOWED_ALGORITHMS: [CoreJwsSigningAlgorithm; 10] = [
     CoreJwsSigningAlgorithm::RsaSsaPkcs1V15Sha256,
     CoreJwsSigningAlgorithm::RsaSsaPkcs1V15Sha384,
     CoreJwsSigningAlgorithm::RsaSsaPkcs1V15Sha512,

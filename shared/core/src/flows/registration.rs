@@ -192,6 +192,7 @@ pub async fn register(
         registration: None,
         resources: Vec::new(),
         document_url: None,
+        id_jag_targets: Vec::new(),
     };
     apply(&mut client, checked, access_token.hash());
     ctx.store.clients().put_client(&client).await?;

@@ -15,6 +15,8 @@
 mod authorization_code;
 mod client_credentials;
 mod device_code;
+mod id_jag;
+mod jwt_bearer;
 mod otp;
 mod password;
 mod refresh;
@@ -209,8 +211,9 @@ pub async fn token_grant(
                 return Err(refused);
             }
         };
-    // RFC 8693: an exchange answers an access token alone.
-    if grant_type == GrantType::TokenExchange {
+    // RFC 8693: an exchange answers an access token alone; so does a redeemed assertion
+    // (draft-ietf-oauth-identity-assertion-authz-grant §4.4).
+    if matches!(grant_type, GrantType::TokenExchange | GrantType::JwtBearer) {
         return Ok(issued);
     }
     // Every user or company family gets an ID token (docs/decisions.md, "Authorization code flow"),
@@ -256,6 +259,7 @@ async fn checked_grant(
         GrantRequest::TokenExchange(request) => {
             token_exchange::grant(services, context, request).await
         }
+        GrantRequest::JwtBearer(request) => jwt_bearer::grant(services, context, request).await,
     }
 }
 

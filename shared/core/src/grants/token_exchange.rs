@@ -42,6 +42,9 @@ pub(super) async fn grant(
     context: &GrantContext,
     request: TokenExchangeRequest,
 ) -> Result<IssuedTokens, GrantError> {
+    if request.wants_id_jag() {
+        return super::id_jag::grant(services, context, request).await;
+    }
     let client = &context.client;
     let of_id_token = request.subject_token_type == ID_TOKEN_TYPE;
     let subject = if of_id_token {

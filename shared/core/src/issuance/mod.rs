@@ -5,6 +5,7 @@
 //! scopes a request may have in `scope`, ID tokens in `id_token`, the family's owner check and
 //! audit in `audited`. The grants and the flows both issue through here; this module knows neither.
 
+mod asserted;
 mod audited;
 mod family;
 mod id_token;
@@ -12,6 +13,7 @@ mod refresh;
 mod refresh_lookup;
 mod scope;
 
+pub use asserted::Asserted;
 pub use audited::FamilyOwner;
 pub use family::LegacyExchangeLink;
 pub use refresh_lookup::{FoundRefreshToken, MAX_GENERATIONS_BEHIND};
@@ -93,6 +95,12 @@ pub struct IssuedTokens {
 }
 
 impl IssuedTokens {
+    /// A signed statement that is no access token of ours (an identity assertion), described by
+    /// `record` for the answer: no refresh token, no ID token.
+    pub fn assertion(token: String, record: AccessTokenRecord) -> Self {
+        Self::application(token, record)
+    }
+
     /// An application's access token: no refresh token, no ID token.
     fn application(access_token: String, access: AccessTokenRecord) -> Self {
         Self {

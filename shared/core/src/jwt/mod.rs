@@ -5,6 +5,7 @@
 //! Expiry is checked against the injected clock, not the system time (jsonwebtoken's own `exp`
 //! check is turned off), so tests can move past an expiry without sleeping.
 
+mod id_jag;
 mod id_token;
 mod logout_token;
 
@@ -14,9 +15,10 @@ use jsonwebtoken::{Algorithm, Header, Validation};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::UnixTime;
-use crate::domain::{AccessTokenRecord, Actor, AuthMethod, Geolocation, PrincipalType};
+use crate::domain::{AccessTokenRecord, Actor, AuthMethod, Geolocation, PrincipalType, ID_JAG_TYP};
 use crate::signing::{encode_part, KeyRing, SigningError, SigningKeys};
 
+pub use id_jag::IdJagClaims;
 pub use id_token::{
     at_hash, HintedPrincipal, IdTokenClaims, InvalidIdTokenHint, SignIn, ID_TOKEN_TTL_SECONDS,
 };
@@ -120,6 +122,7 @@ struct EncodedHeaders {
     access_token: String,
     id_token: String,
     logout_token: String,
+    id_jag: String,
 }
 
 impl EncodedHeaders {
@@ -134,11 +137,14 @@ impl EncodedHeaders {
         // taken for an ID token, nor the reverse.
         let mut logout_token = id_token.clone();
         logout_token.typ = Some(LOGOUT_TOKEN_TYP.to_owned());
+        let mut id_jag = id_token.clone();
+        id_jag.typ = Some(ID_JAG_TYP.to_owned());
         Self {
             kid: kid.to_owned(),
             access_token: encode_part(&access_token),
             id_token: encode_part(&id_token),
             logout_token: encode_part(&logout_token),
+            id_jag: encode_part(&id_jag),
         }
     }
 }

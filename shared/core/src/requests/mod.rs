@@ -38,8 +38,8 @@ pub use bodies::{
 pub use client::{BasicCredentials, ClientRequest, PresentedClient};
 pub use token::{
     AuthorizationCodeRequest, ClientCredentialsRequest, CredentialType, DeviceCodeRequest,
-    GrantRequest, OtpGrantRequest, PasswordRequest, RefreshRequest, TokenExchangeRequest,
-    TokenRequest, ACCESS_TOKEN_TYPE, ID_TOKEN_TYPE,
+    GrantRequest, JwtBearerRequest, OtpGrantRequest, PasswordRequest, RefreshRequest,
+    TokenExchangeRequest, TokenRequest, ACCESS_TOKEN_TYPE, ID_TOKEN_TYPE,
 };
 
 /// One request's parameters by name, once RFC 6749 §3.1's rules are applied. Only this module

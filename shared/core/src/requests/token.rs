@@ -10,7 +10,7 @@ use utoipa::{PartialSchema, ToSchema};
 use super::client::{BasicCredentials, PresentedClient};
 use super::schema::{flat_form, parameter, parameter_value};
 use super::{FromParameters, Parameters};
-use crate::domain::GrantType;
+use crate::domain::{GrantType, ID_JAG_TOKEN_TYPE};
 use crate::errors::ErrorCode;
 use crate::secrets::Secret;
 
@@ -69,8 +69,9 @@ impl PartialSchema for TokenRequest {
                     "grant_type",
                     "`client_credentials`, `password`, `refresh_token` (or `refresh`), \
                      `authorization_code`, `otp`, \
-                     `urn:ietf:params:oauth:grant-type:device_code` or \
-                     `urn:ietf:params:oauth:grant-type:token-exchange`.",
+                     `urn:ietf:params:oauth:grant-type:device_code`, \
+                     `urn:ietf:params:oauth:grant-type:token-exchange` or \
+                     `urn:ietf:params:oauth:grant-type:jwt-bearer`.",
                 ),
                 PresentedClient::schema(),
                 resource_parameter(),
@@ -81,6 +82,7 @@ impl PartialSchema for TokenRequest {
                 OtpGrantRequest::schema(),
                 DeviceCodeRequest::schema(),
                 TokenExchangeRequest::schema(),
+                JwtBearerRequest::schema(),
             ],
         )
     }
@@ -113,6 +115,7 @@ pub enum GrantRequest {
     Otp(OtpGrantRequest),
     DeviceCode(DeviceCodeRequest),
     TokenExchange(TokenExchangeRequest),
+    JwtBearer(JwtBearerRequest),
 }
 
 impl GrantRequest {
@@ -131,6 +134,7 @@ impl GrantRequest {
             GrantType::TokenExchange => {
                 Self::TokenExchange(TokenExchangeRequest::read(parameters)?)
             }
+            GrantType::JwtBearer => Self::JwtBearer(JwtBearerRequest::read(parameters)?),
         })
     }
 }
@@ -340,9 +344,18 @@ pub struct TokenExchangeRequest {
     /// At most the subject token's scopes; absent: the subject token's.
     #[schema(schema_with = parameter_value)]
     pub scope: Option<String>,
-    /// Only `urn:ietf:params:oauth:token-type:access_token`.
+    /// `urn:ietf:params:oauth:token-type:access_token` (the default), or
+    /// `urn:ietf:params:oauth:token-type:id-jag` for an identity assertion to another
+    /// authorization server (`audience`, its issuer) from an ID token of this client.
     #[schema(schema_with = parameter_value)]
     pub requested_token_type: Option<String>,
+}
+
+impl TokenExchangeRequest {
+    /// Whether the request asks for an identity assertion (ID-JAG) rather than an access token.
+    pub fn wants_id_jag(&self) -> bool {
+        self.requested_token_type.as_deref() == Some(ID_JAG_TOKEN_TYPE)
+    }
 }
 
 /// 164 for a token type missing or not supported: the subject's, then the requested one, then
@@ -356,7 +369,7 @@ impl FromParameters for TokenExchangeRequest {
         let requested_token_type = parameters.take("requested_token_type");
         if requested_token_type
             .as_deref()
-            .is_some_and(|t| t != ACCESS_TOKEN_TYPE)
+            .is_some_and(|t| t != ACCESS_TOKEN_TYPE && t != ID_JAG_TOKEN_TYPE)
         {
             return Err(ErrorCode::TokenTypeUnsupported);
         }
@@ -378,6 +391,31 @@ impl FromParameters for TokenExchangeRequest {
             audience: parameters.take_audiences(),
             scope: parameters.take("scope"),
             requested_token_type,
+        })
+    }
+}
+
+/// `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer` (RFC 7523 §2.1) with an identity
+/// assertion (ID-JAG) of a company's identity provider. `resource` is read for every grant.
+#[derive(Debug, ToSchema)]
+pub struct JwtBearerRequest {
+    /// The ID-JAG: a JWT with `typ: oauth-id-jag+jwt`, signed by a company identity provider
+    /// trusted for identity assertions, whose `aud` is this service's issuer.
+    #[schema(schema_with = parameter_value)]
+    pub assertion: Secret,
+    /// Within the client's allowed scopes and the assertion's `scope`; absent: both.
+    #[schema(schema_with = parameter_value)]
+    pub scope: Option<String>,
+}
+
+/// 169 without an assertion.
+impl FromParameters for JwtBearerRequest {
+    fn read(parameters: &mut Parameters) -> Result<Self, ErrorCode> {
+        Ok(Self {
+            assertion: parameters
+                .take_secret("assertion")
+                .ok_or(ErrorCode::AssertionMissing)?,
+            scope: parameters.take("scope"),
         })
     }
 }

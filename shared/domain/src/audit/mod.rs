@@ -401,6 +401,32 @@ pub enum AuditKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         actor_client_id: Option<String>,
     },
+    /// An identity assertion (ID-JAG) issued for the event's user to the event's client, for
+    /// the authorization server `audience` (where the client is `target_client_id`).
+    #[serde(rename = "token.id_jag_issued")]
+    TokenIdJagIssued {
+        jti: String,
+        audience: String,
+        target_client_id: String,
+    },
+    /// An identity assertion of a company IdP (`idp`; its `jti`) redeemed for the access token
+    /// `access_jti`, for the event's user and client.
+    #[serde(rename = "token.id_jag_redeemed")]
+    TokenIdJagRedeemed {
+        idp: IdpId,
+        assertion_jti: String,
+        access_jti: TokenId,
+    },
+    /// `tokenctl companies set-id-jag`; the event's principal is the company.
+    #[serde(rename = "company.id_jag_set")]
+    CompanyIdJagSet { on: bool },
+    /// `tokenctl clients id-jag-targets add`: the event's client may ask identity assertions
+    /// for `audience` (added anew or replaced).
+    #[serde(rename = "client.id_jag_target_added")]
+    ClientIdJagTargetAdded { audience: String },
+    /// `tokenctl clients id-jag-targets remove`.
+    #[serde(rename = "client.id_jag_target_removed")]
+    ClientIdJagTargetRemoved { audience: String },
     /// The user added a passkey on the account page.
     #[serde(rename = "passkey.added")]
     PasskeyAdded,
@@ -488,6 +514,11 @@ impl AuditKind {
             Self::ClientRegistrationDeleted => "client.registration_deleted",
             Self::RegistrationTokenCreated => "registration_token.created",
             Self::TokenExchanged { .. } => "token.exchanged",
+            Self::TokenIdJagIssued { .. } => "token.id_jag_issued",
+            Self::TokenIdJagRedeemed { .. } => "token.id_jag_redeemed",
+            Self::CompanyIdJagSet { .. } => "company.id_jag_set",
+            Self::ClientIdJagTargetAdded { .. } => "client.id_jag_target_added",
+            Self::ClientIdJagTargetRemoved { .. } => "client.id_jag_target_removed",
             Self::PasskeyAdded => "passkey.added",
             Self::PasskeyRemoved => "passkey.removed",
             Self::PasskeyRefused { .. } => "passkey.refused",

@@ -262,6 +262,7 @@ impl DocumentClient {
             registration: None,
             resources: Vec::new(),
             document_url: Some(url.as_str().to_owned()),
+            id_jag_targets: Vec::new(),
         };
         let fresh_until = now + lifetime;
         Self {

@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use super::{ClientId, ClientSecrets, ListedSecret, Resource, Scopes, SecretCheck, OPENID};
 use crate::clock::UnixTime;
 use crate::jose::PublicJwkSet;
+use crate::IdJagTarget;
 
 pub use metadata_document::{
     cache_lifetime, DocumentClient, DocumentRefusal, DocumentUrl, MetadataDocument,
@@ -41,10 +42,13 @@ pub enum GrantType {
     DeviceCode,
     /// RFC 8693; `tokenctl` names it `token_exchange`, the token request by its URN.
     TokenExchange,
+    /// RFC 7523 §2.1 with an identity assertion (ID-JAG) of a company's identity provider;
+    /// `tokenctl` names it `jwt_bearer`, the token request by its URN.
+    JwtBearer,
 }
 
 impl GrantType {
-    pub const ALL: [GrantType; 7] = [
+    pub const ALL: [GrantType; 8] = [
         Self::ClientCredentials,
         Self::RefreshToken,
         Self::Password,
@@ -52,6 +56,7 @@ impl GrantType {
         Self::Otp,
         Self::DeviceCode,
         Self::TokenExchange,
+        Self::JwtBearer,
     ];
 
     /// RFC 8628 §3.4's `grant_type`.
@@ -59,6 +64,9 @@ impl GrantType {
 
     /// RFC 8693 §2.1's `grant_type`.
     pub const TOKEN_EXCHANGE_URN: &'static str = "urn:ietf:params:oauth:grant-type:token-exchange";
+
+    /// RFC 7523 §2.1's `grant_type`.
+    pub const JWT_BEARER_URN: &'static str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
     /// The wire value of `grant_type`. `refresh` is accepted as an alias of `refresh_token`
     /// (docs/decisions.md, "Requests and client authentication").
@@ -71,6 +79,7 @@ impl GrantType {
             "otp" => Some(Self::Otp),
             Self::DEVICE_CODE_URN | "device_code" => Some(Self::DeviceCode),
             Self::TOKEN_EXCHANGE_URN | "token_exchange" => Some(Self::TokenExchange),
+            Self::JWT_BEARER_URN | "jwt_bearer" => Some(Self::JwtBearer),
             _ => None,
         }
     }
@@ -84,6 +93,7 @@ impl GrantType {
             Self::Otp => "otp",
             Self::DeviceCode => Self::DEVICE_CODE_URN,
             Self::TokenExchange => Self::TOKEN_EXCHANGE_URN,
+            Self::JwtBearer => Self::JWT_BEARER_URN,
         }
     }
 
@@ -93,6 +103,7 @@ impl GrantType {
         match self {
             Self::DeviceCode => "device_code",
             Self::TokenExchange => "token_exchange",
+            Self::JwtBearer => "jwt_bearer",
             other => other.as_str(),
         }
     }
@@ -205,6 +216,10 @@ pub struct Client {
     /// clients' records, only in the documents' cache (`DocumentClient`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub document_url: Option<String>,
+    /// The authorization servers the client may ask ID-JAGs for (`tokenctl clients
+    /// id-jag-targets`), by issuer. Records written before the field existed read as none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub id_jag_targets: Vec<IdJagTarget>,
 }
 
 /// A client's security profile.

@@ -86,6 +86,7 @@ impl NewClient {
             registration: None,
             resources: self.resources,
             document_url: None,
+            id_jag_targets: Vec::new(),
         }
     }
 }

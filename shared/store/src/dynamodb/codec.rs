@@ -64,6 +64,7 @@ pub(super) mod keys {
         pub const IDP: &str = "IDP#";
         pub const COMPANY_IDPS: &str = "COMPANYIDP#";
         pub const IDP_DOMAIN: &str = "IDPDOMAIN#";
+        pub const IDP_ISSUER: &str = "IDPISSUER#";
         pub const FEDERATION_LINK: &str = "FEDLINK#";
         pub const USER_LINKS: &str = "USERLINK#";
         pub const UPSTREAM_REQUEST: &str = "UPSTREAMREQ#";
@@ -202,6 +203,7 @@ pub(super) mod keys {
                 DOCUMENT_CLIENT,
                 IDP,
                 IDP_DOMAIN,
+                IDP_ISSUER,
                 FEDERATION_LINK,
                 USER_LINKS,
                 UPSTREAM_REQUEST,
@@ -453,6 +455,14 @@ pub(super) mod keys {
     }
     pub fn idp_domain(domain: &IdpDomain, company: &PrincipalId) -> (String, String) {
         (idp_domain_partition(domain), company.to_string())
+    }
+    /// The partition of the OpenID Connect IdPs of one issuer that accept identity assertions
+    /// (ID-JAG): one item per IdP, holding a copy of it, so that redeeming one is one query.
+    pub fn idp_issuer_partition(issuer: &str) -> String {
+        format!("{IDP_ISSUER}{issuer}")
+    }
+    pub fn idp_issuer(issuer: &str, id: &IdpId) -> (String, String) {
+        (idp_issuer_partition(issuer), id.to_string())
     }
     /// The partition of one IdP's links, by upstream subject.
     pub fn federation_link_partition(idp: &IdpId) -> String {

@@ -2,11 +2,12 @@
 //! company's partition (`COMPANYIDP#<company>` / `<id>`, the listing) and a copy per domain it
 //! claims (`IDPDOMAIN#<domain>` / `<company>`), all written by one transaction whose
 //! `attribute_not_exists` conditions refuse a second claim of a domain by the same company and
-//! make discovery one `Query`. A link is its item in the IdP's partition (`FEDLINK#<idp>` /
-//! `<subject>`) and a copy in the user's (`USERLINK#<user>`), written together, both only if
-//! absent, so a link never moves. A pending upstream request is one item per `state` digest
-//! (`UPSTREAMREQ#<digest>`) with the TTL `expires_at`, taken by one `DeleteItem` conditioned
-//! on the expiry that answers the old item.
+//! make discovery one `Query`; an OpenID Connect IdP that accepts identity assertions (ID-JAG)
+//! has a copy under its issuer too (`IDPISSUER#<issuer>` / `<id>`), in the same transaction. A
+//! link is its item in the IdP's partition (`FEDLINK#<idp>` / `<subject>`) and a copy in the
+//! user's (`USERLINK#<user>`), written together, both only if absent, so a link never moves. A
+//! pending upstream request is one item per `state` digest (`UPSTREAMREQ#<digest>`) with the TTL
+//! `expires_at`, taken by one `DeleteItem` conditioned on the expiry that answers the old item.
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{Delete, DeleteRequest, TransactWriteItem, WriteRequest};
@@ -17,8 +18,8 @@ use super::requests::{take_if, Transaction};
 use super::DynamoStore;
 use crate::clock::UnixTime;
 use crate::domain::{
-    FederationLink, IdentityProvider, IdpDomain, IdpId, PendingUpstreamRequest, PrincipalId,
-    UpstreamSubject,
+    FederationLink, IdentityProvider, IdpDomain, IdpId, IdpProtocol, PendingUpstreamRequest,
+    PrincipalId, UpstreamSubject,
 };
 use crate::secrets::TokenHash;
 use crate::{FederationStore, IdpInserted, Linked, StoreError, StoreResult};
@@ -33,6 +34,15 @@ fn sorted_idps(items: Vec<super::codec::Item>) -> StoreResult<Vec<IdentityProvid
         .collect::<StoreResult<Vec<_>>>()?;
     idps.sort_by_key(|idp| (idp.created_at, idp.id));
     Ok(idps)
+}
+
+/// The issuer under which an IdP is found when an identity assertion names it: an OpenID
+/// Connect IdP's, if it accepts them.
+fn assertion_issuer(idp: &IdentityProvider) -> Option<&str> {
+    match &idp.protocol {
+        IdpProtocol::Oidc(oidc) if idp.id_jag => Some(&oidc.issuer),
+        _ => None,
+    }
 }
 
 impl DynamoStore {
@@ -79,13 +89,18 @@ impl FederationStore for DynamoStore {
             let claim = keys::idp_domain(domain, &idp.company_id);
             items.push(self.put_new(to_item(idp, claim)?)?);
         }
+        // Last, so that the failed conditions' indexes above still name the domains.
+        if let Some(issuer) = assertion_issuer(idp) {
+            items.push(self.put_new(to_item(idp, keys::idp_issuer(issuer, &idp.id))?)?);
+        }
         match self.transact("PutIdentityProvider", items).await? {
             Transaction::Committed => Ok(IdpInserted::Inserted),
             Transaction::ConditionsFailed(failed) => {
+                let domains = idp.domains.as_slice();
                 match failed.iter().find_map(|index| index.checked_sub(2)) {
-                    Some(claim) if !failed.contains(&0) => Ok(IdpInserted::DomainTaken(
-                        idp.domains.as_slice()[claim].clone(),
-                    )),
+                    Some(claim) if !failed.contains(&0) && claim < domains.len() => {
+                        Ok(IdpInserted::DomainTaken(domains[claim].clone()))
+                    }
                     _ => Ok(IdpInserted::IdTaken),
                 }
             }
@@ -100,6 +115,9 @@ impl FederationStore for DynamoStore {
         for domain in idp.domains.as_slice() {
             let claim = keys::idp_domain(domain, &idp.company_id);
             items.push(self.put_existing(to_item(idp, claim)?)?);
+        }
+        if let Some(issuer) = assertion_issuer(idp) {
+            items.push(self.put_existing(to_item(idp, keys::idp_issuer(issuer, &idp.id))?)?);
         }
         Ok(matches!(
             self.transact("ReplaceIdentityProvider", items).await?,
@@ -127,6 +145,14 @@ impl FederationStore for DynamoStore {
         sorted_idps(self.partition("QueryIdpDomain", pk).await?)
     }
 
+    async fn identity_providers_for_issuer(
+        &self,
+        issuer: &str,
+    ) -> StoreResult<Vec<IdentityProvider>> {
+        let pk = keys::idp_issuer_partition(issuer);
+        sorted_idps(self.partition("QueryIdpIssuer", pk).await?)
+    }
+
     async fn delete_identity_provider(&self, id: &IdpId) -> StoreResult<Option<IdentityProvider>> {
         let idp: Option<IdentityProvider> = self.get_identity_provider(id).await?;
         if let Some(idp) = &idp {
@@ -138,6 +164,10 @@ impl FederationStore for DynamoStore {
             for domain in idp.domains.as_slice() {
                 let claim = keys::idp_domain(domain, &idp.company_id);
                 items.push(self.delete_in_transaction(claim, None)?);
+            }
+            if let Some(issuer) = assertion_issuer(idp) {
+                let copy = keys::idp_issuer(issuer, id);
+                items.push(self.delete_in_transaction(copy, None)?);
             }
             if let Transaction::ConditionsFailed(_) =
                 self.transact("DeleteIdentityProvider", items).await?

@@ -1,7 +1,8 @@
 //! Company identity providers on SQLite: a row per IdP with the record as its JSON body, a row
 //! per domain claim whose primary key (domain, company) is what keeps two IdPs of a company
 //! from claiming one domain, a row per link keyed by (IdP, subject) so that a second link of a
-//! subject is refused, and the pending upstream requests taken by one `DELETE ... RETURNING`
+//! subject is refused (an IdP is found by its issuer through an index on the body's
+//! `issuer`), and the pending upstream requests taken by one `DELETE ... RETURNING`
 //! whose `WHERE` holds the expiry, as DynamoDB's conditional delete does.
 
 use async_trait::async_trait;
@@ -131,6 +132,24 @@ impl FederationStore for SqliteStore {
                 "SELECT i.body FROM idp_domains d JOIN identity_providers i ON i.idp_id = d.idp_id \
                  WHERE d.domain = ?1 ORDER BY i.created_at, i.idp_id",
                 domain,
+            )
+        })
+        .await
+    }
+
+    async fn identity_providers_for_issuer(
+        &self,
+        issuer: &str,
+    ) -> StoreResult<Vec<IdentityProvider>> {
+        let issuer = issuer.to_owned();
+        self.read(move |conn| {
+            bodies(
+                conn,
+                "SELECT body FROM identity_providers \
+                 WHERE json_extract(body, '$.issuer') = ?1 \
+                 AND json_extract(body, '$.protocol') = 'oidc' \
+                 AND json_extract(body, '$.id_jag') = 1 ORDER BY created_at, idp_id",
+                issuer,
             )
         })
         .await

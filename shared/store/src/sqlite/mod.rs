@@ -258,6 +258,8 @@ CREATE TABLE IF NOT EXISTS identity_providers (
 );
 CREATE INDEX IF NOT EXISTS identity_providers_by_company
     ON identity_providers (company_id, created_at);
+CREATE INDEX IF NOT EXISTS identity_providers_by_issuer
+    ON identity_providers (json_extract(body, '$.issuer'));
 CREATE TABLE IF NOT EXISTS idp_domains (
     domain TEXT NOT NULL,
     company_id TEXT NOT NULL,

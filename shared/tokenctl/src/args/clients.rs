@@ -81,6 +81,43 @@ pub enum ClientsCommand {
     /// one, deploying it, then revoking the old one.
     #[command(subcommand)]
     Secrets(ClientSecretsCommand),
+    /// The authorization servers the application may ask identity assertions (ID-JAG) for, by
+    /// token exchange with `requested_token_type=urn:ietf:params:oauth:token-type:id-jag`.
+    #[command(subcommand)]
+    IdJagTargets(IdJagTargetsCommand),
+}
+
+#[derive(Subcommand)]
+pub enum IdJagTargetsCommand {
+    /// Allow assertions for an authorization server (replacing what was set for its issuer).
+    Add {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+        /// The target's issuer: the exchange's `audience`, the assertion's `aud`.
+        #[arg(long, value_name = "ISSUER")]
+        audience: String,
+        /// The application's client_id at the target: the assertion's `client_id`.
+        #[arg(long = "client-id", value_name = "ID")]
+        target_client_id: String,
+        /// A resource an assertion for this target may name (repeatable) [default: any].
+        #[arg(long = "resource", value_name = "URI", value_parser = parse_resource)]
+        resources: Vec<Resource>,
+        /// The scopes an assertion for this target may carry [default: any asked].
+        #[arg(long, value_parser = parse_scopes)]
+        scopes: Option<Scopes>,
+    },
+    /// The application's targets.
+    List {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+    },
+    /// Stop issuing assertions for a target (those issued expire within five minutes).
+    Remove {
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: ClientId,
+        #[arg(long, value_name = "ISSUER")]
+        audience: String,
+    },
 }
 
 #[derive(Subcommand)]

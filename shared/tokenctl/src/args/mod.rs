@@ -159,6 +159,14 @@ pub enum CompaniesCommand {
         #[arg(value_enum)]
         policy: SsoPolicyArg,
     },
+    /// Whether the company's users' agents may be given identity assertions (ID-JAG) for other
+    /// apps by token exchange (default on; off: code 182).
+    SetIdJag {
+        #[arg(value_name = "COMPANY_ID")]
+        company_id: PrincipalId,
+        #[arg(value_enum)]
+        switch: OnOff,
+    },
     /// The company's identity providers (its own OpenID Connect IdPs).
     #[command(subcommand)]
     Idps(IdpsCommand),

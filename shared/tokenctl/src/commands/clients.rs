@@ -45,6 +45,7 @@ pub async fn run(command: ClientsCommand, ctx: &Context) -> Result<Output, CliEr
             ))
         }
         ClientsCommand::Secrets(command) => super::client_secrets::run(command, ctx).await,
+        ClientsCommand::IdJagTargets(command) => super::id_jag_targets::run(command, ctx).await,
         ClientsCommand::List => {
             let clients = admin::list_clients(ctx).await?;
             let text = clients

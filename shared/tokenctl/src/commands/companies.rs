@@ -1,4 +1,5 @@
-//! `companies create`, `companies enable-client`, `companies set-status`, `companies set-mfa`;
+//! `companies create`, `companies enable-client`, `companies set-status`, `companies set-mfa`,
+//! `companies set-id-jag`;
 //! `companies set-sso` and `companies idps` are in `idps`.
 
 use serde_json::json;
@@ -64,6 +65,29 @@ pub async fn run(
             super::idps::set_sso(&company_id, policy, ctx).await
         }
         CompaniesCommand::Idps(command) => super::idps::run(command, ctx, config).await,
+        CompaniesCommand::SetIdJag { company_id, switch } => {
+            let company = admin::set_company_id_jag(ctx, &company_id, switch.is_on()).await?;
+            let (word, meaning) = if company.id_jag {
+                (
+                    "on",
+                    "its users' agents may be given identity assertions for other apps",
+                )
+            } else {
+                (
+                    "off",
+                    "no identity assertion is issued for its users (code 182)",
+                )
+            };
+            Ok(Output::new(
+                json!({ "company_id": company.id, "id_jag": word }),
+                format!(
+                    "Company {} ({}): identity assertions {word}; {meaning}. {}",
+                    company.id,
+                    company.name,
+                    super::cache_delay_note()
+                ),
+            ))
+        }
         CompaniesCommand::ScimTokens(_) | CompaniesCommand::SetAdminGroup { .. } => {
             unreachable!("handled with the services")
         }

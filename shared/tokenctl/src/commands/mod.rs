@@ -5,6 +5,7 @@ mod client_secrets;
 mod clients;
 mod companies;
 mod factors;
+mod id_jag_targets;
 mod idps;
 mod keys;
 mod legacy;

@@ -1,0 +1,74 @@
+//! An access token for the user an identity assertion (ID-JAG) of a company IdP named: no
+//! family, so no refresh token and no ID token; stored with its audit event in one write, as an
+//! exchanged token is, so that introspection and revocation know it.
+
+use super::{IssuedTokens, Issuer};
+use crate::clock::UnixTime;
+use crate::domain::audit::AuditKind;
+use crate::domain::{AuthMethod, Client, IdpId, PrincipalType, Resource, Scopes, User};
+use crate::errors::ServerError;
+use crate::store::{Committed, FamilyWrite, WriteBatch};
+
+/// What a redeemed assertion grants, and where it came from.
+#[derive(Debug, Clone)]
+pub struct Asserted {
+    pub scopes: Scopes,
+    pub audience: Vec<Resource>,
+    pub jkt: Option<String>,
+    /// How and when the user signed in at the IdP, as the assertion said.
+    pub auth_time: Option<UnixTime>,
+    pub amr: Vec<AuthMethod>,
+    pub idp: IdpId,
+    pub assertion_jti: String,
+}
+
+impl Issuer<'_> {
+    /// Signs the token, then stores it and `token.id_jag_redeemed` together: a failure leaves
+    /// neither.
+    pub async fn issue_asserted_token(
+        &self,
+        client: &Client,
+        user: &User,
+        asserted: Asserted,
+    ) -> Result<IssuedTokens, ServerError> {
+        let own = self.for_client(client).access_record(
+            client.id,
+            PrincipalType::User,
+            *user.id.as_uuid(),
+            None,
+            asserted.scopes,
+            asserted.jkt,
+        );
+        let access = crate::domain::AccessTokenRecord {
+            audience: asserted.audience,
+            auth_time: asserted.auth_time,
+            amr: asserted.amr,
+            ..own
+        };
+        let event = crate::audit::event(
+            self.ctx,
+            AuditKind::TokenIdJagRedeemed {
+                idp: asserted.idp,
+                assertion_jti: asserted.assertion_jti,
+                access_jti: access.jti,
+            },
+        )
+        .client(client.id)
+        .principal(PrincipalType::User, user.id);
+        let access_token = self.codec.encode(&access).await?;
+        let batch = WriteBatch::of([
+            FamilyWrite::PutAccessToken(access.clone()).into(),
+            event.clone().into(),
+        ]);
+        match self.ctx.store.writes().commit(batch).await? {
+            Committed::Applied { .. } => {}
+            Committed::Refused(_) | Committed::Limited { .. } => {
+                return Err(ServerError::internal(
+                    "the store refused an asserted token's write, which has no condition",
+                ))
+            }
+        }
+        crate::audit::logged(&[event]);
+        Ok(IssuedTokens::application(access_token, access))
+    }
+}
