@@ -89,7 +89,9 @@ const CHROMIUM_ARGS: &[&str] = &[
 /// Generous: on two cores, with the DynamoDB suites and schemathesis running beside it, a
 /// chromedriver once took over 20 s to announce its port. A start is not what these tests measure.
 const DRIVER_START_TIMEOUT: Duration = Duration::from_secs(60);
-const NAVIGATION_TIMEOUT: Duration = Duration::from_secs(10);
+/// Also generous, for the same reason: a page once took over 10 s to answer a form in CI while
+/// the DynamoDB suites ran beside it. A wrong page still fails, with the text it shows.
+const NAVIGATION_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub struct Browser {
     client: Client,
