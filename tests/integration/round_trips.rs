@@ -13,6 +13,7 @@ mod counted;
 mod device;
 mod federation;
 mod hot_items;
+mod id_jag;
 mod openid;
 mod otp;
 mod par;
@@ -76,6 +77,8 @@ dynamodb_test!(
     authorization_code,
     federated_sign_in,
     scim_provisioning,
+    id_jag_issue,
+    id_jag_redeem,
 );
 
 mod budgets {
@@ -83,6 +86,7 @@ mod budgets {
     pub use super::code::authorization_code;
     pub use super::device::{device_poll, device_poll_without_the_client_limit};
     pub use super::federation::federated_sign_in;
+    pub use super::id_jag::{id_jag_issue, id_jag_redeem};
     pub use super::openid::{logout, userinfo};
     pub use super::otp::one_time_password;
     pub use super::par::{par_authorize, par_push};

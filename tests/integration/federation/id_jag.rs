@@ -10,7 +10,7 @@ use serde_json::Value;
 use token_core::admin;
 use token_domain::audit::AuditSubject;
 use token_domain::clock::Clock;
-use token_domain::{ClientId, IdJagTarget, UpstreamSubject, UserStatus};
+use token_domain::{ClientId, IdJagTarget, UserStatus};
 
 use super::fixture::update_idp;
 use super::id_jag_fixture::{Pair, ID_JAG, JWT_BEARER, MCP, SCOPES};
@@ -83,16 +83,7 @@ async fn an_id_token_becomes_an_assertion_the_app_redeems_once(p: Pair) {
     assert_eq!(access["client_id"], p.app_agent.id, "{access}");
     // The subject was linked as a first sign-in links it: the assertion names no email, so to
     // a user of the app's company made just in time.
-    let subject =
-        UpstreamSubject::new(p.idp.geolocation().as_str(), &p.user.id.to_string()).unwrap();
-    let link = p
-        .app
-        .store
-        .federation()
-        .get_federation_link(&p.idp_id, &subject)
-        .await
-        .unwrap()
-        .expect("the subject is linked");
+    let link = p.link().await;
     assert_eq!(access["sub"], link.user_id.to_string(), "{access}");
     assert_eq!(link.company_id, p.app_company.id);
     let events = crate::audit::events_of(&p.app, AuditSubject::Principal(link.user_id)).await;

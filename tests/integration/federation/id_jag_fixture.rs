@@ -12,8 +12,9 @@ use token_core::outbound::AllowedHosts;
 use token_domain::clock::Clock;
 use token_domain::random::RandomExt;
 use token_domain::{
-    ClientId, Company, GrantType, IdJagTarget, IdentityProvider, IdpDomains, IdpId, IdpProtocol,
-    LinkBy, OidcConnection, Resource, Scopes, TokenEndpointAuth, User,
+    ClientId, Company, FederationLink, GrantType, IdJagTarget, IdentityProvider, IdpDomains, IdpId,
+    IdpProtocol, LinkBy, OidcConnection, Resource, Scopes, TokenEndpointAuth, UpstreamSubject,
+    User,
 };
 use token_store::IdpInserted;
 
@@ -53,49 +54,75 @@ pub async fn pair(backend: Backend) -> Option<Pair> {
 
 pub async fn pair_with(backend: Backend, app_options: AppOptions) -> Option<Pair> {
     let idp = TestApp::spawn(backend).await?;
+    let app = TestApp::spawn_with(backend, fetching_from(&idp, app_options)).await?;
+    Some(Pair::between(idp, app).await)
+}
+
+/// `options` with a fetcher allowed to read `idp`'s documents over loopback http.
+pub fn fetching_from(idp: &TestApp, options: AppOptions) -> AppOptions {
     let host = idp
         .address
         .strip_prefix("http://")
         .expect("served over http");
     let allowed = AllowedHosts::parse(host).unwrap();
-    let options = AppOptions {
+    AppOptions {
         document_fetcher: Some(token_adapters::outbound::fetcher(allowed)),
-        ..app_options
-    };
-    let app = TestApp::spawn_with(backend, options).await?;
-    let company = idp.create_company("Acme").await;
-    let user = idp
-        .create_user_with(LOGIN, PASSWORD, |user| {
-            user.company_id = Some(company.id);
-            user.email = Some(LOGIN.to_owned());
-        })
-        .await;
-    let agent = code_client(&idp).await;
-    let app_agent = app
-        .create_client_with(NewClient::named("Agent", Scopes::parse(SCOPES).unwrap()))
-        .await;
-    let target = IdJagTarget {
-        audience: app.geolocation().as_str().to_owned(),
-        client_id: app_agent.id.clone(),
-        resources: vec![Resource::parse(MCP).unwrap()],
-        scopes: Some(Scopes::parse(SCOPES).unwrap()),
-    };
-    let agent_id = ClientId::parse(&agent.id).unwrap();
-    admin::add_id_jag_target(idp.ctx(), &agent_id, target)
-        .await
-        .unwrap();
-    let app_company = app.create_company("Acme at the app").await;
-    let idp_id = trust(&app, &app_company, idp.geolocation().as_str(), true).await;
-    Some(Pair {
-        idp,
-        app,
-        agent,
-        app_agent,
-        user,
-        company,
-        app_company,
-        idp_id,
-    })
+        ..options
+    }
+}
+
+impl Pair {
+    /// The company, its user and the agent's client at `idp`, the agent's target at `app`, and
+    /// `app`'s company trusting `idp` (`app` built [`fetching_from`] `idp`).
+    pub async fn between(idp: TestApp, app: TestApp) -> Pair {
+        let company = idp.create_company("Acme").await;
+        let user = idp
+            .create_user_with(LOGIN, PASSWORD, |user| {
+                user.company_id = Some(company.id);
+                user.email = Some(LOGIN.to_owned());
+            })
+            .await;
+        let agent = code_client(&idp).await;
+        let app_agent = app
+            .create_client_with(NewClient::named("Agent", Scopes::parse(SCOPES).unwrap()))
+            .await;
+        let target = IdJagTarget {
+            audience: app.geolocation().as_str().to_owned(),
+            client_id: app_agent.id.clone(),
+            resources: vec![Resource::parse(MCP).unwrap()],
+            scopes: Some(Scopes::parse(SCOPES).unwrap()),
+        };
+        let agent_id = ClientId::parse(&agent.id).unwrap();
+        admin::add_id_jag_target(idp.ctx(), &agent_id, target)
+            .await
+            .unwrap();
+        let app_company = app.create_company("Acme at the app").await;
+        let idp_id = trust(&app, &app_company, idp.geolocation().as_str(), true).await;
+        Pair {
+            idp,
+            app,
+            agent,
+            app_agent,
+            user,
+            company,
+            app_company,
+            idp_id,
+        }
+    }
+
+    /// The app's link of the identity provider's user, once an assertion made one.
+    pub async fn link(&self) -> FederationLink {
+        let subject =
+            UpstreamSubject::new(self.idp.geolocation().as_str(), &self.user.id.to_string())
+                .unwrap();
+        self.app
+            .store
+            .federation()
+            .get_federation_link(&self.idp_id, &subject)
+            .await
+            .unwrap()
+            .expect("the subject is linked")
+    }
 }
 
 /// `company`'s OpenID Connect connection to `issuer` at `app`: links by email, users just in

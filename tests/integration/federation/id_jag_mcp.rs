@@ -84,16 +84,6 @@ async fn the_mcp_sdk_calls_a_tool_with_an_assertion_of_the_companys_idp(p: Pair)
     assert_eq!(whoami["scope"], SCOPES, "{result}");
     assert_eq!(result["invalid_token_status"], 401);
     // The token the tool saw is the app's user linked to the identity provider's subject.
-    let subject =
-        token_domain::UpstreamSubject::new(p.idp.geolocation().as_str(), &p.user.id.to_string())
-            .unwrap();
-    let link = p
-        .app
-        .store
-        .federation()
-        .get_federation_link(&p.idp_id, &subject)
-        .await
-        .unwrap()
-        .expect("linked");
+    let link = p.link().await;
     assert_eq!(whoami["sub"], link.user_id.to_string(), "{result}");
 }

@@ -137,7 +137,9 @@ async fn user_of<'a>(
 ) -> Result<Option<(&'a IdentityProvider, Resolved)>, ServerError> {
     let federation = services.ctx.store.federation();
     let mut chosen = None;
-    for idp in idps {
+    // With one IdP of the issuer (the usual case) its link is read once, by `linking::resolve`.
+    let candidates = if idps.len() > 1 { idps } else { &[] };
+    for idp in candidates {
         if federation
             .get_federation_link(&idp.id, &identity.subject)
             .await?
