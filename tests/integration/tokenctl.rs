@@ -21,6 +21,7 @@ mod clients;
 mod companies;
 mod configuration;
 mod factors;
+mod id_jag;
 mod idps;
 mod import_file;
 mod jwks;
@@ -81,6 +82,7 @@ on_both_targets!(
     client_jwks,
     client_secrets,
     company_idps,
+    client_id_jag_targets,
     company_saml_idps,
     company_scim_tokens,
     company_sso,
@@ -92,6 +94,11 @@ on_both_targets!(
     user_federation,
     user_status
 );
+
+/// `clients id-jag-targets add|list|remove` and `companies set-id-jag`.
+async fn client_id_jag_targets(t: Target) {
+    id_jag::targets_and_switch(&t).await;
+}
 
 /// `companies idps add|list|show|remove`.
 async fn company_idps(t: Target) {
