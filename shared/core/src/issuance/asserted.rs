@@ -7,7 +7,6 @@ use crate::clock::UnixTime;
 use crate::domain::audit::AuditKind;
 use crate::domain::{AuthMethod, Client, IdpId, PrincipalType, Resource, Scopes, User};
 use crate::errors::ServerError;
-use crate::store::{Committed, FamilyWrite, WriteBatch};
 
 /// What a redeemed assertion grants, and where it came from.
 #[derive(Debug, Clone)]
@@ -23,8 +22,7 @@ pub struct Asserted {
 }
 
 impl Issuer<'_> {
-    /// Signs the token, then stores it and `token.id_jag_redeemed` together: a failure leaves
-    /// neither.
+    /// Signs the token, then stores it and `token.id_jag_redeemed` together.
     pub async fn issue_asserted_token(
         &self,
         client: &Client,
@@ -55,20 +53,6 @@ impl Issuer<'_> {
         )
         .client(client.id)
         .principal(PrincipalType::User, user.id);
-        let access_token = self.codec.encode(&access).await?;
-        let batch = WriteBatch::of([
-            FamilyWrite::PutAccessToken(access.clone()).into(),
-            event.clone().into(),
-        ]);
-        match self.ctx.store.writes().commit(batch).await? {
-            Committed::Applied { .. } => {}
-            Committed::Refused(_) | Committed::Limited { .. } => {
-                return Err(ServerError::internal(
-                    "the store refused an asserted token's write, which has no condition",
-                ))
-            }
-        }
-        crate::audit::logged(&[event]);
-        Ok(IssuedTokens::application(access_token, access))
+        self.sign_and_store_with_event(access, event).await
     }
 }

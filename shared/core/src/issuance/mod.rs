@@ -24,7 +24,7 @@ use uuid::Uuid;
 use crate::clock::UnixTime;
 use crate::config::Policy;
 use crate::context::Context;
-use crate::domain::audit::{AuditKind, StartedBy};
+use crate::domain::audit::{AuditEvent, AuditKind, StartedBy};
 use crate::domain::{
     AccessTokenRecord, Actor, AuthMethod, Client, ClientId, FamilyId, Geolocation, IdpId,
     PrincipalId, PrincipalType, RefreshTokenRecord, Resource, Scopes, SessionId, TokenId,
@@ -367,7 +367,19 @@ impl Issuer<'_> {
         if let Some(family_id) = subject.family_id {
             event = event.family(family_id);
         }
-        // Signed first, then the token and its event in one write: a failure leaves neither.
+        let mut issued = self.sign_and_store_with_event(access, event).await?;
+        issued.issued_token_type = Some(crate::requests::ACCESS_TOKEN_TYPE);
+        Ok(issued)
+    }
+
+    /// A token of no family (exchanged or asserted): signed first, then stored with its audit
+    /// event in one unconditional write, so that a failure leaves neither and introspection and
+    /// revocation know every token answered.
+    async fn sign_and_store_with_event(
+        &self,
+        access: AccessTokenRecord,
+        event: AuditEvent,
+    ) -> Result<IssuedTokens, ServerError> {
         let access_token = self.codec.encode(&access).await?;
         let batch = WriteBatch::of([
             FamilyWrite::PutAccessToken(access.clone()).into(),
@@ -377,14 +389,12 @@ impl Issuer<'_> {
             Committed::Applied { .. } => {}
             Committed::Refused(_) | Committed::Limited { .. } => {
                 return Err(ServerError::internal(
-                    "the store refused an exchanged token's write, which has no condition",
+                    "the store refused a token's write, which has no condition",
                 ))
             }
         }
         crate::audit::logged(&[event]);
-        let mut issued = IssuedTokens::application(access_token, access);
-        issued.issued_token_type = Some(crate::requests::ACCESS_TOKEN_TYPE);
-        Ok(issued)
+        Ok(IssuedTokens::application(access_token, access))
     }
 
     fn application_access_record(
