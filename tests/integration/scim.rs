@@ -110,7 +110,7 @@ fn base(app: &TestApp) -> String {
     app.url("/scim/v2")
 }
 
-pub(super) async fn provisioning_token(app: &TestApp, company: &Company) -> String {
+pub(crate) async fn provisioning_token(app: &TestApp, company: &Company) -> String {
     admin::create_provisioning_token(&app.services.ctx, &company.id, None)
         .await
         .unwrap()
@@ -144,7 +144,7 @@ fn driver(script: &str, app: &TestApp, token: &str, args: &[&str]) -> Value {
     })
 }
 
-pub(super) fn scim(
+pub(crate) fn scim(
     app: &TestApp,
     method: reqwest::Method,
     path: &str,

@@ -136,8 +136,9 @@ pub struct User {
     /// conditional on the revision it read); users stored before it existed read 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub revision: u64,
-    /// When the company's provisioning client last took the user's access away: codes and
-    /// one-time passwords issued until then stay dead after the user is active again.
+    /// When the user's access was last taken away (by the company's provisioning client, or
+    /// `tokenctl users set-status`): codes, one-time passwords and tokens of no family issued
+    /// until then stay dead after the user is active again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deprovisioned_at: Option<UnixTime>,
 }

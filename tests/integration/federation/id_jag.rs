@@ -26,6 +26,7 @@ crate::on_both_stores!(using crate::federation::id_jag_fixture::pair;
     the_app_redeems_only_a_typed_signed_assertion_for_itself,
     the_app_redeems_only_what_the_assertion_and_client_allow,
     the_app_redeems_only_for_an_active_user_it_can_link,
+    a_redeemed_token_ends_when_its_user_is_deprovisioned,
     the_metadata_names_the_grant_and_its_profile,
 );
 
@@ -422,4 +423,51 @@ async fn the_metadata_names_the_grant_and_its_profile(p: Pair) {
             "{metadata}"
         );
     }
+}
+
+/// Active at the app's introspection while `token` is live.
+async fn introspected_active(p: &Pair, token: &str) -> bool {
+    let form = [
+        ("token", token),
+        ("client_id", p.app_agent.id.as_str()),
+        ("client_secret", p.app_agent.secret.as_str()),
+    ];
+    let answer = p.app.post_form("/oauth2/v0/introspect", &form).await;
+    let answer: Value = answer.json().await.unwrap();
+    answer["active"] == true
+}
+
+async fn a_redeemed_token_ends_when_its_user_is_deprovisioned(p: Pair) {
+    let (status, tokens) = p.redeem(&p.assertion().await, &[]).await;
+    assert_eq!(status, StatusCode::OK, "{tokens}");
+    let token = tokens["access_token"].as_str().unwrap().to_owned();
+    assert!(introspected_active(&p, &token).await);
+    // The app's company deactivates its (just-in-time) user over SCIM: the token, of no
+    // family, ends at once, and stays ended when the user is active again.
+    let user = p.link().await.user_id;
+    let scim_token = crate::scim::provisioning_token(&p.app, &p.app_company).await;
+    let active = |on: bool| {
+        let body = serde_json::json!({
+            "schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+            "Operations": [{"op": "replace", "value": {"active": on}}],
+        });
+        crate::scim::scim(
+            &p.app,
+            reqwest::Method::PATCH,
+            &format!("/Users/{user}"),
+            &scim_token,
+        )
+        .json(&body)
+        .send()
+    };
+    assert_eq!(active(false).await.unwrap().status(), StatusCode::OK);
+    assert!(!introspected_active(&p, &token).await);
+    assert_eq!(active(true).await.unwrap().status(), StatusCode::OK);
+    assert!(!introspected_active(&p, &token).await, "revived");
+    // A new assertion is redeemed for the user, active again (a second later: what was
+    // issued within the deactivation's second counts as before it).
+    p.app.clock.advance(1);
+    let (status, tokens) = p.redeem(&p.assertion().await, &[]).await;
+    assert_eq!(status, StatusCode::OK, "{tokens}");
+    assert!(introspected_active(&p, tokens["access_token"].as_str().unwrap()).await);
 }

@@ -179,6 +179,11 @@ pub async fn set_user_status(
     let ctx = &services.ctx;
     let mut user = existing_user(ctx, id).await?;
     user.status = status;
+    if status != UserStatus::Active {
+        // What was issued until now stays dead when the user is active again, as after a
+        // provisioning client's deactivation.
+        user.deprovisioned_at = Some(ctx.clock.now());
+    }
     ctx.store.principals().put_user(&user).await?;
     let event = audit::event(ctx, AuditKind::UserStatusSet { status });
     audit::record(ctx, event.principal(PrincipalType::User, *id)).await;

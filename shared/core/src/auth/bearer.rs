@@ -6,8 +6,8 @@
 //! injected clock, and its `jti` is still in the store and not revoked. Which principal type the
 //! endpoint needs is the caller's check ([`BearerToken::principal_type`]).
 
-use crate::domain::{AccessTokenRecord, ClientId, PrincipalType, TokenId};
-use crate::errors::{Denial, Refusal};
+use crate::domain::{AccessTokenRecord, ClientId, PrincipalId, PrincipalType, TokenId, UserStatus};
+use crate::errors::{Denial, Refusal, ServerError};
 use crate::jwt::{AccessTokenClaims, InvalidAccessToken};
 use crate::services::Services;
 
@@ -139,10 +139,30 @@ pub async fn verify_access_token(
     if !consistent {
         return Err(BearerDenial::Unknown.into());
     }
-    if record.revoked {
+    if record.revoked || outlived_its_user(services, &record).await? {
         return Err(BearerDenial::Revoked.into());
     }
     Ok(BearerToken { claims, record })
+}
+
+/// Whether a user's token of no family (exchanged from an ID token, or redeemed from an
+/// identity assertion) was ended by its user's deprovisioning or disabling: revoking the
+/// user's families cannot reach it, so its user is read instead (from the read cache).
+pub(crate) async fn outlived_its_user(
+    services: &Services,
+    record: &AccessTokenRecord,
+) -> Result<bool, ServerError> {
+    if record.family_id.is_some() || record.principal_type != PrincipalType::User {
+        return Ok(false);
+    }
+    let user_id = PrincipalId::new(record.subject);
+    let user = services.ctx.store.principals().get_user(&user_id).await?;
+    Ok(match user {
+        Some(user) => {
+            user.status != UserStatus::Active || user.cancelled_at_issue(record.issued_at)
+        }
+        None => true,
+    })
 }
 
 #[cfg(test)]

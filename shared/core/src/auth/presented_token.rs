@@ -104,7 +104,8 @@ async fn access_token(
     let consistent = record.wire_client_id() == claims.client_id
         && record.subject.hyphenated().to_string() == claims.sub;
     Ok(if consistent {
-        PresentedToken::Access(record)
+        let revoked = record.revoked || super::bearer::outlived_its_user(services, &record).await?;
+        PresentedToken::Access(AccessTokenRecord { revoked, ..record })
     } else {
         PresentedToken::Unknown
     })
