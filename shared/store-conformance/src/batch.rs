@@ -13,7 +13,7 @@ use crate::store::prelude::*;
 use crate::store::{AuditQuery, Committed, FamilyWrite, WriteBatch};
 use crate::writes::commit;
 
-fn revoked_event(now: i64, family: FamilyId) -> crate::domain::audit::AuditEvent {
+pub(crate) fn revoked_event(now: i64, family: FamilyId) -> crate::domain::audit::AuditEvent {
     event_at(
         now,
         AuditKind::FamilyRevoked {
@@ -23,7 +23,7 @@ fn revoked_event(now: i64, family: FamilyId) -> crate::domain::audit::AuditEvent
     .family(family)
 }
 
-async fn family_events(store: &dyn Store, family: FamilyId, now: i64) -> usize {
+pub(crate) async fn family_events(store: &dyn Store, family: FamilyId, now: i64) -> usize {
     store
         .audit()
         .audit_events(AuditQuery {

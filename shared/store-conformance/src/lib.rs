@@ -189,6 +189,7 @@ macro_rules! conformance_suite {
             rate_limit_blocks_last_until_their_end_and_never_shorten,
             jti_is_used_once_until_it_expires,
             parallel_first_uses_of_one_jti_have_one_winner,
+            a_first_use_in_a_batch_decides_it,
             a_family_started_with_a_named_token_has_no_token_record,
             audit_events_are_read_by_subject_newest_first,
             audit_events_land_only_with_the_family_writes_they_record,

@@ -1,8 +1,13 @@
 //! Replays: a `jti` is used once until it expires.
 
+use uuid::Uuid;
+
+use super::batch::{family_events, revoked_event};
 use super::records::*;
+use crate::domain::FamilyId;
 use crate::store::prelude::*;
-use crate::store::ReplayKey;
+use crate::store::{Committed, FirstUse, ReplayKey, WriteBatch};
+use crate::writes::commit;
 
 fn fresh_key(scope: &str) -> ReplayKey {
     ReplayKey::new("conformance", scope, &unique_login())
@@ -78,5 +83,47 @@ pub async fn parallel_first_uses_of_one_jti_have_one_winner(store: &dyn Store) {
         uses.iter().filter(|first| **first).count(),
         1,
         "exactly one of 20 parallel uses is the first: {uses:?}"
+    );
+}
+
+/// A first use inside a batch (a redeemed assertion's `jti` with its token): its condition
+/// decides the batch, so a used `jti` writes nothing, and a batch that was not written spent
+/// nothing.
+pub async fn a_first_use_in_a_batch_decides_it(store: &dyn Store) {
+    let now = now();
+    let key = fresh_key("client-a");
+    let batch_spending = |family: FamilyId| {
+        let mut batch = WriteBatch::new();
+        let spends = batch.require([FirstUse {
+            key: key.clone(),
+            expires_at: now + 60,
+            now,
+        }
+        .into()]);
+        batch.require([revoked_event(now, family).into()]);
+        (batch, spends)
+    };
+    let first = FamilyId::new(Uuid::new_v4());
+    let (batch, _) = batch_spending(first);
+    assert!(
+        matches!(commit(store, batch).await, Committed::Applied { .. }),
+        "a fresh jti's batch is written"
+    );
+    assert_eq!(family_events(store, first, now).await, 1, "with its event");
+    assert!(
+        !first_use(store, &key, now + 60, now).await,
+        "and the jti is spent"
+    );
+    let second = FamilyId::new(Uuid::new_v4());
+    let (batch, spends) = batch_spending(second);
+    assert_eq!(
+        commit(store, batch).await,
+        Committed::Refused(spends),
+        "a spent jti refuses its batch"
+    );
+    assert_eq!(
+        family_events(store, second, now).await,
+        0,
+        "and nothing of it is written"
     );
 }

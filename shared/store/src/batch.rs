@@ -1,7 +1,7 @@
 //! One unit of work for writes that span aggregates: a [`WriteBatch`] to which each aggregate
 //! adds its typed operations ([`FamilyWrite`], audit events, a [`LoginRefund`], a [`LegacyLink`],
-//! a company auth token, a rate count first), committed at once by [`BatchWrites::commit`]: one `TransactWriteItems`
-//! on DynamoDB, one transaction on SQLite.
+//! a company auth token, a `jti`'s first use, a rate count first), committed at once by
+//! [`BatchWrites::commit`]: one `TransactWriteItems` on DynamoDB, one transaction on SQLite.
 //!
 //! A batch is made of parts. A *required* part's conditions decide the batch: if one fails,
 //! nothing is written and the commit answers [`Committed::Refused`] naming that part (a renewal
@@ -18,7 +18,9 @@
 
 use async_trait::async_trait;
 
-use super::{FamilyWrite, LegacyLink, LoginRefund, RateKey, RateLimit, Rotation, StoreResult};
+use super::{
+    FamilyWrite, FirstUse, LegacyLink, LoginRefund, RateKey, RateLimit, Rotation, StoreResult,
+};
 use crate::clock::UnixTime;
 use crate::domain::audit::AuditEvent;
 use crate::domain::{AuthToken, Family};
@@ -37,6 +39,8 @@ pub enum WriteOp {
     LegacyLink(LegacyLink),
     /// A new company auth token (its hash is new: an integrity condition).
     AuthToken(AuthToken),
+    /// A `jti` used for the first time; its condition: no unexpired use is stored.
+    FirstUse(FirstUse),
 }
 
 impl WriteOp {
@@ -49,7 +53,14 @@ impl WriteOp {
             Self::LoginRefund(_) => "RefundLoginAttempt",
             Self::LegacyLink(_) => "CreateFamily",
             Self::AuthToken(_) => "PutAuthToken",
+            Self::FirstUse(_) => "MarkJtiUsed",
         }
+    }
+}
+
+impl From<FirstUse> for WriteOp {
+    fn from(first_use: FirstUse) -> Self {
+        Self::FirstUse(first_use)
     }
 }
 

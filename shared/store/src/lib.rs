@@ -83,7 +83,7 @@ pub use principals::{EmailUpdate, ExternalIdUpdate, Inserted, PrincipalStore};
 pub use pushed_authorizations::PushedAuthorizationStore;
 pub use rate_limits::{Hit, RateKey, RateLimit, RateLimitStore};
 pub use registration_tokens::RegistrationTokenStore;
-pub use replays::{ReplayKey, ReplayStore};
+pub use replays::{FirstUse, ReplayKey, ReplayStore};
 pub use revocation::{AuditFor, Connection, RevocationStore, TokenRevoked};
 pub use second_factors::SecondFactorStore;
 pub use sessions::{ConsentStore, SessionStore};

@@ -36,6 +36,16 @@ impl ReplayKey {
     }
 }
 
+/// A key's first use as part of a [`WriteBatch`](super::WriteBatch) (its condition decides the
+/// batch): what [`ReplayStore::first_use`] writes, committed with what the use grants, so that a
+/// failed write spends nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FirstUse {
+    pub key: ReplayKey,
+    pub expires_at: UnixTime,
+    pub now: UnixTime,
+}
+
 #[async_trait]
 pub trait ReplayStore: Send + Sync {
     /// Marks `key` used until `expires_at`, in one conditional write: `true` if this is its

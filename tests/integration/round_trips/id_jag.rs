@@ -17,14 +17,14 @@ const ISSUE: usize = 2 + RATE_LIMIT;
 /// The client's counter (1) and the event's two items under 1 KB (2 each).
 const ISSUE_UNITS: f64 = RATE_LIMIT_UNITS + 4.0;
 
-/// Goal ≤ 5 + the rate limit: the IdPs of the assertion's issuer (one `Query`), the link and
+/// Goal ≤ 4 + the rate limit: the IdPs of the assertion's issuer (one `Query`), the link and
 /// its user (`GetItem` each, as a sign-in through the IdP reads them; with one IdP of the
-/// issuer the link is read once), the `jti` spent (one conditional `PutItem`), the token with
-/// `token.id_jag_redeemed` (one transaction).
-const REDEEM: usize = 5 + RATE_LIMIT;
-/// The client's counter (1), the `jti` (1), and the transaction's token `jti` and two audit
-/// items under 1 KB (2 each).
-const REDEEM_UNITS: f64 = RATE_LIMIT_UNITS + 1.0 + 6.0;
+/// issuer the link is read once), then one transaction: the assertion's `jti` spent (its
+/// condition decides it), the token and `token.id_jag_redeemed`.
+const REDEEM: usize = 4 + RATE_LIMIT;
+/// The client's counter (1), and the transaction's four items under 1 KB (2 each): the
+/// assertion's `jti`, the token's `jti`, the event's two items.
+const REDEEM_UNITS: f64 = RATE_LIMIT_UNITS + 8.0;
 
 pub async fn id_jag_issue(c: Counted) {
     let Counted { proxy, app, .. } = c;
@@ -71,6 +71,7 @@ pub async fn id_jag_redeem(c: Counted) {
     assert_eq!(
         calls.count("TransactWriteItems"),
         1,
-        "the token with its event"
+        "the assertion's jti, the token and its event"
     );
+    assert_eq!(calls.count("PutItem"), 0, "the jti is spent in the transaction");
 }

@@ -7,9 +7,9 @@
 //! Order of checks: the assertion itself (`federation::assertion`: type, signature, issuer,
 //! audience, lifetime: 167), the client it names (105), the resource (160), the scope (54), the
 //! user it names (linked, or linkable as a first sign-in links: 167), and last its `jti`, kept
-//! until its `exp`, so that only an assertion good in every other way is spent (168 the second
-//! time). An access token alone: no refresh token, no ID token; bound to the DPoP proof's key
-//! when there is one.
+//! until its `exp` and spent in the same write as the token, so that only an assertion good in
+//! every other way is spent, and one whose write failed is not (168 the second time). An access
+//! token alone: no refresh token, no ID token; bound to the DPoP proof's key when there is one.
 
 use super::GrantContext;
 use crate::audit;
@@ -22,7 +22,7 @@ use crate::federation::oidc::UpstreamIdentity;
 use crate::issuance::{requested_scopes, Asserted, IssuedTokens};
 use crate::requests::JwtBearerRequest;
 use crate::services::Services;
-use crate::store::ReplayKey;
+use crate::store::{FirstUse, ReplayKey};
 
 /// The replay store's kind for redeemed assertions (each `jti` unique per issuer).
 const REPLAY_KIND: &str = "id-jag";
@@ -65,18 +65,6 @@ pub(super) async fn grant(
     let Some((idp, resolved)) = user_of(services, &verified.idps, &identity).await? else {
         return Err(ErrorCode::IdJagInvalid.into());
     };
-    let key = ReplayKey::new(REPLAY_KIND, &claims.iss, &claims.jti);
-    if !services
-        .ctx
-        .store
-        .replays()
-        .first_use(&key, claims.exp, now)
-        .await?
-    {
-        tracing::info!("jwt-bearer: the assertion's jti was used before");
-        return Err(ErrorCode::IdJagReplayed.into());
-    }
-    record_first_link(services, idp, &resolved).await;
     let asserted = Asserted {
         scopes,
         audience,
@@ -85,11 +73,22 @@ pub(super) async fn grant(
         amr: identity.amr,
         idp: idp.id,
         assertion_jti: claims.jti.clone(),
+        first_use: FirstUse {
+            key: ReplayKey::new(REPLAY_KIND, &claims.iss, &claims.jti),
+            expires_at: claims.exp,
+            now,
+        },
     };
-    Ok(services
+    let issued = services
         .issuer()
         .issue_asserted_token(client, &resolved.user, asserted)
-        .await?)
+        .await?;
+    let Some(issued) = issued else {
+        tracing::info!("jwt-bearer: the assertion's jti was used before");
+        return Err(ErrorCode::IdJagReplayed.into());
+    };
+    record_first_link(services, idp, &resolved).await;
+    Ok(issued)
 }
 
 /// The token's `aud`: the request's `resource`s, else the assertion's; each allowed for the

@@ -7,6 +7,7 @@ use crate::clock::UnixTime;
 use crate::domain::audit::AuditKind;
 use crate::domain::{AuthMethod, Client, IdpId, PrincipalType, Resource, Scopes, User};
 use crate::errors::ServerError;
+use crate::store::FirstUse;
 
 /// What a redeemed assertion grants, and where it came from.
 #[derive(Debug, Clone)]
@@ -19,16 +20,19 @@ pub struct Asserted {
     pub amr: Vec<AuthMethod>,
     pub idp: IdpId,
     pub assertion_jti: String,
+    /// The assertion's `jti` spent, in the token's write.
+    pub first_use: FirstUse,
 }
 
 impl Issuer<'_> {
-    /// Signs the token, then stores it and `token.id_jag_redeemed` together.
+    /// Signs the token, then stores it and `token.id_jag_redeemed` together with the
+    /// assertion's first use: `None` if the assertion was used before (nothing is written).
     pub async fn issue_asserted_token(
         &self,
         client: &Client,
         user: &User,
         asserted: Asserted,
-    ) -> Result<IssuedTokens, ServerError> {
+    ) -> Result<Option<IssuedTokens>, ServerError> {
         let own = self.for_client(client).access_record(
             client.id,
             PrincipalType::User,
@@ -53,6 +57,7 @@ impl Issuer<'_> {
         )
         .client(client.id)
         .principal(PrincipalType::User, user.id);
-        self.sign_and_store_with_event(access, event).await
+        self.sign_and_store_with_event(access, event, Some(asserted.first_use))
+            .await
     }
 }

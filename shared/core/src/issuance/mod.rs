@@ -35,7 +35,7 @@ use crate::jwt::AccessTokenCodec;
 use crate::limits::{Limit, Limiter};
 use crate::random::RandomExt;
 use crate::secrets::Secret;
-use crate::store::{Committed, FamilyOrigin, FamilyWrite, WriteBatch};
+use crate::store::{Committed, FamilyOrigin, FamilyWrite, FirstUse, WriteBatch};
 
 /// What minting needs, borrowed from the process's `Services`: where tokens are recorded, the
 /// clock and randomness (`ctx`), the codec that signs, and the policy (refresh lifetimes and
@@ -367,34 +367,44 @@ impl Issuer<'_> {
         if let Some(family_id) = subject.family_id {
             event = event.family(family_id);
         }
-        let mut issued = self.sign_and_store_with_event(access, event).await?;
+        let issued = self.sign_and_store_with_event(access, event, None).await?;
+        let mut issued = issued.ok_or_else(|| {
+            ServerError::internal(
+                "the store refused an exchanged token's write, which has no condition",
+            )
+        })?;
         issued.issued_token_type = Some(crate::requests::ACCESS_TOKEN_TYPE);
         Ok(issued)
     }
 
     /// A token of no family (exchanged or asserted): signed first, then stored with its audit
-    /// event in one unconditional write, so that a failure leaves neither and introspection and
-    /// revocation know every token answered.
+    /// event in one write, so that a failure leaves neither and introspection and revocation
+    /// know every token answered. With `first_use`, that `jti`'s first use is in the write too
+    /// and decides it: `None` if it was used before, and nothing is written.
     async fn sign_and_store_with_event(
         &self,
         access: AccessTokenRecord,
         event: AuditEvent,
-    ) -> Result<IssuedTokens, ServerError> {
+        first_use: Option<FirstUse>,
+    ) -> Result<Option<IssuedTokens>, ServerError> {
         let access_token = self.codec.encode(&access).await?;
-        let batch = WriteBatch::of([
+        let mut batch = WriteBatch::new();
+        let spends = first_use.map(|first_use| batch.require([first_use.into()]));
+        batch.require([
             FamilyWrite::PutAccessToken(access.clone()).into(),
             event.clone().into(),
         ]);
         match self.ctx.store.writes().commit(batch).await? {
             Committed::Applied { .. } => {}
+            Committed::Refused(part) if Some(part) == spends => return Ok(None),
             Committed::Refused(_) | Committed::Limited { .. } => {
                 return Err(ServerError::internal(
-                    "the store refused a token's write, which has no condition",
+                    "the store refused a token's write whose only condition is a jti's first use",
                 ))
             }
         }
         crate::audit::logged(&[event]);
-        Ok(IssuedTokens::application(access_token, access))
+        Ok(Some(IssuedTokens::application(access_token, access)))
     }
 
     fn application_access_record(

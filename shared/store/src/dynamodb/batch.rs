@@ -122,6 +122,7 @@ impl DynamoStore {
                 self.put_new(to_item(token, keys::auth_token(&token.token_hash))?)?,
                 false,
             )],
+            WriteOp::FirstUse(first_use) => vec![(self.first_use_item(first_use)?, true)],
         })
     }
 }

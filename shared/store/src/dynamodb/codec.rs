@@ -398,11 +398,11 @@ pub(super) mod keys {
     pub fn rate_block(key: &str) -> (String, &'static str) {
         (format!("{RATE}{key}"), "BLOCK")
     }
-    /// A used `jti` (`ReplayKey::stored`: its kind and digest).
     /// An initial access token of dynamic client registration, by its digest.
     pub fn registration_token(hash: &TokenHash) -> (String, &'static str) {
         (format!("{REGISTRATION_TOKEN}{}", hash.to_hex()), "REGTOKEN")
     }
+    /// A used `jti` (`ReplayKey::stored`: its kind and digest).
     pub fn used_jti(key: &str) -> (String, &'static str) {
         (format!("{USED_JTI}{key}"), "JTI")
     }

@@ -5,10 +5,11 @@
 use async_trait::async_trait;
 
 use super::codec::{keys, n, s, PK, SK};
-use super::errors::store_error;
+use super::errors::{build_error, store_error};
 use super::DynamoStore;
 use crate::clock::UnixTime;
-use crate::{ReplayKey, ReplayStore, StoreResult};
+use crate::{FirstUse, ReplayKey, ReplayStore, StoreResult};
+use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 
 #[async_trait]
 impl ReplayStore for DynamoStore {
@@ -26,8 +27,7 @@ impl ReplayStore for DynamoStore {
             .item(PK, s(pk))
             .item(SK, s(sk))
             .item("expires_at", n(expires_at))
-            // An expired item may linger for days before the TTL deletes it: reusable.
-            .condition_expression("attribute_not_exists(pk) OR expires_at <= :now")
+            .condition_expression(UNUSED)
             .expression_attribute_values(":now", n(now))
             .send()
             .await;
@@ -41,5 +41,25 @@ impl ReplayStore for DynamoStore {
             }
             Err(e) => Err(store_error("MarkJtiUsed", e)),
         }
+    }
+}
+
+/// An expired item may linger for days before the TTL deletes it: reusable.
+const UNUSED: &str = "attribute_not_exists(pk) OR expires_at <= :now";
+
+impl DynamoStore {
+    /// [`ReplayStore::first_use`]'s put, as an item of a transaction.
+    pub(super) fn first_use_item(&self, first_use: &FirstUse) -> StoreResult<TransactWriteItem> {
+        let (pk, sk) = keys::used_jti(&first_use.key.stored());
+        let put = Put::builder()
+            .table_name(&self.table)
+            .item(PK, s(pk))
+            .item(SK, s(sk))
+            .item("expires_at", n(first_use.expires_at))
+            .condition_expression(UNUSED)
+            .expression_attribute_values(":now", n(first_use.now))
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().put(put).build())
     }
 }

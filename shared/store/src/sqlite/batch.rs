@@ -6,7 +6,7 @@ use rusqlite::Transaction;
 
 use super::audit::insert_audit_events;
 use super::rate_limits::count_hit_in;
-use super::{auth_tokens, families, legacy, lockout, map_err, SqliteStore};
+use super::{auth_tokens, families, legacy, lockout, map_err, replays, SqliteStore};
 use crate::domain::audit::AuditEvent;
 use crate::domain::Family;
 use crate::{
@@ -113,6 +113,7 @@ fn apply_part(tx: &Transaction<'_>, part: &Part) -> StoreResult<bool> {
             WriteOp::LoginRefund(refund) => lockout::refund_in(tx, refund)?,
             WriteOp::LegacyLink(link) => legacy::move_link_in(tx, link)?,
             WriteOp::AuthToken(token) => auth_tokens::insert_in(tx, token).map(|()| true)?,
+            WriteOp::FirstUse(first_use) => replays::first_use_in(tx, first_use)?,
         };
         if !held {
             return Ok(false);
