@@ -1,6 +1,6 @@
 //! `private_key_jwt` at the grants the endpoint tests leave out: the code, one-time-password and
 //! company grants; an assertion valid the full five minutes stays refused as a replay until its
-//! `exp`; and, on DynamoDB, the used `jti`'s item expires with the assertion.
+//! `exp` (on both stores), and, on DynamoDB, the used `jti`'s item expires with the assertion.
 
 use super::*;
 use crate::authorize::flow::{query, Session, LOGIN, PASSWORD as PAGE_PASSWORD, REDIRECT_URI};
@@ -104,6 +104,13 @@ async fn an_assertion_valid_five_minutes_stays_used_until_its_exp(app: TestApp) 
             "kept until the assertion's exp, then deleted by the TTL"
         );
     }
+    // On either store: the `jti` is kept used until the assertion's `exp`, and no longer.
+    let used = ReplayKey::new(REPLAY_KIND, &client.id, jti(&long));
+    let replays = app.store.replays();
+    let before_exp = replays.first_use(&used, now + 600, now + 299).await;
+    assert!(!before_exp.unwrap(), "used until its exp");
+    let at_exp = replays.first_use(&used, now + 600, now + 300).await;
+    assert!(at_exp.unwrap(), "and reusable from its exp");
     // Past its exp it is refused as expired, whatever the store still holds.
     app.clock.advance(2);
     assert_token_error(

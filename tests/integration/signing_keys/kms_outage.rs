@@ -55,7 +55,7 @@ async fn kms_outage(backend: Backend) {
     let Some(app) = TestApp::spawn_with_keys(backend, options, keys).await else {
         return;
     };
-    let client = app.create_client("read").await;
+    let client = app.create_client("openid read").await;
     app.create_user(LOGIN, PASSWORD).await;
     let first = app.user_tokens(&client, LOGIN, PASSWORD).await;
     let refresh_token = first["refresh_token"].as_str().unwrap().to_owned();
@@ -66,6 +66,7 @@ async fn kms_outage(backend: Backend) {
             ("grant_type", "password"),
             ("username", LOGIN),
             ("password", PASSWORD),
+            ("scope", "openid read"),
         ],
         vec![
             ("grant_type", "refresh_token"),
@@ -106,7 +107,11 @@ async fn kms_outage(backend: Backend) {
         let token = body["access_token"].as_str().unwrap();
         let header = jsonwebtoken::decode_header(token).unwrap();
         assert_eq!(header.kid.as_deref(), Some(active_kid.as_str()), "{body}");
-        if let Some(id_token) = body["id_token"].as_str() {
+        // The password grant asks for `openid`: its ID token (and any other) is signed by KMS
+        // too.
+        let id_token = body["id_token"].as_str();
+        assert!(id_token.is_some() || form[0].1 != "password", "{body}");
+        if let Some(id_token) = id_token {
             let header = jsonwebtoken::decode_header(id_token).unwrap();
             assert_eq!(header.kid.as_deref(), Some(active_kid.as_str()));
         }
