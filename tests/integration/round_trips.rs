@@ -79,6 +79,7 @@ dynamodb_test!(
     scim_provisioning,
     id_jag_issue,
     id_jag_redeem,
+    id_jag_redeem_after_a_failed_write,
 );
 
 mod budgets {
@@ -86,7 +87,7 @@ mod budgets {
     pub use super::code::authorization_code;
     pub use super::device::{device_poll, device_poll_without_the_client_limit};
     pub use super::federation::federated_sign_in;
-    pub use super::id_jag::{id_jag_issue, id_jag_redeem};
+    pub use super::id_jag::{id_jag_issue, id_jag_redeem, id_jag_redeem_after_a_failed_write};
     pub use super::openid::{logout, userinfo};
     pub use super::otp::one_time_password;
     pub use super::par::{par_authorize, par_push};

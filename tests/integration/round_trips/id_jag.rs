@@ -7,6 +7,8 @@
 use super::counted::*;
 use crate::federation::id_jag_fixture::{fetching_from, Pair};
 use crate::support::app::{AppOptions, Backend, TestApp};
+use crate::support::assertions::assert_token_error;
+use crate::support::ddb_proxy::Fault;
 use reqwest::StatusCode;
 
 /// Goal ≤ 2 + the rate limit: the ID token is verified in memory; one read of its session
@@ -50,17 +52,23 @@ pub async fn id_jag_issue(c: Counted) {
     );
 }
 
-pub async fn id_jag_redeem(c: Counted) {
-    let Some(peer) = TestApp::spawn(Backend::Sqlite).await else {
-        return;
-    };
+/// The app's authorization server behind the proxy, the IdP on SQLite, and a first assertion
+/// redeemed: the user linked, the IdP's documents and keys fetched.
+async fn redeeming_pair(c: Counted) -> Option<(Pair, crate::support::ddb_proxy::DdbProxy)> {
+    let peer = TestApp::spawn(Backend::Sqlite).await?;
     let options = fetching_from(&peer, AppOptions::default());
     let Counted { proxy, app, .. } = c.with_options(options).await;
     let p = Pair::between(peer, app).await;
-    // The first assertion links the user and fetches the IdP's documents and keys.
     let first = p.assertion().await;
     let (status, body) = p.redeem(&first, &[]).await;
     assert_eq!(status, StatusCode::OK, "{body}");
+    Some((p, proxy))
+}
+
+pub async fn id_jag_redeem(c: Counted) {
+    let Some((p, proxy)) = redeeming_pair(c).await else {
+        return;
+    };
     let second = p.assertion().await;
     let ((status, body), calls) =
         calls_through(&proxy, "id-jag redeem", p.redeem(&second, &[])).await;
@@ -73,5 +81,43 @@ pub async fn id_jag_redeem(c: Counted) {
         1,
         "the assertion's jti, the token and its event"
     );
-    assert_eq!(calls.count("PutItem"), 0, "the jti is spent in the transaction");
+    assert_eq!(
+        calls.count("PutItem"),
+        0,
+        "the jti is spent in the transaction"
+    );
+}
+
+/// An agent never loses a redemption to our failure. The transaction spending the assertion's
+/// `jti` loses its answer once: the SDK's retry (the same request token) commits it, 200. It
+/// fails every attempt: 503, nothing spent, and the same assertion's retry succeeds, once.
+pub async fn id_jag_redeem_after_a_failed_write(c: Counted) {
+    let Some((p, proxy)) = redeeming_pair(c).await else {
+        return;
+    };
+    let spending = || {
+        Fault::DropResponse
+            .only_for("TransactWriteItems")
+            .touching("JTI#")
+    };
+    proxy.inject(spending().times(1));
+    let (status, body) = p.redeem(&p.assertion().await, &[]).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "a lost answer, retried by the SDK: {body}"
+    );
+
+    let assertion = p.assertion().await;
+    proxy.inject(
+        Fault::InternalServerError
+            .only_for("TransactWriteItems")
+            .touching("JTI#"),
+    );
+    let (status, body) = p.redeem(&assertion, &[]).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    proxy.clear_fault();
+    let (status, body) = p.redeem(&assertion, &[]).await;
+    assert_eq!(status, StatusCode::OK, "the retry after a 503: {body}");
+    assert_token_error(&p.redeem(&assertion, &[]).await, 400, "invalid_grant", 168);
 }
