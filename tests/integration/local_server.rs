@@ -162,7 +162,7 @@ async fn a_restart_on_another_port_moves_the_demo_users_to_its_geolocation() {
     }
 }
 
-/// The local server started on a free port of its own over `data_dir`, and its console up to
+/// The local server started on a port of its own choice over `data_dir`, and its console up to
 /// the line saying where it listens (and the [`AFTERWARDS`] after it); stopped when dropped.
 struct Server {
     child: std::process::Child,
@@ -172,16 +172,13 @@ struct Server {
 
 impl Server {
     fn start(data_dir: &std::path::Path, rust_log: Option<&str>) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
         let mut command = Command::new(binary());
+        // PORT=0: the server binds a port the system picks, named on its last line, so no
+        // other test can take it between a choice here and the server's bind.
         command
             .env_clear()
             .env("DATA_DIR", data_dir)
-            .env("PORT", port.to_string())
+            .env("PORT", "0")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         if let Some(filter) = rust_log {
@@ -200,7 +197,7 @@ impl Server {
         });
         let mut server = Self {
             child,
-            port,
+            port: 0,
             screen: Vec::new(),
         };
         let outcome = loop {
@@ -221,6 +218,7 @@ impl Server {
                 server.screen
             );
         }
+        server.port = listening_port(server.screen.last().unwrap());
         let until = Instant::now() + AFTERWARDS;
         while let Ok(line) = lines.recv_timeout(until.saturating_duration_since(Instant::now())) {
             server.screen.push(line);
@@ -234,4 +232,14 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The port of the "listening on http://127.0.0.1:PORT (geolocation …)" line.
+fn listening_port(line: &str) -> u16 {
+    line.strip_prefix(LISTENING)
+        .and_then(|rest| rest.strip_prefix("http://127.0.0.1:"))
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|port| port.parse().ok())
+        .filter(|port| *port != 0)
+        .unwrap_or_else(|| panic!("no port in {line:?}"))
 }

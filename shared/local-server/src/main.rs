@@ -38,6 +38,15 @@ async fn main() -> anyhow::Result<()> {
     let (log_output, console) = log_output::buffered_stdout();
     let config = Config::from_env().context("configuration")?;
     telemetry::init_with(&config.telemetry, log_output, CONSOLE_DEFAULT_DIRECTIVES);
+    // Bound first: with `PORT=0` the system picks the port, which the geolocation then names.
+    let requested = std::net::SocketAddr::from(([127, 0, 0, 1], config.port));
+    let listener = tokio::net::TcpListener::bind(requested)
+        .await
+        .with_context(|| format!("bind {requested} (set PORT to use another port, 0 for any)"))?;
+    let address = listener.local_addr().context("the bound address")?;
+    let config = config
+        .listening_on(address.port())
+        .context("configuration")?;
     let services = bootstrap::services(&config).await.context("start-up")?;
     let demo = demo::ensure(&services.ctx, services.geolocation(), &config.data_dir)
         .await
@@ -50,10 +59,6 @@ async fn main() -> anyhow::Result<()> {
             .spawn_sweeper(services.ctx.clock.clone(), sweeper::SWEEP_INTERVAL);
     }
 
-    let address = std::net::SocketAddr::from(([127, 0, 0, 1], config.port));
-    let listener = tokio::net::TcpListener::bind(address)
-        .await
-        .with_context(|| format!("bind {address} (set PORT to use another port)"))?;
     let base = format!("http://{address}");
     demo_callback::register(&services.ctx, &demo, &base)
         .await

@@ -99,7 +99,7 @@ impl Config {
         let port: u16 = vars.number("PORT", 8080)?;
         let geolocation = match vars.get("GEOLOCATION") {
             Some(url) => Geolocation::parse(&url)?,
-            None => Geolocation::parse(&format!("http://127.0.0.1:{port}"))?,
+            None => local_geolocation(port)?,
         };
         let config = Self {
             data_dir: PathBuf::from(vars.get("DATA_DIR").unwrap_or_else(|| ".data".to_owned())),
@@ -119,6 +119,17 @@ impl Config {
         };
         config.validate()?;
         Ok(config)
+    }
+
+    /// The configuration of a server whose listener is bound to `port`: with `PORT=0` the
+    /// system chose the port (no race for a free one), and the default geolocation, when
+    /// `GEOLOCATION` is unset, names it.
+    pub fn listening_on(mut self, port: u16) -> Result<Self, ConfigError> {
+        if self.port == 0 && self.geolocation == local_geolocation(0)? {
+            self.geolocation = local_geolocation(port)?;
+        }
+        self.port = port;
+        Ok(self)
     }
 
     /// What holds between sections: the passkeys' relying party is the geolocation's host or
@@ -228,3 +239,8 @@ mod readme_tests;
 mod template_tests;
 #[cfg(test)]
 mod tests;
+
+/// The local server's geolocation when `GEOLOCATION` is unset: its own loopback address.
+fn local_geolocation(port: u16) -> Result<Geolocation, ConfigError> {
+    Ok(Geolocation::parse(&format!("http://127.0.0.1:{port}"))?)
+}
