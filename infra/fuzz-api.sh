@@ -8,7 +8,9 @@
 # headers, body schema), or any request that takes longer than the timeout.
 #
 # schemathesis is installed from PyPI into the ignored .cache/venv on first use.
-# Usage: infra/fuzz-api.sh   (MAX_EXAMPLES=N to change the examples per operation)
+# Usage: infra/fuzz-api.sh   (MAX_EXAMPLES=N to change the examples per operation; FUZZ_SEED=N to
+# replay a run: each run draws a new seed and prints it, so that runs explore new inputs and a
+# failure can be reproduced)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +23,7 @@ TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 [[ "$TARGET_DIR" == /* ]] || TARGET_DIR="$ROOT/$TARGET_DIR"
 SERVER="$TARGET_DIR/debug/token-service"
 MAX_EXAMPLES="${MAX_EXAMPLES:-100}"
+SEED="${FUZZ_SEED:-$(((RANDOM << 15) | RANDOM))}"
 REQUEST_TIMEOUT=10
 
 [[ -x "$SERVER" ]] || { echo "fuzz-api: $SERVER is missing: run cargo build --workspace --bins" >&2; exit 1; }
@@ -45,7 +48,7 @@ DYNAMIC_REGISTRATION=open RATE_LIMIT_REGISTRATIONS_PER_HOUR=0 RATE_LIMIT_SCIM_PE
 # passwords are mailed as .eml files under DATA_DIR/outbox/).
 CLIENT_AUTH="$("$VENV/bin/python" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["client_id"] + ":" + d["client_secret"])' "$DATA_DIR/demo.json")"
 
-echo "fuzz-api: schemathesis $("$VENV/bin/schemathesis" --version | awk '{print $NF}') against $BASE, $MAX_EXAMPLES examples per operation" >&2
+echo "fuzz-api: schemathesis $("$VENV/bin/schemathesis" --version | awk '{print $NF}') against $BASE, $MAX_EXAMPLES examples per operation, seed $SEED (FUZZ_SEED=$SEED to replay)" >&2
 # Three runs: the client-authenticated endpoints with the demo client's Basic credentials,
 # everything without credentials, then the operations that take a bearer token, each with a valid
 # one (infra/fuzz-api-bearer.toml). The tokens are the last run's, so that the first two runs'
@@ -68,7 +71,7 @@ run() {
 		--request-timeout "$REQUEST_TIMEOUT" \
 		--max-response-time "$REQUEST_TIMEOUT" \
 		--workers 1 \
-		--seed 15 \
+		--seed "$SEED" \
 		--no-color \
 		--suppress-health-check all "$@")
 }
@@ -79,9 +82,15 @@ run --include-path-regex '^/(v0/token|oauth2/v0/(token|revoke|introspect|otp))$'
 # answer 401, and that run's `ignored_auth` check sends each of them requests without it too.
 run --exclude-path-regex '^/(app-mgmt/v4/apps/|app-mgmt/v0/connections$|profile-service/v1/keys/principals/|scim/v2/)' ||
 	status=$?
+# Read into a variable first: a failure inside `< <(...)` would go unnoticed under `set -e`, and
+# the bearer runs would then fuzz only the 401 path.
+tokens="$("$VENV/bin/python" "$ROOT/infra/fuzz-api-tokens.py" "$BASE" "$DATA_DIR/demo.json")" || {
+	echo "fuzz-api: the bearer tokens could not be obtained or do not work" >&2
+	exit 1
+}
 while IFS='=' read -r name value; do
 	export "$name=$value"
-done < <("$VENV/bin/python" "$ROOT/infra/fuzz-api-tokens.py" "$BASE" "$DATA_DIR/demo.json")
+done <<<"$tokens"
 CONFIG="$ROOT/infra/fuzz-api-bearer.toml" run \
 	--include-path-regex '^/app-mgmt/(v4/apps/|v0/connections$)' || status=$?
 # Userinfo and the company auth token take an optional form body whose parameters may all be
