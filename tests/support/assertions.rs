@@ -7,24 +7,21 @@
 //!
 //! and the cache headers every token-bearing or error response carries ([`assert_not_cached`]);
 //! and a JWT's signature against a published JWK Set ([`assert_signed_by_jwks`]).
-//! Descriptions are checked against the catalogues in `token_core::errors`, whose rows are
-//! pinned to the specification by `error_catalogue::every_spec_row_is_in_the_catalogue`.
+//! Token-endpoint descriptions are checked against the specification's table and the pinned
+//! service rows ([`super::error_table`]), not the code's own catalogue.
 
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 use serde_json::Value;
-use token_core::errors::{ErrorCode, ExchangeCode};
+use token_core::errors::ExchangeCode;
 
 /// A response's status and JSON body.
 pub type Answer = (StatusCode, Value);
 
-/// The catalogue's `(error, error_description)` pairs for a numeric code: one, or two for 119.
+/// The `(error, error_description)` pairs for a numeric code as the specification's table (or
+/// a pinned service row) words them: one, or two for 119 ([`super::error_table`]).
 pub fn catalogue_rows(code: u64) -> Vec<(&'static str, &'static str)> {
-    ErrorCode::ALL
-        .iter()
-        .filter(|entry| u64::from(entry.code()) == code)
-        .map(|entry| (entry.error().as_str(), entry.description()))
-        .collect()
+    super::error_table::expected_rows(code)
 }
 
 /// A token-endpoint error: status, `error`, `code`, and the catalogue's `error_description` for

@@ -10,6 +10,7 @@ pub mod ddb_proxy;
 pub mod document_server;
 pub mod dpop;
 pub mod dynamodb;
+pub mod error_table;
 pub mod jwks_check;
 pub mod logout_receiver;
 pub mod logs;
