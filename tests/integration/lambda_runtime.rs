@@ -24,6 +24,7 @@
 pub(crate) mod function;
 mod lazy_start;
 mod metrics_off;
+mod queue_and_registration;
 mod rotate_keys;
 mod runtime_api;
 
