@@ -27,6 +27,7 @@ mod metrics_off;
 mod queue_and_registration;
 mod rotate_keys;
 mod runtime_api;
+mod secrets_manager;
 
 use std::io::Write;
 use std::sync::Arc;
