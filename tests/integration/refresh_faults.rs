@@ -344,8 +344,20 @@ async fn concur_refresh(app: &TestApp, client: &TestClient, token: &str) -> Resu
 }
 
 #[tokio::test]
-async fn concur_api_refreshes_hourly_with_its_first_token_on_a_sliding_client() {
-    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+async fn concur_api_refreshes_hourly_with_its_first_token_on_a_sliding_client_sqlite() {
+    concur_api_refreshes_hourly_on_a_sliding_client(Backend::Sqlite).await;
+}
+
+#[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn concur_api_refreshes_hourly_with_its_first_token_on_a_sliding_client_dynamodb() {
+    concur_api_refreshes_hourly_on_a_sliding_client(Backend::DynamoDb).await;
+}
+
+async fn concur_api_refreshes_hourly_on_a_sliding_client(backend: Backend) {
+    let Some(app) = TestApp::spawn(backend).await else {
+        return;
+    };
     let (client, first) = user_family(&app, RefreshRotation::Sliding, "read").await;
     let rt = field(&first, "refresh_token");
     for hour in 1..=3 {
@@ -364,8 +376,20 @@ async fn concur_api_refreshes_hourly_with_its_first_token_on_a_sliding_client() 
 }
 
 #[tokio::test]
-async fn concur_api_on_a_rotating_client_refreshes_once_then_is_refused() {
-    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+async fn concur_api_on_a_rotating_client_refreshes_once_then_is_refused_sqlite() {
+    concur_api_on_a_rotating_client(Backend::Sqlite).await;
+}
+
+#[tokio::test]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn concur_api_on_a_rotating_client_refreshes_once_then_is_refused_dynamodb() {
+    concur_api_on_a_rotating_client(Backend::DynamoDb).await;
+}
+
+async fn concur_api_on_a_rotating_client(backend: Backend) {
+    let Some(app) = TestApp::spawn(backend).await else {
+        return;
+    };
     let (client, first) = user_family(&app, RefreshRotation::Rotate, "read").await;
     let rt = field(&first, "refresh_token");
     app.clock.advance(3600);

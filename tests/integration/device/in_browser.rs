@@ -9,8 +9,20 @@ use crate::support::app::Backend;
 use crate::support::browser::Browser;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn enter_the_code_sign_in_and_allow_in_a_real_browser() {
-    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+async fn enter_the_code_sign_in_and_allow_in_a_real_browser_sqlite() {
+    enter_the_code_sign_in_and_allow(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn enter_the_code_sign_in_and_allow_in_a_real_browser_dynamodb() {
+    enter_the_code_sign_in_and_allow(Backend::DynamoDb).await;
+}
+
+async fn enter_the_code_sign_in_and_allow(backend: Backend) {
+    let Some(app) = TestApp::spawn(backend).await else {
+        return;
+    };
     app.create_user(LOGIN, PASSWORD).await;
     let client = device_client(&app).await;
     let body = codes(&app, &client, "openid read").await;
@@ -58,17 +70,29 @@ async fn enter_the_code_sign_in_and_allow_in_a_real_browser() {
 /// (ChromeDriver's virtual authenticator) without a password, allows, and the device's ID token
 /// says `swk mfa`. Served on `localhost` (an RP ID is never an IP address).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_passkey_signs_in_on_the_device_page() {
+async fn a_passkey_signs_in_on_the_device_page_sqlite() {
+    a_passkey_signs_in_on_the_device_page(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn a_passkey_signs_in_on_the_device_page_dynamodb() {
+    a_passkey_signs_in_on_the_device_page(Backend::DynamoDb).await;
+}
+
+async fn a_passkey_signs_in_on_the_device_page(backend: Backend) {
     use crate::support::app::AppOptions;
-    let app = TestApp::spawn_with(
-        Backend::Sqlite,
+    let Some(app) = TestApp::spawn_with(
+        backend,
         AppOptions {
             localhost: true,
             ..AppOptions::default()
         },
     )
     .await
-    .unwrap();
+    else {
+        return;
+    };
     let company = app.create_company("Acme").await;
     token_core::admin::set_company_mfa(app.ctx(), &company.id, token_domain::MfaPolicy::Required)
         .await

@@ -131,7 +131,17 @@ async fn kms_outage(backend: Backend) {
 /// first would have answered 503 after the KMS client's timeouts), so a flood spends no
 /// `kms:Sign`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn with_kms_a_client_over_its_limit_is_refused_before_anything_is_signed() {
+async fn with_kms_a_client_over_its_limit_is_refused_before_anything_is_signed_sqlite() {
+    limited_before_signing(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(skip_dynamodb, ignore = "SKIP_DYNAMODB=1")]
+async fn with_kms_a_client_over_its_limit_is_refused_before_anything_is_signed_dynamodb() {
+    limited_before_signing(Backend::DynamoDb).await;
+}
+
+async fn limited_before_signing(backend: Backend) {
     let relay = SilentRelay::start(&super::kms_endpoint()).await;
     let keys = rotated_kms_keys(&relay).await;
     let options = AppOptions {
@@ -147,7 +157,7 @@ async fn with_kms_a_client_over_its_limit_is_refused_before_anything_is_signed()
         localhost: false,
         document_fetcher: None,
     };
-    let Some(app) = TestApp::spawn_with_keys(Backend::Sqlite, options, keys).await else {
+    let Some(app) = TestApp::spawn_with_keys(backend, options, keys).await else {
         return;
     };
     let client = app.create_client("read").await;
