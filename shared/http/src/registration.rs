@@ -55,7 +55,8 @@ pub struct RegistrationRequestBody {
     pub require_pushed_authorization_requests: Option<bool>,
 }
 
-/// The registered metadata (RFC 7591 §3.2.1); credentials only in the answer that issues them.
+/// The registered metadata (RFC 7591 §3.2.1); the client secret only in the answer that
+/// issues it.
 #[derive(Serialize, ToSchema)]
 #[allow(dead_code)]
 pub struct RegistrationResponseBody {
@@ -65,7 +66,9 @@ pub struct RegistrationResponseBody {
     pub client_secret: Option<String>,
     /// `0`: the secret does not expire.
     pub client_secret_expires_at: Option<i64>,
-    /// At registration only; authorizes the management calls.
+    /// Authorizes the management calls. In every answer with the metadata (RFC 7592 §3): a
+    /// read or replace rotates it, the token it was called with stops working (401) and this
+    /// one is the client's token from now on.
     pub registration_access_token: Option<String>,
     pub registration_client_uri: String,
     pub redirect_uris: Vec<String>,
@@ -190,7 +193,7 @@ pub async fn register(
     }
 }
 
-/// The client's registration (RFC 7592 §2.1).
+/// The client's registration (RFC 7592 §2.1), with a new registration access token.
 #[utoipa::path(
     get,
     path = "/oauth2/v0/register/{client_id}",
@@ -200,7 +203,7 @@ pub async fn register(
     params(("client_id" = String, Path, description = "The registered client_id")),
     responses(
         (status = 200, body = RegistrationResponseBody),
-        (status = 401, description = "A missing or wrong registration access token", body = OAuthErrorBody,
+        (status = 401, description = "A missing or wrong registration access token, or one already rotated by an earlier read or replace", body = OAuthErrorBody,
             headers(("WWW-Authenticate" = String))),
         (status = 404, description = "DYNAMIC_REGISTRATION=off", body = OAuthErrorBody),
         (status = 500, body = ServerErrorBody),
@@ -219,7 +222,8 @@ pub async fn read(
     }
 }
 
-/// Replaces the client's metadata (RFC 7592 §2.2), checked as at registration.
+/// Replaces the client's metadata (RFC 7592 §2.2), checked as at registration; the answer
+/// carries a new registration access token.
 #[utoipa::path(
     put,
     path = "/oauth2/v0/register/{client_id}",
@@ -231,7 +235,7 @@ pub async fn read(
     responses(
         (status = 200, body = RegistrationResponseBody),
         (status = 400, description = "invalid_redirect_uri or invalid_client_metadata", body = OAuthErrorBody),
-        (status = 401, description = "A missing or wrong registration access token", body = OAuthErrorBody,
+        (status = 401, description = "A missing or wrong registration access token, or one already rotated by an earlier read or replace", body = OAuthErrorBody,
             headers(("WWW-Authenticate" = String))),
         (status = 404, description = "DYNAMIC_REGISTRATION=off", body = OAuthErrorBody),
         (status = 500, body = ServerErrorBody),
@@ -268,7 +272,7 @@ pub async fn update(
     params(("client_id" = String, Path, description = "The registered client_id")),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, description = "A missing or wrong registration access token", body = OAuthErrorBody,
+        (status = 401, description = "A missing or wrong registration access token, or one already rotated by an earlier read or replace", body = OAuthErrorBody,
             headers(("WWW-Authenticate" = String))),
         (status = 404, description = "DYNAMIC_REGISTRATION=off", body = OAuthErrorBody),
         (status = 500, body = ServerErrorBody),

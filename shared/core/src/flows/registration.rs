@@ -258,12 +258,13 @@ fn new_credential(ctx: &Context) -> Secret {
     ))
 }
 
-/// The self-registered, enabled client `id` if `token` is its registration access token.
+/// The self-registered, enabled client `id` if `token` is its registration access token, and
+/// the token's digest.
 async fn managed_client(
     services: &Services,
     id: &str,
     token: Option<&str>,
-) -> Result<Client, RegistrationFailure> {
+) -> Result<(Client, TokenHash), RegistrationFailure> {
     if services.policy.registration.mode == RegistrationMode::Off {
         return Err(RegistrationDenial::Off.into());
     }
@@ -278,31 +279,65 @@ async fn managed_client(
         .await?
         .filter(|client| client.enabled)
         .ok_or(RegistrationDenial::InvalidToken)?;
+    let presented = TokenHash::of(token);
     let matches = client
         .registration
         .as_ref()
-        .is_some_and(|r| bool::from(r.access_token_hash.ct_matches(&TokenHash::of(token))));
+        .is_some_and(|r| bool::from(r.access_token_hash.ct_matches(&presented)));
     if matches {
-        Ok(client)
+        Ok((client, presented))
     } else {
         Err(RegistrationDenial::InvalidToken.into())
     }
 }
 
-/// RFC 7592 §2.1: the client's current registration.
+/// RFC 7592 §2.1: the client's current registration, with a new registration access token
+/// (RFC 7592 §3: every answer carries both the URI and a token, and only a digest of the token
+/// is kept, so the answer's token is a new one; the presented one stops working).
 pub async fn read(
     services: &Services,
     id: &str,
     token: Option<&str>,
     base: &str,
 ) -> Result<RegistrationResponse, RegistrationFailure> {
-    let client = managed_client(services, id, token).await?;
-    Ok(RegistrationResponse::of(&client, base).ok_or(RegistrationDenial::InvalidToken)?)
+    let (client, presented) = managed_client(services, id, token).await?;
+    replace_rotating_token(services, client, &presented, base).await
 }
 
-/// RFC 7592 §2.2: replaces the registration's metadata, checked as at registration. The
-/// authentication method stays the one registered: changing it would need a new secret or
-/// withdraw one, which is a new registration.
+/// Writes `client` with a new registration access token in place of `presented`, if no other
+/// request rotated it meanwhile (then the caller's token is already spent: 401), and answers
+/// its metadata with the new token.
+async fn replace_rotating_token(
+    services: &Services,
+    mut client: Client,
+    presented: &TokenHash,
+    base: &str,
+) -> Result<RegistrationResponse, RegistrationFailure> {
+    let access_token = new_credential(&services.ctx);
+    let registration = client
+        .registration
+        .as_mut()
+        .ok_or(RegistrationDenial::InvalidToken)?;
+    registration.access_token_hash = access_token.hash();
+    let written = services
+        .ctx
+        .store
+        .clients()
+        .replace_registered_client(&client, presented)
+        .await?;
+    if !written {
+        return Err(RegistrationDenial::InvalidToken.into());
+    }
+    let mut response =
+        RegistrationResponse::of(&client, base).ok_or(RegistrationDenial::InvalidToken)?;
+    response.registration_access_token = Some(access_token.expose().to_owned());
+    Ok(response)
+}
+
+/// RFC 7592 §2.2: replaces the registration's metadata, checked as at registration, and
+/// rotates the registration access token as a read does. The authentication method stays the
+/// one registered: changing it would need a new secret or withdraw one, which is a new
+/// registration.
 pub async fn update(
     services: &Services,
     id: &str,
@@ -310,7 +345,7 @@ pub async fn update(
     metadata: ClientMetadata,
     base: &str,
 ) -> Result<RegistrationResponse, RegistrationFailure> {
-    let mut client = managed_client(services, id, token).await?;
+    let (mut client, presented) = managed_client(services, id, token).await?;
     let checked = metadata
         .check(&services.policy.registration.scopes)
         .map_err(RegistrationDenial::from)?;
@@ -329,14 +364,15 @@ pub async fn update(
         .into());
     }
     apply(&mut client, checked, registration.access_token_hash);
-    services.ctx.store.clients().put_client(&client).await?;
+    let client_id = client.id;
+    let response = replace_rotating_token(services, client, &presented, base).await?;
     let ctx = &services.ctx;
     audit::record(
         ctx,
-        audit::event(ctx, AuditKind::ClientRegistrationUpdated).client(client.id),
+        audit::event(ctx, AuditKind::ClientRegistrationUpdated).client(client_id),
     )
     .await;
-    Ok(RegistrationResponse::of(&client, base).ok_or(RegistrationDenial::InvalidToken)?)
+    Ok(response)
 }
 
 /// RFC 7592 §2.3: the client is disabled (its token and code requests refused from now on) and
@@ -346,7 +382,7 @@ pub async fn delete(
     id: &str,
     token: Option<&str>,
 ) -> Result<(), RegistrationFailure> {
-    let mut client = managed_client(services, id, token).await?;
+    let (mut client, _) = managed_client(services, id, token).await?;
     let ctx = &services.ctx;
     client.enabled = false;
     ctx.store.clients().put_client(&client).await?;
