@@ -1,6 +1,8 @@
 //! A self-registered public client (`token_endpoint_auth_method=none`): the code flow with
 //! PKCE and its client_id alone at the token endpoint; without PKCE the authorization request
-//! ends in an error redirect with code 60; DELETE revokes what it was issued.
+//! ends in an error redirect with code 60; its consent, asked the first time (marked not
+//! verified), is remembered, so `prompt=none` then answers with a code; DELETE revokes what it
+//! was issued.
 
 use super::*;
 use crate::authorize::flow::{
@@ -49,6 +51,18 @@ async fn a_public_client_runs_the_code_flow_with_pkce_only(app: TestApp) {
             ("code_challenge_method", "S256"),
         ],
     );
+    // Before any consent, `prompt=none` in a signed-in browser cannot show the page.
+    let mut browser = Session::new(&app);
+    let signed_in = browser.sign_in(&authorize, PASSWORD).await;
+    assert!(signed_in.contains("not verified"), "{signed_in}");
+    let silent: Vec<(&str, &str)> = authorize
+        .iter()
+        .copied()
+        .chain([("prompt", "none")])
+        .collect();
+    let refused = redirect_query(&browser.open(&silent).await);
+    assert_eq!(refused["error"], "consent_required", "{refused:?}");
+
     let mut session = Session::new(&app);
     let consent = session.sign_in(&authorize, PASSWORD).await;
     assert!(consent.contains("not verified"), "{consent}");
@@ -56,7 +70,8 @@ async fn a_public_client_runs_the_code_flow_with_pkce_only(app: TestApp) {
         consent.contains("app.example.com"),
         "the redirect's host is shown"
     );
-    let approved = Session::new(&app).decide(&authorize, "approve").await;
+    let mut approving = Session::new(&app);
+    let approved = approving.decide(&authorize, "approve").await;
     let code = approved["code"].clone();
     let form = [
         ("grant_type", "authorization_code"),
@@ -76,9 +91,24 @@ async fn a_public_client_runs_the_code_flow_with_pkce_only(app: TestApp) {
         .family_id
         .expect("a user's token belongs to a family");
 
-    // Approved once, a self-registered client still gets the consent page.
-    let again = Session::new(&app).sign_in(&authorize, PASSWORD).await;
-    assert!(again.contains("not verified"), "{again}");
+    // Approved once, the consent is remembered: `prompt=none` in the signed-in browser answers
+    // with a code, which redeems, and a new sign-in skips the consent page.
+    let silent_code = redirect_query(&approving.open(&silent).await);
+    assert!(silent_code.contains_key("code"), "{silent_code:?}");
+    let form = [
+        ("grant_type", "authorization_code"),
+        ("client_id", client.id.as_str()),
+        ("code", silent_code["code"].as_str()),
+        ("redirect_uri", REDIRECT_URI),
+        ("code_verifier", VERIFIER),
+    ];
+    let (status, silent_tokens) = app.token(&form).await;
+    assert_eq!(status, StatusCode::OK, "{silent_tokens}");
+    let again = Session::new(&app)
+        .sign_in_answer(&authorize, PASSWORD)
+        .await;
+    assert_eq!(again.status(), StatusCode::FOUND, "no consent page again");
+    assert!(redirect_query(&again).contains_key("code"));
 
     // A public client may not use other grants with its client_id alone.
     let (status, _) = app

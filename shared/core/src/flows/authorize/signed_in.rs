@@ -63,11 +63,10 @@ async fn is_remembered(
     client: &Client,
     pending: &PendingAuthorization,
 ) -> Result<bool, StoreError> {
-    // A self-registered client (or a metadata document's) was vouched for by nobody: the user
-    // sees its consent page, with where it returns to, every time.
-    if client.is_self_registered() {
-        return Ok(false);
-    }
+    // A self-registered client (or a metadata document's) was vouched for by nobody, so its
+    // consent page is always asked for first (never skipped as a first-party client's may be),
+    // marked as not verified; once the user approved it, it is remembered like any other's
+    // (contract part 17), so that `prompt=none` then answers with a code.
     let consent = services
         .ctx
         .store
