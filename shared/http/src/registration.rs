@@ -38,7 +38,13 @@ pub struct RegistrationRequestBody {
     pub redirect_uris: Vec<String>,
     pub client_name: Option<String>,
     pub client_uri: Option<String>,
+    /// Kept and echoed, never loaded: the consent page shows no image of a client nobody
+    /// verified.
     pub logo_uri: Option<String>,
+    /// `https`: linked from the consent page.
+    pub policy_uri: Option<String>,
+    /// `https`: linked from the consent page.
+    pub tos_uri: Option<String>,
     /// `authorization_code` (the default) and `refresh_token`.
     pub grant_types: Option<Vec<String>>,
     /// `code` only.
@@ -75,6 +81,8 @@ pub struct RegistrationResponseBody {
     pub client_name: String,
     pub client_uri: Option<String>,
     pub logo_uri: Option<String>,
+    pub policy_uri: Option<String>,
+    pub tos_uri: Option<String>,
     pub grant_types: Vec<String>,
     pub response_types: Vec<String>,
     pub token_endpoint_auth_method: String,

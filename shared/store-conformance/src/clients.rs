@@ -36,6 +36,8 @@ pub async fn client_round_trip_and_replace(store: &dyn Store) {
         auth_method: crate::domain::RegisteredAuthMethod::None,
         client_uri: Some("https://app.example".into()),
         logo_uri: None,
+        policy_uri: Some("https://app.example/privacy".into()),
+        tos_uri: Some("https://app.example/terms".into()),
     });
     store
         .clients()
@@ -109,6 +111,8 @@ pub async fn a_registered_client_is_replaced_only_from_its_current_token(store: 
         auth_method: RegisteredAuthMethod::None,
         client_uri: None,
         logo_uri: None,
+        policy_uri: None,
+        tos_uri: None,
     });
     store
         .clients()

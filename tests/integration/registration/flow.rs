@@ -12,7 +12,10 @@ use crate::support::app::TestClient;
 use token_core::flows::authorize::s256_challenge;
 use token_domain::clock::Clock;
 
-crate::on_both_stores!(with crate::registration::open(); a_public_client_runs_the_code_flow_with_pkce_only);
+crate::on_both_stores!(with crate::registration::open();
+    a_public_client_runs_the_code_flow_with_pkce_only,
+    the_consent_page_links_the_policy_and_terms_and_loads_no_logo,
+);
 
 async fn a_public_client_runs_the_code_flow_with_pkce_only(app: TestApp) {
     app.create_user(LOGIN, PASSWORD).await;
@@ -136,4 +139,67 @@ async fn a_public_client_runs_the_code_flow_with_pkce_only(app: TestApp) {
         .unwrap()
         .expect("the family is kept, revoked");
     assert!(family.revoked_at.is_some(), "DELETE revoked the family");
+}
+
+/// Contract part 17: `policy_uri` and `tos_uri` are kept, echoed and linked from the consent
+/// page; `logo_uri` is kept and echoed but never loaded (no image of an unverified client).
+async fn the_consent_page_links_the_policy_and_terms_and_loads_no_logo(app: TestApp) {
+    app.create_user(LOGIN, PASSWORD).await;
+    let (status, answer) = register(
+        &app,
+        &json!({
+            "redirect_uris": [REDIRECT_URI],
+            "client_name": "Linked agent",
+            "token_endpoint_auth_method": "none",
+            "logo_uri": "https://agent.example/logo.png",
+            "policy_uri": "https://agent.example/privacy",
+            "tos_uri": "https://agent.example/terms",
+        }),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(answer["policy_uri"], "https://agent.example/privacy");
+    assert_eq!(answer["tos_uri"], "https://agent.example/terms");
+    assert_eq!(answer["logo_uri"], "https://agent.example/logo.png");
+    let client = TestClient {
+        id: answer["client_id"].as_str().unwrap().to_owned(),
+        secret: String::new(),
+    };
+    let challenge = s256_challenge(VERIFIER);
+    let authorize = query(
+        &client,
+        &[
+            ("scope", "openid"),
+            ("code_challenge", &challenge),
+            ("code_challenge_method", "S256"),
+        ],
+    );
+    let consent = Session::new(&app).sign_in(&authorize, PASSWORD).await;
+    assert!(consent.contains("not verified"), "{consent}");
+    assert!(
+        consent.contains(r#"href="https://agent.example/privacy""#),
+        "{consent}"
+    );
+    assert!(
+        consent.contains(r#"href="https://agent.example/terms""#),
+        "{consent}"
+    );
+    assert!(!consent.contains("<img"), "no image: {consent}");
+    assert!(
+        !consent.contains("logo.png"),
+        "the logo is not named: {consent}"
+    );
+
+    // Not https: refused, as every address the page shows.
+    for member in ["policy_uri", "tos_uri"] {
+        let (status, refused) = register(
+            &app,
+            &json!({"redirect_uris": [REDIRECT_URI], member: "http://agent.example/page"}),
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{member}: {refused}");
+        assert_eq!(refused["error"], "invalid_client_metadata");
+    }
 }

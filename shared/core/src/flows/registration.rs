@@ -74,6 +74,10 @@ pub struct RegistrationResponse {
     pub client_uri: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logo_uri: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy_uri: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tos_uri: Option<String>,
     pub grant_types: Vec<&'static str>,
     pub response_types: Vec<&'static str>,
     pub token_endpoint_auth_method: &'static str,
@@ -107,6 +111,8 @@ impl RegistrationResponse {
             client_name: client.name.clone(),
             client_uri: registration.client_uri.clone(),
             logo_uri: registration.logo_uri.clone(),
+            policy_uri: registration.policy_uri.clone(),
+            tos_uri: registration.tos_uri.clone(),
             grant_types: client.grants.iter().map(|g| g.as_str()).collect(),
             response_types: vec!["code"],
             token_endpoint_auth_method: registration.auth_method.as_str(),
@@ -237,6 +243,8 @@ fn apply(client: &mut Client, checked: CheckedMetadata, access_token_hash: Token
         auth_method: checked.auth_method,
         client_uri: checked.client_uri,
         logo_uri: checked.logo_uri,
+        policy_uri: checked.policy_uri,
+        tos_uri: checked.tos_uri,
     });
 }
 

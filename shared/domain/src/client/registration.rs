@@ -61,6 +61,12 @@ pub struct DynamicRegistration {
     pub client_uri: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logo_uri: Option<String>,
+    /// The client's privacy policy and terms of service (RFC 7591 §2), linked from the consent
+    /// page. Records written before the fields existed read as none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tos_uri: Option<String>,
 }
 
 /// The metadata of a registration request or a management `PUT`, as sent. Members this server
@@ -72,6 +78,8 @@ pub struct ClientMetadata {
     pub client_name: Option<String>,
     pub client_uri: Option<String>,
     pub logo_uri: Option<String>,
+    pub policy_uri: Option<String>,
+    pub tos_uri: Option<String>,
     pub grant_types: Option<Vec<String>>,
     pub response_types: Option<Vec<String>>,
     pub token_endpoint_auth_method: Option<String>,
@@ -88,6 +96,8 @@ pub struct CheckedMetadata {
     pub client_name: Option<String>,
     pub client_uri: Option<String>,
     pub logo_uri: Option<String>,
+    pub policy_uri: Option<String>,
+    pub tos_uri: Option<String>,
     pub grant_types: BTreeSet<GrantType>,
     pub auth_method: RegisteredAuthMethod,
     pub scope: Scopes,
@@ -231,6 +241,8 @@ impl ClientMetadata {
             client_name,
             client_uri: check_web_uri("client_uri", self.client_uri)?,
             logo_uri: check_web_uri("logo_uri", self.logo_uri)?,
+            policy_uri: check_https_uri("policy_uri", self.policy_uri)?,
+            tos_uri: check_https_uri("tos_uri", self.tos_uri)?,
             grant_types,
             auth_method,
             scope,
@@ -310,6 +322,22 @@ fn check_web_uri(member: &str, uri: Option<String>) -> Result<Option<String>, Re
             Ok(()) => Ok(Some(uri)),
             Err(_) => Err(RegistrationError::metadata(format!(
                 "{member} must be an https URL"
+            ))),
+        },
+        None => Ok(None),
+    }
+}
+
+/// `policy_uri` and `tos_uri` are links on the consent page the user follows from their browser:
+/// `https` only (contract part 17), so that neither a script nor a plain-text page is linked.
+fn check_https_uri(member: &str, uri: Option<String>) -> Result<Option<String>, RegistrationError> {
+    match uri {
+        Some(uri) => match url::Url::parse(&uri) {
+            Ok(url) if url.scheme() == "https" && url.has_host() && url.fragment().is_none() => {
+                Ok(Some(uri))
+            }
+            _ => Err(RegistrationError::metadata(format!(
+                "{member} must be an https URL without fragment"
             ))),
         },
         None => Ok(None),

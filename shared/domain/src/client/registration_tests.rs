@@ -101,6 +101,8 @@ fn the_registration_keeps_only_the_token_digest() {
         auth_method: RegisteredAuthMethod::None,
         client_uri: None,
         logo_uri: None,
+        policy_uri: None,
+        tos_uri: None,
     };
     let stored = serde_json::to_string(&registration).unwrap();
     assert!(!stored.contains("registration-access-token"), "{stored}");
@@ -142,4 +144,44 @@ fn client_names_with_format_characters_are_refused_and_names_are_kept_in_nfc() {
         Ok("Ünïcödé ✓ 日本".to_owned())
     );
     assert_eq!(display_name("   "), Err(NameProblem::Length));
+}
+
+#[test]
+fn policy_and_terms_are_kept_when_https_and_refused_otherwise() {
+    let checked = metadata(json!({
+        "redirect_uris": ["https://app.example/cb"],
+        "policy_uri": "https://app.example/privacy",
+        "tos_uri": "https://app.example/terms",
+    }))
+    .check(&allowed())
+    .unwrap();
+    assert_eq!(
+        checked.policy_uri.as_deref(),
+        Some("https://app.example/privacy")
+    );
+    assert_eq!(
+        checked.tos_uri.as_deref(),
+        Some("https://app.example/terms")
+    );
+    for member in ["policy_uri", "tos_uri"] {
+        for uri in [
+            "http://127.0.0.1/privacy",
+            "http://app.example/privacy",
+            "javascript:alert(1)",
+            "https://app.example/privacy#top",
+            "/privacy",
+        ] {
+            let error = refusal(json!({"redirect_uris": ["https://app.example/cb"], member: uri}));
+            assert_eq!(
+                error.kind,
+                RegistrationErrorKind::InvalidClientMetadata,
+                "{member} {uri}"
+            );
+            assert!(
+                error.description.starts_with(member),
+                "{}",
+                error.description
+            );
+        }
+    }
 }

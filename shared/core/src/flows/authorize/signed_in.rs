@@ -40,11 +40,14 @@ pub(super) async fn proceed(
     let Ok(sealed) = pending.seal(keys, services.ctx.random.as_ref()) else {
         return Err(Refusal::Denied(RefusalReason::TooLarge));
     };
+    let registration = client.registration.as_ref();
     Ok(AuthorizeStep::Consent(FormPage {
         unverified_host: Some(client)
             .filter(|client| client.is_self_registered())
             .and_then(|_| url::Url::parse(&request.redirect_uri).ok())
             .and_then(|url| url.host_str().map(str::to_owned)),
+        policy_uri: registration.and_then(|r| r.policy_uri.clone()),
+        tos_uri: registration.and_then(|r| r.tos_uri.clone()),
         app_name: client.name.clone(),
         redirect_uri: request.redirect_uri.clone(),
         csrf_token: csrf_token(keys, Form::Consent, &pending),
