@@ -59,6 +59,15 @@ pub struct RegistrationRequestBody {
     /// RFC 9126 §6: `true` refuses this client's authorization requests that were not pushed
     /// (`POST /oauth2/v0/par`) with code 175.
     pub require_pushed_authorization_requests: Option<bool>,
+    /// Where RP-initiated logout (`/oauth2/v0/logout`) may send the browser back: `https`, or
+    /// `http` on loopback; matched exactly.
+    pub post_logout_redirect_uris: Option<Vec<String>>,
+    /// Where a logout token is POSTed when a sign-in session the client took part in ends
+    /// (OpenID Connect Back-Channel Logout 1.0): `https`, or `http` on loopback; delivered only
+    /// to public addresses.
+    pub backchannel_logout_uri: Option<String>,
+    /// Echoed; every logout token carries `sid`.
+    pub backchannel_logout_session_required: Option<bool>,
 }
 
 /// The registered metadata (RFC 7591 §3.2.1); the client secret only in the answer that
@@ -90,6 +99,9 @@ pub struct RegistrationResponseBody {
     #[schema(value_type = Option<Object>)]
     pub jwks: Option<serde_json::Value>,
     pub require_pushed_authorization_requests: bool,
+    pub post_logout_redirect_uris: Option<Vec<String>>,
+    pub backchannel_logout_uri: Option<String>,
+    pub backchannel_logout_session_required: Option<bool>,
 }
 
 impl ErrorResponse for RegistrationDenial {

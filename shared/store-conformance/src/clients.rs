@@ -38,6 +38,7 @@ pub async fn client_round_trip_and_replace(store: &dyn Store) {
         logo_uri: None,
         policy_uri: Some("https://app.example/privacy".into()),
         tos_uri: Some("https://app.example/terms".into()),
+        backchannel_logout_session_required: true,
     });
     store
         .clients()
@@ -113,6 +114,7 @@ pub async fn a_registered_client_is_replaced_only_from_its_current_token(store: 
         logo_uri: None,
         policy_uri: None,
         tos_uri: None,
+        backchannel_logout_session_required: false,
     });
     store
         .clients()

@@ -306,6 +306,7 @@ async fn the_code_page_warns_and_a_self_registered_app_is_marked(app: TestApp) {
                 logo_uri: None,
                 policy_uri: None,
                 tos_uri: None,
+                backchannel_logout_session_required: false,
             });
             clients.put_client(&stored).await.unwrap();
         }

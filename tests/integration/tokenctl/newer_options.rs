@@ -272,6 +272,7 @@ pub async fn clients_list(t: &Target) {
         logo_uri: None,
         policy_uri: None,
         tos_uri: None,
+        backchannel_logout_session_required: false,
     });
     t.store.clients().put_client(&agent).await.unwrap();
 

@@ -85,6 +85,12 @@ pub struct RegistrationResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jwks: Option<serde_json::Value>,
     pub require_pushed_authorization_requests: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub post_logout_redirect_uris: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backchannel_logout_uri: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backchannel_logout_session_required: Option<bool>,
 }
 
 /// The path of a client's management endpoint, below the deployment's base URL.
@@ -122,6 +128,12 @@ impl RegistrationResponse {
                 .as_ref()
                 .and_then(|jwks| serde_json::to_value(jwks).ok()),
             require_pushed_authorization_requests: client.require_par,
+            post_logout_redirect_uris: client.post_logout_redirect_uris.clone(),
+            backchannel_logout_uri: client.backchannel_logout_uri.clone(),
+            backchannel_logout_session_required: client
+                .backchannel_logout_uri
+                .as_ref()
+                .map(|_| registration.backchannel_logout_session_required),
         })
     }
 }
@@ -230,6 +242,8 @@ fn apply(client: &mut Client, checked: CheckedMetadata, access_token_hash: Token
     client.redirect_uris = checked.redirect_uris;
     client.jwks = checked.jwks;
     client.require_par = checked.require_par;
+    client.post_logout_redirect_uris = checked.post_logout_redirect_uris;
+    client.backchannel_logout_uri = checked.backchannel_logout_uri;
     client.auth_method = match checked.auth_method {
         RegisteredAuthMethod::PrivateKeyJwt => Some(ClientAuthMethod::PrivateKeyJwt),
         RegisteredAuthMethod::ClientSecretBasic | RegisteredAuthMethod::ClientSecretPost => {
@@ -245,6 +259,7 @@ fn apply(client: &mut Client, checked: CheckedMetadata, access_token_hash: Token
         logo_uri: checked.logo_uri,
         policy_uri: checked.policy_uri,
         tos_uri: checked.tos_uri,
+        backchannel_logout_session_required: checked.backchannel_logout_session_required,
     });
 }
 

@@ -8,7 +8,10 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
-use super::{check_redirect_uri, GrantType, InvalidRedirectUri};
+use super::{
+    check_backchannel_logout_uri, check_post_logout_redirect_uri, check_redirect_uri, GrantType,
+    InvalidRedirectUri,
+};
 use crate::jose::PublicJwkSet;
 use crate::secrets::TokenHash;
 use crate::Scopes;
@@ -67,6 +70,10 @@ pub struct DynamicRegistration {
     pub policy_uri: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tos_uri: Option<String>,
+    /// OpenID Connect Back-Channel Logout 1.0 §2.2, echoed as registered: every logout token
+    /// carries `sid` anyway. Records written before the field existed read as `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub backchannel_logout_session_required: bool,
 }
 
 /// The metadata of a registration request or a management `PUT`, as sent. Members this server
@@ -87,6 +94,11 @@ pub struct ClientMetadata {
     pub jwks: Option<serde_json::Value>,
     /// RFC 9126 §6: the client's authorization requests must be pushed.
     pub require_pushed_authorization_requests: Option<bool>,
+    /// OpenID Connect RP-Initiated Logout 1.0 §3.1: where logout may send the browser back.
+    pub post_logout_redirect_uris: Option<Vec<String>>,
+    /// OpenID Connect Back-Channel Logout 1.0 §2.2: where logout tokens are POSTed.
+    pub backchannel_logout_uri: Option<String>,
+    pub backchannel_logout_session_required: Option<bool>,
 }
 
 /// Checked metadata: every member has its value or its default.
@@ -103,6 +115,9 @@ pub struct CheckedMetadata {
     pub scope: Scopes,
     pub jwks: Option<PublicJwkSet>,
     pub require_par: bool,
+    pub post_logout_redirect_uris: Vec<String>,
+    pub backchannel_logout_uri: Option<String>,
+    pub backchannel_logout_session_required: bool,
 }
 
 /// The two refusals of RFC 7591 §3.2.2 this server answers with.
@@ -248,6 +263,12 @@ impl ClientMetadata {
             scope,
             jwks,
             require_par: self.require_pushed_authorization_requests == Some(true),
+            post_logout_redirect_uris: check_post_logout_redirect_uris(
+                self.post_logout_redirect_uris,
+            )?,
+            backchannel_logout_uri: check_backchannel_logout(self.backchannel_logout_uri)?,
+            backchannel_logout_session_required: self.backchannel_logout_session_required
+                == Some(true),
         })
     }
 }
@@ -277,6 +298,43 @@ fn check_redirect_uris(uris: Option<Vec<String>>) -> Result<Vec<String>, Registr
         })?;
     }
     Ok(uris)
+}
+
+/// The `tokenctl clients create --post-logout-redirect-uri` rules: https (or loopback http), no
+/// fragment, matched exactly (so no wildcard), at most as many as redirect URIs.
+fn check_post_logout_redirect_uris(
+    uris: Option<Vec<String>>,
+) -> Result<Vec<String>, RegistrationError> {
+    let uris = uris.unwrap_or_default();
+    if uris.len() > MAX_REDIRECT_URIS {
+        return Err(RegistrationError::metadata(format!(
+            "at most {MAX_REDIRECT_URIS} post_logout_redirect_uris"
+        )));
+    }
+    for uri in &uris {
+        if uri.contains('*') {
+            return Err(RegistrationError::metadata(format!(
+                "post_logout_redirect_uris must not contain a wildcard: {uri}"
+            )));
+        }
+        check_post_logout_redirect_uri(uri)
+            .map_err(|e| RegistrationError::metadata(format!("post_logout_redirect_uris: {e}")))?;
+    }
+    Ok(uris)
+}
+
+/// The `--backchannel-logout-uri` rules; where it may point at delivery time is the outbound
+/// fetcher's to check (contract part 21: public addresses only, unless allowed).
+fn check_backchannel_logout(uri: Option<String>) -> Result<Option<String>, RegistrationError> {
+    match uri {
+        Some(uri) => match check_backchannel_logout_uri(&uri) {
+            Ok(()) => Ok(Some(uri)),
+            Err(e) => Err(RegistrationError::metadata(format!(
+                "backchannel_logout_uri: {e}"
+            ))),
+        },
+        None => Ok(None),
+    }
 }
 
 fn check_grant_types(

@@ -103,6 +103,7 @@ fn the_registration_keeps_only_the_token_digest() {
         logo_uri: None,
         policy_uri: None,
         tos_uri: None,
+        backchannel_logout_session_required: false,
     };
     let stored = serde_json::to_string(&registration).unwrap();
     assert!(!stored.contains("registration-access-token"), "{stored}");
@@ -183,5 +184,57 @@ fn policy_and_terms_are_kept_when_https_and_refused_otherwise() {
                 error.description
             );
         }
+    }
+}
+
+#[test]
+fn logout_addresses_follow_the_tokenctl_rules() {
+    let checked = metadata(json!({
+        "redirect_uris": ["https://app.example/cb"],
+        "post_logout_redirect_uris": ["https://app.example/bye", "http://127.0.0.1:9/bye"],
+        "backchannel_logout_uri": "https://app.example/backchannel",
+        "backchannel_logout_session_required": true,
+    }))
+    .check(&allowed())
+    .unwrap();
+    assert_eq!(
+        checked.post_logout_redirect_uris,
+        ["https://app.example/bye", "http://127.0.0.1:9/bye"]
+    );
+    assert_eq!(
+        checked.backchannel_logout_uri.as_deref(),
+        Some("https://app.example/backchannel")
+    );
+    assert!(checked.backchannel_logout_session_required);
+    for (member, value) in [
+        (
+            "post_logout_redirect_uris",
+            json!(["http://app.example/bye"]),
+        ),
+        (
+            "post_logout_redirect_uris",
+            json!(["https://app.example/*"]),
+        ),
+        (
+            "post_logout_redirect_uris",
+            json!(["https://app.example/bye#x"]),
+        ),
+        ("backchannel_logout_uri", json!("http://app.example/logout")),
+        (
+            "backchannel_logout_uri",
+            json!("https://app.example/logout#x"),
+        ),
+    ] {
+        let error = refusal(json!({"redirect_uris": ["https://app.example/cb"], member: value}));
+        assert_eq!(
+            error.kind,
+            RegistrationErrorKind::InvalidClientMetadata,
+            "{member} {value}"
+        );
+        assert!(
+            error.description.starts_with(member),
+            "{}",
+            error.description
+        );
     }
 }
