@@ -218,7 +218,7 @@ impl ClientMetadata {
         };
         let jwks = match (auth_method, self.jwks) {
             (RegisteredAuthMethod::PrivateKeyJwt, Some(value)) => Some(
-                PublicJwkSet::parse(value)
+                PublicJwkSet::parse_signing_keys(value)
                     .map_err(|e| RegistrationError::metadata(format!("jwks: {e}")))?,
             ),
             (RegisteredAuthMethod::PrivateKeyJwt, None) => {
