@@ -119,7 +119,7 @@ async fn a_public_document_client_runs_the_code_flow_and_refreshes(documents: Do
     let active = introspect(app, &client, successor).await;
     assert_eq!(active["client_id"], client.id, "{active}");
 
-    // Approved once, the consent is remembered (contract part 17): a new sign-in skips the
+    // Approved once, the consent is remembered as any client's: a new sign-in skips the
     // page, and `prompt=none` in that browser answers with a code.
     let mut browser = Session::new(app);
     let again = browser.sign_in_answer(&borrowed(&pkce), PASSWORD).await;

@@ -141,7 +141,7 @@ async fn a_public_client_runs_the_code_flow_with_pkce_only(app: TestApp) {
     assert!(family.revoked_at.is_some(), "DELETE revoked the family");
 }
 
-/// Contract part 17: `policy_uri` and `tos_uri` are kept, echoed and linked from the consent
+/// `policy_uri` and `tos_uri` are kept, echoed and linked from the consent
 /// page; `logo_uri` is kept and echoed but never loaded (no image of an unverified client).
 async fn the_consent_page_links_the_policy_and_terms_and_loads_no_logo(app: TestApp) {
     app.create_user(LOGIN, PASSWORD).await;

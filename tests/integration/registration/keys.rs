@@ -1,5 +1,5 @@
 //! A `private_key_jwt` registration whose `jwks` also holds an encryption key (`use: enc`) is
-//! taken with its signing keys only (contract part 17): the 201 echoes the kept keys, and the
+//! taken with its signing keys only: the 201 echoes the kept keys, and the
 //! client authenticates at the token endpoint with an assertion signed by its signing key.
 
 use super::*;

@@ -1,7 +1,7 @@
 //! A self-registered client can log out: registration keeps `post_logout_redirect_uris` and
 //! `backchannel_logout_uri` (+ `backchannel_logout_session_required`) and echoes them, RP-initiated
 //! logout sends the browser back to the registered address, and the back-channel logout token
-//! is delivered to the registered URI (contract part 17, amended).
+//! is delivered to the registered URI.
 
 use std::time::Duration;
 

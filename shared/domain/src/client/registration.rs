@@ -324,7 +324,7 @@ fn check_post_logout_redirect_uris(
 }
 
 /// The `--backchannel-logout-uri` rules; where it may point at delivery time is the outbound
-/// fetcher's to check (contract part 21: public addresses only, unless allowed).
+/// fetcher's to check (public addresses only, unless the deployment allows the host).
 fn check_backchannel_logout(uri: Option<String>) -> Result<Option<String>, RegistrationError> {
     match uri {
         Some(uri) => match check_backchannel_logout_uri(&uri) {
@@ -387,7 +387,7 @@ fn check_web_uri(member: &str, uri: Option<String>) -> Result<Option<String>, Re
 }
 
 /// `policy_uri` and `tos_uri` are links on the consent page the user follows from their browser:
-/// `https` only (contract part 17), so that neither a script nor a plain-text page is linked.
+/// `https` only, so that neither a script nor a plain-text page is linked.
 fn check_https_uri(member: &str, uri: Option<String>) -> Result<Option<String>, RegistrationError> {
     match uri {
         Some(uri) => match url::Url::parse(&uri) {

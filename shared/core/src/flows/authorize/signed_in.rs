@@ -68,8 +68,8 @@ async fn is_remembered(
 ) -> Result<bool, StoreError> {
     // A self-registered client (or a metadata document's) was vouched for by nobody, so its
     // consent page is always asked for first (never skipped as a first-party client's may be),
-    // marked as not verified; once the user approved it, it is remembered like any other's
-    // (contract part 17), so that `prompt=none` then answers with a code.
+    // marked as not verified; once the user approved it, it is remembered like any other's,
+    // so that `prompt=none` then answers with a code.
     let consent = services
         .ctx
         .store
