@@ -56,6 +56,10 @@ pub struct RegistrationRequestBody {
     pub scope: Option<String>,
     #[schema(value_type = Option<Object>)]
     pub jwks: Option<serde_json::Value>,
+    /// For `private_key_jwt`, instead of `jwks`: where the client publishes its keys (`https`),
+    /// read when an assertion is verified, kept per `Cache-Control` (up to a day) and read again
+    /// at most once a minute for an unknown `kid`.
+    pub jwks_uri: Option<String>,
     /// RFC 9126 §6: `true` refuses this client's authorization requests that were not pushed
     /// (`POST /oauth2/v0/par`) with code 175.
     pub require_pushed_authorization_requests: Option<bool>,
@@ -98,6 +102,7 @@ pub struct RegistrationResponseBody {
     pub scope: String,
     #[schema(value_type = Option<Object>)]
     pub jwks: Option<serde_json::Value>,
+    pub jwks_uri: Option<String>,
     pub require_pushed_authorization_requests: bool,
     pub post_logout_redirect_uris: Option<Vec<String>>,
     pub backchannel_logout_uri: Option<String>,

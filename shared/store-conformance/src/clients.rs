@@ -39,6 +39,7 @@ pub async fn client_round_trip_and_replace(store: &dyn Store) {
         policy_uri: Some("https://app.example/privacy".into()),
         tos_uri: Some("https://app.example/terms".into()),
         backchannel_logout_session_required: true,
+        jwks_uri: Some("https://app.example/jwks".into()),
     });
     store
         .clients()
@@ -115,6 +116,7 @@ pub async fn a_registered_client_is_replaced_only_from_its_current_token(store: 
         policy_uri: None,
         tos_uri: None,
         backchannel_logout_session_required: false,
+        jwks_uri: None,
     });
     store
         .clients()

@@ -307,6 +307,7 @@ async fn the_code_page_warns_and_a_self_registered_app_is_marked(app: TestApp) {
                 policy_uri: None,
                 tos_uri: None,
                 backchannel_logout_session_required: false,
+                jwks_uri: None,
             });
             clients.put_client(&stored).await.unwrap();
         }

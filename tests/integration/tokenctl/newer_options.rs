@@ -273,6 +273,7 @@ pub async fn clients_list(t: &Target) {
         policy_uri: None,
         tos_uri: None,
         backchannel_logout_session_required: false,
+        jwks_uri: None,
     });
     t.store.clients().put_client(&agent).await.unwrap();
 

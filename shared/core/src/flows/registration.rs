@@ -84,6 +84,8 @@ pub struct RegistrationResponse {
     pub scope: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jwks: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jwks_uri: Option<String>,
     pub require_pushed_authorization_requests: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub post_logout_redirect_uris: Vec<String>,
@@ -127,6 +129,7 @@ impl RegistrationResponse {
                 .jwks
                 .as_ref()
                 .and_then(|jwks| serde_json::to_value(jwks).ok()),
+            jwks_uri: registration.jwks_uri.clone(),
             require_pushed_authorization_requests: client.require_par,
             post_logout_redirect_uris: client.post_logout_redirect_uris.clone(),
             backchannel_logout_uri: client.backchannel_logout_uri.clone(),
@@ -260,6 +263,7 @@ fn apply(client: &mut Client, checked: CheckedMetadata, access_token_hash: Token
         policy_uri: checked.policy_uri,
         tos_uri: checked.tos_uri,
         backchannel_logout_session_required: checked.backchannel_logout_session_required,
+        jwks_uri: checked.jwks_uri,
     });
 }
 

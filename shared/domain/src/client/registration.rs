@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 use super::{
-    check_backchannel_logout_uri, check_post_logout_redirect_uri, check_redirect_uri, GrantType,
-    InvalidRedirectUri,
+    check_backchannel_logout_uri, check_connect_url, check_post_logout_redirect_uri,
+    check_redirect_uri, GrantType, InvalidRedirectUri,
 };
 use crate::jose::PublicJwkSet;
 use crate::secrets::TokenHash;
@@ -74,6 +74,11 @@ pub struct DynamicRegistration {
     /// carries `sid` anyway. Records written before the field existed read as `false`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub backchannel_logout_session_required: bool,
+    /// Where a `private_key_jwt` client publishes its keys instead of registering a `jwks`:
+    /// read at use, kept per `Cache-Control`. Records written before the field existed read as
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jwks_uri: Option<String>,
 }
 
 /// The metadata of a registration request or a management `PUT`, as sent. Members this server
@@ -92,6 +97,7 @@ pub struct ClientMetadata {
     pub token_endpoint_auth_method: Option<String>,
     pub scope: Option<String>,
     pub jwks: Option<serde_json::Value>,
+    pub jwks_uri: Option<String>,
     /// RFC 9126 §6: the client's authorization requests must be pushed.
     pub require_pushed_authorization_requests: Option<bool>,
     /// OpenID Connect RP-Initiated Logout 1.0 §3.1: where logout may send the browser back.
@@ -114,6 +120,7 @@ pub struct CheckedMetadata {
     pub auth_method: RegisteredAuthMethod,
     pub scope: Scopes,
     pub jwks: Option<PublicJwkSet>,
+    pub jwks_uri: Option<String>,
     pub require_par: bool,
     pub post_logout_redirect_uris: Vec<String>,
     pub backchannel_logout_uri: Option<String>,
@@ -216,14 +223,16 @@ impl ClientMetadata {
                 ))
             })?,
         };
+        let jwks_uri = check_jwks_uri(auth_method, self.jwks.is_some(), self.jwks_uri)?;
         let jwks = match (auth_method, self.jwks) {
+            (RegisteredAuthMethod::PrivateKeyJwt, None) if jwks_uri.is_some() => None,
             (RegisteredAuthMethod::PrivateKeyJwt, Some(value)) => Some(
                 PublicJwkSet::parse_signing_keys(value)
                     .map_err(|e| RegistrationError::metadata(format!("jwks: {e}")))?,
             ),
             (RegisteredAuthMethod::PrivateKeyJwt, None) => {
                 return Err(RegistrationError::metadata(
-                    "private_key_jwt needs jwks (a JWK Set of public keys)",
+                    "private_key_jwt needs jwks (a JWK Set of public keys) or jwks_uri",
                 ))
             }
             (_, Some(_)) => {
@@ -262,6 +271,7 @@ impl ClientMetadata {
             auth_method,
             scope,
             jwks,
+            jwks_uri,
             require_par: self.require_pushed_authorization_requests == Some(true),
             post_logout_redirect_uris: check_post_logout_redirect_uris(
                 self.post_logout_redirect_uris,
@@ -334,6 +344,34 @@ fn check_backchannel_logout(uri: Option<String>) -> Result<Option<String>, Regis
             ))),
         },
         None => Ok(None),
+    }
+}
+
+/// `jwks_uri` (RFC 7591 §2) for `private_key_jwt` only, never beside a `jwks`: https, or http
+/// on loopback (where it may point is the outbound fetcher's to check, at use).
+fn check_jwks_uri(
+    auth_method: RegisteredAuthMethod,
+    has_jwks: bool,
+    uri: Option<String>,
+) -> Result<Option<String>, RegistrationError> {
+    let Some(uri) = uri else {
+        return Ok(None);
+    };
+    if auth_method != RegisteredAuthMethod::PrivateKeyJwt {
+        return Err(RegistrationError::metadata(
+            "jwks_uri is only accepted with token_endpoint_auth_method private_key_jwt",
+        ));
+    }
+    if has_jwks {
+        return Err(RegistrationError::metadata(
+            "jwks and jwks_uri must not both be present",
+        ));
+    }
+    match check_connect_url(&uri) {
+        Ok(()) => Ok(Some(uri)),
+        Err(_) => Err(RegistrationError::metadata(
+            "jwks_uri must be an https URL without fragment",
+        )),
     }
 }
 

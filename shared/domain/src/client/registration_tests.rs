@@ -104,6 +104,7 @@ fn the_registration_keeps_only_the_token_digest() {
         policy_uri: None,
         tos_uri: None,
         backchannel_logout_session_required: false,
+        jwks_uri: None,
     };
     let stored = serde_json::to_string(&registration).unwrap();
     assert!(!stored.contains("registration-access-token"), "{stored}");
@@ -236,5 +237,39 @@ fn logout_addresses_follow_the_tokenctl_rules() {
             "{}",
             error.description
         );
+    }
+}
+
+#[test]
+fn a_jwks_uri_stands_for_the_keys_of_a_private_key_jwt_client_only() {
+    let checked = metadata(json!({
+        "redirect_uris": ["https://app.example/cb"],
+        "token_endpoint_auth_method": "private_key_jwt",
+        "jwks_uri": "https://app.example/jwks.json",
+    }))
+    .check(&allowed())
+    .unwrap();
+    assert_eq!(
+        checked.jwks_uri.as_deref(),
+        Some("https://app.example/jwks.json")
+    );
+    assert!(checked.jwks.is_none());
+    let key =
+        json!({"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"});
+    for extra in [
+        json!({"token_endpoint_auth_method": "none", "jwks_uri": "https://app.example/jwks"}),
+        json!({"token_endpoint_auth_method": "private_key_jwt", "jwks_uri": "http://app.example/jwks"}),
+        json!({"token_endpoint_auth_method": "private_key_jwt", "jwks_uri": "https://app.example/jwks",
+               "jwks": {"keys": [key]}}),
+    ] {
+        let mut body = extra.clone();
+        body["redirect_uris"] = json!(["https://app.example/cb"]);
+        let error = refusal(body);
+        assert_eq!(
+            error.kind,
+            RegistrationErrorKind::InvalidClientMetadata,
+            "{extra}"
+        );
+        assert!(error.description.contains("jwks"), "{}", error.description);
     }
 }
