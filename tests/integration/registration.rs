@@ -8,6 +8,8 @@ use serde_json::{json, Value};
 use token_core::config::{Policy, RateLimits, RegistrationMode, RegistrationPolicy};
 
 mod flow;
+mod keys;
+mod logout;
 mod management;
 mod modes;
 mod refusals;

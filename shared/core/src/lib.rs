@@ -11,6 +11,7 @@ pub mod admin;
 pub mod audit;
 pub mod auth;
 pub mod client_documents;
+pub mod client_keys;
 pub mod config;
 pub mod context;
 pub mod device_pace;

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::client_documents::ClientDocuments;
+use crate::client_keys::ClientKeySets;
 use crate::config::Policy;
 use crate::context::Context;
 use crate::device_pace::DevicePacer;
@@ -37,6 +38,9 @@ pub struct Services {
     /// What company identity providers publish, as this instance read it, fetched under the
     /// same rules as client ID metadata documents.
     pub upstream: Arc<Providers>,
+    /// The keys self-registered clients publish at their `jwks_uri`, as this instance read
+    /// them, fetched under the same rules.
+    pub client_keys: Arc<ClientKeySets>,
 }
 
 impl Services {
@@ -57,6 +61,7 @@ impl Services {
             refusals: Arc::new(RefusalMemory::default()),
             device_pacer: Arc::new(DevicePacer::default()),
             upstream: Arc::new(Providers::new(Fetcher::unconnected())),
+            client_keys: Arc::new(ClientKeySets::new(Fetcher::unconnected())),
         }
     }
 
@@ -65,11 +70,13 @@ impl Services {
         self
     }
 
-    /// Client ID metadata documents and company identity providers' documents fetched by
+    /// Client ID metadata documents, company identity providers' documents and clients' key
+    /// sets fetched by
     /// `fetcher` (the configuration's allowed hosts; in tests, a resolver or a time limit of
     /// their own).
     pub fn with_document_fetcher(mut self, fetcher: Fetcher) -> Self {
         self.upstream = Arc::new(Providers::new(fetcher.clone()));
+        self.client_keys = Arc::new(ClientKeySets::new(fetcher.clone()));
         self.client_documents = self.client_documents.with_fetcher(fetcher);
         self
     }

@@ -257,6 +257,8 @@ fn answer(services: &Services, step: AuthorizeStep) -> PageAnswer {
                 scopes: &scopes,
                 unverified_host: page.unverified_host.as_deref(),
                 resources: &page.resources,
+                policy_uri: page.policy_uri.as_deref(),
+                tos_uri: page.tos_uri.as_deref(),
             });
             (page, html)
         }

@@ -38,7 +38,13 @@ pub struct RegistrationRequestBody {
     pub redirect_uris: Vec<String>,
     pub client_name: Option<String>,
     pub client_uri: Option<String>,
+    /// Kept and echoed, never loaded: the consent page shows no image of a client nobody
+    /// verified.
     pub logo_uri: Option<String>,
+    /// `https`: linked from the consent page.
+    pub policy_uri: Option<String>,
+    /// `https`: linked from the consent page.
+    pub tos_uri: Option<String>,
     /// `authorization_code` (the default) and `refresh_token`.
     pub grant_types: Option<Vec<String>>,
     /// `code` only.
@@ -50,12 +56,26 @@ pub struct RegistrationRequestBody {
     pub scope: Option<String>,
     #[schema(value_type = Option<Object>)]
     pub jwks: Option<serde_json::Value>,
+    /// For `private_key_jwt`, instead of `jwks`: where the client publishes its keys (`https`),
+    /// read when an assertion is verified, kept per `Cache-Control` (up to a day) and read again
+    /// at most once a minute for an unknown `kid`.
+    pub jwks_uri: Option<String>,
     /// RFC 9126 §6: `true` refuses this client's authorization requests that were not pushed
     /// (`POST /oauth2/v0/par`) with code 175.
     pub require_pushed_authorization_requests: Option<bool>,
+    /// Where RP-initiated logout (`/oauth2/v0/logout`) may send the browser back: `https`, or
+    /// `http` on loopback; matched exactly.
+    pub post_logout_redirect_uris: Option<Vec<String>>,
+    /// Where a logout token is POSTed when a sign-in session the client took part in ends
+    /// (OpenID Connect Back-Channel Logout 1.0): `https`, or `http` on loopback; delivered only
+    /// to public addresses.
+    pub backchannel_logout_uri: Option<String>,
+    /// Echoed; every logout token carries `sid`.
+    pub backchannel_logout_session_required: Option<bool>,
 }
 
-/// The registered metadata (RFC 7591 §3.2.1); credentials only in the answer that issues them.
+/// The registered metadata (RFC 7591 §3.2.1); the client secret only in the answer that
+/// issues it.
 #[derive(Serialize, ToSchema)]
 #[allow(dead_code)]
 pub struct RegistrationResponseBody {
@@ -65,20 +85,28 @@ pub struct RegistrationResponseBody {
     pub client_secret: Option<String>,
     /// `0`: the secret does not expire.
     pub client_secret_expires_at: Option<i64>,
-    /// At registration only; authorizes the management calls.
+    /// Authorizes the management calls. In every answer with the metadata (RFC 7592 §3): a
+    /// read or replace rotates it, the token it was called with stops working (401) and this
+    /// one is the client's token from now on.
     pub registration_access_token: Option<String>,
     pub registration_client_uri: String,
     pub redirect_uris: Vec<String>,
     pub client_name: String,
     pub client_uri: Option<String>,
     pub logo_uri: Option<String>,
+    pub policy_uri: Option<String>,
+    pub tos_uri: Option<String>,
     pub grant_types: Vec<String>,
     pub response_types: Vec<String>,
     pub token_endpoint_auth_method: String,
     pub scope: String,
     #[schema(value_type = Option<Object>)]
     pub jwks: Option<serde_json::Value>,
+    pub jwks_uri: Option<String>,
     pub require_pushed_authorization_requests: bool,
+    pub post_logout_redirect_uris: Option<Vec<String>>,
+    pub backchannel_logout_uri: Option<String>,
+    pub backchannel_logout_session_required: Option<bool>,
 }
 
 impl ErrorResponse for RegistrationDenial {
@@ -190,7 +218,7 @@ pub async fn register(
     }
 }
 
-/// The client's registration (RFC 7592 §2.1).
+/// The client's registration (RFC 7592 §2.1), with a new registration access token.
 #[utoipa::path(
     get,
     path = "/oauth2/v0/register/{client_id}",
@@ -200,7 +228,7 @@ pub async fn register(
     params(("client_id" = String, Path, description = "The registered client_id")),
     responses(
         (status = 200, body = RegistrationResponseBody),
-        (status = 401, description = "A missing or wrong registration access token", body = OAuthErrorBody,
+        (status = 401, description = "A missing or wrong registration access token, or one already rotated by an earlier read or replace", body = OAuthErrorBody,
             headers(("WWW-Authenticate" = String))),
         (status = 404, description = "DYNAMIC_REGISTRATION=off", body = OAuthErrorBody),
         (status = 500, body = ServerErrorBody),
@@ -219,7 +247,8 @@ pub async fn read(
     }
 }
 
-/// Replaces the client's metadata (RFC 7592 §2.2), checked as at registration.
+/// Replaces the client's metadata (RFC 7592 §2.2), checked as at registration; the answer
+/// carries a new registration access token.
 #[utoipa::path(
     put,
     path = "/oauth2/v0/register/{client_id}",
@@ -231,7 +260,7 @@ pub async fn read(
     responses(
         (status = 200, body = RegistrationResponseBody),
         (status = 400, description = "invalid_redirect_uri or invalid_client_metadata", body = OAuthErrorBody),
-        (status = 401, description = "A missing or wrong registration access token", body = OAuthErrorBody,
+        (status = 401, description = "A missing or wrong registration access token, or one already rotated by an earlier read or replace", body = OAuthErrorBody,
             headers(("WWW-Authenticate" = String))),
         (status = 404, description = "DYNAMIC_REGISTRATION=off", body = OAuthErrorBody),
         (status = 500, body = ServerErrorBody),
@@ -268,7 +297,7 @@ pub async fn update(
     params(("client_id" = String, Path, description = "The registered client_id")),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, description = "A missing or wrong registration access token", body = OAuthErrorBody,
+        (status = 401, description = "A missing or wrong registration access token, or one already rotated by an earlier read or replace", body = OAuthErrorBody,
             headers(("WWW-Authenticate" = String))),
         (status = 404, description = "DYNAMIC_REGISTRATION=off", body = OAuthErrorBody),
         (status = 500, body = ServerErrorBody),

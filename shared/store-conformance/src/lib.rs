@@ -124,6 +124,7 @@ macro_rules! conformance_suite {
         $crate::conformance_suite!(@tests $factory; [$(#[$attribute])*];
             client_round_trip_and_replace,
             clients_are_listed_oldest_first,
+            a_registered_client_is_replaced_only_from_its_current_token,
             registration_token_is_valid_until_it_expires,
             document_client_is_kept_past_its_freshness_until_it_expires,
             client_secrets_change_only_from_the_version_read,

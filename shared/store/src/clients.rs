@@ -5,6 +5,7 @@ use async_trait::async_trait;
 use super::{StoreError, StoreResult};
 use crate::clock::UnixTime;
 use crate::domain::{Client, ClientId, ClientSecrets, SecretId};
+use crate::secrets::TokenHash;
 
 #[async_trait]
 pub trait ClientStore: Send + Sync {
@@ -13,6 +14,17 @@ pub trait ClientStore: Send + Sync {
     /// secret back) fails instead, and nothing is written.
     async fn put_client(&self, client: &Client) -> StoreResult<()>;
     async fn get_client(&self, id: &ClientId) -> StoreResult<Option<Client>>;
+
+    /// Replaces a self-registered client if its stored registration access token is still the
+    /// one whose digest is `expected_token` (and its secrets still at the version `client` was
+    /// read with); `Ok(false)`, nothing written, when another request changed either meanwhile
+    /// or the client does not exist. RFC 7592 answers rotate the token: of two concurrent
+    /// requests with one token, only one may leave a valid token behind.
+    async fn replace_registered_client(
+        &self,
+        client: &Client,
+        expected_token: &TokenHash,
+    ) -> StoreResult<bool>;
 
     /// Every client, oldest first (`tokenctl clients list`): an administrator's read, which on
     /// DynamoDB scans the table.

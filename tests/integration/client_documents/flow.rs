@@ -1,5 +1,6 @@
 //! A client known by its metadata document runs the code flow: PKCE required of a public one,
-//! the consent page every time (not verified, with the redirect's host), its URL as `client_id`
+//! the consent page the first time (not verified, with the redirect's host) and then remembered
+//! (`prompt=none` answers with a code), its URL as `client_id`
 //! in the access token, the ID token's `aud`, introspection and after a refresh, one fetch for
 //! all of it; `private_key_jwt` with keys at a `jwks_uri`; the cache per `Cache-Control`,
 //! clamped between five minutes and a day; the switch off.
@@ -118,9 +119,18 @@ async fn a_public_document_client_runs_the_code_flow_and_refreshes(documents: Do
     let active = introspect(app, &client, successor).await;
     assert_eq!(active["client_id"], client.id, "{active}");
 
-    // Approved once, the consent page still shows.
-    let again = Session::new(app).sign_in(&borrowed(&pkce), PASSWORD).await;
-    assert!(again.contains("not verified"), "{again}");
+    // Approved once, the consent is remembered as any client's: a new sign-in skips the
+    // page, and `prompt=none` in that browser answers with a code.
+    let mut browser = Session::new(app);
+    let again = browser.sign_in_answer(&borrowed(&pkce), PASSWORD).await;
+    assert_eq!(again.status(), StatusCode::FOUND, "no consent page again");
+    let silent: Vec<(&str, String)> = pkce
+        .iter()
+        .cloned()
+        .chain([("prompt", "none".to_owned())])
+        .collect();
+    let answered = redirect_query(&browser.open(&borrowed(&silent)).await);
+    assert!(answered.contains_key("code"), "{answered:?}");
 
     // Only the code flow and refresh: another grant is one the client may not use.
     let refused = app

@@ -304,6 +304,10 @@ async fn the_code_page_warns_and_a_self_registered_app_is_marked(app: TestApp) {
                 auth_method: RegisteredAuthMethod::ClientSecretBasic,
                 client_uri: None,
                 logo_uri: None,
+                policy_uri: None,
+                tos_uri: None,
+                backchannel_logout_session_required: false,
+                jwks_uri: None,
             });
             clients.put_client(&stored).await.unwrap();
         }

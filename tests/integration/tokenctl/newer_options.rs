@@ -270,6 +270,10 @@ pub async fn clients_list(t: &Target) {
         auth_method: token_domain::RegisteredAuthMethod::None,
         client_uri: None,
         logo_uri: None,
+        policy_uri: None,
+        tos_uri: None,
+        backchannel_logout_session_required: false,
+        jwks_uri: None,
     });
     t.store.clients().put_client(&agent).await.unwrap();
 

@@ -169,10 +169,21 @@ async fn authenticate_or_say_why(
         .named_client(&iss, || Refused::from("unknown client"))
         .await?;
     let now = services.ctx.clock.now();
+    let published = match (&client.jwks, &client.registration) {
+        (None, Some(registration)) => match registration.jwks_uri.as_deref() {
+            Some(uri) => (services.client_keys)
+                .for_kid(uri, header.kid.as_deref(), now)
+                .await
+                .ok(),
+            None => None,
+        },
+        _ => None,
+    };
     let checked = client
         .jwks
         .as_ref()
-        .ok_or("no JWK Set registered")
+        .or(published.as_ref().map(|kept| &kept.keys))
+        .ok_or("no JWK Set registered, or its jwks_uri could not be read")
         .and_then(|keys| verified_claims(token, &header, keys))
         .and_then(|claims| {
             check_claims(&claims, &iss, &accepted_audiences(services, &client), now)?;

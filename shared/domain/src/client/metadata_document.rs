@@ -201,6 +201,8 @@ impl MetadataDocument {
         jwks: Option<Value>,
     ) -> Result<CheckedMetadata, DocumentRefusal> {
         if self.jwks_uri.is_some() {
+            // The document's keys come fetched, as a `jwks`: nothing is left to read at use.
+            self.metadata.jwks_uri = None;
             self.metadata.jwks = Some(jwks.ok_or_else(|| {
                 metadata_refusal("jwks_uri: the client's keys could not be fetched")
             })?);

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
-use super::{check_redirect_uri, GrantType, InvalidRedirectUri};
+use super::GrantType;
 use crate::jose::PublicJwkSet;
 use crate::secrets::TokenHash;
 use crate::Scopes;
@@ -61,6 +61,21 @@ pub struct DynamicRegistration {
     pub client_uri: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logo_uri: Option<String>,
+    /// The client's privacy policy and terms of service (RFC 7591 §2), linked from the consent
+    /// page. Records written before the fields existed read as none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tos_uri: Option<String>,
+    /// OpenID Connect Back-Channel Logout 1.0 §2.2, echoed as registered: every logout token
+    /// carries `sid` anyway. Records written before the field existed read as `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub backchannel_logout_session_required: bool,
+    /// Where a `private_key_jwt` client publishes its keys instead of registering a `jwks`:
+    /// read at use, kept per `Cache-Control`. Records written before the field existed read as
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jwks_uri: Option<String>,
 }
 
 /// The metadata of a registration request or a management `PUT`, as sent. Members this server
@@ -72,13 +87,21 @@ pub struct ClientMetadata {
     pub client_name: Option<String>,
     pub client_uri: Option<String>,
     pub logo_uri: Option<String>,
+    pub policy_uri: Option<String>,
+    pub tos_uri: Option<String>,
     pub grant_types: Option<Vec<String>>,
     pub response_types: Option<Vec<String>>,
     pub token_endpoint_auth_method: Option<String>,
     pub scope: Option<String>,
     pub jwks: Option<serde_json::Value>,
+    pub jwks_uri: Option<String>,
     /// RFC 9126 §6: the client's authorization requests must be pushed.
     pub require_pushed_authorization_requests: Option<bool>,
+    /// OpenID Connect RP-Initiated Logout 1.0 §3.1: where logout may send the browser back.
+    pub post_logout_redirect_uris: Option<Vec<String>>,
+    /// OpenID Connect Back-Channel Logout 1.0 §2.2: where logout tokens are POSTed.
+    pub backchannel_logout_uri: Option<String>,
+    pub backchannel_logout_session_required: Option<bool>,
 }
 
 /// Checked metadata: every member has its value or its default.
@@ -88,11 +111,17 @@ pub struct CheckedMetadata {
     pub client_name: Option<String>,
     pub client_uri: Option<String>,
     pub logo_uri: Option<String>,
+    pub policy_uri: Option<String>,
+    pub tos_uri: Option<String>,
     pub grant_types: BTreeSet<GrantType>,
     pub auth_method: RegisteredAuthMethod,
     pub scope: Scopes,
     pub jwks: Option<PublicJwkSet>,
+    pub jwks_uri: Option<String>,
     pub require_par: bool,
+    pub post_logout_redirect_uris: Vec<String>,
+    pub backchannel_logout_uri: Option<String>,
+    pub backchannel_logout_session_required: bool,
 }
 
 /// The two refusals of RFC 7591 §3.2.2 this server answers with.
@@ -191,14 +220,16 @@ impl ClientMetadata {
                 ))
             })?,
         };
+        let jwks_uri = check_jwks_uri(auth_method, self.jwks.is_some(), self.jwks_uri)?;
         let jwks = match (auth_method, self.jwks) {
+            (RegisteredAuthMethod::PrivateKeyJwt, None) if jwks_uri.is_some() => None,
             (RegisteredAuthMethod::PrivateKeyJwt, Some(value)) => Some(
-                PublicJwkSet::parse(value)
+                PublicJwkSet::parse_signing_keys(value)
                     .map_err(|e| RegistrationError::metadata(format!("jwks: {e}")))?,
             ),
             (RegisteredAuthMethod::PrivateKeyJwt, None) => {
                 return Err(RegistrationError::metadata(
-                    "private_key_jwt needs jwks (a JWK Set of public keys)",
+                    "private_key_jwt needs jwks (a JWK Set of public keys) or jwks_uri",
                 ))
             }
             (_, Some(_)) => {
@@ -231,90 +262,28 @@ impl ClientMetadata {
             client_name,
             client_uri: check_web_uri("client_uri", self.client_uri)?,
             logo_uri: check_web_uri("logo_uri", self.logo_uri)?,
+            policy_uri: check_https_uri("policy_uri", self.policy_uri)?,
+            tos_uri: check_https_uri("tos_uri", self.tos_uri)?,
             grant_types,
             auth_method,
             scope,
             jwks,
+            jwks_uri,
             require_par: self.require_pushed_authorization_requests == Some(true),
+            post_logout_redirect_uris: check_post_logout_redirect_uris(
+                self.post_logout_redirect_uris,
+            )?,
+            backchannel_logout_uri: check_backchannel_logout(self.backchannel_logout_uri)?,
+            backchannel_logout_session_required: self.backchannel_logout_session_required
+                == Some(true),
         })
     }
 }
 
-fn check_redirect_uris(uris: Option<Vec<String>>) -> Result<Vec<String>, RegistrationError> {
-    let uris = uris.unwrap_or_default();
-    if uris.is_empty() {
-        return Err(RegistrationError::redirect("redirect_uris is required"));
-    }
-    if uris.len() > MAX_REDIRECT_URIS {
-        return Err(RegistrationError::redirect(format!(
-            "at most {MAX_REDIRECT_URIS} redirect_uris"
-        )));
-    }
-    for uri in &uris {
-        // Redirect URIs are matched exactly (RFC 9700 §2.1): a `*` would be read as a pattern
-        // by a client that expects one, and never match here.
-        if uri.contains('*') {
-            return Err(RegistrationError::redirect(format!(
-                "redirect URI must not contain a wildcard: {uri}"
-            )));
-        }
-        check_redirect_uri(uri).map_err(|e| match e {
-            InvalidRedirectUri::Malformed(_) | InvalidRedirectUri::NotHttps(_) => {
-                RegistrationError::redirect(e.to_string())
-            }
-        })?;
-    }
-    Ok(uris)
-}
+#[path = "registration_checks.rs"]
+mod checks;
 
-fn check_grant_types(
-    grants: Option<Vec<String>>,
-) -> Result<BTreeSet<GrantType>, RegistrationError> {
-    let Some(grants) = grants else {
-        return Ok(BTreeSet::from([GrantType::AuthorizationCode]));
-    };
-    let mut checked = BTreeSet::new();
-    for text in &grants {
-        match text.as_str() {
-            "authorization_code" => checked.insert(GrantType::AuthorizationCode),
-            "refresh_token" => checked.insert(GrantType::RefreshToken),
-            other => {
-                return Err(RegistrationError::metadata(format!(
-                    "grant_types may only name authorization_code and refresh_token, not {other}"
-                )))
-            }
-        };
-    }
-    if !checked.contains(&GrantType::AuthorizationCode) {
-        return Err(RegistrationError::metadata(
-            "grant_types must include authorization_code",
-        ));
-    }
-    Ok(checked)
-}
-
-fn check_response_types(types: Option<Vec<String>>) -> Result<(), RegistrationError> {
-    match types {
-        Some(types) if types.iter().any(|t| t != "code") => Err(RegistrationError::metadata(
-            "response_types may only name code",
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// `client_uri` and `logo_uri` are shown to users: https (or loopback http) only, so that a
-/// `javascript:` or `data:` address never reaches the page.
-fn check_web_uri(member: &str, uri: Option<String>) -> Result<Option<String>, RegistrationError> {
-    match uri {
-        Some(uri) => match check_redirect_uri(&uri) {
-            Ok(()) => Ok(Some(uri)),
-            Err(_) => Err(RegistrationError::metadata(format!(
-                "{member} must be an https URL"
-            ))),
-        },
-        None => Ok(None),
-    }
-}
+use checks::*;
 
 #[cfg(test)]
 #[path = "registration_tests.rs"]

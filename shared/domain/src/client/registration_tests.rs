@@ -101,6 +101,10 @@ fn the_registration_keeps_only_the_token_digest() {
         auth_method: RegisteredAuthMethod::None,
         client_uri: None,
         logo_uri: None,
+        policy_uri: None,
+        tos_uri: None,
+        backchannel_logout_session_required: false,
+        jwks_uri: None,
     };
     let stored = serde_json::to_string(&registration).unwrap();
     assert!(!stored.contains("registration-access-token"), "{stored}");
@@ -142,4 +146,130 @@ fn client_names_with_format_characters_are_refused_and_names_are_kept_in_nfc() {
         Ok("Ünïcödé ✓ 日本".to_owned())
     );
     assert_eq!(display_name("   "), Err(NameProblem::Length));
+}
+
+#[test]
+fn policy_and_terms_are_kept_when_https_and_refused_otherwise() {
+    let checked = metadata(json!({
+        "redirect_uris": ["https://app.example/cb"],
+        "policy_uri": "https://app.example/privacy",
+        "tos_uri": "https://app.example/terms",
+    }))
+    .check(&allowed())
+    .unwrap();
+    assert_eq!(
+        checked.policy_uri.as_deref(),
+        Some("https://app.example/privacy")
+    );
+    assert_eq!(
+        checked.tos_uri.as_deref(),
+        Some("https://app.example/terms")
+    );
+    for member in ["policy_uri", "tos_uri"] {
+        for uri in [
+            "http://127.0.0.1/privacy",
+            "http://app.example/privacy",
+            "javascript:alert(1)",
+            "https://app.example/privacy#top",
+            "/privacy",
+        ] {
+            let error = refusal(json!({"redirect_uris": ["https://app.example/cb"], member: uri}));
+            assert_eq!(
+                error.kind,
+                RegistrationErrorKind::InvalidClientMetadata,
+                "{member} {uri}"
+            );
+            assert!(
+                error.description.starts_with(member),
+                "{}",
+                error.description
+            );
+        }
+    }
+}
+
+#[test]
+fn logout_addresses_follow_the_tokenctl_rules() {
+    let checked = metadata(json!({
+        "redirect_uris": ["https://app.example/cb"],
+        "post_logout_redirect_uris": ["https://app.example/bye", "http://127.0.0.1:9/bye"],
+        "backchannel_logout_uri": "https://app.example/backchannel",
+        "backchannel_logout_session_required": true,
+    }))
+    .check(&allowed())
+    .unwrap();
+    assert_eq!(
+        checked.post_logout_redirect_uris,
+        ["https://app.example/bye", "http://127.0.0.1:9/bye"]
+    );
+    assert_eq!(
+        checked.backchannel_logout_uri.as_deref(),
+        Some("https://app.example/backchannel")
+    );
+    assert!(checked.backchannel_logout_session_required);
+    for (member, value) in [
+        (
+            "post_logout_redirect_uris",
+            json!(["http://app.example/bye"]),
+        ),
+        (
+            "post_logout_redirect_uris",
+            json!(["https://app.example/*"]),
+        ),
+        (
+            "post_logout_redirect_uris",
+            json!(["https://app.example/bye#x"]),
+        ),
+        ("backchannel_logout_uri", json!("http://app.example/logout")),
+        (
+            "backchannel_logout_uri",
+            json!("https://app.example/logout#x"),
+        ),
+    ] {
+        let error = refusal(json!({"redirect_uris": ["https://app.example/cb"], member: value}));
+        assert_eq!(
+            error.kind,
+            RegistrationErrorKind::InvalidClientMetadata,
+            "{member} {value}"
+        );
+        assert!(
+            error.description.starts_with(member),
+            "{}",
+            error.description
+        );
+    }
+}
+
+#[test]
+fn a_jwks_uri_stands_for_the_keys_of_a_private_key_jwt_client_only() {
+    let checked = metadata(json!({
+        "redirect_uris": ["https://app.example/cb"],
+        "token_endpoint_auth_method": "private_key_jwt",
+        "jwks_uri": "https://app.example/jwks.json",
+    }))
+    .check(&allowed())
+    .unwrap();
+    assert_eq!(
+        checked.jwks_uri.as_deref(),
+        Some("https://app.example/jwks.json")
+    );
+    assert!(checked.jwks.is_none());
+    let key =
+        json!({"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"});
+    for extra in [
+        json!({"token_endpoint_auth_method": "none", "jwks_uri": "https://app.example/jwks"}),
+        json!({"token_endpoint_auth_method": "private_key_jwt", "jwks_uri": "http://app.example/jwks"}),
+        json!({"token_endpoint_auth_method": "private_key_jwt", "jwks_uri": "https://app.example/jwks",
+               "jwks": {"keys": [key]}}),
+    ] {
+        let mut body = extra.clone();
+        body["redirect_uris"] = json!(["https://app.example/cb"]);
+        let error = refusal(body);
+        assert_eq!(
+            error.kind,
+            RegistrationErrorKind::InvalidClientMetadata,
+            "{extra}"
+        );
+        assert!(error.description.contains("jwks"), "{}", error.description);
+    }
 }

@@ -223,6 +223,23 @@ impl PublicJwkSet {
         Ok(Self { keys })
     }
 
+    /// Parses a client's registered set keeping its signing keys only: a key declared
+    /// `use: enc` (the key a client would have ID tokens encrypted to, which this server never
+    /// does) is left out before the checks, every other key checked as by [`Self::parse`].
+    /// Refused when no signing key is left.
+    pub fn parse_signing_keys(mut value: Value) -> Result<Self, JoseError> {
+        if let Some(Value::Array(keys)) = value.get_mut("keys") {
+            let declared = keys.len();
+            keys.retain(|key| key.get("use").and_then(Value::as_str) != Some("enc"));
+            if declared > 0 && keys.is_empty() {
+                return Err(JoseError::InvalidKey(
+                    "the JWK Set has no signing key (every key is use enc)".into(),
+                ));
+            }
+        }
+        Self::parse(value)
+    }
+
     pub fn keys(&self) -> &[PublicJwk] {
         &self.keys
     }

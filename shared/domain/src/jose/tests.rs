@@ -383,3 +383,23 @@ fn unverified_claims_read_the_payload_of_any_token() {
         Err(JoseError::InvalidClaims(_))
     ));
 }
+
+#[test]
+fn a_registered_set_keeps_its_signing_keys_and_leaves_encryption_keys_out() {
+    let mut signing = es256().public;
+    signing["kid"] = json!("sig");
+    signing["use"] = json!("sig");
+    let encryption = json!({
+        "kty": "RSA", "use": "enc", "alg": "RSA-OAEP-256", "kid": "enc",
+        "n": b64(&[0xc5; 256]), "e": "AQAB",
+    });
+    let set =
+        PublicJwkSet::parse_signing_keys(json!({"keys": [encryption.clone(), signing]})).unwrap();
+    assert_eq!(set.keys().len(), 1);
+    assert_eq!(set.keys()[0].kid(), Some("sig"));
+    assert!(
+        PublicJwkSet::parse(json!({"keys": [encryption.clone(), es256().public]})).is_err(),
+        "the plain parse still refuses the set whole"
+    );
+    assert!(PublicJwkSet::parse_signing_keys(json!({"keys": [encryption]})).is_err());
+}

@@ -63,6 +63,9 @@ pub struct ConsentPage<'a> {
     pub unverified_host: Option<&'a str>,
     /// The resources (RFC 8707) the access is asked for: each named on the page.
     pub resources: &'a [String],
+    /// A self-registered app's privacy policy and terms of service, shown as links.
+    pub policy_uri: Option<&'a str>,
+    pub tos_uri: Option<&'a str>,
 }
 
 #[derive(Template)]
@@ -92,6 +95,8 @@ struct ConsentTemplate<'a> {
     scope_sentences: Vec<String>,
     unverified_host: Option<&'a str>,
     resources: &'a [String],
+    policy_uri: Option<&'a str>,
+    tos_uri: Option<&'a str>,
 }
 
 #[derive(Template)]
@@ -239,6 +244,8 @@ pub fn render_consent(page: &ConsentPage<'_>) -> String {
         scope_sentences: scope_sentences(page.scopes.iter().copied()),
         unverified_host: page.unverified_host,
         resources: page.resources,
+        policy_uri: page.policy_uri,
+        tos_uri: page.tos_uri,
     })
 }
 

@@ -156,6 +156,8 @@ fn consent_names_the_app_and_its_scopes_in_words() {
         scopes: &["openid", "payroll", "x.custom"],
         unverified_host: None,
         resources: &[],
+        policy_uri: None,
+        tos_uri: None,
     });
     assert!(!html.contains("not verified"));
     assert!(html.contains("Demo App"));
@@ -181,6 +183,8 @@ fn consent_names_each_resource_asked_for() {
         scopes: &["read"],
         unverified_host: None,
         resources: &resources,
+        policy_uri: None,
+        tos_uri: None,
     });
     assert!(html.contains("Only at"), "{html}");
     assert!(
@@ -216,7 +220,42 @@ fn a_self_registered_app_is_marked_not_verified_with_its_host() {
         scopes: &["openid"],
         unverified_host: Some("agent.example"),
         resources: &[],
+        policy_uri: None,
+        tos_uri: None,
     });
     assert!(html.contains("not verified"), "{html}");
     assert!(html.contains("agent.example"), "{html}");
+}
+
+#[test]
+fn a_self_registered_apps_policy_and_terms_are_links_and_no_image_is_loaded() {
+    let html = render_consent(&ConsentPage {
+        app_name: "Some Agent",
+        form_action: "/oauth2/v0/authorize/consent",
+        csrf_token: "t",
+        scopes: &["openid"],
+        unverified_host: Some("agent.example"),
+        resources: &[],
+        policy_uri: Some("https://agent.example/privacy?a=1&b=<2>"),
+        tos_uri: Some("https://agent.example/terms"),
+    });
+    assert!(
+        html.contains(r#"href="https://agent.example/terms""#),
+        "{html}"
+    );
+    assert!(html.contains("Privacy policy"), "{html}");
+    assert!(html.contains("Terms of service"), "{html}");
+    assert!(!html.contains("<2>"), "the address is escaped: {html}");
+    assert!(!html.contains("<img"), "no image: {html}");
+    let without = render_consent(&ConsentPage {
+        app_name: "Some Agent",
+        form_action: "/oauth2/v0/authorize/consent",
+        csrf_token: "t",
+        scopes: &["openid"],
+        unverified_host: Some("agent.example"),
+        resources: &[],
+        policy_uri: None,
+        tos_uri: None,
+    });
+    assert!(!without.contains("Privacy policy"), "{without}");
 }

@@ -328,6 +328,21 @@ impl ClientStore for CachedStore {
             .await
     }
 
+    async fn replace_registered_client(
+        &self,
+        client: &Client,
+        expected_token: &TokenHash,
+    ) -> StoreResult<bool> {
+        self.write_through(
+            &self.clients,
+            &client.id,
+            self.inner
+                .clients()
+                .replace_registered_client(client, expected_token),
+        )
+        .await
+    }
+
     async fn list_clients(&self) -> StoreResult<Vec<Client>> {
         self.inner.clients().list_clients().await
     }

@@ -14,6 +14,7 @@ use crate::clock::UnixTime;
 use crate::domain::{
     Client as OAuthClient, ClientId, ClientSecrets, SecretId, LAST_USED_RESOLUTION_SECONDS,
 };
+use crate::secrets::TokenHash;
 use crate::{ClientStore, StoreError, StoreResult};
 
 /// True for a new item, an item written before versions, or one still at `:version`.
@@ -56,6 +57,40 @@ impl ClientStore for DynamoStore {
 
     async fn get_client(&self, id: &ClientId) -> StoreResult<Option<OAuthClient>> {
         self.get("GetClient", keys::client(id)).await
+    }
+
+    /// A `PutItem` (the registration function's one write of client items, `template.yaml`)
+    /// conditional on the stored token's digest.
+    async fn replace_registered_client(
+        &self,
+        client: &OAuthClient,
+        expected_token: &TokenHash,
+    ) -> StoreResult<bool> {
+        let item = to_item(client, keys::client(&client.id))?;
+        let put = self
+            .client()
+            .put_item()
+            .table_name(self.table_name())
+            .set_item(Some(item))
+            .condition_expression(format!(
+                "#registration.#token = :token AND ({UNCHANGED_SECRETS})"
+            ))
+            .expression_attribute_names("#registration", "registration")
+            .expression_attribute_names("#token", "access_token_hash")
+            .expression_attribute_values(":token", AttributeValue::S(expected_token.to_hex()))
+            .expression_attribute_values(":version", n(client.secrets.version()))
+            .send()
+            .await;
+        match put {
+            Ok(_) => Ok(true),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(store_error("ReplaceRegisteredClient", e)),
+        }
     }
 
     /// A scan: clients have no partition of their own, and this is an administrator's command

@@ -7,6 +7,7 @@ use super::{id_to_sql, to_json, SqliteStore};
 use crate::clients::secrets_changed_meanwhile;
 use crate::clock::UnixTime;
 use crate::domain::{Client, ClientId, ClientSecrets, SecretId, LAST_USED_RESOLUTION_SECONDS};
+use crate::secrets::TokenHash;
 use crate::{ClientStore, StoreError, StoreResult};
 
 #[async_trait]
@@ -34,6 +35,28 @@ impl ClientStore for SqliteStore {
     async fn get_client(&self, id: &ClientId) -> StoreResult<Option<Client>> {
         self.get_body("SELECT body FROM clients WHERE id = ?1", [id_to_sql(id)])
             .await
+    }
+
+    async fn replace_registered_client(
+        &self,
+        client: &Client,
+        expected_token: &TokenHash,
+    ) -> StoreResult<bool> {
+        let params = (
+            id_to_sql(&client.id),
+            to_json(client)?,
+            expected_token.to_hex(),
+            version_to_sql(client.secrets.version())?,
+        );
+        let written = self
+            .execute(
+                "UPDATE clients SET body = ?2 WHERE id = ?1 \
+                 AND json_extract(body, '$.registration.access_token_hash') = ?3 \
+                 AND COALESCE(json_extract(body, '$.secrets_version'), 0) = ?4",
+                params,
+            )
+            .await?;
+        Ok(written == 1)
     }
 
     async fn list_clients(&self) -> StoreResult<Vec<Client>> {

@@ -40,11 +40,14 @@ pub(super) async fn proceed(
     let Ok(sealed) = pending.seal(keys, services.ctx.random.as_ref()) else {
         return Err(Refusal::Denied(RefusalReason::TooLarge));
     };
+    let registration = client.registration.as_ref();
     Ok(AuthorizeStep::Consent(FormPage {
         unverified_host: Some(client)
             .filter(|client| client.is_self_registered())
             .and_then(|_| url::Url::parse(&request.redirect_uri).ok())
             .and_then(|url| url.host_str().map(str::to_owned)),
+        policy_uri: registration.and_then(|r| r.policy_uri.clone()),
+        tos_uri: registration.and_then(|r| r.tos_uri.clone()),
         app_name: client.name.clone(),
         redirect_uri: request.redirect_uri.clone(),
         csrf_token: csrf_token(keys, Form::Consent, &pending),
@@ -63,11 +66,10 @@ async fn is_remembered(
     client: &Client,
     pending: &PendingAuthorization,
 ) -> Result<bool, StoreError> {
-    // A self-registered client (or a metadata document's) was vouched for by nobody: the user
-    // sees its consent page, with where it returns to, every time.
-    if client.is_self_registered() {
-        return Ok(false);
-    }
+    // A self-registered client (or a metadata document's) was vouched for by nobody, so its
+    // consent page is always asked for first (never skipped as a first-party client's may be),
+    // marked as not verified; once the user approved it, it is remembered like any other's,
+    // so that `prompt=none` then answers with a code.
     let consent = services
         .ctx
         .store

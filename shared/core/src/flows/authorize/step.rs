@@ -65,6 +65,11 @@ pub struct FormPage {
     /// Consent for a self-registered client: the host of its redirect address, shown with the
     /// app marked as not verified. `None` otherwise.
     pub unverified_host: Option<String>,
+    /// Consent for a self-registered client: its registered privacy policy and terms of
+    /// service (`https`), shown as links. Its `logo_uri` is never here: no image of a client
+    /// nobody verified is loaded.
+    pub policy_uri: Option<String>,
+    pub tos_uri: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -128,6 +133,8 @@ impl FormPage {
     ) -> Self {
         Self {
             unverified_host: None,
+            policy_uri: None,
+            tos_uri: None,
             app_name: client.name.clone(),
             redirect_uri: pending.request.redirect_uri.clone(),
             csrf_token: csrf_token(keys, form, pending),

@@ -7,8 +7,6 @@
 
 use std::net::IpAddr;
 
-use serde::Serialize;
-
 use crate::audit;
 use crate::clock::UnixTime;
 use crate::config::RegistrationMode;
@@ -56,69 +54,9 @@ impl From<Exceeded> for RegistrationDenial {
 
 pub type RegistrationFailure = Refusal<RegistrationDenial>;
 
-/// A client's registration as RFC 7591 §3.2.1 answers it; the credentials only when issued.
-#[derive(Debug, Clone, Serialize)]
-pub struct RegistrationResponse {
-    pub client_id: String,
-    pub client_id_issued_at: UnixTime,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_secret: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_secret_expires_at: Option<UnixTime>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub registration_access_token: Option<String>,
-    pub registration_client_uri: String,
-    pub redirect_uris: Vec<String>,
-    pub client_name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_uri: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub logo_uri: Option<String>,
-    pub grant_types: Vec<&'static str>,
-    pub response_types: Vec<&'static str>,
-    pub token_endpoint_auth_method: &'static str,
-    pub scope: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub jwks: Option<serde_json::Value>,
-    pub require_pushed_authorization_requests: bool,
-}
+mod response;
 
-/// The path of a client's management endpoint, below the deployment's base URL.
-pub fn registration_client_path(id: &ClientId) -> String {
-    format!("/oauth2/v0/register/{id}")
-}
-
-impl RegistrationResponse {
-    /// The metadata of a self-registered `client`; `base` is the deployment's base URL.
-    pub fn of(client: &Client, base: &str) -> Option<Self> {
-        let registration = client.registration.as_ref()?;
-        Some(Self {
-            client_id: client.id.to_string(),
-            client_id_issued_at: client.created_at,
-            client_secret: None,
-            client_secret_expires_at: None,
-            registration_access_token: None,
-            registration_client_uri: format!(
-                "{}{}",
-                base.trim_end_matches('/'),
-                registration_client_path(&client.id)
-            ),
-            redirect_uris: client.redirect_uris.clone(),
-            client_name: client.name.clone(),
-            client_uri: registration.client_uri.clone(),
-            logo_uri: registration.logo_uri.clone(),
-            grant_types: client.grants.iter().map(|g| g.as_str()).collect(),
-            response_types: vec!["code"],
-            token_endpoint_auth_method: registration.auth_method.as_str(),
-            scope: client.allowed_scopes.to_string(),
-            jwks: client
-                .jwks
-                .as_ref()
-                .and_then(|jwks| serde_json::to_value(jwks).ok()),
-            require_pushed_authorization_requests: client.require_par,
-        })
-    }
-}
+pub use response::{registration_client_path, RegistrationResponse};
 
 /// RFC 7591 §3: registers a client. `initial_token` is the request's bearer token, if any;
 /// `source` the caller's address, counted against `RATE_LIMIT_REGISTRATIONS_PER_HOUR`.
@@ -224,6 +162,8 @@ fn apply(client: &mut Client, checked: CheckedMetadata, access_token_hash: Token
     client.redirect_uris = checked.redirect_uris;
     client.jwks = checked.jwks;
     client.require_par = checked.require_par;
+    client.post_logout_redirect_uris = checked.post_logout_redirect_uris;
+    client.backchannel_logout_uri = checked.backchannel_logout_uri;
     client.auth_method = match checked.auth_method {
         RegisteredAuthMethod::PrivateKeyJwt => Some(ClientAuthMethod::PrivateKeyJwt),
         RegisteredAuthMethod::ClientSecretBasic | RegisteredAuthMethod::ClientSecretPost => {
@@ -237,6 +177,10 @@ fn apply(client: &mut Client, checked: CheckedMetadata, access_token_hash: Token
         auth_method: checked.auth_method,
         client_uri: checked.client_uri,
         logo_uri: checked.logo_uri,
+        policy_uri: checked.policy_uri,
+        tos_uri: checked.tos_uri,
+        backchannel_logout_session_required: checked.backchannel_logout_session_required,
+        jwks_uri: checked.jwks_uri,
     });
 }
 
@@ -258,12 +202,13 @@ fn new_credential(ctx: &Context) -> Secret {
     ))
 }
 
-/// The self-registered, enabled client `id` if `token` is its registration access token.
+/// The self-registered, enabled client `id` if `token` is its registration access token, and
+/// the token's digest.
 async fn managed_client(
     services: &Services,
     id: &str,
     token: Option<&str>,
-) -> Result<Client, RegistrationFailure> {
+) -> Result<(Client, TokenHash), RegistrationFailure> {
     if services.policy.registration.mode == RegistrationMode::Off {
         return Err(RegistrationDenial::Off.into());
     }
@@ -278,31 +223,65 @@ async fn managed_client(
         .await?
         .filter(|client| client.enabled)
         .ok_or(RegistrationDenial::InvalidToken)?;
+    let presented = TokenHash::of(token);
     let matches = client
         .registration
         .as_ref()
-        .is_some_and(|r| bool::from(r.access_token_hash.ct_matches(&TokenHash::of(token))));
+        .is_some_and(|r| bool::from(r.access_token_hash.ct_matches(&presented)));
     if matches {
-        Ok(client)
+        Ok((client, presented))
     } else {
         Err(RegistrationDenial::InvalidToken.into())
     }
 }
 
-/// RFC 7592 §2.1: the client's current registration.
+/// RFC 7592 §2.1: the client's current registration, with a new registration access token
+/// (RFC 7592 §3: every answer carries both the URI and a token, and only a digest of the token
+/// is kept, so the answer's token is a new one; the presented one stops working).
 pub async fn read(
     services: &Services,
     id: &str,
     token: Option<&str>,
     base: &str,
 ) -> Result<RegistrationResponse, RegistrationFailure> {
-    let client = managed_client(services, id, token).await?;
-    Ok(RegistrationResponse::of(&client, base).ok_or(RegistrationDenial::InvalidToken)?)
+    let (client, presented) = managed_client(services, id, token).await?;
+    replace_rotating_token(services, client, &presented, base).await
 }
 
-/// RFC 7592 §2.2: replaces the registration's metadata, checked as at registration. The
-/// authentication method stays the one registered: changing it would need a new secret or
-/// withdraw one, which is a new registration.
+/// Writes `client` with a new registration access token in place of `presented`, if no other
+/// request rotated it meanwhile (then the caller's token is already spent: 401), and answers
+/// its metadata with the new token.
+async fn replace_rotating_token(
+    services: &Services,
+    mut client: Client,
+    presented: &TokenHash,
+    base: &str,
+) -> Result<RegistrationResponse, RegistrationFailure> {
+    let access_token = new_credential(&services.ctx);
+    let registration = client
+        .registration
+        .as_mut()
+        .ok_or(RegistrationDenial::InvalidToken)?;
+    registration.access_token_hash = access_token.hash();
+    let written = services
+        .ctx
+        .store
+        .clients()
+        .replace_registered_client(&client, presented)
+        .await?;
+    if !written {
+        return Err(RegistrationDenial::InvalidToken.into());
+    }
+    let mut response =
+        RegistrationResponse::of(&client, base).ok_or(RegistrationDenial::InvalidToken)?;
+    response.registration_access_token = Some(access_token.expose().to_owned());
+    Ok(response)
+}
+
+/// RFC 7592 §2.2: replaces the registration's metadata, checked as at registration, and
+/// rotates the registration access token as a read does. The authentication method stays the
+/// one registered: changing it would need a new secret or withdraw one, which is a new
+/// registration.
 pub async fn update(
     services: &Services,
     id: &str,
@@ -310,7 +289,7 @@ pub async fn update(
     metadata: ClientMetadata,
     base: &str,
 ) -> Result<RegistrationResponse, RegistrationFailure> {
-    let mut client = managed_client(services, id, token).await?;
+    let (mut client, presented) = managed_client(services, id, token).await?;
     let checked = metadata
         .check(&services.policy.registration.scopes)
         .map_err(RegistrationDenial::from)?;
@@ -329,14 +308,15 @@ pub async fn update(
         .into());
     }
     apply(&mut client, checked, registration.access_token_hash);
-    services.ctx.store.clients().put_client(&client).await?;
+    let client_id = client.id;
+    let response = replace_rotating_token(services, client, &presented, base).await?;
     let ctx = &services.ctx;
     audit::record(
         ctx,
-        audit::event(ctx, AuditKind::ClientRegistrationUpdated).client(client.id),
+        audit::event(ctx, AuditKind::ClientRegistrationUpdated).client(client_id),
     )
     .await;
-    Ok(RegistrationResponse::of(&client, base).ok_or(RegistrationDenial::InvalidToken)?)
+    Ok(response)
 }
 
 /// RFC 7592 §2.3: the client is disabled (its token and code requests refused from now on) and
@@ -346,7 +326,7 @@ pub async fn delete(
     id: &str,
     token: Option<&str>,
 ) -> Result<(), RegistrationFailure> {
-    let mut client = managed_client(services, id, token).await?;
+    let (mut client, _) = managed_client(services, id, token).await?;
     let ctx = &services.ctx;
     client.enabled = false;
     ctx.store.clients().put_client(&client).await?;
