@@ -252,7 +252,8 @@ step_relying_parties() {
 # Six test threads on two cores: the integration tests mostly wait (on DynamoDB Local, Chromium,
 # the SMTP server, fault proxies), so more threads than cores pay; but with eight, and the
 # fuzzer beside them, DynamoDB Local answered four tests of a 1,250-test run slower than the
-# SDK's timeouts (2026-12-04, 661 s). RUST_TEST_THREADS set by the caller wins.
+# SDK's timeouts (2026-12-04, 661 s; on six, after them, 263 s). RUST_TEST_THREADS set by the
+# caller wins.
 step_tests() {
 	step "cargo test (DynamoDB suites against $DYNAMODB_ENDPOINT)"
 	RUST_TEST_THREADS="${RUST_TEST_THREADS:-6}" cargo test --workspace
