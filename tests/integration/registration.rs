@@ -16,6 +16,14 @@ mod refusals;
 
 pub const REGISTER: &str = "/oauth2/v0/register";
 
+/// The public client a registration answered (no secret: it authenticates with PKCE alone).
+pub(crate) fn registered_public_client(answer: &Value) -> crate::support::app::TestClient {
+    crate::support::app::TestClient {
+        id: answer["client_id"].as_str().unwrap().to_owned(),
+        secret: String::new(),
+    }
+}
+
 pub(crate) fn registration(mode: RegistrationMode) -> AppOptions {
     AppOptions {
         policy: Policy {

@@ -8,7 +8,6 @@ use super::*;
 use crate::authorize::flow::{
     query, redirect_query, Session, LOGIN, PASSWORD, REDIRECT_URI, VERIFIER,
 };
-use crate::support::app::TestClient;
 use token_core::flows::authorize::s256_challenge;
 use token_domain::clock::Clock;
 
@@ -32,10 +31,7 @@ async fn a_public_client_runs_the_code_flow_with_pkce_only(app: TestApp) {
     .await;
     assert_eq!(status, StatusCode::CREATED, "{answer}");
     assert!(answer.get("client_secret").is_none(), "{answer}");
-    let client = TestClient {
-        id: answer["client_id"].as_str().unwrap().to_owned(),
-        secret: String::new(),
-    };
+    let client = registered_public_client(&answer);
 
     // Without PKCE: an error redirect with code 60.
     let response = Session::new(&app)
@@ -162,10 +158,7 @@ async fn the_consent_page_links_the_policy_and_terms_and_loads_no_logo(app: Test
     assert_eq!(answer["policy_uri"], "https://agent.example/privacy");
     assert_eq!(answer["tos_uri"], "https://agent.example/terms");
     assert_eq!(answer["logo_uri"], "https://agent.example/logo.png");
-    let client = TestClient {
-        id: answer["client_id"].as_str().unwrap().to_owned(),
-        secret: String::new(),
-    };
+    let client = registered_public_client(&answer);
     let challenge = s256_challenge(VERIFIER);
     let authorize = query(
         &client,

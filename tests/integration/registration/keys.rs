@@ -7,7 +7,7 @@
 use super::*;
 use crate::authorize::flow::{query, Session, LOGIN, PASSWORD, REDIRECT_URI};
 use crate::private_key_jwt::keys::{jwk_set, ClientKey};
-use crate::support::app::{Backend, TestClient};
+use crate::support::app::Backend;
 use crate::support::document_server::{DocumentServer, Served};
 use token_adapters::outbound::fetcher;
 use token_core::auth::client_assertion::ASSERTION_TYPE;
@@ -146,11 +146,8 @@ async fn a_jwks_with_an_encryption_key_is_taken_with_its_signing_keys(app: TestA
         .collect();
     assert_eq!(kids, ["agent-signing"], "the signing key only: {answer}");
 
-    let client_id = answer["client_id"].as_str().unwrap().to_owned();
-    let client = TestClient {
-        id: client_id.clone(),
-        secret: String::new(),
-    };
+    let client = registered_public_client(&answer);
+    let client_id = client.id.clone();
     let approved = Session::new(&app)
         .decide(&query(&client, &[("scope", "openid")]), "approve")
         .await;

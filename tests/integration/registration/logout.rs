@@ -10,7 +10,7 @@ use crate::authorize::flow::{
     exchange, query, redirect_query, Session, LOGIN, PASSWORD, REDIRECT_URI, VERIFIER,
 };
 use crate::backchannel_logout::verified;
-use crate::support::app::{Backend, TestClient};
+use crate::support::app::Backend;
 use crate::support::logout_receiver::LogoutReceiver;
 use reqwest::header;
 use token_core::flows::authorize::s256_challenge;
@@ -54,10 +54,7 @@ async fn a_self_registered_client_logs_out_on_both_channels(
     assert_eq!(answer["post_logout_redirect_uris"], json!([SIGNED_OUT]));
     assert_eq!(answer["backchannel_logout_uri"], backchannel.as_str());
     assert_eq!(answer["backchannel_logout_session_required"], true);
-    let client = TestClient {
-        id: answer["client_id"].as_str().unwrap().to_owned(),
-        secret: String::new(),
-    };
+    let client = registered_public_client(&answer);
 
     let challenge = s256_challenge(VERIFIER);
     let authorize = query(
